@@ -1,0 +1,124 @@
+#include <climits>
+#include <mutex>
+#include <shared_mutex>
+#include <unordered_map>
+
+#include "sam3/error.h"
+#include "sam3/tokenizer.h"
+#include "tokenizer/pretokenizer.h"
+#include "tokenizer/text_cleaner.h"
+#include "tokenizer/utf8.h"
+#include "tokenizer/vocabulary.h"
+
+namespace sam3 {
+
+struct ClipTokenizer::Impl {
+  Vocabulary vocab;
+  mutable std::shared_mutex cache_mutex;
+  mutable std::unordered_map<std::string, std::vector<std::string>> cache;  // word -> pieces
+  static constexpr size_t kCacheLimit = 1 << 16;
+
+  std::vector<std::string> bpe_uncached(const std::string& word) const;
+  std::vector<std::string> bpe(const std::string& word) const;
+  std::vector<std::string> word_pieces(std::string_view text) const;
+};
+
+std::vector<std::string> ClipTokenizer::Impl::bpe_uncached(const std::string& word) const {
+  // Symbols: one per byte (as its stand-in character), "</w>" glued to the last one.
+  std::vector<std::string> symbols;
+  for (unsigned char b : word) symbols.push_back(vocab.byte_encoder[b]);
+  if (symbols.empty()) return symbols;
+  symbols.back() += "</w>";
+  std::string key;
+  while (symbols.size() > 1) {
+    int best_rank = INT_MAX;
+    size_t best = 0;
+    for (size_t i = 0; i + 1 < symbols.size(); ++i) {
+      key.assign(symbols[i]).append(" ").append(symbols[i + 1]);
+      if (auto it = vocab.merge_ranks.find(key); it != vocab.merge_ranks.end() && it->second < best_rank) {
+        best_rank = it->second;
+        best = i;
+      }
+    }
+    if (best_rank == INT_MAX) break;
+    // Merge every occurrence of the best pair, left to right.
+    const std::string first = symbols[best], second = symbols[best + 1];
+    std::vector<std::string> merged;
+    merged.reserve(symbols.size());
+    for (size_t i = 0; i < symbols.size(); ++i) {
+      if (i + 1 < symbols.size() && symbols[i] == first && symbols[i + 1] == second) {
+        merged.push_back(first + second);
+        ++i;
+      } else {
+        merged.push_back(std::move(symbols[i]));
+      }
+    }
+    symbols = std::move(merged);
+  }
+  return symbols;
+}
+
+std::vector<std::string> ClipTokenizer::Impl::bpe(const std::string& word) const {
+  {
+    std::shared_lock lock(cache_mutex);
+    if (auto it = cache.find(word); it != cache.end()) return it->second;
+  }
+  auto pieces = bpe_uncached(word);
+  std::unique_lock lock(cache_mutex);
+  if (cache.size() >= kCacheLimit) cache.clear();
+  cache.emplace(word, pieces);
+  return pieces;
+}
+
+std::vector<std::string> ClipTokenizer::Impl::word_pieces(std::string_view text) const {
+  std::vector<std::string> out;
+  for (const auto& word : split_words(clean_prompt(utf8::decode(text)))) {
+    const std::string bytes = utf8::encode(word);
+    if (bytes == "<start_of_text>" || bytes == "<end_of_text>") {
+      out.push_back(bytes);  // SAM3 maps these literals to the special ids
+      continue;
+    }
+    for (auto& piece : bpe(bytes)) out.push_back(std::move(piece));
+  }
+  return out;
+}
+
+ClipTokenizer::ClipTokenizer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ClipTokenizer::ClipTokenizer(ClipTokenizer&&) noexcept = default;
+ClipTokenizer& ClipTokenizer::operator=(ClipTokenizer&&) noexcept = default;
+ClipTokenizer::~ClipTokenizer() = default;
+
+ClipTokenizer ClipTokenizer::from_file(const std::filesystem::path& path) {
+  auto impl = std::make_unique<Impl>();
+  impl->vocab = load_vocabulary(path);
+  return ClipTokenizer(std::move(impl));
+}
+
+std::string ClipTokenizer::clean(std::string_view text) const {
+  return utf8::encode(clean_prompt(utf8::decode(text)));
+}
+
+std::vector<std::string> ClipTokenizer::pieces(std::string_view text) const {
+  return impl_->word_pieces(text);
+}
+
+TokenizedText ClipTokenizer::encode(std::string_view text) const {
+  TokenizedText out;
+  int n = 0;
+  out.ids[static_cast<size_t>(n++)] = kStartOfText;
+  for (const auto& piece : impl_->word_pieces(text)) {
+    if (n == kContextLength - 1) break;  // keep the end token last
+    auto it = impl_->vocab.encoder.find(piece);
+    if (it == impl_->vocab.encoder.end()) {
+      throw Error(ErrorCode::kTokenizer, "token '" + piece + "' is not in the vocabulary; the "
+                                         "vocabulary file does not match CLIP's");
+    }
+    out.ids[static_cast<size_t>(n++)] = it->second;
+  }
+  out.ids[static_cast<size_t>(n++)] = kEndOfText;
+  out.length = n;
+  for (size_t i = 0; i < out.ids.size(); ++i) out.mask[i] = out.ids[i] != 0 ? 1 : 0;
+  return out;
+}
+
+}  // namespace sam3

@@ -1,0 +1,155 @@
+#include "tokenizer/vocabulary.h"
+
+#include <zlib.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <vector>
+
+#include "sam3/error.h"
+#include "tokenizer/utf8.h"
+
+namespace sam3 {
+namespace {
+
+constexpr size_t kVocabSize = 49408;
+constexpr size_t kMergeCount = 49152 - 256 - 2;  // merges CLIP uses from the .txt file
+
+[[noreturn]] void fail(const std::filesystem::path& path, const std::string& what) {
+  throw Error(ErrorCode::kTokenizer,
+              "tokenizer vocabulary " + path.string() + ": " + what +
+                  "; use bpe_simple_vocab_16e6.txt.gz, a Hugging Face tokenizer.json or "
+                  "clip_tokenizer.json");
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  gzFile f = gzopen(path.c_str(), "rb");  // reads plain files too
+  if (!f) fail(path, "cannot be opened");
+  std::string data;
+  char buf[1 << 16];
+  int n;
+  while ((n = gzread(f, buf, sizeof buf)) > 0) data.append(buf, static_cast<size_t>(n));
+  const bool error = n < 0;
+  gzclose(f);
+  if (error) fail(path, "is not a readable gzip file");
+  return data;
+}
+
+std::array<std::string, 256> standard_byte_encoder() {
+  std::array<std::string, 256> out;
+  for (auto [byte, cp] : bytes_to_unicode()) out[static_cast<size_t>(byte)] = utf8::encode({&cp, 1});
+  return out;
+}
+
+Vocabulary from_bpe_text(const std::filesystem::path& path, const std::string& data) {
+  Vocabulary v;
+  v.byte_encoder = standard_byte_encoder();
+  std::vector<std::string> vocab;
+  vocab.reserve(kVocabSize);
+  for (auto [byte, cp] : bytes_to_unicode()) vocab.push_back(utf8::encode({&cp, 1}));
+  for (size_t i = 0; i < 256; ++i) vocab.push_back(vocab[i] + "</w>");
+  std::istringstream lines(data);
+  std::string line;
+  std::getline(lines, line);  // "#version: 0.2"
+  while (v.merge_ranks.size() < kMergeCount && std::getline(lines, line)) {
+    const auto space = line.find(' ');
+    if (space == std::string::npos) fail(path, "merge line without a space: '" + line + "'");
+    v.merge_ranks.emplace(line, static_cast<int>(v.merge_ranks.size()));
+    vocab.push_back(line.substr(0, space) + line.substr(space + 1));
+  }
+  if (v.merge_ranks.size() != kMergeCount) fail(path, "has fewer than 48894 merges");
+  vocab.emplace_back("<start_of_text>");
+  vocab.emplace_back("<end_of_text>");
+  for (size_t i = 0; i < vocab.size(); ++i) v.encoder.emplace(vocab[i], static_cast<int64_t>(i));
+  return v;
+}
+
+void load_merges(const std::filesystem::path& path, const nlohmann::json& merges, Vocabulary& v) {
+  if (!merges.is_array()) fail(path, "'merges' is not a list");
+  for (const auto& m : merges) {
+    std::string key;
+    if (m.is_string()) key = m.get<std::string>();
+    else if (m.is_array() && m.size() == 2) key = m[0].get<std::string>() + " " + m[1].get<std::string>();
+    else fail(path, "a merge is neither \"a b\" nor [a, b]");
+    v.merge_ranks.emplace(std::move(key), static_cast<int>(v.merge_ranks.size()));
+  }
+}
+
+void load_encoder(const std::filesystem::path& path, const nlohmann::json& map, Vocabulary& v) {
+  if (!map.is_object()) fail(path, "the vocabulary is not a token -> id object");
+  for (const auto& [token, id] : map.items()) v.encoder.emplace(token, id.get<int64_t>());
+}
+
+Vocabulary from_json(const std::filesystem::path& path, const std::string& data) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(data);
+  } catch (const nlohmann::json::exception& e) {
+    fail(path, std::string("is not valid JSON (") + e.what() + ")");
+  }
+  Vocabulary v;
+  try {
+    if (j.contains("model")) {  // Hugging Face tokenizers
+      load_encoder(path, j["model"]["vocab"], v);
+      load_merges(path, j["model"]["merges"], v);
+      v.byte_encoder = standard_byte_encoder();
+    } else if (j.contains("encoder") && j.contains("merges")) {  // samexporter
+      load_encoder(path, j["encoder"], v);
+      load_merges(path, j["merges"], v);
+      v.byte_encoder = standard_byte_encoder();
+      if (j.contains("byte_encoder")) {
+        for (const auto& [byte, text] : j["byte_encoder"].items()) {
+          const int b = std::stoi(byte);
+          if (b < 0 || b > 255) fail(path, "byte_encoder has a key outside 0..255");
+          v.byte_encoder[static_cast<size_t>(b)] = text.get<std::string>();
+        }
+      }
+    } else {
+      fail(path, "has neither 'model' (Hugging Face) nor 'encoder'/'merges' keys");
+    }
+  } catch (const nlohmann::json::exception& e) {
+    fail(path, std::string("has unexpected JSON content (") + e.what() + ")");
+  } catch (const std::invalid_argument&) {
+    fail(path, "byte_encoder has a non-numeric key");
+  }
+  // Both JSON formats spell the special tokens the OpenAI way; SAM3 uses other names, same ids.
+  for (auto [alias, name] : {std::pair{"<|startoftext|>", "<start_of_text>"},
+                             std::pair{"<|endoftext|>", "<end_of_text>"}}) {
+    if (auto it = v.encoder.find(alias); it != v.encoder.end()) v.encoder.emplace(name, it->second);
+  }
+  return v;
+}
+
+}  // namespace
+
+std::array<std::pair<int, char32_t>, 256> bytes_to_unicode() {
+  std::array<std::pair<int, char32_t>, 256> out{};
+  bool printable[256] = {};
+  size_t n = 0;
+  for (int b = 0; b < 256; ++b) {
+    if ((b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF)) {
+      printable[b] = true;
+      out[n++] = {b, static_cast<char32_t>(b)};
+    }
+  }
+  char32_t next = 256;
+  for (int b = 0; b < 256; ++b) {
+    if (!printable[b]) out[n++] = {b, next++};
+  }
+  return out;
+}
+
+Vocabulary load_vocabulary(const std::filesystem::path& path) {
+  if (!std::filesystem::is_regular_file(path)) fail(path, "does not exist");
+  const std::string data = read_file(path);
+  const auto first = data.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) fail(path, "is empty");
+  Vocabulary v = data[first] == '{' ? from_json(path, data) : from_bpe_text(path, data);
+  if (!v.encoder.contains("<start_of_text>") || !v.encoder.contains("<end_of_text>")) {
+    fail(path, "lacks the start/end-of-text tokens");
+  }
+  return v;
+}
+
+}  // namespace sam3
