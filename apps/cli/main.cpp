@@ -1,0 +1,39 @@
+// sam3: command-line front end over the sam3cpp library.
+#include <cstdio>
+
+#include "cli_common.h"
+#include "sam3/log.h"
+#include "sam3/model.h"
+
+int main(int argc, char** argv) {
+  using namespace sam3::cli;
+  CLI::App app{"sam3: find every instance of a text prompt in images with Meta's SAM3 (ONNX Runtime, CPU)"};
+  app.name("sam3");
+  app.set_version_flag("--version", std::string("sam3cpp ") + SAM3_VERSION + " (ONNX Runtime " +
+                                        sam3::onnxruntime_version() + ")");
+  app.require_subcommand(1);
+  app.fallthrough();
+  bool verbose = false, quiet = false;
+  app.add_flag("-v,--verbose", verbose, "More diagnostics on stderr");
+  app.add_flag("-q,--quiet", quiet, "Only errors on stderr");
+
+  Runner run;
+  add_segment_command(app, run);
+  add_tokenize_command(app, run);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : kUsage;
+  }
+  sam3::set_log_level(quiet ? sam3::LogLevel::kError : verbose ? sam3::LogLevel::kDebug : sam3::LogLevel::kWarning);
+  try {
+    return run ? run() : kUsage;
+  } catch (const sam3::Error& e) {
+    print_error(e.what());
+    return exit_code_for(e.code());
+  } catch (const std::exception& e) {
+    print_error(std::string("unexpected failure: ") + e.what());
+    return kFailure;
+  }
+}

@@ -1,0 +1,33 @@
+// Writing results: COCO RLE, PNG masks, overlays, JSON, all written atomically
+// (a temporary file renamed into place, so a crash never leaves a half-written file).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "sam3/image.h"
+#include "sam3/types.h"
+
+namespace sam3 {
+
+// COCO run-length encoding (column-major, first run counts zeros), as pycocotools.
+std::vector<std::uint32_t> rle_counts(const Mask& mask);
+// pycocotools' compressed string form of the counts (rleToString).
+std::string rle_to_string(const std::vector<std::uint32_t>& counts);
+std::string rle_encode(const Mask& mask);
+// Inverse of rle_encode; throws kInvalidArgument on a malformed string or wrong total.
+Mask rle_decode(const std::string& counts, int height, int width);
+
+// Writes bytes to path via a temporary file in the same directory and a rename.
+void write_file_atomic(const std::filesystem::path& path, const std::string& bytes);
+// PNG encodings (8-bit gray mask with 0/255, RGB image).
+std::string encode_mask_png(const Mask& mask);
+std::string encode_rgb_png(const Image& image);
+std::string encode_rgb_jpeg(const Image& image, int quality = 90);
+
+// The image with each instance tinted in its own colour, its box and "label score".
+Image render_overlay(const Image& image, const std::vector<Instance>& instances, const std::string& label);
+
+}  // namespace sam3

@@ -1,0 +1,30 @@
+// Decoded images: 8-bit RGB, EXIF orientation applied, in original resolution.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace sam3 {
+
+struct Image {
+  int width = 0;
+  int height = 0;
+  std::vector<std::uint8_t> rgb;  // interleaved R,G,B rows, width*height*3 bytes
+};
+
+struct ImageLoadOptions {
+  // Images with more pixels are refused before decoding (decompression bombs, memory).
+  std::int64_t max_pixels = 250'000'000;
+};
+
+// JPEG, PNG, WebP, BMP and TIFF. Throws sam3::Error (kImageUnreadable, kImageUnsupported,
+// kImageCorrupt, kImageTooLarge) with a message naming the file and the problem.
+Image load_image(const std::filesystem::path& path, const ImageLoadOptions& options = {});
+// Same, from bytes in memory; `name` is used in error messages.
+Image decode_image(std::span<const std::uint8_t> bytes, const std::string& name,
+                   const ImageLoadOptions& options = {});
+
+}  // namespace sam3

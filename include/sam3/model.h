@@ -1,0 +1,100 @@
+// Loading a SAM3 ONNX model directory and running prompts against encoded images.
+//
+//   auto model = sam3::Model::load("models/sam3");            // expensive, share it
+//   auto image = sam3::load_image("street.jpg");
+//   auto embedding = model->encode(image);                    // the costly step, once
+//   for (const char* text : {"car", "person"}) {
+//     auto result = model->segment(embedding, {.text = text});  // cheap per prompt
+//     for (const auto& inst : result.instances) { /* inst.score, inst.box, inst.mask */ }
+//   }
+//
+// Thread safety: a Model is immutable after load() except for internal caches guarded by
+// locks; encode() and segment() may run concurrently from many threads. ImageEmbedding is an
+// immutable value that can be shared between threads.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "sam3/image.h"
+#include "sam3/types.h"
+
+namespace sam3 {
+
+enum class Layout {
+  kUsls,         // vision-encoder.onnx, text-encoder.onnx, decoder.onnx, tokenizer.json
+  kSamexporter,  // sam3_image_encoder.onnx, sam3_language_encoder.onnx, sam3_decoder.onnx
+};
+const char* layout_name(Layout layout) noexcept;
+
+struct ModelOptions {
+  int intra_op_threads = 0;  // 0: ONNX Runtime's default (one per physical core)
+  // Vocabulary used when the directory has neither tokenizer.json nor clip_tokenizer.json.
+  std::filesystem::path fallback_vocabulary;
+  std::size_t text_cache_entries = 256;
+};
+
+struct ModelStats {
+  std::int64_t image_encodes = 0;
+  std::int64_t text_encodes = 0;
+  std::int64_t decodes = 0;
+  std::int64_t text_cache_hits = 0;
+};
+
+namespace detail {
+struct EmbeddingData;
+}
+
+// One encoded image. Cheap to copy (shared, immutable).
+class ImageEmbedding {
+ public:
+  int width() const noexcept { return width_; }    // original image size
+  int height() const noexcept { return height_; }
+  double preprocess_ms() const noexcept { return preprocess_ms_; }
+  double encode_ms() const noexcept { return encode_ms_; }
+  const std::shared_ptr<const detail::EmbeddingData>& data() const noexcept { return data_; }
+
+  ImageEmbedding(std::shared_ptr<const detail::EmbeddingData> data, int width, int height,
+                 double preprocess_ms, double encode_ms)
+      : data_(std::move(data)), width_(width), height_(height), preprocess_ms_(preprocess_ms),
+        encode_ms_(encode_ms) {}
+
+ private:
+  std::shared_ptr<const detail::EmbeddingData> data_;
+  int width_, height_;
+  double preprocess_ms_, encode_ms_;
+};
+
+class Model {
+ public:
+  // Detects the layout from file names and checks every session's inputs and outputs.
+  // Throws sam3::Error: kModelNotFound (what is missing), kModelMismatch (expected vs found).
+  static std::shared_ptr<Model> load(const std::filesystem::path& directory,
+                                     const ModelOptions& options = {});
+
+  Layout layout() const noexcept;
+  const std::filesystem::path& directory() const noexcept;
+  int input_size() const noexcept;  // the image encoder's square input side
+  double load_ms() const noexcept;
+
+  ImageEmbedding encode(const Image& image) const;
+  // Throws kInvalidArgument for an empty prompt, boxes outside the image or too many boxes.
+  PromptResult segment(const ImageEmbedding& embedding, const Prompt& prompt,
+                       const SegmentOptions& options = {}) const;
+
+  ModelStats stats() const;
+
+  ~Model();
+  struct Impl;
+  explicit Model(std::unique_ptr<Impl> impl);
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// "1.30.0": the ONNX Runtime library actually loaded.
+std::string onnxruntime_version();
+
+}  // namespace sam3

@@ -1,0 +1,22 @@
+// Recognises an image format by its magic bytes and reads its size from the header, so
+// oversized images are refused before any pixel is decoded.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+
+namespace sam3 {
+
+enum class ImageFormat { kUnknown, kJpeg, kPng, kWebp, kBmp, kTiff, kGif };
+
+ImageFormat sniff_format(std::span<const std::uint8_t> bytes);
+const char* format_name(ImageFormat format);
+
+struct ImageSize {
+  std::int64_t width = 0, height = 0;
+};
+// nullopt when the header does not say (or the format is not parsed here).
+std::optional<ImageSize> read_header_size(std::span<const std::uint8_t> bytes, ImageFormat format);
+
+}  // namespace sam3

@@ -1,0 +1,94 @@
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+#include <random>
+
+#include "sam3/error.h"
+#include "sam3/export.h"
+
+namespace sam3 {
+namespace {
+
+std::string encode(const cv::Mat& mat, const char* ext, const std::vector<int>& params = {}) {
+  std::vector<std::uint8_t> buf;
+  if (!cv::imencode(ext, mat, buf, params)) throw Error(ErrorCode::kIo, std::string("cannot encode ") + ext);
+  return {buf.begin(), buf.end()};
+}
+
+cv::Mat bgr_of(const Image& image) {
+  cv::Mat rgb(image.height, image.width, CV_8UC3, const_cast<std::uint8_t*>(image.rgb.data()));
+  cv::Mat bgr;
+  cv::cvtColor(rgb, bgr, cv::COLOR_RGB2BGR);
+  return bgr;
+}
+
+}  // namespace
+
+void write_file_atomic(const std::filesystem::path& path, const std::string& bytes) {
+  std::error_code ec;
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
+  const auto tmp = path.string() + ".tmp" + std::to_string(::getpid()) + "-" + std::to_string(std::random_device{}());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.flush();
+    if (!out) {
+      std::filesystem::remove(tmp, ec);
+      throw Error(ErrorCode::kIo, path.string() + ": cannot write (disk full or no permission?)");
+    }
+  }
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    throw Error(ErrorCode::kIo, path.string() + ": cannot move the finished file into place");
+  }
+}
+
+std::string encode_mask_png(const Mask& mask) {
+  cv::Mat m(mask.height, mask.width, CV_8UC1, const_cast<std::uint8_t*>(mask.data.data()));
+  return encode(m * 255, ".png");
+}
+
+std::string encode_rgb_png(const Image& image) { return encode(bgr_of(image), ".png"); }
+
+std::string encode_rgb_jpeg(const Image& image, int quality) {
+  return encode(bgr_of(image), ".jpg", {cv::IMWRITE_JPEG_QUALITY, quality});
+}
+
+Image render_overlay(const Image& image, const std::vector<Instance>& instances, const std::string& label) {
+  static const std::uint8_t kPalette[][3] = {{230, 25, 75},  {60, 180, 75},  {0, 130, 200}, {245, 130, 48},
+                                             {145, 30, 180}, {70, 240, 240}, {240, 50, 230}, {210, 245, 60},
+                                             {250, 190, 212}, {0, 128, 128}, {220, 190, 255}, {170, 110, 40}};
+  Image out = image;
+  cv::Mat canvas(out.height, out.width, CV_8UC3, out.rgb.data());
+  const double scale = std::max(0.4, std::min(out.width, out.height) / 900.0);
+  const int thickness = std::max(1, static_cast<int>(scale * 2));
+  for (size_t i = instances.size(); i-- > 0;) {  // best instance drawn last, on top
+    const auto* c = kPalette[i % std::size(kPalette)];
+    const auto& m = instances[i].mask;
+    for (size_t p = 0; p < m.data.size(); ++p) {
+      if (!m.data[p]) continue;
+      std::uint8_t* px = &out.rgb[p * 3];
+      for (int k = 0; k < 3; ++k) px[k] = static_cast<std::uint8_t>((px[k] + c[k]) / 2);
+    }
+    const auto& b = instances[i].box;
+    const cv::Scalar colour(c[0], c[1], c[2]);
+    cv::rectangle(canvas, cv::Point(static_cast<int>(b.x0), static_cast<int>(b.y0)),
+                  cv::Point(static_cast<int>(b.x1), static_cast<int>(b.y1)), colour, thickness);
+    char text[256];
+    std::snprintf(text, sizeof text, "%s %.2f", label.c_str(), instances[i].score);
+    int baseline = 0;
+    const auto size = cv::getTextSize(text, cv::FONT_HERSHEY_SIMPLEX, scale * 0.6, thickness, &baseline);
+    const cv::Point origin(static_cast<int>(b.x0), std::max(size.height + 4, static_cast<int>(b.y0) - 4));
+    cv::rectangle(canvas, origin + cv::Point(0, baseline), origin + cv::Point(size.width, -size.height - 4), colour,
+                  cv::FILLED);
+    cv::putText(canvas, text, origin, cv::FONT_HERSHEY_SIMPLEX, scale * 0.6, cv::Scalar(255, 255, 255), thickness,
+                cv::LINE_AA);
+  }
+  return out;
+}
+
+}  // namespace sam3

@@ -1,0 +1,36 @@
+#include "sam3/result_json.h"
+
+#include <cmath>
+
+#include "sam3/export.h"
+
+namespace sam3 {
+namespace {
+
+// Two decimals are plenty for pixel coordinates and keep the JSON readable.
+double round2(float v) { return std::round(static_cast<double>(v) * 100.0) / 100.0; }
+
+}  // namespace
+
+nlohmann::json box_prompts_json(const std::vector<BoxPrompt>& boxes) {
+  auto out = nlohmann::json::array();
+  for (const auto& b : boxes) {
+    out.push_back({round2(b.box.x0), round2(b.box.y0), round2(b.box.x1), round2(b.box.y1), b.positive ? "pos" : "neg"});
+  }
+  return out;
+}
+
+nlohmann::json prompt_result_json(const PromptResult& result) {
+  auto instances = nlohmann::json::array();
+  for (const auto& inst : result.instances) {
+    instances.push_back({
+        {"score", std::round(static_cast<double>(inst.score) * 1e4) / 1e4},
+        {"box", {round2(inst.box.x0), round2(inst.box.y0), round2(inst.box.x1), round2(inst.box.y1)}},
+        {"area", inst.area},
+        {"mask", {{"size", {inst.mask.height, inst.mask.width}}, {"counts", rle_encode(inst.mask)}}},
+    });
+  }
+  return {{"text", result.prompt.text}, {"boxes", box_prompts_json(result.prompt.boxes)}, {"instances", instances}};
+}
+
+}  // namespace sam3

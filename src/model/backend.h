@@ -1,0 +1,46 @@
+// What differs between the public SAM3 ONNX layouts, behind one interface: which files,
+// which tensors go in, and how the decoder's outputs become instances.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/session.h"
+#include "sam3/model.h"
+#include "sam3/tokenizer.h"
+
+namespace sam3::detail {
+
+// The image encoder's outputs, by name, plus the original image size.
+struct EmbeddingData {
+  std::map<std::string, Ort::Value> features;
+  int width = 0, height = 0;
+};
+
+struct TextFeatures {
+  std::map<std::string, Ort::Value> values;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual Layout layout() const = 0;
+  virtual int input_size() const = 0;
+  // planes: [3,S,S] floats in 0..255 (modified in place if the layout normalizes outside).
+  virtual std::map<std::string, Ort::Value> encode_image(std::vector<float>& planes) const = 0;
+  virtual TextFeatures encode_text(const TokenizedText& tokens) const = 0;
+  // Runs the decoder and turns its outputs into instances (unsorted, unfiltered by area).
+  // Boxes are in original pixels and already validated.
+  virtual std::vector<Instance> decode(const EmbeddingData& image, const TextFeatures& text,
+                                       const std::vector<BoxPrompt>& boxes,
+                                       const SegmentOptions& options, PromptTimings& timings) const = 0;
+};
+
+std::unique_ptr<Backend> make_usls_backend(const std::filesystem::path& dir, const rt::SessionConfig& config);
+std::unique_ptr<Backend> make_samexporter_backend(const std::filesystem::path& dir,
+                                                  const rt::SessionConfig& config);
+
+}  // namespace sam3::detail

@@ -1,0 +1,169 @@
+#include "sam3/model.h"
+
+#include <atomic>
+#include <list>
+#include <mutex>
+#include <unordered_map>
+
+#include "core/timer.h"
+#include "model/backend.h"
+#include "model/layout.h"
+#include "predictor/postprocess.h"
+#include "predictor/preprocess.h"
+#include "sam3/error.h"
+#include "sam3/log.h"
+
+namespace sam3 {
+
+const char* layout_name(Layout layout) noexcept {
+  return layout == Layout::kUsls ? "usls" : "samexporter";
+}
+
+std::string onnxruntime_version() { return Ort::GetVersionString(); }
+
+namespace {
+
+// Bounded LRU of text features by prompt text.
+class TextCache {
+ public:
+  explicit TextCache(size_t capacity) : capacity_(capacity) {}
+
+  std::shared_ptr<const detail::TextFeatures> get(const std::string& key) {
+    std::lock_guard lock(mutex_);
+    auto it = index_.find(key);
+    if (it == index_.end()) return nullptr;
+    order_.splice(order_.begin(), order_, it->second);
+    return it->second->second;
+  }
+
+  void put(const std::string& key, std::shared_ptr<const detail::TextFeatures> value) {
+    if (capacity_ == 0) return;
+    std::lock_guard lock(mutex_);
+    if (index_.contains(key)) return;
+    order_.emplace_front(key, std::move(value));
+    index_[key] = order_.begin();
+    if (order_.size() > capacity_) {
+      index_.erase(order_.back().first);
+      order_.pop_back();
+    }
+  }
+
+ private:
+  using Entry = std::pair<std::string, std::shared_ptr<const detail::TextFeatures>>;
+  size_t capacity_;
+  std::mutex mutex_;
+  std::list<Entry> order_;
+  std::unordered_map<std::string, std::list<Entry>::iterator> index_;
+};
+
+std::filesystem::path default_vocabulary() {
+  return std::filesystem::path(SAM3_DEFAULT_DATA_DIR) / "clip" / "bpe_simple_vocab_16e6.txt.gz";
+}
+
+void check_boxes(const std::vector<BoxPrompt>& boxes, int width, int height) {
+  for (size_t i = 0; i < boxes.size(); ++i) {
+    const Box& b = boxes[i].box;
+    const bool inside = b.x0 >= 0 && b.y0 >= 0 && b.x1 <= width && b.y1 <= height;
+    if (!(b.x1 > b.x0 && b.y1 > b.y0) || !inside) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "box " + std::to_string(i + 1) + " (" + std::to_string(b.x0) + "," + std::to_string(b.y0) + "," +
+                      std::to_string(b.x1) + "," + std::to_string(b.y1) + ") must satisfy 0 <= x0 < x1 <= " +
+                      std::to_string(width) + " and 0 <= y0 < y1 <= " + std::to_string(height) +
+                      " (pixel x0,y0,x1,y1 of this image)");
+    }
+  }
+}
+
+}  // namespace
+
+struct Model::Impl {
+  std::filesystem::path directory;
+  std::unique_ptr<detail::Backend> backend;
+  std::unique_ptr<ClipTokenizer> tokenizer;
+  double load_ms = 0;
+  TextCache text_cache;
+  std::atomic<std::int64_t> image_encodes{0}, text_encodes{0}, decodes{0}, cache_hits{0};
+
+  explicit Impl(size_t cache_entries) : text_cache(cache_entries) {}
+};
+
+Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Model::~Model() = default;
+
+std::shared_ptr<Model> Model::load(const std::filesystem::path& directory, const ModelOptions& options) {
+  const auto t0 = Clock::now();
+  auto impl = std::make_unique<Impl>(options.text_cache_entries);
+  impl->directory = directory;
+  const Layout layout = detail::detect_layout(directory);
+  std::filesystem::path vocab = detail::find_vocabulary(directory);
+  if (vocab.empty()) vocab = options.fallback_vocabulary.empty() ? default_vocabulary() : options.fallback_vocabulary;
+  impl->tokenizer = std::make_unique<ClipTokenizer>(ClipTokenizer::from_file(vocab));
+  const rt::SessionConfig config{options.intra_op_threads};
+  impl->backend = layout == Layout::kUsls ? detail::make_usls_backend(directory, config)
+                                          : detail::make_samexporter_backend(directory, config);
+  impl->load_ms = ms_since(t0);
+  log(LogLevel::kInfo, "loaded " + std::string(layout_name(layout)) + " model from " + directory.string() +
+                           " (input " + std::to_string(impl->backend->input_size()) + ", vocabulary " +
+                           vocab.filename().string() + ") in " + std::to_string(static_cast<int>(impl->load_ms)) + " ms");
+  return std::make_shared<Model>(std::move(impl));
+}
+
+Layout Model::layout() const noexcept { return impl_->backend->layout(); }
+const std::filesystem::path& Model::directory() const noexcept { return impl_->directory; }
+int Model::input_size() const noexcept { return impl_->backend->input_size(); }
+double Model::load_ms() const noexcept { return impl_->load_ms; }
+
+ImageEmbedding Model::encode(const Image& image) const {
+  if (image.width <= 0 || image.height <= 0 ||
+      image.rgb.size() != static_cast<size_t>(image.width) * image.height * 3) {
+    throw Error(ErrorCode::kInvalidArgument, "image buffer does not hold width*height*3 RGB bytes");
+  }
+  const auto t0 = Clock::now();
+  std::vector<float> planes = resize_planar(image, impl_->backend->input_size());
+  const double preprocess_ms = ms_since(t0);
+  const auto t1 = Clock::now();
+  auto data = std::make_shared<detail::EmbeddingData>();
+  data->features = impl_->backend->encode_image(planes);
+  data->width = image.width;
+  data->height = image.height;
+  ++impl_->image_encodes;
+  return ImageEmbedding(std::move(data), image.width, image.height, preprocess_ms, ms_since(t1));
+}
+
+PromptResult Model::segment(const ImageEmbedding& embedding, const Prompt& prompt,
+                            const SegmentOptions& options) const {
+  if (!embedding.data()) throw Error(ErrorCode::kInvalidArgument, "the image embedding is empty");
+  const bool blank = prompt.text.find_first_not_of(" \t\r\n") == std::string::npos;
+  if (blank && prompt.boxes.empty()) {
+    throw Error(ErrorCode::kInvalidArgument, "empty prompt: give a text (e.g. \"car\"), exemplar boxes, or both");
+  }
+  check_boxes(prompt.boxes, embedding.width(), embedding.height());
+  PromptResult result;
+  result.prompt = prompt;
+  const std::string text = blank ? "visual" : prompt.text;  // SAM3's text for box-only prompts
+
+  auto features = impl_->text_cache.get(text);
+  if (features) {
+    result.timings.text_cached = true;
+    ++impl_->cache_hits;
+  } else {
+    const auto t0 = Clock::now();
+    const TokenizedText tokens = impl_->tokenizer->encode(text);
+    features = std::make_shared<detail::TextFeatures>(impl_->backend->encode_text(tokens));
+    result.timings.encode_text_ms = ms_since(t0);
+    ++impl_->text_encodes;
+    impl_->text_cache.put(text, features);
+  }
+  result.instances = impl_->backend->decode(*embedding.data(), *features, prompt.boxes, options, result.timings);
+  ++impl_->decodes;
+  const auto t1 = Clock::now();
+  finalize_instances(result.instances, options);
+  result.timings.postprocess_ms += ms_since(t1);
+  return result;
+}
+
+ModelStats Model::stats() const {
+  return {impl_->image_encodes.load(), impl_->text_encodes.load(), impl_->decodes.load(), impl_->cache_hits.load()};
+}
+
+}  // namespace sam3

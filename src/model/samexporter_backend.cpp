@@ -1,0 +1,131 @@
+// Layout "samexporter" (rusen sam3-browser-int8): normalization inside the graph, uint8 image
+// without batch, a fixed number of box slots, thresholded and upsampled results in the graph
+// (or raw heads in newer exports).
+#include "core/timer.h"
+#include "model/backend.h"
+#include "model/contract.h"
+#include "model/tensors.h"
+#include "predictor/preprocess.h"
+#include "sam3/error.h"
+#include "sam3/log.h"
+
+namespace sam3::detail {
+namespace {
+
+const char* const kImage = "sam3_image_encoder.onnx";
+const char* const kLanguage = "sam3_language_encoder.onnx";
+const char* const kDecoder = "sam3_decoder.onnx";
+
+class SamexporterBackend final : public Backend {
+ public:
+  SamexporterBackend(const std::filesystem::path& dir, const rt::SessionConfig& config)
+      : image_(dir / kImage, config), language_(dir / kLanguage, config), decoder_(dir / kDecoder, config) {
+    require_inputs(image_, {{"image", kUint8, {3, 4}}});
+    require_outputs(image_, {{"backbone_fpn_0", kFloat, {4}}, {"vision_pos_enc_2", kFloat, {4}}});
+    require_inputs(language_, {{"tokens", kIntTypes, {2}}});
+    require_outputs(language_, {{"text_attention_mask", kBool, {2}}, {"text_memory", kFloat, {3}}});
+    require_inputs(decoder_, {{"box_coords", kFloat, {3}}, {"box_labels", kIntTypes, {2}}});
+    const bool raw = decoder_.has_output("pred_logits");
+    if (raw) {
+      require_outputs(decoder_, {{"pred_masks", kFloat, {4}}, {"pred_boxes", kFloat, {3}},
+                                 {"pred_logits", kFloat, {2}}, {"presence_logits", kFloat, {2}}});
+    } else {
+      require_outputs(decoder_, {{"boxes", kFloat, {2}}, {"scores", kFloat, {1}}, {"masks", kBool, {3, 4}}});
+    }
+    const auto& shape = image_.input("image")->shape;
+    image_rank_ = static_cast<int>(shape.size());
+    size_ = square_side(shape, 1008);
+    const auto& slots = decoder_.input("box_coords")->shape;
+    box_slots_ = slots.size() == 3 && slots[1] > 0 ? slots[1] : 0;
+  }
+
+  Layout layout() const override { return Layout::kSamexporter; }
+  int input_size() const override { return size_; }
+
+  std::map<std::string, Ort::Value> encode_image(std::vector<float>& planes) const override {
+    std::vector<std::uint8_t> pixels = to_uint8(planes);
+    std::vector<std::int64_t> shape = {3, size_, size_};
+    if (image_rank_ == 4) shape.insert(shape.begin(), 1);
+    auto input = rt::view(pixels.data(), pixels.size(), shape);
+    return image_.run({{"image", input}});
+  }
+
+  TextFeatures encode_text(const TokenizedText& tokens) const override {
+    IntInput ids(language_.input("tokens")->type, {tokens.ids.begin(), tokens.ids.end()});
+    auto ids_v = ids.view({1, kContextLength});
+    return {language_.run({{"tokens", ids_v}})};
+  }
+
+  std::vector<Instance> decode(const EmbeddingData& image, const TextFeatures& text,
+                               const std::vector<BoxPrompt>& boxes, const SegmentOptions& options,
+                               PromptTimings& timings) const override {
+    const std::int64_t n = box_slots_ > 0 ? box_slots_ : std::max<std::int64_t>(1, static_cast<std::int64_t>(boxes.size()));
+    if (static_cast<std::int64_t>(boxes.size()) > n) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "this samexporter model takes at most " + std::to_string(n) + " exemplar box" +
+                      (n == 1 ? "" : "es") + " per prompt, got " + std::to_string(boxes.size()) +
+                      "; split the boxes over several prompts or use a usls-layout model");
+    }
+    // Unused slots: coords 0, label 1, masked out (box_masks True).
+    std::vector<float> coords(static_cast<size_t>(n) * 4, 0.f);
+    std::vector<std::int64_t> labels(static_cast<size_t>(n), 1);
+    std::vector<std::uint8_t> masked(static_cast<size_t>(n), 1);
+    for (size_t i = 0; i < boxes.size(); ++i) {
+      const auto c = normalized_cxcywh(boxes[i].box, image.width, image.height);
+      std::copy(c.begin(), c.end(), coords.begin() + static_cast<std::ptrdiff_t>(i * 4));
+      labels[i] = boxes[i].positive ? 1 : 0;
+      masked[i] = 0;
+    }
+    auto coords_v = rt::view(coords.data(), coords.size(), {1, n, 4});
+    IntInput label_input(decoder_.input("box_labels")->type, labels);
+    auto labels_v = label_input.view({1, n});
+    auto masks_v = rt::view_bool(masked.data(), masked.size(), {1, n});
+
+    std::map<std::string, const OrtValue*> feeds = {
+        {"box_coords", coords_v}, {"box_labels", labels_v}, {"box_masks", masks_v}};
+    std::vector<Ort::Value> owned;  // size scalars in the session's integer type
+    std::vector<std::unique_ptr<IntInput>> size_inputs;
+    for (auto [name, value] : {std::pair{"original_height", image.height}, std::pair{"original_width", image.width}}) {
+      const auto* info = decoder_.input(name);
+      if (!info) continue;
+      size_inputs.push_back(std::make_unique<IntInput>(info->type, std::vector<std::int64_t>{value}));
+      owned.push_back(size_inputs.back()->view(info->shape.empty() ? std::vector<std::int64_t>{}
+                                                                   : std::vector<std::int64_t>{1}));
+      feeds[name] = owned.back();
+    }
+    for (const auto& [name, value] : image.features) feeds[name] = value;
+    for (const auto& [name, value] : text.values) feeds[name] = value;
+    // The decoder's names for the language encoder's outputs.
+    feeds["language_mask"] = text.values.at("text_attention_mask");
+    feeds["language_features"] = text.values.at("text_memory");
+    if (auto it = text.values.find("text_embeds"); it != text.values.end()) feeds["language_embeds"] = it->second;
+
+    const auto t0 = Clock::now();
+    auto outputs = decoder_.run(feeds);
+    timings.decode_ms = ms_since(t0);
+    const auto t1 = Clock::now();
+    int corrected = 0;
+    auto instances = instances_from_outputs(outputs, image.width, image.height, options, &corrected);
+    if (corrected > 0) {
+      log(LogLevel::kInfo, std::to_string(corrected) + " box(es) disagreed with their masks (a box scale "
+                           "frozen at export time) and were replaced by the mask bounds");
+    }
+    timings.postprocess_ms = ms_since(t1);
+    return instances;
+  }
+
+ private:
+  rt::Session image_, language_, decoder_;
+  int size_ = 1008;
+  int image_rank_ = 3;
+  std::int64_t box_slots_ = 1;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_samexporter_backend(const std::filesystem::path& dir,
+                                                  const rt::SessionConfig& config) {
+  return std::make_unique<SamexporterBackend>(dir, config);
+}
+
+}  // namespace sam3::detail

@@ -1,0 +1,35 @@
+// Helpers shared by the layouts: integer inputs in the element type a session asks for,
+// exemplar boxes in the decoder's format, and decoder outputs -> instances.
+#pragma once
+
+#include <array>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "runtime/session.h"
+#include "sam3/types.h"
+
+namespace sam3::detail {
+
+// Integer values held in the session's element type (int32 or int64) for a non-owning view.
+class IntInput {
+ public:
+  IntInput(ONNXTensorElementDataType type, const std::vector<std::int64_t>& values);
+  Ort::Value view(const std::vector<std::int64_t>& shape);
+
+ private:
+  ONNXTensorElementDataType type_;
+  std::vector<std::int64_t> i64_;
+  std::vector<std::int32_t> i32_;
+};
+
+// Pixel x0,y0,x1,y1 -> normalized cx,cy,w,h (SAM3's geometry prompt format).
+std::array<float, 4> normalized_cxcywh(const Box& box, int width, int height);
+
+// Recognises raw heads (pred_logits, pred_boxes, pred_masks, presence_logits) or in-graph
+// results (scores, boxes, masks) by output name. *corrected: boxes replaced by mask bounds.
+std::vector<Instance> instances_from_outputs(std::map<std::string, Ort::Value>& outputs, int width,
+                                             int height, const SegmentOptions& options, int* corrected);
+
+}  // namespace sam3::detail

@@ -1,0 +1,180 @@
+#include "predictor/postprocess.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace sam3 {
+namespace {
+
+Box clamp_box(Box b, int width, int height) {
+  const auto cx = [&](float v) { return std::clamp(v, 0.f, static_cast<float>(width)); };
+  const auto cy = [&](float v) { return std::clamp(v, 0.f, static_cast<float>(height)); };
+  return {cx(b.x0), cy(b.y0), cx(b.x1), cy(b.y1)};
+}
+
+std::int64_t count_ones(const std::vector<std::uint8_t>& v) {
+  return std::count(v.begin(), v.end(), std::uint8_t{1});
+}
+
+// Source index pair and weight of the second for each destination index.
+struct Axis {
+  std::vector<int> i0, i1;
+  std::vector<float> lambda;
+};
+
+Axis bilinear_axis(int src, int dst) {
+  Axis a;
+  a.i0.resize(dst);
+  a.i1.resize(dst);
+  a.lambda.resize(dst);
+  const float scale = static_cast<float>(src) / dst;
+  for (int d = 0; d < dst; ++d) {
+    const float s = std::max((d + 0.5f) * scale - 0.5f, 0.f);
+    const int i0 = std::min(static_cast<int>(s), src - 1);
+    a.i0[d] = i0;
+    a.i1[d] = std::min(i0 + 1, src - 1);
+    a.lambda[d] = s - i0;
+  }
+  return a;
+}
+
+}  // namespace
+
+float sigmoid(float x) { return 1.f / (1.f + std::exp(-x)); }
+
+void upsample_threshold(const float* src, int src_h, int src_w, int dst_h, int dst_w, float cut,
+                        std::uint8_t* dst) {
+  const Axis ax = bilinear_axis(src_w, dst_w), ay = bilinear_axis(src_h, dst_h);
+  std::vector<float> row0(dst_w), row1(dst_w);
+  int cached0 = -1, cached1 = -1;
+  auto fill = [&](int sy, std::vector<float>& row) {
+    const float* s = src + static_cast<size_t>(sy) * src_w;
+    for (int x = 0; x < dst_w; ++x) row[x] = s[ax.i0[x]] + ax.lambda[x] * (s[ax.i1[x]] - s[ax.i0[x]]);
+  };
+  for (int y = 0; y < dst_h; ++y) {
+    // Horizontal interpolation of the two source rows, reused across destination rows.
+    if (ay.i0[y] != cached0) {
+      if (ay.i0[y] == cached1) std::swap(row0, row1), std::swap(cached0, cached1);
+      else fill(ay.i0[y], row0), cached0 = ay.i0[y];
+    }
+    if (ay.i1[y] != cached1) fill(ay.i1[y], row1), cached1 = ay.i1[y];
+    const float l = ay.lambda[y];
+    std::uint8_t* d = dst + static_cast<size_t>(y) * dst_w;
+    for (int x = 0; x < dst_w; ++x) d[x] = (row0[x] + l * (row1[x] - row0[x])) > cut ? 1 : 0;
+  }
+}
+
+std::vector<Instance> instances_from_raw_heads(const RawHeads& h, int width, int height,
+                                               const SegmentOptions& options) {
+  std::vector<Instance> out;
+  const float presence = sigmoid(h.presence_logit);
+  const float p = std::clamp(options.mask_threshold, 1e-6f, 1.f - 1e-6f);
+  const float cut = std::log(p / (1.f - p));
+  for (int q = 0; q < h.queries; ++q) {
+    const float score = sigmoid(h.logits[q]) * presence;
+    if (!(score > options.score_threshold)) continue;
+    Instance inst;
+    inst.score = score;
+    const float* b = h.boxes + static_cast<size_t>(q) * 4;
+    inst.box = clamp_box({b[0] * width, b[1] * height, b[2] * width, b[3] * height}, width, height);
+    inst.mask = {width, height, std::vector<std::uint8_t>(static_cast<size_t>(width) * height)};
+    upsample_threshold(h.masks + static_cast<size_t>(q) * h.mask_h * h.mask_w, h.mask_h, h.mask_w,
+                       height, width, cut, inst.mask.data.data());
+    inst.area = count_ones(inst.mask.data);
+    out.push_back(std::move(inst));
+  }
+  return out;
+}
+
+std::vector<Instance> instances_from_final(const FinalDetections& d, int width, int height,
+                                           const SegmentOptions& options, int* corrected) {
+  std::vector<Instance> out;
+  if (corrected) *corrected = 0;
+  const size_t plane = static_cast<size_t>(d.mask_h) * d.mask_w;
+  for (int i = 0; i < d.count; ++i) {
+    if (!(d.scores[i] > options.score_threshold)) continue;
+    Instance inst;
+    inst.score = d.scores[i];
+    inst.mask = {width, height, std::vector<std::uint8_t>(static_cast<size_t>(width) * height)};
+    const std::uint8_t* m = d.masks + plane * i;
+    if (d.mask_h == height && d.mask_w == width) {
+      for (size_t k = 0; k < plane; ++k) inst.mask.data[k] = m[k] ? 1 : 0;
+    } else {  // nearest-neighbour if the graph's mask size differs from the image
+      for (int y = 0; y < height; ++y) {
+        const int sy = std::min(static_cast<int>((y + 0.5) * d.mask_h / height), d.mask_h - 1);
+        for (int x = 0; x < width; ++x) {
+          const int sx = std::min(static_cast<int>((x + 0.5) * d.mask_w / width), d.mask_w - 1);
+          inst.mask.data[static_cast<size_t>(y) * width + x] = m[static_cast<size_t>(sy) * d.mask_w + sx] ? 1 : 0;
+        }
+      }
+    }
+    inst.area = count_ones(inst.mask.data);
+    const float* b = d.boxes + static_cast<size_t>(i) * 4;
+    inst.box = clamp_box({b[0], b[1], b[2], b[3]}, width, height);
+    if (inst.area > 0) {
+      const Box bounds = mask_bounds(inst.mask);
+      if (box_iou(inst.box, bounds) < 0.5f) {
+        inst.box = bounds;
+        if (corrected) ++*corrected;
+      }
+    }
+    out.push_back(std::move(inst));
+  }
+  return out;
+}
+
+void finalize_instances(std::vector<Instance>& instances, const SegmentOptions& options) {
+  std::erase_if(instances, [&](const Instance& i) { return i.area < std::max<std::int64_t>(options.min_area, 0); });
+  std::stable_sort(instances.begin(), instances.end(),
+                   [](const Instance& a, const Instance& b) { return a.score > b.score; });
+  if (options.nms_iou > 0) {
+    std::vector<Instance> kept;
+    for (auto& inst : instances) {
+      const bool suppressed = std::any_of(kept.begin(), kept.end(), [&](const Instance& k) {
+        return mask_iou(k.mask, inst.mask) > options.nms_iou;
+      });
+      if (!suppressed) kept.push_back(std::move(inst));
+    }
+    instances = std::move(kept);
+  }
+  if (options.max_instances > 0 && instances.size() > static_cast<size_t>(options.max_instances)) {
+    instances.resize(static_cast<size_t>(options.max_instances));
+  }
+}
+
+Box mask_bounds(const Mask& mask) {
+  int x0 = mask.width, y0 = mask.height, x1 = -1, y1 = -1;
+  for (int y = 0; y < mask.height; ++y) {
+    const std::uint8_t* row = &mask.data[static_cast<size_t>(y) * mask.width];
+    for (int x = 0; x < mask.width; ++x) {
+      if (!row[x]) continue;
+      x0 = std::min(x0, x);
+      x1 = std::max(x1, x);
+      y0 = std::min(y0, y);
+      y1 = std::max(y1, y);
+    }
+  }
+  if (x1 < 0) return {};
+  return {static_cast<float>(x0), static_cast<float>(y0), static_cast<float>(x1 + 1), static_cast<float>(y1 + 1)};
+}
+
+float box_iou(const Box& a, const Box& b) {
+  const float iw = std::max(0.f, std::min(a.x1, b.x1) - std::max(a.x0, b.x0));
+  const float ih = std::max(0.f, std::min(a.y1, b.y1) - std::max(a.y0, b.y0));
+  const float inter = iw * ih;
+  const float uni = (a.x1 - a.x0) * (a.y1 - a.y0) + (b.x1 - b.x0) * (b.y1 - b.y0) - inter;
+  return uni > 0 ? inter / uni : 0.f;
+}
+
+float mask_iou(const Mask& a, const Mask& b) {
+  std::int64_t inter = 0, uni = 0;
+  const size_t n = std::min(a.data.size(), b.data.size());
+  for (size_t i = 0; i < n; ++i) {
+    inter += a.data[i] & b.data[i];
+    uni += a.data[i] | b.data[i];
+  }
+  return uni > 0 ? static_cast<float>(inter) / static_cast<float>(uni) : 0.f;
+}
+
+}  // namespace sam3

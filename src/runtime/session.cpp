@@ -1,0 +1,129 @@
+#include "runtime/session.h"
+
+#include <sstream>
+
+#include "sam3/error.h"
+
+namespace sam3::rt {
+namespace {
+
+std::vector<TensorInfo> read_io(const Ort::Session& s, bool inputs) {
+  Ort::AllocatorWithDefaultOptions alloc;
+  std::vector<TensorInfo> out;
+  const size_t n = inputs ? s.GetInputCount() : s.GetOutputCount();
+  for (size_t i = 0; i < n; ++i) {
+    TensorInfo t;
+    t.name = (inputs ? s.GetInputNameAllocated(i, alloc) : s.GetOutputNameAllocated(i, alloc)).get();
+    const Ort::TypeInfo type = inputs ? s.GetInputTypeInfo(i) : s.GetOutputTypeInfo(i);
+    if (type.GetONNXType() == ONNX_TYPE_TENSOR) {
+      const auto info = type.GetTensorTypeAndShapeInfo();
+      t.type = info.GetElementType();
+      t.shape = info.GetShape();
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+}  // namespace
+
+Ort::Env& env() {
+  static Ort::Env instance(ORT_LOGGING_LEVEL_ERROR, "sam3cpp");
+  return instance;
+}
+
+std::string type_name(ONNXTensorElementDataType type) {
+  switch (type) {
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT: return "float32";
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8: return "uint8";
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8: return "int8";
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32: return "int32";
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64: return "int64";
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL: return "bool";
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16: return "float16";
+    default: return "type#" + std::to_string(static_cast<int>(type));
+  }
+}
+
+std::string shape_string(const std::vector<std::int64_t>& shape) {
+  std::ostringstream s;
+  s << "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s << ",";
+    if (shape[i] < 0) s << "?"; else s << shape[i];
+  }
+  s << "]";
+  return s.str();
+}
+
+Session::Session(const std::filesystem::path& path, const SessionConfig& config) : path_(path) {
+  Ort::SessionOptions options;
+  options.SetGraphOptimizationLevel(GraphOptimizationLevel::ORT_ENABLE_ALL);
+  if (config.intra_op_threads > 0) options.SetIntraOpNumThreads(config.intra_op_threads);
+  try {
+    session_ = Ort::Session(env(), path.c_str(), options);
+  } catch (const Ort::Exception& e) {
+    throw Error(ErrorCode::kModelMismatch,
+                path.string() + ": ONNX Runtime cannot load this file (" + e.what() +
+                    "); the file is damaged or not an ONNX model - download it again");
+  }
+  inputs_ = read_io(session_, true);
+  outputs_ = read_io(session_, false);
+}
+
+const TensorInfo* Session::input(const std::string& name) const {
+  for (const auto& t : inputs_) if (t.name == name) return &t;
+  return nullptr;
+}
+
+const TensorInfo* Session::output(const std::string& name) const {
+  for (const auto& t : outputs_) if (t.name == name) return &t;
+  return nullptr;
+}
+
+std::map<std::string, Ort::Value> Session::run(const std::map<std::string, const OrtValue*>& feeds) const {
+  std::vector<const char*> in_names;
+  std::vector<const OrtValue*> in_values;
+  for (const auto& t : inputs_) {
+    auto it = feeds.find(t.name);
+    if (it == feeds.end()) {
+      throw Error(ErrorCode::kRuntime, path_.string() + ": no value for input '" + t.name + "'");
+    }
+    in_names.push_back(t.name.c_str());
+    in_values.push_back(it->second);
+  }
+  std::vector<const char*> out_names;
+  for (const auto& t : outputs_) out_names.push_back(t.name.c_str());
+  std::vector<OrtValue*> out_values(out_names.size(), nullptr);
+  OrtStatus* status = Ort::GetApi().Run(session_, nullptr, in_names.data(), in_values.data(),
+                                        in_values.size(), out_names.data(), out_names.size(),
+                                        out_values.data());
+  std::map<std::string, Ort::Value> out;
+  for (size_t i = 0; i < out_values.size(); ++i) {
+    if (out_values[i]) out.emplace(outputs_[i].name, Ort::Value(out_values[i]));
+  }
+  if (status) {
+    const std::string message = Ort::GetApi().GetErrorMessage(status);
+    Ort::GetApi().ReleaseStatus(status);
+    throw Error(ErrorCode::kRuntime, path_.filename().string() + " failed to run: " + message);
+  }
+  return out;
+}
+
+Ort::Value view_bool(std::uint8_t* data, size_t count, const std::vector<std::int64_t>& shape) {
+  static const auto info = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
+  return Ort::Value::CreateTensor(info, data, count, shape.data(), shape.size(),
+                                  ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL);
+}
+
+std::vector<std::int64_t> shape_of(const Ort::Value& value) {
+  return value.GetTensorTypeAndShapeInfo().GetShape();
+}
+
+size_t element_count(const std::vector<std::int64_t>& shape) {
+  size_t n = 1;
+  for (auto d : shape) n *= static_cast<size_t>(d);
+  return n;
+}
+
+}  // namespace sam3::rt

@@ -1,0 +1,62 @@
+// One ONNX Runtime session plus the names, element types and shapes of its inputs and
+// outputs, read once at load. Run() takes named non-owning inputs and feeds only the inputs
+// the session lists (exports prune unused ones).
+#pragma once
+
+#include <onnxruntime_cxx_api.h>
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace sam3::rt {
+
+struct TensorInfo {
+  std::string name;
+  ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+  std::vector<std::int64_t> shape;  // -1 for dynamic dimensions
+};
+
+struct SessionConfig {
+  int intra_op_threads = 0;
+};
+
+Ort::Env& env();
+std::string type_name(ONNXTensorElementDataType type);
+std::string shape_string(const std::vector<std::int64_t>& shape);
+
+class Session {
+ public:
+  Session(const std::filesystem::path& path, const SessionConfig& config);
+
+  const std::filesystem::path& path() const { return path_; }
+  const std::vector<TensorInfo>& inputs() const { return inputs_; }
+  const std::vector<TensorInfo>& outputs() const { return outputs_; }
+  const TensorInfo* input(const std::string& name) const;
+  const TensorInfo* output(const std::string& name) const;
+  bool has_output(const std::string& name) const { return output(name) != nullptr; }
+
+  // Runs with every output. `feeds` maps input names to values; every input the session
+  // lists must be present (a missing one is a programming error reported as kRuntime).
+  std::map<std::string, Ort::Value> run(const std::map<std::string, const OrtValue*>& feeds) const;
+
+ private:
+  std::filesystem::path path_;
+  Ort::Session session_{nullptr};
+  std::vector<TensorInfo> inputs_, outputs_;
+};
+
+// Non-owning tensor over caller memory (the memory must outlive the run).
+template <typename T>
+Ort::Value view(T* data, size_t count, const std::vector<std::int64_t>& shape) {
+  static const auto info = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
+  return Ort::Value::CreateTensor<T>(info, data, count, shape.data(), shape.size());
+}
+// bool tensors: std::vector<bool> has no data(), so callers pass a byte buffer.
+Ort::Value view_bool(std::uint8_t* data, size_t count, const std::vector<std::int64_t>& shape);
+
+std::vector<std::int64_t> shape_of(const Ort::Value& value);
+size_t element_count(const std::vector<std::int64_t>& shape);
+
+}  // namespace sam3::rt

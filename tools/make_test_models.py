@@ -1,0 +1,373 @@
+#!/usr/bin/env python3
+"""Generates small ONNX models with the exact input/output contract of the public SAM3 exports
+(sam3-facts.md sections 1 and 6) and a behaviour the tests can predict:
+
+  * the image encoder passes the normalized RGB planes through as feature channels 0..2;
+  * the text encoder maps the first word to a row of a colour table
+    (colour code in channels 0..2, presence logit in channel 3);
+  * the decoder scores each pixel by how close its colour is to the word's colour,
+    adds positive exemplar boxes (cx, cy, w, h normalized), removes negative ones, and splits
+    the result into 4 queries, one per image quadrant, each with a box from its mask and a
+    logit that grows with the share of the quadrant it covers.
+
+Every network contains the dynamically quantized Linear pattern of the public int8 files
+(DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul). Needs python3-onnx and numpy only.
+
+  make_test_models.py --layout usls --out DIR [--size 224]
+  make_test_models.py --layout samexporter --out DIR [--size 252] [--int32] [--frozen-box-scale]
+"""
+import argparse
+import gzip
+import json
+import os
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+OPSET = 17
+VOCAB_SIZE = 49408
+FEATURES = 256
+QUERIES = 4
+# word -> (colour code in [-1, 1]^3 = RGB normalized as x/127.5-1, presence logit)
+WORDS = {
+    "red": ((1, -1, -1), 6.0),
+    "green": ((-1, 1, -1), 6.0),
+    "blue": ((-1, -1, 1), 6.0),
+    "white": ((1, 1, 1), 6.0),
+    "yellow": ((1, 1, -1), 6.0),
+    "visual": ((0, 0, 0), 6.0),     # box-only prompts: every pixel neutral, boxes decide
+    "purple": ((1, -1, 1), -6.0),   # colour present in tests, but presence says "absent"
+}
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+VOCAB = os.path.join(HERE, "..", "data", "clip", "bpe_simple_vocab_16e6.txt.gz")
+
+
+def word_ids():
+    """Token id of each single-token word, computed as CLIP builds its vocabulary."""
+    with gzip.open(VOCAB, "rt", encoding="utf-8") as f:
+        merges = f.read().split("\n")[1:49152 - 256 - 2 + 1]
+    ids = {}
+    for rank, merge in enumerate(merges):
+        token = merge.replace(" ", "")
+        if token.endswith("</w>") and token[:-4] in WORDS:
+            ids[token[:-4]] = 512 + rank
+    missing = set(WORDS) - set(ids)
+    assert not missing, f"not single tokens: {missing}"
+    return ids
+
+
+def colour_table():
+    table = np.zeros((VOCAB_SIZE, 8), np.float32)
+    for word, wid in word_ids().items():
+        colour, presence = WORDS[word]
+        table[wid, 0:3] = colour
+        table[wid, 3] = presence
+    return table
+
+
+class Graph:
+    """Tiny builder: every op gets a unique output name."""
+
+    def __init__(self):
+        self.nodes, self.inits, self.count = [], [], 0
+
+    def const(self, value, dtype=np.float32):
+        self.count += 1
+        name = f"c{self.count}"
+        self.inits.append(numpy_helper.from_array(np.asarray(value, dtype=dtype), name))
+        return name
+
+    def op(self, op_type, inputs, outputs=1, **attrs):
+        names = []
+        for _ in range(outputs):
+            self.count += 1
+            names.append(f"t{self.count}")
+        self.nodes.append(helper.make_node(op_type, inputs, names, **attrs))
+        return names[0] if outputs == 1 else names
+
+    def name(self, tensor, name):
+        self.nodes.append(helper.make_node("Identity", [tensor], [name]))
+        return name
+
+    def quantized_linear(self, x, weight):
+        """x[..., K] @ weight[K, N] the way quantize_dynamic writes it (uint8 weights)."""
+        w_scale = float(np.abs(weight).max() / 127.0) or 1.0
+        wq = np.clip(np.round(weight / w_scale) + 128, 0, 255).astype(np.uint8)
+        xq, xs, xzp = self.op("DynamicQuantizeLinear", [x], outputs=3)
+        acc = self.op("MatMulInteger", [xq, self.const(wq, np.uint8), xzp, self.const(np.uint8(128), np.uint8)])
+        acc_f = self.op("Cast", [acc], to=TensorProto.FLOAT)
+        scale = self.op("Mul", [xs, self.const(np.float32(w_scale))])
+        return self.op("Mul", [acc_f, scale])
+
+    def save(self, path, inputs, outputs, name):
+        graph = helper.make_graph(self.nodes, name, inputs, outputs, self.inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
+                                  producer_name="sam3cpp-test-models")
+        model.ir_version = 8
+        onnx.checker.check_model(model)
+        onnx.save(model, path)
+
+
+def vision_features(g, image_nchw, size):
+    """Normalized image [B,3,S,S] -> three feature maps (strides 3.5, 7, 14) and a position map."""
+    m = size * 2 // 7
+    # The quantized pattern applied as a 1x1 identity projection over the colour channels.
+    nhwc = g.op("Transpose", [image_nchw], perm=[0, 2, 3, 1])
+    proj = g.quantized_linear(nhwc, np.eye(3, dtype=np.float32))
+    rgb = g.op("Transpose", [proj], perm=[0, 3, 1, 2])
+    feats = []
+    for k, side in enumerate((m, m // 2, m // 4)):
+        shape = g.op("Shape", [rgb])
+        sizes = g.op("Concat", [g.op("Slice", [shape, g.const([0], np.int64), g.const([2], np.int64)]),
+                                g.const([side, side], np.int64)], axis=0)
+        small = g.op("Resize", [rgb, "", "", sizes], mode="linear",
+                     coordinate_transformation_mode="half_pixel")
+        feats.append(g.op("Pad", [small, g.const([0, 0, 0, 0, 0, FEATURES - 3, 0, 0], np.int64)]))
+    pos = g.op("Mul", [feats[2], g.const(np.float32(0.0))])
+    return feats, pos, m
+
+
+def text_rows(g, tokens):
+    """tokens [B,32] -> quantized-projected table rows [B,32,256]."""
+    rows = g.op("Gather", [g.const(colour_table()), tokens], axis=0)
+    weight = np.zeros((8, FEATURES), np.float32)
+    weight[np.arange(8), np.arange(8)] = 1.0
+    return g.quantized_linear(rows, weight)
+
+
+def decode_queries(g, feat0, first_word, boxes, labels, m):
+    """Returns mask logits [B,Q,m,m], query logits [B,Q], normalized xyxy boxes [B,Q,4],
+    presence logits [B,1]. first_word: [B,256]; boxes [B,N,4] cx,cy,w,h; labels [B,N]."""
+    colour = g.op("Slice", [first_word, g.const([0], np.int64), g.const([3], np.int64), g.const([1], np.int64)])
+    presence = g.op("Slice", [first_word, g.const([3], np.int64), g.const([4], np.int64), g.const([1], np.int64)])
+    rgb = g.op("Slice", [feat0, g.const([0], np.int64), g.const([3], np.int64), g.const([1], np.int64)])
+    colour4 = g.op("Unsqueeze", [colour, g.const([2, 3], np.int64)])
+    dot = g.op("ReduceSum", [g.op("Mul", [rgb, colour4]), g.const([1], np.int64)], keepdims=0)
+    text_term = g.op("Sub", [dot, g.const(np.float32(2.0))])  # [B,m,m]
+
+    centres = (np.arange(m, dtype=np.float32) + 0.5) / m
+    xs = g.const(centres.reshape(1, 1, 1, m))
+    ys = g.const(centres.reshape(1, 1, m, 1))
+
+    def coord(k):
+        c = g.op("Slice", [boxes, g.const([k], np.int64), g.const([k + 1], np.int64), g.const([2], np.int64)])
+        return g.op("Unsqueeze", [c, g.const([3], np.int64)])  # [B,N,1,1]
+
+    cx, cy, w, h = coord(0), coord(1), coord(2), coord(3)
+    half = g.const(np.float32(0.5))
+    in_x = g.op("LessOrEqual", [g.op("Abs", [g.op("Sub", [xs, cx])]), g.op("Mul", [w, half])])
+    in_y = g.op("LessOrEqual", [g.op("Abs", [g.op("Sub", [ys, cy])]), g.op("Mul", [h, half])])
+    inside = g.op("Cast", [g.op("And", [in_x, in_y])], to=TensorProto.FLOAT)  # [B,N,m,m]
+
+    def region(label):
+        sel = g.op("Cast", [g.op("Equal", [labels, g.const(np.int64(label), np.int64)])], to=TensorProto.FLOAT)
+        sel4 = g.op("Unsqueeze", [sel, g.const([2, 3], np.int64)])
+        return g.op("ReduceMax", [g.op("Mul", [inside, sel4])], axes=[1], keepdims=0)
+
+    logits = g.op("Add", [text_term, g.op("Mul", [region(1), g.const(np.float32(4.0))])])
+    logits = g.op("Sub", [logits, g.op("Mul", [region(0), g.const(np.float32(8.0))])])
+
+    quad = np.zeros((1, QUERIES, m, m), np.float32)
+    half_m = m // 2
+    quad[0, 0, :half_m, :half_m] = 1
+    quad[0, 1, :half_m, half_m:] = 1
+    quad[0, 2, half_m:, :half_m] = 1
+    quad[0, 3, half_m:, half_m:] = 1
+    quad_c = g.const(quad)
+    per_query = g.op("Mul", [g.op("Unsqueeze", [logits, g.const([1], np.int64)]), quad_c])
+    mask_logits = g.op("Add", [per_query, g.op("Mul", [g.op("Sub", [quad_c, g.const(np.float32(1.0))]),
+                                                       g.const(np.float32(10.0))])])
+    binary = g.op("Cast", [g.op("Greater", [mask_logits, g.const(np.float32(0.0))])], to=TensorProto.FLOAT)
+    coverage = g.op("Mul", [g.op("ReduceMean", [binary], axes=[2, 3], keepdims=0), g.const(np.float32(QUERIES))])
+    query_logits = g.op("Sub", [g.op("Mul", [coverage, g.const(np.float32(50.0))]), g.const(np.float32(1.0))])
+
+    idx = g.const(np.arange(m, dtype=np.float32))
+    idx1 = g.const(np.arange(1, m + 1, dtype=np.float32))
+    big, zero = g.const(np.float32(m)), g.const(np.float32(0.0))
+
+    def extent(axis):
+        any_ = g.op("Greater", [g.op("ReduceMax", [binary], axes=[axis], keepdims=0), zero])  # [B,Q,m]
+        lo = g.op("ReduceMin", [g.op("Where", [any_, idx, big])], axes=[2], keepdims=1)
+        hi = g.op("ReduceMax", [g.op("Where", [any_, idx1, zero])], axes=[2], keepdims=1)
+        return g.op("Div", [lo, big]), g.op("Div", [hi, big])
+
+    x0, x1 = extent(2)  # reduce rows -> per column
+    y0, y1 = extent(3)
+    boxes_xyxy = g.op("Concat", [x0, y0, x1, y1], axis=2)
+    return mask_logits, query_logits, boxes_xyxy, presence
+
+
+def first_content_token(g, features):
+    """[B,32,256] -> row of position 1 (the first word) [B,256]."""
+    return g.op("Gather", [features, g.const(np.int64(1), np.int64)], axis=1)
+
+
+def tensor(name, dtype, shape):
+    return helper.make_tensor_value_info(name, dtype, shape)
+
+
+def make_usls(out, size):
+    m = size * 2 // 7
+    g = Graph()
+    feats, pos, _ = vision_features(g, "images", size)
+    for k, f in enumerate(feats):
+        g.name(f, f"fpn_feat_{k}")
+    g.name(pos, "fpn_pos_2")
+    g.save(os.path.join(out, "vision-encoder.onnx"), [tensor("images", TensorProto.FLOAT, ["B", 3, size, size])],
+           [tensor(f"fpn_feat_{k}", TensorProto.FLOAT, ["B", FEATURES, m >> k, m >> k]) for k in range(3)]
+           + [tensor("fpn_pos_2", TensorProto.FLOAT, ["B", FEATURES, m >> 2, m >> 2])], "vision_encoder")
+
+    g = Graph()
+    g.name(text_rows(g, "input_ids"), "text_features")
+    g.op("Cast", ["attention_mask"], to=TensorProto.BOOL)
+    g.name(g.nodes[-1].output[0], "text_mask")
+    g.save(os.path.join(out, "text-encoder.onnx"),
+           [tensor("input_ids", TensorProto.INT64, ["B", 32]), tensor("attention_mask", TensorProto.INT64, ["B", 32])],
+           [tensor("text_features", TensorProto.FLOAT, ["B", 32, FEATURES]), tensor("text_mask", TensorProto.BOOL, ["B", 32])],
+           "text_encoder")
+
+    g = Graph()
+    # Consume every input as the real decoder does (the values of these do not matter here).
+    feat0 = g.op("Add", ["fpn_feat_0", g.op("ReduceMean", ["fpn_pos_2"], keepdims=1)])
+    word = first_content_token(g, g.op("Where", [g.op("Unsqueeze", ["text_mask", g.const([2], np.int64)]),
+                                                 "text_features", g.const(np.float32(0.0))]))
+    masks, logits, boxes, presence = decode_queries(g, feat0, word, "input_boxes", "input_boxes_labels", m)
+    aux = g.op("Mul", [g.op("Add", [g.op("ReduceMean", ["fpn_feat_1"], keepdims=0),
+                                    g.op("ReduceMean", ["fpn_feat_2"], keepdims=0)]), g.const(np.float32(0.0))])
+    g.name(g.op("Add", [masks, aux]), "pred_masks")
+    g.name(boxes, "pred_boxes")
+    g.name(logits, "pred_logits")
+    g.name(presence, "presence_logits")
+    g.save(os.path.join(out, "decoder.onnx"),
+           [tensor(f"fpn_feat_{k}", TensorProto.FLOAT, ["B", FEATURES, m >> k, m >> k]) for k in range(3)]
+           + [tensor("fpn_pos_2", TensorProto.FLOAT, ["B", FEATURES, m >> 2, m >> 2]),
+              tensor("text_features", TensorProto.FLOAT, ["B", 32, FEATURES]),
+              tensor("text_mask", TensorProto.BOOL, ["B", 32]),
+              tensor("input_boxes", TensorProto.FLOAT, ["B", "N", 4]),
+              tensor("input_boxes_labels", TensorProto.INT64, ["B", "N"])],
+           [tensor("pred_masks", TensorProto.FLOAT, ["B", QUERIES, m, m]),
+            tensor("pred_boxes", TensorProto.FLOAT, ["B", QUERIES, 4]),
+            tensor("pred_logits", TensorProto.FLOAT, ["B", QUERIES]),
+            tensor("presence_logits", TensorProto.FLOAT, ["B", 1])], "decoder")
+    encoder, merges, _ = clip_vocabulary()
+    with open(os.path.join(out, "tokenizer.json"), "w", encoding="utf-8") as f:  # Hugging Face format
+        json.dump({"model": {"type": "BPE", "vocab": encoder, "merges": merges}}, f, ensure_ascii=False)
+
+
+def make_samexporter(out, size, int32, frozen_box_scale):
+    m = size * 2 // 7
+    int_type = TensorProto.INT32 if int32 else TensorProto.INT64
+    g = Graph()
+    img = g.op("Unsqueeze", [g.op("Sub", [g.op("Div", [g.op("Cast", ["image"], to=TensorProto.FLOAT),
+                                                     g.const(np.float32(127.5))]), g.const(np.float32(1.0))]),
+                            g.const([0], np.int64)])
+    feats, pos, _ = vision_features(g, img, size)
+    for k, f in enumerate(feats):
+        g.name(f, f"backbone_fpn_{k}")
+        g.name(g.op("Mul", [f, g.const(np.float32(0.0))]) if k < 2 else pos, f"vision_pos_enc_{k}")
+    g.save(os.path.join(out, "sam3_image_encoder.onnx"), [tensor("image", TensorProto.UINT8, [3, size, size])],
+           [tensor(f"backbone_fpn_{k}", TensorProto.FLOAT, [1, FEATURES, m >> k, m >> k]) for k in range(3)]
+           + [tensor(f"vision_pos_enc_{k}", TensorProto.FLOAT, [1, FEATURES, m >> k, m >> k]) for k in range(3)],
+           "image_encoder")
+
+    g = Graph()
+    tokens = g.op("Cast", ["tokens"], to=TensorProto.INT64)
+    rows = text_rows(g, tokens)                                            # [1,32,256]
+    g.name(g.op("Transpose", [rows], perm=[1, 0, 2]), "text_memory")       # [32,1,256]
+    g.name(g.op("Pad", [g.nodes[-1].input[0], g.const([0, 0, 0, 0, 0, 1024 - FEATURES], np.int64)]), "text_embeds")
+    g.name(g.op("Equal", [tokens, g.const(np.int64(0), np.int64)]), "text_attention_mask")
+    g.save(os.path.join(out, "sam3_language_encoder.onnx"), [tensor("tokens", int_type, [1, 32])],
+           [tensor("text_attention_mask", TensorProto.BOOL, [1, 32]),
+            tensor("text_memory", TensorProto.FLOAT, [32, 1, FEATURES]),
+            tensor("text_embeds", TensorProto.FLOAT, [32, 1, 1024])], "language_encoder")
+
+    g = Graph()
+    feat0 = g.op("Add", ["backbone_fpn_0", g.op("ReduceMean", ["vision_pos_enc_2"], keepdims=1)])
+    valid = g.op("Not", [g.op("Transpose", ["language_mask"], perm=[1, 0])])  # [32,1]
+    memory = g.op("Where", [g.op("Unsqueeze", [valid, g.const([2], np.int64)]), "language_features",
+                            g.const(np.float32(0.0))])
+    word = g.op("Gather", [memory, g.const(np.int64(1), np.int64)], axis=0)   # [1,256]
+    labels = g.op("Where", ["box_masks", g.const(np.int64(-10), np.int64), g.op("Cast", ["box_labels"], to=TensorProto.INT64)])
+    masks, logits, boxes, presence = decode_queries(g, feat0, word, "box_coords", labels, m)
+    aux = g.op("Mul", [g.op("Add", [g.op("ReduceMean", ["backbone_fpn_1"], keepdims=0),
+                                    g.op("ReduceMean", ["backbone_fpn_2"], keepdims=0)]), g.const(np.float32(0.0))])
+    masks = g.op("Add", [masks, aux])
+    scores = g.op("Mul", [g.op("Sigmoid", [logits]), g.op("Sigmoid", [presence])])      # [1,Q]
+    scores = g.op("Squeeze", [scores, g.const([0], np.int64)])                          # [Q]
+    keep = g.op("Greater", [scores, g.const(np.float32(0.5))])
+    height = g.op("Reshape", [g.op("Cast", ["original_height"], to=TensorProto.INT64), g.const([1], np.int64)])
+    width = g.op("Reshape", [g.op("Cast", ["original_width"], to=TensorProto.INT64), g.const([1], np.int64)])
+    sizes = g.op("Concat", [g.const([QUERIES, 1], np.int64), height, width], axis=0)
+    masks4 = g.op("Reshape", [masks, g.const([QUERIES, 1, m, m], np.int64)])
+    full = g.op("Resize", [masks4, "", "", sizes], mode="linear", coordinate_transformation_mode="half_pixel")
+    full_bool = g.op("Greater", [full, g.const(np.float32(0.0))])
+    if frozen_box_scale:  # the traced graph kept the export-time image size
+        scale = g.const(np.array([1008, 1008, 1008, 1008], np.float32))
+    else:
+        hw = g.op("Cast", [g.op("Concat", [width, height, width, height], axis=0)], to=TensorProto.FLOAT)
+        scale = hw
+    pixel_boxes = g.op("Mul", [g.op("Squeeze", [boxes, g.const([0], np.int64)]), scale])
+    g.name(g.op("Compress", [pixel_boxes, keep], axis=0), "boxes")
+    g.name(g.op("Compress", [scores, keep], axis=0), "scores")
+    g.name(g.op("Compress", [full_bool, keep], axis=0), "masks")
+    scalar = []
+    g.save(os.path.join(out, "sam3_decoder.onnx"),
+           [tensor("original_height", int_type, scalar), tensor("original_width", int_type, scalar),
+            tensor("vision_pos_enc_2", TensorProto.FLOAT, [1, FEATURES, m >> 2, m >> 2])]
+           + [tensor(f"backbone_fpn_{k}", TensorProto.FLOAT, [1, FEATURES, m >> k, m >> k]) for k in range(3)]
+           + [tensor("language_mask", TensorProto.BOOL, [1, 32]),
+              tensor("language_features", TensorProto.FLOAT, [32, 1, FEATURES]),
+              tensor("box_coords", TensorProto.FLOAT, [1, 1, 4]),
+              tensor("box_labels", TensorProto.INT64, [1, 1]),
+              tensor("box_masks", TensorProto.BOOL, [1, 1])],
+           [tensor("boxes", TensorProto.FLOAT, ["N", 4]), tensor("scores", TensorProto.FLOAT, ["N"]),
+            tensor("masks", TensorProto.BOOL, ["N", 1, "H", "W"])], "decoder")
+    write_clip_tokenizer_json(os.path.join(out, "clip_tokenizer.json"))
+
+
+def clip_vocabulary():
+    """(token -> id, merges, byte_encoder) built from the bundled CLIP merges, as CLIP does."""
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    cs = bs[:]
+    n = 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    byte_encoder = {str(b): chr(c) for b, c in zip(bs, cs)}
+    with gzip.open(VOCAB, "rt", encoding="utf-8") as f:
+        merges = f.read().split("\n")[1:49152 - 256 - 2 + 1]
+    vocab = [chr(c) for c in cs]
+    vocab += [v + "</w>" for v in vocab]
+    vocab += [m.replace(" ", "") for m in merges]
+    vocab += ["<|startoftext|>", "<|endoftext|>"]
+    return {t: i for i, t in enumerate(vocab)}, merges, byte_encoder
+
+
+def write_clip_tokenizer_json(path):
+    """The samexporter vocabulary format."""
+    encoder, merges, byte_encoder = clip_vocabulary()
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump({"encoder": encoder, "merges": merges, "byte_encoder": byte_encoder}, f, ensure_ascii=False)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--layout", choices=["usls", "samexporter"], required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--size", type=int, default=None, help="model input size (default 224 usls, 252 samexporter)")
+    ap.add_argument("--int32", action="store_true", help="samexporter: int32 tokens and sizes")
+    ap.add_argument("--frozen-box-scale", action="store_true", help="samexporter: boxes scaled by a constant 1008")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    if args.layout == "usls":
+        make_usls(args.out, args.size or 224)
+    else:
+        make_samexporter(args.out, args.size or 252, args.int32, args.frozen_box_scale)
+
+
+if __name__ == "__main__":
+    main()
