@@ -89,7 +89,7 @@ struct Totals {
 
 // Writes one image's folder next to its final place, then swaps it in, so a folder is
 // either the previous complete run or this one.
-void write_image_outputs(const fs::path& folder, const ImageRun& run, const nlohmann::json& image_json) {
+void write_image_outputs(const fs::path& folder, const ImageRun& run, const nlohmann::ordered_json& image_doc) {
   const fs::path tmp = folder.parent_path() / ("." + folder.filename().string() + ".tmp" + std::to_string(std::random_device{}()));
   std::error_code ec;
   fs::remove_all(tmp, ec);
@@ -104,8 +104,8 @@ void write_image_outputs(const fs::path& folder, const ImageRun& run, const nloh
       write_file_atomic(dir / name, encode_mask_png(result.instances[i].mask));
     }
     write_file_atomic(dir / "overlay.jpg", encode_rgb_jpeg(render_overlay(run.image, result.instances, label)));
-    nlohmann::json one = image_json;
-    one["prompts"] = nlohmann::json::array({image_json["prompts"][p]});
+    nlohmann::ordered_json one = image_doc;  // the same schema, narrowed to this prompt
+    one["images"][0]["prompts"] = nlohmann::ordered_json::array({image_doc["images"][0]["prompts"][p]});
     write_file_atomic(dir / "result.json", one.dump(2) + "\n");
   }
   fs::remove_all(folder, ec);
@@ -153,12 +153,12 @@ int run_segment(const SegmentArgs& args) {
     runs.push_back(std::move(run));
   }
 
-  nlohmann::json doc;
+  nlohmann::ordered_json doc;
   doc["model"] = {{"layout", layout_name(model->layout())}, {"dir", model_dir.string()}};
-  doc["images"] = nlohmann::json::array();
+  doc["images"] = nlohmann::ordered_json::array();
   for (const auto& run : runs) {
-    nlohmann::json image = {{"path", run.path}, {"width", run.image.width}, {"height", run.image.height},
-                            {"prompts", nlohmann::json::array()}};
+    nlohmann::ordered_json image = {{"path", run.path}, {"width", run.image.width}, {"height", run.image.height},
+                            {"prompts", nlohmann::ordered_json::array()}};
     for (const auto& r : run.results) image["prompts"].push_back(prompt_result_json(r));
     doc["images"].push_back(std::move(image));
   }
@@ -170,9 +170,9 @@ int run_segment(const SegmentArgs& args) {
     const fs::path out(args.out);
     std::set<std::string> used;
     for (size_t i = 0; i < runs.size(); ++i) {
-      nlohmann::json image_doc = doc;
-      image_doc["images"] = nlohmann::json::array({doc["images"][i]});
-      write_image_outputs(out / unique_name(fs::path(runs[i].path).stem().string(), used), runs[i], doc["images"][i]);
+      nlohmann::ordered_json image_doc = doc;
+      image_doc["images"] = nlohmann::ordered_json::array({doc["images"][i]});
+      write_image_outputs(out / unique_name(fs::path(runs[i].path).stem().string(), used), runs[i], image_doc);
     }
     write_file_atomic(out / "result.json", doc.dump(2) + "\n");
   }

@@ -15,7 +15,7 @@ struct TokenizeArgs {
   std::string vocab;
 };
 
-nlohmann::json tokenized_json(const ClipTokenizer& tok, const std::string& text) {
+nlohmann::ordered_json tokenized_json(const ClipTokenizer& tok, const std::string& text) {
   const auto t = tok.encode(text);
   return {{"text", text}, {"ids", t.ids}, {"mask", t.mask}};
 }

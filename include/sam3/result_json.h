@@ -9,7 +9,7 @@
 
 namespace sam3 {
 
-nlohmann::json prompt_result_json(const PromptResult& result);
-nlohmann::json box_prompts_json(const std::vector<BoxPrompt>& boxes);
+nlohmann::ordered_json prompt_result_json(const PromptResult& result);
+nlohmann::ordered_json box_prompts_json(const std::vector<BoxPrompt>& boxes);
 
 }  // namespace sam3

@@ -12,16 +12,16 @@ double round2(float v) { return std::round(static_cast<double>(v) * 100.0) / 100
 
 }  // namespace
 
-nlohmann::json box_prompts_json(const std::vector<BoxPrompt>& boxes) {
-  auto out = nlohmann::json::array();
+nlohmann::ordered_json box_prompts_json(const std::vector<BoxPrompt>& boxes) {
+  auto out = nlohmann::ordered_json::array();
   for (const auto& b : boxes) {
     out.push_back({round2(b.box.x0), round2(b.box.y0), round2(b.box.x1), round2(b.box.y1), b.positive ? "pos" : "neg"});
   }
   return out;
 }
 
-nlohmann::json prompt_result_json(const PromptResult& result) {
-  auto instances = nlohmann::json::array();
+nlohmann::ordered_json prompt_result_json(const PromptResult& result) {
+  auto instances = nlohmann::ordered_json::array();
   for (const auto& inst : result.instances) {
     instances.push_back({
         {"score", std::round(static_cast<double>(inst.score) * 1e4) / 1e4},

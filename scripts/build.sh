@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Sets up dependencies (scripts/setup.sh) and builds sam3cpp into build/ (Release).
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+"$here/scripts/setup.sh"
+generator=()
+command -v ninja >/dev/null 2>&1 && [ ! -f "$here/build/Makefile" ] && generator=(-G Ninja)
+cmake -S "$here" -B "$here/build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
+cmake --build "$here/build" --parallel "$(nproc)"

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Sets up, builds and runs every test (unit, end-to-end on generated models, CLI).
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+"$here/scripts/build.sh"
+cd "$here/build"
+ctest --output-on-failure --parallel "$(nproc)" --timeout 600

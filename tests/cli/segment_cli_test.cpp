@@ -1,0 +1,166 @@
+// Runs the real sam3 binary as a user would.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "sam3/export.h"
+#include "support/run_command.h"
+#include "support/test_images.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using sam3::test::quote;
+using sam3::test::run_command;
+
+const std::string kSam3 = SAM3_CLI_PATH;
+
+class SegmentCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("sam3_cli_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    scene_ = sam3::test::make_scene(false);
+    image_ = dir_ / "scene.png";
+    sam3::write_file_atomic(image_, sam3::encode_rgb_png(scene_.image));
+  }
+  std::string segment(const std::string& args, const std::string& model = "usls") {
+    return kSam3 + " segment --models " + quote((sam3::test::test_models_dir() / model).string()) + " " + args;
+  }
+  fs::path dir_, image_;
+  sam3::test::Scene scene_;
+};
+
+TEST_F(SegmentCli, JsonOnStdoutFollowsTheSchemaAndRleDecodesToTheMask) {
+  const auto r = run_command(segment("--image " + quote(image_.string()) + " --prompt red --prompt blue --json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);  // stdout is the JSON and nothing else
+  EXPECT_EQ(j["model"]["layout"], "usls");
+  ASSERT_EQ(j["images"].size(), 1u);
+  const auto& image = j["images"][0];
+  EXPECT_EQ(image["width"], 400);
+  EXPECT_EQ(image["height"], 240);
+  ASSERT_EQ(image["prompts"].size(), 2u);
+  EXPECT_EQ(image["prompts"][0]["text"], "red");
+  const auto& inst = image["prompts"][0]["instances"][0];
+  EXPECT_EQ(inst["mask"]["size"], nlohmann::json({240, 400}));
+  const auto mask = sam3::rle_decode(inst["mask"]["counts"], 240, 400);
+  EXPECT_GT(sam3::test::iou_with_rect(mask, scene_.red_big), 0.85);
+  std::int64_t area = 0;
+  for (auto v : mask.data) area += v;
+  EXPECT_EQ(inst["area"], area);
+  for (const char* key : {"load", "encode_image", "encode_text", "decode", "postprocess"}) {
+    EXPECT_TRUE(j["timings_ms"].contains(key)) << key;
+  }
+}
+
+TEST_F(SegmentCli, OutWritesMasksOverlayAndResultPerImageAndPrompt) {
+  const auto out = dir_ / "out";
+  const auto r = run_command(segment("-i " + quote(image_.string()) + " -p red -p 'yellow school bus' --out " + quote(out.string()),
+                                     "samexporter"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(out / "result.json"));
+  EXPECT_TRUE(fs::exists(out / "scene" / "red" / "instance_000.png"));
+  EXPECT_TRUE(fs::exists(out / "scene" / "red" / "instance_001.png"));
+  EXPECT_FALSE(fs::exists(out / "scene" / "red" / "instance_002.png"));
+  EXPECT_TRUE(fs::exists(out / "scene" / "red" / "overlay.jpg"));
+  EXPECT_TRUE(fs::exists(out / "scene" / "yellow-school-bus" / "result.json"));
+  std::ifstream in(out / "scene" / "red" / "result.json");
+  const auto j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["images"][0]["prompts"].size(), 1u);
+  const auto png = sam3::load_image(out / "scene" / "red" / "instance_000.png");
+  EXPECT_EQ(png.width, 400);
+  for (const auto& e : fs::recursive_directory_iterator(out)) {
+    EXPECT_EQ(e.path().string().find(".tmp"), std::string::npos) << "leftover " << e.path();
+  }
+}
+
+TEST_F(SegmentCli, BoxPromptsFromTheCommandLine) {
+  const auto r = run_command(segment("-i " + quote(image_.string()) + " --box 250,150,370,210 --json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& p = j["images"][0]["prompts"][0];
+  EXPECT_EQ(p["boxes"][0][4], "pos");
+  ASSERT_EQ(p["instances"].size(), 1u);
+  const auto neg = run_command(segment("-i " + quote(image_.string()) + " -p red --box 30,10,170,110,neg --json"));
+  ASSERT_EQ(neg.exit_code, 0) << neg.err;
+  EXPECT_EQ(nlohmann::json::parse(neg.out)["images"][0]["prompts"][0]["instances"].size(), 1u);
+}
+
+struct BadCase {
+  std::string name, args;
+  int exit_code;
+  std::string message;  // must appear on stderr
+};
+
+TEST_F(SegmentCli, BadInputFailsWithOneClearLineAndNoOutput) {
+  const auto corrupt = dir_ / "corrupt.jpg";
+  std::ofstream(corrupt) << "\xFF\xD8\xFF\xE0 truncated jpeg";
+  const auto empty = dir_ / "empty.png";
+  std::ofstream(empty).flush();
+  const auto text = dir_ / "notes.txt";
+  std::ofstream(text) << "just text";
+  const std::string img = quote(image_.string());
+  const std::vector<BadCase> cases = {
+      {"missing image", "-i /nonexistent.jpg -p red", 3, "/nonexistent.jpg: cannot open image"},
+      {"corrupt image", "-i " + img + " -i " + quote(corrupt.string()) + " -p red", 3, "corrupt.jpg: JPEG data cannot be decoded"},
+      {"empty image", "-i " + quote(empty.string()) + " -p red", 3, "empty.png: file is empty"},
+      {"unsupported image", "-i " + quote(text.string()) + " -p red", 3, "unrecognised image format"},
+      {"too many pixels", "-i " + img + " -p red --max-pixels 1000", 3, "over the limit of 1000"},
+      {"empty prompt", "-i " + img + " -p ''", 3, "--prompt is empty"},
+      {"no prompt", "-i " + img, 3, "no prompt"},
+      {"bad box", "-i " + img + " -p red --box 1,2,3", 3, "--box '1,2,3': needs 4 numbers"},
+      {"box outside", "-i " + img + " -p red --box 0,0,900,10", 3, "must satisfy"},
+      {"unknown option", "-i " + img + " -p red --frobnicate", 2, "frobnicate"},
+  };
+  for (const auto& c : cases) {
+    const auto out = dir_ / ("out_" + std::to_string(&c - cases.data()));
+    const auto r = run_command(segment(c.args + " --out " + quote(out.string())));
+    EXPECT_EQ(r.exit_code, c.exit_code) << c.name << ": " << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << c.name << ": stderr was: " << r.err;
+    if (c.exit_code == 3) EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << c.name << ": " << r.err;
+    EXPECT_FALSE(fs::exists(out)) << c.name << ": partial output written";
+  }
+  const auto no_models = run_command(kSam3 + " segment --models /nonexistent -i " + img + " -p red");
+  EXPECT_EQ(no_models.exit_code, 4);
+  EXPECT_NE(no_models.err.find("model directory does not exist"), std::string::npos) << no_models.err;
+}
+
+TEST(Cli, HelpAndVersion) {
+  const auto help = run_command(kSam3 + " --help");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("segment"), std::string::npos);
+  EXPECT_NE(help.out.find("tokenize"), std::string::npos);
+  const auto seg_help = run_command(kSam3 + " segment --help");
+  EXPECT_EQ(seg_help.exit_code, 0);
+  EXPECT_NE(seg_help.out.find("--prompt"), std::string::npos);
+  const auto version = run_command(kSam3 + " --version");
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_NE(version.out.find("ONNX Runtime 1."), std::string::npos) << version.out;
+  EXPECT_EQ(run_command(kSam3).exit_code, 2) << "no subcommand is a usage error";
+}
+
+TEST(Cli, TokenizeTextsAndJsonLines) {
+  const auto r = run_command(kSam3 + " tokenize road 'a photo of a cat'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream lines(r.out);
+  std::string first;
+  std::getline(lines, first);
+  const auto j = nlohmann::json::parse(first);
+  EXPECT_EQ(j["text"], "road");
+  EXPECT_EQ(j["ids"][1], 1759);
+  EXPECT_EQ(j["ids"].size(), 32u);
+  const auto jl = run_command("printf '{\"text\": \"yellow school bus\"}\\n' | " + kSam3 + " tokenize --jsonl -");
+  ASSERT_EQ(jl.exit_code, 0) << jl.err;
+  EXPECT_EQ(nlohmann::json::parse(jl.out)["ids"][3], 2840);
+  const auto bad = run_command("printf 'not json\\n' | " + kSam3 + " tokenize --jsonl -");
+  EXPECT_EQ(bad.exit_code, 3);
+  EXPECT_NE(bad.err.find("stdin:1"), std::string::npos) << bad.err;
+  const auto invalid = run_command(kSam3 + " tokenize \"$(printf '\\377')\"");
+  EXPECT_EQ(invalid.exit_code, 3);
+  EXPECT_NE(invalid.err.find("UTF-8"), std::string::npos) << invalid.err;
+}
+
+}  // namespace

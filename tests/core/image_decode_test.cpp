@@ -1,0 +1,90 @@
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "sam3/error.h"
+#include "sam3/export.h"
+#include "sam3/image.h"
+#include "support/test_images.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+sam3::ErrorCode code_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const sam3::Error& e) {
+    return e.code();
+  }
+  ADD_FAILURE() << "no sam3::Error thrown";
+  return sam3::ErrorCode::kRuntime;
+}
+
+std::vector<std::uint8_t> bytes_of(const std::string& s) { return {s.begin(), s.end()}; }
+
+sam3::Image left_half_red(int w, int h) {
+  sam3::Image im{w, h, std::vector<std::uint8_t>(static_cast<size_t>(w) * h * 3, 0)};
+  sam3::test::fill(im, {0, 0, w / 2, h}, 255, 0, 0);
+  return im;
+}
+
+TEST(ImageDecode, PngRoundTripIsRgb) {
+  const auto im = left_half_red(6, 4);
+  const auto png = bytes_of(sam3::encode_rgb_png(im));
+  const auto back = sam3::decode_image(png, "x.png");
+  EXPECT_EQ(back.width, 6);
+  EXPECT_EQ(back.height, 4);
+  EXPECT_EQ(back.rgb, im.rgb) << "channels must come back as R,G,B";
+}
+
+TEST(ImageDecode, ExifOrientationIsApplied) {
+  // A 40x20 JPEG (left half red) with EXIF orientation 6 = rotate 90 degrees clockwise.
+  const std::string jpeg = sam3::encode_rgb_jpeg(left_half_red(40, 20), 95);
+  const std::string tiff("MM\0*\0\0\0\x08\0\x01\x01\x12\0\x03\0\0\0\x01\0\x06\0\0\0\0\0\0", 26);
+  const std::string payload = std::string("Exif\0\0", 6) + tiff;
+  const std::string app1 = std::string("\xFF\xE1") + char((payload.size() + 2) >> 8) + char((payload.size() + 2) & 0xFF) + payload;
+  const std::string rotated = jpeg.substr(0, 2) + app1 + jpeg.substr(2);
+  const auto im = sam3::decode_image(bytes_of(rotated), "rotated.jpg");
+  ASSERT_EQ(im.width, 20);
+  ASSERT_EQ(im.height, 40);
+  EXPECT_GT(im.rgb[(2 * 20 + 10) * 3], 200) << "the red half is now on top";
+  EXPECT_LT(im.rgb[(37 * 20 + 10) * 3], 60);
+}
+
+TEST(ImageDecode, BadInputsAreTypedErrors) {
+  EXPECT_EQ(code_of([] { sam3::decode_image({}, "empty.png"); }), sam3::ErrorCode::kImageUnreadable);
+  EXPECT_EQ(code_of([] { sam3::decode_image(bytes_of("hello world, not an image"), "a.txt"); }),
+            sam3::ErrorCode::kImageUnsupported);
+  EXPECT_EQ(code_of([] { sam3::decode_image(bytes_of("GIF89a\x01\0\x01\0"), "a.gif"); }),
+            sam3::ErrorCode::kImageUnsupported);
+  const std::string png = sam3::encode_rgb_png(left_half_red(64, 64));
+  EXPECT_EQ(code_of([&] { sam3::decode_image(bytes_of(png.substr(0, 60)), "cut.png"); }),
+            sam3::ErrorCode::kImageCorrupt);
+  EXPECT_EQ(code_of([] { sam3::load_image("/nonexistent/photo.jpg"); }), sam3::ErrorCode::kImageUnreadable);
+  EXPECT_EQ(code_of([] { sam3::load_image(fs::temp_directory_path()); }), sam3::ErrorCode::kImageUnreadable);
+}
+
+TEST(ImageDecode, PixelLimitIsCheckedFromTheHeaderFirst) {
+  // A PNG header claiming 100000 x 100000 pixels, with no pixel data at all.
+  std::string png = sam3::encode_rgb_png(left_half_red(8, 8));
+  const char big[] = {0, 1, char(0x86), char(0xA0)};  // 100000 big-endian
+  png.replace(16, 4, big, 4);
+  png.replace(20, 4, big, 4);
+  try {
+    sam3::decode_image(bytes_of(png), "huge.png");
+    FAIL();
+  } catch (const sam3::Error& e) {
+    EXPECT_EQ(e.code(), sam3::ErrorCode::kImageTooLarge);
+    EXPECT_NE(std::string(e.what()).find("huge.png"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("100000x100000"), std::string::npos) << e.what();
+  }
+  sam3::ImageLoadOptions small;
+  small.max_pixels = 63;
+  EXPECT_EQ(code_of([&] { sam3::decode_image(bytes_of(sam3::encode_rgb_png(left_half_red(8, 8))), "a.png", small); }),
+            sam3::ErrorCode::kImageTooLarge);
+  EXPECT_EQ(code_of([&] { sam3::decode_image(bytes_of(sam3::encode_rgb_jpeg(left_half_red(8, 8))), "a.jpg", small); }),
+            sam3::ErrorCode::kImageTooLarge);
+}
+
+}  // namespace

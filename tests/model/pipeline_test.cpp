@@ -1,0 +1,150 @@
+// End to end on generated models with known behaviour (tools/make_test_models.py): the mask
+// of a colour word must be where that colour is, for both layouts and both aspect ratios.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "sam3/error.h"
+#include "sam3/model.h"
+#include "support/test_images.h"
+
+namespace {
+
+using sam3::test::Rect;
+
+struct Case {
+  std::string model;  // folder under the generated test models
+  bool portrait;
+};
+
+std::string case_name(const ::testing::TestParamInfo<Case>& info) {
+  std::string name = info.param.model + (info.param.portrait ? "_portrait" : "_landscape");
+  std::replace(name.begin(), name.end(), '-', '_');
+  return name;
+}
+
+class PipelineTest : public ::testing::TestWithParam<Case> {
+ protected:
+  void SetUp() override {
+    model_ = sam3::Model::load(sam3::test::test_models_dir() / GetParam().model);
+    scene_ = sam3::test::make_scene(GetParam().portrait);
+    embedding_ = std::make_unique<sam3::ImageEmbedding>(model_->encode(scene_.image));
+  }
+  sam3::PromptResult run(const sam3::Prompt& prompt, const sam3::SegmentOptions& options = {}) {
+    return model_->segment(*embedding_, prompt, options);
+  }
+  static void expect_instance_at(const sam3::Instance& inst, const Rect& r, double min_iou) {
+    EXPECT_GE(sam3::test::iou_with_rect(inst.mask, r), min_iou);
+    const double tol = 9.0;  // a mask cell of the small test model is up to 7 px
+    EXPECT_NEAR(inst.box.x0, r.x0, tol);
+    EXPECT_NEAR(inst.box.y0, r.y0, tol);
+    EXPECT_NEAR(inst.box.x1, r.x1, tol);
+    EXPECT_NEAR(inst.box.y1, r.y1, tol);
+  }
+  std::shared_ptr<sam3::Model> model_;
+  sam3::test::Scene scene_;
+  std::unique_ptr<sam3::ImageEmbedding> embedding_;
+};
+
+TEST_P(PipelineTest, EveryInstanceOfTheWordIsFoundSortedByScore) {
+  const auto r = run({"red", {}});
+  ASSERT_EQ(r.instances.size(), 2u);
+  expect_instance_at(r.instances[0], scene_.red_big, 0.85);
+  expect_instance_at(r.instances[1], scene_.red_small, 0.6);
+  EXPECT_GT(r.instances[0].score, 0.95f);
+  EXPECT_GT(r.instances[1].score, 0.5f);
+  EXPECT_LT(r.instances[1].score, 0.9f) << "the small one covers little of its quadrant";
+  for (const auto& inst : r.instances) {
+    EXPECT_EQ(inst.mask.width, scene_.image.width);
+    EXPECT_EQ(inst.mask.height, scene_.image.height);
+  }
+  const auto blue = run({"blue", {}});
+  ASSERT_EQ(blue.instances.size(), 1u);
+  expect_instance_at(blue.instances[0], scene_.blue, 0.85);
+}
+
+TEST_P(PipelineTest, ThresholdAndFiltersApply) {
+  sam3::SegmentOptions o;
+  o.score_threshold = 0.9f;
+  EXPECT_EQ(run({"red", {}}, o).instances.size(), 1u);
+  o = {};
+  o.min_area = scene_.red_small.area() * 2;
+  EXPECT_EQ(run({"red", {}}, o).instances.size(), 1u);
+  o = {};
+  o.max_instances = 1;
+  const auto best = run({"red", {}}, o);
+  ASSERT_EQ(best.instances.size(), 1u);
+  expect_instance_at(best.instances[0], scene_.red_big, 0.85);
+}
+
+TEST_P(PipelineTest, PresenceMultipliesTheScore) {
+  // The magenta object is there, but the word's presence logit is -6.
+  EXPECT_TRUE(run({"purple", {}}).instances.empty());
+  if (GetParam().model.starts_with("samexporter")) return;  // in-graph threshold is fixed at 0.5
+  sam3::SegmentOptions o;
+  o.score_threshold = 0.001f;  // above the empty queries (0.27 x presence), below the magenta one
+  const auto r = run({"purple", {}}, o);
+  ASSERT_EQ(r.instances.size(), 1u);
+  EXPECT_LT(r.instances[0].score, 0.01f);
+  expect_instance_at(r.instances[0], scene_.magenta, 0.85);
+}
+
+TEST_P(PipelineTest, ManyPromptsShareOneImageEncodeAndTextIsCached) {
+  for (const char* text : {"red", "blue", "white", "red"}) run({text, {}});
+  const auto stats = model_->stats();
+  EXPECT_EQ(stats.image_encodes, 1);
+  EXPECT_EQ(stats.text_encodes, 3) << "the second \"red\" comes from the text cache";
+  EXPECT_EQ(stats.text_cache_hits, 1);
+  EXPECT_EQ(stats.decodes, 4);
+}
+
+TEST_P(PipelineTest, PositiveBoxReachesTheDecoderAsNormalizedCxCyWh) {
+  // Box-only prompt: the test decoder marks exactly the box region.
+  const Rect region = GetParam().portrait ? Rect{150, 250, 210, 370} : Rect{250, 150, 370, 210};
+  const auto r = run({"", {{region.box(), true}}});
+  ASSERT_EQ(r.instances.size(), 1u);
+  expect_instance_at(r.instances[0], region, 0.8);
+}
+
+TEST_P(PipelineTest, NegativeBoxRemovesItsRegion) {
+  const Rect& big = scene_.red_big;
+  const sam3::Box cover{float(big.x0 - 8), float(big.y0 - 8), float(big.x1 + 8), float(big.y1 + 8)};
+  const auto r = run({"red", {{cover, false}}});
+  ASSERT_EQ(r.instances.size(), 1u);
+  expect_instance_at(r.instances[0], scene_.red_small, 0.6);
+}
+
+TEST_P(PipelineTest, BadPromptsAreClearErrors) {
+  EXPECT_THROW(run({"", {}}), sam3::Error);
+  EXPECT_THROW(run({"  ", {}}), sam3::Error);
+  EXPECT_THROW(run({"red", {{{50, 50, 10, 80}, true}}}), sam3::Error) << "x1 < x0";
+  EXPECT_THROW(run({"red", {{{0, 0, 5000, 10}, true}}}), sam3::Error) << "outside the image";
+  EXPECT_THROW(run({"\xff", {}}), sam3::Error) << "invalid UTF-8";
+}
+
+INSTANTIATE_TEST_SUITE_P(BothLayouts, PipelineTest,
+                         ::testing::Values(Case{"usls", false}, Case{"usls", true}, Case{"samexporter", false},
+                                           Case{"samexporter", true}, Case{"samexporter-int32-frozen", false},
+                                           Case{"usls-336", true}),
+                         case_name);
+
+TEST(ModelLoad, InputSizeComesFromTheSession) {
+  EXPECT_EQ(sam3::Model::load(sam3::test::test_models_dir() / "usls")->input_size(), 224);
+  EXPECT_EQ(sam3::Model::load(sam3::test::test_models_dir() / "usls-336")->input_size(), 336);
+  EXPECT_EQ(sam3::Model::load(sam3::test::test_models_dir() / "samexporter")->input_size(), 252);
+}
+
+TEST(ModelLoad, SamexporterTakesOneBoxPerPrompt) {
+  auto model = sam3::Model::load(sam3::test::test_models_dir() / "samexporter");
+  const auto scene = sam3::test::make_scene(false);
+  const auto e = model->encode(scene.image);
+  try {
+    model->segment(e, {"red", {{{0, 0, 10, 10}, true}, {{20, 20, 30, 30}, true}}});
+    FAIL();
+  } catch (const sam3::Error& err) {
+    EXPECT_EQ(err.code(), sam3::ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(err.what()).find("at most 1"), std::string::npos) << err.what();
+  }
+}
+
+}  // namespace

@@ -1,0 +1,113 @@
+#include "predictor/postprocess.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace {
+
+TEST(Postprocess, UpsampleMatchesAlignCornersFalse) {
+  const float src[] = {-1.f, 1.f};
+  std::uint8_t dst[4];
+  sam3::upsample_threshold(src, 1, 2, 1, 4, 0.f, dst);  // values -1, -0.5, 0.5, 1
+  EXPECT_EQ(std::vector<std::uint8_t>(dst, dst + 4), (std::vector<std::uint8_t>{0, 0, 1, 1}));
+  sam3::upsample_threshold(src, 1, 2, 1, 4, 0.6f, dst);
+  EXPECT_EQ(std::vector<std::uint8_t>(dst, dst + 4), (std::vector<std::uint8_t>{0, 0, 0, 1}));
+}
+
+struct Heads {
+  std::vector<float> logits, boxes, masks;
+  sam3::RawHeads view(float presence) {
+    return {static_cast<int>(logits.size()), 2, 2, logits.data(), boxes.data(), masks.data(), presence};
+  }
+};
+
+Heads two_queries() {
+  Heads h;
+  h.logits = {3.f, -3.f};
+  h.boxes = {0.f, 0.f, 0.5f, 0.5f, -0.1f, 0.5f, 1.2f, 1.f};
+  h.masks = {5, -5, -5, -5, -5, -5, 5, 5};
+  return h;
+}
+
+TEST(Postprocess, ScoreIsQueryTimesPresenceAboveThreshold) {
+  auto h = two_queries();
+  auto out = sam3::instances_from_raw_heads(h.view(10.f), 8, 4, {});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_NEAR(out[0].score, 1.f / (1.f + std::exp(-3.f)) / (1.f + std::exp(-10.f)), 1e-6);
+  EXPECT_FLOAT_EQ(out[0].box.x1, 4.f);
+  EXPECT_FLOAT_EQ(out[0].box.y1, 2.f);
+  EXPECT_EQ(out[0].mask.width, 8);
+  EXPECT_EQ(out[0].mask.height, 4);
+  // Logit 5 at the top-left cell, -5 elsewhere, upsampled 2x2 -> 4x8: row 0 is positive in
+  // columns 0..3 (3.75, 1.25 at columns 2, 3); row 1 mixes 3/4 of row 0 with 1/4 of -5, which
+  // leaves column 3 at -0.31. So 4 + 3 pixels.
+  EXPECT_EQ(out[0].area, 7);
+  // A low presence removes everything although the query itself is confident.
+  EXPECT_TRUE(sam3::instances_from_raw_heads(h.view(-3.f), 8, 4, {}).empty());
+}
+
+TEST(Postprocess, BoxesAreClampedToTheImage) {
+  auto h = two_queries();
+  sam3::SegmentOptions o;
+  o.score_threshold = 0.0f;
+  auto out = sam3::instances_from_raw_heads(h.view(10.f), 8, 4, o);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_FLOAT_EQ(out[1].box.x0, 0.f);
+  EXPECT_FLOAT_EQ(out[1].box.x1, 8.f);
+}
+
+sam3::Instance square(float score, int x0, int y0, int side, int w = 10, int h = 10) {
+  sam3::Instance inst;
+  inst.score = score;
+  inst.mask = {w, h, std::vector<std::uint8_t>(static_cast<size_t>(w) * h, 0)};
+  for (int y = y0; y < y0 + side; ++y)
+    for (int x = x0; x < x0 + side; ++x) inst.mask.data[static_cast<size_t>(y) * w + x] = 1;
+  inst.area = side * side;
+  inst.box = {float(x0), float(y0), float(x0 + side), float(y0 + side)};
+  return inst;
+}
+
+TEST(Postprocess, FinalizeSortsFiltersAndSuppresses) {
+  std::vector<sam3::Instance> v = {square(0.6f, 0, 0, 4), square(0.9f, 1, 1, 4), square(0.7f, 6, 6, 2)};
+  sam3::SegmentOptions o;
+  sam3::finalize_instances(v, o);
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_FLOAT_EQ(v[0].score, 0.9f);
+  EXPECT_FLOAT_EQ(v[2].score, 0.6f);
+
+  o.nms_iou = 0.3f;  // the two overlapping squares have IoU 9/23
+  sam3::finalize_instances(v, o);
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_FLOAT_EQ(v[1].score, 0.7f);
+
+  o = {};
+  o.min_area = 5;
+  sam3::finalize_instances(v, o);
+  ASSERT_EQ(v.size(), 1u);
+  o = {};
+  std::vector<sam3::Instance> w = {square(0.6f, 0, 0, 4), square(0.9f, 5, 5, 4)};
+  o.max_instances = 1;
+  sam3::finalize_instances(w, o);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_FLOAT_EQ(w[0].score, 0.9f);
+}
+
+TEST(Postprocess, FinalDetectionsWithAFrozenBoxScaleAreCorrected) {
+  auto inst = square(0.9f, 2, 2, 4);
+  const std::vector<float> scores = {0.9f};
+  const std::vector<float> wrong = {20.f, 20.f, 60.f, 60.f};  // scaled for a bigger image
+  sam3::FinalDetections d{1, 10, 10, scores.data(), wrong.data(), inst.mask.data.data()};
+  int corrected = 0;
+  auto out = sam3::instances_from_final(d, 10, 10, {}, &corrected);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(corrected, 1);
+  EXPECT_FLOAT_EQ(out[0].box.x0, 2.f);
+  EXPECT_FLOAT_EQ(out[0].box.x1, 6.f);
+  const std::vector<float> right = {2.f, 2.f, 6.f, 6.f};
+  d.boxes = right.data();
+  sam3::instances_from_final(d, 10, 10, {}, &corrected);
+  EXPECT_EQ(corrected, 0);
+}
+
+}  // namespace

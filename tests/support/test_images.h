@@ -1,0 +1,66 @@
+// Synthetic scenes with known geometry for the end-to-end tests.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include "sam3/image.h"
+#include "sam3/types.h"
+
+namespace sam3::test {
+
+struct Rect {
+  int x0, y0, x1, y1;  // pixel bounds, x1/y1 exclusive
+  Box box() const { return {float(x0), float(y0), float(x1), float(y1)}; }
+  std::int64_t area() const { return std::int64_t{x1 - x0} * (y1 - y0); }
+};
+
+inline void fill(Image& image, const Rect& r, std::uint8_t red, std::uint8_t green, std::uint8_t blue) {
+  for (int y = r.y0; y < r.y1; ++y) {
+    for (int x = r.x0; x < r.x1; ++x) {
+      std::uint8_t* p = &image.rgb[(static_cast<size_t>(y) * image.width + x) * 3];
+      p[0] = red, p[1] = green, p[2] = blue;
+    }
+  }
+}
+
+// Each object sits inside one quadrant (the test models give one query per quadrant).
+struct Scene {
+  Image image;
+  Rect red_big, magenta, red_small, blue;
+};
+
+// Landscape 400x240 or, transposed, portrait 240x400.
+inline Scene make_scene(bool portrait) {
+  Scene s;
+  const int w = portrait ? 240 : 400, h = portrait ? 400 : 240;
+  s.image = {w, h, std::vector<std::uint8_t>(static_cast<size_t>(w) * h * 3, 0)};
+  auto place = [&](Rect r) { return portrait ? Rect{r.y0, r.x0, r.y1, r.x1} : r; };
+  s.red_big = place({40, 20, 160, 100});
+  s.magenta = place({260, 20, 360, 90});
+  s.red_small = place({60, 160, 90, 190});
+  s.blue = place({240, 140, 380, 220});
+  fill(s.image, s.red_big, 255, 0, 0);
+  fill(s.image, s.magenta, 255, 0, 255);
+  fill(s.image, s.red_small, 255, 0, 0);
+  fill(s.image, s.blue, 0, 0, 255);
+  return s;
+}
+
+inline double iou_with_rect(const Mask& m, const Rect& r) {
+  std::int64_t inter = 0, uni = 0;
+  for (int y = 0; y < m.height; ++y) {
+    for (int x = 0; x < m.width; ++x) {
+      const bool a = m.data[static_cast<size_t>(y) * m.width + x] != 0;
+      const bool b = x >= r.x0 && x < r.x1 && y >= r.y0 && y < r.y1;
+      inter += a && b;
+      uni += a || b;
+    }
+  }
+  return uni ? double(inter) / double(uni) : 0.0;
+}
+
+inline std::filesystem::path test_models_dir() { return SAM3_TEST_MODELS_DIR; }
+
+}  // namespace sam3::test
