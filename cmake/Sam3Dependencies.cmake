@@ -6,9 +6,11 @@ find_package(nlohmann_json 3 REQUIRED)
 find_package(CLI11 CONFIG REQUIRED)
 find_package(OpenCV REQUIRED COMPONENTS core imgproc imgcodecs)
 find_package(CURL REQUIRED)
+find_package(OpenSSL REQUIRED COMPONENTS Crypto)
+pkg_check_modules(LIBZIP REQUIRED IMPORTED_TARGET libzip)
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
 pkg_check_modules(UTF8PROC REQUIRED IMPORTED_TARGET libutf8proc)
-find_path(HTTPLIB_INCLUDE_DIR httplib.h)
+pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 
 # ONNX Runtime, in this order: an explicit root (SAM3_ORT_ROOT, the layout of the release
 # tarball: include/ + lib/), an installed CMake package, pkg-config, then .deps/ made by

@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   Runner run;
   add_segment_command(app, run);
   add_tokenize_command(app, run);
+  add_models_command(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

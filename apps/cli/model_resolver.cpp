@@ -1,22 +1,38 @@
 #include "model_resolver.h"
 
+#include <cstdio>
 #include <cstdlib>
 
+#include "progress_bar.h"
 #include "sam3/error.h"
+#include "sam3/hub.h"
 
 namespace sam3::cli {
 
 void add_model_options(CLI::App& cmd, ModelSelection& selection) {
-  cmd.add_option("-m,--models", selection.dir, "Model directory (usls or samexporter layout); default $SAM3_MODELS");
+  cmd.add_option("-m,--models", selection.dir,
+                 "Model directory (usls or samexporter layout); default $SAM3_MODELS, else the default model "
+                 "(downloaded on first use)");
   cmd.add_flag("--offline", selection.offline, "Never download a model");
 }
 
 std::filesystem::path resolve_model_dir(const ModelSelection& selection) {
   if (!selection.dir.empty()) return selection.dir;
   if (const char* env = std::getenv("SAM3_MODELS"); env && *env) return env;
-  throw Error(ErrorCode::kModelNotFound,
-              "no model given: pass --models DIR with the SAM3 ONNX files (vision-encoder.onnx, text-encoder.onnx, "
-              "decoder.onnx, tokenizer.json) or set SAM3_MODELS");
+  const ModelStore store(hub_options_from_environment());
+  const RegistryEntry& entry = default_registry_entry();
+  if (store.state(entry) == ModelState::kComplete) return store.model_dir(entry);
+  if (selection.offline) {
+    throw Error(ErrorCode::kModelNotFound, "the default model " + entry.name + " is not downloaded and --offline is set; " +
+                                               store.manual_download_help(entry));
+  }
+  std::fprintf(stderr, "sam3: first use: downloading the default model %s (%s, %s) from %s to %s\n", entry.name.c_str(),
+               entry.repo.c_str(), human_bytes(entry.approx_bytes).c_str(), store.options().endpoint.c_str(),
+               store.model_dir(entry).c_str());
+  ProgressBar bar;
+  auto dir = store.pull(entry, bar.callback());
+  bar.finish();
+  return dir;
 }
 
 }  // namespace sam3::cli

@@ -1,4 +1,5 @@
-// Which model directory a command uses: --models DIR, $SAM3_MODELS, or the default model.
+// Which model directory a command uses: --models DIR, $SAM3_MODELS, else the default
+// registry model from the store, pulled on first use unless --offline.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -13,7 +14,7 @@ struct ModelSelection {
 };
 
 void add_model_options(CLI::App& cmd, ModelSelection& selection);
-// Throws kModelNotFound with what to do when no model is available.
+// Throws kModelNotFound / kNetwork with what to do when no model is available.
 std::filesystem::path resolve_model_dir(const ModelSelection& selection);
 
 }  // namespace sam3::cli

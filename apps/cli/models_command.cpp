@@ -1,0 +1,98 @@
+// sam3 models list|pull|verify|path|import: the local store of public SAM3 ONNX models.
+#include <cstdio>
+#include <iostream>
+
+#include "cli_common.h"
+#include "progress_bar.h"
+#include "sam3/hub.h"
+
+namespace sam3::cli {
+namespace {
+
+struct ModelsArgs {
+  std::string name;
+  std::string source;
+};
+
+const RegistryEntry& entry_named(const std::string& name) {
+  if (name.empty()) return default_registry_entry();
+  if (const auto* e = find_registry_entry(name)) return *e;
+  std::string known;
+  for (const auto& e : model_registry()) known += (known.empty() ? "" : ", ") + e.name + " (" + e.repo + ")";
+  throw Error(ErrorCode::kInvalidArgument, "unknown model '" + name + "'; known models: " + known);
+}
+
+int run_list() {
+  const ModelStore store(hub_options_from_environment());
+  std::printf("%-20s %-44s %-12s %-10s %s\n", "NAME", "REPOSITORY", "LAYOUT", "SIZE", "STATUS");
+  for (const auto& e : model_registry()) {
+    const auto state = store.state(e);
+    std::string status = state == ModelState::kComplete ? "present" : state == ModelState::kPartial ? "partial" : "-";
+    if (state != ModelState::kMissing) status += " (" + human_bytes(store.bytes_on_disk(e)) + " on disk)";
+    std::printf("%-20s %-44s %-12s %-10s %s%s\n", e.name.c_str(), e.repo.c_str(), layout_name(e.layout),
+                human_bytes(e.approx_bytes).c_str(), status.c_str(), &e == &default_registry_entry() ? "  [default]" : "");
+  }
+  std::printf("store: %s\n", store.options().cache_dir.c_str());
+  return kOk;
+}
+
+int run_pull(const ModelsArgs& args) {
+  const ModelStore store(hub_options_from_environment());
+  const auto& entry = entry_named(args.name);
+  ProgressBar bar;
+  const auto dir = store.pull(entry, bar.callback());
+  bar.finish();
+  std::fprintf(stderr, "sam3: %s is ready in %s\n", entry.name.c_str(), dir.c_str());
+  return kOk;
+}
+
+int run_verify(const ModelsArgs& args) {
+  const ModelStore store(hub_options_from_environment());
+  const auto& entry = entry_named(args.name);
+  ProgressBar bar;
+  const auto problems = store.verify(entry, bar.callback());
+  bar.finish();
+  for (const auto& p : problems) std::fprintf(stderr, "sam3: %s: %s\n", entry.name.c_str(), p.c_str());
+  if (!problems.empty()) return kFailure;
+  std::printf("%s: all %zu files match their checksums\n", entry.name.c_str(), entry.files.size());
+  return kOk;
+}
+
+int run_path(const ModelsArgs& args) {
+  const ModelStore store(hub_options_from_environment());
+  std::printf("%s\n", store.model_dir(entry_named(args.name)).c_str());
+  return kOk;
+}
+
+int run_import(const ModelsArgs& args) {
+  const ModelStore store(hub_options_from_environment());
+  const auto& entry = store.import(args.source, args.name.empty() ? nullptr : &entry_named(args.name));
+  std::printf("imported %s into %s\n", entry.name.c_str(), store.model_dir(entry).c_str());
+  return kOk;
+}
+
+}  // namespace
+
+void add_models_command(CLI::App& app, Runner& run) {
+  auto args = std::make_shared<ModelsArgs>();
+  auto* cmd = app.add_subcommand("models", "List, download, verify and import the public SAM3 ONNX models");
+  cmd->require_subcommand(1);
+  const std::string name_help = "Registry name or hub repository id (default: the default model)";
+  auto* list = cmd->add_subcommand("list", "Known models, which are present, their sizes");
+  list->callback([&run] { run = [] { return run_list(); }; });
+  auto* pull = cmd->add_subcommand("pull", "Download a model (resumable, verified); honours HF_ENDPOINT and HF_TOKEN");
+  pull->add_option("name", args->name, name_help);
+  pull->callback([args, &run] { run = [args] { return run_pull(*args); }; });
+  auto* verify = cmd->add_subcommand("verify", "Re-hash a model's files against the recorded checksums");
+  verify->add_option("name", args->name, name_help);
+  verify->callback([args, &run] { run = [args] { return run_verify(*args); }; });
+  auto* path = cmd->add_subcommand("path", "Print a model's local directory (and nothing else)");
+  path->add_option("name", args->name, name_help);
+  path->callback([args, &run] { run = [args] { return run_path(*args); }; });
+  auto* import = cmd->add_subcommand("import", "Register model files fetched by hand (a folder or a .zip)");
+  import->add_option("source", args->source, "Folder or .zip holding the model files")->required();
+  import->add_option("--name", args->name, "Registry entry to import into (default: detected from the files)");
+  import->callback([args, &run] { run = [args] { return run_import(*args); }; });
+}
+
+}  // namespace sam3::cli

@@ -1,0 +1,25 @@
+// A download/verify progress line on a terminal (stderr), silent when stderr is not a TTY.
+#pragma once
+
+#include "sam3/hub.h"
+
+namespace sam3::cli {
+
+class ProgressBar {
+ public:
+  ProgressBar();
+  void update(const DownloadProgress& p);
+  void finish();  // ends the line if one was drawn
+  ProgressCallback callback() {
+    return [this](const DownloadProgress& p) { update(p); };
+  }
+
+ private:
+  bool tty_;
+  bool drawn_ = false;
+  double last_draw_ = 0;
+};
+
+std::string human_bytes(std::int64_t bytes);
+
+}  // namespace sam3::cli

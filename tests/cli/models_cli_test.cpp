@@ -1,0 +1,118 @@
+// `sam3 models ...` and the default-model download of `sam3 segment`, against a local fake hub.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "sam3/export.h"
+#include "support/fake_hub.h"
+#include "support/run_command.h"
+#include "support/test_images.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using sam3::test::quote;
+using sam3::test::run_command;
+
+const std::string kSam3 = SAM3_CLI_PATH;
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class ModelsCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() / ("sam3_models_cli_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(root_);
+    fs::create_directories(root_);
+    // The generated test models stand in for the published files of the two int8 entries.
+    for (const auto& [repo, folder] : {std::pair{"Luminia/sam3-v2-onnx", "usls"}, std::pair{"rusen/sam3-browser-int8", "samexporter"}}) {
+      for (const auto& e : fs::directory_iterator(sam3::test::test_models_dir() / folder)) {
+        hub_.add(repo, e.path().filename().string(), read(e.path()));
+      }
+    }
+  }
+  std::string env() const {
+    return "env -u SAM3_MODELS HF_ENDPOINT=" + hub_.endpoint() + " SAM3_CACHE_DIR=" + quote((root_ / "cache").string()) + " ";
+  }
+  sam3::test::FakeHub hub_;
+  fs::path root_;
+};
+
+TEST_F(ModelsCli, SegmentPullsTheDefaultModelOnFirstUse) {
+  const auto image = root_ / "scene.png";
+  sam3::write_file_atomic(image, sam3::encode_rgb_png(sam3::test::make_scene(false).image));
+  const auto offline = run_command(env() + kSam3 + " segment --offline -i " + quote(image.string()) + " -p red");
+  EXPECT_EQ(offline.exit_code, 4);
+  EXPECT_NE(offline.err.find("--offline"), std::string::npos) << offline.err;
+  EXPECT_NE(offline.err.find("Luminia/sam3-v2-onnx/resolve/main/vision-encoder.onnx"), std::string::npos) << offline.err;
+
+  const auto first = run_command(env() + kSam3 + " segment -i " + quote(image.string()) + " -p red --json");
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_NE(first.err.find("first use: downloading the default model sam3-v2-int8"), std::string::npos) << first.err;
+  const auto j = nlohmann::json::parse(first.out);
+  EXPECT_EQ(j["images"][0]["prompts"][0]["instances"].size(), 2u);
+
+  const auto requests = hub_.requests().size();
+  const auto second = run_command(env() + kSam3 + " segment -i " + quote(image.string()) + " -p red --json");
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_EQ(second.err, "") << "no download notice the second time";
+  EXPECT_EQ(hub_.requests().size(), requests);
+}
+
+TEST_F(ModelsCli, ListPullPathVerify) {
+  auto list = run_command(env() + kSam3 + " models list");
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_NE(list.out.find("sam3-browser-int8"), std::string::npos);
+  EXPECT_NE(list.out.find("[default]"), std::string::npos);
+
+  const auto pull = run_command(env() + kSam3 + " models pull rusen/sam3-browser-int8");
+  ASSERT_EQ(pull.exit_code, 0) << pull.err;
+  const auto path = run_command(env() + kSam3 + " models path sam3-browser-int8");
+  ASSERT_EQ(path.exit_code, 0);
+  EXPECT_EQ(path.out, (root_ / "cache" / "sam3-browser-int8").string() + "\n") << "path prints the folder and nothing else";
+  EXPECT_TRUE(fs::exists(root_ / "cache" / "sam3-browser-int8" / "sam3_decoder.onnx"));
+  list = run_command(env() + kSam3 + " models list");
+  EXPECT_NE(list.out.find("present"), std::string::npos) << list.out;
+
+  const auto verify = run_command(env() + kSam3 + " models verify sam3-browser-int8");
+  EXPECT_EQ(verify.exit_code, 0) << verify.err;
+  std::ofstream(root_ / "cache" / "sam3-browser-int8" / "sam3_decoder.onnx", std::ios::app) << "tampered";
+  const auto bad = run_command(env() + kSam3 + " models verify sam3-browser-int8");
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("sam3_decoder.onnx: checksum differs"), std::string::npos) << bad.err;
+
+  const auto unknown = run_command(env() + kSam3 + " models pull nobody/nothing");
+  EXPECT_EQ(unknown.exit_code, 3);
+  EXPECT_NE(unknown.err.find("known models"), std::string::npos) << unknown.err;
+}
+
+TEST_F(ModelsCli, TwoConcurrentPullsShareOneDownload) {
+  hub_.slow_ms = 400;
+  const std::string pull = env() + kSam3 + " models pull sam3-browser-int8";
+  const auto r = run_command("(" + pull + " & " + pull + " & wait %1 && wait %2) 2>&1; echo exit=$?");
+  EXPECT_NE(r.out.find("exit=0"), std::string::npos) << r.out;
+  const auto encoder = read(sam3::test::test_models_dir() / "samexporter" / "sam3_language_encoder.onnx");
+  EXPECT_EQ(hub_.cdn_hits(encoder), 1) << r.out;
+  EXPECT_EQ(read(root_ / "cache" / "sam3-browser-int8" / "sam3_language_encoder.onnx"), encoder);
+}
+
+TEST_F(ModelsCli, ImportRegistersFilesFetchedByHand) {
+  const auto r = run_command(env() + kSam3 + " models import " + quote((sam3::test::test_models_dir() / "samexporter").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("imported sam3-browser-int8"), std::string::npos) << r.out;
+  EXPECT_EQ(run_command(env() + kSam3 + " models verify sam3-browser-int8").exit_code, 0);
+  fs::create_directories(root_ / "downloads");
+  std::ofstream(root_ / "downloads" / "decoder.onnx") << "only one file";
+  const auto bad = run_command(env() + kSam3 + " models import " + quote((root_ / "downloads").string()));
+  EXPECT_EQ(bad.exit_code, 4);
+  EXPECT_NE(bad.err.find("does not hold the files of a known model"), std::string::npos) << bad.err;
+}
+
+}  // namespace

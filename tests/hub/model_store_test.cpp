@@ -1,0 +1,215 @@
+// The model store against a local server that behaves like the hub.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "sam3/error.h"
+#include "sam3/hub.h"
+#include "support/fake_hub.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using sam3::test::FakeHub;
+
+std::string random_bytes(size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::string s(n, '\0');
+  for (auto& c : s) c = static_cast<char>(rng());
+  return s;
+}
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class ModelStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    cache_ = fs::temp_directory_path() / ("sam3_store_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(cache_);
+    big_ = random_bytes(3'000'000, 1);
+    small_ = random_bytes(200'000, 2);
+    json_ = R"({"model": {"vocab": {}, "merges": []}})";
+    hub_.add(entry_.repo, "vision-encoder.onnx", big_);
+    hub_.add(entry_.repo, "decoder.onnx", small_);
+    hub_.add(entry_.repo, "tokenizer.json", json_);
+  }
+  sam3::ModelStore store() const {
+    sam3::HubOptions o;
+    o.endpoint = hub_.endpoint();
+    o.cache_dir = cache_;
+    o.first_retry_delay_s = 0.01;
+    o.max_attempts = 4;
+    return sam3::ModelStore(o);
+  }
+  fs::path dir() const { return cache_ / entry_.name; }
+  void expect_complete() {
+    EXPECT_EQ(read(dir() / "vision-encoder.onnx"), big_);
+    EXPECT_EQ(read(dir() / "decoder.onnx"), small_);
+    EXPECT_EQ(read(dir() / "tokenizer.json"), json_);
+    for (const auto& e : fs::directory_iterator(dir())) EXPECT_NE(e.path().extension(), ".part") << e.path();
+  }
+
+  FakeHub hub_;
+  sam3::RegistryEntry entry_{"test-model", "acme/sam3-test", "main", sam3::Layout::kUsls,
+                             {"vision-encoder.onnx", "decoder.onnx", "tokenizer.json"}, 3'200'000, "test"};
+  fs::path cache_;
+  std::string big_, small_, json_;
+};
+
+TEST_F(ModelStoreTest, PullFollowsRedirectsVerifiesAndRecords) {
+  auto s = store();
+  EXPECT_EQ(s.state(entry_), sam3::ModelState::kMissing);
+  std::int64_t last_done = 0;
+  EXPECT_EQ(s.pull(entry_, [&](const sam3::DownloadProgress& p) { last_done = p.done; }), dir());
+  expect_complete();
+  EXPECT_GT(last_done, 0);
+  EXPECT_EQ(s.state(entry_), sam3::ModelState::kComplete);
+  EXPECT_TRUE(s.verify(entry_).empty());
+  // A second pull downloads nothing.
+  const auto before = hub_.requests().size();
+  s.pull(entry_);
+  EXPECT_EQ(hub_.requests().size(), before);
+}
+
+TEST_F(ModelStoreTest, DroppedTransferResumesWithRange) {
+  hub_.drop_after_bytes = 1'000'000;
+  store().pull(entry_);
+  expect_complete();
+  bool resumed = false;
+  for (const auto& r : hub_.requests()) resumed |= r.range == "bytes=1000000-";
+  EXPECT_TRUE(resumed) << "the second attempt must ask only for the missing bytes";
+}
+
+TEST_F(ModelStoreTest, PartFileFromAnEarlierRunIsResumed) {
+  fs::create_directories(dir());
+  std::ofstream(dir() / "vision-encoder.onnx.part", std::ios::binary) << big_.substr(0, 123456);
+  EXPECT_EQ(store().state(entry_), sam3::ModelState::kPartial);
+  store().pull(entry_);
+  expect_complete();
+  bool resumed = false;
+  for (const auto& r : hub_.requests()) resumed |= r.range == "bytes=123456-";
+  EXPECT_TRUE(resumed);
+}
+
+TEST_F(ModelStoreTest, CorruptDownloadIsRejectedAndRetriedOnce) {
+  hub_.corrupt_responses = 1;
+  store().pull(entry_);
+  expect_complete();
+  EXPECT_EQ(hub_.cdn_hits(big_), 2);
+}
+
+TEST_F(ModelStoreTest, PersistentCorruptionFailsAndLeavesNothing) {
+  hub_.corrupt_responses = 100;
+  try {
+    store().pull(entry_);
+    FAIL();
+  } catch (const sam3::Error& e) {
+    EXPECT_EQ(e.code(), sam3::ErrorCode::kNetwork);
+    EXPECT_NE(std::string(e.what()).find("corrupt"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(dir() / "vision-encoder.onnx"));
+  EXPECT_FALSE(fs::exists(dir() / "vision-encoder.onnx.part"));
+}
+
+TEST_F(ModelStoreTest, ServerErrorsAreRetriedWithBackoff) {
+  hub_.fail_with_503 = 2;
+  store().pull(entry_);
+  expect_complete();
+}
+
+TEST_F(ModelStoreTest, GatedRepositoryNeedsAToken) {
+  hub_.token = "hf_secret";
+  try {
+    store().pull(entry_);
+    FAIL();
+  } catch (const sam3::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("HF_TOKEN"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("GatedRepo"), std::string::npos) << e.what();
+  }
+  sam3::HubOptions o = store().options();
+  o.token = "hf_secret";
+  sam3::ModelStore(o).pull(entry_);
+  expect_complete();
+  for (const auto& r : hub_.requests()) {
+    if (r.path.starts_with("/cdn/")) EXPECT_EQ(r.authorization, "") << "token must not leak to the CDN";
+  }
+}
+
+TEST_F(ModelStoreTest, MissingFileIsANotFoundError) {
+  auto entry = entry_;
+  entry.files.push_back("nope.onnx");
+  try {
+    store().pull(entry);
+    FAIL();
+  } catch (const sam3::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("EntryNotFound"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(ModelStoreTest, UnreachableHubSaysWhatToDownloadByHand) {
+  sam3::HubOptions o = store().options();
+  o.endpoint = "http://127.0.0.1:9";
+  try {
+    sam3::ModelStore(o).pull(entry_);
+    FAIL();
+  } catch (const sam3::Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("cannot reach http://127.0.0.1:9"), std::string::npos) << m;
+    EXPECT_NE(m.find("acme/sam3-test/resolve/main/vision-encoder.onnx"), std::string::npos) << m;
+    EXPECT_NE(m.find("sam3 models import"), std::string::npos) << m;
+  }
+}
+
+TEST_F(ModelStoreTest, ConcurrentPullsDownloadEachFileOnce) {
+  hub_.slow_ms = 300;
+  std::thread a([&] { store().pull(entry_); });
+  std::thread b([&] { store().pull(entry_); });
+  a.join();
+  b.join();
+  expect_complete();
+  EXPECT_EQ(hub_.cdn_hits(big_), 1);
+  EXPECT_EQ(hub_.cdn_hits(small_), 1);
+}
+
+TEST_F(ModelStoreTest, VerifyFindsDamagedFiles) {
+  store().pull(entry_);
+  {
+    std::fstream f(dir() / "decoder.onnx", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(10);
+    f.put('X');
+  }
+  const auto problems = store().verify(entry_);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_NE(problems[0].find("decoder.onnx"), std::string::npos);
+}
+
+TEST_F(ModelStoreTest, ImportFromFolderAndZip) {
+  const fs::path src = cache_.parent_path() / "sam3_import_src";
+  fs::remove_all(src);
+  fs::create_directories(src / "nested");
+  std::ofstream(src / "nested" / "vision-encoder.onnx", std::ios::binary) << big_;
+  std::ofstream(src / "decoder.onnx", std::ios::binary) << small_;
+  std::ofstream(src / "tokenizer.json", std::ios::binary) << json_;
+  auto s = store();
+  EXPECT_EQ(&s.import(src, &entry_), &entry_);
+  expect_complete();
+  EXPECT_TRUE(s.verify(entry_).empty());
+
+  fs::remove_all(dir());
+  const fs::path zip = cache_.parent_path() / "sam3_import.zip";
+  fs::remove(zip);
+  ASSERT_EQ(std::system(("cd " + src.string() + " && zip -qr " + zip.string() + " .").c_str()), 0);
+  s.import(zip, &entry_);
+  expect_complete();
+  EXPECT_THROW(s.import(src / "decoder.onnx", &entry_), sam3::Error) << "neither a folder nor a zip";
+}
+
+}  // namespace
