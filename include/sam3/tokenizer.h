@@ -27,7 +27,8 @@ class ClipTokenizer {
   // Loads the vocabulary from any of the three formats, recognised by content:
   // bpe_simple_vocab_16e6.txt[.gz], a Hugging Face tokenizer.json, or the samexporter
   // clip_tokenizer.json ({"encoder", "merges", "byte_encoder"}). Throws sam3::Error.
-  static ClipTokenizer from_file(const std::filesystem::path& path);
+  // use_cache keeps the BPE of each word seen (bounded); off only for measuring.
+  static ClipTokenizer from_file(const std::filesystem::path& path, bool use_cache = true);
 
   // Cleans (ftfy-like fixes, html-unescape twice, whitespace collapse, lowercase), splits,
   // applies BPE and packs into 32 slots. Throws sam3::Error(kInvalidText) on invalid UTF-8.

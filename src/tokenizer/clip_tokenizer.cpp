@@ -14,6 +14,7 @@ namespace sam3 {
 
 struct ClipTokenizer::Impl {
   Vocabulary vocab;
+  bool use_cache = true;
   mutable std::shared_mutex cache_mutex;
   mutable std::unordered_map<std::string, std::vector<std::string>> cache;  // word -> pieces
   static constexpr size_t kCacheLimit = 1 << 16;
@@ -59,6 +60,7 @@ std::vector<std::string> ClipTokenizer::Impl::bpe_uncached(const std::string& wo
 }
 
 std::vector<std::string> ClipTokenizer::Impl::bpe(const std::string& word) const {
+  if (!use_cache) return bpe_uncached(word);
   {
     std::shared_lock lock(cache_mutex);
     if (auto it = cache.find(word); it != cache.end()) return it->second;
@@ -88,9 +90,10 @@ ClipTokenizer::ClipTokenizer(ClipTokenizer&&) noexcept = default;
 ClipTokenizer& ClipTokenizer::operator=(ClipTokenizer&&) noexcept = default;
 ClipTokenizer::~ClipTokenizer() = default;
 
-ClipTokenizer ClipTokenizer::from_file(const std::filesystem::path& path) {
+ClipTokenizer ClipTokenizer::from_file(const std::filesystem::path& path, bool use_cache) {
   auto impl = std::make_unique<Impl>();
   impl->vocab = load_vocabulary(path);
+  impl->use_cache = use_cache;
   return ClipTokenizer(std::move(impl));
 }
 
