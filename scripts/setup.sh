@@ -6,7 +6,12 @@
 #    The library comes from the npm package onnxruntime-node (Microsoft's official build),
 #    the C/C++ headers from Debian 13's libonnxruntime-dev (the C API is versioned, so the
 #    1.21 headers work with the 1.30 library).
+#
+#   scripts/setup.sh [--test]   --test also installs what the tests need (Chromium, the npm
+#                               packages of tests/web, clang for the fuzzer).
 set -euo pipefail
+with_tests=0
+[ "${1:-}" = "--test" ] && with_tests=1
 here=$(cd "$(dirname "$0")/.." && pwd)
 deps="$here/.deps"
 ort_version=1.30.0
@@ -18,7 +23,8 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 packages=(build-essential cmake ninja-build pkg-config git clang
   libopencv-dev libcurl4-openssl-dev nlohmann-json3-dev libcli11-dev libcpp-httplib-dev
   libutf8proc-dev zlib1g-dev libssl-dev libzip-dev zip libgtest-dev libgmock-dev
-  python3 python3-onnx python3-numpy ca-certificates)
+  python3 python3-onnx python3-numpy ca-certificates curl)
+[ "$with_tests" = 1 ] && packages+=(chromium)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -29,6 +35,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   log "installing Debian packages: ${missing[*]}"
   as_root apt-get update -qq
   DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if [ "$with_tests" = 1 ] && [ ! -d "$here/tests/web/node_modules/playwright-core" ]; then
+  log "installing the browser-test packages (npm ci in tests/web)"
+  (cd "$here/tests/web" && npm ci --ignore-scripts --no-audit --no-fund --silent)
 fi
 
 # ONNX Runtime: use what the user already has, else fetch it into .deps/.

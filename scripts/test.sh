@@ -2,6 +2,6 @@
 # Sets up, builds and runs every test (unit, end-to-end on generated models, CLI).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-"$here/scripts/build.sh"
+"$here/scripts/build.sh" --test
 cd "$here/build"
 ctest --output-on-failure --parallel "$(nproc)" --timeout 600

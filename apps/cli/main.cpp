@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   add_segment_command(app, run);
   add_tokenize_command(app, run);
   add_models_command(app, run);
+  add_serve_command(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -54,17 +54,19 @@ class ImageEmbedding {
   int height() const noexcept { return height_; }
   double preprocess_ms() const noexcept { return preprocess_ms_; }
   double encode_ms() const noexcept { return encode_ms_; }
+  std::size_t memory_bytes() const noexcept { return bytes_; }  // feature tensors held
   const std::shared_ptr<const detail::EmbeddingData>& data() const noexcept { return data_; }
 
   ImageEmbedding(std::shared_ptr<const detail::EmbeddingData> data, int width, int height,
-                 double preprocess_ms, double encode_ms)
+                 double preprocess_ms, double encode_ms, std::size_t bytes)
       : data_(std::move(data)), width_(width), height_(height), preprocess_ms_(preprocess_ms),
-        encode_ms_(encode_ms) {}
+        encode_ms_(encode_ms), bytes_(bytes) {}
 
  private:
   std::shared_ptr<const detail::EmbeddingData> data_;
   int width_, height_;
   double preprocess_ms_, encode_ms_;
+  std::size_t bytes_;
 };
 
 class Model {

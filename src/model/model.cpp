@@ -126,8 +126,13 @@ ImageEmbedding Model::encode(const Image& image) const {
   data->features = impl_->backend->encode_image(planes);
   data->width = image.width;
   data->height = image.height;
+  std::size_t bytes = 0;
+  for (const auto& [name, value] : data->features) {
+    const auto info = value.GetTensorTypeAndShapeInfo();
+    bytes += info.GetElementCount() * (info.GetElementType() == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT ? 4 : 8);
+  }
   ++impl_->image_encodes;
-  return ImageEmbedding(std::move(data), image.width, image.height, preprocess_ms, ms_since(t1));
+  return ImageEmbedding(std::move(data), image.width, image.height, preprocess_ms, ms_since(t1), bytes);
 }
 
 PromptResult Model::segment(const ImageEmbedding& embedding, const Prompt& prompt,

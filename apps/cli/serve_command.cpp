@@ -1,0 +1,37 @@
+// sam3 serve: the HTTP API and web page.
+#include "cli_common.h"
+#include "model_resolver.h"
+#include "server.h"
+
+namespace sam3::cli {
+
+void add_serve_command(CLI::App& app, Runner& run) {
+  struct Args {
+    ModelSelection models;
+    server::ServerOptions options;
+  };
+  auto args = std::make_shared<Args>();
+  auto* cmd = app.add_subcommand("serve", "HTTP API and web page for interactive and programmatic segmentation");
+  add_model_options(*cmd, args->models);
+  auto& o = args->options;
+  cmd->add_option("--host", o.host, "Address to bind (non-local needs --api-key or --insecure)")->capture_default_str();
+  cmd->add_option("--port", o.port, "Port (0 picks a free one, printed on stdout)")->capture_default_str()->check(CLI::Range(0, 65535));
+  cmd->add_option("--workers", o.workers, "Inference workers sharing the model")->capture_default_str()->check(CLI::Range(1, 64));
+  cmd->add_option("--threads", o.threads, "ONNX Runtime intra-op threads per run (0 = one per core)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--cache-mb", o.cache_mb, "Memory for cached image embeddings")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--queue", o.queue_capacity, "Requests waiting for a worker before 503")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--max-request-mb", o.max_request_mb, "Largest request body")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--max-pixels", o.max_pixels, "Largest image")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--timeout", o.request_timeout_s, "Seconds a request may wait and run")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--api-key", o.api_key, "Require \"Authorization: Bearer KEY\" (or X-API-Key) on /v1/*");
+  cmd->add_flag("--insecure", o.insecure, "Allow a non-local bind without an API key");
+  cmd->callback([args, &run] {
+    run = [args] {
+      args->options.model_dir = resolve_model_dir(args->models);
+      args->options.fallback_vocabulary = data_dir() / "clip" / "bpe_simple_vocab_16e6.txt.gz";
+      return server::run_server(args->options);
+    };
+  });
+}
+
+}  // namespace sam3::cli

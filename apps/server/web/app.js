@@ -1,0 +1,527 @@
+// sam3cpp web page: upload once, add prompts as chips, see every instance as a coloured overlay.
+// No dependencies, no network beyond this server.
+"use strict";
+
+const PALETTE = ["#e6194b", "#3cb44b", "#0082c8", "#f58231", "#911eb4", "#46f0f0", "#f032e6",
+  "#d2f53c", "#fabebe", "#008080", "#aa6e28", "#800000", "#808000", "#000080"];
+const SERVER_THRESHOLD = 0.05;  // ask for everything plausible; the slider filters locally
+
+const $ = (id) => document.getElementById(id);
+const state = {
+  image: null,        // {id, width, height, bitmap}
+  prompts: [],        // {text, color, pending, instances: [{score, box, area, mask: Uint8Array}]}
+  boxes: [],          // {x0, y0, x1, y1, positive}
+  threshold: 0.5,
+  hover: null,        // {prompt, index}
+  drag: null,
+  lastResponse: null,
+};
+
+// ---- API -------------------------------------------------------------------------------
+function authHeaders() {
+  const key = localStorage.getItem("sam3-api-key");
+  return key ? { Authorization: `Bearer ${key}` } : {};
+}
+
+async function api(path, options = {}) {
+  const response = await fetch(path, { ...options, headers: { ...authHeaders(), ...(options.headers || {}) } });
+  const body = await response.json().catch(() => ({}));
+  if (response.status === 401) {
+    $("api-key").hidden = false;
+    $("api-key").focus();
+  }
+  if (!response.ok) {
+    const message = body.error ? body.error.message : `HTTP ${response.status}`;
+    throw new Error(message);
+  }
+  return body;
+}
+
+// COCO compressed RLE (column-major) -> row-major Uint8Array.
+function decodeRle(counts, height, width) {
+  const runs = [];
+  let p = 0;
+  while (p < counts.length) {
+    let x = 0, k = 0, more = true, c = 0;
+    while (more) {
+      c = counts.charCodeAt(p) - 48;
+      x |= (c & 0x1f) << (5 * k);
+      more = (c & 0x20) !== 0;
+      p++; k++;
+      if (!more && (c & 0x10)) x |= -1 << (5 * k);
+    }
+    if (runs.length > 2) x += runs[runs.length - 2];
+    runs.push(x);
+  }
+  const mask = new Uint8Array(width * height);
+  let pos = 0, value = 0;
+  for (const run of runs) {
+    if (value) {
+      for (let i = pos; i < pos + run; i++) mask[(i % height) * width + Math.floor(i / height)] = 1;
+    }
+    pos += run;
+    value ^= 1;
+  }
+  return mask;
+}
+
+// ---- status ------------------------------------------------------------------------------
+function setStatus(text, isError = false) {
+  $("status").textContent = text;
+  $("status").classList.toggle("error", isError);
+}
+
+function setBusy(text) {
+  $("busy").hidden = !text;
+  if (text) $("busy-text").textContent = text;
+}
+
+async function pollHealth() {
+  const pill = $("model-status");
+  try {
+    const response = await fetch("/health");
+    const body = await response.json();
+    if (response.ok) {
+      const info = await api("/v1/info").catch(() => null);
+      pill.textContent = info ? `${info.model.layout} model ready` : "ready";
+      pill.className = "pill ready";
+      if (info) $("versions").textContent = `sam3cpp ${info.versions.sam3cpp} · ONNX Runtime ${info.versions.onnxruntime}`;
+      return;
+    }
+    pill.textContent = body.status === "error" ? "model failed to load" : "loading model…";
+    pill.className = body.status === "error" ? "pill error" : "pill";
+    if (body.status === "error") { setStatus(body.message, true); return; }
+  } catch (e) {
+    pill.textContent = "server unreachable";
+    pill.className = "pill error";
+  }
+  setTimeout(pollHealth, 1000);
+}
+
+// ---- image -------------------------------------------------------------------------------
+async function loadFile(file) {
+  if (!file) return;
+  setStatus("");
+  $("drop-zone").hidden = true;
+  $("canvas-wrap").hidden = false;
+  $("stage-hint").hidden = false;
+  setBusy("Encoding image…");
+  try {
+    const bitmap = await createImageBitmap(file, { imageOrientation: "from-image" }).catch(() => null);
+    const info = await api("/v1/images", {
+      method: "POST",
+      // The server recognises the format from the bytes; odd browser types must not get in the way.
+      headers: { "Content-Type": file.type.startsWith("image/") ? file.type : "application/octet-stream" },
+      body: file,
+    });
+    state.image = { id: info.image_id, width: info.width, height: info.height, bitmap };
+    state.boxes = [];
+    for (const p of state.prompts) p.instances = [];
+    setStatus(info.cached ? "Image already encoded (cache hit)." : `Image encoded in ${(info.encode_ms / 1000).toFixed(1)} s.`);
+    $("prompt-input").disabled = false;
+    $("add-prompt").disabled = false;
+    $("prompt-input").focus();
+    resizeCanvas();
+    await runAll();
+  } catch (e) {
+    setStatus(e.message, true);
+    if (!state.image) resetStage();
+  } finally {
+    setBusy(null);
+  }
+}
+
+function resetStage() {
+  $("drop-zone").hidden = false;
+  $("canvas-wrap").hidden = true;
+  $("stage-hint").hidden = true;
+}
+
+function resizeCanvas() {
+  const canvas = $("view");
+  canvas.width = state.image.width;
+  canvas.height = state.image.height;
+  fitCanvas();
+  render();
+}
+
+// Scale the canvas (CSS pixels) to fill the stage, keeping the image's aspect ratio.
+function fitCanvas() {
+  if (!state.image) return;
+  const wrap = $("canvas-wrap");
+  const scale = Math.min(wrap.clientWidth / state.image.width, wrap.clientHeight / state.image.height);
+  $("view").style.width = `${Math.floor(state.image.width * scale)}px`;
+  $("view").style.height = `${Math.floor(state.image.height * scale)}px`;
+}
+
+// ---- prompts -----------------------------------------------------------------------------
+function boxesPayload() {
+  return state.boxes.map((b) => [b.x0, b.y0, b.x1, b.y1, b.positive ? "pos" : "neg"]);
+}
+
+async function runPrompt(prompt) {
+  if (!state.image) return;
+  prompt.pending = true;
+  renderChips();
+  try {
+    const result = await api("/v1/segment", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({
+        image_id: state.image.id,
+        prompts: [{ text: prompt.text, boxes: boxesPayload() }],
+        threshold: SERVER_THRESHOLD,
+      }),
+    });
+    const image = result.images[0];
+    prompt.instances = image.prompts[0].instances.map((inst) => ({
+      score: inst.score, box: inst.box, area: inst.area,
+      mask: decodeRle(inst.mask.counts, inst.mask.size[0], inst.mask.size[1]),
+      raw: inst,
+    }));
+    state.lastResponse = result;
+    const t = result.timings_ms;
+    setStatus(`"${prompt.text || "boxes"}": ${prompt.instances.length} candidates in ${Math.round(t.encode_text + t.decode + t.postprocess)} ms.`);
+  } catch (e) {
+    if (e.message.startsWith("no image with id")) {
+      state.image = null;
+      resetStage();
+    }
+    setStatus(e.message, true);
+  } finally {
+    prompt.pending = false;
+    renderAll();
+  }
+}
+
+async function runAll() {
+  const list = state.prompts.length ? state.prompts : [];
+  if (!list.length && state.boxes.length) {
+    addPrompt("", false);  // box-only prompt
+    return;
+  }
+  await Promise.all(list.map(runPrompt));
+}
+
+function addPrompt(text, run = true) {
+  text = text.trim();
+  if (!text && !state.boxes.length) return;
+  if (state.prompts.some((p) => p.text === text)) return;
+  const used = new Set(state.prompts.map((p) => p.color));
+  const color = PALETTE.find((c) => !used.has(c)) || PALETTE[state.prompts.length % PALETTE.length];
+  const prompt = { text, color, pending: false, instances: [] };
+  state.prompts.push(prompt);
+  renderChips();
+  if (run || !text) runPrompt(prompt);
+}
+
+function removePrompt(prompt) {
+  state.prompts = state.prompts.filter((p) => p !== prompt);
+  if (state.hover && state.hover.prompt === prompt) state.hover = null;
+  renderAll();
+}
+
+// ---- rendering ---------------------------------------------------------------------------
+function visibleInstances() {
+  const out = [];
+  for (const prompt of state.prompts) {
+    prompt.instances.forEach((inst, index) => {
+      if (inst.score > state.threshold) out.push({ prompt, index, inst });
+    });
+  }
+  return out;
+}
+
+function hexToRgb(hex) {
+  const v = parseInt(hex.slice(1), 16);
+  return [(v >> 16) & 255, (v >> 8) & 255, v & 255];
+}
+
+function render() {
+  if (!state.image) return;
+  const canvas = $("view");
+  const ctx = canvas.getContext("2d");
+  const { width, height } = state.image;
+  ctx.clearRect(0, 0, width, height);
+  if (state.image.bitmap) ctx.drawImage(state.image.bitmap, 0, 0, width, height);
+  const visible = visibleInstances();
+  if (visible.length) {
+    const base = ctx.getImageData(0, 0, width, height);
+    const px = base.data;
+    for (const { prompt, index, inst } of visible) {
+      const hovered = state.hover && state.hover.prompt === prompt && state.hover.index === index;
+      const alpha = hovered ? 0.7 : (state.hover ? 0.25 : 0.45);
+      const [r, g, b] = hexToRgb(prompt.color);
+      const m = inst.mask;
+      for (let i = 0; i < m.length; i++) {
+        if (!m[i]) continue;
+        const o = i * 4;
+        px[o] = px[o] * (1 - alpha) + r * alpha;
+        px[o + 1] = px[o + 1] * (1 - alpha) + g * alpha;
+        px[o + 2] = px[o + 2] * (1 - alpha) + b * alpha;
+      }
+    }
+    ctx.putImageData(base, 0, 0);
+    const scale = Math.max(1, width / 900);
+    ctx.font = `${Math.round(13 * scale)}px system-ui, sans-serif`;
+    for (const { prompt, index, inst } of visible) {
+      const hovered = state.hover && state.hover.prompt === prompt && state.hover.index === index;
+      const [x0, y0, x1, y1] = inst.box;
+      ctx.lineWidth = (hovered ? 3 : 1.5) * scale;
+      ctx.strokeStyle = prompt.color;
+      ctx.strokeRect(x0, y0, x1 - x0, y1 - y0);
+      const label = `${prompt.text || "boxes"} ${inst.score.toFixed(2)}`;
+      const tw = ctx.measureText(label).width + 8 * scale;
+      const th = 18 * scale;
+      const ty = y0 > th ? y0 - th : y0;
+      ctx.fillStyle = prompt.color;
+      ctx.fillRect(x0, ty, tw, th);
+      ctx.fillStyle = "#fff";
+      ctx.fillText(label, x0 + 4 * scale, ty + 13 * scale);
+    }
+  }
+  for (const b of state.boxes) drawBox(ctx, b, false);
+  if (state.drag) drawBox(ctx, state.drag, true);
+}
+
+function drawBox(ctx, b, active) {
+  const scale = Math.max(1, state.image.width / 900);
+  ctx.lineWidth = 2 * scale;
+  ctx.setLineDash(b.positive ? [] : [6 * scale, 4 * scale]);
+  ctx.strokeStyle = b.positive ? "#12b76a" : "#d92d20";
+  ctx.globalAlpha = active ? 0.8 : 1;
+  ctx.strokeRect(b.x0, b.y0, b.x1 - b.x0, b.y1 - b.y0);
+  ctx.setLineDash([]);
+  ctx.globalAlpha = 1;
+}
+
+function renderChips() {
+  const ul = $("chips");
+  ul.replaceChildren(...state.prompts.map((prompt) => {
+    const li = document.createElement("li");
+    li.className = "chip" + (prompt.pending ? " pending" : "");
+    li.dataset.text = prompt.text;
+    const dot = document.createElement("span");
+    dot.className = "dot";
+    dot.style.background = prompt.color;
+    const label = document.createElement("span");
+    label.textContent = prompt.text || "boxes";
+    const count = document.createElement("span");
+    count.className = "count";
+    count.textContent = String(prompt.instances.filter((i) => i.score > state.threshold).length);
+    const remove = document.createElement("button");
+    remove.type = "button";
+    remove.title = "Remove";
+    remove.textContent = "×";
+    remove.onclick = () => removePrompt(prompt);
+    li.append(dot, label, count, remove);
+    return li;
+  }));
+  const boxes = state.boxes.length;
+  $("boxes-row").hidden = boxes === 0;
+  const neg = state.boxes.filter((b) => !b.positive).length;
+  $("boxes-label").textContent = `${boxes} exemplar box${boxes === 1 ? "" : "es"}${neg ? ` (${neg} negative)` : ""}`;
+}
+
+function renderList() {
+  const ul = $("instance-list");
+  const items = [];
+  for (const prompt of state.prompts) {
+    prompt.instances.forEach((inst, index) => {
+      const li = document.createElement("li");
+      li.className = inst.score > state.threshold ? "visible" : "";
+      if (state.hover && state.hover.prompt === prompt && state.hover.index === index) li.classList.add("hover");
+      li.dataset.score = inst.score;
+      const swatch = document.createElement("span");
+      swatch.className = "swatch";
+      swatch.style.background = prompt.color;
+      const label = document.createElement("span");
+      label.className = "label";
+      label.textContent = `${prompt.text || "boxes"} #${index + 1}`;
+      const score = document.createElement("span");
+      score.className = "score";
+      score.textContent = inst.score.toFixed(2);
+      const download = document.createElement("button");
+      download.title = "Download this mask as PNG";
+      download.textContent = "⤓";
+      download.onclick = () => downloadMask([{ prompt, inst }], `${slug(prompt.text)}-${index + 1}.png`);
+      li.append(swatch, label, score, download);
+      li.onmouseenter = () => { state.hover = { prompt, index }; render(); renderListHover(); };
+      li.onmouseleave = () => { state.hover = null; render(); renderListHover(); };
+      items.push(li);
+    });
+  }
+  ul.replaceChildren(...items);
+  const visible = visibleInstances().length;
+  $("instance-count").textContent = state.prompts.length ? `(${visible})` : "";
+  $("download-masks").disabled = visible === 0;
+  $("download-json").disabled = !state.prompts.some((p) => p.instances.length);
+}
+
+function renderListHover() {
+  let i = 0;
+  const lis = $("instance-list").children;
+  for (const prompt of state.prompts) {
+    prompt.instances.forEach((_, index) => {
+      const on = state.hover && state.hover.prompt === prompt && state.hover.index === index;
+      lis[i++].classList.toggle("hover", !!on);
+    });
+  }
+}
+
+function renderAll() {
+  render();
+  renderChips();
+  renderList();
+}
+
+// ---- downloads ---------------------------------------------------------------------------
+function slug(text) {
+  return (text || "boxes").toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "") || "prompt";
+}
+
+function save(blob, name) {
+  const a = document.createElement("a");
+  a.href = URL.createObjectURL(blob);
+  a.download = name;
+  a.click();
+  setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+}
+
+// A single mask is black/white; several are coloured by prompt on black.
+function downloadMask(entries, name) {
+  const { width, height } = state.image;
+  const canvas = document.createElement("canvas");
+  canvas.width = width;
+  canvas.height = height;
+  const ctx = canvas.getContext("2d");
+  const data = ctx.createImageData(width, height);
+  for (const { prompt, inst } of entries) {
+    const [r, g, b] = entries.length === 1 ? [255, 255, 255] : hexToRgb(prompt.color);
+    for (let i = 0; i < inst.mask.length; i++) {
+      if (!inst.mask[i]) continue;
+      data.data.set([r, g, b], i * 4);
+    }
+  }
+  for (let i = 3; i < data.data.length; i += 4) data.data[i] = 255;
+  ctx.putImageData(data, 0, 0);
+  canvas.toBlob((blob) => save(blob, name), "image/png");
+}
+
+function downloadJson() {
+  const result = {
+    image: { image_id: state.image.id, width: state.image.width, height: state.image.height },
+    threshold: state.threshold,
+    prompts: state.prompts.map((p) => ({
+      text: p.text,
+      boxes: boxesPayload(),
+      instances: p.instances.filter((i) => i.score > state.threshold).map((i) => i.raw),
+    })),
+  };
+  save(new Blob([JSON.stringify(result, null, 2)], { type: "application/json" }), "sam3-results.json");
+}
+
+// ---- canvas interaction ------------------------------------------------------------------
+function imagePoint(event) {
+  const canvas = $("view");
+  const rect = canvas.getBoundingClientRect();
+  return {
+    x: Math.max(0, Math.min(state.image.width, (event.clientX - rect.left) * state.image.width / rect.width)),
+    y: Math.max(0, Math.min(state.image.height, (event.clientY - rect.top) * state.image.height / rect.height)),
+  };
+}
+
+function instanceAt(p) {
+  const visible = visibleInstances();
+  const index = Math.floor(p.y) * state.image.width + Math.floor(p.x);
+  let best = null;
+  for (const v of visible) {
+    if (v.inst.mask[index] && (!best || v.inst.area < best.inst.area)) best = v;  // smallest on top
+  }
+  return best ? { prompt: best.prompt, index: best.index } : null;
+}
+
+function installCanvasHandlers() {
+  const canvas = $("view");
+  canvas.addEventListener("mousedown", (e) => {
+    if (!state.image) return;
+    const p = imagePoint(e);
+    state.drag = { sx: p.x, sy: p.y, x0: p.x, y0: p.y, x1: p.x, y1: p.y, positive: !e.shiftKey };
+  });
+  window.addEventListener("mousemove", (e) => {
+    if (!state.image) return;
+    if (state.drag) {
+      const p = imagePoint(e);
+      Object.assign(state.drag, {
+        x0: Math.min(state.drag.sx, p.x), y0: Math.min(state.drag.sy, p.y),
+        x1: Math.max(state.drag.sx, p.x), y1: Math.max(state.drag.sy, p.y),
+      });
+      render();
+      return;
+    }
+    if (e.target !== canvas) return;
+    const hit = instanceAt(imagePoint(e));
+    const same = (hit && state.hover && hit.prompt === state.hover.prompt && hit.index === state.hover.index) || (!hit && !state.hover);
+    if (!same) {
+      state.hover = hit;
+      render();
+      renderListHover();
+    }
+  });
+  window.addEventListener("mouseup", () => {
+    const d = state.drag;
+    state.drag = null;
+    if (!d) return;
+    if (d.x1 - d.x0 < 4 || d.y1 - d.y0 < 4) { render(); return; }  // a click, not a box
+    state.boxes.push({ x0: Math.round(d.x0), y0: Math.round(d.y0), x1: Math.round(d.x1), y1: Math.round(d.y1), positive: d.positive });
+    renderChips();
+    runAll();
+  });
+  canvas.addEventListener("mouseleave", () => {
+    if (state.hover) { state.hover = null; render(); renderListHover(); }
+  });
+}
+
+// ---- wiring ------------------------------------------------------------------------------
+function init() {
+  $("file-input").addEventListener("change", (e) => loadFile(e.target.files[0]));
+  const zone = $("drop-zone");
+  for (const target of [zone, $("canvas-wrap")]) {
+    target.addEventListener("dragover", (e) => { e.preventDefault(); zone.classList.add("over"); });
+    target.addEventListener("dragleave", () => zone.classList.remove("over"));
+    target.addEventListener("drop", (e) => {
+      e.preventDefault();
+      zone.classList.remove("over");
+      loadFile(e.dataTransfer.files[0]);
+    });
+  }
+  $("change-image").addEventListener("click", () => $("file-input").click());
+  $("prompt-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    addPrompt($("prompt-input").value);
+    $("prompt-input").value = "";
+  });
+  $("threshold").addEventListener("input", (e) => {
+    state.threshold = parseFloat(e.target.value);
+    $("threshold-value").textContent = state.threshold.toFixed(2);
+    renderAll();  // re-filters locally, no request
+  });
+  $("clear-boxes").addEventListener("click", () => {
+    state.boxes = [];
+    state.prompts = state.prompts.filter((p) => p.text);
+    renderAll();
+    runAll();
+  });
+  $("download-masks").addEventListener("click", () =>
+    downloadMask(visibleInstances().map(({ prompt, inst }) => ({ prompt, inst })), "sam3-masks.png"));
+  $("download-json").addEventListener("click", downloadJson);
+  $("api-key").addEventListener("change", (e) => {
+    localStorage.setItem("sam3-api-key", e.target.value);
+    pollHealth();
+  });
+  window.addEventListener("resize", fitCanvas);
+  installCanvasHandlers();
+  pollHealth();
+}
+
+init();

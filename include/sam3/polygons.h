@@ -1,0 +1,28 @@
+// Mask outlines as polygons (outer rings with their holes), for COCO polygons, YOLO-seg,
+// GeoJSON and the server's "polygon" mask format.
+#pragma once
+
+#include <vector>
+
+#include "sam3/types.h"
+
+namespace sam3 {
+
+struct Point {
+  float x = 0, y = 0;
+};
+using Ring = std::vector<Point>;
+
+struct Polygon {
+  Ring outer;               // counter-clockwise is not guaranteed; use signed area if needed
+  std::vector<Ring> holes;  // rings inside `outer`
+};
+
+// One polygon per connected component, rings simplified with Douglas-Peucker at `tolerance`
+// pixels (0 keeps every boundary pixel); rings with fewer than 3 points are dropped.
+// Coordinates are pixel centres of the boundary pixels, in the mask's pixel frame.
+std::vector<Polygon> mask_to_polygons(const Mask& mask, double tolerance = 1.0);
+
+double ring_area(const Ring& ring);  // absolute shoelace area
+
+}  // namespace sam3

@@ -1,0 +1,52 @@
+#include "sam3/polygons.h"
+
+#include <cmath>
+#include <opencv2/imgproc.hpp>
+
+namespace sam3 {
+namespace {
+
+Ring to_ring(const std::vector<cv::Point>& contour, double tolerance) {
+  std::vector<cv::Point> simplified;
+  if (tolerance > 0) cv::approxPolyDP(contour, simplified, tolerance, true);
+  else simplified = contour;
+  Ring ring;
+  ring.reserve(simplified.size());
+  for (const auto& p : simplified) ring.push_back({static_cast<float>(p.x), static_cast<float>(p.y)});
+  return ring;
+}
+
+}  // namespace
+
+std::vector<Polygon> mask_to_polygons(const Mask& mask, double tolerance) {
+  std::vector<Polygon> out;
+  if (mask.width <= 0 || mask.height <= 0) return out;
+  cv::Mat m(mask.height, mask.width, CV_8UC1, const_cast<std::uint8_t*>(mask.data.data()));
+  std::vector<std::vector<cv::Point>> contours;
+  std::vector<cv::Vec4i> hierarchy;  // next, previous, first child, parent
+  cv::findContours(m.clone(), contours, hierarchy, cv::RETR_CCOMP, cv::CHAIN_APPROX_SIMPLE);
+  for (size_t i = 0; i < contours.size(); ++i) {
+    if (hierarchy[i][3] >= 0) continue;  // holes are collected under their outer ring
+    Polygon poly;
+    poly.outer = to_ring(contours[i], tolerance);
+    if (poly.outer.size() < 3) continue;
+    for (int h = hierarchy[i][2]; h >= 0; h = hierarchy[static_cast<size_t>(h)][0]) {
+      Ring hole = to_ring(contours[static_cast<size_t>(h)], tolerance);
+      if (hole.size() >= 3) poly.holes.push_back(std::move(hole));
+    }
+    out.push_back(std::move(poly));
+  }
+  return out;
+}
+
+double ring_area(const Ring& ring) {
+  double a = 0;
+  for (size_t i = 0, n = ring.size(); i < n; ++i) {
+    const auto& p = ring[i];
+    const auto& q = ring[(i + 1) % n];
+    a += static_cast<double>(p.x) * q.y - static_cast<double>(q.x) * p.y;
+  }
+  return std::abs(a) / 2;
+}
+
+}  // namespace sam3

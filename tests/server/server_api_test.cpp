@@ -1,0 +1,258 @@
+// The real `sam3 serve` binary on a free port with the generated models.
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "base64.h"
+#include "sam3/export.h"
+#include "support/run_command.h"
+#include "support/server_process.h"
+#include "support/test_images.h"
+
+namespace {
+
+using nlohmann::json;
+using sam3::test::ServerProcess;
+
+const std::string kSam3 = SAM3_CLI_PATH;
+
+std::string models(const std::string& layout = "usls") { return (sam3::test::test_models_dir() / layout).string(); }
+
+std::string scene_png(int scale = 1) {
+  auto scene = sam3::test::make_scene(false);
+  if (scale == 1) return sam3::encode_rgb_png(scene.image);
+  sam3::Image big{scene.image.width * scale, scene.image.height * scale, {}};
+  big.rgb.resize(static_cast<size_t>(big.width) * big.height * 3);
+  for (int y = 0; y < big.height; ++y)
+    for (int x = 0; x < big.width; ++x)
+      for (int c = 0; c < 3; ++c)
+        big.rgb[(static_cast<size_t>(y) * big.width + x) * 3 + c] =
+            scene.image.rgb[(static_cast<size_t>(y / scale) * scene.image.width + x / scale) * 3 + c];
+  return sam3::encode_rgb_png(big);
+}
+
+void wait_ready(httplib::Client& c) {
+  for (int i = 0; i < 200; ++i) {
+    if (auto r = c.Get("/health"); r && r->status == 200) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  FAIL() << "server never became ready";
+}
+
+json body_of(const httplib::Result& r) { return r ? json::parse(r->body, nullptr, false) : json(); }
+
+void expect_error(const httplib::Result& r, int status, const std::string& code) {
+  ASSERT_TRUE(r) << "no response";
+  EXPECT_EQ(r->status, status) << r->body;
+  const auto j = body_of(r);
+  ASSERT_TRUE(j.contains("error")) << r->body;
+  EXPECT_EQ(j["error"]["code"], code) << r->body;
+  EXPECT_FALSE(j["error"]["message"].get<std::string>().empty());
+}
+
+class ServerApi : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    server_ = new ServerProcess({kSam3, "serve", "--models", models(), "--port", "0", "--max-request-mb", "2",
+                                 "--max-pixels", "1000000"});
+    ASSERT_GT(server_->port(), 0) << server_->first_line();
+    httplib::Client c("127.0.0.1", server_->port());
+    wait_ready(c);
+  }
+  static void TearDownTestSuite() {
+    EXPECT_EQ(server_->stop(SIGTERM), 0) << "graceful shutdown exits 0";
+    delete server_;
+  }
+  httplib::Client client() {
+    httplib::Client c("127.0.0.1", server_->port());
+    c.set_read_timeout(60, 0);
+    return c;
+  }
+  std::string upload(const std::string& png) {
+    auto c = client();
+    auto r = c.Post("/v1/images", png, "image/png");
+    EXPECT_TRUE(r && r->status == 200) << (r ? r->body : "no response");
+    return body_of(r)["image_id"];
+  }
+  static ServerProcess* server_;
+};
+ServerProcess* ServerApi::server_ = nullptr;
+
+TEST_F(ServerApi, UploadOnceThenPromptFromTheCache) {
+  auto c = client();
+  const std::string png = scene_png();
+  auto first = c.Post("/v1/images", png, "image/png");
+  ASSERT_EQ(first->status, 200) << first->body;
+  const auto id = body_of(first)["image_id"].get<std::string>();
+  EXPECT_EQ(body_of(first)["width"], 400);
+  httplib::MultipartFormDataItems form = {{"image", png, "scene.png", "image/png"}};
+  auto again = c.Post("/v1/images", form);
+  ASSERT_EQ(again->status, 200) << again->body;
+  EXPECT_EQ(body_of(again)["image_id"], id) << "the id is the content hash";
+  EXPECT_EQ(body_of(again)["cached"], true);
+
+  const json request = {{"image_id", id}, {"prompts", {"red", {{"text", "blue"}}}}};
+  auto r = c.Post("/v1/segment", request.dump(), "application/json");
+  ASSERT_EQ(r->status, 200) << r->body;
+  const auto j = body_of(r);
+  EXPECT_EQ(j["model"]["layout"], "usls");
+  const auto& image = j["images"][0];
+  EXPECT_EQ(image["image_id"], id);
+  ASSERT_EQ(image["prompts"].size(), 2u);
+  EXPECT_EQ(image["prompts"][0]["instances"].size(), 2u);
+  EXPECT_EQ(image["prompts"][1]["instances"].size(), 1u);
+  const auto mask = sam3::rle_decode(image["prompts"][0]["instances"][0]["mask"]["counts"], 240, 400);
+  EXPECT_GT(sam3::test::iou_with_rect(mask, sam3::test::make_scene(false).red_big), 0.85);
+  EXPECT_EQ(j["timings_ms"]["image_cached"], true);
+  EXPECT_EQ(j["timings_ms"]["encode_image"], 0.0);
+
+  const auto info = body_of(c.Get("/v1/info"));
+  EXPECT_GE(info["cache"]["hits"].get<int>(), 2);
+  EXPECT_EQ(info["model"]["image_encodes"], 1) << "one encode for one image, however many prompts";
+  EXPECT_EQ(info["versions"]["onnxruntime"].get<std::string>().substr(0, 2), "1.");
+}
+
+TEST_F(ServerApi, InlineImageAndMaskFormats) {
+  auto c = client();
+  json request = {{"image", sam3::server::base64_encode(scene_png())}, {"prompts", {"blue"}}, {"mask_format", "png"}};
+  auto r = c.Post("/v1/segment", request.dump(), "application/json");
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_FALSE(body_of(r)["images"][0]["prompts"][0]["instances"][0]["mask"]["png"].get<std::string>().empty());
+  request["mask_format"] = "polygon";
+  r = c.Post("/v1/segment", request.dump(), "application/json");
+  ASSERT_EQ(r->status, 200) << r->body;
+  const auto j = body_of(r);
+  const auto& polygons = j["images"][0]["prompts"][0]["instances"][0]["mask"]["polygons"];
+  ASSERT_EQ(polygons.size(), 1u) << r->body.substr(0, 600);
+  EXPECT_GE(polygons[0].size(), 8u) << "a rectangle has at least 4 corners";
+  EXPECT_EQ(j["timings_ms"]["image_cached"], true) << "the inline image was hashed and cached";
+}
+
+TEST_F(ServerApi, EveryErrorHasItsStatusAndShape) {
+  auto c = client();
+  const auto id = upload(scene_png());
+  expect_error(c.Post("/v1/segment", "{not json", "application/json"), 400, "invalid_json");
+  expect_error(c.Post("/v1/segment", json{{"image_id", id}}.dump(), "application/json"), 400, "invalid_request");
+  expect_error(c.Post("/v1/segment", json{{"image_id", id}, {"prompts", {""}}}.dump(), "application/json"), 400,
+               "invalid_request");
+  expect_error(c.Post("/v1/segment", json{{"image_id", id}, {"prompts", {{{"text", "red"}, {"boxes", {{1, 2, 3}}}}}}}.dump(),
+                      "application/json"), 400, "invalid_request");
+  expect_error(c.Post("/v1/segment", json{{"image_id", id}, {"prompts", {{{"text", "red"}, {"boxes", {{50, 50, 10, 10}}}}}}}.dump(),
+                      "application/json"), 400, "invalid_argument");
+  expect_error(c.Post("/v1/segment", json{{"image_id", id}, {"prompts", {"red"}}, {"threshold", 7}}.dump(), "application/json"),
+               400, "invalid_request");
+  expect_error(c.Post("/v1/segment", json{{"image_id", "0123"}, {"prompts", {"red"}}}.dump(), "application/json"), 404,
+               "unknown_image");
+  expect_error(c.Post("/v1/segment", "prompts=red", "text/plain"), 415, "unsupported_media_type");
+  expect_error(c.Post("/v1/images", "hello", "text/plain"), 415, "unsupported_media_type");
+  expect_error(c.Post("/v1/images", "GIF89a....", "image/gif"), 415, "image_unsupported");
+  expect_error(c.Post("/v1/images", std::string("\x89PNG\r\n\x1a\n garbage", 17), "image/png"), 400, "image_corrupt");
+  expect_error(c.Post("/v1/images", "", "image/png"), 400, "invalid_request");
+  expect_error(c.Post("/v1/images", scene_png(4), "image/png"), 413, "image_too_large");  // 1600x960 > 1 M pixels
+  expect_error(c.Post("/v1/images", std::string(3 * 1024 * 1024, 'x'), "image/png"), 413, "payload_too_large");
+  httplib::MultipartFormDataItems no_file = {{"note", "hello", "", ""}};
+  expect_error(c.Post("/v1/images", no_file), 400, "invalid_request");
+  expect_error(c.Get("/v2/nothing"), 404, "not_found");
+}
+
+TEST_F(ServerApi, ConcurrentRequestsAllSucceedWithTheSameAnswer) {
+  const auto id = upload(scene_png());
+  std::atomic<int> ok{0}, wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 6; ++t) {
+    threads.emplace_back([&, t] {
+      auto c = client();
+      for (int i = 0; i < 5; ++i) {
+        const char* text = (t + i) % 2 ? "red" : "blue";
+        auto r = c.Post("/v1/segment", json{{"image_id", id}, {"prompts", {text}}}.dump(), "application/json");
+        if (!r || r->status != 200) continue;
+        const size_t n = body_of(r)["images"][0]["prompts"][0]["instances"].size();
+        (n == ((t + i) % 2 ? 2u : 1u) ? ok : wrong)++;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok, 30);
+  EXPECT_EQ(wrong, 0);
+}
+
+TEST(ServerLifecycle, FullQueueAnswers503) {
+  ServerProcess server({kSam3, "serve", "--models", models(), "--port", "0", "--workers", "1", "--queue", "1"});
+  httplib::Client probe("127.0.0.1", server.port());
+  wait_ready(probe);
+  // Each request runs 64 prompts on a 1600x960 image: long enough for the others to pile up.
+  json request = {{"image", sam3::server::base64_encode(scene_png(4))}, {"prompts", json::array()}};
+  for (int i = 0; i < 64; ++i) request["prompts"].push_back(i % 2 ? "red" : "blue");
+  std::atomic<int> ok{0}, busy{0}, other{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 6; ++t) {
+    threads.emplace_back([&] {
+      httplib::Client c("127.0.0.1", server.port());
+      c.set_read_timeout(120, 0);
+      auto r = c.Post("/v1/segment", request.dump(), "application/json");
+      if (r && r->status == 200) ++ok;
+      else if (r && r->status == 503 && body_of(r)["error"]["code"] == "busy" && r->has_header("Retry-After")) ++busy;
+      else ++other;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_GE(ok, 1);
+  EXPECT_GE(busy, 1) << "a full queue must refuse, not pile up";
+  EXPECT_EQ(other, 0);
+  EXPECT_EQ(server.stop(SIGINT), 0);
+}
+
+TEST(ServerLifecycle, ApiKeyIsRequiredWhenSet) {
+  ServerProcess server({kSam3, "serve", "--models", models(), "--port", "0", "--api-key", "s3cret"});
+  httplib::Client c("127.0.0.1", server.port());
+  wait_ready(c);
+  EXPECT_EQ(c.Get("/")->status, 200) << "the page itself is public";
+  expect_error(c.Get("/v1/info"), 401, "unauthorized");
+  EXPECT_EQ(c.Get("/v1/info", {{"Authorization", "Bearer s3cret"}})->status, 200);
+  EXPECT_EQ(c.Get("/v1/info", {{"X-API-Key", "s3cret"}})->status, 200);
+}
+
+TEST(ServerLifecycle, ModelThatFailsToLoadIsReportedNot500) {
+  const auto dir = std::filesystem::temp_directory_path() / "sam3_server_bad_model";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  for (const char* f : {"vision-encoder.onnx", "text-encoder.onnx", "decoder.onnx"}) std::ofstream(dir / f) << "broken";
+  ServerProcess server({kSam3, "serve", "--models", dir.string(), "--port", "0"});
+  httplib::Client c("127.0.0.1", server.port());
+  for (int i = 0; i < 100; ++i) {
+    auto r = c.Get("/health");
+    if (r && body_of(r)["status"] == "error") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  auto health = c.Get("/health");
+  EXPECT_EQ(health->status, 503);
+  EXPECT_NE(health->body.find("cannot load"), std::string::npos) << health->body;
+  expect_error(c.Post("/v1/images", scene_png(), "image/png"), 503, "model_unavailable");
+}
+
+TEST(ServerLifecycle, NonLocalBindNeedsAKey) {
+  const auto r = sam3::test::run_command(kSam3 + " serve --models " + models() + " --host 0.0.0.0 --port 0");
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("--api-key"), std::string::npos) << r.err;
+}
+
+TEST(ServerLifecycle, ServesThePageAndTheOpenApiDescription) {
+  ServerProcess server({kSam3, "serve", "--models", models("samexporter"), "--port", "0"});
+  httplib::Client c("127.0.0.1", server.port());
+  auto page = c.Get("/");
+  ASSERT_EQ(page->status, 200);
+  EXPECT_NE(page->body.find("<canvas id=\"view\">"), std::string::npos);
+  EXPECT_EQ(c.Get("/app.js")->status, 200);
+  auto spec = c.Get("/openapi.json");
+  ASSERT_EQ(spec->status, 200);
+  const auto j = body_of(spec);
+  EXPECT_EQ(j["openapi"], "3.0.3");
+  EXPECT_TRUE(j["paths"].contains("/v1/segment"));
+}
+
+}  // namespace

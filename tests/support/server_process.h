@@ -1,0 +1,76 @@
+// Starts `sam3 serve ... --port 0` as a child process and reads the URL it prints.
+#pragma once
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+extern char** environ;
+
+namespace sam3::test {
+
+class ServerProcess {
+ public:
+  explicit ServerProcess(std::vector<std::string> args) {
+    int out[2];
+    if (::pipe(out) != 0) return;
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addclose(&actions, out[0]);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    if (posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ) != 0) pid_ = -1;
+    posix_spawn_file_actions_destroy(&actions);
+    ::close(out[1]);
+    stdout_ = ::fdopen(out[0], "r");
+    char line[512] = {};
+    if (pid_ > 0 && std::fgets(line, sizeof line, stdout_)) first_line_ = line;
+    const auto at = first_line_.find("http://");
+    if (at != std::string::npos) {
+      url_ = first_line_.substr(at);
+      while (!url_.empty() && (url_.back() == '\n' || url_.back() == '\r')) url_.pop_back();
+      port_ = std::stoi(url_.substr(url_.rfind(':') + 1));
+    }
+  }
+
+  ~ServerProcess() {
+    if (pid_ > 0 && !exited_) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+    if (stdout_) std::fclose(stdout_);
+  }
+
+  // Sends a signal and waits; returns the exit code (-1 if killed by a signal).
+  int stop(int signal = SIGTERM) {
+    ::kill(pid_, signal);
+    return wait();
+  }
+
+  int wait() {
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    exited_ = true;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+  int port() const { return port_; }
+  const std::string& url() const { return url_; }
+  const std::string& first_line() const { return first_line_; }
+
+ private:
+  pid_t pid_ = -1;
+  FILE* stdout_ = nullptr;
+  std::string first_line_, url_;
+  int port_ = 0;
+  bool exited_ = false;
+};
+
+}  // namespace sam3::test

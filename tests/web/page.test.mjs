@@ -1,0 +1,159 @@
+// The sam3 serve web page in headless Chromium, as a user drives it: pick an image, type a
+// prompt, see the overlay, move the threshold slider, draw a negative box, download results.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import zlib from "node:zlib";
+import { chromium } from "playwright-core";
+
+const CLI = process.env.SAM3_CLI;
+const MODELS = process.env.SAM3_TEST_MODELS;
+const OUT = process.env.SAM3_WEB_OUT || os.tmpdir();
+
+// The scene of the C++ tests: 400x240, a big red box top-left, a small red square
+// bottom-left, magenta top-right, blue bottom-right.
+const SCENE = { width: 400, height: 240, redBig: [40, 20, 160, 100], redSmall: [60, 160, 90, 190] };
+
+function scenePng() {
+  const { width, height } = SCENE;
+  const px = Buffer.alloc(width * height * 3);
+  const fill = ([x0, y0, x1, y1], rgb) => {
+    for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++) px.set(rgb, (y * width + x) * 3);
+  };
+  fill(SCENE.redBig, [255, 0, 0]);
+  fill([260, 20, 360, 90], [255, 0, 255]);
+  fill(SCENE.redSmall, [255, 0, 0]);
+  fill([240, 140, 380, 220], [0, 0, 255]);
+  const raw = Buffer.alloc((width * 3 + 1) * height);
+  for (let y = 0; y < height; y++) px.copy(raw, y * (width * 3 + 1) + 1, y * width * 3, (y + 1) * width * 3);
+  const chunk = (type, data) => {
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(data.length);
+    const body = Buffer.concat([Buffer.from(type), data]);
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(zlib.crc32 ? zlib.crc32(body) : crc32(body));
+    return Buffer.concat([len, body, crc]);
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr.set([8, 2, 0, 0, 0], 8);
+  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk("IHDR", ihdr),
+    chunk("IDAT", zlib.deflateSync(raw)), chunk("IEND", Buffer.alloc(0))]);
+}
+
+function crc32(buf) {
+  let c = ~0;
+  for (const b of buf) {
+    c ^= b;
+    for (let k = 0; k < 8; k++) c = (c >>> 1) ^ (0xedb88320 & -(c & 1));
+  }
+  return ~c >>> 0;
+}
+
+let server, browser, page, baseUrl;
+const segmentRequests = [];
+
+before(async () => {
+  assert.ok(CLI && MODELS, "SAM3_CLI and SAM3_TEST_MODELS must be set");
+  server = spawn(CLI, ["serve", "--models", path.join(MODELS, "usls"), "--port", "0"], { stdio: ["ignore", "pipe", "inherit"] });
+  const [line] = await Promise.race([
+    once(server.stdout, "data"),
+    new Promise((_, reject) => setTimeout(() => reject(new Error("server did not start")), 20000)),
+  ]);
+  baseUrl = line.toString().match(/http:\/\/\S+/)[0];
+  browser = await chromium.launch({
+    executablePath: process.env.SAM3_CHROMIUM || "/usr/bin/chromium",
+    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+      "--disable-component-update", "--disable-sync"],
+  });
+  page = await browser.newPage({ viewport: { width: 1366, height: 800 }, acceptDownloads: true });
+  page.on("request", (r) => { if (r.url().endsWith("/v1/segment")) segmentRequests.push(r.url()); });
+  page.on("pageerror", (e) => { throw e; });
+});
+
+after(async () => {
+  await browser?.close();
+  if (server) {
+    server.kill("SIGTERM");
+    const [code] = await once(server, "exit");
+    assert.equal(code, 0, "the server exits cleanly on SIGTERM");
+  }
+});
+
+const visibleCount = () => page.locator("#instance-list li.visible").count();
+
+async function canvasPixel(x, y) {
+  return page.evaluate(([px, py]) => Array.from(document.getElementById("view").getContext("2d").getImageData(px, py, 1, 1).data), [x, y]);
+}
+
+test("upload, prompt, overlay, threshold, negative box, download", async () => {
+  await page.goto(baseUrl);
+  await page.locator("#model-status.ready").waitFor({ timeout: 20000 });
+  assert.match(await page.locator("#model-status").innerText(), /usls model ready/);
+
+  const file = path.join(OUT, "sam3-web-scene.png");
+  fs.writeFileSync(file, scenePng());
+  await page.setInputFiles("#file-input", file);
+  await page.locator("#prompt-input:not([disabled])").waitFor();
+  assert.deepEqual((await canvasPixel(100, 60)).slice(0, 3), [255, 0, 0], "the image is drawn before any prompt");
+
+  await page.fill("#prompt-input", "red");
+  await page.press("#prompt-input", "Enter");
+  await page.waitForFunction(() => document.querySelectorAll("#instance-list li.visible").length === 2);
+  const [r, g, b] = await canvasPixel(100, 60);
+  assert.ok(b > 20 && r < 250, `the big red box is tinted by the overlay, got ${[r, g, b]}`);
+  assert.equal(await page.locator(".chip").count(), 1);
+  await page.screenshot({ path: path.join(OUT, "sam3-web-overlay.png") });
+
+  // The slider filters locally: the small square (score ~0.7) disappears, no new request.
+  const before = segmentRequests.length;
+  await page.fill("#threshold", "0.9");
+  assert.equal(await visibleCount(), 1);
+  assert.equal(await page.locator("#threshold-value").innerText(), "0.90");
+  await page.fill("#threshold", "0.5");
+  assert.equal(await visibleCount(), 2);
+  assert.equal(segmentRequests.length, before, "moving the slider must not recompute");
+
+  // Hovering an instance row highlights it.
+  await page.locator("#instance-list li.visible").first().hover();
+  assert.equal(await page.locator("#instance-list li.hover").count(), 1);
+
+  // Shift-drag a negative box around the big red box: only the small square remains.
+  const box = await page.locator("#view").boundingBox();
+  const sx = box.width / SCENE.width, sy = box.height / SCENE.height;
+  await page.mouse.move(box.x + 30 * sx, box.y + 10 * sy);
+  await page.keyboard.down("Shift");
+  await page.mouse.down();
+  await page.mouse.move(box.x + 175 * sx, box.y + 112 * sy, { steps: 5 });
+  await page.mouse.up();
+  await page.keyboard.up("Shift");
+  await page.waitForFunction(() => document.querySelectorAll("#instance-list li.visible").length === 1);
+  assert.match(await page.locator("#boxes-label").innerText(), /1 exemplar box \(1 negative\)/);
+  await page.screenshot({ path: path.join(OUT, "sam3-web-negative-box.png") });
+
+  const [download] = await Promise.all([page.waitForEvent("download"), page.click("#download-json")]);
+  const saved = path.join(OUT, "sam3-web-results.json");
+  await download.saveAs(saved);
+  const results = JSON.parse(fs.readFileSync(saved, "utf8"));
+  assert.equal(results.prompts[0].text, "red");
+  assert.equal(results.prompts[0].instances.length, 1);
+  assert.deepEqual(results.prompts[0].boxes[0].slice(4), ["neg"]);
+
+  const [maskDownload] = await Promise.all([page.waitForEvent("download"), page.click("#download-masks")]);
+  assert.equal(maskDownload.suggestedFilename(), "sam3-masks.png");
+});
+
+test("API errors are shown to the user", async () => {
+  await page.goto(baseUrl);
+  await page.locator("#model-status.ready").waitFor();
+  const bad = path.join(OUT, "sam3-web-not-an-image.txt");
+  fs.writeFileSync(bad, "this is text");
+  await page.setInputFiles("#file-input", bad);
+  await page.locator("#status.error").waitFor();
+  assert.match(await page.locator("#status").innerText(), /unrecognised image format|unsupported/i);
+});
