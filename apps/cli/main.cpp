@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   add_tokenize_command(app, run);
   add_models_command(app, run);
   add_serve_command(app, run);
+  add_label_command(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "sam3/image.h"
 #include "sam3/types.h"
@@ -69,6 +70,15 @@ class ImageEmbedding {
   std::size_t bytes_;
 };
 
+// An image resized and laid out for the encoder, made ahead of time (e.g. on another thread
+// while the previous image is being encoded).
+struct PreparedImage {
+  int width = 0, height = 0;  // original size
+  int side = 0;               // the encoder's input side
+  std::vector<float> planes;  // [3, side, side], 0..255
+  double preprocess_ms = 0;
+};
+
 class Model {
  public:
   // Detects the layout from file names and checks every session's inputs and outputs.
@@ -82,6 +92,8 @@ class Model {
   double load_ms() const noexcept;
 
   ImageEmbedding encode(const Image& image) const;
+  PreparedImage prepare(const Image& image) const;  // thread-safe, no ONNX Runtime work
+  ImageEmbedding encode(PreparedImage prepared) const;
   // Throws kInvalidArgument for an empty prompt, boxes outside the image or too many boxes.
   PromptResult segment(const ImageEmbedding& embedding, const Prompt& prompt,
                        const SegmentOptions& options = {}) const;

@@ -113,26 +113,40 @@ const std::filesystem::path& Model::directory() const noexcept { return impl_->d
 int Model::input_size() const noexcept { return impl_->backend->input_size(); }
 double Model::load_ms() const noexcept { return impl_->load_ms; }
 
-ImageEmbedding Model::encode(const Image& image) const {
+PreparedImage Model::prepare(const Image& image) const {
   if (image.width <= 0 || image.height <= 0 ||
       image.rgb.size() != static_cast<size_t>(image.width) * image.height * 3) {
     throw Error(ErrorCode::kInvalidArgument, "image buffer does not hold width*height*3 RGB bytes");
   }
   const auto t0 = Clock::now();
-  std::vector<float> planes = resize_planar(image, impl_->backend->input_size());
-  const double preprocess_ms = ms_since(t0);
-  const auto t1 = Clock::now();
+  PreparedImage p;
+  p.width = image.width;
+  p.height = image.height;
+  p.side = impl_->backend->input_size();
+  p.planes = resize_planar(image, p.side);
+  p.preprocess_ms = ms_since(t0);
+  return p;
+}
+
+ImageEmbedding Model::encode(const Image& image) const { return encode(prepare(image)); }
+
+ImageEmbedding Model::encode(PreparedImage prepared) const {
+  if (prepared.side != impl_->backend->input_size() ||
+      prepared.planes.size() != static_cast<size_t>(3) * prepared.side * prepared.side) {
+    throw Error(ErrorCode::kInvalidArgument, "the prepared image was made for another model input size");
+  }
+  const auto t0 = Clock::now();
   auto data = std::make_shared<detail::EmbeddingData>();
-  data->features = impl_->backend->encode_image(planes);
-  data->width = image.width;
-  data->height = image.height;
+  data->features = impl_->backend->encode_image(prepared.planes);
+  data->width = prepared.width;
+  data->height = prepared.height;
   std::size_t bytes = 0;
   for (const auto& [name, value] : data->features) {
     const auto info = value.GetTensorTypeAndShapeInfo();
-    bytes += info.GetElementCount() * (info.GetElementType() == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT ? 4 : 8);
+    bytes += info.GetElementCount() * rt::element_size(info.GetElementType());
   }
   ++impl_->image_encodes;
-  return ImageEmbedding(std::move(data), image.width, image.height, preprocess_ms, ms_since(t1), bytes);
+  return ImageEmbedding(std::move(data), prepared.width, prepared.height, prepared.preprocess_ms, ms_since(t0), bytes);
 }
 
 PromptResult Model::segment(const ImageEmbedding& embedding, const Prompt& prompt,

@@ -1,4 +1,5 @@
-// Starts `sam3 serve ... --port 0` as a child process and reads the URL it prints.
+// Starts a child process (e.g. `sam3 serve ... --port 0`); with read_url, waits for the first
+// line of its stdout and takes the URL in it.
 #pragma once
 
 #include <signal.h>
@@ -16,7 +17,7 @@ namespace sam3::test {
 
 class ServerProcess {
  public:
-  explicit ServerProcess(std::vector<std::string> args) {
+  explicit ServerProcess(std::vector<std::string> args, bool read_url = true) {
     int out[2];
     if (::pipe(out) != 0) return;
     posix_spawn_file_actions_t actions;
@@ -31,7 +32,7 @@ class ServerProcess {
     ::close(out[1]);
     stdout_ = ::fdopen(out[0], "r");
     char line[512] = {};
-    if (pid_ > 0 && std::fgets(line, sizeof line, stdout_)) first_line_ = line;
+    if (read_url && pid_ > 0 && std::fgets(line, sizeof line, stdout_)) first_line_ = line;
     const auto at = first_line_.find("http://");
     if (at != std::string::npos) {
       url_ = first_line_.substr(at);

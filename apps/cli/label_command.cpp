@@ -1,0 +1,198 @@
+// sam3 label: auto-label folders into COCO, YOLO-seg, PNG masks and GeoJSON; resumable,
+// shardable, tiled for large images. `sam3 label merge` combines shard outputs.
+#include <csignal>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "cli_common.h"
+#include "model_resolver.h"
+#include "sam3/labeler.h"
+
+namespace sam3::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::atomic<bool> g_stop{false};
+
+void on_interrupt(int) {
+  g_stop = true;
+  std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C ends at once
+  std::signal(SIGTERM, SIG_DFL);
+}
+
+struct LabelArgs {
+  ModelSelection models;
+  std::vector<std::string> inputs;
+  std::vector<std::string> prompts;
+  std::string box_prompt_file;
+  std::string formats = "coco";
+  std::string out;
+  bool polygons = false, semantic = false;
+  double simplify = 1.0;
+  std::string shard = "1/1";
+  std::string tile = "off";
+  int overlap = 0;
+  int threads = 0;
+  LabelConfig config;
+  std::vector<std::string> merge_dirs;
+};
+
+std::vector<LabelCategory> read_box_prompts(const std::string& file) {
+  std::ifstream in(file);
+  if (!in) throw Error(ErrorCode::kInvalidArgument, file + ": cannot open the box-prompt file");
+  const auto j = nlohmann::json::parse(in, nullptr, false);
+  const auto bad = [&](const std::string& why) {
+    return Error(ErrorCode::kInvalidArgument, file + ": " + why + R"(; expected [{"name": "car", "text": "car", "boxes": [[x0, y0, x1, y1, "pos"|"neg"]]}])");
+  };
+  if (!j.is_array()) throw bad("not a JSON list");
+  std::vector<LabelCategory> out;
+  for (const auto& c : j) {
+    if (!c.is_object()) throw bad("an entry is not an object");
+    LabelCategory cat;
+    cat.prompt.text = c.value("text", "");
+    cat.name = c.value("name", cat.prompt.text);
+    for (const auto& b : c.value("boxes", nlohmann::json::array())) {
+      if (!b.is_array() || b.size() < 4) throw bad("a box is not [x0, y0, x1, y1]");
+      cat.prompt.boxes.push_back({{b[0].get<float>(), b[1].get<float>(), b[2].get<float>(), b[3].get<float>()},
+                                  b.size() < 5 || b[4] != "neg"});
+    }
+    if (cat.name.empty()) throw bad("an entry has neither name nor text");
+    out.push_back(std::move(cat));
+  }
+  return out;
+}
+
+// Terminal: one redrawn line; otherwise a plain line every 10 seconds.
+class LabelProgressPrinter {
+ public:
+  LabelProgressPrinter() : tty_(::isatty(STDERR_FILENO) != 0) {}
+  void operator()(const LabelProgress& p) {
+    const auto now = std::chrono::steady_clock::now();
+    const bool last = p.done + p.skipped >= p.total;
+    if (!tty_ && !last && now - last_ < std::chrono::seconds(10)) return;
+    if (tty_ && !last && now - last_ < std::chrono::milliseconds(200)) return;
+    last_ = now;
+    const int finished = p.done + p.skipped;
+    const int remaining = p.total - finished;
+    const int eta = p.images_per_second > 0 ? static_cast<int>(remaining / p.images_per_second) : 0;
+    char line[256];
+    std::snprintf(line, sizeof line, "%d/%d images%s, %.2f img/s, ETA %d:%02d", finished, p.total,
+                  p.failed ? (" (" + std::to_string(p.failed) + " failed)").c_str() : "", p.images_per_second, eta / 60,
+                  eta % 60);
+    if (tty_) {
+      const int pct = p.total ? 100 * finished / p.total : 100;
+      std::fprintf(stderr, "\r[%-20s] %s  %-30.30s", std::string(static_cast<size_t>(pct / 5), '#').c_str(), line,
+                   p.current.c_str());
+      if (last) std::fprintf(stderr, "\n");
+    } else {
+      std::fprintf(stderr, "sam3 label: %s\n", line);
+    }
+    std::fflush(stderr);
+  }
+
+ private:
+  bool tty_;
+  std::chrono::steady_clock::time_point last_{};
+};
+
+int run_label(LabelArgs& a) {
+  if (a.inputs.empty()) throw Error(ErrorCode::kInvalidArgument, "no input: give image files, folders or list files");
+  if (a.out.empty()) throw Error(ErrorCode::kInvalidArgument, "give --out DIR for the labels");
+  for (const auto& p : a.prompts) {
+    if (p.find_first_not_of(" \t") == std::string::npos) throw Error(ErrorCode::kInvalidArgument, "--prompt is empty");
+    a.config.categories.push_back({p, {p, {}}});
+  }
+  if (!a.box_prompt_file.empty()) {
+    for (auto& c : read_box_prompts(a.box_prompt_file)) a.config.categories.push_back(std::move(c));
+  }
+  if (a.config.categories.empty()) throw Error(ErrorCode::kInvalidArgument, "no category: give --prompt TEXT or --box-prompt FILE");
+  a.config.formats = parse_label_formats(a.formats);
+  a.config.coco_polygons = a.polygons;
+  a.config.semantic = a.semantic;
+  a.config.simplify = a.simplify;
+  if (a.tile == "auto") {
+    a.config.tiles.mode = TileOptions::Mode::kAuto;
+  } else if (a.tile != "off") {
+    a.config.tiles.mode = TileOptions::Mode::kFixed;
+    try {
+      a.config.tiles.tile = std::stoi(a.tile);
+    } catch (const std::exception&) {
+      throw Error(ErrorCode::kInvalidArgument, "--tile must be auto, off or a size in pixels, got '" + a.tile + "'");
+    }
+    if (a.config.tiles.tile < 64) throw Error(ErrorCode::kInvalidArgument, "--tile must be at least 64 pixels");
+  }
+  a.config.tiles.overlap = a.overlap;
+  int k = 1, n = 1;
+  if (std::sscanf(a.shard.c_str(), "%d/%d", &k, &n) != 2) {
+    throw Error(ErrorCode::kInvalidArgument, "--shard must be K/N, e.g. 3/8, got '" + a.shard + "'");
+  }
+  const auto inputs = shard_label_inputs(collect_label_inputs(a.inputs), k, n);
+
+  ModelOptions mo;
+  mo.intra_op_threads = a.threads;
+  mo.fallback_vocabulary = data_dir() / "clip" / "bpe_simple_vocab_16e6.txt.gz";
+  auto model = Model::load(resolve_model_dir(a.models), mo);
+  Labeler labeler(model, a.config, a.out);
+
+  std::signal(SIGINT, on_interrupt);
+  std::signal(SIGTERM, on_interrupt);
+  LabelProgressPrinter printer;
+  const auto s = labeler.run(inputs, std::ref(printer), &g_stop);
+  std::printf("%d image%s: %d labeled, %d already done, %d failed%s -> %s\n", s.total, s.total == 1 ? "" : "s", s.processed,
+              s.skipped, s.failed, s.interrupted ? ", interrupted" : "", a.out.c_str());
+  if (s.failed) std::printf("failures are listed in %s\n", (fs::path(a.out) / "failures.json").c_str());
+  if (s.interrupted) return 130;
+  return s.failed ? kFailure : kOk;
+}
+
+}  // namespace
+
+void add_label_command(CLI::App& app, Runner& run) {
+  auto args = std::make_shared<LabelArgs>();
+  auto* cmd = app.add_subcommand("label", "Auto-label images into COCO, YOLO-seg, PNG masks and GeoJSON (resumable)");
+  cmd->footer("Rerunning the same command skips finished images. Shards: run --shard K/N for K = 1..N (a Slurm array\n"
+              "or Kubernetes Indexed Job), then 'sam3 label merge SHARD_DIR... --out DIR'.");
+  add_model_options(*cmd, args->models);
+  auto& c = args->config;
+  cmd->add_option("inputs", args->inputs, "Image files, folders (recursive) or list files (.txt, one path per line)");
+  cmd->add_option("-p,--prompt", args->prompts, "A category to find, e.g. car; repeatable");
+  cmd->add_option("--box-prompt", args->box_prompt_file, "JSON list of categories with exemplar boxes")->check(CLI::ExistingFile);
+  cmd->add_option("--format", args->formats, "Outputs: coco,yolo,masks,geojson")->capture_default_str();
+  cmd->add_option("-o,--out", args->out, "Output folder");
+  cmd->add_flag("--polygons", args->polygons, "COCO segmentation as polygons instead of RLE");
+  cmd->add_option("--simplify", args->simplify, "Polygon simplification tolerance in pixels")->capture_default_str()->check(CLI::Range(0.0, 100.0));
+  cmd->add_flag("--semantic", args->semantic, "Also write one union mask per category (masks format)");
+  cmd->add_option("-t,--threshold", c.segment.score_threshold, "Keep instances scoring above this")->capture_default_str()->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--mask-threshold", c.segment.mask_threshold, "Mask probability cut")->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--min-area", c.segment.min_area, "Drop instances with fewer mask pixels")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--max-instances", c.segment.max_instances, "Keep at most N per category and tile (0 = all)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--nms", c.segment.nms_iou, "Mask-IoU NMS threshold (0 = off)")->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--shard", args->shard, "Take share K of N of the inputs (deterministic), e.g. 2/8")->capture_default_str();
+  cmd->add_option("--tile", args->tile, "off, auto (only images over twice the model input) or a tile size in pixels")->capture_default_str();
+  cmd->add_option("--overlap", args->overlap, "Pixels shared by neighbouring tiles (auto: tile/8)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--max-pixels", c.load.max_pixels, "Refuse larger images")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--threads", args->threads, "ONNX Runtime intra-op threads")->check(CLI::NonNegativeNumber);
+  cmd->callback([args, &run] {
+    if (!run) run = [args] { return run_label(*args); };
+  });
+
+  auto* merge = cmd->add_subcommand("merge", "Combine shard output folders into one (same categories)");
+  merge->add_option("dirs", args->merge_dirs, "Shard output folders")->required()->check(CLI::ExistingDirectory);
+  merge->add_option("-o,--out", args->out, "Merged output folder")->required();
+  merge->callback([args, &run] {
+    run = [args] {
+      std::vector<fs::path> dirs(args->merge_dirs.begin(), args->merge_dirs.end());
+      merge_label_dirs(dirs, args->out);
+      std::printf("merged %zu folders -> %s\n", dirs.size(), args->out.c_str());
+      return kOk;
+    };
+  });
+}
+
+}  // namespace sam3::cli

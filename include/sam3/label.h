@@ -1,0 +1,81 @@
+// Labeling one image with several categories, optionally in overlapping tiles for images much
+// larger than the model input (maps, aerial photos). Instances crossing tile seams are merged.
+// Masks are kept as crops so an 8000x8000 image with many instances stays small in memory.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sam3/model.h"
+#include "sam3/types.h"
+
+namespace sam3 {
+
+// A binary mask stored as its bounding crop inside an image of full_width x full_height.
+struct MaskCrop {
+  int x0 = 0, y0 = 0, width = 0, height = 0;  // crop rectangle in image pixels
+  int full_width = 0, full_height = 0;
+  std::vector<std::uint8_t> data;  // width*height, row-major, 0/1
+
+  std::int64_t area() const;
+  bool at(int x, int y) const;  // image coordinates
+  Mask to_mask() const;         // full size
+};
+
+MaskCrop crop_mask(const Mask& mask);  // crop to the mask's bounds (empty crop if no pixel)
+// COCO RLE of the full-size mask, computed from the crop without expanding it.
+std::vector<std::uint32_t> rle_counts(const MaskCrop& mask);
+
+struct LabelCategory {
+  std::string name;
+  Prompt prompt;  // text and/or exemplar boxes
+};
+
+struct LabeledInstance {
+  int category = 0;  // index into the categories
+  float score = 0;
+  Box box;
+  MaskCrop mask;
+};
+
+struct TileOptions {
+  enum class Mode { kOff, kAuto, kFixed } mode = Mode::kOff;
+  int tile = 0;     // tile side in pixels (kFixed); kAuto uses the model input size
+  int overlap = 0;  // pixels shared by neighbouring tiles; kAuto uses tile / 8 when 0
+  float merge_iou = 0.5f;          // same object if mask IoU inside the shared strip exceeds this
+  float merge_containment = 0.7f;  // ... or one covers this share of the other there
+};
+
+struct LabelTimings {
+  double encode_ms = 0, segment_ms = 0, merge_ms = 0;
+  int tiles = 1;
+};
+
+// Tiles when asked (kAuto: only if a side exceeds twice the model input), runs every
+// category on every tile's embedding, maps results to image coordinates and merges seams.
+// `prepared` (from model.prepare(image)) skips the resize when the image is not tiled.
+std::vector<LabeledInstance> label_image(const Model& model, const Image& image,
+                                         const std::vector<LabelCategory>& categories,
+                                         const SegmentOptions& options, const TileOptions& tiles,
+                                         LabelTimings* timings = nullptr, PreparedImage* prepared = nullptr);
+
+// Whether label_image will tile an image of this size.
+bool will_tile(const Model& model, int width, int height, const TileOptions& tiles);
+
+struct TileRect {
+  int x0, y0, x1, y1;
+};
+// Tiles of side `tile` covering width x height with at least `overlap` shared pixels;
+// the last row/column is shifted inward so every tile is full size when the image allows.
+std::vector<TileRect> tile_grid(int width, int height, int tile, int overlap);
+
+// Merges instances of the same category that overlap where their tiles overlap.
+std::vector<LabeledInstance> merge_across_tiles(std::vector<LabeledInstance> instances,
+                                                const std::vector<int>& tile_of_instance,
+                                                const std::vector<TileRect>& tiles, const TileOptions& options);
+
+// Union of the category's instance masks (a "semantic" mask), full size.
+Mask semantic_mask(const std::vector<LabeledInstance>& instances, int category, int width, int height);
+
+}  // namespace sam3

@@ -1,0 +1,87 @@
+// Batch labeling of folders: one record per image written atomically as it finishes
+// (resumable), failures recorded without stopping, deterministic shards, and combined outputs
+// (COCO, YOLO-seg, PNG masks, GeoJSON) rebuilt from the records.
+//
+//   out/config.json          categories and settings of the run
+//   out/items/<key>.json     one finished image: size and instances (mask crops as RLE)
+//   out/failed/<key>.json    one failed image: error code and message
+//   out/coco.json, out/failures.json, out/yolo/, out/masks/, out/geojson/
+#pragma once
+
+#include <atomic>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sam3/image.h"
+#include "sam3/label.h"
+#include "sam3/model.h"
+
+namespace sam3 {
+
+enum LabelFormat : unsigned { kFormatCoco = 1, kFormatYolo = 2, kFormatMasks = 4, kFormatGeoJson = 8 };
+// "coco,yolo,masks,geojson" -> bit set; throws kInvalidArgument naming an unknown format.
+unsigned parse_label_formats(const std::string& list);
+
+struct LabelConfig {
+  std::vector<LabelCategory> categories;
+  SegmentOptions segment;
+  TileOptions tiles;
+  ImageLoadOptions load;
+  unsigned formats = kFormatCoco;
+  bool coco_polygons = false;  // COCO segmentation as polygons instead of RLE
+  double simplify = 1.0;       // polygon simplification tolerance, pixels
+  bool semantic = false;       // also one union mask per category (masks format)
+};
+
+struct LabelInput {
+  std::filesystem::path path;
+  std::string name;  // relative name used in outputs ("sub/dir/img.jpg"); stable across shards
+};
+
+// Files, folders (recursive, image extensions) and list files (.txt/.lst: one path per
+// line). Sorted by name. Throws kInvalidArgument for a path that does not exist.
+std::vector<LabelInput> collect_label_inputs(const std::vector<std::string>& inputs);
+// Deterministic share K of N (1-based K) by a hash of the name: the same on every machine.
+std::vector<LabelInput> shard_label_inputs(const std::vector<LabelInput>& inputs, int k, int n);
+
+struct LabelProgress {
+  int total = 0, done = 0, skipped = 0, failed = 0;
+  double images_per_second = 0;
+  std::string current;
+};
+
+struct LabelSummary {
+  int total = 0, processed = 0, skipped = 0, failed = 0;
+  bool interrupted = false;
+};
+
+class Labeler {
+ public:
+  // Writes out/config.json. Records made with other settings (categories, thresholds, tiling)
+  // are ignored by the outputs and redone when their image is in the inputs.
+  Labeler(std::shared_ptr<const Model> model, LabelConfig config, std::filesystem::path out_dir);
+
+  // Skips images whose record exists for the same settings; decodes and resizes the next
+  // images on a second thread while the current one is encoded. Stops after the image in
+  // flight when *stop becomes true. Rebuilds the combined outputs at the end.
+  LabelSummary run(const std::vector<LabelInput>& inputs, const std::function<void(const LabelProgress&)>& progress = {},
+                   const std::atomic<bool>* stop = nullptr);
+
+ private:
+  std::shared_ptr<const Model> model_;
+  LabelConfig config_;
+  std::filesystem::path out_;
+  std::string config_hash_;
+};
+
+// Rebuilds coco.json, failures.json and the per-format folders from out/items and out/failed.
+void write_label_outputs(const std::filesystem::path& out_dir);
+
+// Combines shard folders (same categories) into out_dir: records copied, outputs rebuilt with
+// ids in name order, identical to what a single run writes.
+void merge_label_dirs(const std::vector<std::filesystem::path>& shard_dirs, const std::filesystem::path& out_dir);
+
+}  // namespace sam3

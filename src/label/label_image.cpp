@@ -1,0 +1,108 @@
+#include <algorithm>
+
+#include "core/timer.h"
+#include "sam3/label.h"
+
+namespace sam3 {
+namespace {
+
+Image crop_image(const Image& image, const TileRect& r) {
+  Image out{r.x1 - r.x0, r.y1 - r.y0, {}};
+  out.rgb.resize(static_cast<size_t>(out.width) * out.height * 3);
+  for (int y = 0; y < out.height; ++y) {
+    std::copy_n(&image.rgb[(static_cast<size_t>(y + r.y0) * image.width + r.x0) * 3], static_cast<size_t>(out.width) * 3,
+                &out.rgb[static_cast<size_t>(y) * out.width * 3]);
+  }
+  return out;
+}
+
+// The category's exemplar boxes that fall in the tile, in tile coordinates (clipped).
+Prompt prompt_for_tile(const Prompt& prompt, const TileRect& r) {
+  Prompt out{prompt.text, {}};
+  for (const auto& b : prompt.boxes) {
+    const float x0 = std::max(b.box.x0, float(r.x0)), y0 = std::max(b.box.y0, float(r.y0));
+    const float x1 = std::min(b.box.x1, float(r.x1)), y1 = std::min(b.box.y1, float(r.y1));
+    if (x1 - x0 < 1 || y1 - y0 < 1) continue;
+    out.boxes.push_back({{x0 - r.x0, y0 - r.y0, x1 - r.x0, y1 - r.y0}, b.positive});
+  }
+  return out;
+}
+
+struct TilePlan {
+  bool tiled = false;
+  int tile = 0, overlap = 0;
+};
+
+TilePlan plan(const Model& model, int width, int height, const TileOptions& tiles) {
+  TilePlan p{false, tiles.tile, tiles.overlap};
+  if (tiles.mode == TileOptions::Mode::kAuto) {
+    p.tile = model.input_size();
+    p.tiled = std::max(width, height) > 2 * p.tile;
+    if (p.overlap <= 0) p.overlap = p.tile / 8;
+  } else if (tiles.mode == TileOptions::Mode::kFixed) {
+    p.tiled = p.tile > 0 && (width > p.tile || height > p.tile);
+  }
+  return p;
+}
+
+}  // namespace
+
+bool will_tile(const Model& model, int width, int height, const TileOptions& tiles) {
+  return plan(model, width, height, tiles).tiled;
+}
+
+std::vector<LabeledInstance> label_image(const Model& model, const Image& image,
+                                         const std::vector<LabelCategory>& categories,
+                                         const SegmentOptions& options, const TileOptions& tiles,
+                                         LabelTimings* timings, PreparedImage* prepared) {
+  LabelTimings local;
+  LabelTimings& t = timings ? *timings : local;
+  t = {};
+  const auto [tiled, tile, overlap] = plan(model, image.width, image.height, tiles);
+  const std::vector<TileRect> grid =
+      tiled ? tile_grid(image.width, image.height, tile, std::min(overlap, tile / 2))
+            : std::vector<TileRect>{{0, 0, image.width, image.height}};
+  t.tiles = static_cast<int>(grid.size());
+
+  std::vector<LabeledInstance> found;
+  std::vector<int> tile_of;
+  for (size_t ti = 0; ti < grid.size(); ++ti) {
+    const TileRect& r = grid[ti];
+    auto t0 = Clock::now();
+    const ImageEmbedding embedding = tiled      ? model.encode(crop_image(image, r))
+                                     : prepared ? model.encode(std::move(*prepared))
+                                                : model.encode(image);
+    t.encode_ms += ms_since(t0);
+    t0 = Clock::now();
+    for (size_t c = 0; c < categories.size(); ++c) {
+      const Prompt prompt = tiled ? prompt_for_tile(categories[c].prompt, r) : categories[c].prompt;
+      const bool blank = prompt.text.find_first_not_of(" \t\r\n") == std::string::npos;
+      if (blank && prompt.boxes.empty()) continue;  // a box-only category with no box in this tile
+      for (auto& inst : model.segment(embedding, prompt, options).instances) {
+        LabeledInstance li;
+        li.category = static_cast<int>(c);
+        li.score = inst.score;
+        li.mask = crop_mask(inst.mask);
+        li.mask.x0 += r.x0;
+        li.mask.y0 += r.y0;
+        li.mask.full_width = image.width;
+        li.mask.full_height = image.height;
+        li.box = {inst.box.x0 + r.x0, inst.box.y0 + r.y0, inst.box.x1 + r.x0, inst.box.y1 + r.y0};
+        found.push_back(std::move(li));
+        tile_of.push_back(static_cast<int>(ti));
+      }
+    }
+    t.segment_ms += ms_since(t0);
+  }
+  if (tiled) {
+    const auto t0 = Clock::now();
+    found = merge_across_tiles(std::move(found), tile_of, grid, tiles);
+    t.merge_ms = ms_since(t0);
+  }
+  std::stable_sort(found.begin(), found.end(), [](const LabeledInstance& a, const LabeledInstance& b) {
+    return a.category != b.category ? a.category < b.category : a.score > b.score;
+  });
+  return found;
+}
+
+}  // namespace sam3

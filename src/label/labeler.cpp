@@ -1,0 +1,193 @@
+#include "sam3/labeler.h"
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "core/timer.h"
+#include "label/records.h"
+#include "sam3/error.h"
+#include "sam3/export.h"
+#include "sam3/log.h"
+
+namespace sam3 {
+namespace {
+
+namespace fs = std::filesystem;
+
+// What the reader thread hands to the labeling loop.
+struct Loaded {
+  LabelInput input;
+  std::optional<Image> image;
+  std::optional<PreparedImage> prepared;  // when the image will not be tiled
+  std::optional<Error> error;
+};
+
+// Decodes (and resizes) upcoming images on its own thread, at most `depth` ahead.
+class Prefetcher {
+ public:
+  Prefetcher(std::vector<LabelInput> inputs, const Model& model, const LabelConfig& config, size_t depth)
+      : inputs_(std::move(inputs)), depth_(depth), thread_([this, &model, &config] { work(model, config); }) {}
+
+  ~Prefetcher() {
+    {
+      std::lock_guard lock(mutex_);
+      cancelled_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+  std::optional<Loaded> next() {
+    std::unique_lock lock(mutex_);
+    cv_.wait(lock, [this] { return !ready_.empty() || finished_; });
+    if (ready_.empty()) return std::nullopt;
+    Loaded l = std::move(ready_.front());
+    ready_.pop_front();
+    cv_.notify_all();
+    return l;
+  }
+
+ private:
+  void work(const Model& model, const LabelConfig& config) {
+    for (const auto& input : inputs_) {
+      {
+        std::unique_lock lock(mutex_);
+        cv_.wait(lock, [this] { return ready_.size() < depth_ || cancelled_; });
+        if (cancelled_) break;
+      }
+      Loaded l{input, std::nullopt, std::nullopt, std::nullopt};
+      try {
+        l.image = load_image(input.path, config.load);
+        if (!will_tile(model, l.image->width, l.image->height, config.tiles)) l.prepared = model.prepare(*l.image);
+      } catch (const Error& e) {
+        l.error = e;
+      }
+      std::lock_guard lock(mutex_);
+      ready_.push_back(std::move(l));
+      cv_.notify_all();
+    }
+    std::lock_guard lock(mutex_);
+    finished_ = true;
+    cv_.notify_all();
+  }
+
+  std::vector<LabelInput> inputs_;
+  size_t depth_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<Loaded> ready_;
+  bool finished_ = false, cancelled_ = false;
+  std::thread thread_;
+};
+
+}  // namespace
+
+Labeler::Labeler(std::shared_ptr<const Model> model, LabelConfig config, fs::path out_dir)
+    : model_(std::move(model)), config_(std::move(config)), out_(std::move(out_dir)) {
+  if (config_.categories.empty()) throw Error(ErrorCode::kInvalidArgument, "no categories: give --prompt TEXT (repeatable)");
+  const auto json = label::config_json(config_, *model_);
+  config_hash_ = json["hash"];
+  std::error_code ec;
+  fs::create_directories(out_ / "items", ec);
+  if (ec) throw Error(ErrorCode::kIo, out_.string() + ": cannot create the output folder (" + ec.message() + ")");
+  label::write_config(out_, json);
+}
+
+LabelSummary Labeler::run(const std::vector<LabelInput>& inputs, const std::function<void(const LabelProgress&)>& progress,
+                          const std::atomic<bool>* stop) {
+  LabelSummary summary;
+  summary.total = static_cast<int>(inputs.size());
+  std::vector<LabelInput> todo;
+  for (const auto& in : inputs) {
+    if (label::has_item(out_, in.name, config_hash_)) ++summary.skipped;
+    else todo.push_back(in);
+  }
+  LabelProgress p{summary.total, 0, summary.skipped, 0, 0, ""};
+  if (progress) progress(p);
+  const auto t0 = Clock::now();
+  {
+    Prefetcher prefetch(todo, *model_, config_, 2);
+    while (auto loaded = prefetch.next()) {
+      if (stop && stop->load()) {
+        summary.interrupted = true;
+        break;
+      }
+      const auto& in = loaded->input;
+      p.current = in.name;
+      try {
+        if (loaded->error) throw *loaded->error;
+        label::ItemRecord item{in.name, in.path, loaded->image->width, loaded->image->height, {}};
+        item.instances = label_image(*model_, *loaded->image, config_.categories, config_.segment, config_.tiles, nullptr,
+                                     loaded->prepared ? &*loaded->prepared : nullptr);
+        label::write_item(out_, item, config_hash_);
+        label::remove_failure(out_, in.name);
+        ++summary.processed;
+      } catch (const Error& e) {
+        // One bad image never stops the batch; it is recorded and retried on the next run.
+        if (e.code() == ErrorCode::kIo || e.code() == ErrorCode::kRuntime) log(LogLevel::kWarning, in.name + ": " + e.what());
+        label::write_failure(out_, {in.name, in.path, error_code_name(e.code()), e.what()});
+        ++summary.failed;
+        ++p.failed;
+      }
+      ++p.done;
+      const double s = ms_since(t0) / 1000.0;
+      p.images_per_second = s > 0 ? p.done / s : 0;
+      if (progress) progress(p);
+    }
+  }
+  write_label_outputs(out_);
+  return summary;
+}
+
+void write_label_outputs(const fs::path& out_dir) {
+  const auto config = label::read_config(out_dir);
+  label::OutputContext ctx;
+  ctx.out = out_dir;
+  for (const auto& c : config["categories"]) ctx.category_names.push_back(c["name"]);
+  const auto& outputs = config["outputs"];
+  ctx.formats = outputs.value("formats", 1u);
+  ctx.coco_polygons = outputs.value("coco_polygons", false);
+  ctx.simplify = outputs.value("simplify", 1.0);
+  ctx.semantic = outputs.value("semantic", false);
+  const auto items = label::read_items(out_dir, config["hash"]);
+  if (ctx.formats & kFormatCoco) label::write_coco(ctx, items);
+  if (ctx.formats & kFormatYolo) label::write_yolo(ctx, items);
+  if (ctx.formats & kFormatMasks) label::write_masks(ctx, items);
+  if (ctx.formats & kFormatGeoJson) label::write_geojson(ctx, items);
+  nlohmann::ordered_json failures = nlohmann::ordered_json::array();
+  for (const auto& f : label::read_failures(out_dir)) {
+    failures.push_back({{"name", f.name}, {"path", f.path.string()}, {"code", f.code}, {"message", f.message}});
+  }
+  write_file_atomic(out_dir / "failures.json", failures.dump(2) + "\n");
+}
+
+void merge_label_dirs(const std::vector<fs::path>& shard_dirs, const fs::path& out_dir) {
+  if (shard_dirs.empty()) throw Error(ErrorCode::kInvalidArgument, "give the shard folders to merge");
+  const auto first = label::read_config(shard_dirs.front());
+  for (const auto& dir : shard_dirs) {
+    const auto c = label::read_config(dir);
+    if (c["hash"] != first["hash"]) {
+      throw Error(ErrorCode::kInvalidArgument, dir.string() + ": made with other categories or settings than " +
+                                                   shard_dirs.front().string() + "; shards must share one configuration");
+    }
+  }
+  std::error_code ec;
+  fs::create_directories(out_dir / "items", ec);
+  label::write_config(out_dir, first);
+  for (const auto& dir : shard_dirs) {
+    if (fs::equivalent(dir, out_dir, ec)) continue;
+    for (const auto& item : label::read_items(dir, first["hash"])) {
+      label::write_item(out_dir, item, first["hash"]);
+      label::remove_failure(out_dir, item.name);
+    }
+    for (const auto& f : label::read_failures(dir)) {
+      if (!label::has_item(out_dir, f.name, first["hash"])) label::write_failure(out_dir, f);
+    }
+  }
+  write_label_outputs(out_dir);
+}
+
+}  // namespace sam3

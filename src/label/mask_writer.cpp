@@ -1,0 +1,54 @@
+// PNG masks per image: <stem>_instances.png (16-bit, instance number, 0 = background) and
+// <stem>_classes.png (8-bit, category id = prompt index + 1); higher scores paint last, on
+// top. With `semantic`, <stem>_<category>.png per category (0/255 union of its instances).
+#include <algorithm>
+#include <numeric>
+#include <opencv2/imgcodecs.hpp>
+
+#include "label/records.h"
+#include "sam3/error.h"
+#include "sam3/export.h"
+
+namespace sam3::label {
+namespace {
+
+std::string png(const cv::Mat& m) {
+  std::vector<std::uint8_t> buf;
+  if (!cv::imencode(".png", m, buf)) throw Error(ErrorCode::kIo, "cannot encode a mask PNG");
+  return {buf.begin(), buf.end()};
+}
+
+}  // namespace
+
+void write_masks(const OutputContext& ctx, const std::vector<ItemRecord>& items) {
+  const auto dir = ctx.out / "masks";
+  for (const auto& item : items) {
+    cv::Mat instances = cv::Mat::zeros(item.height, item.width, CV_16UC1);
+    cv::Mat classes = cv::Mat::zeros(item.height, item.width, CV_8UC1);
+    std::vector<size_t> order(item.instances.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return item.instances[a].score < item.instances[b].score; });
+    for (size_t i : order) {
+      const auto& c = item.instances[i].mask;
+      for (int y = 0; y < c.height; ++y)
+        for (int x = 0; x < c.width; ++x)
+          if (c.data[static_cast<size_t>(y) * c.width + x]) {
+            instances.at<std::uint16_t>(y + c.y0, x + c.x0) = static_cast<std::uint16_t>(i + 1);
+            classes.at<std::uint8_t>(y + c.y0, x + c.x0) = static_cast<std::uint8_t>(item.instances[i].category + 1);
+          }
+    }
+    const std::string stem = output_stem(item.name);
+    write_file_atomic(dir / (stem + "_instances.png"), png(instances));
+    write_file_atomic(dir / (stem + "_classes.png"), png(classes));
+    if (!ctx.semantic) continue;
+    for (size_t cat = 0; cat < ctx.category_names.size(); ++cat) {
+      const Mask m = semantic_mask(item.instances, static_cast<int>(cat), item.width, item.height);
+      std::string name;
+      for (char ch : ctx.category_names[cat]) name += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+      write_file_atomic(dir / (stem + "_" + name + ".png"), encode_mask_png(m));
+    }
+  }
+}
+
+}  // namespace sam3::label

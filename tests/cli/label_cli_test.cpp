@@ -1,0 +1,242 @@
+// `sam3 label` as a user runs it: outputs decoded independently of the writers, resume after
+// a killed run, Ctrl-C, a corrupt file, shards merged equal to one run, world files.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "sam3/export.h"
+#include "sam3/image.h"
+#include "sam3/polygons.h"
+#include "support/run_command.h"
+#include "support/server_process.h"
+#include "support/test_images.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using sam3::test::quote;
+using sam3::test::run_command;
+
+const std::string kSam3 = SAM3_CLI_PATH;
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class LabelCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() / ("sam3_label_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(root_);
+    fs::create_directories(root_ / "images" / "sub");
+    scene_ = sam3::test::make_scene(false);
+  }
+  // n copies of the scene (distinct bytes: a marker pixel), some in a subfolder.
+  void make_images(int n, int scale = 1) {
+    for (int i = 0; i < n; ++i) {
+      sam3::Image im = scene_.image;
+      im.rgb[0] = static_cast<std::uint8_t>(i);
+      if (scale > 1) im = upscale(im, scale);
+      const auto dir = i % 3 == 0 ? root_ / "images" / "sub" : root_ / "images";
+      sam3::write_file_atomic(dir / ("img" + std::to_string(100 + i) + ".png"), sam3::encode_rgb_png(im));
+    }
+  }
+  static sam3::Image upscale(const sam3::Image& in, int s) {
+    sam3::Image out{in.width * s, in.height * s, std::vector<std::uint8_t>(static_cast<size_t>(in.width) * in.height * 3 * s * s)};
+    for (int y = 0; y < out.height; ++y)
+      for (int x = 0; x < out.width; ++x)
+        for (int c = 0; c < 3; ++c)
+          out.rgb[(static_cast<size_t>(y) * out.width + x) * 3 + c] = in.rgb[(static_cast<size_t>(y / s) * in.width + x / s) * 3 + c];
+    return out;
+  }
+  std::string label(const std::string& args, const std::string& out = "out") {
+    return kSam3 + " label " + quote((root_ / "images").string()) + " --models " +
+           quote((sam3::test::test_models_dir() / "usls").string()) + " -p red -p blue --out " + quote((root_ / out).string()) +
+           " " + args;
+  }
+  fs::path root_;
+  sam3::test::Scene scene_;
+};
+
+TEST_F(LabelCli, ExportsDecodeBackToTheMasks) {
+  make_images(2);
+  std::ofstream(root_ / "images" / "map.pgw") << "2.0\n0.0\n0.0\n-2.0\n1000.0\n5000.0\n";  // world file for map.png
+  sam3::write_file_atomic(root_ / "images" / "map.png", sam3::encode_rgb_png(scene_.image));
+  const auto r = run_command(label("--format coco,yolo,masks,geojson --semantic"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+
+  const auto coco = json::parse(read(root_ / "out" / "coco.json"));
+  ASSERT_EQ(coco["images"].size(), 3u);
+  EXPECT_EQ(coco["categories"][0]["name"], "red");
+  EXPECT_EQ(coco["categories"][1]["id"], 2);
+  int red = 0;
+  for (const auto& a : coco["annotations"]) {
+    const auto& seg = a["segmentation"];
+    const sam3::Mask m = sam3::rle_decode(seg["counts"], seg["size"][0], seg["size"][1]);
+    std::int64_t area = 0;
+    for (auto v : m.data) area += v;
+    EXPECT_EQ(a["area"], area) << "COCO area equals the decoded RLE";
+    if (a["image_id"] == 1 && a["category_id"] == 1 && a["score"] > 0.95) {
+      EXPECT_GT(sam3::test::iou_with_rect(m, scene_.red_big), 0.85);
+      ++red;
+    }
+    const auto& b = a["bbox"];
+    EXPECT_GE(b[0].get<double>(), 0);
+    EXPECT_LE(b[0].get<double>() + b[2].get<double>(), 400.01);
+  }
+  EXPECT_EQ(red, 1);
+  EXPECT_EQ(coco["annotations"].size(), 9u) << "3 images x (2 red + 1 blue)";
+
+  // YOLO: class ids in range, coordinates normalized, even counts.
+  const auto yolo = read(root_ / "out" / "yolo" / "labels" / "sub__img100.txt");
+  std::istringstream lines(yolo);
+  int lines_seen = 0;
+  for (std::string line; std::getline(lines, line); ++lines_seen) {
+    std::istringstream fields(line);
+    int cls;
+    fields >> cls;
+    EXPECT_TRUE(cls == 0 || cls == 1);
+    std::vector<double> v;
+    for (double x; fields >> x;) v.push_back(x);
+    EXPECT_EQ(v.size() % 2, 0u);
+    EXPECT_GE(v.size(), 6u);
+    for (double x : v) EXPECT_TRUE(x >= 0 && x <= 1) << line;
+  }
+  EXPECT_EQ(lines_seen, 3);
+  EXPECT_NE(read(root_ / "out" / "yolo" / "data.yaml").find("0: 'red'"), std::string::npos);
+
+  // Masks: instance ids and class ids where the objects are.
+  const auto classes = sam3::load_image(root_ / "out" / "masks" / "map_classes.png");
+  EXPECT_EQ(classes.rgb[(static_cast<size_t>(60) * 400 + 100) * 3], 1) << "red is class 1";
+  EXPECT_EQ(classes.rgb[(static_cast<size_t>(180) * 400 + 300) * 3], 2) << "blue is class 2";
+  EXPECT_EQ(classes.rgb[(static_cast<size_t>(5) * 400 + 5) * 3], 0);
+  EXPECT_TRUE(fs::exists(root_ / "out" / "masks" / "map_instances.png"));
+  EXPECT_TRUE(fs::exists(root_ / "out" / "masks" / "map_red.png")) << "semantic mask";
+
+  // GeoJSON: polygon area close to the mask area; world file maps pixels to map units.
+  const auto geo = json::parse(read(root_ / "out" / "geojson" / "map.geojson"));
+  EXPECT_EQ(geo["properties"]["coordinates"], "map (world file)");
+  const auto& feature = geo["features"][0];
+  EXPECT_EQ(feature["properties"]["category"], "red");
+  sam3::Ring ring;
+  for (const auto& p : feature["geometry"]["coordinates"][0]) {
+    ring.push_back({static_cast<float>((p[0].get<double>() - 1000.0) / 2.0), static_cast<float>((5000.0 - p[1].get<double>()) / 2.0)});
+  }
+  const double mask_area = feature["properties"]["area_px"];
+  EXPECT_NEAR(sam3::ring_area(ring), mask_area, mask_area * 0.1) << "polygon area within 10% of the mask area";
+  const auto pixel_geo = json::parse(read(root_ / "out" / "geojson" / "img101.geojson"));
+  EXPECT_EQ(pixel_geo["properties"]["coordinates"], "pixel (x right, y down)");
+}
+
+TEST_F(LabelCli, PolygonsInCoco) {
+  make_images(1);
+  ASSERT_EQ(run_command(label("--polygons")).exit_code, 0);
+  const auto coco = json::parse(read(root_ / "out" / "coco.json"));
+  for (const auto& a : coco["annotations"]) {
+    ASSERT_TRUE(a["segmentation"].is_array());
+    sam3::Ring ring;
+    const auto& flat = a["segmentation"][0];
+    for (size_t i = 0; i + 1 < flat.size(); i += 2) ring.push_back({flat[i].get<float>(), flat[i + 1].get<float>()});
+    EXPECT_NEAR(sam3::ring_area(ring), a["area"].get<double>(), a["area"].get<double>() * 0.15);
+  }
+}
+
+TEST_F(LabelCli, CorruptFileIsListedAndTheRestIsLabeled) {
+  make_images(2);
+  std::ofstream(root_ / "images" / "broken.jpg") << "\xFF\xD8\xFF\xE0 not really";
+  const auto r = run_command(label(""));
+  EXPECT_EQ(r.exit_code, 1) << "some failed";
+  EXPECT_NE(r.out.find("2 labeled"), std::string::npos) << r.out;
+  const auto failures = json::parse(read(root_ / "out" / "failures.json"));
+  ASSERT_EQ(failures.size(), 1u);
+  EXPECT_EQ(failures[0]["name"], "broken.jpg");
+  EXPECT_EQ(failures[0]["code"], "image_corrupt");
+  EXPECT_EQ(json::parse(read(root_ / "out" / "coco.json"))["images"].size(), 2u);
+}
+
+TEST_F(LabelCli, KilledRunResumesAndEndsEqualToAnUninterruptedRun) {
+  make_images(24, 4);  // 1600x960 each: slow enough to kill mid-way
+  const auto reference = run_command(label("", "reference"));
+  ASSERT_EQ(reference.exit_code, 0) << reference.err;
+
+  sam3::test::ServerProcess run({"/bin/sh", "-c", "exec " + label("")}, /*read_url=*/false);
+  for (int i = 0; i < 400; ++i) {
+    std::error_code ec;
+    int items = 0;
+    for (const auto& e : fs::directory_iterator(root_ / "out" / "items", ec)) items += e.path().extension() == ".json";
+    if (items >= 3) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(run.stop(SIGKILL), -1) << "killed mid-run, not finished";
+  for (const auto& e : fs::recursive_directory_iterator(root_ / "out")) {
+    if (e.path().extension() == ".json") EXPECT_NO_THROW(json::parse(read(e.path()))) << "half-written " << e.path();
+  }
+  const auto resumed = run_command(label(""));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_EQ(resumed.out.find(" 0 already done"), std::string::npos) << "finished images are skipped: " << resumed.out;
+  EXPECT_EQ(resumed.out.find(": 0 labeled"), std::string::npos) << "the rest are labeled now: " << resumed.out;
+  EXPECT_EQ(read(root_ / "out" / "coco.json"), read(root_ / "reference" / "coco.json"));
+}
+
+TEST_F(LabelCli, CtrlCStopsAfterTheImageInFlight) {
+  make_images(24, 4);
+  sam3::test::ServerProcess run({kSam3, "label", (root_ / "images").string(), "--models",
+                                 (sam3::test::test_models_dir() / "usls").string(), "-p", "red", "--out", (root_ / "out").string()},
+                                /*read_url=*/false);
+  for (int i = 0; i < 400 && !fs::exists(root_ / "out" / "items"); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(run.stop(SIGINT), 130);
+  const auto coco = json::parse(read(root_ / "out" / "coco.json"));  // outputs rebuilt from what finished
+  EXPECT_LT(coco["images"].size(), 24u);
+}
+
+TEST_F(LabelCli, ShardsMergedEqualASingleRun) {
+  make_images(10);
+  ASSERT_EQ(run_command(label("--format coco,yolo", "single")).exit_code, 0);
+  std::string shard_dirs;
+  size_t images = 0;
+  for (int k = 1; k <= 3; ++k) {
+    const std::string name = "shard" + std::to_string(k);
+    const auto r = run_command(label("--format coco,yolo --shard " + std::to_string(k) + "/3", name));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    images += json::parse(read(root_ / name / "coco.json"))["images"].size();
+    shard_dirs += " " + quote((root_ / name).string());
+  }
+  EXPECT_EQ(images, 10u) << "every image in exactly one shard";
+  const auto merge = run_command(kSam3 + " label merge" + shard_dirs + " --out " + quote((root_ / "merged").string()));
+  ASSERT_EQ(merge.exit_code, 0) << merge.err;
+  EXPECT_EQ(read(root_ / "merged" / "coco.json"), read(root_ / "single" / "coco.json"));
+  EXPECT_EQ(read(root_ / "merged" / "yolo" / "labels" / "img101.txt"), read(root_ / "single" / "yolo" / "labels" / "img101.txt"));
+
+  const auto other = run_command(kSam3 + " label " + quote((root_ / "images").string()) + " --models " +
+                                 quote((sam3::test::test_models_dir() / "usls").string()) + " -p white --out " +
+                                 quote((root_ / "other").string()));
+  ASSERT_EQ(other.exit_code, 0);
+  const auto mixed = run_command(kSam3 + " label merge" + shard_dirs + " " + quote((root_ / "other").string()) + " --out " +
+                                 quote((root_ / "mixed").string()));
+  EXPECT_EQ(mixed.exit_code, 3);
+  EXPECT_NE(mixed.err.find("shards must share one configuration"), std::string::npos) << mixed.err;
+}
+
+TEST_F(LabelCli, BadArgumentsAreClear) {
+  make_images(1);
+  auto r = run_command(label("--format coco,pdf"));
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("unknown format 'pdf'"), std::string::npos) << r.err;
+  r = run_command(label("--shard 4/3"));
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("1 <= K <= N"), std::string::npos) << r.err;
+  r = run_command(kSam3 + " label /nonexistent -p red --out " + quote((root_ / "x").string()));
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("/nonexistent: no such file or folder"), std::string::npos) << r.err;
+}
+
+}  // namespace
