@@ -111,18 +111,21 @@ int main(int argc, char** argv) {
   std::vector<std::string> prompts = {"car", "road", "yellow school bus", "person", "tree"};
   int repeats = 3, threads = 0;
   bool reference = false;
+  std::string int8 = "auto";
   app.add_option("-m,--models", models, "Model directory (usls layout for --reference)")->required();
   app.add_option("-i,--image", image_path, "Image")->capture_default_str();
   app.add_option("-p,--prompt", prompts, "Prompts (one image, all prompts)");
   app.add_option("-r,--repeats", repeats, "Repeats (median and spread)")->capture_default_str()->check(CLI::Range(1, 100));
   app.add_option("--threads", threads, "ONNX Runtime intra-op threads (0 = default)");
   app.add_flag("--reference", reference, "Also run the model card's pipeline (node + onnxruntime-node) on the same files");
+  app.add_option("--int8", int8, "int8 weights: auto, on, off")->check(CLI::IsMember({"auto", "on", "off"}))->capture_default_str();
   app.add_option("--json", json_path, "Also write the results as JSON to this file");
   CLI11_PARSE(app, argc, argv);
 
   const auto image = sam3::load_image(image_path);
   sam3::ModelOptions options;
   options.intra_op_threads = threads;
+  options.int8_weights = int8 == "on" ? sam3::Int8Weights::kOn : int8 == "off" ? sam3::Int8Weights::kOff : sam3::Int8Weights::kAuto;
   options.fallback_vocabulary = std::string(SAM3_SOURCE_DIR) + "/data/clip/bpe_simple_vocab_16e6.txt.gz";
 
   std::map<std::string, std::vector<double>> ours, theirs;

@@ -29,6 +29,7 @@ class Backend {
   virtual ~Backend() = default;
   virtual Layout layout() const = 0;
   virtual int input_size() const = 0;
+  virtual std::vector<const rt::Session*> sessions() const = 0;
   // planes: [3,S,S] floats in 0..255 (modified in place if the layout normalizes outside).
   virtual std::map<std::string, Ort::Value> encode_image(std::vector<float>& planes) const = 0;
   virtual TextFeatures encode_text(const TokenizedText& tokens) const = 0;

@@ -98,7 +98,12 @@ std::shared_ptr<Model> Model::load(const std::filesystem::path& directory, const
   std::filesystem::path vocab = detail::find_vocabulary(directory);
   if (vocab.empty()) vocab = options.fallback_vocabulary.empty() ? default_vocabulary() : options.fallback_vocabulary;
   impl->tokenizer = std::make_unique<ClipTokenizer>(ClipTokenizer::from_file(vocab));
-  const rt::SessionConfig config{options.intra_op_threads};
+  rt::SessionConfig config;
+  config.intra_op_threads = options.intra_op_threads;
+  config.cache.enabled = options.cache_optimized;
+  config.cache.int8 = options.int8_weights == Int8Weights::kOn    ? rt::Int8Weights::kOn
+                      : options.int8_weights == Int8Weights::kOff ? rt::Int8Weights::kOff
+                                                                  : rt::Int8Weights::kAuto;
   impl->backend = layout == Layout::kUsls ? detail::make_usls_backend(directory, config)
                                           : detail::make_samexporter_backend(directory, config);
   impl->load_ms = ms_since(t0);
@@ -179,6 +184,16 @@ PromptResult Model::segment(const ImageEmbedding& embedding, const Prompt& promp
   finalize_instances(result.instances, options);
   result.timings.postprocess_ms += ms_since(t1);
   return result;
+}
+
+std::vector<ModelFileInfo> Model::files() const {
+  std::vector<ModelFileInfo> out;
+  for (const auto* s : impl_->backend->sessions()) {
+    const auto& p = s->prepared();
+    out.push_back({s->path(), p.pre_optimized ? p.load_path : (p.entry.empty() ? s->path() : p.entry / "optimized.onnx"),
+                   p.pre_optimized, p.int8_weights});
+  }
+  return out;
 }
 
 ModelStats Model::stats() const {

@@ -41,6 +41,7 @@ class SamexporterBackend final : public Backend {
 
   Layout layout() const override { return Layout::kSamexporter; }
   int input_size() const override { return size_; }
+  std::vector<const rt::Session*> sessions() const override { return {&image_, &language_, &decoder_}; }
 
   std::map<std::string, Ort::Value> encode_image(std::vector<float>& planes) const override {
     std::vector<std::uint8_t> pixels = to_uint8(planes);

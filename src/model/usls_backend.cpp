@@ -34,6 +34,7 @@ class UslsBackend final : public Backend {
 
   Layout layout() const override { return Layout::kUsls; }
   int input_size() const override { return size_; }
+  std::vector<const rt::Session*> sessions() const override { return {&vision_, &text_, &decoder_}; }
 
   std::map<std::string, Ort::Value> encode_image(std::vector<float>& planes) const override {
     normalize_sam3(planes);

@@ -45,14 +45,34 @@ float sigmoid(float x) { return 1.f / (1.f + std::exp(-x)); }
 
 void upsample_threshold(const float* src, int src_h, int src_w, int dst_h, int dst_w, float cut,
                         std::uint8_t* dst) {
+  std::fill_n(dst, static_cast<size_t>(dst_h) * dst_w, std::uint8_t{0});
+  // Bilinear values are convex combinations of their taps, so a destination pixel can pass
+  // the cut only if one of its taps does: upsample just around the source cells above it.
+  int cx0 = src_w, cy0 = src_h, cx1 = -1, cy1 = -1;
+  for (int y = 0; y < src_h; ++y) {
+    const float* row = src + static_cast<size_t>(y) * src_w;
+    for (int x = 0; x < src_w; ++x) {
+      if (row[x] > cut) cx0 = std::min(cx0, x), cx1 = std::max(cx1, x), cy0 = std::min(cy0, y), cy1 = std::max(cy1, y);
+    }
+  }
+  if (cx1 < 0) return;
   const Axis ax = bilinear_axis(src_w, dst_w), ay = bilinear_axis(src_h, dst_h);
+  // Destination ranges whose taps can touch the hot cells (i1 >= c0 and i0 <= c1).
+  auto range = [](const Axis& a, int c0, int c1, int n) {
+    int lo = 0, hi = n;
+    while (lo < n && a.i1[lo] < c0) ++lo;
+    while (hi > lo && a.i0[hi - 1] > c1) --hi;
+    return std::pair{lo, hi};
+  };
+  const auto [x0, x1] = range(ax, cx0, cx1, dst_w);
+  const auto [y0, y1] = range(ay, cy0, cy1, dst_h);
   std::vector<float> row0(dst_w), row1(dst_w);
   int cached0 = -1, cached1 = -1;
   auto fill = [&](int sy, std::vector<float>& row) {
     const float* s = src + static_cast<size_t>(sy) * src_w;
-    for (int x = 0; x < dst_w; ++x) row[x] = s[ax.i0[x]] + ax.lambda[x] * (s[ax.i1[x]] - s[ax.i0[x]]);
+    for (int x = x0; x < x1; ++x) row[x] = s[ax.i0[x]] + ax.lambda[x] * (s[ax.i1[x]] - s[ax.i0[x]]);
   };
-  for (int y = 0; y < dst_h; ++y) {
+  for (int y = y0; y < y1; ++y) {
     // Horizontal interpolation of the two source rows, reused across destination rows.
     if (ay.i0[y] != cached0) {
       if (ay.i0[y] == cached1) std::swap(row0, row1), std::swap(cached0, cached1);
@@ -61,7 +81,7 @@ void upsample_threshold(const float* src, int src_h, int src_w, int dst_h, int d
     if (ay.i1[y] != cached1) fill(ay.i1[y], row1), cached1 = ay.i1[y];
     const float l = ay.lambda[y];
     std::uint8_t* d = dst + static_cast<size_t>(y) * dst_w;
-    for (int x = 0; x < dst_w; ++x) d[x] = (row0[x] + l * (row1[x] - row0[x])) > cut ? 1 : 0;
+    for (int x = x0; x < x1; ++x) d[x] = (row0[x] + l * (row1[x] - row0[x])) > cut ? 1 : 0;
   }
 }
 

@@ -56,12 +56,36 @@ std::string shape_string(const std::vector<std::int64_t>& shape) {
   return s.str();
 }
 
-Session::Session(const std::filesystem::path& path, const SessionConfig& config) : path_(path) {
+namespace {
+
+Ort::Session create_session(const PreparedModelFile& p, const SessionConfig& config) {
   Ort::SessionOptions options;
-  options.SetGraphOptimizationLevel(GraphOptimizationLevel::ORT_ENABLE_ALL);
+  // A saved optimized graph is already fused for this host; optimizing again is wasted time.
+  options.SetGraphOptimizationLevel(p.pre_optimized ? GraphOptimizationLevel::ORT_DISABLE_ALL
+                                                    : GraphOptimizationLevel::ORT_ENABLE_ALL);
+  if (!p.save_optimized.empty()) options.SetOptimizedModelFilePath(p.save_optimized.c_str());
   if (config.intra_op_threads > 0) options.SetIntraOpNumThreads(config.intra_op_threads);
+  return Ort::Session(env(), p.load_path.c_str(), options);
+}
+
+}  // namespace
+
+Session::Session(const std::filesystem::path& path, const SessionConfig& config) : path_(path) {
+  if (!std::filesystem::is_regular_file(path)) {
+    throw Error(ErrorCode::kModelNotFound, path.string() + ": no such model file");
+  }
   try {
-    session_ = Ort::Session(env(), path.c_str(), options);
+    prepared_ = prepare_model_file(path, config.cache);
+    try {
+      session_ = create_session(prepared_, config);
+    } catch (const Ort::Exception&) {
+      if (prepared_.load_path == path) throw;
+      discard_model_file(prepared_);  // a damaged cache entry: fall back to the original file
+      prepared_ = PreparedModelFile{};
+      prepared_.load_path = path;
+      session_ = create_session(prepared_, config);
+    }
+    finish_model_file(prepared_, path);
   } catch (const Ort::Exception& e) {
     throw Error(ErrorCode::kModelMismatch,
                 path.string() + ": ONNX Runtime cannot load this file (" + e.what() +

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/model_file_cache.h"
+
 namespace sam3::rt {
 
 struct TensorInfo {
@@ -20,6 +22,7 @@ struct TensorInfo {
 
 struct SessionConfig {
   int intra_op_threads = 0;
+  FileCacheOptions cache;
 };
 
 Ort::Env& env();
@@ -31,6 +34,7 @@ class Session {
   Session(const std::filesystem::path& path, const SessionConfig& config);
 
   const std::filesystem::path& path() const { return path_; }
+  const PreparedModelFile& prepared() const { return prepared_; }
   const std::vector<TensorInfo>& inputs() const { return inputs_; }
   const std::vector<TensorInfo>& outputs() const { return outputs_; }
   const TensorInfo* input(const std::string& name) const;
@@ -43,6 +47,7 @@ class Session {
 
  private:
   std::filesystem::path path_;
+  PreparedModelFile prepared_;
   Ort::Session session_{nullptr};
   std::vector<TensorInfo> inputs_, outputs_;
 };

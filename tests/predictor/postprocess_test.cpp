@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 
 namespace {
 
@@ -108,6 +109,46 @@ TEST(Postprocess, FinalDetectionsWithAFrozenBoxScaleAreCorrected) {
   d.boxes = right.data();
   sam3::instances_from_final(d, 10, 10, {}, &corrected);
   EXPECT_EQ(corrected, 0);
+}
+
+}  // namespace
+
+namespace {
+
+// Straightforward full-image bilinear + threshold, to check the region-restricted version.
+std::vector<std::uint8_t> reference_upsample(const std::vector<float>& src, int sh, int sw, int dh, int dw, float cut) {
+  std::vector<std::uint8_t> out(static_cast<size_t>(dh) * dw);
+  for (int y = 0; y < dh; ++y) {
+    const float fy = std::max((y + 0.5f) * sh / dh - 0.5f, 0.f);
+    const int y0 = std::min(static_cast<int>(fy), sh - 1), y1 = std::min(y0 + 1, sh - 1);
+    for (int x = 0; x < dw; ++x) {
+      const float fx = std::max((x + 0.5f) * sw / dw - 0.5f, 0.f);
+      const int x0 = std::min(static_cast<int>(fx), sw - 1), x1 = std::min(x0 + 1, sw - 1);
+      const float lx = fx - x0, ly = fy - y0;
+      const float top = src[y0 * sw + x0] + lx * (src[y0 * sw + x1] - src[y0 * sw + x0]);
+      const float bottom = src[y1 * sw + x0] + lx * (src[y1 * sw + x1] - src[y1 * sw + x0]);
+      out[static_cast<size_t>(y) * dw + x] = top + ly * (bottom - top) > cut;
+    }
+  }
+  return out;
+}
+
+TEST(Postprocess, RegionRestrictedUpsamplingIsExact) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> noise(-4.f, -0.5f);
+  for (int trial = 0; trial < 20; ++trial) {
+    const int sh = 9 + trial % 5, sw = 11 + trial % 7, dh = 37 + trial * 3, dw = 23 + trial * 5;
+    std::vector<float> src(static_cast<size_t>(sh) * sw);
+    for (auto& v : src) v = noise(rng);
+    for (int k = 0; k < 1 + trial % 3; ++k) src[rng() % src.size()] = 3.f;  // a few hot cells
+    std::vector<std::uint8_t> got(static_cast<size_t>(dh) * dw, 7);
+    sam3::upsample_threshold(src.data(), sh, sw, dh, dw, 0.f, got.data());
+    EXPECT_EQ(got, reference_upsample(src, sh, sw, dh, dw, 0.f)) << "trial " << trial;
+  }
+  std::vector<float> cold(16, -1.f);
+  std::vector<std::uint8_t> none(64, 9);
+  sam3::upsample_threshold(cold.data(), 4, 4, 8, 8, 0.f, none.data());
+  EXPECT_EQ(none, std::vector<std::uint8_t>(64, 0));
 }
 
 }  // namespace

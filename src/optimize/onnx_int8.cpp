@@ -1,0 +1,220 @@
+#include "optimize/onnx_int8.h"
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string_view>
+#include <vector>
+
+#include "sam3/error.h"
+
+namespace sam3::optimize {
+namespace {
+
+// ---- protobuf wire format -------------------------------------------------------------
+// Field numbers from onnx.proto.
+constexpr int kModelGraph = 7;
+constexpr int kGraphNode = 1, kGraphInitializer = 5;
+constexpr int kNodeInput = 1, kNodeOpType = 4;
+constexpr int kTensorDataType = 2, kTensorInt32Data = 5, kTensorName = 8, kTensorRawData = 9,
+              kTensorDataLocation = 14;
+constexpr int kUint8 = 2, kInt8 = 3;
+
+[[noreturn]] void malformed() {
+  throw Error(ErrorCode::kModelMismatch, "the ONNX file is not a valid protobuf ModelProto; download it again");
+}
+
+struct Field {
+  int number = 0;
+  int wire = 0;           // 0 varint, 1 fixed64, 2 length-delimited, 5 fixed32
+  std::uint64_t varint = 0;
+  std::string_view bytes; // payload for LEN; the raw encoding for fixed types
+  std::string_view whole; // the full encoded field (key included), for copying unchanged
+};
+
+std::uint64_t read_varint(std::string_view s, size_t& p) {
+  std::uint64_t v = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    if (p >= s.size()) malformed();
+    const auto b = static_cast<std::uint8_t>(s[p++]);
+    v |= static_cast<std::uint64_t>(b & 0x7F) << shift;
+    if (!(b & 0x80)) return v;
+  }
+  malformed();
+}
+
+std::vector<Field> parse(std::string_view s) {
+  std::vector<Field> fields;
+  size_t p = 0;
+  while (p < s.size()) {
+    const size_t start = p;
+    Field f;
+    const std::uint64_t key = read_varint(s, p);
+    f.number = static_cast<int>(key >> 3);
+    f.wire = static_cast<int>(key & 7);
+    switch (f.wire) {
+      case 0: f.varint = read_varint(s, p); break;
+      case 1: if (p + 8 > s.size()) malformed(); f.bytes = s.substr(p, 8); p += 8; break;
+      case 5: if (p + 4 > s.size()) malformed(); f.bytes = s.substr(p, 4); p += 4; break;
+      case 2: {
+        const std::uint64_t n = read_varint(s, p);
+        if (n > s.size() - p) malformed();
+        f.bytes = s.substr(p, n);
+        p += n;
+        break;
+      }
+      default: malformed();
+    }
+    f.whole = s.substr(start, p - start);
+    fields.push_back(f);
+  }
+  return fields;
+}
+
+void write_varint(std::string& out, std::uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>((v & 0x7F) | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+
+void write_len(std::string& out, int number, std::string_view payload) {
+  write_varint(out, (static_cast<std::uint64_t>(number) << 3) | 2);
+  write_varint(out, payload.size());
+  out.append(payload);
+}
+
+// ---- the rewrite --------------------------------------------------------------------------
+struct TensorInfo {
+  std::string name;
+  int data_type = 0;
+  bool external = false;
+};
+
+TensorInfo tensor_info(std::string_view tensor) {
+  TensorInfo t;
+  for (const auto& f : parse(tensor)) {
+    if (f.number == kTensorName && f.wire == 2) t.name = f.bytes;
+    else if (f.number == kTensorDataType && f.wire == 0) t.data_type = static_cast<int>(f.varint);
+    else if (f.number == kTensorDataLocation && f.wire == 0) t.external = f.varint == 1;
+  }
+  return t;
+}
+
+// The same TensorProto with uint8 values v stored as int8 v - 128.
+std::string to_int8(std::string_view tensor) {
+  std::string out;
+  for (const auto& f : parse(tensor)) {
+    if (f.number == kTensorDataType && f.wire == 0) {
+      write_varint(out, static_cast<std::uint64_t>(kTensorDataType) << 3);
+      write_varint(out, kInt8);
+    } else if (f.number == kTensorRawData && f.wire == 2) {
+      std::string data(f.bytes);
+      for (char& c : data) c = static_cast<char>(static_cast<std::uint8_t>(c) ^ 0x80);  // u8 - 128 as s8
+      write_len(out, kTensorRawData, data);
+    } else if (f.number == kTensorInt32Data) {
+      // uint8 values kept in int32_data (packed or not): re-encode as signed int32.
+      std::vector<std::uint64_t> values;
+      if (f.wire == 2) {
+        size_t p = 0;
+        while (p < f.bytes.size()) values.push_back(read_varint(f.bytes, p));
+      } else {
+        values.push_back(f.varint);
+      }
+      std::string packed;
+      for (auto v : values) {
+        const std::int64_t s = static_cast<std::int64_t>(v & 0xFF) - 128;
+        write_varint(packed, static_cast<std::uint64_t>(s));  // negative int32 -> 10-byte varint
+      }
+      write_len(out, kTensorInt32Data, packed);
+    } else {
+      out.append(f.whole);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string rewrite_matmulinteger_weights_to_int8(const std::string& model_bytes, Int8RewriteStats* stats) {
+  Int8RewriteStats local;
+  Int8RewriteStats& st = stats ? *stats : local;
+  st = {};
+  const auto model = parse(model_bytes);
+  const Field* graph_field = nullptr;
+  for (const auto& f : model) {
+    if (f.number == kModelGraph && f.wire == 2) graph_field = &f;
+  }
+  if (!graph_field) malformed();
+  const auto graph = parse(graph_field->bytes);
+
+  // Which initializers are MatMulInteger weights / weight zero points, and who else uses them.
+  std::map<std::string, std::pair<std::string, std::string>> weight_to_zp;  // B -> b_zero_point
+  std::set<std::string> other_uses;
+  for (const auto& f : graph) {
+    if (f.number != kGraphNode || f.wire != 2) continue;
+    std::string op;
+    std::vector<std::string> inputs;
+    for (const auto& nf : parse(f.bytes)) {
+      if (nf.number == kNodeOpType && nf.wire == 2) op = nf.bytes;
+      if (nf.number == kNodeInput && nf.wire == 2) inputs.emplace_back(nf.bytes);
+    }
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const bool weight_slot = op == "MatMulInteger" && (i == 1 || i == 3);
+      if (!weight_slot) other_uses.insert(inputs[i]);
+    }
+    if (op == "MatMulInteger" && inputs.size() >= 2) {
+      weight_to_zp[inputs[1]] = {inputs.size() >= 4 ? inputs[3] : "", ""};
+    }
+  }
+  std::map<std::string, const Field*> initializers;
+  for (const auto& f : graph) {
+    if (f.number == kGraphInitializer && f.wire == 2) initializers[tensor_info(f.bytes).name] = &f;
+  }
+  // A weight and its zero point change together, or not at all.
+  std::set<std::string> rewrite;
+  for (const auto& [weight, zp] : weight_to_zp) {
+    auto w = initializers.find(weight);
+    auto z = initializers.find(zp.first);
+    const bool ok = w != initializers.end() && z != initializers.end() && !other_uses.contains(weight) &&
+                    !other_uses.contains(zp.first) && tensor_info(w->second->bytes).data_type == kUint8 &&
+                    tensor_info(z->second->bytes).data_type == kUint8 && !tensor_info(w->second->bytes).external &&
+                    !tensor_info(z->second->bytes).external;
+    if (!ok) {
+      ++st.skipped;
+      continue;
+    }
+    rewrite.insert(weight);
+    rewrite.insert(zp.first);
+  }
+  // A zero point shared with a weight that could not be rewritten must stay uint8.
+  for (const auto& [weight, zp] : weight_to_zp) {
+    if (!rewrite.contains(weight) && rewrite.erase(zp.first)) {
+      for (const auto& [w2, z2] : weight_to_zp) {
+        if (z2.first == zp.first && rewrite.erase(w2)) ++st.skipped;
+      }
+    }
+  }
+  std::string new_graph;
+  for (const auto& f : graph) {
+    if (f.number == kGraphInitializer && f.wire == 2) {
+      const std::string name = tensor_info(f.bytes).name;
+      if (rewrite.contains(name)) {
+        write_len(new_graph, kGraphInitializer, to_int8(f.bytes));
+        (weight_to_zp.contains(name) ? st.weights : st.zero_points)++;
+        continue;
+      }
+    }
+    new_graph.append(f.whole);
+  }
+  std::string out;
+  out.reserve(model_bytes.size() + 64);
+  for (const auto& f : model) {
+    if (&f == graph_field) write_len(out, kModelGraph, new_graph);
+    else out.append(f.whole);
+  }
+  return out;
+}
+
+}  // namespace sam3::optimize

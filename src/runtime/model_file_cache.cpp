@@ -1,0 +1,126 @@
+#include "runtime/model_file_cache.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <onnxruntime_cxx_api.h>
+#include <sstream>
+
+#include "optimize/onnx_int8.h"
+#include "runtime/cpu_features.h"
+#include "sam3/export.h"
+#include "sam3/log.h"
+
+namespace sam3::rt {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::uint64_t fnv1a(const std::string& s) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+std::string hex(std::uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+fs::path cache_root(const fs::path& model) {
+  const fs::path next_to_model = model.parent_path() / ".sam3-cache";
+  std::error_code ec;
+  fs::create_directories(next_to_model, ec);
+  if (!ec && ::access(next_to_model.c_str(), W_OK) == 0) return next_to_model;
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  const char* home = std::getenv("HOME");
+  const fs::path base = xdg && *xdg ? fs::path(xdg) : fs::path(home ? home : "/tmp") / ".cache";
+  return base / "sam3cpp" / "optimized" / hex(fnv1a(fs::absolute(model.parent_path()).string()));
+}
+
+bool has_external_data(const fs::path& model) {
+  std::error_code ec;
+  return fs::exists(model.string() + ".data", ec) || fs::exists(model.parent_path() / (model.stem().string() + ".data"), ec);
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+PreparedModelFile prepare_model_file(const fs::path& model, const FileCacheOptions& options) {
+  PreparedModelFile p;
+  p.load_path = model;
+  const CpuFeatures cpu = detect_cpu_features();
+  const bool int8 = options.int8 == Int8Weights::kOn || (options.int8 == Int8Weights::kAuto && cpu.int8_weights_help());
+  // Files with external weights are left alone: the saved graph would duplicate gigabytes.
+  if (!options.enabled || has_external_data(model)) return p;
+  std::error_code ec;
+  const auto size = fs::file_size(model, ec);
+  const auto mtime = fs::last_write_time(model, ec).time_since_epoch().count();
+  if (ec) return p;
+  const std::string key = model.filename().string() + "|" + std::to_string(size) + "|" + std::to_string(mtime) + "|" +
+                          Ort::GetVersionString() + "|" + cpu.summary() + "|" + (int8 ? "int8" : "uint8");
+  p.entry = cache_root(model) / (model.stem().string() + "-" + hex(fnv1a(key)));
+  const fs::path optimized = p.entry / "optimized.onnx";
+  if (fs::is_regular_file(optimized, ec)) {
+    p.load_path = optimized;
+    p.pre_optimized = true;
+    return p;
+  }
+  fs::create_directories(p.entry, ec);
+  if (ec) {
+    p.entry.clear();
+    return p;
+  }
+  if (int8) {
+    optimize::Int8RewriteStats stats;
+    const std::string rewritten = optimize::rewrite_matmulinteger_weights_to_int8(read_file(model), &stats);
+    if (stats.weights > 0) {
+      write_file_atomic(p.entry / "int8.onnx", rewritten);
+      p.load_path = p.entry / "int8.onnx";
+      p.int8_weights = stats.weights;
+      log(LogLevel::kInfo, model.filename().string() + ": " + std::to_string(stats.weights) +
+                               " MatMulInteger weights rewritten as int8 for this CPU (" + cpu.summary() + ")");
+    }
+  }
+  p.save_optimized = p.entry / ("optimized.onnx.tmp" + std::to_string(::getpid()));
+  return p;
+}
+
+void finish_model_file(const PreparedModelFile& p, const fs::path& source) {
+  if (p.save_optimized.empty()) return;
+  std::error_code ec;
+  if (!fs::is_regular_file(p.save_optimized, ec)) return;
+  fs::rename(p.save_optimized, p.entry / "optimized.onnx", ec);
+  if (ec) {
+    fs::remove(p.save_optimized, ec);
+    return;
+  }
+  fs::remove(p.entry / "int8.onnx", ec);  // folded into the optimized graph
+  const nlohmann::ordered_json meta = {
+      {"source", fs::absolute(source).string()},
+      {"source_size", fs::file_size(source, ec)},
+      {"onnxruntime", Ort::GetVersionString()},
+      {"cpu", detect_cpu_features().summary()},
+      {"int8_weights", p.int8_weights},
+  };
+  write_file_atomic(p.entry / "meta.json", meta.dump(2) + "\n");
+  log(LogLevel::kInfo, source.filename().string() + ": optimized graph cached in " + p.entry.string());
+}
+
+void discard_model_file(const PreparedModelFile& p) {
+  if (p.entry.empty()) return;
+  std::error_code ec;
+  fs::remove_all(p.entry, ec);
+}
+
+}  // namespace sam3::rt

@@ -1,0 +1,37 @@
+// Per-host preparation of an ONNX file before ONNX Runtime loads it, cached next to the model
+// (<dir>/.sam3-cache/, or the user cache when the model folder is read-only):
+//  - int8 weights: MatMulInteger's uint8 weights rewritten as int8 (exact) when the CPU has
+//    VNNI/AMX/dot-product instructions;
+//  - the graph as ONNX Runtime optimized it, saved on the first load, so later loads skip
+//    graph optimisation.
+// Entries are keyed by the file's size and modification time, the CPU features and the
+// ONNX Runtime version; the source's sha256 is recorded in the entry's meta.json.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+namespace sam3::rt {
+
+enum class Int8Weights { kAuto, kOn, kOff };
+
+struct FileCacheOptions {
+  bool enabled = true;
+  Int8Weights int8 = Int8Weights::kAuto;
+};
+
+struct PreparedModelFile {
+  std::filesystem::path load_path;       // what ONNX Runtime loads
+  bool pre_optimized = false;            // a saved optimized graph: skip graph optimisation
+  std::filesystem::path save_optimized;  // where ONNX Runtime should write its optimized graph
+  std::filesystem::path entry;           // the cache entry folder (empty when not cached)
+  int int8_weights = 0;                  // weights rewritten as int8 (0: none or not applied)
+};
+
+PreparedModelFile prepare_model_file(const std::filesystem::path& model, const FileCacheOptions& options);
+// After a session was created with save_optimized: move the file into place and describe it.
+void finish_model_file(const PreparedModelFile& prepared, const std::filesystem::path& source);
+// A cached entry that failed to load is removed so the next load rebuilds it.
+void discard_model_file(const PreparedModelFile& prepared);
+
+}  // namespace sam3::rt

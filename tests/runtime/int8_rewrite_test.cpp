@@ -1,0 +1,91 @@
+// The int8 weight rewrite is exact, and the per-host model cache is used on later loads.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "optimize/onnx_int8.h"
+#include "runtime/cpu_features.h"
+#include "sam3/error.h"
+#include "sam3/model.h"
+#include "support/test_images.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+fs::path fresh_copy(const std::string& layout, const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("sam3_int8_" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (const auto& e : fs::directory_iterator(sam3::test::test_models_dir() / layout)) {
+    if (e.is_regular_file()) fs::copy_file(e.path(), dir / e.path().filename());
+  }
+  return dir;
+}
+
+TEST(Int8Rewrite, RewritesEveryMatMulIntegerWeightOnce) {
+  const std::string original = read(sam3::test::test_models_dir() / "usls" / "text-encoder.onnx");
+  sam3::optimize::Int8RewriteStats stats;
+  const std::string once = sam3::optimize::rewrite_matmulinteger_weights_to_int8(original, &stats);
+  EXPECT_EQ(stats.weights, 1) << "the text encoder has one quantized Linear";
+  EXPECT_EQ(stats.zero_points, 1);
+  EXPECT_EQ(once.size(), original.size()) << "raw data and type change in place";
+  EXPECT_NE(once, original);
+  sam3::optimize::rewrite_matmulinteger_weights_to_int8(once, &stats);
+  EXPECT_EQ(stats.weights, 0) << "already int8: nothing left to do";
+  EXPECT_THROW(sam3::optimize::rewrite_matmulinteger_weights_to_int8("not a model", &stats), sam3::Error);
+}
+
+TEST(Int8Rewrite, ResultsAreIdenticalWithInt8Weights) {
+  const auto scene = sam3::test::make_scene(false);
+  for (const std::string layout : {"usls", "samexporter"}) {
+    sam3::ModelOptions plain, int8;
+    plain.int8_weights = sam3::Int8Weights::kOff;
+    plain.cache_optimized = false;
+    int8.int8_weights = sam3::Int8Weights::kOn;
+    const auto a = sam3::Model::load(fresh_copy(layout, layout + "_plain"), plain);
+    const auto b = sam3::Model::load(fresh_copy(layout, layout + "_int8"), int8);
+    const auto ea = a->encode(scene.image), eb = b->encode(scene.image);
+    for (const char* text : {"red", "blue", "white"}) {
+      const auto ra = a->segment(ea, {text, {}}), rb = b->segment(eb, {text, {}});
+      ASSERT_EQ(ra.instances.size(), rb.instances.size()) << layout << " " << text;
+      for (size_t i = 0; i < ra.instances.size(); ++i) {
+        EXPECT_EQ(ra.instances[i].score, rb.instances[i].score) << layout << " " << text;
+        EXPECT_EQ(ra.instances[i].mask.data, rb.instances[i].mask.data) << layout << " " << text;
+      }
+    }
+  }
+}
+
+TEST(ModelFileCache, SecondLoadUsesTheSavedOptimizedGraph) {
+  const auto dir = fresh_copy("usls", "cache");
+  sam3::Model::load(dir);
+  int entries = 0;
+  for (const auto& e : fs::directory_iterator(dir / ".sam3-cache")) {
+    EXPECT_TRUE(fs::exists(e.path() / "optimized.onnx")) << e.path();
+    EXPECT_TRUE(fs::exists(e.path() / "meta.json")) << e.path();
+    ++entries;
+  }
+  EXPECT_EQ(entries, 3);
+  // A damaged cache entry is thrown away and the original file loads instead.
+  for (const auto& e : fs::directory_iterator(dir / ".sam3-cache")) std::ofstream(e.path() / "optimized.onnx") << "junk";
+  const auto model = sam3::Model::load(dir);
+  const auto r = model->segment(model->encode(sam3::test::make_scene(false).image), {"red", {}});
+  EXPECT_EQ(r.instances.size(), 2u);
+}
+
+TEST(CpuFeatures, SummaryNamesWhatWasFound) {
+  const auto f = sam3::rt::detect_cpu_features();
+  EXPECT_FALSE(f.summary().empty());
+  if (f.int8_weights_help()) EXPECT_NE(f.summary(), "baseline");
+}
+
+}  // namespace
