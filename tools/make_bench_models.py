@@ -20,42 +20,21 @@ import argparse
 import os
 
 import numpy as np
-import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 
-OPSET = 17
+import onnx_graph
+from onnx_graph import tensor
+
 rng = np.random.default_rng(1234)
 
 
-class Graph:
-    def __init__(self):
-        self.nodes, self.inits, self.count = [], [], 0
-
-    def const(self, value, dtype=np.float32):
-        self.count += 1
-        name = f"w{self.count}"
-        self.inits.append(numpy_helper.from_array(np.asarray(value, dtype=dtype), name))
-        return name
-
-    def op(self, op_type, inputs, outputs=1, **attrs):
-        names = []
-        for _ in range(outputs):
-            self.count += 1
-            names.append(f"t{self.count}")
-        self.nodes.append(helper.make_node(op_type, inputs, names, **attrs))
-        return names[0] if outputs == 1 else names
-
-    def ints(self, values):
-        return self.const(np.array(values, np.int64), np.int64)
-
+class Graph(onnx_graph.Graph):
     def linear(self, x, k, n, bias=True):
-        """quantize_dynamic's pattern for a MatMul with a uint8 weight of shape [k, n]."""
+        """A Linear of random weights [k, n], quantized like quantize_dynamic does it."""
         std = 1.0 / np.sqrt(k)
         w_scale = np.float32(4 * std / 127)
         wq = np.clip(128 + np.round(rng.normal(0, std, (k, n)) / w_scale), 0, 255).astype(np.uint8)
-        xq, xs, xzp = self.op("DynamicQuantizeLinear", [x], outputs=3)
-        acc = self.op("MatMulInteger", [xq, self.const(wq, np.uint8), xzp, self.const(np.uint8(128), np.uint8)])
-        y = self.op("Mul", [self.op("Cast", [acc], to=TensorProto.FLOAT), self.op("Mul", [xs, self.const(w_scale)])])
+        y = self.quantized_matmul(x, wq, w_scale)
         if bias:
             y = self.op("Add", [y, self.const(rng.normal(0, 0.02, n).astype(np.float32))])
         return y
@@ -105,15 +84,8 @@ class Graph:
         return self.linear(self.gelu(self.linear(x, width, hidden)), hidden, width)
 
     def save(self, path, inputs, outputs, name):
-        graph = helper.make_graph(self.nodes, name, inputs, outputs, self.inits)
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="sam3cpp-bench-models")
-        model.ir_version = 8
-        onnx.save(model, path)
-        print(f"wrote {path} ({os.path.getsize(path) / 1e6:.0f} MB)")
-
-
-def tensor(name, dtype, shape):
-    return helper.make_tensor_value_info(name, dtype, shape)
+        size = super().save(path, inputs, outputs, name, "sam3cpp-bench-models", check=False)
+        print(f"wrote {path} ({size / 1e6:.0f} MB)")
 
 
 def vision_encoder(path, blocks, global_blocks):

@@ -22,10 +22,10 @@ import json
 import os
 
 import numpy as np
-import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 
-OPSET = 17
+import onnx_graph
+from onnx_graph import tensor
 VOCAB_SIZE = 49408
 FEATURES = 256
 QUERIES = 4
@@ -67,47 +67,15 @@ def colour_table():
     return table
 
 
-class Graph:
-    """Tiny builder: every op gets a unique output name."""
-
-    def __init__(self):
-        self.nodes, self.inits, self.count = [], [], 0
-
-    def const(self, value, dtype=np.float32):
-        self.count += 1
-        name = f"c{self.count}"
-        self.inits.append(numpy_helper.from_array(np.asarray(value, dtype=dtype), name))
-        return name
-
-    def op(self, op_type, inputs, outputs=1, **attrs):
-        names = []
-        for _ in range(outputs):
-            self.count += 1
-            names.append(f"t{self.count}")
-        self.nodes.append(helper.make_node(op_type, inputs, names, **attrs))
-        return names[0] if outputs == 1 else names
-
-    def name(self, tensor, name):
-        self.nodes.append(helper.make_node("Identity", [tensor], [name]))
-        return name
-
+class Graph(onnx_graph.Graph):
     def quantized_linear(self, x, weight):
-        """x[..., K] @ weight[K, N] the way quantize_dynamic writes it (uint8 weights)."""
+        """x[..., K] @ weight[K, N] with uint8 weights, as the public int8 files store them."""
         w_scale = float(np.abs(weight).max() / 127.0) or 1.0
         wq = np.clip(np.round(weight / w_scale) + 128, 0, 255).astype(np.uint8)
-        xq, xs, xzp = self.op("DynamicQuantizeLinear", [x], outputs=3)
-        acc = self.op("MatMulInteger", [xq, self.const(wq, np.uint8), xzp, self.const(np.uint8(128), np.uint8)])
-        acc_f = self.op("Cast", [acc], to=TensorProto.FLOAT)
-        scale = self.op("Mul", [xs, self.const(np.float32(w_scale))])
-        return self.op("Mul", [acc_f, scale])
+        return self.quantized_matmul(x, wq, w_scale)
 
     def save(self, path, inputs, outputs, name):
-        graph = helper.make_graph(self.nodes, name, inputs, outputs, self.inits)
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
-                                  producer_name="sam3cpp-test-models")
-        model.ir_version = 8
-        onnx.checker.check_model(model)
-        onnx.save(model, path)
+        super().save(path, inputs, outputs, name, "sam3cpp-test-models")
 
 
 def vision_features(g, image_nchw, size):
@@ -202,10 +170,6 @@ def decode_queries(g, feat0, first_word, boxes, labels, m):
 def first_content_token(g, features):
     """[B,32,256] -> row of position 1 (the first word) [B,256]."""
     return g.op("Gather", [features, g.const(np.int64(1), np.int64)], axis=1)
-
-
-def tensor(name, dtype, shape):
-    return helper.make_tensor_value_info(name, dtype, shape)
 
 
 def make_usls(out, size):

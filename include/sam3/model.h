@@ -40,6 +40,10 @@ struct ModelOptions {
   // Keep per-host prepared files (int8 weights, ONNX Runtime's optimized graph) in
   // <model dir>/.sam3-cache so later loads skip the work.
   bool cache_optimized = true;
+  // ONNX Runtime's CPU memory arena keeps every session's peak allocation for reuse; without
+  // it, the encoder's attention buffers go back to the system before the decoder runs, which
+  // lowers peak memory (see the README's performance section).
+  bool memory_arena = false;
   // Vocabulary used when the directory has neither tokenizer.json nor clip_tokenizer.json.
   std::filesystem::path fallback_vocabulary;
   std::size_t text_cache_entries = 256;

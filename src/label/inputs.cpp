@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <fstream>
 
+#include "core/hash.h"
 #include "sam3/error.h"
 #include "sam3/labeler.h"
 
@@ -44,12 +45,6 @@ void add_path(const fs::path& p, const std::string& name, std::vector<LabelInput
   }
 }
 
-std::uint64_t fnv1a(const std::string& s) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
-
 }  // namespace
 
 std::vector<LabelInput> collect_label_inputs(const std::vector<std::string>& inputs) {
@@ -67,7 +62,7 @@ std::vector<LabelInput> shard_label_inputs(const std::vector<LabelInput>& inputs
   }
   std::vector<LabelInput> out;
   for (const auto& in : inputs) {
-    if (static_cast<int>(fnv1a(in.name) % static_cast<std::uint64_t>(n)) == k - 1) out.push_back(in);
+    if (static_cast<int>(fnv1a64(in.name) % static_cast<std::uint64_t>(n)) == k - 1) out.push_back(in);
   }
   return out;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fstream>
 
+#include "core/hash.h"
 #include "sam3/error.h"
 #include "sam3/export.h"
 #include "sam3/result_json.h"
@@ -12,18 +13,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using ojson = nlohmann::ordered_json;
-
-std::uint64_t fnv1a(const std::string& s) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
-
-std::string hex64(std::uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
 nlohmann::json read_json(const fs::path& p) {
   std::ifstream in(p);
@@ -47,7 +36,7 @@ std::string output_stem(const std::string& name) {
   return out;
 }
 
-std::string record_key(const std::string& name) { return output_stem(name) + "-" + hex64(fnv1a(name)).substr(0, 8); }
+std::string record_key(const std::string& name) { return output_stem(name) + "-" + hex64(fnv1a64(name)).substr(0, 8); }
 
 ojson config_json(const LabelConfig& c, const Model& model) {
   ojson categories = ojson::array();
@@ -73,7 +62,7 @@ std::string config_hash(const ojson& config) {
   ojson core = config;
   core.erase("hash");
   core.erase("outputs");
-  return hex64(fnv1a(core.dump()));
+  return hex64(fnv1a64(core.dump()));
 }
 
 void write_config(const fs::path& out, const ojson& config) { write_file_atomic(out / "config.json", config.dump(2) + "\n"); }

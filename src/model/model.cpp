@@ -100,6 +100,7 @@ std::shared_ptr<Model> Model::load(const std::filesystem::path& directory, const
   impl->tokenizer = std::make_unique<ClipTokenizer>(ClipTokenizer::from_file(vocab));
   rt::SessionConfig config;
   config.intra_op_threads = options.intra_op_threads;
+  config.memory_arena = options.memory_arena;
   config.cache.enabled = options.cache_optimized;
   config.cache.int8 = options.int8_weights == Int8Weights::kOn    ? rt::Int8Weights::kOn
                       : options.int8_weights == Int8Weights::kOff ? rt::Int8Weights::kOff

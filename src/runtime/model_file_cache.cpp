@@ -9,6 +9,7 @@
 #include <onnxruntime_cxx_api.h>
 #include <sstream>
 
+#include "core/hash.h"
 #include "optimize/onnx_int8.h"
 #include "runtime/cpu_features.h"
 #include "sam3/export.h"
@@ -19,18 +20,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::uint64_t fnv1a(const std::string& s) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
-
-std::string hex(std::uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
 fs::path cache_root(const fs::path& model) {
   const fs::path next_to_model = model.parent_path() / ".sam3-cache";
   std::error_code ec;
@@ -39,7 +28,7 @@ fs::path cache_root(const fs::path& model) {
   const char* xdg = std::getenv("XDG_CACHE_HOME");
   const char* home = std::getenv("HOME");
   const fs::path base = xdg && *xdg ? fs::path(xdg) : fs::path(home ? home : "/tmp") / ".cache";
-  return base / "sam3cpp" / "optimized" / hex(fnv1a(fs::absolute(model.parent_path()).string()));
+  return base / "sam3cpp" / "optimized" / hex64(fnv1a64(fs::absolute(model.parent_path()).string()));
 }
 
 bool has_external_data(const fs::path& model) {
@@ -69,7 +58,7 @@ PreparedModelFile prepare_model_file(const fs::path& model, const FileCacheOptio
   if (ec) return p;
   const std::string key = model.filename().string() + "|" + std::to_string(size) + "|" + std::to_string(mtime) + "|" +
                           Ort::GetVersionString() + "|" + cpu.summary() + "|" + (int8 ? "int8" : "uint8");
-  p.entry = cache_root(model) / (model.stem().string() + "-" + hex(fnv1a(key)));
+  p.entry = cache_root(model) / (model.stem().string() + "-" + hex64(fnv1a64(key)));
   const fs::path optimized = p.entry / "optimized.onnx";
   if (fs::is_regular_file(optimized, ec)) {
     p.load_path = optimized;

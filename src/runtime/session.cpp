@@ -65,6 +65,7 @@ Ort::Session create_session(const PreparedModelFile& p, const SessionConfig& con
                                                     : GraphOptimizationLevel::ORT_ENABLE_ALL);
   if (!p.save_optimized.empty()) options.SetOptimizedModelFilePath(p.save_optimized.c_str());
   if (config.intra_op_threads > 0) options.SetIntraOpNumThreads(config.intra_op_threads);
+  if (!config.memory_arena) options.DisableCpuMemArena();
   return Ort::Session(env(), p.load_path.c_str(), options);
 }
 

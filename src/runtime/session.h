@@ -22,6 +22,7 @@ struct TensorInfo {
 
 struct SessionConfig {
   int intra_op_threads = 0;
+  bool memory_arena = false;
   FileCacheOptions cache;
 };
 

@@ -11,6 +11,7 @@
 #include "sam3/export.h"
 #include "sam3/image.h"
 #include "sam3/polygons.h"
+#include "support/files.h"
 #include "support/run_command.h"
 #include "support/server_process.h"
 #include "support/test_images.h"
@@ -24,12 +25,7 @@ using sam3::test::run_command;
 
 const std::string kSam3 = SAM3_CLI_PATH;
 
-std::string read(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using sam3::test::read_file;
 
 class LabelCli : public ::testing::Test {
  protected:
@@ -73,7 +69,7 @@ TEST_F(LabelCli, ExportsDecodeBackToTheMasks) {
   const auto r = run_command(label("--format coco,yolo,masks,geojson --semantic"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
 
-  const auto coco = json::parse(read(root_ / "out" / "coco.json"));
+  const auto coco = json::parse(read_file(root_ / "out" / "coco.json"));
   ASSERT_EQ(coco["images"].size(), 3u);
   EXPECT_EQ(coco["categories"][0]["name"], "red");
   EXPECT_EQ(coco["categories"][1]["id"], 2);
@@ -96,7 +92,7 @@ TEST_F(LabelCli, ExportsDecodeBackToTheMasks) {
   EXPECT_EQ(coco["annotations"].size(), 9u) << "3 images x (2 red + 1 blue)";
 
   // YOLO: class ids in range, coordinates normalized, even counts.
-  const auto yolo = read(root_ / "out" / "yolo" / "labels" / "sub__img100.txt");
+  const auto yolo = read_file(root_ / "out" / "yolo" / "labels" / "sub__img100.txt");
   std::istringstream lines(yolo);
   int lines_seen = 0;
   for (std::string line; std::getline(lines, line); ++lines_seen) {
@@ -111,7 +107,7 @@ TEST_F(LabelCli, ExportsDecodeBackToTheMasks) {
     for (double x : v) EXPECT_TRUE(x >= 0 && x <= 1) << line;
   }
   EXPECT_EQ(lines_seen, 3);
-  EXPECT_NE(read(root_ / "out" / "yolo" / "data.yaml").find("0: 'red'"), std::string::npos);
+  EXPECT_NE(read_file(root_ / "out" / "yolo" / "data.yaml").find("0: 'red'"), std::string::npos);
 
   // Masks: instance ids and class ids where the objects are.
   const auto classes = sam3::load_image(root_ / "out" / "masks" / "map_classes.png");
@@ -122,7 +118,7 @@ TEST_F(LabelCli, ExportsDecodeBackToTheMasks) {
   EXPECT_TRUE(fs::exists(root_ / "out" / "masks" / "map_red.png")) << "semantic mask";
 
   // GeoJSON: polygon area close to the mask area; world file maps pixels to map units.
-  const auto geo = json::parse(read(root_ / "out" / "geojson" / "map.geojson"));
+  const auto geo = json::parse(read_file(root_ / "out" / "geojson" / "map.geojson"));
   EXPECT_EQ(geo["properties"]["coordinates"], "map (world file)");
   const auto& feature = geo["features"][0];
   EXPECT_EQ(feature["properties"]["category"], "red");
@@ -132,14 +128,14 @@ TEST_F(LabelCli, ExportsDecodeBackToTheMasks) {
   }
   const double mask_area = feature["properties"]["area_px"];
   EXPECT_NEAR(sam3::ring_area(ring), mask_area, mask_area * 0.1) << "polygon area within 10% of the mask area";
-  const auto pixel_geo = json::parse(read(root_ / "out" / "geojson" / "img101.geojson"));
+  const auto pixel_geo = json::parse(read_file(root_ / "out" / "geojson" / "img101.geojson"));
   EXPECT_EQ(pixel_geo["properties"]["coordinates"], "pixel (x right, y down)");
 }
 
 TEST_F(LabelCli, PolygonsInCoco) {
   make_images(1);
   ASSERT_EQ(run_command(label("--polygons")).exit_code, 0);
-  const auto coco = json::parse(read(root_ / "out" / "coco.json"));
+  const auto coco = json::parse(read_file(root_ / "out" / "coco.json"));
   for (const auto& a : coco["annotations"]) {
     ASSERT_TRUE(a["segmentation"].is_array());
     sam3::Ring ring;
@@ -155,11 +151,11 @@ TEST_F(LabelCli, CorruptFileIsListedAndTheRestIsLabeled) {
   const auto r = run_command(label(""));
   EXPECT_EQ(r.exit_code, 1) << "some failed";
   EXPECT_NE(r.out.find("2 labeled"), std::string::npos) << r.out;
-  const auto failures = json::parse(read(root_ / "out" / "failures.json"));
+  const auto failures = json::parse(read_file(root_ / "out" / "failures.json"));
   ASSERT_EQ(failures.size(), 1u);
   EXPECT_EQ(failures[0]["name"], "broken.jpg");
   EXPECT_EQ(failures[0]["code"], "image_corrupt");
-  EXPECT_EQ(json::parse(read(root_ / "out" / "coco.json"))["images"].size(), 2u);
+  EXPECT_EQ(json::parse(read_file(root_ / "out" / "coco.json"))["images"].size(), 2u);
 }
 
 TEST_F(LabelCli, KilledRunResumesAndEndsEqualToAnUninterruptedRun) {
@@ -177,13 +173,13 @@ TEST_F(LabelCli, KilledRunResumesAndEndsEqualToAnUninterruptedRun) {
   }
   EXPECT_EQ(run.stop(SIGKILL), -1) << "killed mid-run, not finished";
   for (const auto& e : fs::recursive_directory_iterator(root_ / "out")) {
-    if (e.path().extension() == ".json") EXPECT_NO_THROW(json::parse(read(e.path()))) << "half-written " << e.path();
+    if (e.path().extension() == ".json") EXPECT_NO_THROW(json::parse(read_file(e.path()))) << "half-written " << e.path();
   }
   const auto resumed = run_command(label(""));
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
   EXPECT_EQ(resumed.out.find(" 0 already done"), std::string::npos) << "finished images are skipped: " << resumed.out;
   EXPECT_EQ(resumed.out.find(": 0 labeled"), std::string::npos) << "the rest are labeled now: " << resumed.out;
-  EXPECT_EQ(read(root_ / "out" / "coco.json"), read(root_ / "reference" / "coco.json"));
+  EXPECT_EQ(read_file(root_ / "out" / "coco.json"), read_file(root_ / "reference" / "coco.json"));
 }
 
 TEST_F(LabelCli, CtrlCStopsAfterTheImageInFlight) {
@@ -194,7 +190,7 @@ TEST_F(LabelCli, CtrlCStopsAfterTheImageInFlight) {
   for (int i = 0; i < 400 && !fs::exists(root_ / "out" / "items"); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_EQ(run.stop(SIGINT), 130);
-  const auto coco = json::parse(read(root_ / "out" / "coco.json"));  // outputs rebuilt from what finished
+  const auto coco = json::parse(read_file(root_ / "out" / "coco.json"));  // outputs rebuilt from what finished
   EXPECT_LT(coco["images"].size(), 24u);
 }
 
@@ -207,14 +203,14 @@ TEST_F(LabelCli, ShardsMergedEqualASingleRun) {
     const std::string name = "shard" + std::to_string(k);
     const auto r = run_command(label("--format coco,yolo --shard " + std::to_string(k) + "/3", name));
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    images += json::parse(read(root_ / name / "coco.json"))["images"].size();
+    images += json::parse(read_file(root_ / name / "coco.json"))["images"].size();
     shard_dirs += " " + quote((root_ / name).string());
   }
   EXPECT_EQ(images, 10u) << "every image in exactly one shard";
   const auto merge = run_command(kSam3 + " label merge" + shard_dirs + " --out " + quote((root_ / "merged").string()));
   ASSERT_EQ(merge.exit_code, 0) << merge.err;
-  EXPECT_EQ(read(root_ / "merged" / "coco.json"), read(root_ / "single" / "coco.json"));
-  EXPECT_EQ(read(root_ / "merged" / "yolo" / "labels" / "img101.txt"), read(root_ / "single" / "yolo" / "labels" / "img101.txt"));
+  EXPECT_EQ(read_file(root_ / "merged" / "coco.json"), read_file(root_ / "single" / "coco.json"));
+  EXPECT_EQ(read_file(root_ / "merged" / "yolo" / "labels" / "img101.txt"), read_file(root_ / "single" / "yolo" / "labels" / "img101.txt"));
 
   const auto other = run_command(kSam3 + " label " + quote((root_ / "images").string()) + " --models " +
                                  quote((sam3::test::test_models_dir() / "usls").string()) + " -p white --out " +

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "sam3/export.h"
+#include "support/files.h"
 #include "support/fake_hub.h"
 #include "support/run_command.h"
 #include "support/test_images.h"
@@ -18,12 +19,7 @@ using sam3::test::run_command;
 
 const std::string kSam3 = SAM3_CLI_PATH;
 
-std::string read(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using sam3::test::read_file;
 
 class ModelsCli : public ::testing::Test {
  protected:
@@ -34,7 +30,7 @@ class ModelsCli : public ::testing::Test {
     // The generated test models stand in for the published files of the two int8 entries.
     for (const auto& [repo, folder] : {std::pair{"Luminia/sam3-v2-onnx", "usls"}, std::pair{"rusen/sam3-browser-int8", "samexporter"}}) {
       for (const auto& e : fs::directory_iterator(sam3::test::test_models_dir() / folder)) {
-        hub_.add(repo, e.path().filename().string(), read(e.path()));
+        hub_.add(repo, e.path().filename().string(), read_file(e.path()));
       }
     }
   }
@@ -98,9 +94,9 @@ TEST_F(ModelsCli, TwoConcurrentPullsShareOneDownload) {
   const std::string pull = env() + kSam3 + " models pull sam3-browser-int8";
   const auto r = run_command("(" + pull + " & " + pull + " & wait %1 && wait %2) 2>&1; echo exit=$?");
   EXPECT_NE(r.out.find("exit=0"), std::string::npos) << r.out;
-  const auto encoder = read(sam3::test::test_models_dir() / "samexporter" / "sam3_language_encoder.onnx");
+  const auto encoder = read_file(sam3::test::test_models_dir() / "samexporter" / "sam3_language_encoder.onnx");
   EXPECT_EQ(hub_.cdn_hits(encoder), 1) << r.out;
-  EXPECT_EQ(read(root_ / "cache" / "sam3-browser-int8" / "sam3_language_encoder.onnx"), encoder);
+  EXPECT_EQ(read_file(root_ / "cache" / "sam3-browser-int8" / "sam3_language_encoder.onnx"), encoder);
 }
 
 TEST_F(ModelsCli, ImportRegistersFilesFetchedByHand) {

@@ -8,6 +8,7 @@
 
 #include "sam3/error.h"
 #include "sam3/hub.h"
+#include "support/files.h"
 #include "support/fake_hub.h"
 
 namespace {
@@ -22,12 +23,7 @@ std::string random_bytes(size_t n, unsigned seed) {
   return s;
 }
 
-std::string read(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using sam3::test::read_file;
 
 class ModelStoreTest : public ::testing::Test {
  protected:
@@ -51,9 +47,9 @@ class ModelStoreTest : public ::testing::Test {
   }
   fs::path dir() const { return cache_ / entry_.name; }
   void expect_complete() {
-    EXPECT_EQ(read(dir() / "vision-encoder.onnx"), big_);
-    EXPECT_EQ(read(dir() / "decoder.onnx"), small_);
-    EXPECT_EQ(read(dir() / "tokenizer.json"), json_);
+    EXPECT_EQ(read_file(dir() / "vision-encoder.onnx"), big_);
+    EXPECT_EQ(read_file(dir() / "decoder.onnx"), small_);
+    EXPECT_EQ(read_file(dir() / "tokenizer.json"), json_);
     for (const auto& e : fs::directory_iterator(dir())) EXPECT_NE(e.path().extension(), ".part") << e.path();
   }
 

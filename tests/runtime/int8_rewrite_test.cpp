@@ -8,18 +8,14 @@
 #include "runtime/cpu_features.h"
 #include "sam3/error.h"
 #include "sam3/model.h"
+#include "support/files.h"
 #include "support/test_images.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string read(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using sam3::test::read_file;
 
 fs::path fresh_copy(const std::string& layout, const std::string& name) {
   const fs::path dir = fs::temp_directory_path() / ("sam3_int8_" + name);
@@ -32,7 +28,7 @@ fs::path fresh_copy(const std::string& layout, const std::string& name) {
 }
 
 TEST(Int8Rewrite, RewritesEveryMatMulIntegerWeightOnce) {
-  const std::string original = read(sam3::test::test_models_dir() / "usls" / "text-encoder.onnx");
+  const std::string original = read_file(sam3::test::test_models_dir() / "usls" / "text-encoder.onnx");
   sam3::optimize::Int8RewriteStats stats;
   const std::string once = sam3::optimize::rewrite_matmulinteger_weights_to_int8(original, &stats);
   EXPECT_EQ(stats.weights, 1) << "the text encoder has one quantized Linear";

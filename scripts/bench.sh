@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Side-by-side benchmark on SAM3-shaped models with random weights (the real shapes and the
+# public files' uint8 quantization): sam3cpp against the model card's pipeline in Node.js
+# (onnxruntime-node, same ONNX Runtime version), same files, same run, median of 3.
+#   scripts/bench.sh [--quick] [extra sam3-bench options]
+# Full size needs about 1 GB of disk for the models and up to ~12 GB of memory; it takes
+# 15-30 minutes on 2 cores. --quick uses fewer blocks (same shapes) and takes a few minutes.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+size=full
+if [ "${1:-}" = "--quick" ]; then size=quick; shift; fi
+"$here/scripts/build.sh" >/dev/null
+models="$here/build/bench-models/$size"
+if [ ! -f "$models/decoder.onnx" ]; then
+  /usr/bin/python3 "$here/tools/make_bench_models.py" --out "$models" $([ "$size" = quick ] && echo --quick)
+fi
+if [ ! -d "$here/tools/reference/node_modules/onnxruntime-node" ]; then
+  (cd "$here/tools/reference" && npm ci --ignore-scripts --no-audit --no-fund --silent)
+fi
+"$here/build/bin/sam3-bench" --models "$models" --repeats 3 --reference --json "$here/build/bench-$size.json" "$@"

@@ -1,0 +1,57 @@
+"""A small ONNX graph builder shared by the model generators (python3-onnx only)."""
+import os
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+OPSET = 17
+
+
+class Graph:
+    """Nodes and initializers; every op gets a unique output name."""
+
+    def __init__(self):
+        self.nodes, self.inits, self.count = [], [], 0
+
+    def const(self, value, dtype=np.float32):
+        self.count += 1
+        name = f"c{self.count}"
+        self.inits.append(numpy_helper.from_array(np.asarray(value, dtype=dtype), name))
+        return name
+
+    def ints(self, values):
+        return self.const(np.array(values, np.int64), np.int64)
+
+    def op(self, op_type, inputs, outputs=1, **attrs):
+        names = []
+        for _ in range(outputs):
+            self.count += 1
+            names.append(f"t{self.count}")
+        self.nodes.append(helper.make_node(op_type, inputs, names, **attrs))
+        return names[0] if outputs == 1 else names
+
+    def name(self, tensor, name):
+        self.nodes.append(helper.make_node("Identity", [tensor], [name]))
+        return name
+
+    def quantized_matmul(self, x, weight_u8, weight_scale):
+        """x @ ((weight_u8 - 128) * weight_scale) as ONNX Runtime's quantize_dynamic writes it:
+        DynamicQuantizeLinear -> MatMulInteger (uint8 weight, per-tensor zero point) -> Cast -> Mul."""
+        xq, xs, xzp = self.op("DynamicQuantizeLinear", [x], outputs=3)
+        acc = self.op("MatMulInteger", [xq, self.const(weight_u8, np.uint8), xzp, self.const(np.uint8(128), np.uint8)])
+        scale = self.op("Mul", [xs, self.const(np.float32(weight_scale))])
+        return self.op("Mul", [self.op("Cast", [acc], to=TensorProto.FLOAT), scale])
+
+    def save(self, path, inputs, outputs, name, producer, check=True):
+        graph = helper.make_graph(self.nodes, name, inputs, outputs, self.inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name=producer)
+        model.ir_version = 8
+        if check:
+            onnx.checker.check_model(model)
+        onnx.save(model, path)
+        return os.path.getsize(path)
+
+
+def tensor(name, dtype, shape):
+    return helper.make_tensor_value_info(name, dtype, shape)
