@@ -130,11 +130,14 @@ fs::path ModelStore::pull(const RegistryEntry& entry, const ProgressCallback& pr
         if (a.sha256.empty() && a.git_sha1.empty()) log(LogLevel::kWarning, url + ": the hub sent no checksum; only the size was checked");
         fs::rename(part, final_path, ec);
         if (ec) throw Error(ErrorCode::kIo, final_path.string() + ": cannot move the download into place");
-        auto manifest = hub::read_manifest(dir);
-        manifest.repo = entry.repo;
-        manifest.revision = entry.revision;
-        manifest.files[file] = {digests.size, digests.sha256, url};
-        hub::write_manifest(dir, manifest);
+        {
+          hub::FileLock manifest_lock(dir / ".locks" / "manifest.lock", {});  // read-modify-write
+          auto manifest = hub::read_manifest(dir);
+          manifest.repo = entry.repo;
+          manifest.revision = entry.revision;
+          manifest.files[file] = {digests.size, digests.sha256, url};
+          hub::write_manifest(dir, manifest);
+        }
         break;
       }
       fs::remove(part, ec);  // never leave corrupt bytes in place
@@ -211,6 +214,7 @@ const RegistryEntry& ModelStore::import(const fs::path& source, const RegistryEn
   }
   const fs::path dir = model_dir(*target);
   fs::create_directories(dir, ec);
+  hub::FileLock manifest_lock(dir / ".locks" / "manifest.lock", {});
   auto manifest = hub::read_manifest(dir);
   manifest.repo = target->repo;
   manifest.revision = target->revision;
