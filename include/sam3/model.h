@@ -40,10 +40,14 @@ struct ModelOptions {
   // Keep per-host prepared files (int8 weights, ONNX Runtime's optimized graph) in
   // <model dir>/.sam3-cache so later loads skip the work.
   bool cache_optimized = true;
-  // ONNX Runtime's CPU memory arena keeps every session's peak allocation for reuse; without
-  // it, the encoder's attention buffers go back to the system before the decoder runs, which
-  // lowers peak memory (see the README's performance section).
-  bool memory_arena = false;
+  // ONNX Runtime's CPU memory arena keeps a session's peak allocation for reuse. The text
+  // encoder and decoder run once per prompt and keep theirs (faster); the image encoder runs
+  // once per image and, unless this is set, returns its attention buffers to the system
+  // before the decoder runs, which lowers peak memory (see the README's performance section).
+  bool encoder_memory_arena = false;
+  // ONNX Runtime's worker threads spin while waiting for work: faster hand-offs, but they burn
+  // CPU between runs (turn off for servers sharing the machine).
+  bool spin_threads = true;
   // Vocabulary used when the directory has neither tokenizer.json nor clip_tokenizer.json.
   std::filesystem::path fallback_vocabulary;
   std::size_t text_cache_entries = 256;

@@ -40,8 +40,10 @@ class Backend {
                                        const SegmentOptions& options, PromptTimings& timings) const = 0;
 };
 
-std::unique_ptr<Backend> make_usls_backend(const std::filesystem::path& dir, const rt::SessionConfig& config);
-std::unique_ptr<Backend> make_samexporter_backend(const std::filesystem::path& dir,
+// `encoder` configures the image encoder session, `config` the text encoder and decoder.
+std::unique_ptr<Backend> make_usls_backend(const std::filesystem::path& dir, const rt::SessionConfig& encoder,
+                                           const rt::SessionConfig& config);
+std::unique_ptr<Backend> make_samexporter_backend(const std::filesystem::path& dir, const rt::SessionConfig& encoder,
                                                   const rt::SessionConfig& config);
 
 }  // namespace sam3::detail

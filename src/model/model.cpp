@@ -100,13 +100,15 @@ std::shared_ptr<Model> Model::load(const std::filesystem::path& directory, const
   impl->tokenizer = std::make_unique<ClipTokenizer>(ClipTokenizer::from_file(vocab));
   rt::SessionConfig config;
   config.intra_op_threads = options.intra_op_threads;
-  config.memory_arena = options.memory_arena;
+  config.spin_threads = options.spin_threads;
   config.cache.enabled = options.cache_optimized;
   config.cache.int8 = options.int8_weights == Int8Weights::kOn    ? rt::Int8Weights::kOn
                       : options.int8_weights == Int8Weights::kOff ? rt::Int8Weights::kOff
                                                                   : rt::Int8Weights::kAuto;
-  impl->backend = layout == Layout::kUsls ? detail::make_usls_backend(directory, config)
-                                          : detail::make_samexporter_backend(directory, config);
+  rt::SessionConfig encoder_config = config;
+  encoder_config.memory_arena = options.encoder_memory_arena;
+  impl->backend = layout == Layout::kUsls ? detail::make_usls_backend(directory, encoder_config, config)
+                                          : detail::make_samexporter_backend(directory, encoder_config, config);
   impl->load_ms = ms_since(t0);
   log(LogLevel::kInfo, "loaded " + std::string(layout_name(layout)) + " model from " + directory.string() +
                            " (input " + std::to_string(impl->backend->input_size()) + ", vocabulary " +

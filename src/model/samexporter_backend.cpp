@@ -18,8 +18,8 @@ const char* const kDecoder = "sam3_decoder.onnx";
 
 class SamexporterBackend final : public Backend {
  public:
-  SamexporterBackend(const std::filesystem::path& dir, const rt::SessionConfig& config)
-      : image_(dir / kImage, config), language_(dir / kLanguage, config), decoder_(dir / kDecoder, config) {
+  SamexporterBackend(const std::filesystem::path& dir, const rt::SessionConfig& encoder, const rt::SessionConfig& config)
+      : image_(dir / kImage, encoder), language_(dir / kLanguage, config), decoder_(dir / kDecoder, config) {
     require_inputs(image_, {{"image", kUint8, {3, 4}}});
     require_outputs(image_, {{"backbone_fpn_0", kFloat, {4}}, {"vision_pos_enc_2", kFloat, {4}}});
     require_inputs(language_, {{"tokens", kIntTypes, {2}}});
@@ -124,9 +124,9 @@ class SamexporterBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_samexporter_backend(const std::filesystem::path& dir,
+std::unique_ptr<Backend> make_samexporter_backend(const std::filesystem::path& dir, const rt::SessionConfig& encoder,
                                                   const rt::SessionConfig& config) {
-  return std::make_unique<SamexporterBackend>(dir, config);
+  return std::make_unique<SamexporterBackend>(dir, encoder, config);
 }
 
 }  // namespace sam3::detail

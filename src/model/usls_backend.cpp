@@ -18,8 +18,8 @@ const char* const kImageFeatures[] = {"fpn_feat_0", "fpn_feat_1", "fpn_feat_2", 
 
 class UslsBackend final : public Backend {
  public:
-  UslsBackend(const std::filesystem::path& dir, const rt::SessionConfig& config)
-      : vision_(dir / kVision, config), text_(dir / kText, config), decoder_(dir / kDecoder, config) {
+  UslsBackend(const std::filesystem::path& dir, const rt::SessionConfig& encoder, const rt::SessionConfig& config)
+      : vision_(dir / kVision, encoder), text_(dir / kText, config), decoder_(dir / kDecoder, config) {
     require_inputs(vision_, {{"images", kFloat, {4}}});
     std::vector<Expected> features;
     for (const char* name : kImageFeatures) features.push_back({name, kFloat, {4}});
@@ -87,8 +87,9 @@ class UslsBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_usls_backend(const std::filesystem::path& dir, const rt::SessionConfig& config) {
-  return std::make_unique<UslsBackend>(dir, config);
+std::unique_ptr<Backend> make_usls_backend(const std::filesystem::path& dir, const rt::SessionConfig& encoder,
+                                           const rt::SessionConfig& config) {
+  return std::make_unique<UslsBackend>(dir, encoder, config);
 }
 
 }  // namespace sam3::detail

@@ -66,6 +66,7 @@ Ort::Session create_session(const PreparedModelFile& p, const SessionConfig& con
   if (!p.save_optimized.empty()) options.SetOptimizedModelFilePath(p.save_optimized.c_str());
   if (config.intra_op_threads > 0) options.SetIntraOpNumThreads(config.intra_op_threads);
   if (!config.memory_arena) options.DisableCpuMemArena();
+  if (!config.spin_threads) options.AddConfigEntry("session.intra_op.allow_spinning", "0");
   return Ort::Session(env(), p.load_path.c_str(), options);
 }
 

@@ -22,7 +22,8 @@ struct TensorInfo {
 
 struct SessionConfig {
   int intra_op_threads = 0;
-  bool memory_arena = false;
+  bool memory_arena = true;
+  bool spin_threads = true;
   FileCacheOptions cache;
 };
 
