@@ -162,8 +162,9 @@ std::vector<std::string> ModelStore::verify(const RegistryEntry& entry, const Pr
       problems.push_back(file + ": missing (run 'sam3 models pull " + entry.name + "')");
       continue;
     }
+    const auto total = static_cast<std::int64_t>(fs::file_size(path));
     const auto digests = hub::digest_file(path, [&](std::int64_t done) {
-      if (progress) progress({file, done, static_cast<std::int64_t>(fs::file_size(path)), 0});
+      if (progress) progress({file, done, total, 0});
     });
     auto it = manifest.files.find(file);
     if (it == manifest.files.end() || it->second.sha256.empty()) {

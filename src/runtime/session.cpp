@@ -146,12 +146,6 @@ std::vector<std::int64_t> shape_of(const Ort::Value& value) {
   return value.GetTensorTypeAndShapeInfo().GetShape();
 }
 
-size_t element_count(const std::vector<std::int64_t>& shape) {
-  size_t n = 1;
-  for (auto d : shape) n *= static_cast<size_t>(d);
-  return n;
-}
-
 size_t element_size(ONNXTensorElementDataType type) {
   switch (type) {
     case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8: case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8:

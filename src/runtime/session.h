@@ -64,7 +64,6 @@ Ort::Value view(T* data, size_t count, const std::vector<std::int64_t>& shape) {
 Ort::Value view_bool(std::uint8_t* data, size_t count, const std::vector<std::int64_t>& shape);
 
 std::vector<std::int64_t> shape_of(const Ort::Value& value);
-size_t element_count(const std::vector<std::int64_t>& shape);
 size_t element_size(ONNXTensorElementDataType type);
 
 }  // namespace sam3::rt

@@ -30,8 +30,7 @@ using sam3::test::read_file;
 class LabelCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() / ("sam3_label_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(root_);
+    root_ = sam3::test::fresh_test_dir("sam3_label");
     fs::create_directories(root_ / "images" / "sub");
     scene_ = sam3::test::make_scene(false);
   }

@@ -24,9 +24,7 @@ using sam3::test::read_file;
 class ModelsCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() / ("sam3_models_cli_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(root_);
-    fs::create_directories(root_);
+    root_ = sam3::test::fresh_test_dir("sam3_models_cli");
     // The generated test models stand in for the published files of the two int8 entries.
     for (const auto& [repo, folder] : {std::pair{"Luminia/sam3-v2-onnx", "usls"}, std::pair{"rusen/sam3-browser-int8", "samexporter"}}) {
       for (const auto& e : fs::directory_iterator(sam3::test::test_models_dir() / folder)) {

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sam3/export.h"
+#include "support/files.h"
 #include "support/run_command.h"
 #include "support/test_images.h"
 
@@ -19,9 +20,7 @@ const std::string kSam3 = SAM3_CLI_PATH;
 class SegmentCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("sam3_cli_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = sam3::test::fresh_test_dir("sam3_cli");
     scene_ = sam3::test::make_scene(false);
     image_ = dir_ / "scene.png";
     sam3::write_file_atomic(image_, sam3::encode_rgb_png(scene_.image));

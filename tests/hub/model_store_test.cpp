@@ -28,8 +28,7 @@ using sam3::test::read_file;
 class ModelStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    cache_ = fs::temp_directory_path() / ("sam3_store_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(cache_);
+    cache_ = sam3::test::fresh_test_dir("sam3_store");
     big_ = random_bytes(3'000'000, 1);
     small_ = random_bytes(200'000, 2);
     json_ = R"({"model": {"vocab": {}, "merges": []}})";
