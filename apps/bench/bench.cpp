@@ -112,7 +112,7 @@ int main(int argc, char** argv) {
   int repeats = 3, threads = 0;
   bool reference = false;
   std::string int8 = "auto";
-  bool arena = false, no_spin = false;
+  bool arena = false, no_spin = false, unfused = false;
   app.add_option("-m,--models", models, "Model directory (usls layout for --reference)")->required();
   app.add_option("-i,--image", image_path, "Image")->capture_default_str();
   app.add_option("-p,--prompt", prompts, "Prompts (one image, all prompts)");
@@ -121,6 +121,7 @@ int main(int argc, char** argv) {
   app.add_flag("--reference", reference, "Also run the model card's pipeline (node + onnxruntime-node) on the same files");
   app.add_option("--int8", int8, "int8 weights: auto, on, off")->check(CLI::IsMember({"auto", "on", "off"}))->capture_default_str();
   app.add_flag("--no-spin", no_spin, "ONNX Runtime threads do not spin while waiting");
+  app.add_flag("--no-fused-attention", unfused, "Run attention as the files write it (materialised scores)");
   app.add_flag("--arena", arena, "Keep ONNX Runtime's CPU memory arena for the image encoder too");
   app.add_option("--json", json_path, "Also write the results as JSON to this file");
   CLI11_PARSE(app, argc, argv);
@@ -130,6 +131,7 @@ int main(int argc, char** argv) {
   options.intra_op_threads = threads;
   options.encoder_memory_arena = arena;
   options.spin_threads = !no_spin;
+  options.fuse_attention = !unfused;
   options.int8_weights = int8 == "on" ? sam3::Int8Weights::kOn : int8 == "off" ? sam3::Int8Weights::kOff : sam3::Int8Weights::kAuto;
   options.fallback_vocabulary = std::string(SAM3_SOURCE_DIR) + "/data/clip/bpe_simple_vocab_16e6.txt.gz";
 

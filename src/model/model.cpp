@@ -102,6 +102,7 @@ std::shared_ptr<Model> Model::load(const std::filesystem::path& directory, const
   config.intra_op_threads = options.intra_op_threads;
   config.spin_threads = options.spin_threads;
   config.cache.enabled = options.cache_optimized;
+  config.cache.fuse_attention = options.fuse_attention;
   config.cache.int8 = options.int8_weights == Int8Weights::kOn    ? rt::Int8Weights::kOn
                       : options.int8_weights == Int8Weights::kOff ? rt::Int8Weights::kOff
                                                                   : rt::Int8Weights::kAuto;
@@ -194,7 +195,7 @@ std::vector<ModelFileInfo> Model::files() const {
   for (const auto* s : impl_->backend->sessions()) {
     const auto& p = s->prepared();
     out.push_back({s->path(), p.pre_optimized ? p.load_path : (p.entry.empty() ? s->path() : p.entry / "optimized.onnx"),
-                   p.pre_optimized, p.int8_weights});
+                   p.pre_optimized, p.int8_weights, p.fused_attention});
   }
   return out;
 }

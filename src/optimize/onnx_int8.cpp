@@ -6,12 +6,19 @@
 #include <string_view>
 #include <vector>
 
+#include "optimize/protobuf_wire.h"
 #include "sam3/error.h"
 
 namespace sam3::optimize {
 namespace {
 
-// ---- protobuf wire format -------------------------------------------------------------
+using wire::Field;
+using wire::malformed;
+using wire::parse;
+using wire::read_varint;
+using wire::write_len;
+using wire::write_varint;
+
 // Field numbers from onnx.proto.
 constexpr int kModelGraph = 7;
 constexpr int kGraphNode = 1, kGraphInitializer = 5;
@@ -19,71 +26,6 @@ constexpr int kNodeInput = 1, kNodeOpType = 4;
 constexpr int kTensorDataType = 2, kTensorInt32Data = 5, kTensorName = 8, kTensorRawData = 9,
               kTensorDataLocation = 14;
 constexpr int kUint8 = 2, kInt8 = 3;
-
-[[noreturn]] void malformed() {
-  throw Error(ErrorCode::kModelMismatch, "the ONNX file is not a valid protobuf ModelProto; download it again");
-}
-
-struct Field {
-  int number = 0;
-  int wire = 0;           // 0 varint, 1 fixed64, 2 length-delimited, 5 fixed32
-  std::uint64_t varint = 0;
-  std::string_view bytes; // payload for LEN; the raw encoding for fixed types
-  std::string_view whole; // the full encoded field (key included), for copying unchanged
-};
-
-std::uint64_t read_varint(std::string_view s, size_t& p) {
-  std::uint64_t v = 0;
-  for (int shift = 0; shift < 64; shift += 7) {
-    if (p >= s.size()) malformed();
-    const auto b = static_cast<std::uint8_t>(s[p++]);
-    v |= static_cast<std::uint64_t>(b & 0x7F) << shift;
-    if (!(b & 0x80)) return v;
-  }
-  malformed();
-}
-
-std::vector<Field> parse(std::string_view s) {
-  std::vector<Field> fields;
-  size_t p = 0;
-  while (p < s.size()) {
-    const size_t start = p;
-    Field f;
-    const std::uint64_t key = read_varint(s, p);
-    f.number = static_cast<int>(key >> 3);
-    f.wire = static_cast<int>(key & 7);
-    switch (f.wire) {
-      case 0: f.varint = read_varint(s, p); break;
-      case 1: if (p + 8 > s.size()) malformed(); f.bytes = s.substr(p, 8); p += 8; break;
-      case 5: if (p + 4 > s.size()) malformed(); f.bytes = s.substr(p, 4); p += 4; break;
-      case 2: {
-        const std::uint64_t n = read_varint(s, p);
-        if (n > s.size() - p) malformed();
-        f.bytes = s.substr(p, n);
-        p += n;
-        break;
-      }
-      default: malformed();
-    }
-    f.whole = s.substr(start, p - start);
-    fields.push_back(f);
-  }
-  return fields;
-}
-
-void write_varint(std::string& out, std::uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<char>((v & 0x7F) | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<char>(v));
-}
-
-void write_len(std::string& out, int number, std::string_view payload) {
-  write_varint(out, (static_cast<std::uint64_t>(number) << 3) | 2);
-  write_varint(out, payload.size());
-  out.append(payload);
-}
 
 // ---- the rewrite --------------------------------------------------------------------------
 struct TensorInfo {

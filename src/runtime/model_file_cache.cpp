@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "core/hash.h"
+#include "optimize/onnx_attention.h"
 #include "optimize/onnx_int8.h"
 #include "runtime/cpu_features.h"
 #include "sam3/export.h"
@@ -57,12 +58,19 @@ PreparedModelFile prepare_model_file(const fs::path& model, const FileCacheOptio
   const auto mtime = fs::last_write_time(model, ec).time_since_epoch().count();
   if (ec) return p;
   const std::string key = model.filename().string() + "|" + std::to_string(size) + "|" + std::to_string(mtime) + "|" +
-                          Ort::GetVersionString() + "|" + cpu.summary() + "|" + (int8 ? "int8" : "uint8");
+                          Ort::GetVersionString() + "|" + cpu.summary() + "|" + (int8 ? "int8" : "uint8") +
+                          (options.fuse_attention ? "|fused-attention" : "");
   p.entry = cache_root(model) / (model.stem().string() + "-" + hex64(fnv1a64(key)));
   const fs::path optimized = p.entry / "optimized.onnx";
   if (fs::is_regular_file(optimized, ec)) {
     p.load_path = optimized;
     p.pre_optimized = true;
+    try {  // what was done to the file, for reports; a missing or damaged meta.json is harmless
+      const auto meta = nlohmann::json::parse(read_file(p.entry / "meta.json"));
+      p.int8_weights = meta.value("int8_weights", 0);
+      p.fused_attention = meta.value("fused_attention", 0);
+    } catch (const nlohmann::json::exception&) {
+    }
     return p;
   }
   fs::create_directories(p.entry, ec);
@@ -70,16 +78,33 @@ PreparedModelFile prepare_model_file(const fs::path& model, const FileCacheOptio
     p.entry.clear();
     return p;
   }
+  // Rewrites on the file's bytes; ONNX Runtime then optimizes the result and saves it.
+  std::string bytes;
+  bool rewritten = false;
   if (int8) {
     optimize::Int8RewriteStats stats;
-    const std::string rewritten = optimize::rewrite_matmulinteger_weights_to_int8(read_file(model), &stats);
+    bytes = optimize::rewrite_matmulinteger_weights_to_int8(read_file(model), &stats);
     if (stats.weights > 0) {
-      write_file_atomic(p.entry / "int8.onnx", rewritten);
-      p.load_path = p.entry / "int8.onnx";
+      rewritten = true;
       p.int8_weights = stats.weights;
       log(LogLevel::kInfo, model.filename().string() + ": " + std::to_string(stats.weights) +
                                " MatMulInteger weights rewritten as int8 for this CPU (" + cpu.summary() + ")");
     }
+  }
+  if (options.fuse_attention) {
+    optimize::AttentionFusionStats stats;
+    std::string fused = optimize::fuse_attention(bytes.empty() ? read_file(model) : bytes, &stats);
+    if (stats.fused > 0) {
+      bytes = std::move(fused);
+      rewritten = true;
+      p.fused_attention = stats.fused;
+      log(LogLevel::kInfo, model.filename().string() + ": " + std::to_string(stats.fused) +
+                               " attention blocks fused into MultiHeadAttention");
+    }
+  }
+  if (rewritten) {
+    write_file_atomic(p.entry / "rewritten.onnx", bytes);
+    p.load_path = p.entry / "rewritten.onnx";
   }
   p.save_optimized = p.entry / ("optimized.onnx.tmp" + std::to_string(::getpid()));
   return p;
@@ -94,13 +119,14 @@ void finish_model_file(const PreparedModelFile& p, const fs::path& source) {
     fs::remove(p.save_optimized, ec);
     return;
   }
-  fs::remove(p.entry / "int8.onnx", ec);  // folded into the optimized graph
+  fs::remove(p.entry / "rewritten.onnx", ec);  // folded into the optimized graph
   const nlohmann::ordered_json meta = {
       {"source", fs::absolute(source).string()},
       {"source_size", fs::file_size(source, ec)},
       {"onnxruntime", Ort::GetVersionString()},
       {"cpu", detect_cpu_features().summary()},
       {"int8_weights", p.int8_weights},
+      {"fused_attention", p.fused_attention},
   };
   write_file_atomic(p.entry / "meta.json", meta.dump(2) + "\n");
   log(LogLevel::kInfo, source.filename().string() + ": optimized graph cached in " + p.entry.string());

@@ -2,6 +2,8 @@
 // (<dir>/.sam3-cache/, or the user cache when the model folder is read-only):
 //  - int8 weights: MatMulInteger's uint8 weights rewritten as int8 (exact) when the CPU has
 //    VNNI/AMX/dot-product instructions;
+//  - attention written out op by op fused into ONNX Runtime's MultiHeadAttention, which never
+//    materialises the score matrix (optimize/onnx_attention.h);
 //  - the graph as ONNX Runtime optimized it, saved on the first load, so later loads skip
 //    graph optimisation.
 // Entries are keyed by the file's size and modification time, the CPU features and the
@@ -18,6 +20,7 @@ enum class Int8Weights { kAuto, kOn, kOff };
 struct FileCacheOptions {
   bool enabled = true;
   Int8Weights int8 = Int8Weights::kAuto;
+  bool fuse_attention = true;
 };
 
 struct PreparedModelFile {
@@ -26,6 +29,7 @@ struct PreparedModelFile {
   std::filesystem::path save_optimized;  // where ONNX Runtime should write its optimized graph
   std::filesystem::path entry;           // the cache entry folder (empty when not cached)
   int int8_weights = 0;                  // weights rewritten as int8 (0: none or not applied)
+  int fused_attention = 0;               // attention patterns fused (0: none or not applied)
 };
 
 PreparedModelFile prepare_model_file(const std::filesystem::path& model, const FileCacheOptions& options);

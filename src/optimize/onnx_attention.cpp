@@ -1,0 +1,489 @@
+#include "optimize/onnx_attention.h"
+
+#include <bit>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string_view>
+#include <vector>
+
+#include "optimize/protobuf_wire.h"
+
+namespace sam3::optimize {
+namespace {
+
+using wire::Field;
+using wire::parse;
+
+// Field numbers from onnx.proto.
+constexpr int kModelGraph = 7, kModelOpsetImport = 8;
+constexpr int kOpsetDomain = 1, kOpsetVersion = 2;
+constexpr int kGraphNode = 1, kGraphInitializer = 5, kGraphInput = 11, kGraphOutput = 12;
+constexpr int kValueInfoName = 1;
+constexpr int kNodeInput = 1, kNodeOutput = 2, kNodeName = 3, kNodeOpType = 4, kNodeAttribute = 5, kNodeDomain = 7;
+constexpr int kAttrName = 1, kAttrF = 2, kAttrI = 3, kAttrT = 5, kAttrInts = 8, kAttrType = 20;
+constexpr int kAttrTypeFloat = 1, kAttrTypeInt = 2, kAttrTypeInts = 7;
+constexpr int kTensorDims = 1, kTensorDataType = 2, kTensorFloatData = 4, kTensorName = 8, kTensorRawData = 9,
+              kTensorDataLocation = 14;
+constexpr int kFloat = 1, kInt64 = 7;
+
+struct Node {
+  const Field* field = nullptr;
+  std::string op, domain;
+  std::vector<std::string> inputs, outputs;
+  std::vector<Field> attributes;  // AttributeProto messages
+};
+
+Node read_node(const Field& f) {
+  Node n;
+  n.field = &f;
+  for (const auto& nf : parse(f.bytes)) {
+    if (nf.wire != 2) continue;
+    if (nf.number == kNodeInput) n.inputs.emplace_back(nf.bytes);
+    else if (nf.number == kNodeOutput) n.outputs.emplace_back(nf.bytes);
+    else if (nf.number == kNodeOpType) n.op = nf.bytes;
+    else if (nf.number == kNodeDomain) n.domain = nf.bytes;
+    else if (nf.number == kNodeAttribute) n.attributes.push_back(nf);
+  }
+  if (n.domain == "ai.onnx") n.domain.clear();
+  return n;
+}
+
+const Field* attribute(const Node& n, std::string_view name, std::vector<Field>& storage) {
+  for (const auto& a : n.attributes) {
+    storage = parse(a.bytes);
+    for (const auto& f : storage) {
+      if (f.number == kAttrName && f.wire == 2 && f.bytes == name) return &a;
+    }
+  }
+  return nullptr;
+}
+
+std::optional<std::int64_t> int_attribute(const Node& n, std::string_view name) {
+  std::vector<Field> fields;
+  if (!attribute(n, name, fields)) return std::nullopt;
+  for (const auto& f : fields) {
+    if (f.number == kAttrI && f.wire == 0) return static_cast<std::int64_t>(f.varint);
+  }
+  return std::nullopt;
+}
+
+std::vector<std::int64_t> ints_attribute(const Node& n, std::string_view name) {
+  std::vector<Field> fields;
+  std::vector<std::int64_t> out;
+  if (!attribute(n, name, fields)) return out;
+  for (const auto& f : fields) {
+    if (f.number != kAttrInts) continue;
+    if (f.wire == 0) {
+      out.push_back(static_cast<std::int64_t>(f.varint));
+    } else if (f.wire == 2) {
+      size_t p = 0;
+      while (p < f.bytes.size()) out.push_back(static_cast<std::int64_t>(wire::read_varint(f.bytes, p)));
+    }
+  }
+  return out;
+}
+
+float float_from_le(std::string_view b) {
+  std::uint32_t u = 0;
+  for (int i = 3; i >= 0; --i) u = (u << 8) | static_cast<std::uint8_t>(b[static_cast<size_t>(i)]);
+  return std::bit_cast<float>(u);
+}
+
+// The value of a float TensorProto with exactly one element stored in the file.
+std::optional<float> scalar_tensor(std::string_view tensor) {
+  std::int64_t elements = 1;
+  int type = 0;
+  std::optional<float> value;
+  for (const auto& f : parse(tensor)) {
+    if (f.number == kTensorDims) {
+      if (f.wire == 0) {
+        elements *= static_cast<std::int64_t>(f.varint);
+      } else if (f.wire == 2) {
+        size_t p = 0;
+        while (p < f.bytes.size()) elements *= static_cast<std::int64_t>(wire::read_varint(f.bytes, p));
+      }
+    } else if (f.number == kTensorDataType && f.wire == 0) {
+      type = static_cast<int>(f.varint);
+    } else if (f.number == kTensorDataLocation && f.wire == 0 && f.varint == 1) {
+      return std::nullopt;  // external data
+    } else if ((f.number == kTensorRawData || f.number == kTensorFloatData) && f.wire == 2 && f.bytes.size() == 4) {
+      value = float_from_le(f.bytes);
+    } else if (f.number == kTensorFloatData && f.wire == 5) {
+      value = float_from_le(f.bytes);
+    }
+  }
+  if (type != kFloat || elements != 1) return std::nullopt;
+  return value;
+}
+
+// ---- writing new nodes and tensors --------------------------------------------------------
+std::string int_attr(std::string_view name, std::int64_t v) {
+  std::string a;
+  wire::write_len(a, kAttrName, name);
+  wire::write_varint_field(a, kAttrI, static_cast<std::uint64_t>(v));
+  wire::write_varint_field(a, kAttrType, kAttrTypeInt);
+  return a;
+}
+
+std::string float_attr(std::string_view name, float v) {
+  std::string a;
+  wire::write_len(a, kAttrName, name);
+  wire::write_fixed32_field(a, kAttrF, std::bit_cast<std::uint32_t>(v));
+  wire::write_varint_field(a, kAttrType, kAttrTypeFloat);
+  return a;
+}
+
+std::string node(std::string_view op, const std::vector<std::string>& inputs, const std::string& output,
+                 const std::vector<std::string>& attributes = {}, std::string_view domain = {}) {
+  std::string n;
+  for (const auto& i : inputs) wire::write_len(n, kNodeInput, i);
+  wire::write_len(n, kNodeOutput, output);
+  wire::write_len(n, kNodeName, output);
+  wire::write_len(n, kNodeOpType, op);
+  for (const auto& a : attributes) wire::write_len(n, kNodeAttribute, a);
+  if (!domain.empty()) wire::write_len(n, kNodeDomain, domain);
+  std::string field;
+  wire::write_len(field, kGraphNode, n);
+  return field;
+}
+
+std::string int64_vector_initializer(const std::string& name, std::int64_t value) {
+  std::string t;
+  wire::write_varint_field(t, kTensorDims, 1);
+  wire::write_varint_field(t, kTensorDataType, kInt64);
+  wire::write_len(t, kTensorName, name);
+  std::string raw;
+  for (int i = 0; i < 8; ++i) raw.push_back(static_cast<char>((static_cast<std::uint64_t>(value) >> (8 * i)) & 0xFF));
+  wire::write_len(t, kTensorRawData, raw);
+  std::string field;
+  wire::write_len(field, kGraphInitializer, t);
+  return field;
+}
+
+// ---- the graph ------------------------------------------------------------------------------
+class Graph {
+ public:
+  explicit Graph(const std::vector<Field>& fields) {
+    for (const auto& f : fields) {
+      if (f.wire != 2) continue;
+      if (f.number == kGraphNode) nodes_.push_back(read_node(f));
+      else if (f.number == kGraphInitializer) read_initializer(f.bytes);
+      else if (f.number == kGraphInput || f.number == kGraphOutput) read_value_info(f);
+    }
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      by_field_[nodes_[i].field] = static_cast<int>(i);
+      for (const auto& in : nodes_[i].inputs) {
+        if (!in.empty()) consumers_[in].push_back(static_cast<int>(i));
+      }
+      for (const auto& out : nodes_[i].outputs) {
+        producer_[out] = static_cast<int>(i);
+        names_.insert(out);
+      }
+    }
+  }
+
+  const std::vector<Node>& nodes() const { return nodes_; }
+  const Node* node_of(const Field& f) const {
+    auto it = by_field_.find(&f);
+    return it == by_field_.end() ? nullptr : &nodes_[static_cast<size_t>(it->second)];
+  }
+  const Node* producer(const std::string& tensor) const {
+    auto it = producer_.find(tensor);
+    return it == producer_.end() ? nullptr : &nodes_[static_cast<size_t>(it->second)];
+  }
+  int index(const Node* n) const { return static_cast<int>(n - nodes_.data()); }
+  // Node indices that read `tensor`; a graph output counts as an outside reader (-1).
+  std::vector<int> readers(const std::string& tensor) const {
+    auto it = consumers_.find(tensor);
+    std::vector<int> r = it == consumers_.end() ? std::vector<int>{} : it->second;
+    if (graph_outputs_.contains(tensor)) r.push_back(-1);
+    return r;
+  }
+  bool only_reader(const std::string& tensor, const Node* reader) const {
+    const auto r = readers(tensor);
+    return r.size() == 1 && r[0] == index(reader);
+  }
+  bool name_taken(std::string_view prefix) const {
+    auto it = names_.lower_bound(std::string(prefix));
+    return it != names_.end() && it->compare(0, prefix.size(), prefix) == 0;
+  }
+
+  std::optional<float> scalar_constant(const std::string& tensor) const {
+    if (graph_inputs_.contains(tensor)) return std::nullopt;  // an initializer the caller may override
+    if (auto it = scalar_initializers_.find(tensor); it != scalar_initializers_.end()) return it->second;
+    const Node* p = producer(tensor);
+    if (!p || p->op != "Constant" || !p->domain.empty()) return std::nullopt;
+    for (const auto& a : p->attributes) {
+      std::string_view name;
+      std::optional<float> v;
+      for (const auto& f : parse(a.bytes)) {
+        if (f.number == kAttrName && f.wire == 2) name = f.bytes;
+        else if (f.number == kAttrT && f.wire == 2) v = scalar_tensor(f.bytes);
+        else if (f.number == kAttrF && f.wire == 5) v = float_from_le(f.bytes);
+      }
+      if (name == "value" || name == "value_float") return v;
+    }
+    return std::nullopt;
+  }
+
+ private:
+  void read_initializer(std::string_view tensor) {
+    std::string name;
+    for (const auto& f : parse(tensor)) {
+      if (f.number == kTensorName && f.wire == 2) name = f.bytes;
+    }
+    names_.insert(name);
+    if (auto v = scalar_tensor(tensor)) scalar_initializers_[name] = *v;
+  }
+  void read_value_info(const Field& f) {
+    for (const auto& vf : parse(f.bytes)) {
+      if (vf.number != kValueInfoName || vf.wire != 2) continue;
+      names_.insert(std::string(vf.bytes));
+      (f.number == kGraphInput ? graph_inputs_ : graph_outputs_).insert(std::string(vf.bytes));
+    }
+  }
+
+  std::vector<Node> nodes_;
+  std::map<std::string, std::vector<int>> consumers_;
+  std::map<std::string, int> producer_;
+  std::map<const Field*, int> by_field_;
+  std::map<std::string, float> scalar_initializers_;
+  std::set<std::string> graph_inputs_, graph_outputs_, names_;
+};
+
+// ---- matching ---------------------------------------------------------------------------------
+struct Match {
+  std::string q, k, v, output;
+  int rank = 0;  // 4: [batch, heads, tokens, head size]; 3: [batch * heads, tokens, head size]
+  float scale = 1.0f;
+  std::vector<const Node*> core;       // replaced: both MatMuls, the scaling, the Softmax
+  std::vector<const Node*> periphery;  // removed too when nothing else reads them
+  const Node* last = nullptr;          // the second MatMul: the fused nodes go where it was
+};
+
+bool plain(const Node* n, std::string_view op) { return n && n->op == op && n->domain.empty(); }
+
+// `tensor` = Mul(x, c), Mul(c, x) or Div(x, c) with a scalar constant c: returns x, folds c into
+// `scale`, and records the node.
+std::optional<std::string> peel_scale(const Graph& g, const std::string& tensor, float& scale, const Node** scaler) {
+  const Node* p = g.producer(tensor);
+  if (!p || p->inputs.size() != 2 || !(plain(p, "Mul") || plain(p, "Div"))) return std::nullopt;
+  for (int i = 0; i < 2; ++i) {
+    if (p->op == "Div" && i == 0) continue;  // c / x is not a scaling
+    if (auto c = g.scalar_constant(p->inputs[static_cast<size_t>(i)])) {
+      if (*c == 0.0f) return std::nullopt;
+      scale *= p->op == "Div" ? 1.0f / *c : *c;
+      *scaler = p;
+      return p->inputs[static_cast<size_t>(1 - i)];
+    }
+  }
+  return std::nullopt;
+}
+
+// Peels scalings off `tensor` (at most two, as exports write them) into `scale`.
+std::string peel_scales(const Graph& g, std::string tensor, float& scale, std::vector<const Node*>& periphery) {
+  for (int i = 0; i < 2; ++i) {
+    const Node* scaler = nullptr;
+    auto inner = peel_scale(g, tensor, scale, &scaler);
+    if (!inner) break;
+    periphery.push_back(scaler);
+    tensor = *inner;
+  }
+  return tensor;
+}
+
+bool swaps_last_two(const std::vector<std::int64_t>& perm) {
+  const size_t r = perm.size();
+  if (r != 3 && r != 4) return false;
+  for (size_t i = 0; i + 2 < r; ++i) {
+    if (perm[i] != static_cast<std::int64_t>(i)) return false;
+  }
+  return perm[r - 2] == static_cast<std::int64_t>(r - 1) && perm[r - 1] == static_cast<std::int64_t>(r - 2);
+}
+
+std::optional<Match> match_at(const Graph& g, const Node& softmax) {
+  if (!plain(&softmax, "Softmax") || softmax.inputs.size() != 1 || softmax.outputs.size() != 1) return std::nullopt;
+  Match m;
+  // Softmax -> MatMul(probabilities, V), read by nothing else.
+  const auto readers = g.readers(softmax.outputs[0]);
+  if (readers.size() != 1 || readers[0] < 0) return std::nullopt;
+  const Node& second = g.nodes()[static_cast<size_t>(readers[0])];
+  if (!plain(&second, "MatMul") || second.inputs.size() != 2 || second.inputs[0] != softmax.outputs[0] ||
+      second.inputs[1] == softmax.outputs[0]) {
+    return std::nullopt;
+  }
+  m.v = second.inputs[1];
+  m.output = second.outputs[0];
+  m.last = &second;
+  m.core = {&softmax, &second};
+  // Scores: MatMul, optionally scaled, read only by this chain.
+  std::string scores = softmax.inputs[0];
+  const Node* scaler = nullptr;
+  if (!g.only_reader(scores, &softmax)) return std::nullopt;
+  if (auto inner = peel_scale(g, scores, m.scale, &scaler)) {
+    if (!g.only_reader(*inner, scaler)) return std::nullopt;
+    m.core.push_back(scaler);
+    scores = *inner;
+  }
+  const Node* first = g.producer(scores);
+  if (!plain(first, "MatMul") || first->inputs.size() != 2) return std::nullopt;
+  m.core.push_back(first);
+  // Q side: scalings; K side: scalings, the transpose of the last two axes, scalings.
+  m.q = peel_scales(g, first->inputs[0], m.scale, m.periphery);
+  const std::string kt = peel_scales(g, first->inputs[1], m.scale, m.periphery);
+  const Node* transpose = g.producer(kt);
+  if (!plain(transpose, "Transpose") || transpose->inputs.size() != 1) return std::nullopt;
+  const auto perm = ints_attribute(*transpose, "perm");
+  if (!swaps_last_two(perm)) return std::nullopt;
+  m.rank = static_cast<int>(perm.size());
+  m.periphery.push_back(transpose);
+  m.k = peel_scales(g, transpose->inputs[0], m.scale, m.periphery);
+  const auto axis = int_attribute(softmax, "axis").value_or(-1);
+  if (axis != -1 && axis != m.rank - 1) return std::nullopt;
+  return m;
+}
+
+// ---- rewriting ------------------------------------------------------------------------------
+struct Names {
+  std::string prefix;
+  std::string c0, c2, c3, c4, cm1;
+};
+
+// Nodes computing x reshaped from [B, H, T, D] to [B * H, T, D]; returns the new name.
+std::string flatten_heads(const Names& n, const std::string& x, const std::string& tag, std::string& out,
+                          std::string* shape_name = nullptr) {
+  const std::string shape = n.prefix + tag + "_shape";
+  out += node("Shape", {x}, shape);
+  out += node("Slice", {shape, n.c2, n.c4, n.c0}, n.prefix + tag + "_tail");
+  out += node("Concat", {n.cm1, n.prefix + tag + "_tail"}, n.prefix + tag + "_flat_shape", {int_attr("axis", 0)});
+  out += node("Reshape", {x, n.prefix + tag + "_flat_shape"}, n.prefix + tag + "_flat");
+  if (shape_name) *shape_name = shape;
+  return n.prefix + tag + "_flat";
+}
+
+std::string fused_nodes(const Names& base, const Match& m, int index) {
+  Names n = base;
+  n.prefix = base.prefix + std::to_string(index) + "_";
+  std::string out;
+  const std::vector<std::string> attrs = {int_attr("num_heads", 1), float_attr("scale", m.scale)};
+  if (m.rank == 3) {
+    out += node("MultiHeadAttention", {m.q, m.k, m.v}, m.output, attrs, "com.microsoft");
+    return out;
+  }
+  std::string q_shape;
+  const std::string q = flatten_heads(n, m.q, "q", out, &q_shape);
+  const std::string k = flatten_heads(n, m.k, "k", out);
+  const std::string v = flatten_heads(n, m.v, "v", out);
+  out += node("MultiHeadAttention", {q, k, v}, n.prefix + "mha", attrs, "com.microsoft");
+  // Back to [B, H, T, Dv]: Q's first three dimensions, then whatever is left.
+  out += node("Slice", {q_shape, n.c0, n.c3, n.c0}, n.prefix + "head");
+  out += node("Concat", {n.prefix + "head", n.cm1}, n.prefix + "out_shape", {int_attr("axis", 0)});
+  out += node("Reshape", {n.prefix + "mha", n.prefix + "out_shape"}, m.output);
+  return out;
+}
+
+int default_opset(const std::vector<Field>& model, bool* has_microsoft) {
+  int version = 0;
+  for (const auto& f : model) {
+    if (f.number != kModelOpsetImport || f.wire != 2) continue;
+    std::string_view domain;
+    int v = 0;
+    for (const auto& of : parse(f.bytes)) {
+      if (of.number == kOpsetDomain && of.wire == 2) domain = of.bytes;
+      else if (of.number == kOpsetVersion && of.wire == 0) v = static_cast<int>(of.varint);
+    }
+    if (domain.empty() || domain == "ai.onnx") version = v;
+    if (domain == "com.microsoft") *has_microsoft = true;
+  }
+  return version;
+}
+
+}  // namespace
+
+std::string fuse_attention(const std::string& model_bytes, AttentionFusionStats* stats) {
+  AttentionFusionStats local;
+  AttentionFusionStats& st = stats ? *stats : local;
+  st = {};
+  const auto model = parse(model_bytes);
+  const Field* graph_field = nullptr;
+  for (const auto& f : model) {
+    if (f.number == kModelGraph && f.wire == 2) graph_field = &f;
+  }
+  if (!graph_field) wire::malformed();
+  bool has_microsoft = false;
+  // Older opsets define Softmax over flattened trailing axes; such files are left alone.
+  if (default_opset(model, &has_microsoft) < 13) return model_bytes;
+
+  const auto graph_fields = parse(graph_field->bytes);
+  const Graph g(graph_fields);
+  std::vector<Match> matches;
+  std::set<const Node*> removed;
+  for (const auto& n : g.nodes()) {
+    auto m = match_at(g, n);
+    if (!m) continue;
+    for (const Node* c : m->core) removed.insert(c);
+    matches.push_back(std::move(*m));
+  }
+  if (matches.empty()) return model_bytes;
+  // Scalings and transposes go too once nothing left in the graph reads them.
+  std::set<std::string> fused_inputs;
+  for (const auto& m : matches) fused_inputs.insert({m.q, m.k, m.v});
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const auto& m : matches) {
+      for (const Node* p : m.periphery) {
+        if (removed.contains(p)) continue;
+        bool unread = true;
+        for (const auto& out : p->outputs) {
+          unread = unread && !fused_inputs.contains(out);
+          for (int r : g.readers(out)) unread = unread && r >= 0 && removed.contains(&g.nodes()[static_cast<size_t>(r)]);
+        }
+        if (unread) changed = removed.insert(p).second || changed;
+      }
+    }
+  }
+
+  Names names;
+  names.prefix = "sam3_fused_attention_";
+  while (g.name_taken(names.prefix)) names.prefix += "x_";
+  names.c0 = names.prefix + "c0", names.c2 = names.prefix + "c2", names.c3 = names.prefix + "c3";
+  names.c4 = names.prefix + "c4", names.cm1 = names.prefix + "cm1";
+  std::map<const Node*, int> replaced;  // the last MatMul of each match -> match index
+  for (size_t i = 0; i < matches.size(); ++i) replaced[matches[i].last] = static_cast<int>(i);
+
+  std::string new_graph;
+  for (const auto& f : graph_fields) {
+    if (f.number == kGraphNode && f.wire == 2) {
+      const Node* n = g.node_of(f);
+      if (auto it = replaced.find(n); it != replaced.end()) {
+        new_graph += fused_nodes(names, matches[static_cast<size_t>(it->second)], it->second);
+        continue;
+      }
+      if (removed.contains(n)) continue;
+    }
+    new_graph.append(f.whole);
+  }
+  for (const auto& [name, value] : std::vector<std::pair<std::string, std::int64_t>>{
+           {names.c0, 0}, {names.c2, 2}, {names.c3, 3}, {names.c4, 4}, {names.cm1, -1}}) {
+    new_graph += int64_vector_initializer(name, value);
+  }
+  st.fused = static_cast<int>(matches.size());
+
+  std::string out;
+  out.reserve(model_bytes.size() + new_graph.size() - graph_field->bytes.size() + 64);
+  for (const auto& f : model) {
+    if (&f == graph_field) wire::write_len(out, kModelGraph, new_graph);
+    else out.append(f.whole);
+  }
+  if (!has_microsoft) {
+    std::string opset;
+    wire::write_len(opset, kOpsetDomain, "com.microsoft");
+    wire::write_varint_field(opset, kOpsetVersion, 1);
+    wire::write_len(out, kModelOpsetImport, opset);
+  }
+  return out;
+}
+
+}  // namespace sam3::optimize
