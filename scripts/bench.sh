@@ -11,8 +11,12 @@ size=full
 if [ "${1:-}" = "--quick" ]; then size=quick; shift; fi
 "$here/scripts/build.sh" >/dev/null
 models="$here/build/bench-models/$size"
-if [ ! -f "$models/decoder.onnx" ]; then
+# Regenerated whenever the generator changed (its hash is kept next to the models).
+stamp=$(cat "$here/tools/make_bench_models.py" "$here/tools/onnx_graph.py" | sha256sum | cut -c1-16)
+if [ "$(cat "$models/.generator" 2>/dev/null)" != "$stamp" ]; then
+  rm -rf "$models"
   /usr/bin/python3 "$here/tools/make_bench_models.py" --out "$models" $([ "$size" = quick ] && echo --quick)
+  echo "$stamp" > "$models/.generator"
 fi
 if [ ! -d "$here/tools/reference/node_modules/onnxruntime-node" ]; then
   (cd "$here/tools/reference" && npm ci --ignore-scripts --no-audit --no-fund --silent)

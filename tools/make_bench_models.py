@@ -44,9 +44,10 @@ class Graph(onnx_graph.Graph):
                        axis=-1, epsilon=1e-6)
 
     def gelu(self, x):
-        # Erf form; ONNX Runtime fuses it into Gelu.
-        e = self.op("Erf", [self.op("Mul", [x, self.const(np.float32(1 / np.sqrt(2)))])])
-        return self.op("Mul", [self.op("Mul", [x, self.const(np.float32(0.5))]), self.op("Add", [e, self.const(np.float32(1.0))])])
+        # As PyTorch exports nn.GELU: x * (erf(x / sqrt(2)) + 1) * 0.5 (ONNX Runtime fuses this
+        # exact form into Gelu; other orderings of the same maths stay five ops).
+        e = self.op("Erf", [self.op("Div", [x, self.const(np.float32(np.sqrt(2)))])])
+        return self.op("Mul", [self.op("Mul", [x, self.op("Add", [e, self.const(np.float32(1.0))])]), self.const(np.float32(0.5))])
 
     def attention(self, q_in, kv_in, width, heads, mask=None):
         """Multi-head attention on [B, T, width] (queries) and [B, S, width] (keys/values)."""

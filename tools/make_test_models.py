@@ -11,7 +11,8 @@
     logit that grows with the share of the quadrant it covers.
 
 Every network contains the dynamically quantized Linear pattern of the public int8 files
-(DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul). Needs python3-onnx and numpy only.
+(DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul); the usls image encoder also carries an
+attention block (multiplied by zero) for the attention fusion. Needs python3-onnx and numpy only.
 
   make_test_models.py --layout usls --out DIR [--size 224]
   make_test_models.py --layout samexporter --out DIR [--size 252] [--int32] [--frozen-box-scale]
@@ -97,6 +98,18 @@ def vision_features(g, image_nchw, size):
     return feats, pos, m
 
 
+def attention_probe(g, feat):
+    """Zero times a self-attention over the tokens of feat [B, 256, s, s] (4 heads, written out
+    as PyTorch exports it): exactly 0, but the graph carries the pattern the attention fusion
+    rewrites, so the tests load a fused graph."""
+    tokens = g.op("Transpose", [g.op("Reshape", [feat, g.const([0, FEATURES, -1], np.int64)])], perm=[0, 2, 1])
+    heads = g.op("Transpose", [g.op("Reshape", [tokens, g.const([0, 0, 4, FEATURES // 4], np.int64)])], perm=[0, 2, 1, 3])
+    scores = g.op("MatMul", [heads, g.op("Transpose", [heads], perm=[0, 1, 3, 2])])
+    probs = g.op("Softmax", [g.op("Mul", [scores, g.const(np.float32(1 / 8))])], axis=-1)
+    out = g.op("MatMul", [probs, heads])
+    return g.op("Mul", [g.op("ReduceMean", [out], keepdims=0), g.const(np.float32(0.0))])
+
+
 def text_rows(g, tokens):
     """tokens [B,32] -> quantized-projected table rows [B,32,256]."""
     rows = g.op("Gather", [g.const(colour_table()), tokens], axis=0)
@@ -178,7 +191,7 @@ def make_usls(out, size):
     feats, pos, _ = vision_features(g, "images", size)
     for k, f in enumerate(feats):
         g.name(f, f"fpn_feat_{k}")
-    g.name(pos, "fpn_pos_2")
+    g.name(g.op("Add", [pos, attention_probe(g, feats[2])]), "fpn_pos_2")
     g.save(os.path.join(out, "vision-encoder.onnx"), [tensor("images", TensorProto.FLOAT, ["B", 3, size, size])],
            [tensor(f"fpn_feat_{k}", TensorProto.FLOAT, ["B", FEATURES, m >> k, m >> k]) for k in range(3)]
            + [tensor("fpn_pos_2", TensorProto.FLOAT, ["B", FEATURES, m >> 2, m >> 2])], "vision_encoder")

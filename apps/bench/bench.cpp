@@ -2,6 +2,8 @@
 // memory, and, with --reference, the model card's pipeline (onnxruntime-node, three networks
 // per request) on the same files in the same run, with ratios.
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -53,6 +55,28 @@ Stages run_ours(const fs::path& models, const sam3::Image& image, const std::vec
   }
   s["total"] = ms_since(t0);
   return s;
+}
+
+// The first load on a host prepares the files (graph rewrites, ONNX Runtime's optimized graph,
+// cached next to the model). Done here once, in a child process, so that neither its time nor
+// its memory counts: the table shows the pipeline as it runs on every later load.
+double prepare_in_child(const fs::path& models, const sam3::ModelOptions& options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    try {
+      sam3::Model::load(models, options);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "sam3-bench: %s\n", e.what());
+      std::_Exit(1);
+    }
+    std::_Exit(0);
+  }
+  int status = 0;
+  if (pid < 0 || ::waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    throw std::runtime_error("preparing the models failed");
+  }
+  return ms_since(t0);
 }
 
 Stages run_reference(const fs::path& script, const fs::path& models, const fs::path& raw, const sam3::Image& image,
@@ -112,7 +136,8 @@ int main(int argc, char** argv) {
   int repeats = 3, threads = 0;
   bool reference = false;
   std::string int8 = "auto";
-  bool arena = false, no_spin = false, unfused = false;
+  std::string arena = "auto";
+  bool no_spin = false, unfused = false, shared_pool = false;
   app.add_option("-m,--models", models, "Model directory (usls layout for --reference)")->required();
   app.add_option("-i,--image", image_path, "Image")->capture_default_str();
   app.add_option("-p,--prompt", prompts, "Prompts (one image, all prompts)");
@@ -122,16 +147,20 @@ int main(int argc, char** argv) {
   app.add_option("--int8", int8, "int8 weights: auto, on, off")->check(CLI::IsMember({"auto", "on", "off"}))->capture_default_str();
   app.add_flag("--no-spin", no_spin, "ONNX Runtime threads do not spin while waiting");
   app.add_flag("--no-fused-attention", unfused, "Run attention as the files write it (materialised scores)");
-  app.add_flag("--arena", arena, "Keep ONNX Runtime's CPU memory arena for the image encoder too");
+  app.add_flag("--shared-pool", shared_pool, "One process-wide ONNX Runtime thread pool for all sessions");
+  app.add_option("--arena", arena, "ONNX Runtime's CPU memory arena for the image encoder: auto (on when its attention was fused), on, off")
+      ->check(CLI::IsMember({"auto", "on", "off"}))
+      ->capture_default_str();
   app.add_option("--json", json_path, "Also write the results as JSON to this file");
   CLI11_PARSE(app, argc, argv);
 
   const auto image = sam3::load_image(image_path);
   sam3::ModelOptions options;
   options.intra_op_threads = threads;
-  options.encoder_memory_arena = arena;
+  if (arena != "auto") options.encoder_memory_arena = arena == "on";
   options.spin_threads = !no_spin;
   options.fuse_attention = !unfused;
+  options.shared_thread_pool = shared_pool;
   options.int8_weights = int8 == "on" ? sam3::Int8Weights::kOn : int8 == "off" ? sam3::Int8Weights::kOff : sam3::Int8Weights::kAuto;
   options.fallback_vocabulary = std::string(SAM3_SOURCE_DIR) + "/data/clip/bpe_simple_vocab_16e6.txt.gz";
 
@@ -147,6 +176,8 @@ int main(int argc, char** argv) {
     const auto t = tok.encode(p);
     tokens.push_back({{"ids", t.ids}, {"mask", t.mask}});
   }
+  std::fprintf(stderr, "preparing the models (first load on this host)...\n");
+  const double prepare_ms = prepare_in_child(models, options);
   for (int r = 0; r < repeats; ++r) {
     std::fprintf(stderr, "repeat %d/%d: sam3cpp...\n", r + 1, repeats);
     for (const auto& [k, v] : run_ours(models, image, prompts, options)) ours[k].push_back(v);
@@ -187,6 +218,9 @@ int main(int argc, char** argv) {
     out["peak_rss_mb"] = {{"sam3cpp", our_peak}};
   }
   std::printf("\n\"total\" is one image with all prompts, from the start of preprocessing, model loading excluded.\n");
+  std::printf("sam3cpp's files were prepared first (first load on this host, %.0f ms, in a child process, not counted).\n",
+              prepare_ms);
+  out["prepare_ms"] = prepare_ms;
   if (!json_path.empty()) std::ofstream(json_path) << out.dump(2) << "\n";
   return 0;
 }

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,14 +46,19 @@ struct ModelOptions {
   // Keep per-host prepared files (int8 weights, ONNX Runtime's optimized graph) in
   // <model dir>/.sam3-cache so later loads skip the work.
   bool cache_optimized = true;
-  // ONNX Runtime's CPU memory arena keeps a session's peak allocation for reuse. The text
-  // encoder and decoder run once per prompt and keep theirs (faster); the image encoder runs
-  // once per image and, unless this is set, returns its attention buffers to the system
-  // before the decoder runs, which lowers peak memory (see the README's performance section).
-  bool encoder_memory_arena = false;
+  // ONNX Runtime's CPU memory arena keeps a session's peak allocation for reuse (faster). The
+  // text encoder and decoder always keep theirs. The image encoder's is on when its attention
+  // was fused (its peak is then small) and off otherwise, so that the unfused attention's
+  // score matrices (gigabytes) go back to the system before the decoder runs; set this to
+  // force it either way (see the README's performance section).
+  std::optional<bool> encoder_memory_arena;
   // ONNX Runtime's worker threads spin while waiting for work: faster hand-offs, but they burn
   // CPU between runs (turn off for servers sharing the machine).
   bool spin_threads = true;
+  // Run all sessions (of every model in the process) on one process-wide thread pool (ONNX
+  // Runtime's defaults: a thread per physical core, spinning) instead of one pool per session;
+  // intra_op_threads and spin_threads then do not apply.
+  bool shared_thread_pool = false;
   // Vocabulary used when the directory has neither tokenizer.json nor clip_tokenizer.json.
   std::filesystem::path fallback_vocabulary;
   std::size_t text_cache_entries = 256;

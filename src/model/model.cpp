@@ -101,13 +101,16 @@ std::shared_ptr<Model> Model::load(const std::filesystem::path& directory, const
   rt::SessionConfig config;
   config.intra_op_threads = options.intra_op_threads;
   config.spin_threads = options.spin_threads;
+  config.shared_thread_pool = options.shared_thread_pool;
   config.cache.enabled = options.cache_optimized;
   config.cache.fuse_attention = options.fuse_attention;
   config.cache.int8 = options.int8_weights == Int8Weights::kOn    ? rt::Int8Weights::kOn
                       : options.int8_weights == Int8Weights::kOff ? rt::Int8Weights::kOff
                                                                   : rt::Int8Weights::kAuto;
   rt::SessionConfig encoder_config = config;
-  encoder_config.memory_arena = options.encoder_memory_arena;
+  encoder_config.memory_arena = !options.encoder_memory_arena.has_value() ? rt::SessionConfig::Arena::kWhenAttentionFused
+                                : *options.encoder_memory_arena        ? rt::SessionConfig::Arena::kOn
+                                                                       : rt::SessionConfig::Arena::kOff;
   impl->backend = layout == Layout::kUsls ? detail::make_usls_backend(directory, encoder_config, config)
                                           : detail::make_samexporter_backend(directory, encoder_config, config);
   impl->load_ms = ms_since(t0);

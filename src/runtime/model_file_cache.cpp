@@ -13,6 +13,7 @@
 #include "optimize/onnx_attention.h"
 #include "optimize/onnx_int8.h"
 #include "runtime/cpu_features.h"
+#include "sam3/error.h"
 #include "sam3/export.h"
 #include "sam3/log.h"
 
@@ -78,29 +79,37 @@ PreparedModelFile prepare_model_file(const fs::path& model, const FileCacheOptio
     p.entry.clear();
     return p;
   }
-  // Rewrites on the file's bytes; ONNX Runtime then optimizes the result and saves it.
+  // Rewrites on the file's bytes; ONNX Runtime then optimizes the result and saves it. They are
+  // optimisations: a file they cannot parse is left to ONNX Runtime, whose error names the file.
   std::string bytes;
   bool rewritten = false;
-  if (int8) {
-    optimize::Int8RewriteStats stats;
-    bytes = optimize::rewrite_matmulinteger_weights_to_int8(read_file(model), &stats);
-    if (stats.weights > 0) {
-      rewritten = true;
-      p.int8_weights = stats.weights;
-      log(LogLevel::kInfo, model.filename().string() + ": " + std::to_string(stats.weights) +
-                               " MatMulInteger weights rewritten as int8 for this CPU (" + cpu.summary() + ")");
+  try {
+    if (int8) {
+      optimize::Int8RewriteStats stats;
+      bytes = optimize::rewrite_matmulinteger_weights_to_int8(read_file(model), &stats);
+      if (stats.weights > 0) {
+        rewritten = true;
+        p.int8_weights = stats.weights;
+        log(LogLevel::kInfo, model.filename().string() + ": " + std::to_string(stats.weights) +
+                                 " MatMulInteger weights rewritten as int8 for this CPU (" + cpu.summary() + ")");
+      }
     }
-  }
-  if (options.fuse_attention) {
-    optimize::AttentionFusionStats stats;
-    std::string fused = optimize::fuse_attention(bytes.empty() ? read_file(model) : bytes, &stats);
-    if (stats.fused > 0) {
-      bytes = std::move(fused);
-      rewritten = true;
-      p.fused_attention = stats.fused;
-      log(LogLevel::kInfo, model.filename().string() + ": " + std::to_string(stats.fused) +
-                               " attention blocks fused into MultiHeadAttention");
+    if (options.fuse_attention) {
+      optimize::AttentionFusionStats stats;
+      std::string fused = optimize::fuse_attention(bytes.empty() ? read_file(model) : bytes, &stats);
+      if (stats.fused > 0) {
+        bytes = std::move(fused);
+        rewritten = true;
+        p.fused_attention = stats.fused;
+        log(LogLevel::kInfo, model.filename().string() + ": " + std::to_string(stats.fused) +
+                                 " attention blocks fused into MultiHeadAttention");
+      }
     }
+  } catch (const Error&) {
+    fs::remove(p.entry, ec);
+    PreparedModelFile original;
+    original.load_path = model;
+    return original;
   }
   if (rewritten) {
     write_file_atomic(p.entry / "rewritten.onnx", bytes);

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "sam3/error.h"
+#include "sam3/log.h"
 
 namespace sam3::rt {
 namespace {
@@ -28,7 +29,9 @@ std::vector<TensorInfo> read_io(const Ort::Session& s, bool inputs) {
 }  // namespace
 
 Ort::Env& env() {
-  static Ort::Env instance(ORT_LOGGING_LEVEL_ERROR, "sam3cpp");
+  // With process-wide thread pools (ONNX Runtime's defaults: one intra-op thread per physical
+  // core, spinning) for sessions that share them; the others keep their own.
+  static Ort::Env instance(Ort::ThreadingOptions{}, ORT_LOGGING_LEVEL_ERROR, "sam3cpp");
   return instance;
 }
 
@@ -64,9 +67,15 @@ Ort::Session create_session(const PreparedModelFile& p, const SessionConfig& con
   options.SetGraphOptimizationLevel(p.pre_optimized ? GraphOptimizationLevel::ORT_DISABLE_ALL
                                                     : GraphOptimizationLevel::ORT_ENABLE_ALL);
   if (!p.save_optimized.empty()) options.SetOptimizedModelFilePath(p.save_optimized.c_str());
-  if (config.intra_op_threads > 0) options.SetIntraOpNumThreads(config.intra_op_threads);
-  if (!config.memory_arena) options.DisableCpuMemArena();
-  if (!config.spin_threads) options.AddConfigEntry("session.intra_op.allow_spinning", "0");
+  if (config.shared_thread_pool) {
+    options.DisablePerSessionThreads();
+  } else {
+    if (config.intra_op_threads > 0) options.SetIntraOpNumThreads(config.intra_op_threads);
+    if (!config.spin_threads) options.AddConfigEntry("session.intra_op.allow_spinning", "0");
+  }
+  const bool arena = config.memory_arena == SessionConfig::Arena::kOn ||
+                     (config.memory_arena == SessionConfig::Arena::kWhenAttentionFused && p.fused_attention > 0);
+  if (!arena) options.DisableCpuMemArena();
   return Ort::Session(env(), p.load_path.c_str(), options);
 }
 
@@ -80,9 +89,12 @@ Session::Session(const std::filesystem::path& path, const SessionConfig& config)
     prepared_ = prepare_model_file(path, config.cache);
     try {
       session_ = create_session(prepared_, config);
-    } catch (const Ort::Exception&) {
+    } catch (const Ort::Exception& e) {
       if (prepared_.load_path == path) throw;
-      discard_model_file(prepared_);  // a damaged cache entry: fall back to the original file
+      // A damaged cache entry, or a rewrite this runtime rejects: fall back to the original file.
+      log(LogLevel::kWarning, path.filename().string() + ": the prepared file " + prepared_.load_path.string() +
+                               " did not load (" + e.what() + "); loading the original instead");
+      discard_model_file(prepared_);
       prepared_ = PreparedModelFile{};
       prepared_.load_path = path;
       session_ = create_session(prepared_, config);

@@ -22,8 +22,11 @@ struct TensorInfo {
 
 struct SessionConfig {
   int intra_op_threads = 0;
-  bool memory_arena = true;
+  // ONNX Runtime's CPU memory arena; kWhenAttentionFused: only when the attention fusion
+  // applied to this file (unfused attention would keep gigabytes of scores in the arena).
+  enum class Arena { kOn, kOff, kWhenAttentionFused } memory_arena = Arena::kOn;
   bool spin_threads = true;
+  bool shared_thread_pool = false;  // the process-wide pools of env(); threads/spin then ignored
   FileCacheOptions cache;
 };
 

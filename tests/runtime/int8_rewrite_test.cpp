@@ -78,6 +78,33 @@ TEST(ModelFileCache, SecondLoadUsesTheSavedOptimizedGraph) {
   EXPECT_EQ(r.instances.size(), 2u);
 }
 
+TEST(ModelFileCache, AttentionIsFusedOnceAndRecorded) {
+  const auto dir = fresh_copy("usls", "fused");
+  const auto check = [](const sam3::Model& model, bool pre_optimized) {
+    for (const auto& f : model.files()) {
+      const bool encoder = f.file.filename() == "vision-encoder.onnx";
+      EXPECT_EQ(f.fused_attention, encoder ? 1 : 0) << f.file << ": only the image encoder has attention";
+      EXPECT_EQ(f.pre_optimized, pre_optimized) << f.file;
+    }
+  };
+  const auto first = sam3::Model::load(dir);
+  check(*first, false);
+  const auto second = sam3::Model::load(dir);
+  check(*second, true);  // from meta.json
+  sam3::ModelOptions unfused;
+  unfused.fuse_attention = false;
+  unfused.cache_optimized = false;
+  const auto plain = sam3::Model::load(dir, unfused);
+  for (const auto& f : plain->files()) EXPECT_EQ(f.fused_attention, 0) << f.file;
+  const auto scene = sam3::test::make_scene(false);
+  const auto a = second->segment(second->encode(scene.image), {"red", {}});
+  const auto b = plain->segment(plain->encode(scene.image), {"red", {}});
+  ASSERT_EQ(a.instances.size(), b.instances.size());
+  for (size_t i = 0; i < a.instances.size(); ++i) {
+    EXPECT_EQ(a.instances[i].mask.data, b.instances[i].mask.data) << "the fused block adds exactly zero";
+  }
+}
+
 TEST(CpuFeatures, SummaryNamesWhatWasFound) {
   const auto f = sam3::rt::detect_cpu_features();
   EXPECT_FALSE(f.summary().empty());
