@@ -407,16 +407,12 @@ std::string fuse_attention(const std::string& model_bytes, AttentionFusionStats*
   AttentionFusionStats& st = stats ? *stats : local;
   st = {};
   const auto model = parse(model_bytes);
-  const Field* graph_field = nullptr;
-  for (const auto& f : model) {
-    if (f.number == kModelGraph && f.wire == 2) graph_field = &f;
-  }
-  if (!graph_field) wire::malformed();
+  const Field& graph_field = wire::message_field(model, kModelGraph);
   bool has_microsoft = false;
   // Older opsets define Softmax over flattened trailing axes; such files are left alone.
   if (default_opset(model, &has_microsoft) < 13) return model_bytes;
 
-  const auto graph_fields = parse(graph_field->bytes);
+  const auto graph_fields = parse(graph_field.bytes);
   const Graph g(graph_fields);
   std::vector<Match> matches;
   std::set<const Node*> removed;
@@ -471,12 +467,7 @@ std::string fuse_attention(const std::string& model_bytes, AttentionFusionStats*
   }
   st.fused = static_cast<int>(matches.size());
 
-  std::string out;
-  out.reserve(model_bytes.size() + new_graph.size() - graph_field->bytes.size() + 64);
-  for (const auto& f : model) {
-    if (&f == graph_field) wire::write_len(out, kModelGraph, new_graph);
-    else out.append(f.whole);
-  }
+  std::string out = wire::with_payload(model, graph_field, new_graph);
   if (!has_microsoft) {
     std::string opset;
     wire::write_len(opset, kOpsetDomain, "com.microsoft");

@@ -13,7 +13,6 @@ namespace sam3::optimize {
 namespace {
 
 using wire::Field;
-using wire::malformed;
 using wire::parse;
 using wire::read_varint;
 using wire::write_len;
@@ -49,8 +48,7 @@ std::string to_int8(std::string_view tensor) {
   std::string out;
   for (const auto& f : parse(tensor)) {
     if (f.number == kTensorDataType && f.wire == 0) {
-      write_varint(out, static_cast<std::uint64_t>(kTensorDataType) << 3);
-      write_varint(out, kInt8);
+      wire::write_varint_field(out, kTensorDataType, kInt8);
     } else if (f.number == kTensorRawData && f.wire == 2) {
       std::string data(f.bytes);
       for (char& c : data) c = static_cast<char>(static_cast<std::uint8_t>(c) ^ 0x80);  // u8 - 128 as s8
@@ -84,12 +82,8 @@ std::string rewrite_matmulinteger_weights_to_int8(const std::string& model_bytes
   Int8RewriteStats& st = stats ? *stats : local;
   st = {};
   const auto model = parse(model_bytes);
-  const Field* graph_field = nullptr;
-  for (const auto& f : model) {
-    if (f.number == kModelGraph && f.wire == 2) graph_field = &f;
-  }
-  if (!graph_field) malformed();
-  const auto graph = parse(graph_field->bytes);
+  const Field& graph_field = wire::message_field(model, kModelGraph);
+  const auto graph = parse(graph_field.bytes);
 
   // Which initializers are MatMulInteger weights / weight zero points, and who else uses them.
   std::map<std::string, std::pair<std::string, std::string>> weight_to_zp;  // B -> b_zero_point
@@ -150,13 +144,7 @@ std::string rewrite_matmulinteger_weights_to_int8(const std::string& model_bytes
     }
     new_graph.append(f.whole);
   }
-  std::string out;
-  out.reserve(model_bytes.size() + 64);
-  for (const auto& f : model) {
-    if (&f == graph_field) write_len(out, kModelGraph, new_graph);
-    else out.append(f.whole);
-  }
-  return out;
+  return wire::with_payload(model, graph_field, new_graph);
 }
 
 }  // namespace sam3::optimize

@@ -47,6 +47,24 @@ std::vector<Field> parse(std::string_view s) {
   return fields;
 }
 
+const Field& message_field(const std::vector<Field>& fields, int number) {
+  const Field* found = nullptr;
+  for (const auto& f : fields) {
+    if (f.number == number && f.wire == 2) found = &f;
+  }
+  if (!found) malformed();
+  return *found;
+}
+
+std::string with_payload(const std::vector<Field>& fields, const Field& replaced, std::string_view payload) {
+  std::string out;
+  for (const auto& f : fields) {
+    if (&f == &replaced) write_len(out, f.number, payload);
+    else out.append(f.whole);
+  }
+  return out;
+}
+
 void write_varint(std::string& out, std::uint64_t v) {
   while (v >= 0x80) {
     out.push_back(static_cast<char>((v & 0x7F) | 0x80));

@@ -23,6 +23,12 @@ struct Field {
 std::uint64_t read_varint(std::string_view s, size_t& p);
 std::vector<Field> parse(std::string_view message);
 
+// The length-delimited field `number` of a message (the last one if repeated); malformed() when
+// there is none.
+const Field& message_field(const std::vector<Field>& fields, int number);
+// The message again with `replaced` (one of `fields`) carrying `payload`; other fields unchanged.
+std::string with_payload(const std::vector<Field>& fields, const Field& replaced, std::string_view payload);
+
 void write_varint(std::string& out, std::uint64_t v);
 void write_varint_field(std::string& out, int number, std::uint64_t v);
 void write_fixed32_field(std::string& out, int number, std::uint32_t v);
