@@ -5,6 +5,7 @@ how many attention blocks the fusion must replace:
 
   scaled_4d.fuse1.onnx         Transpose(K) -> MatMul -> Mul(scale) -> Softmax -> MatMul, [B, H, T, D]
   torch_sqrt_scale.fuse1.onnx  PyTorch's SDPA export: Q * sqrt(s) and K^T * sqrt(s) (Constant nodes)
+  torch_sdpa_default_scale.fuse1.onnx  the same with the default scale computed from Shape(Q)
   div_scale_3d.fuse1.onnx      [B * H, T, D], Div(scores, sqrt(D)), Softmax(axis=2)
   projected.fuse2.onnx         two heads-split blocks from one input, K^T shared by both
   masked.fuse0.onnx            a mask added to the scores: left alone
@@ -59,6 +60,20 @@ def main():
     p = attention_tail(g, q, kt, scale_op=None)
     g.name(g.op("MatMul", [p, "v"]), "out")
     save(g, os.path.join(out, "torch_sqrt_scale.fuse1.onnx"), qkv4, [tensor("out", F, [2, 3, 7, 6])])
+
+    # As torch.onnx (opset 14+ symbolic) writes scaled_dot_product_attention without a scale:
+    # 1 / sqrt(Q's last dimension) from Shape, a Sqrt of it on each side.
+    g = onnx_graph.Graph()
+    def constant(value, dtype):
+        return g.op("Constant", [], value=helper.make_tensor("c", dtype, [1], [value]))
+    last = g.op("Slice", [g.op("Shape", ["q"]), constant(-1, TensorProto.INT64), constant(2 ** 63 - 1, TensorProto.INT64)])
+    scale = g.op("Div", [constant(1.0, F), g.op("Sqrt", [g.op("Cast", [last], to=F)])])
+    scale = g.op("Cast", [scale], to=F)
+    q = g.op("Mul", ["q", g.op("Sqrt", [scale])])
+    kt = g.op("Mul", [g.op("Transpose", ["k"], perm=[0, 1, 3, 2]), g.op("Sqrt", [scale])])
+    p = attention_tail(g, q, kt, scale_op=None)
+    g.name(g.op("MatMul", [p, "v"]), "out")
+    save(g, os.path.join(out, "torch_sdpa_default_scale.fuse1.onnx"), qkv4, [tensor("out", F, [2, 3, 7, 6])])
 
     g = onnx_graph.Graph()
     p = attention_tail(g, "q", g.op("Transpose", ["k"], perm=[0, 2, 1]), scale_op=("Div", np.sqrt(8)), axis=2)

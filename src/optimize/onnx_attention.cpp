@@ -24,8 +24,8 @@ constexpr int kValueInfoName = 1;
 constexpr int kNodeInput = 1, kNodeOutput = 2, kNodeName = 3, kNodeOpType = 4, kNodeAttribute = 5, kNodeDomain = 7;
 constexpr int kAttrName = 1, kAttrF = 2, kAttrI = 3, kAttrT = 5, kAttrInts = 8, kAttrType = 20;
 constexpr int kAttrTypeFloat = 1, kAttrTypeInt = 2, kAttrTypeInts = 7;
-constexpr int kTensorDims = 1, kTensorDataType = 2, kTensorFloatData = 4, kTensorName = 8, kTensorRawData = 9,
-              kTensorDataLocation = 14;
+constexpr int kTensorDims = 1, kTensorDataType = 2, kTensorFloatData = 4, kTensorInt64Data = 7, kTensorName = 8,
+              kTensorRawData = 9, kTensorDataLocation = 14;
 constexpr int kFloat = 1, kInt64 = 7;
 
 struct Node {
@@ -115,6 +115,32 @@ std::optional<float> scalar_tensor(std::string_view tensor) {
     }
   }
   if (type != kFloat || elements != 1) return std::nullopt;
+  return value;
+}
+
+// The value of an int64 TensorProto with exactly one element stored in the file.
+std::optional<std::int64_t> int64_scalar_tensor(std::string_view tensor) {
+  std::int64_t elements = 1;
+  int type = 0;
+  std::optional<std::int64_t> value;
+  for (const auto& f : parse(tensor)) {
+    if (f.number == kTensorDims && f.wire == 0) {
+      elements *= static_cast<std::int64_t>(f.varint);
+    } else if (f.number == kTensorDataType && f.wire == 0) {
+      type = static_cast<int>(f.varint);
+    } else if (f.number == kTensorRawData && f.wire == 2 && f.bytes.size() == 8) {
+      std::uint64_t u = 0;
+      for (int i = 7; i >= 0; --i) u = (u << 8) | static_cast<std::uint8_t>(f.bytes[static_cast<size_t>(i)]);
+      value = static_cast<std::int64_t>(u);
+    } else if (f.number == kTensorInt64Data && f.wire == 0) {
+      value = static_cast<std::int64_t>(f.varint);
+    } else if (f.number == kTensorInt64Data && f.wire == 2) {
+      size_t p = 0;
+      value = static_cast<std::int64_t>(wire::read_varint(f.bytes, p));
+      if (p != f.bytes.size()) return std::nullopt;
+    }
+  }
+  if (type != kInt64 || elements != 1) return std::nullopt;
   return value;
 }
 
@@ -211,8 +237,7 @@ class Graph {
   }
 
   std::optional<float> scalar_constant(const std::string& tensor) const {
-    if (graph_inputs_.contains(tensor)) return std::nullopt;  // an initializer the caller may override
-    if (auto it = scalar_initializers_.find(tensor); it != scalar_initializers_.end()) return it->second;
+    if (auto t = constant_tensor(tensor)) return scalar_tensor(*t);
     const Node* p = producer(tensor);
     if (!p || p->op != "Constant" || !p->domain.empty()) return std::nullopt;
     for (const auto& a : p->attributes) {
@@ -220,22 +245,42 @@ class Graph {
       std::optional<float> v;
       for (const auto& f : parse(a.bytes)) {
         if (f.number == kAttrName && f.wire == 2) name = f.bytes;
-        else if (f.number == kAttrT && f.wire == 2) v = scalar_tensor(f.bytes);
         else if (f.number == kAttrF && f.wire == 5) v = float_from_le(f.bytes);
       }
-      if (name == "value" || name == "value_float") return v;
+      if (name == "value_float") return v;
     }
     return std::nullopt;
   }
+  std::optional<std::int64_t> int64_constant(const std::string& tensor) const {
+    auto t = constant_tensor(tensor);
+    return t ? int64_scalar_tensor(*t) : std::nullopt;
+  }
 
  private:
+  // The TensorProto of an initializer (not overridable as a graph input) or a Constant node's
+  // `value`.
+  std::optional<std::string_view> constant_tensor(const std::string& tensor) const {
+    if (graph_inputs_.contains(tensor)) return std::nullopt;
+    if (auto it = initializers_.find(tensor); it != initializers_.end()) return it->second;
+    const Node* p = producer(tensor);
+    if (!p || p->op != "Constant" || !p->domain.empty()) return std::nullopt;
+    for (const auto& a : p->attributes) {
+      std::string_view name, value;
+      for (const auto& f : parse(a.bytes)) {
+        if (f.number == kAttrName && f.wire == 2) name = f.bytes;
+        else if (f.number == kAttrT && f.wire == 2) value = f.bytes;
+      }
+      if (name == "value" && !value.empty()) return value;
+    }
+    return std::nullopt;
+  }
   void read_initializer(std::string_view tensor) {
     std::string name;
     for (const auto& f : parse(tensor)) {
       if (f.number == kTensorName && f.wire == 2) name = f.bytes;
     }
     names_.insert(name);
-    if (auto v = scalar_tensor(tensor)) scalar_initializers_[name] = *v;
+    initializers_[name] = tensor;
   }
   void read_value_info(const Field& f) {
     for (const auto& vf : parse(f.bytes)) {
@@ -249,15 +294,24 @@ class Graph {
   std::map<std::string, std::vector<int>> consumers_;
   std::map<std::string, int> producer_;
   std::map<const Field*, int> by_field_;
-  std::map<std::string, float> scalar_initializers_;
+  std::map<std::string, std::string_view> initializers_;
   std::set<std::string> graph_inputs_, graph_outputs_, names_;
 };
 
 // ---- matching ---------------------------------------------------------------------------------
+// The scale applied to the scores: constant factors, and factors sqrt(1 / sqrt(d)) with d the
+// last dimension of a tensor, as PyTorch's export of scaled_dot_product_attention computes
+// its default scale (once on Q, once on K^T).
+struct Scale {
+  float constant = 1.0f;
+  std::vector<std::string> sdpa_halves;  // per such factor: the tensor whose last dimension is d
+};
+
 struct Match {
   std::string q, k, v, output;
   int rank = 0;  // 4: [batch, heads, tokens, head size]; 3: [batch * heads, tokens, head size]
-  float scale = 1.0f;
+  Scale scale;
+  float mha_scale = 0.0f;  // MultiHeadAttention's attribute; 0: 1 / sqrt(head size)
   std::vector<const Node*> core;       // replaced: both MatMuls, the scaling, the Softmax
   std::vector<const Node*> periphery;  // removed too when nothing else reads them
   const Node* last = nullptr;          // the second MatMul: the fused nodes go where it was
@@ -265,30 +319,67 @@ struct Match {
 
 bool plain(const Node* n, std::string_view op) { return n && n->op == op && n->domain.empty(); }
 
-// `tensor` = Mul(x, c), Mul(c, x) or Div(x, c) with a scalar constant c: returns x, folds c into
-// `scale`, and records the node.
-std::optional<std::string> peel_scale(const Graph& g, const std::string& tensor, float& scale, const Node** scaler) {
+// Follows `tensor` through the producer `op` (and an optional Cast before it): the producer.
+const Node* through(const Graph& g, const std::string& tensor, std::string_view op, std::vector<const Node*>& nodes) {
+  const Node* p = g.producer(tensor);
+  if (plain(p, "Cast") && p->inputs.size() == 1) {
+    nodes.push_back(p);
+    p = g.producer(p->inputs[0]);
+  }
+  if (!plain(p, op)) return nullptr;
+  nodes.push_back(p);
+  return p;
+}
+
+// `tensor` = Sqrt(Cast?(Div(1, Sqrt(Cast(Slice(Shape(x), [-1], [big])))))): PyTorch's SDPA
+// export of sqrt(default scale). Returns x and records the nodes.
+std::optional<std::string> sdpa_half_scale(const Graph& g, const std::string& tensor, std::vector<const Node*>& nodes) {
+  const Node* sqrt = through(g, tensor, "Sqrt", nodes);
+  const Node* div = sqrt ? through(g, sqrt->inputs[0], "Div", nodes) : nullptr;
+  if (!div || div->inputs.size() != 2 || g.scalar_constant(div->inputs[0]) != 1.0f) return std::nullopt;
+  const Node* root = through(g, div->inputs[1], "Sqrt", nodes);
+  const Node* slice = root ? through(g, root->inputs[0], "Slice", nodes) : nullptr;
+  if (!slice || slice->inputs.size() < 3 || slice->inputs.size() > 4) return std::nullopt;
+  if (g.int64_constant(slice->inputs[1]) != -1 || g.int64_constant(slice->inputs[2]).value_or(0) < (1LL << 31)) return std::nullopt;
+  if (slice->inputs.size() == 4 && g.int64_constant(slice->inputs[3]).value_or(-1) != 0) return std::nullopt;
+  const Node* shape = g.producer(slice->inputs[0]);
+  if (!plain(shape, "Shape") || shape->inputs.size() != 1 || !shape->attributes.empty()) return std::nullopt;
+  nodes.push_back(shape);
+  return shape->inputs[0];
+}
+
+// `tensor` = Mul(x, c), Mul(c, x) or Div(x, c) with a scalar constant c or an SDPA half
+// scale: returns x, folds c into `scale`, and records the nodes.
+std::optional<std::string> peel_scale(const Graph& g, const std::string& tensor, Scale& scale,
+                                      std::vector<const Node*>& nodes) {
   const Node* p = g.producer(tensor);
   if (!p || p->inputs.size() != 2 || !(plain(p, "Mul") || plain(p, "Div"))) return std::nullopt;
   for (int i = 0; i < 2; ++i) {
     if (p->op == "Div" && i == 0) continue;  // c / x is not a scaling
-    if (auto c = g.scalar_constant(p->inputs[static_cast<size_t>(i)])) {
+    const std::string& factor = p->inputs[static_cast<size_t>(i)];
+    std::vector<const Node*> chain;
+    if (auto c = g.scalar_constant(factor)) {
       if (*c == 0.0f) return std::nullopt;
-      scale *= p->op == "Div" ? 1.0f / *c : *c;
-      *scaler = p;
-      return p->inputs[static_cast<size_t>(1 - i)];
+      scale.constant *= p->op == "Div" ? 1.0f / *c : *c;
+    } else if (auto of = p->op == "Mul" ? sdpa_half_scale(g, factor, chain) : std::nullopt) {
+      scale.sdpa_halves.push_back(*of);
+    } else {
+      continue;
     }
+    nodes.push_back(p);  // first: the scaling node itself
+    nodes.insert(nodes.end(), chain.begin(), chain.end());
+    return p->inputs[static_cast<size_t>(1 - i)];
   }
   return std::nullopt;
 }
 
 // Peels scalings off `tensor` (at most two, as exports write them) into `scale`.
-std::string peel_scales(const Graph& g, std::string tensor, float& scale, std::vector<const Node*>& periphery) {
+std::string peel_scales(const Graph& g, std::string tensor, Scale& scale, std::vector<const Node*>& periphery) {
   for (int i = 0; i < 2; ++i) {
-    const Node* scaler = nullptr;
-    auto inner = peel_scale(g, tensor, scale, &scaler);
+    std::vector<const Node*> nodes;
+    auto inner = peel_scale(g, tensor, scale, nodes);
     if (!inner) break;
-    periphery.push_back(scaler);
+    periphery.insert(periphery.end(), nodes.begin(), nodes.end());
     tensor = *inner;
   }
   return tensor;
@@ -320,11 +411,12 @@ std::optional<Match> match_at(const Graph& g, const Node& softmax) {
   m.core = {&softmax, &second};
   // Scores: MatMul, optionally scaled, read only by this chain.
   std::string scores = softmax.inputs[0];
-  const Node* scaler = nullptr;
   if (!g.only_reader(scores, &softmax)) return std::nullopt;
-  if (auto inner = peel_scale(g, scores, m.scale, &scaler)) {
-    if (!g.only_reader(*inner, scaler)) return std::nullopt;
-    m.core.push_back(scaler);
+  std::vector<const Node*> scaling;
+  if (auto inner = peel_scale(g, scores, m.scale, scaling)) {
+    if (!g.only_reader(*inner, scaling.front())) return std::nullopt;
+    m.core.push_back(scaling.front());
+    m.periphery.insert(m.periphery.end(), scaling.begin() + 1, scaling.end());
     scores = *inner;
   }
   const Node* first = g.producer(scores);
@@ -342,6 +434,12 @@ std::optional<Match> match_at(const Graph& g, const Node& softmax) {
   m.k = peel_scales(g, transpose->inputs[0], m.scale, m.periphery);
   const auto axis = int_attribute(softmax, "axis").value_or(-1);
   if (axis != -1 && axis != m.rank - 1) return std::nullopt;
+  // PyTorch's default scale, half on Q and half on K^T: MultiHeadAttention's own default.
+  if (m.scale.sdpa_halves.empty()) {
+    m.mha_scale = m.scale.constant;
+  } else if (m.scale.sdpa_halves != std::vector<std::string>{m.q, m.q} || m.scale.constant != 1.0f) {
+    return std::nullopt;
+  }
   return m;
 }
 
@@ -367,7 +465,8 @@ std::string fused_nodes(const Names& base, const Match& m, int index) {
   Names n = base;
   n.prefix = base.prefix + std::to_string(index) + "_";
   std::string out;
-  const std::vector<std::string> attrs = {int_attr("num_heads", 1), float_attr("scale", m.scale)};
+  std::vector<std::string> attrs = {int_attr("num_heads", 1)};
+  if (m.mha_scale != 0.0f) attrs.push_back(float_attr("scale", m.mha_scale));
   if (m.rank == 3) {
     out += node("MultiHeadAttention", {m.q, m.k, m.v}, m.output, attrs, "com.microsoft");
     return out;
