@@ -13,7 +13,9 @@ namespace sam3::rt {
 std::string CpuFeatures::summary() const {
   std::string s;
   auto add = [&](bool on, const char* name) {
-    if (on) s += (s.empty() ? "" : "+") + std::string(name);
+    if (!on) return;
+    if (!s.empty()) s += '+';
+    s += name;
   };
   add(avx2, "avx2");
   add(avx512_vnni, "avx512_vnni");

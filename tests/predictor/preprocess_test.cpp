@@ -6,8 +6,8 @@ namespace {
 
 sam3::Image gray_row_image(std::vector<std::uint8_t> values, int rows) {
   sam3::Image im{static_cast<int>(values.size()), rows, {}};
-  for (int y = 0; y < rows; ++y)
-    for (auto v : values) im.rgb.insert(im.rgb.end(), {v, v, v});
+  im.rgb.resize(values.size() * 3 * static_cast<size_t>(rows));
+  for (size_t i = 0; i < im.rgb.size(); ++i) im.rgb[i] = values[(i / 3) % values.size()];
   return im;
 }
 
