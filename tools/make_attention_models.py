@@ -10,6 +10,7 @@ how many attention blocks the fusion must replace:
   projected.fuse2.onnx         two heads-split blocks from one input, K^T shared by both
   masked.fuse0.onnx            a mask added to the scores: left alone
   scores_read_twice.fuse0.onnx the scores are also a graph output: left alone
+  external/projected.onnx      projected.fuse2 with its weights in projected.onnx.data
 
   make_attention_models.py --out DIR
 """
@@ -17,6 +18,7 @@ import argparse
 import os
 
 import numpy as np
+import onnx
 from onnx import TensorProto, helper
 
 import onnx_graph
@@ -96,6 +98,10 @@ def main():
         outs.append(g.name(merged, f"out{i}"))
     save(g, os.path.join(out, "projected.fuse2.onnx"), [tensor("x", F, [1, 9, 16])],
          [tensor("out0", F, [1, 9, 16]), tensor("out1", F, [1, 9, 16])])
+    # The same graph with its projection weights in an external data file (as large exports are).
+    os.makedirs(os.path.join(out, "external"), exist_ok=True)
+    onnx.save(onnx.load(os.path.join(out, "projected.fuse2.onnx")), os.path.join(out, "external", "projected.onnx"),
+              save_as_external_data=True, location="projected.onnx.data", size_threshold=512)
 
     g = onnx_graph.Graph()
     mask = g.const(np.triu(np.full((7, 5), -1e4, np.float32), 1).reshape(1, 1, 7, 5))

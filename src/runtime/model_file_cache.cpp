@@ -45,6 +45,24 @@ std::string read_file(const fs::path& p) {
   return ss.str();
 }
 
+// Files with external weights: the .onnx holds only the graph (small), so the fusion is redone
+// in memory on each load instead of saving a graph that would copy the weights.
+PreparedModelFile with_attention_fused_in_memory(const fs::path& model, const FileCacheOptions& options,
+                                                 PreparedModelFile p) {
+  if (!options.fuse_attention) return p;
+  try {
+    optimize::AttentionFusionStats stats;
+    std::string fused = optimize::fuse_attention(read_file(model), &stats);
+    if (stats.fused > 0) {
+      p.graph_in_memory = std::move(fused);
+      p.fused_attention = stats.fused;
+    }
+  } catch (const Error&) {
+    // Not parseable: ONNX Runtime reports the file.
+  }
+  return p;
+}
+
 }  // namespace
 
 PreparedModelFile prepare_model_file(const fs::path& model, const FileCacheOptions& options) {
@@ -52,8 +70,8 @@ PreparedModelFile prepare_model_file(const fs::path& model, const FileCacheOptio
   p.load_path = model;
   const CpuFeatures cpu = detect_cpu_features();
   const bool int8 = options.int8 == Int8Weights::kOn || (options.int8 == Int8Weights::kAuto && cpu.int8_weights_help());
-  // Files with external weights are left alone: the saved graph would duplicate gigabytes.
-  if (!options.enabled || has_external_data(model)) return p;
+  if (!options.enabled) return p;
+  if (has_external_data(model)) return with_attention_fused_in_memory(model, options, p);
   std::error_code ec;
   const auto size = fs::file_size(model, ec);
   const auto mtime = fs::last_write_time(model, ec).time_since_epoch().count();

@@ -3,7 +3,8 @@
 //  - int8 weights: MatMulInteger's uint8 weights rewritten as int8 (exact) when the CPU has
 //    VNNI/AMX/dot-product instructions;
 //  - attention written out op by op fused into ONNX Runtime's MultiHeadAttention, which never
-//    materialises the score matrix (optimize/onnx_attention.h);
+//    materialises the score matrix (optimize/onnx_attention.h); for files with external
+//    weights only this, in memory, on every load;
 //  - the graph as ONNX Runtime optimized it, saved on the first load, so later loads skip
 //    graph optimisation.
 // Entries are keyed by the file's size and modification time, the CPU features and the
@@ -30,6 +31,9 @@ struct PreparedModelFile {
   std::filesystem::path entry;           // the cache entry folder (empty when not cached)
   int int8_weights = 0;                  // weights rewritten as int8 (0: none or not applied)
   int fused_attention = 0;               // attention patterns fused (0: none or not applied)
+  // Files with external weights: the fused graph, held in memory (nothing is cached: a saved
+  // graph would copy gigabytes of weights); its weights are read from load_path's folder.
+  std::string graph_in_memory;
 };
 
 PreparedModelFile prepare_model_file(const std::filesystem::path& model, const FileCacheOptions& options);

@@ -76,6 +76,11 @@ Ort::Session create_session(const PreparedModelFile& p, const SessionConfig& con
   const bool arena = config.memory_arena == SessionConfig::Arena::kOn ||
                      (config.memory_arena == SessionConfig::Arena::kWhenAttentionFused && p.fused_attention > 0);
   if (!arena) options.DisableCpuMemArena();
+  if (!p.graph_in_memory.empty()) {
+    const std::string folder = p.load_path.parent_path().empty() ? "." : p.load_path.parent_path().string();
+    options.AddConfigEntry("session.model_external_initializers_file_folder_path", folder.c_str());
+    return Ort::Session(env(), p.graph_in_memory.data(), p.graph_in_memory.size(), options);
+  }
   return Ort::Session(env(), p.load_path.c_str(), options);
 }
 
@@ -90,7 +95,7 @@ Session::Session(const std::filesystem::path& path, const SessionConfig& config)
     try {
       session_ = create_session(prepared_, config);
     } catch (const Ort::Exception& e) {
-      if (prepared_.load_path == path) throw;
+      if (prepared_.load_path == path && prepared_.graph_in_memory.empty()) throw;
       // A damaged cache entry, or a rewrite this runtime rejects: fall back to the original file.
       log(LogLevel::kWarning, path.filename().string() + ": the prepared file " + prepared_.load_path.string() +
                                " did not load (" + e.what() + "); loading the original instead");
@@ -100,6 +105,7 @@ Session::Session(const std::filesystem::path& path, const SessionConfig& config)
       session_ = create_session(prepared_, config);
     }
     finish_model_file(prepared_, path);
+    prepared_.graph_in_memory = std::string();  // ONNX Runtime has its own copy
   } catch (const Ort::Exception& e) {
     throw Error(ErrorCode::kModelMismatch,
                 path.string() + ": ONNX Runtime cannot load this file (" + e.what() +

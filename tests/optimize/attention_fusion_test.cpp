@@ -19,7 +19,9 @@ namespace fs = std::filesystem;
 
 std::vector<fs::path> attention_models() {
   std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(sam3::test::test_models_dir() / "attention")) files.push_back(e.path());
+  for (const auto& e : fs::directory_iterator(sam3::test::test_models_dir() / "attention")) {
+    if (e.is_regular_file()) files.push_back(e.path());
+  }
   std::sort(files.begin(), files.end());
   return files;
 }
@@ -32,10 +34,15 @@ int expected_fusions(const fs::path& file) {
   return std::stoi(m[1]);
 }
 
-std::map<std::string, std::vector<float>> run(const fs::path& file, std::map<std::string, std::vector<float>>& inputs) {
+sam3::rt::SessionConfig uncached() {
   sam3::rt::SessionConfig config;
   config.cache.enabled = false;
-  const sam3::rt::Session session(file, config);
+  return config;
+}
+
+// Runs `session` on `inputs`, filling in random values for the ones not given yet.
+std::map<std::string, std::vector<float>> run(const sam3::rt::Session& session,
+                                              std::map<std::string, std::vector<float>>& inputs) {
   std::vector<Ort::Value> values;
   std::map<std::string, const OrtValue*> feeds;
   std::mt19937 rng(11);
@@ -58,6 +65,18 @@ std::map<std::string, std::vector<float>> run(const fs::path& file, std::map<std
     out[name].assign(p, p + value.GetTensorTypeAndShapeInfo().GetElementCount());
   }
   return out;
+}
+
+void expect_same(const std::map<std::string, std::vector<float>>& want,
+                 const std::map<std::string, std::vector<float>>& got, const std::string& what) {
+  ASSERT_EQ(want.size(), got.size()) << what;
+  for (const auto& [name, values] : want) {
+    const auto& other = got.at(name);
+    ASSERT_EQ(values.size(), other.size()) << what << " " << name;
+    double worst = 0;
+    for (size_t i = 0; i < values.size(); ++i) worst = std::max(worst, std::abs(double(values[i]) - other[i]));
+    EXPECT_LT(worst, 1e-5) << what << " output " << name;
+  }
 }
 
 TEST(AttentionFusion, FusesExactlyTheAttentionItCanComputeBlockwise) {
@@ -87,17 +106,21 @@ TEST(AttentionFusion, FusedGraphsComputeTheSameResults) {
     const fs::path fused_file = dir / file.filename();
     sam3::write_file_atomic(fused_file, sam3::optimize::fuse_attention(sam3::test::read_file(file), nullptr));
     std::map<std::string, std::vector<float>> inputs;
-    const auto want = run(file, inputs);
-    const auto got = run(fused_file, inputs);
-    ASSERT_EQ(want.size(), got.size()) << file.filename();
-    for (const auto& [name, values] : want) {
-      const auto& other = got.at(name);
-      ASSERT_EQ(values.size(), other.size()) << file.filename() << " " << name;
-      double worst = 0;
-      for (size_t i = 0; i < values.size(); ++i) worst = std::max(worst, std::abs(double(values[i]) - other[i]));
-      EXPECT_LT(worst, 1e-5) << file.filename() << " output " << name;
-    }
+    expect_same(run(sam3::rt::Session(file, uncached()), inputs), run(sam3::rt::Session(fused_file, uncached()), inputs),
+                file.filename().string());
   }
+}
+
+TEST(AttentionFusion, ExternalWeightsAreFusedInMemoryAndReadFromTheirFolder) {
+  const fs::path dir = sam3::test::fresh_test_dir("sam3_attention");
+  for (const auto& e : fs::directory_iterator(sam3::test::test_models_dir() / "attention" / "external")) {
+    fs::copy_file(e.path(), dir / e.path().filename());
+  }
+  const sam3::rt::Session fused(dir / "projected.onnx", sam3::rt::SessionConfig{});
+  EXPECT_EQ(fused.prepared().fused_attention, 2);
+  EXPECT_FALSE(fs::exists(dir / ".sam3-cache")) << "nothing is saved for files with external weights";
+  std::map<std::string, std::vector<float>> inputs;
+  expect_same(run(sam3::rt::Session(dir / "projected.onnx", uncached()), inputs), run(fused, inputs), "external");
 }
 
 TEST(AttentionFusion, RejectsBytesThatAreNotAModel) {
