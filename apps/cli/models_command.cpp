@@ -86,8 +86,13 @@ int run_optimize(const ModelsArgs& args) {
   for (const auto& f : first->files()) {
     std::printf("%-28s %s%s\n", f.file.filename().c_str(),
                 f.pre_optimized ? "already prepared: " : "prepared: ", f.loaded_from.c_str());
-    if (f.int8_weights) std::printf("%-28s %d MatMulInteger weights rewritten as int8\n", "", f.int8_weights);
-    if (f.fused_attention) std::printf("%-28s %d attention blocks fused into MultiHeadAttention\n", "", f.fused_attention);
+    if (f.int8_weights) {
+      std::printf("%-28s %d MatMulInteger weight%s rewritten as int8\n", "", f.int8_weights, f.int8_weights == 1 ? "" : "s");
+    }
+    if (f.fused_attention) {
+      std::printf("%-28s %d attention block%s fused into MultiHeadAttention\n", "", f.fused_attention,
+                  f.fused_attention == 1 ? "" : "s");
+    }
   }
   const auto second = Model::load(dir, options);
   std::printf("load: %.0f ms, then %.0f ms with the prepared files\n", first_ms, second->load_ms());

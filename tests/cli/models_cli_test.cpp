@@ -97,6 +97,28 @@ TEST_F(ModelsCli, TwoConcurrentPullsShareOneDownload) {
   EXPECT_EQ(read_file(root_ / "cache" / "sam3-browser-int8" / "sam3_language_encoder.onnx"), encoder);
 }
 
+TEST_F(ModelsCli, OptimizePreparesOnceAndSaysWhatWasDone) {
+  const fs::path dir = root_ / "usls";
+  fs::create_directories(dir);
+  for (const auto& e : fs::directory_iterator(sam3::test::test_models_dir() / "usls")) {
+    if (e.is_regular_file()) fs::copy_file(e.path(), dir / e.path().filename());
+  }
+  const auto first = run_command(env() + kSam3 + " models optimize --models " + quote(dir.string()));
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  for (const char* file : {"vision-encoder.onnx", "text-encoder.onnx", "decoder.onnx"}) {
+    EXPECT_NE(first.out.find(std::string(file) + " "), std::string::npos) << file << "\n" << first.out;
+  }
+  EXPECT_EQ(first.out.find("already prepared"), std::string::npos) << first.out;
+  EXPECT_NE(first.out.find("1 attention block fused into MultiHeadAttention"), std::string::npos) << first.out;
+  const auto second = run_command(env() + kSam3 + " models optimize --models " + quote(dir.string()));
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_NE(second.out.find("already prepared"), std::string::npos) << second.out;
+  EXPECT_NE(second.out.find("1 attention block fused"), std::string::npos) << "recorded in the cache: " << second.out;
+  const auto missing = run_command(env() + kSam3 + " models optimize --models " + quote((root_ / "nowhere").string()));
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_NE(missing.err.find("nowhere"), std::string::npos) << missing.err;
+}
+
 TEST_F(ModelsCli, ImportRegistersFilesFetchedByHand) {
   const auto r = run_command(env() + kSam3 + " models import " + quote((sam3::test::test_models_dir() / "samexporter").string()));
   ASSERT_EQ(r.exit_code, 0) << r.err;
