@@ -7,10 +7,11 @@
 namespace sam3 {
 namespace {
 
+// Inside the image, corners ordered: a box head can emit x1 < x0 for a degenerate query.
 Box clamp_box(Box b, int width, int height) {
   const auto cx = [&](float v) { return std::clamp(v, 0.f, static_cast<float>(width)); };
   const auto cy = [&](float v) { return std::clamp(v, 0.f, static_cast<float>(height)); };
-  return {cx(b.x0), cy(b.y0), cx(b.x1), cy(b.y1)};
+  return {cx(std::min(b.x0, b.x1)), cy(std::min(b.y0, b.y1)), cx(std::max(b.x0, b.x1)), cy(std::max(b.y0, b.y1))};
 }
 
 std::int64_t count_ones(const std::vector<std::uint8_t>& v) {

@@ -56,6 +56,14 @@ TEST(Postprocess, BoxesAreClampedToTheImage) {
   ASSERT_EQ(out.size(), 2u);
   EXPECT_FLOAT_EQ(out[1].box.x0, 0.f);
   EXPECT_FLOAT_EQ(out[1].box.x1, 8.f);
+  h.boxes = {0.75f, 0.5f, 0.25f, 0.f, 0.f, 0.f, 1.f, 1.f};  // x1 < x0, y1 < y0
+  out = sam3::instances_from_raw_heads(h.view(10.f), 8, 4, o);
+  ASSERT_EQ(out.size(), 2u);
+  const auto& b = out[0].box.x1 - out[0].box.x0 == 4.f ? out[0].box : out[1].box;
+  EXPECT_FLOAT_EQ(b.x0, 2.f) << "corners ordered";
+  EXPECT_FLOAT_EQ(b.x1, 6.f);
+  EXPECT_FLOAT_EQ(b.y0, 0.f);
+  EXPECT_FLOAT_EQ(b.y1, 2.f);
 }
 
 sam3::Instance square(float score, int x0, int y0, int side, int w = 10, int h = 10) {
