@@ -6,25 +6,19 @@
 #include <string_view>
 #include <vector>
 
+#include "optimize/onnx_fields.h"
 #include "optimize/protobuf_wire.h"
 #include "sam3/error.h"
 
 namespace sam3::optimize {
 namespace {
 
+using namespace onnx;
 using wire::Field;
 using wire::parse;
 using wire::read_varint;
 using wire::write_len;
 using wire::write_varint;
-
-// Field numbers from onnx.proto.
-constexpr int kModelGraph = 7;
-constexpr int kGraphNode = 1, kGraphInitializer = 5;
-constexpr int kNodeInput = 1, kNodeOpType = 4;
-constexpr int kTensorDataType = 2, kTensorInt32Data = 5, kTensorName = 8, kTensorRawData = 9,
-              kTensorDataLocation = 14;
-constexpr int kUint8 = 2, kInt8 = 3;
 
 // ---- the rewrite --------------------------------------------------------------------------
 struct TensorInfo {
