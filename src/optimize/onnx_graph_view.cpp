@@ -25,14 +25,30 @@ Node read_node(const Field& f) {
   return n;
 }
 
-const Field* attribute(const Node& n, std::string_view name, std::vector<Field>& storage) {
+// The fields of the attribute called `name` (empty when the node has none).
+std::vector<Field> attribute_fields(const Node& n, std::string_view name) {
   for (const auto& a : n.attributes) {
-    storage = parse(a.bytes);
-    for (const auto& f : storage) {
-      if (f.number == kAttrName && f.wire == 2 && f.bytes == name) return &a;
+    auto fields = parse(a.bytes);
+    for (const auto& f : fields) {
+      if (f.number == kAttrName && f.wire == 2 && f.bytes == name) return fields;
     }
   }
-  return nullptr;
+  return {};
+}
+
+// The values of a repeated integer field occurrence, packed or not.
+std::vector<std::uint64_t> varints(const Field& f) {
+  if (f.wire == 0) return {f.varint};
+  std::vector<std::uint64_t> out;
+  if (f.wire != 2) return out;
+  size_t p = 0;
+  while (p < f.bytes.size()) out.push_back(wire::read_varint(f.bytes, p));
+  return out;
+}
+
+std::int64_t product(const std::vector<std::uint64_t>& dims, std::int64_t start) {
+  for (auto d : dims) start *= static_cast<std::int64_t>(d);
+  return start;
 }
 
 float float_from_le(std::string_view b) {
@@ -48,12 +64,7 @@ std::optional<float> scalar_tensor(std::string_view tensor) {
   std::optional<float> value;
   for (const auto& f : parse(tensor)) {
     if (f.number == kTensorDims) {
-      if (f.wire == 0) {
-        elements *= static_cast<std::int64_t>(f.varint);
-      } else if (f.wire == 2) {
-        size_t p = 0;
-        while (p < f.bytes.size()) elements *= static_cast<std::int64_t>(wire::read_varint(f.bytes, p));
-      }
+      elements = product(varints(f), elements);
     } else if (f.number == kTensorDataType && f.wire == 0) {
       type = static_cast<int>(f.varint);
     } else if (f.number == kTensorDataLocation && f.wire == 0 && f.varint == 1) {
@@ -74,20 +85,18 @@ std::optional<std::int64_t> int64_scalar_tensor(std::string_view tensor) {
   int type = 0;
   std::optional<std::int64_t> value;
   for (const auto& f : parse(tensor)) {
-    if (f.number == kTensorDims && f.wire == 0) {
-      elements *= static_cast<std::int64_t>(f.varint);
+    if (f.number == kTensorDims) {
+      elements = product(varints(f), elements);
     } else if (f.number == kTensorDataType && f.wire == 0) {
       type = static_cast<int>(f.varint);
     } else if (f.number == kTensorRawData && f.wire == 2 && f.bytes.size() == 8) {
       std::uint64_t u = 0;
       for (int i = 7; i >= 0; --i) u = (u << 8) | static_cast<std::uint8_t>(f.bytes[static_cast<size_t>(i)]);
       value = static_cast<std::int64_t>(u);
-    } else if (f.number == kTensorInt64Data && f.wire == 0) {
-      value = static_cast<std::int64_t>(f.varint);
-    } else if (f.number == kTensorInt64Data && f.wire == 2) {
-      size_t p = 0;
-      value = static_cast<std::int64_t>(wire::read_varint(f.bytes, p));
-      if (p != f.bytes.size()) return std::nullopt;
+    } else if (f.number == kTensorInt64Data) {
+      const auto v = varints(f);
+      if (v.size() != 1) return std::nullopt;
+      value = static_cast<std::int64_t>(v[0]);
     }
   }
   if (type != kInt64 || elements != 1) return std::nullopt;
@@ -99,26 +108,17 @@ std::optional<std::int64_t> int64_scalar_tensor(std::string_view tensor) {
 bool is_op(const Node* n, std::string_view op) { return n && n->op == op && n->domain.empty(); }
 
 std::optional<std::int64_t> int_attribute(const Node& n, std::string_view name) {
-  std::vector<Field> fields;
-  if (!attribute(n, name, fields)) return std::nullopt;
-  for (const auto& f : fields) {
+  for (const auto& f : attribute_fields(n, name)) {
     if (f.number == kAttrI && f.wire == 0) return static_cast<std::int64_t>(f.varint);
   }
   return std::nullopt;
 }
 
 std::vector<std::int64_t> ints_attribute(const Node& n, std::string_view name) {
-  std::vector<Field> fields;
   std::vector<std::int64_t> out;
-  if (!attribute(n, name, fields)) return out;
-  for (const auto& f : fields) {
+  for (const auto& f : attribute_fields(n, name)) {
     if (f.number != kAttrInts) continue;
-    if (f.wire == 0) {
-      out.push_back(static_cast<std::int64_t>(f.varint));
-    } else if (f.wire == 2) {
-      size_t p = 0;
-      while (p < f.bytes.size()) out.push_back(static_cast<std::int64_t>(wire::read_varint(f.bytes, p)));
-    }
+    for (auto v : varints(f)) out.push_back(static_cast<std::int64_t>(v));
   }
   return out;
 }
