@@ -4,6 +4,8 @@
 #include <cmath>
 #include <numeric>
 
+#include "core/parallel.h"
+
 namespace sam3 {
 namespace {
 
@@ -88,23 +90,26 @@ void upsample_threshold(const float* src, int src_h, int src_w, int dst_h, int d
 
 std::vector<Instance> instances_from_raw_heads(const RawHeads& h, int width, int height,
                                                const SegmentOptions& options) {
-  std::vector<Instance> out;
   const float presence = sigmoid(h.presence_logit);
   const float p = std::clamp(options.mask_threshold, 1e-6f, 1.f - 1e-6f);
   const float cut = std::log(p / (1.f - p));
+  std::vector<int> kept;
   for (int q = 0; q < h.queries; ++q) {
-    const float score = sigmoid(h.logits[q]) * presence;
-    if (!(score > options.score_threshold)) continue;
-    Instance inst;
-    inst.score = score;
+    if (sigmoid(h.logits[q]) * presence > options.score_threshold) kept.push_back(q);
+  }
+  // Each instance is upsampled to the full image: independent work, done in parallel.
+  std::vector<Instance> out(kept.size());
+  parallel_for(kept.size(), [&](size_t k) {
+    const int q = kept[k];
+    Instance& inst = out[k];
+    inst.score = sigmoid(h.logits[q]) * presence;
     const float* b = h.boxes + static_cast<size_t>(q) * 4;
     inst.box = clamp_box({b[0] * width, b[1] * height, b[2] * width, b[3] * height}, width, height);
     inst.mask = {width, height, std::vector<std::uint8_t>(static_cast<size_t>(width) * height)};
     upsample_threshold(h.masks + static_cast<size_t>(q) * h.mask_h * h.mask_w, h.mask_h, h.mask_w,
                        height, width, cut, inst.mask.data.data());
     inst.area = count_ones(inst.mask.data);
-    out.push_back(std::move(inst));
-  }
+  });
   return out;
 }
 
