@@ -8,7 +8,6 @@
 
 #include "optimize/onnx_fields.h"
 #include "optimize/protobuf_wire.h"
-#include "sam3/error.h"
 
 namespace sam3::optimize {
 namespace {

@@ -45,22 +45,33 @@ std::string read_file(const fs::path& p) {
   return ss.str();
 }
 
-// Files with external weights: the .onnx holds only the graph (small), so the fusion is redone
-// in memory on each load instead of saving a graph that would copy the weights.
-PreparedModelFile with_attention_fused_in_memory(const fs::path& model, const FileCacheOptions& options,
-                                                 PreparedModelFile p) {
-  if (!options.fuse_attention) return p;
-  try {
-    optimize::AttentionFusionStats stats;
-    std::string fused = optimize::fuse_attention(read_file(model), &stats);
-    if (stats.fused > 0) {
-      p.graph_in_memory = std::move(fused);
-      p.fused_attention = stats.fused;
+// Applies the graph rewrites to `bytes` and records them in `p`; false when nothing changed.
+// Throws sam3::Error when the bytes are not an ONNX protobuf.
+bool apply_rewrites(std::string& bytes, bool int8, bool fuse_attention, const fs::path& model, PreparedModelFile& p) {
+  bool changed = false;
+  if (int8) {
+    optimize::Int8RewriteStats stats;
+    std::string rewritten = optimize::rewrite_matmulinteger_weights_to_int8(bytes, &stats);
+    if (stats.weights > 0) {
+      bytes = std::move(rewritten);
+      changed = true;
+      p.int8_weights = stats.weights;
+      log(LogLevel::kInfo, model.filename().string() + ": " + std::to_string(stats.weights) +
+                               " MatMulInteger weights rewritten as int8 for this CPU (" + detect_cpu_features().summary() + ")");
     }
-  } catch (const Error&) {
-    // Not parseable: ONNX Runtime reports the file.
   }
-  return p;
+  if (fuse_attention) {
+    optimize::AttentionFusionStats stats;
+    std::string fused = optimize::fuse_attention(bytes, &stats);
+    if (stats.fused > 0) {
+      bytes = std::move(fused);
+      changed = true;
+      p.fused_attention = stats.fused;
+      log(LogLevel::kInfo, model.filename().string() + ": " + std::to_string(stats.fused) +
+                               " attention blocks fused into MultiHeadAttention");
+    }
+  }
+  return changed;
 }
 
 }  // namespace
@@ -71,7 +82,19 @@ PreparedModelFile prepare_model_file(const fs::path& model, const FileCacheOptio
   const CpuFeatures cpu = detect_cpu_features();
   const bool int8 = options.int8 == Int8Weights::kOn || (options.int8 == Int8Weights::kAuto && cpu.int8_weights_help());
   if (!options.enabled) return p;
-  if (has_external_data(model)) return with_attention_fused_in_memory(model, options, p);
+  // The rewrites are optimisations: a file they cannot parse is left to ONNX Runtime, whose
+  // error names the file.
+  if (has_external_data(model)) {
+    if (!options.fuse_attention) return p;
+    // Only the graph is in the .onnx: fused in memory on each load, nothing saved (a saved
+    // graph would copy the weights). The int8 rewrite does not reach external weights.
+    std::string graph = read_file(model);
+    try {
+      if (apply_rewrites(graph, false, options.fuse_attention, model, p)) p.graph_in_memory = std::move(graph);
+    } catch (const Error&) {
+    }
+    return p;
+  }
   std::error_code ec;
   const auto size = fs::file_size(model, ec);
   const auto mtime = fs::last_write_time(model, ec).time_since_epoch().count();
@@ -97,32 +120,11 @@ PreparedModelFile prepare_model_file(const fs::path& model, const FileCacheOptio
     p.entry.clear();
     return p;
   }
-  // Rewrites on the file's bytes; ONNX Runtime then optimizes the result and saves it. They are
-  // optimisations: a file they cannot parse is left to ONNX Runtime, whose error names the file.
-  std::string bytes;
+  // Rewrites on the file's bytes; ONNX Runtime then optimizes the result and saves it.
+  std::string bytes = read_file(model);
   bool rewritten = false;
   try {
-    if (int8) {
-      optimize::Int8RewriteStats stats;
-      bytes = optimize::rewrite_matmulinteger_weights_to_int8(read_file(model), &stats);
-      if (stats.weights > 0) {
-        rewritten = true;
-        p.int8_weights = stats.weights;
-        log(LogLevel::kInfo, model.filename().string() + ": " + std::to_string(stats.weights) +
-                                 " MatMulInteger weights rewritten as int8 for this CPU (" + cpu.summary() + ")");
-      }
-    }
-    if (options.fuse_attention) {
-      optimize::AttentionFusionStats stats;
-      std::string fused = optimize::fuse_attention(bytes.empty() ? read_file(model) : bytes, &stats);
-      if (stats.fused > 0) {
-        bytes = std::move(fused);
-        rewritten = true;
-        p.fused_attention = stats.fused;
-        log(LogLevel::kInfo, model.filename().string() + ": " + std::to_string(stats.fused) +
-                                 " attention blocks fused into MultiHeadAttention");
-      }
-    }
+    rewritten = apply_rewrites(bytes, int8, options.fuse_attention, model, p);
   } catch (const Error&) {
     fs::remove(p.entry, ec);
     PreparedModelFile original;

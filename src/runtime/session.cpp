@@ -97,8 +97,10 @@ Session::Session(const std::filesystem::path& path, const SessionConfig& config)
     } catch (const Ort::Exception& e) {
       if (prepared_.load_path == path && prepared_.graph_in_memory.empty()) throw;
       // A damaged cache entry, or a rewrite this runtime rejects: fall back to the original file.
-      log(LogLevel::kWarning, path.filename().string() + ": the prepared file " + prepared_.load_path.string() +
-                               " did not load (" + e.what() + "); loading the original instead");
+      const std::string prepared = prepared_.graph_in_memory.empty() ? "the prepared file " + prepared_.load_path.string()
+                                                                      : std::string("the attention-fused graph");
+      log(LogLevel::kWarning, path.filename().string() + ": " + prepared + " did not load (" + e.what() +
+                                  "); loading the original instead");
       discard_model_file(prepared_);
       prepared_ = PreparedModelFile{};
       prepared_.load_path = path;
