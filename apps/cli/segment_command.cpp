@@ -2,7 +2,6 @@
 #include <cstdio>
 #include <iostream>
 #include <map>
-#include <random>
 #include <set>
 #include <sstream>
 
@@ -11,6 +10,7 @@
 #include "sam3/export.h"
 #include "sam3/log.h"
 #include "sam3/model.h"
+#include "sam3/output_folder.h"
 #include "sam3/result_json.h"
 
 namespace sam3::cli {
@@ -70,13 +70,6 @@ std::string slug(const std::string& text) {
   return s.empty() ? "prompt" : s;
 }
 
-std::string unique_name(const std::string& base, std::set<std::string>& used) {
-  std::string name = base;
-  for (int k = 2; used.contains(name); ++k) name = base + "-" + std::to_string(k);
-  used.insert(name);
-  return name;
-}
-
 struct ImageRun {
   std::string path;
   Image image;
@@ -87,30 +80,23 @@ struct Totals {
   double preprocess = 0, encode_image = 0, encode_text = 0, decode = 0, postprocess = 0;
 };
 
-// Writes one image's folder next to its final place, then swaps it in, so a folder is
-// either the previous complete run or this one.
-void write_image_outputs(const fs::path& folder, const ImageRun& run, const nlohmann::ordered_json& image_doc) {
-  const fs::path tmp = folder.parent_path() / ("." + folder.filename().string() + ".tmp" + std::to_string(std::random_device{}()));
-  std::error_code ec;
-  fs::remove_all(tmp, ec);
+// Writes one image's folder (one subfolder per prompt) at `dir`, the staged place of the update.
+void write_image_outputs(const fs::path& dir, const ImageRun& run, const nlohmann::ordered_json& image_doc) {
   std::set<std::string> used;
   for (size_t p = 0; p < run.results.size(); ++p) {
     const auto& result = run.results[p];
     const std::string label = result.prompt.text.empty() ? "boxes" : result.prompt.text;
-    const fs::path dir = tmp / unique_name(slug(label), used);
+    const fs::path prompt_dir = dir / unique_file_name(slug(label), used);
     for (size_t i = 0; i < result.instances.size(); ++i) {
       char name[48];
       std::snprintf(name, sizeof name, "instance_%03zu.png", i);
-      write_file_atomic(dir / name, encode_mask_png(result.instances[i].mask));
+      write_file_atomic(prompt_dir / name, encode_mask_png(result.instances[i].mask));
     }
-    write_file_atomic(dir / "overlay.jpg", encode_rgb_jpeg(render_overlay(run.image, result.instances, label)));
+    write_file_atomic(prompt_dir / "overlay.jpg", encode_rgb_jpeg(render_overlay(run.image, result.instances, label)));
     nlohmann::ordered_json one = image_doc;  // the same schema, narrowed to this prompt
     one["images"][0]["prompts"] = nlohmann::ordered_json::array({image_doc["images"][0]["prompts"][p]});
-    write_file_atomic(dir / "result.json", one.dump(2) + "\n");
+    write_file_atomic(prompt_dir / "result.json", one.dump(2) + "\n");
   }
-  fs::remove_all(folder, ec);
-  fs::rename(tmp, folder, ec);
-  if (ec) throw Error(ErrorCode::kIo, folder.string() + ": cannot move the finished outputs into place (" + ec.message() + ")");
 }
 
 int run_segment(const SegmentArgs& args) {
@@ -127,6 +113,17 @@ int run_segment(const SegmentArgs& args) {
   std::vector<Prompt> prompts;
   for (const auto& text : args.prompts) prompts.push_back({text, boxes});
   if (prompts.empty()) prompts.push_back({"", boxes});  // box-only prompt
+
+  // The output folder is claimed first: a folder that is not sam3's fails before any work.
+  std::unique_ptr<OutputFolderUpdate> update;
+  std::vector<fs::path> image_dirs;
+  if (!args.out.empty()) {
+    update = std::make_unique<OutputFolderUpdate>(args.out);
+    std::set<std::string> used = {"result.json"};
+    for (const auto& path : args.images) {
+      image_dirs.push_back(update->stage(unique_file_name(safe_file_name(fs::path(path).stem().string(), "image"), used)));
+    }
+  }
 
   const ImageLoadOptions load_options{args.max_pixels};
   const fs::path model_dir = resolve_model_dir(args.models);
@@ -166,15 +163,14 @@ int run_segment(const SegmentArgs& args) {
                        {"encode_image", totals.encode_image}, {"encode_text", totals.encode_text},
                        {"decode", totals.decode},           {"postprocess", totals.postprocess}};
 
-  if (!args.out.empty()) {
-    const fs::path out(args.out);
-    std::set<std::string> used;
+  if (update) {
     for (size_t i = 0; i < runs.size(); ++i) {
       nlohmann::ordered_json image_doc = doc;
       image_doc["images"] = nlohmann::ordered_json::array({doc["images"][i]});
-      write_image_outputs(out / unique_name(fs::path(runs[i].path).stem().string(), used), runs[i], image_doc);
+      write_image_outputs(image_dirs[i], runs[i], image_doc);
     }
-    write_file_atomic(out / "result.json", doc.dump(2) + "\n");
+    write_file_atomic(update->stage("result.json"), doc.dump(2) + "\n");
+    update->commit();
   }
   if (args.json) {
     std::cout << doc.dump() << std::endl;

@@ -1,4 +1,8 @@
+#include <fcntl.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <cstdio>
 #include <fstream>
@@ -31,19 +35,26 @@ void write_file_atomic(const std::filesystem::path& path, const std::string& byt
   std::error_code ec;
   if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
   const auto tmp = path.string() + ".tmp" + std::to_string(::getpid()) + "-" + std::to_string(std::random_device{}());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.flush();
-    if (!out) {
-      std::filesystem::remove(tmp, ec);
-      throw Error(ErrorCode::kIo, path.string() + ": cannot write (disk full or no permission?)");
-    }
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  int err = fd < 0 ? errno : 0;
+  for (size_t done = 0; !err && done < bytes.size();) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) err = n < 0 ? errno : EIO;
+    else done += static_cast<size_t>(n);
+  }
+  // On disk before the rename makes it visible, so a power cut never shows a truncated file.
+  if (!err && ::fsync(fd) != 0) err = errno;
+  if (fd >= 0 && ::close(fd) != 0 && !err) err = errno;
+  if (err) {
+    std::filesystem::remove(tmp, ec);
+    throw Error(ErrorCode::kIo, path.string() + ": cannot write (" + std::strerror(err) +
+                                    "); check free disk space and permissions");
   }
   std::filesystem::rename(tmp, path, ec);
   if (ec) {
     std::filesystem::remove(tmp, ec);
-    throw Error(ErrorCode::kIo, path.string() + ": cannot move the finished file into place");
+    throw Error(ErrorCode::kIo, path.string() + ": cannot move the finished file into place (" + ec.message() + ")");
   }
 }
 

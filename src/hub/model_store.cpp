@@ -4,7 +4,7 @@
 #include <cstdlib>
 
 #include "hub/checksum.h"
-#include "hub/file_lock.h"
+#include "core/file_lock.h"
 #include "hub/http_download.h"
 #include "hub/manifest.h"
 #include "hub/zip_reader.h"
@@ -83,7 +83,7 @@ fs::path ModelStore::pull(const RegistryEntry& entry, const ProgressCallback& pr
   for (const auto& file : entry.files) {
     const fs::path final_path = dir / file;
     if (fs::is_regular_file(final_path)) continue;
-    hub::FileLock lock(dir / ".locks" / (file + ".lock"), [&] {
+    FileLock lock(dir / ".locks" / (file + ".lock"), [&] {
       log(LogLevel::kWarning, "another sam3 process is downloading " + file + "; waiting for it");
     });
     if (fs::is_regular_file(final_path)) continue;  // the other process finished it
@@ -131,7 +131,7 @@ fs::path ModelStore::pull(const RegistryEntry& entry, const ProgressCallback& pr
         fs::rename(part, final_path, ec);
         if (ec) throw Error(ErrorCode::kIo, final_path.string() + ": cannot move the download into place");
         {
-          hub::FileLock manifest_lock(dir / ".locks" / "manifest.lock", {});  // read-modify-write
+          FileLock manifest_lock(dir / ".locks" / "manifest.lock", {});  // read-modify-write
           auto manifest = hub::read_manifest(dir);
           manifest.repo = entry.repo;
           manifest.revision = entry.revision;
@@ -215,7 +215,7 @@ const RegistryEntry& ModelStore::import(const fs::path& source, const RegistryEn
   }
   const fs::path dir = model_dir(*target);
   fs::create_directories(dir, ec);
-  hub::FileLock manifest_lock(dir / ".locks" / "manifest.lock", {});
+  FileLock manifest_lock(dir / ".locks" / "manifest.lock", {});
   auto manifest = hub::read_manifest(dir);
   manifest.repo = target->repo;
   manifest.revision = target->revision;

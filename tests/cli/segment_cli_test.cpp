@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "sam3/export.h"
@@ -160,6 +161,66 @@ TEST(Cli, TokenizeTextsAndJsonLines) {
   const auto invalid = run_command(kSam3 + " tokenize \"$(printf '\\377')\"");
   EXPECT_EQ(invalid.exit_code, 3);
   EXPECT_NE(invalid.err.find("UTF-8"), std::string::npos) << invalid.err;
+}
+
+
+// Every file under `root` except the lock (whose note names the last pid), path -> contents.
+std::map<std::string, std::string> snapshot(const fs::path& root) {
+  std::map<std::string, std::string> files;
+  for (const auto& e : fs::recursive_directory_iterator(root)) {
+    if (e.is_regular_file() && e.path().filename() != ".sam3-lock") {
+      files[fs::relative(e.path(), root).string()] = sam3::test::read_file(e.path());
+    }
+  }
+  return files;
+}
+
+TEST_F(SegmentCli, OddImageNamesNeverEscapeOrReplaceTheOutputFolder) {
+  const auto images = dir_ / "imgs", out = dir_ / "work" / "out";
+  sam3::write_file_atomic(dir_ / "work" / "keep" / "file.txt", "sibling");
+  sam3::write_file_atomic(out / "notes.txt", "user file inside --out");
+  std::string args;
+  for (const char* name : {"..png", "...png", "result.json.png", ".hidden.png"}) {
+    fs::create_directories(images);
+    fs::copy_file(image_, images / name);
+    args += " -i " + quote((images / name).string());
+  }
+  const auto r = run_command(segment(args + " -p red --out " + quote(out.string())));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(sam3::test::read_file(dir_ / "work" / "keep" / "file.txt"), "sibling");
+  EXPECT_EQ(sam3::test::read_file(out / "notes.txt"), "user file inside --out");
+  EXPECT_TRUE(fs::is_regular_file(out / "result.json"));
+  for (const char* folder : {"image", "image-2", "result.json-2", "_hidden"}) {
+    EXPECT_TRUE(fs::exists(out / folder / "red" / "overlay.jpg")) << folder;
+  }
+}
+
+TEST_F(SegmentCli, AFolderOfTheImagesNameThatSam3DidNotWriteIsRefusedAndKept) {
+  const auto work = dir_ / "work";
+  sam3::write_file_atomic(work / "scene" / "holiday.jpg", "the user's photo");
+  const auto r = run_command("cd " + quote(work.string()) + " && " +
+                             segment("-i " + quote(image_.string()) + " -p red --out ."));
+  EXPECT_EQ(r.exit_code, 6) << r.err;
+  EXPECT_NE(r.err.find("not written by sam3"), std::string::npos) << r.err;
+  EXPECT_EQ(sam3::test::read_file(work / "scene" / "holiday.jpg"), "the user's photo");
+  EXPECT_FALSE(fs::exists(work / "result.json"));
+}
+
+TEST_F(SegmentCli, ASecondRunThatCannotWriteLeavesTheFirstRunsOutputsExactly) {
+  const auto out = dir_ / "out";
+  const auto first = run_command(segment("-i " + quote(image_.string()) + " -p red --out " + quote(out.string())));
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  const auto before = snapshot(out);
+  // A file size limit makes every write past 2 KiB fail (the run-level result.json is larger), as a full disk does.
+  const auto second = run_command("bash -c " + quote("trap '' XFSZ; ulimit -f 2; exec " +
+                                                     segment("-i " + quote(image_.string()) + " -p red -p blue --out " +
+                                                             quote(out.string()))));
+  EXPECT_EQ(second.exit_code, 6) << second.err;
+  EXPECT_TRUE(snapshot(out) == before) << "a failed run changed or mixed the previous results";
+  const auto third = run_command(segment("-i " + quote(image_.string()) + " -p blue --out " + quote(out.string())));
+  ASSERT_EQ(third.exit_code, 0) << third.err;
+  EXPECT_TRUE(fs::exists(out / "scene" / "blue" / "overlay.jpg"));
+  EXPECT_FALSE(fs::exists(out / "scene" / "red")) << "the image folder is replaced whole";
 }
 
 }  // namespace

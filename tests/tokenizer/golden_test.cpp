@@ -15,13 +15,13 @@ using nlohmann::json;
 
 namespace {
 
-const fs::path kShared = SAM3_SHARED_CLIP_DIR;
+const fs::path kTestClip = SAM3_TEST_CLIP_DIR;
 const fs::path kBundledVocab = fs::path(SAM3_DATA_DIR) / "clip" / "bpe_simple_vocab_16e6.txt.gz";
 
 // Writes the samexporter clip_tokenizer.json format from the Hugging Face file.
 fs::path write_samexporter_vocab() {
   const fs::path out = fs::temp_directory_path() / "sam3_test_clip_tokenizer.json";
-  std::ifstream in(kShared / "tokenizer.json");
+  std::ifstream in(kTestClip / "tokenizer.json");
   const json hf = json::parse(in);
   json j;
   j["encoder"] = hf["model"]["vocab"];
@@ -35,7 +35,7 @@ fs::path write_samexporter_vocab() {
 
 std::vector<json> golden_cases() {
   std::vector<json> cases;
-  std::ifstream in(kShared / "golden_public.jsonl");
+  std::ifstream in(kTestClip / "golden_public.jsonl");
   std::string line;
   while (std::getline(in, line)) {
     if (!line.empty()) cases.push_back(json::parse(line));
@@ -46,9 +46,9 @@ std::vector<json> golden_cases() {
 class GoldenTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GoldenTest, EveryVectorMatchesExactly) {
-  ASSERT_TRUE(fs::exists(kShared / "golden_public.jsonl")) << "missing " << kShared;
+  ASSERT_TRUE(fs::exists(kTestClip / "golden_public.jsonl")) << "missing " << kTestClip;
   fs::path vocab = GetParam() == "bpe_txt_gz" ? kBundledVocab
-                   : GetParam() == "hf_json"  ? kShared / "tokenizer.json"
+                   : GetParam() == "hf_json"  ? kTestClip / "tokenizer.json"
                                               : write_samexporter_vocab();
   const auto tok = sam3::ClipTokenizer::from_file(vocab);
   const auto cases = golden_cases();

@@ -1,0 +1,58 @@
+// Output folders that never lose or mix a user's files.
+//
+// OutputFolderUpdate replaces a set of entries (files or folders directly inside one folder)
+// together: each new version is written aside first, then all are swapped in; if anything fails
+// the previous versions are put back, and an update interrupted by a crash or SIGKILL is rolled
+// back by the next one. Only entries that sam3 itself created there (listed in the folder's
+// `.sam3-outputs.json`) are ever replaced; anything else of that name is refused. One process
+// at a time updates a folder (`.sam3-lock`).
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sam3 {
+
+// A file or folder name made from free text (an image stem, a prompt): separators, control
+// characters and a leading dot become '_', "", "." and ".." become `fallback`, and the result
+// is at most 120 bytes (whole UTF-8 characters).
+std::string safe_file_name(std::string_view text, std::string_view fallback);
+
+// `base`, or `base-2`, `base-3`, ... : the first not in `used` (compared without case, so the
+// names stay distinct on case-insensitive file systems too); the result is added to `used`.
+std::string unique_file_name(const std::string& base, std::set<std::string>& used);
+
+class FileLock;
+
+class OutputFolderUpdate {
+ public:
+  // Creates `root` if needed and locks it; throws kIo naming the holder if another process
+  // is updating it. Rolls back updates that a crashed process left unfinished.
+  explicit OutputFolderUpdate(std::filesystem::path root);
+  ~OutputFolderUpdate();  // an update not committed leaves the folder as it was
+  OutputFolderUpdate(const OutputFolderUpdate&) = delete;
+  OutputFolderUpdate& operator=(const OutputFolderUpdate&) = delete;
+
+  // Where to write the new version of `entry` (a plain name, see safe_file_name). Throws kIo
+  // if `root/entry` exists and was not created by sam3.
+  std::filesystem::path stage(const std::string& entry);
+  // Swaps every staged entry in; on failure restores the previous state and throws kIo.
+  // `after_entry(i)` runs after the i-th entry is in place (progress; tests stop there).
+  void commit(const std::function<void(size_t)>& after_entry = {});
+
+  const std::filesystem::path& root() const { return root_; }
+
+ private:
+  std::filesystem::path root_, staging_;
+  std::unique_ptr<FileLock> lock_;
+  std::set<std::string> owned_;  // entries sam3 created in root_
+  std::vector<std::string> staged_;
+  bool committed_ = false, created_root_ = false;
+};
+
+}  // namespace sam3

@@ -1,0 +1,188 @@
+#include "sam3/output_folder.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "core/file_lock.h"
+#include "sam3/error.h"
+#include "sam3/export.h"
+#include "sam3/log.h"
+
+namespace sam3 {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kManifest = ".sam3-outputs.json";
+constexpr const char* kLock = ".sam3-lock";
+constexpr const char* kStagingPrefix = ".sam3-update-";
+constexpr const char* kJournal = "journal.json";
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool exists_no_follow(const fs::path& p) {
+  std::error_code ec;
+  return fs::symlink_status(p, ec).type() != fs::file_type::not_found && !ec;
+}
+
+nlohmann::json read_json_file(const fs::path& p) {
+  std::ifstream in(p);
+  if (!in) return nullptr;
+  return nlohmann::json::parse(in, nullptr, false);
+}
+
+std::set<std::string> read_manifest(const fs::path& root) {
+  std::set<std::string> owned;
+  const auto j = read_json_file(root / kManifest);
+  if (j.is_object() && j.contains("entries") && j["entries"].is_array()) {
+    for (const auto& e : j["entries"]) {
+      if (e.is_string()) owned.insert(e.get<std::string>());
+    }
+  }
+  return owned;
+}
+
+void write_manifest(const fs::path& root, const std::set<std::string>& owned) {
+  nlohmann::json j = {{"written_by", "sam3"}, {"entries", owned}};
+  write_file_atomic(root / kManifest, j.dump(1) + "\n");
+}
+
+void rename_or_throw(const fs::path& from, const fs::path& to) {
+  std::error_code ec;
+  fs::rename(from, to, ec);
+  if (ec) throw Error(ErrorCode::kIo, to.string() + ": cannot move into place (" + ec.message() + ")");
+}
+
+// Puts back what an interrupted commit had swapped (see commit() for the order of moves).
+void roll_back(const fs::path& root, const fs::path& staging, const std::vector<std::string>& entries) {
+  std::error_code ec;
+  for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
+    const fs::path target = root / *it, old = staging / "old" / *it, fresh = staging / "new" / *it;
+    const bool moved_in = !exists_no_follow(fresh) && exists_no_follow(target);
+    if (moved_in) fs::remove_all(target, ec);  // the new version sam3 had moved in
+    if (exists_no_follow(old)) fs::rename(old, target, ec);
+  }
+}
+
+void recover_stale_updates(const fs::path& root) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(root, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(kStagingPrefix, 0) != 0 || !e.is_directory(ec) || e.is_symlink(ec)) continue;
+    const auto journal = read_json_file(e.path() / kJournal);
+    if (journal.is_object() && journal.contains("entries")) {
+      roll_back(root, e.path(), journal["entries"].get<std::vector<std::string>>());
+      log(LogLevel::kWarning, root.string() + ": rolled back an update that was interrupted");
+    }
+    fs::remove_all(e.path(), ec);
+  }
+}
+
+}  // namespace
+
+std::string safe_file_name(std::string_view text, std::string_view fallback) {
+  if (text.find_first_not_of('.') == std::string_view::npos) return std::string(fallback);  // "", ".", ".."
+  std::string s;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    const bool bad = c < 0x20 || c == 0x7F || c == '/' || c == '\\' || (s.empty() && c == '.');
+    s.push_back(bad ? '_' : static_cast<char>(c));
+  }
+  if (s.size() > 120) {
+    size_t cut = 120;
+    while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;  // keep UTF-8 whole
+    s.resize(cut);
+  }
+  return s.empty() ? std::string(fallback) : s;
+}
+
+std::string unique_file_name(const std::string& base, std::set<std::string>& used) {
+  std::string name = base;
+  for (int k = 2; used.contains(lower(name)); ++k) name = base + "-" + std::to_string(k);
+  used.insert(lower(name));
+  return name;
+}
+
+OutputFolderUpdate::OutputFolderUpdate(fs::path root) : root_(std::move(root)) {
+  std::error_code ec;
+  created_root_ = !exists_no_follow(root_);
+  if (!created_root_ && !fs::is_directory(root_, ec)) {
+    throw Error(ErrorCode::kIo, root_.string() + ": exists and is not a folder; choose a folder for the outputs");
+  }
+  fs::create_directories(root_, ec);
+  if (ec) throw Error(ErrorCode::kIo, root_.string() + ": cannot create the output folder (" + ec.message() + ")");
+  std::string holder;
+  auto lock = FileLock::try_lock(root_ / kLock, "sam3", &holder);
+  if (!lock) {
+    throw Error(ErrorCode::kIo, root_.string() + ": " + holder +
+                                    " is writing to this folder; wait for it to finish or choose another output folder");
+  }
+  lock_ = std::make_unique<FileLock>(std::move(*lock));
+  recover_stale_updates(root_);
+  owned_ = read_manifest(root_);
+  staging_ = root_ / (kStagingPrefix + std::to_string(::getpid()) + "-" + std::to_string(std::random_device{}()));
+  fs::create_directories(staging_ / "new", ec);
+  if (ec) throw Error(ErrorCode::kIo, root_.string() + ": cannot write in the output folder (" + ec.message() + ")");
+}
+
+OutputFolderUpdate::~OutputFolderUpdate() {
+  std::error_code ec;
+  fs::remove_all(staging_, ec);  // only ever sam3's own staging folder
+  if (created_root_ && !committed_) {  // a failed first run leaves no folder behind
+    lock_.reset();
+    fs::remove(root_ / kLock, ec);
+    fs::remove(root_, ec);  // only if empty
+  }
+}
+
+fs::path OutputFolderUpdate::stage(const std::string& entry) {
+  if (entry.empty() || entry == "." || entry == ".." || entry.find('/') != std::string::npos ||
+      entry.rfind(".sam3", 0) == 0) {
+    throw Error(ErrorCode::kInvalidArgument, "'" + entry + "' is not a plain output name");
+  }
+  if (exists_no_follow(root_ / entry) && !owned_.contains(entry)) {
+    throw Error(ErrorCode::kIo, (root_ / entry).string() +
+                                    " already exists and was not written by sam3; choose an empty or new output folder, "
+                                    "or move it away");
+  }
+  if (std::find(staged_.begin(), staged_.end(), entry) == staged_.end()) staged_.push_back(entry);
+  return staging_ / "new" / entry;
+}
+
+void OutputFolderUpdate::commit(const std::function<void(size_t)>& after_entry) {
+  if (committed_) throw Error(ErrorCode::kInvalidArgument, "an output update is committed only once");
+  std::vector<std::string> entries;
+  for (const auto& e : staged_) {
+    if (exists_no_follow(staging_ / "new" / e)) entries.push_back(e);
+  }
+  // Claimed before anything moves, so a rollback after a crash knows these are sam3's.
+  std::set<std::string> owned = owned_;
+  owned.insert(entries.begin(), entries.end());
+  write_manifest(root_, owned);
+  write_file_atomic(staging_ / kJournal, nlohmann::json({{"entries", entries}}).dump() + "\n");
+  std::error_code ec;
+  fs::create_directories(staging_ / "old", ec);
+  try {
+    for (size_t i = 0; i < entries.size(); ++i) {
+      const fs::path target = root_ / entries[i];
+      if (exists_no_follow(target)) rename_or_throw(target, staging_ / "old" / entries[i]);
+      rename_or_throw(staging_ / "new" / entries[i], target);
+      if (after_entry) after_entry(i);
+    }
+  } catch (...) {
+    roll_back(root_, staging_, entries);
+    throw;
+  }
+  fs::remove(staging_ / kJournal, ec);  // done: nothing to roll back from here on
+  owned_ = std::move(owned);
+  committed_ = true;
+}
+
+}  // namespace sam3

@@ -1,0 +1,164 @@
+// Output folders: only sam3's own entries are replaced, all together or not at all, and an
+// update cut short (by an error or a killed process) leaves the previous state.
+#include "sam3/output_folder.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <map>
+
+#include "sam3/error.h"
+#include "sam3/export.h"
+#include "support/files.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using sam3::OutputFolderUpdate;
+using sam3::test::read_file;
+
+// Every file under `root` (relative path -> contents), to compare whole states.
+std::map<std::string, std::string> snapshot(const fs::path& root) {
+  std::map<std::string, std::string> files;
+  for (const auto& e : fs::recursive_directory_iterator(root)) {
+    if (e.is_regular_file()) files[fs::relative(e.path(), root).string()] = read_file(e.path());
+  }
+  return files;
+}
+
+void write_version(OutputFolderUpdate& update, const std::string& tag) {
+  sam3::write_file_atomic(update.stage("img") / "mask.png", "mask " + tag);
+  sam3::write_file_atomic(update.stage("img2") / "mask.png", "mask2 " + tag);
+  sam3::write_file_atomic(update.stage("result.json"), "result " + tag);
+}
+
+TEST(SafeFileName, DotsSeparatorsAndControlCharactersNeverEscapeTheFolder) {
+  EXPECT_EQ(sam3::safe_file_name(".", "image"), "image");
+  EXPECT_EQ(sam3::safe_file_name("..", "image"), "image");
+  EXPECT_EQ(sam3::safe_file_name("", "image"), "image");
+  EXPECT_EQ(sam3::safe_file_name("../../etc", "image"), "_._.._etc");
+  EXPECT_EQ(sam3::safe_file_name(".hidden", "image"), "_hidden");
+  EXPECT_EQ(sam3::safe_file_name("a\nb\\c", "image"), "a_b_c");
+  EXPECT_EQ(sam3::safe_file_name("straße", "image"), "straße");
+  std::string long_name;
+  for (int i = 0; i < 100; ++i) long_name += "é";  // 200 bytes
+  const auto cut = sam3::safe_file_name(long_name, "image");
+  EXPECT_LE(cut.size(), 120u);
+  EXPECT_EQ(cut.size() % 2, 0u) << "a UTF-8 character was cut in half";
+}
+
+TEST(UniqueFileName, DistinctWithoutRegardToCase) {
+  std::set<std::string> used = {"result.json"};
+  EXPECT_EQ(sam3::unique_file_name("result.json", used), "result.json-2");
+  EXPECT_EQ(sam3::unique_file_name("Photo", used), "Photo");
+  EXPECT_EQ(sam3::unique_file_name("photo", used), "photo-2");
+  EXPECT_EQ(sam3::unique_file_name("photo-2", used), "photo-2-2");
+}
+
+TEST(OutputFolderUpdate, ReplacesItsOwnEntriesAndNeverTouchesOthers) {
+  const auto root = sam3::test::fresh_test_dir("sam3_outdir");
+  sam3::write_file_atomic(root / "notes.txt", "mine");
+  sam3::write_file_atomic(root / "photos" / "a.jpg", "user photo");
+  {
+    OutputFolderUpdate u(root);
+    write_version(u, "v1");
+    u.commit();
+  }
+  {
+    OutputFolderUpdate u(root);
+    write_version(u, "v2");
+    u.commit();
+  }
+  EXPECT_EQ(read_file(root / "img" / "mask.png"), "mask v2");
+  EXPECT_EQ(read_file(root / "result.json"), "result v2");
+  EXPECT_EQ(read_file(root / "notes.txt"), "mine");
+  EXPECT_EQ(read_file(root / "photos" / "a.jpg"), "user photo");
+  for (const auto& e : fs::directory_iterator(root)) {
+    EXPECT_EQ(e.path().filename().string().find(".sam3-update"), std::string::npos) << "left " << e.path();
+  }
+}
+
+TEST(OutputFolderUpdate, RefusesAnEntryThatSam3DidNotCreate) {
+  const auto root = sam3::test::fresh_test_dir("sam3_outdir");
+  sam3::write_file_atomic(root / "img" / "holiday.jpg", "user photo");
+  const auto before = snapshot(root);
+  OutputFolderUpdate u(root);
+  try {
+    u.stage("img");
+    FAIL() << "a folder of the user's was accepted as an output";
+  } catch (const sam3::Error& e) {
+    EXPECT_EQ(e.code(), sam3::ErrorCode::kIo);
+    EXPECT_NE(std::string(e.what()).find("not written by sam3"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(snapshot(root).count("img/holiday.jpg"), 1u);
+  EXPECT_EQ(read_file(root / "img" / "holiday.jpg"), before.at("img/holiday.jpg"));
+}
+
+TEST(OutputFolderUpdate, AFailureDuringTheSwapRestoresThePreviousState) {
+  const auto root = sam3::test::fresh_test_dir("sam3_outdir");
+  {
+    OutputFolderUpdate u(root);
+    write_version(u, "v1");
+    u.commit();
+  }
+  const auto before = snapshot(root);
+  {
+    OutputFolderUpdate u(root);
+    write_version(u, "v2");
+    EXPECT_THROW(u.commit([](size_t i) {
+      if (i == 1) throw sam3::Error(sam3::ErrorCode::kIo, "disk gone");
+    }),
+                 sam3::Error);
+  }
+  EXPECT_EQ(snapshot(root), before);
+}
+
+TEST(OutputFolderUpdate, AnUpdateKilledMidwayIsRolledBackByTheNextOne) {
+  const auto root = sam3::test::fresh_test_dir("sam3_outdir");
+  {
+    OutputFolderUpdate u(root);
+    write_version(u, "v1");
+    u.commit();
+  }
+  const auto before = snapshot(root);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    OutputFolderUpdate u(root);
+    write_version(u, "v2");
+    u.commit([](size_t i) {
+      if (i == 1) ::_exit(9);  // as if killed: no destructor, no cleanup
+    });
+    ::_exit(0);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 9);
+  EXPECT_EQ(read_file(root / "img" / "mask.png"), "mask v2") << "the child did not get as far as the swap";
+  { OutputFolderUpdate recover(root); }
+  EXPECT_EQ(snapshot(root), before);
+  for (const auto& e : fs::directory_iterator(root)) {
+    EXPECT_EQ(e.path().filename().string().find(".sam3-update"), std::string::npos) << "left " << e.path();
+  }
+}
+
+TEST(OutputFolderUpdate, OneWriterAtATime) {
+  const auto root = sam3::test::fresh_test_dir("sam3_outdir");
+  OutputFolderUpdate first(root);
+  try {
+    OutputFolderUpdate second(root);
+    FAIL() << "two updates of one folder at once";
+  } catch (const sam3::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("is writing to this folder"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("pid " + std::to_string(::getpid())), std::string::npos) << e.what();
+  }
+}
+
+TEST(OutputFolderUpdate, AFileWhereTheFolderShouldBeIsRefused) {
+  const auto root = sam3::test::fresh_test_dir("sam3_outdir");
+  sam3::write_file_atomic(root / "file", "x");
+  EXPECT_THROW(OutputFolderUpdate(root / "file"), sam3::Error);
+  EXPECT_EQ(read_file(root / "file"), "x");
+}
+
+}  // namespace
