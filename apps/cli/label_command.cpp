@@ -132,7 +132,7 @@ int run_label(LabelArgs& a) {
   if (std::sscanf(a.shard.c_str(), "%d/%d", &k, &n) != 2) {
     throw Error(ErrorCode::kInvalidArgument, "--shard must be K/N, e.g. 3/8, got '" + a.shard + "'");
   }
-  const auto inputs = shard_label_inputs(collect_label_inputs(a.inputs), k, n);
+  const auto inputs = shard_label_inputs(collect_label_inputs(a.inputs, a.out), k, n);
 
   ModelOptions mo;
   mo.intra_op_threads = a.threads;

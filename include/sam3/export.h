@@ -22,6 +22,9 @@ Mask rle_decode(const std::string& counts, int height, int width);
 
 // Writes bytes to path via a temporary file in the same directory and a rename.
 void write_file_atomic(const std::filesystem::path& path, const std::string& bytes);
+// Removes the temporary files that write_file_atomic left in `dir` when its process died
+// (names "<file>.tmp<pid>-<n>" whose process no longer runs); nothing else.
+void remove_stale_temporaries(const std::filesystem::path& dir);
 // PNG encodings (8-bit gray mask with 0/255, RGB image).
 std::string encode_mask_png(const Mask& mask);
 std::string encode_rgb_png(const Image& image);

@@ -18,7 +18,13 @@ struct Image {
 struct ImageLoadOptions {
   // Images with more pixels are refused before decoding (decompression bombs, memory).
   std::int64_t max_pixels = 250'000'000;
+  // Files larger than this are refused before reading.
+  std::int64_t max_file_bytes = std::int64_t{2} << 30;
 };
+
+// The bytes of an image file: regular files only (a device, FIFO, socket or folder is refused
+// at once, never read), at most max_file_bytes. Throws kImageUnreadable or kImageTooLarge.
+std::vector<std::uint8_t> read_image_file(const std::filesystem::path& path, const ImageLoadOptions& options = {});
 
 // JPEG, PNG, WebP, BMP and TIFF. Throws sam3::Error (kImageUnreadable, kImageUnsupported,
 // kImageCorrupt, kImageTooLarge) with a message naming the file and the problem.

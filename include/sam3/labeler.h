@@ -21,6 +21,8 @@
 
 namespace sam3 {
 
+class OutputFolderUpdate;
+
 enum LabelFormat : unsigned { kFormatCoco = 1, kFormatYolo = 2, kFormatMasks = 4, kFormatGeoJson = 8 };
 // "coco,yolo,masks,geojson" -> bit set; throws kInvalidArgument naming an unknown format.
 unsigned parse_label_formats(const std::string& list);
@@ -42,8 +44,12 @@ struct LabelInput {
 };
 
 // Files, folders (recursive, image extensions) and list files (.txt/.lst: one path per
-// line). Sorted by name. Throws kInvalidArgument for a path that does not exist.
-std::vector<LabelInput> collect_label_inputs(const std::vector<std::string>& inputs);
+// line). Sorted by name. A file reached twice is one input; different files with one name
+// (img.png in two folders) are named by their paths instead. Folders that sam3 wrote, and
+// `exclude` (the output folder), are skipped. Throws kInvalidArgument for a path that does
+// not exist.
+std::vector<LabelInput> collect_label_inputs(const std::vector<std::string>& inputs,
+                                             const std::filesystem::path& exclude = {});
 // Deterministic share K of N (1-based K) by a hash of the name: the same on every machine.
 std::vector<LabelInput> shard_label_inputs(const std::vector<LabelInput>& inputs, int k, int n);
 
@@ -62,7 +68,10 @@ class Labeler {
  public:
   // Writes out/config.json. Records made with other settings (categories, thresholds, tiling)
   // are ignored by the outputs and redone when their image is in the inputs.
+  // Locks the folder for the Labeler's lifetime (kIo naming the holder if another run has it)
+  // and refuses a folder whose record folders sam3 did not write.
   Labeler(std::shared_ptr<const Model> model, LabelConfig config, std::filesystem::path out_dir);
+  ~Labeler();
 
   // Skips images whose record exists for the same settings; decodes and resizes the next
   // images on a second thread while the current one is encoded. Stops after the image in
@@ -75,10 +84,8 @@ class Labeler {
   LabelConfig config_;
   std::filesystem::path out_;
   std::string config_hash_;
+  std::unique_ptr<OutputFolderUpdate> folder_;
 };
-
-// Rebuilds coco.json, failures.json and the per-format folders from out/items and out/failed.
-void write_label_outputs(const std::filesystem::path& out_dir);
 
 // Combines shard folders (same categories) into out_dir: records copied, outputs rebuilt with
 // ids in name order, identical to what a single run writes.

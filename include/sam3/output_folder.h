@@ -41,8 +41,12 @@ class OutputFolderUpdate {
   // Where to write the new version of `entry` (a plain name, see safe_file_name). Throws kIo
   // if `root/entry` exists and was not created by sam3.
   std::filesystem::path stage(const std::string& entry);
+  // Claims `entry` for what sam3 writes in place, file by file (records, a resumable log):
+  // throws kIo as stage() does if it exists and is not sam3's, else records it as sam3's.
+  std::filesystem::path claim(const std::string& entry);
   // Swaps every staged entry in; on failure restores the previous state and throws kIo.
   // `after_entry(i)` runs after the i-th entry is in place (progress; tests stop there).
+  // The update can then stage and commit again.
   void commit(const std::function<void(size_t)>& after_entry = {});
 
   const std::filesystem::path& root() const { return root_; }
@@ -53,6 +57,9 @@ class OutputFolderUpdate {
   std::set<std::string> owned_;  // entries sam3 created in root_
   std::vector<std::string> staged_;
   bool committed_ = false, created_root_ = false;
+
+  void check_owned(const std::string& entry) const;
+  void add_owned(const std::set<std::string>& entries);
 };
 
 }  // namespace sam3

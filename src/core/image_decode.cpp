@@ -1,4 +1,10 @@
-#include <fstream>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
@@ -60,19 +66,54 @@ Image decode_image(std::span<const std::uint8_t> bytes, const std::string& name,
   return image;
 }
 
+std::vector<std::uint8_t> read_image_file(const std::filesystem::path& path, const ImageLoadOptions& options) {
+  const auto fail = [&](const std::string& why) { return Error(ErrorCode::kImageUnreadable, path.string() + ": " + why); };
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; the type is checked on the open file.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == ENOENT) throw fail("cannot open image (no such file)");
+    if (err == EACCES) throw fail("cannot open image (permission denied)");
+    if (err == ELOOP) throw fail("cannot open image (a loop of symbolic links)");
+    throw fail(std::string("cannot open image (") + std::strerror(err) + ")");
+  }
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) throw fail(std::string("cannot read (") + std::strerror(errno) + ")");
+  if (S_ISDIR(st.st_mode)) throw fail("is a directory, not an image file");
+  if (!S_ISREG(st.st_mode)) throw fail("is not a regular file (a device, FIFO or socket); give an image file");
+  if (st.st_size > options.max_file_bytes) {
+    throw Error(ErrorCode::kImageTooLarge, path.string() + ": file is " + std::to_string(st.st_size) +
+                                               " bytes, over the limit of " + std::to_string(options.max_file_bytes));
+  }
+  // Files under /proc report size 0 and can still hold data: read up to the cap in any case
+  // (one byte past it tells a file of exactly the cap from a larger one).
+  const auto cap = static_cast<size_t>(options.max_file_bytes) + 1;
+  std::vector<std::uint8_t> bytes(std::min(static_cast<size_t>(st.st_size) + 1, cap));
+  size_t used = 0;
+  for (;;) {
+    if (used == bytes.size()) {
+      if (used >= cap) {
+        throw Error(ErrorCode::kImageTooLarge, path.string() + ": file is over the limit of " +
+                                                   std::to_string(options.max_file_bytes) + " bytes");
+      }
+      bytes.resize(std::min(std::max<size_t>(used * 2, 65536), cap));
+    }
+    const ssize_t n = ::read(fd, bytes.data() + used, bytes.size() - used);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw fail(std::string("cannot read (") + std::strerror(errno) + ")");
+    if (n == 0) break;
+    used += static_cast<size_t>(n);
+  }
+  bytes.resize(used);
+  return bytes;
+}
+
 Image load_image(const std::filesystem::path& path, const ImageLoadOptions& options) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw Error(ErrorCode::kImageUnreadable, path.string() + ": is a directory, not an image file");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw Error(ErrorCode::kImageUnreadable,
-                path.string() + ": cannot open image (" +
-                    (std::filesystem::exists(path, ec) ? "permission denied" : "no such file") + ")");
-  }
-  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return decode_image(bytes, path.string(), options);
+  return decode_image(read_image_file(path, options), path.string(), options);
 }
 
 }  // namespace sam3

@@ -1,10 +1,12 @@
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
@@ -55,6 +57,20 @@ void write_file_atomic(const std::filesystem::path& path, const std::string& byt
   if (ec) {
     std::filesystem::remove(tmp, ec);
     throw Error(ErrorCode::kIo, path.string() + ": cannot move the finished file into place (" + ec.message() + ")");
+  }
+}
+
+void remove_stale_temporaries(const std::filesystem::path& dir) {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    const size_t at = name.rfind(".tmp");
+    if (at == std::string::npos || !e.is_regular_file(ec)) continue;
+    const std::string tail = name.substr(at + 4);
+    const size_t dash = tail.find('-');
+    if (dash == 0 || dash == std::string::npos || tail.find_first_not_of("0123456789-") != std::string::npos) continue;
+    const long pid = std::strtol(tail.substr(0, dash).c_str(), nullptr, 10);
+    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) std::filesystem::remove(e.path(), ec);
   }
 }
 

@@ -127,14 +127,11 @@ OutputFolderUpdate::OutputFolderUpdate(fs::path root) : root_(std::move(root)) {
   lock_ = std::make_unique<FileLock>(std::move(*lock));
   recover_stale_updates(root_);
   owned_ = read_manifest(root_);
-  staging_ = root_ / (kStagingPrefix + std::to_string(::getpid()) + "-" + std::to_string(std::random_device{}()));
-  fs::create_directories(staging_ / "new", ec);
-  if (ec) throw Error(ErrorCode::kIo, root_.string() + ": cannot write in the output folder (" + ec.message() + ")");
 }
 
 OutputFolderUpdate::~OutputFolderUpdate() {
   std::error_code ec;
-  fs::remove_all(staging_, ec);  // only ever sam3's own staging folder
+  if (!staging_.empty()) fs::remove_all(staging_, ec);  // only ever sam3's own staging folder
   if (created_root_ && !committed_) {  // a failed first run leaves no folder behind
     lock_.reset();
     fs::remove(root_ / kLock, ec);
@@ -142,7 +139,7 @@ OutputFolderUpdate::~OutputFolderUpdate() {
   }
 }
 
-fs::path OutputFolderUpdate::stage(const std::string& entry) {
+void OutputFolderUpdate::check_owned(const std::string& entry) const {
   if (entry.empty() || entry == "." || entry == ".." || entry.find('/') != std::string::npos ||
       entry.rfind(".sam3", 0) == 0) {
     throw Error(ErrorCode::kInvalidArgument, "'" + entry + "' is not a plain output name");
@@ -152,20 +149,41 @@ fs::path OutputFolderUpdate::stage(const std::string& entry) {
                                     " already exists and was not written by sam3; choose an empty or new output folder, "
                                     "or move it away");
   }
+}
+
+void OutputFolderUpdate::add_owned(const std::set<std::string>& entries) {
+  std::set<std::string> owned = owned_;
+  owned.insert(entries.begin(), entries.end());
+  if (owned != owned_) write_manifest(root_, owned);
+  owned_ = std::move(owned);
+}
+
+fs::path OutputFolderUpdate::stage(const std::string& entry) {
+  check_owned(entry);
+  if (staging_.empty()) {
+    staging_ = root_ / (kStagingPrefix + std::to_string(::getpid()) + "-" + std::to_string(std::random_device{}()));
+    std::error_code ec;
+    fs::create_directories(staging_ / "new", ec);
+    if (ec) throw Error(ErrorCode::kIo, root_.string() + ": cannot write in the output folder (" + ec.message() + ")");
+  }
   if (std::find(staged_.begin(), staged_.end(), entry) == staged_.end()) staged_.push_back(entry);
   return staging_ / "new" / entry;
 }
 
+fs::path OutputFolderUpdate::claim(const std::string& entry) {
+  check_owned(entry);
+  add_owned({entry});
+  return root_ / entry;
+}
+
 void OutputFolderUpdate::commit(const std::function<void(size_t)>& after_entry) {
-  if (committed_) throw Error(ErrorCode::kInvalidArgument, "an output update is committed only once");
+  if (staging_.empty()) return;  // nothing staged
   std::vector<std::string> entries;
   for (const auto& e : staged_) {
     if (exists_no_follow(staging_ / "new" / e)) entries.push_back(e);
   }
   // Claimed before anything moves, so a rollback after a crash knows these are sam3's.
-  std::set<std::string> owned = owned_;
-  owned.insert(entries.begin(), entries.end());
-  write_manifest(root_, owned);
+  add_owned({entries.begin(), entries.end()});
   write_file_atomic(staging_ / kJournal, nlohmann::json({{"entries", entries}}).dump() + "\n");
   std::error_code ec;
   fs::create_directories(staging_ / "old", ec);
@@ -181,7 +199,9 @@ void OutputFolderUpdate::commit(const std::function<void(size_t)>& after_entry) 
     throw;
   }
   fs::remove(staging_ / kJournal, ec);  // done: nothing to roll back from here on
-  owned_ = std::move(owned);
+  fs::remove_all(staging_, ec);          // the previous versions
+  staging_.clear();
+  staged_.clear();
   committed_ = true;
 }
 

@@ -77,7 +77,7 @@ void write_geojson(const OutputContext& ctx, const std::vector<ItemRecord>& item
                  {"properties", {{"image", item.name}, {"width", item.width}, {"height", item.height},
                                  {"coordinates", world ? "map (world file)" : "pixel (x right, y down)"}}},
                  {"features", features}};
-    write_file_atomic(ctx.out / "geojson" / (output_stem(item.name) + ".geojson"), doc.dump() + "\n");
+    write_file_atomic(ctx.out / "geojson" / (item.stem + ".geojson"), doc.dump() + "\n");
   }
 }
 

@@ -1,5 +1,7 @@
 #include <algorithm>
 #include <fstream>
+#include <map>
+#include <set>
 
 #include "core/hash.h"
 #include "sam3/error.h"
@@ -21,15 +23,36 @@ bool is_image_extension(const fs::path& p) {
 
 bool is_list_file(const fs::path& p) { return p.extension() == ".txt" || p.extension() == ".lst"; }
 
-void add_path(const fs::path& p, const std::string& name, std::vector<LabelInput>& out) {
+// A folder sam3 wrote (segment or label outputs): never labeled as input.
+bool is_sam3_output(const fs::path& dir) {
   std::error_code ec;
-  if (fs::is_directory(p, ec)) {
-    for (const auto& e : fs::recursive_directory_iterator(p, fs::directory_options::skip_permission_denied, ec)) {
-      if (e.is_regular_file() && is_image_extension(e.path())) {
+  return fs::exists(dir / ".sam3-outputs.json", ec);
+}
+
+bool same_place(const fs::path& a, const fs::path& b) {
+  std::error_code ec;
+  return !b.empty() && fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
+}
+
+void add_path(const fs::path& p, const std::string& name, const fs::path& exclude, std::vector<LabelInput>& out) {
+  std::error_code ec;
+  const auto status = fs::status(p, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory) {
+    throw Error(ErrorCode::kInvalidArgument, p.string() + ": cannot be read (" + ec.message() + ")");
+  }
+  if (fs::is_directory(status)) {
+    fs::recursive_directory_iterator it(p, fs::directory_options::skip_permission_denied, ec), end;
+    for (; !ec && it != end; it.increment(ec)) {
+      const auto& e = *it;
+      std::error_code type_ec;
+      if (e.is_directory(type_ec)) {
+        if (same_place(e.path(), exclude) || is_sam3_output(e.path())) it.disable_recursion_pending();
+      } else if (e.is_regular_file(type_ec) && is_image_extension(e.path())) {
         out.push_back({e.path(), fs::relative(e.path(), p).generic_string()});
       }
     }
-  } else if (fs::is_regular_file(p, ec) && is_list_file(p)) {
+    if (ec) throw Error(ErrorCode::kInvalidArgument, p.string() + ": cannot list the folder (" + ec.message() + ")");
+  } else if (fs::is_regular_file(status) && is_list_file(p)) {
     std::ifstream in(p);
     for (std::string line; std::getline(in, line);) {
       while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
@@ -38,21 +61,47 @@ void add_path(const fs::path& p, const std::string& name, std::vector<LabelInput
       if (item.is_relative()) item = p.parent_path() / item;
       out.push_back({item, line});  // missing files become failures, not a stop
     }
-  } else if (fs::exists(p, ec)) {
-    out.push_back({p, name});
+  } else if (fs::exists(status)) {
+    out.push_back({p, name});  // not a regular file: a failure with its reason, not a stop
   } else {
     throw Error(ErrorCode::kInvalidArgument, p.string() + ": no such file or folder");
   }
 }
 
+std::string canonical_name(const fs::path& p) {
+  std::error_code ec;
+  const auto c = fs::weakly_canonical(p, ec);
+  return (ec ? p : c).generic_string();
+}
+
 }  // namespace
 
-std::vector<LabelInput> collect_label_inputs(const std::vector<std::string>& inputs) {
+std::vector<LabelInput> collect_label_inputs(const std::vector<std::string>& inputs, const fs::path& exclude) {
   std::vector<LabelInput> out;
-  for (const auto& input : inputs) add_path(input, fs::path(input).filename().string(), out);
+  std::vector<std::string> origin;  // per input: the name of the argument it came from
+  std::set<std::string> seen;
+  for (const auto& input : inputs) {
+    std::vector<LabelInput> found;
+    const fs::path arg = fs::path(input).lexically_normal();
+    add_path(arg, arg.filename().string(), exclude, found);
+    const fs::path from = fs::is_directory(arg) ? arg : arg.parent_path();
+    for (auto& in : found) {
+      if (!seen.insert(canonical_name(in.path)).second) continue;  // the same file reached twice is one input
+      out.push_back(std::move(in));
+      origin.push_back(canonical_name(from.empty() ? fs::path(".") : from));
+    }
+  }
+  // Different files under one name (img.png in two folders) are told apart by the folder they
+  // came from ("images/img.png", "more/img.png"), or else by their full path.
+  for (int pass = 0; pass < 2; ++pass) {
+    std::map<std::string, int> uses;
+    for (const auto& in : out) ++uses[in.name];
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (uses[out[i].name] < 2) continue;
+      out[i].name = pass == 0 ? (fs::path(origin[i]).filename() / out[i].name).generic_string() : canonical_name(out[i].path);
+    }
+  }
   std::sort(out.begin(), out.end(), [](const LabelInput& a, const LabelInput& b) { return a.name < b.name; });
-  out.erase(std::unique(out.begin(), out.end(), [](const LabelInput& a, const LabelInput& b) { return a.name == b.name; }),
-            out.end());
   return out;
 }
 

@@ -1,9 +1,11 @@
 #include "sam3/labeler.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "core/timer.h"
@@ -11,6 +13,7 @@
 #include "sam3/error.h"
 #include "sam3/export.h"
 #include "sam3/log.h"
+#include "sam3/output_folder.h"
 
 namespace sam3 {
 namespace {
@@ -20,6 +23,7 @@ namespace fs = std::filesystem;
 // What the reader thread hands to the labeling loop.
 struct Loaded {
   LabelInput input;
+  label::SourceIdentity source;
   std::optional<Image> image;
   std::optional<PreparedImage> prepared;  // when the image will not be tiled
   std::optional<Error> error;
@@ -58,12 +62,18 @@ class Prefetcher {
         cv_.wait(lock, [this] { return ready_.size() < depth_ || cancelled_; });
         if (cancelled_) break;
       }
-      Loaded l{input, std::nullopt, std::nullopt, std::nullopt};
+      Loaded l{input, {}, std::nullopt, std::nullopt, std::nullopt};
       try {
-        l.image = load_image(input.path, config.load);
+        const auto bytes = read_image_file(input.path, config.load);
+        l.source = label::source_identity_of_bytes(input.path, bytes);
+        l.image = decode_image(bytes, input.path.string(), config.load);
         if (!will_tile(model, l.image->width, l.image->height, config.tiles)) l.prepared = model.prepare(*l.image);
       } catch (const Error& e) {
         l.error = e;
+      } catch (const std::bad_alloc&) {  // nothing may escape this thread
+        l.error = Error(ErrorCode::kImageTooLarge, input.path.string() + ": not enough memory to decode this image");
+      } catch (const std::exception& e) {
+        l.error = Error(ErrorCode::kImageCorrupt, input.path.string() + ": cannot be read (" + e.what() + ")");
       }
       std::lock_guard lock(mutex_);
       ready_.push_back(std::move(l));
@@ -83,6 +93,46 @@ class Prefetcher {
   std::thread thread_;
 };
 
+// Rebuilds coco.json, failures.json and the per-format folders from the records of the
+// folder's inputs, all swapped in together (never a mix of two runs, no stale files).
+void write_label_outputs(OutputFolderUpdate& update) {
+  const fs::path& out = update.root();
+  const auto config = label::read_config(out);
+  const auto names = label::read_input_names(out);
+  label::OutputContext ctx;
+  for (const auto& c : config["categories"]) ctx.category_names.push_back(c["name"]);
+  const auto& outputs = config["outputs"];
+  ctx.formats = outputs.value("formats", 1u);
+  ctx.coco_polygons = outputs.value("coco_polygons", false);
+  ctx.simplify = outputs.value("simplify", 1.0);
+  ctx.semantic = outputs.value("semantic", false);
+  auto items = label::read_items(out, config["hash"], names);
+  label::assign_output_stems(items);
+  ctx.out = update.stage("failures.json").parent_path();
+  for (const auto& [format, entry] : {std::pair{kFormatCoco, "coco.json"}, std::pair{kFormatYolo, "yolo"},
+                                      std::pair{kFormatMasks, "masks"}, std::pair{kFormatGeoJson, "geojson"}}) {
+    if (ctx.formats & format) update.stage(entry);
+  }
+  if (ctx.formats & kFormatCoco) label::write_coco(ctx, items);
+  if (ctx.formats & kFormatYolo) label::write_yolo(ctx, items);
+  if (ctx.formats & kFormatMasks) label::write_masks(ctx, items);
+  if (ctx.formats & kFormatGeoJson) label::write_geojson(ctx, items);
+  nlohmann::ordered_json failures = nlohmann::ordered_json::array();
+  for (const auto& f : label::read_failures(out, names)) {
+    failures.push_back({{"name", f.name}, {"path", f.path.string()}, {"code", f.code}, {"message", f.message}});
+  }
+  write_file_atomic(ctx.out / "failures.json", failures.dump(2) + "\n");
+  update.commit();
+}
+
+// Locks the folder and claims the record folders (refusing a folder that is not sam3's).
+std::unique_ptr<OutputFolderUpdate> open_label_folder(const fs::path& out) {
+  auto update = std::make_unique<OutputFolderUpdate>(out);
+  for (const char* entry : {"config.json", "inputs.json"}) update->claim(entry);
+  for (const char* entry : {"items", "failed"}) remove_stale_temporaries(update->claim(entry));
+  return update;
+}
+
 }  // namespace
 
 Labeler::Labeler(std::shared_ptr<const Model> model, LabelConfig config, fs::path out_dir)
@@ -90,19 +140,22 @@ Labeler::Labeler(std::shared_ptr<const Model> model, LabelConfig config, fs::pat
   if (config_.categories.empty()) throw Error(ErrorCode::kInvalidArgument, "no categories: give --prompt TEXT (repeatable)");
   const auto json = label::config_json(config_, *model_);
   config_hash_ = json["hash"];
-  std::error_code ec;
-  fs::create_directories(out_ / "items", ec);
-  if (ec) throw Error(ErrorCode::kIo, out_.string() + ": cannot create the output folder (" + ec.message() + ")");
+  folder_ = open_label_folder(out_);
   label::write_config(out_, json);
 }
+
+Labeler::~Labeler() = default;
 
 LabelSummary Labeler::run(const std::vector<LabelInput>& inputs, const std::function<void(const LabelProgress&)>& progress,
                           const std::atomic<bool>* stop) {
   LabelSummary summary;
   summary.total = static_cast<int>(inputs.size());
+  std::vector<std::string> names;
+  for (const auto& in : inputs) names.push_back(in.name);
+  label::write_input_names(out_, names);
   std::vector<LabelInput> todo;
   for (const auto& in : inputs) {
-    if (label::has_item(out_, in.name, config_hash_)) ++summary.skipped;
+    if (label::has_item(out_, in, config_hash_)) ++summary.skipped;
     else todo.push_back(in);
   }
   LabelProgress p{summary.total, 0, summary.skipped, 0, 0, ""};
@@ -117,20 +170,28 @@ LabelSummary Labeler::run(const std::vector<LabelInput>& inputs, const std::func
       }
       const auto& in = loaded->input;
       p.current = in.name;
+      const auto record_failure = [&](const Error& e) {
+        // One bad image never stops the batch; it is recorded and retried on the next run.
+        if (e.code() == ErrorCode::kIo || e.code() == ErrorCode::kRuntime) log(LogLevel::kWarning, in.name + ": " + e.what());
+        label::write_failure(out_, {in.name, in.path, error_code_name(e.code()), e.what()});
+        ++summary.failed;
+        ++p.failed;
+      };
       try {
         if (loaded->error) throw *loaded->error;
-        label::ItemRecord item{in.name, in.path, loaded->image->width, loaded->image->height, {}};
+        label::ItemRecord item{in.name, in.path, loaded->image->width, loaded->image->height, {}, loaded->source, {}};
         item.instances = label_image(*model_, *loaded->image, config_.categories, config_.segment, config_.tiles, nullptr,
                                      loaded->prepared ? &*loaded->prepared : nullptr);
         label::write_item(out_, item, config_hash_);
         label::remove_failure(out_, in.name);
         ++summary.processed;
       } catch (const Error& e) {
-        // One bad image never stops the batch; it is recorded and retried on the next run.
-        if (e.code() == ErrorCode::kIo || e.code() == ErrorCode::kRuntime) log(LogLevel::kWarning, in.name + ": " + e.what());
-        label::write_failure(out_, {in.name, in.path, error_code_name(e.code()), e.what()});
-        ++summary.failed;
-        ++p.failed;
+        if (e.code() == ErrorCode::kIo) throw;  // the output folder is unwritable: stop, records so far are kept
+        record_failure(e);
+      } catch (const std::bad_alloc&) {
+        record_failure(Error(ErrorCode::kImageTooLarge, in.name + ": not enough memory to label this image"));
+      } catch (const std::exception& e) {
+        record_failure(Error(ErrorCode::kRuntime, in.name + ": " + e.what()));
       }
       ++p.done;
       const double s = ms_since(t0) / 1000.0;
@@ -138,56 +199,42 @@ LabelSummary Labeler::run(const std::vector<LabelInput>& inputs, const std::func
       if (progress) progress(p);
     }
   }
-  write_label_outputs(out_);
+  write_label_outputs(*folder_);
   return summary;
-}
-
-void write_label_outputs(const fs::path& out_dir) {
-  const auto config = label::read_config(out_dir);
-  label::OutputContext ctx;
-  ctx.out = out_dir;
-  for (const auto& c : config["categories"]) ctx.category_names.push_back(c["name"]);
-  const auto& outputs = config["outputs"];
-  ctx.formats = outputs.value("formats", 1u);
-  ctx.coco_polygons = outputs.value("coco_polygons", false);
-  ctx.simplify = outputs.value("simplify", 1.0);
-  ctx.semantic = outputs.value("semantic", false);
-  const auto items = label::read_items(out_dir, config["hash"]);
-  if (ctx.formats & kFormatCoco) label::write_coco(ctx, items);
-  if (ctx.formats & kFormatYolo) label::write_yolo(ctx, items);
-  if (ctx.formats & kFormatMasks) label::write_masks(ctx, items);
-  if (ctx.formats & kFormatGeoJson) label::write_geojson(ctx, items);
-  nlohmann::ordered_json failures = nlohmann::ordered_json::array();
-  for (const auto& f : label::read_failures(out_dir)) {
-    failures.push_back({{"name", f.name}, {"path", f.path.string()}, {"code", f.code}, {"message", f.message}});
-  }
-  write_file_atomic(out_dir / "failures.json", failures.dump(2) + "\n");
 }
 
 void merge_label_dirs(const std::vector<fs::path>& shard_dirs, const fs::path& out_dir) {
   if (shard_dirs.empty()) throw Error(ErrorCode::kInvalidArgument, "give the shard folders to merge");
   const auto first = label::read_config(shard_dirs.front());
+  std::vector<std::string> names;
   for (const auto& dir : shard_dirs) {
     const auto c = label::read_config(dir);
     if (c["hash"] != first["hash"]) {
-      throw Error(ErrorCode::kInvalidArgument, dir.string() + ": made with other categories or settings than " +
+      throw Error(ErrorCode::kInvalidArgument, dir.string() + ": made with other categories, settings or model than " +
                                                    shard_dirs.front().string() + "; shards must share one configuration");
     }
+    for (auto& n : label::read_input_names(dir)) names.push_back(std::move(n));
   }
-  std::error_code ec;
-  fs::create_directories(out_dir / "items", ec);
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  auto folder = open_label_folder(out_dir);
   label::write_config(out_dir, first);
+  std::error_code ec;
+  std::set<std::string> labeled;  // a record beats a failure of the same image from another shard
   for (const auto& dir : shard_dirs) {
     if (fs::equivalent(dir, out_dir, ec)) continue;
-    for (const auto& item : label::read_items(dir, first["hash"])) {
+    const auto shard_names = label::read_input_names(dir);
+    for (const auto& item : label::read_items(dir, first["hash"], shard_names)) {
       label::write_item(out_dir, item, first["hash"]);
       label::remove_failure(out_dir, item.name);
+      labeled.insert(item.name);
     }
-    for (const auto& f : label::read_failures(dir)) {
-      if (!label::has_item(out_dir, f.name, first["hash"])) label::write_failure(out_dir, f);
+    for (const auto& f : label::read_failures(dir, shard_names)) {
+      if (!labeled.contains(f.name)) label::write_failure(out_dir, f);
     }
   }
-  write_label_outputs(out_dir);
+  label::write_input_names(out_dir, names);
+  write_label_outputs(*folder);
 }
 
 }  // namespace sam3

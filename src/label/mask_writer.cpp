@@ -1,13 +1,16 @@
 // PNG masks per image: <stem>_instances.png (16-bit, instance number, 0 = background) and
-// <stem>_classes.png (8-bit, category id = prompt index + 1); higher scores paint last, on
-// top. With `semantic`, <stem>_<category>.png per category (0/255 union of its instances).
+// <stem>_classes.png (category id = prompt index + 1; 8-bit, or 16-bit with more than 255
+// categories); higher scores paint last, on top. With `semantic`, <stem>_<category>.png per
+// category (0/255 union of its instances; names made distinct).
 #include <algorithm>
 #include <numeric>
+#include <set>
 #include <opencv2/imgcodecs.hpp>
 
 #include "label/records.h"
 #include "sam3/error.h"
 #include "sam3/export.h"
+#include "sam3/output_folder.h"
 
 namespace sam3::label {
 namespace {
@@ -24,7 +27,8 @@ void write_masks(const OutputContext& ctx, const std::vector<ItemRecord>& items)
   const auto dir = ctx.out / "masks";
   for (const auto& item : items) {
     cv::Mat instances = cv::Mat::zeros(item.height, item.width, CV_16UC1);
-    cv::Mat classes = cv::Mat::zeros(item.height, item.width, CV_8UC1);
+    const bool wide = ctx.category_names.size() > 255;
+    cv::Mat classes = cv::Mat::zeros(item.height, item.width, wide ? CV_16UC1 : CV_8UC1);
     std::vector<size_t> order(item.instances.size());
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(),
@@ -35,18 +39,21 @@ void write_masks(const OutputContext& ctx, const std::vector<ItemRecord>& items)
         for (int x = 0; x < c.width; ++x)
           if (c.data[static_cast<size_t>(y) * c.width + x]) {
             instances.at<std::uint16_t>(y + c.y0, x + c.x0) = static_cast<std::uint16_t>(i + 1);
-            classes.at<std::uint8_t>(y + c.y0, x + c.x0) = static_cast<std::uint8_t>(item.instances[i].category + 1);
+            const int id = item.instances[i].category + 1;
+            if (wide) classes.at<std::uint16_t>(y + c.y0, x + c.x0) = static_cast<std::uint16_t>(id);
+            else classes.at<std::uint8_t>(y + c.y0, x + c.x0) = static_cast<std::uint8_t>(id);
           }
     }
-    const std::string stem = output_stem(item.name);
+    const std::string& stem = item.stem;
     write_file_atomic(dir / (stem + "_instances.png"), png(instances));
     write_file_atomic(dir / (stem + "_classes.png"), png(classes));
     if (!ctx.semantic) continue;
+    std::set<std::string> used = {"instances", "classes"};
     for (size_t cat = 0; cat < ctx.category_names.size(); ++cat) {
       const Mask m = semantic_mask(item.instances, static_cast<int>(cat), item.width, item.height);
       std::string name;
       for (char ch : ctx.category_names[cat]) name += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
-      write_file_atomic(dir / (stem + "_" + name + ".png"), encode_mask_png(m));
+      write_file_atomic(dir / (stem + "_" + unique_file_name(name, used) + ".png"), encode_mask_png(m));
     }
   }
 }

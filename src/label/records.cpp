@@ -1,6 +1,8 @@
 #include "label/records.h"
 
 #include <algorithm>
+#include <chrono>
+#include <map>
 #include <fstream>
 
 #include "core/hash.h"
@@ -26,17 +28,70 @@ std::string crop_rle(const MaskCrop& m) {
 
 }  // namespace
 
-std::string output_stem(const std::string& name) {
-  std::string s = fs::path(name).replace_extension().generic_string();
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '/') out += "__";
-    else out += (std::isalnum(static_cast<unsigned char>(s[i])) || s[i] == '-' || s[i] == '_' || s[i] == '.') ? s[i] : '_';
+std::string record_key(const std::string& name) {
+  std::string stem;
+  for (char c : fs::path(name).replace_extension().generic_string()) {
+    stem += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '_';
+    if (stem.size() >= 100) break;  // file names stay far below 255 bytes
   }
-  return out;
+  return stem + "-" + hex64(fnv1a64(name)).substr(0, 8);
 }
 
-std::string record_key(const std::string& name) { return output_stem(name) + "-" + hex64(fnv1a64(name)).substr(0, 8); }
+void assign_output_stems(std::vector<ItemRecord>& items) {
+  const auto lower = [](std::string s) {
+    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  std::map<std::string, int> uses;
+  for (size_t i = 0; i < items.size(); ++i) {
+    std::string plain, stem;
+    for (char c : fs::path(items[i].name).replace_extension().generic_string()) {
+      plain += c == '/' ? std::string("__") : std::string(1, c);
+    }
+    for (char c : plain) stem += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '_';
+    if (stem.empty() || stem[0] == '.') stem.insert(0, 1, '_');
+    if (stem.size() > 120) stem.resize(120);
+    items[i].stem = stem;
+    if (stem != plain) items[i].stem.append("-").append(hex64(fnv1a64(items[i].name)), 0, 8);
+    ++uses[lower(items[i].stem)];
+  }
+  for (auto& item : items) {
+    if (uses[lower(item.stem)] > 1) item.stem.append("-").append(hex64(fnv1a64(item.name)), 0, 8);
+  }
+}
+
+SourceIdentity source_identity_of_bytes(const fs::path& path, std::span<const std::uint8_t> bytes) {
+  SourceIdentity id;
+  id.size = static_cast<std::int64_t>(bytes.size());
+  std::error_code ec;
+  const auto mtime = fs::last_write_time(path, ec);
+  if (!ec) id.mtime_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(mtime.time_since_epoch()).count();
+  id.hash = hex64(fnv1a64({reinterpret_cast<const char*>(bytes.data()), bytes.size()}));
+  return id;
+}
+
+std::string model_fingerprint(const Model& model) {
+  std::string all;
+  for (const auto& f : model.files()) {
+    std::error_code ec;
+    const auto size = fs::file_size(f.file, ec);
+    all += f.file.filename().string() + ":" + std::to_string(ec ? 0 : size) + ":";
+    // The first and last 64 KiB: headers, graph and the weights stored last differ between
+    // exports and fine-tunes; reading them is cheap next to loading the model.
+    std::ifstream in(f.file, std::ios::binary);
+    std::string chunk(65536, '\0');
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    all += hex64(fnv1a64(std::string_view(chunk.data(), static_cast<size_t>(in.gcount()))));
+    if (!ec && size > chunk.size()) {
+      in.clear();
+      in.seekg(static_cast<std::streamoff>(size - chunk.size()));
+      in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+      all += hex64(fnv1a64(std::string_view(chunk.data(), static_cast<size_t>(in.gcount()))));
+    }
+    all += ";";
+  }
+  return hex64(fnv1a64(all));
+}
 
 ojson config_json(const LabelConfig& c, const Model& model) {
   ojson categories = ojson::array();
@@ -50,7 +105,8 @@ ojson config_json(const LabelConfig& c, const Model& model) {
       {"segment", {{"threshold", c.segment.score_threshold}, {"mask_threshold", c.segment.mask_threshold},
                    {"min_area", c.segment.min_area}, {"max_instances", c.segment.max_instances}, {"nms", c.segment.nms_iou}}},
       {"tiles", {{"mode", mode}, {"tile", c.tiles.tile}, {"overlap", c.tiles.overlap}}},
-      {"model", {{"layout", layout_name(model.layout())}, {"input_size", model.input_size()}}},
+      {"model", {{"layout", layout_name(model.layout())}, {"input_size", model.input_size()},
+                 {"fingerprint", model_fingerprint(model)}}},
       {"max_pixels", c.load.max_pixels},
   };
   j["hash"] = config_hash(j);
@@ -85,7 +141,9 @@ void write_item(const fs::path& out, const ItemRecord& item, const std::string& 
                          {"counts", crop_rle(inst.mask)}});
   }
   const ojson j = {{"name", item.name}, {"path", item.path.string()}, {"width", item.width}, {"height", item.height},
-                   {"config", hash}, {"instances", instances}};
+                   {"config", hash},
+                   {"source", {{"size", item.source.size}, {"mtime_ns", item.source.mtime_ns}, {"hash", item.source.hash}}},
+                   {"instances", instances}};
   write_file_atomic(out / "items" / (record_key(item.name) + ".json"), j.dump() + "\n");
 }
 
@@ -99,25 +157,52 @@ void remove_failure(const fs::path& out, const std::string& name) {
   fs::remove(out / "failed" / (record_key(name) + ".json"), ec);
 }
 
-bool has_item(const fs::path& out, const std::string& name, const std::string& hash) {
-  const auto p = out / "items" / (record_key(name) + ".json");
-  if (!fs::exists(p)) return false;
-  const auto j = read_json(p);
-  return !j.is_discarded() && j.value("config", "") == hash && j.value("name", "") == name;
+bool has_item(const fs::path& out, const LabelInput& input, const std::string& hash) {
+  const auto j = read_json(out / "items" / (record_key(input.name) + ".json"));
+  if (j.is_discarded() || !j.is_object() || j.value("config", "") != hash || j.value("name", "") != input.name ||
+      !j.contains("source") || !j["source"].is_object()) {
+    return false;
+  }
+  const auto& src = j["source"];
+  std::error_code ec;
+  const auto size = fs::file_size(input.path, ec);
+  if (ec || static_cast<std::int64_t>(size) != src.value("size", std::int64_t{-1})) return false;
+  const auto mtime = fs::last_write_time(input.path, ec);
+  if (ec) return false;
+  const auto mtime_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(mtime.time_since_epoch()).count();
+  if (mtime_ns == src.value("mtime_ns", std::int64_t{0})) return true;
+  // Touched or copied: the same bytes are the same image.
+  std::ifstream in(input.path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return hex64(fnv1a64(bytes)) == src.value("hash", "");
 }
 
-std::vector<ItemRecord> read_items(const fs::path& out, const std::string& hash) {
+void write_input_names(const fs::path& out, const std::vector<std::string>& names) {
+  write_file_atomic(out / "inputs.json", nlohmann::json(names).dump(0) + "\n");
+}
+
+std::vector<std::string> read_input_names(const fs::path& out) {
+  const auto j = read_json(out / "inputs.json");
+  if (!j.is_array()) {
+    throw Error(ErrorCode::kInvalidArgument,
+                (out / "inputs.json").string() + ": missing or damaged; rerun sam3 label on this folder to rebuild it");
+  }
+  return j.get<std::vector<std::string>>();
+}
+
+std::vector<ItemRecord> read_items(const fs::path& out, const std::string& hash, const std::vector<std::string>& names) {
   std::vector<ItemRecord> items;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(out / "items", ec)) {
-    if (e.path().extension() != ".json") continue;
-    const auto j = read_json(e.path());
-    if (j.is_discarded() || j.value("config", "") != hash) continue;
+  for (const auto& name : names) {
+    const auto j = read_json(out / "items" / (record_key(name) + ".json"));
+    if (j.is_discarded() || !j.is_object() || j.value("config", "") != hash || j.value("name", "") != name) continue;
     ItemRecord r;
-    r.name = j["name"];
+    r.name = name;
     r.path = j["path"].get<std::string>();
     r.width = j["width"];
     r.height = j["height"];
+    if (const auto src = j.find("source"); src != j.end() && src->is_object()) {
+      r.source = {src->value("size", std::int64_t{-1}), src->value("mtime_ns", std::int64_t{0}), src->value("hash", "")};
+    }
     for (const auto& ij : j["instances"]) {
       LabeledInstance inst;
       inst.category = ij["category"];
@@ -135,13 +220,12 @@ std::vector<ItemRecord> read_items(const fs::path& out, const std::string& hash)
   return items;
 }
 
-std::vector<FailureRecord> read_failures(const fs::path& out) {
+std::vector<FailureRecord> read_failures(const fs::path& out, const std::vector<std::string>& names) {
   std::vector<FailureRecord> failures;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(out / "failed", ec)) {
-    const auto j = read_json(e.path());
-    if (j.is_discarded()) continue;
-    failures.push_back({j["name"], j["path"].get<std::string>(), j["code"], j["message"]});
+  for (const auto& name : names) {
+    const auto j = read_json(out / "failed" / (record_key(name) + ".json"));
+    if (j.is_discarded() || !j.is_object() || j.value("name", "") != name) continue;
+    failures.push_back({name, j.value("path", ""), j.value("code", ""), j.value("message", "")});
   }
   std::sort(failures.begin(), failures.end(), [](const FailureRecord& a, const FailureRecord& b) { return a.name < b.name; });
   return failures;

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -12,11 +13,20 @@
 
 namespace sam3::label {
 
+// What a record was made from, to tell on resume whether the image changed since.
+struct SourceIdentity {
+  std::int64_t size = -1, mtime_ns = 0;
+  std::string hash;  // of the file's bytes
+};
+SourceIdentity source_identity_of_bytes(const std::filesystem::path& path, std::span<const std::uint8_t> bytes);
+
 struct ItemRecord {
   std::string name;
   std::filesystem::path path;
   int width = 0, height = 0;
   std::vector<LabeledInstance> instances;
+  SourceIdentity source;
+  std::string stem;  // output file stem, assigned by assign_output_stems
 };
 
 struct FailureRecord {
@@ -28,7 +38,9 @@ struct FailureRecord {
 std::string record_key(const std::string& name);  // file-system-safe, unique per name
 
 nlohmann::ordered_json config_json(const LabelConfig& config, const Model& model);
-// Hash of the settings that change results (categories, thresholds, tiling, model input).
+// Sizes and sampled contents of the model's files: another model of the same layout differs.
+std::string model_fingerprint(const Model& model);
+// Hash of the settings that change results (categories, thresholds, tiling, the model).
 std::string config_hash(const nlohmann::ordered_json& config);
 void write_config(const std::filesystem::path& out, const nlohmann::ordered_json& config);
 nlohmann::json read_config(const std::filesystem::path& out);  // throws kInvalidArgument if absent
@@ -36,11 +48,18 @@ nlohmann::json read_config(const std::filesystem::path& out);  // throws kInvali
 void write_item(const std::filesystem::path& out, const ItemRecord& item, const std::string& hash);
 void write_failure(const std::filesystem::path& out, const FailureRecord& failure);
 void remove_failure(const std::filesystem::path& out, const std::string& name);
-bool has_item(const std::filesystem::path& out, const std::string& name, const std::string& hash);
+// A record of this configuration exists for the input and the file is unchanged since (same
+// size and mtime, or, when only the mtime differs, the same bytes).
+bool has_item(const std::filesystem::path& out, const LabelInput& input, const std::string& hash);
 
-// Records of this configuration, sorted by name.
-std::vector<ItemRecord> read_items(const std::filesystem::path& out, const std::string& hash);
-std::vector<FailureRecord> read_failures(const std::filesystem::path& out);
+// The names of the run's inputs (out/inputs.json): the combined outputs cover exactly these.
+void write_input_names(const std::filesystem::path& out, const std::vector<std::string>& names);
+std::vector<std::string> read_input_names(const std::filesystem::path& out);
+
+// Records of this configuration for the given names, sorted by name.
+std::vector<ItemRecord> read_items(const std::filesystem::path& out, const std::string& hash,
+                                   const std::vector<std::string>& names);
+std::vector<FailureRecord> read_failures(const std::filesystem::path& out, const std::vector<std::string>& names);
 
 // Writers of the combined outputs.
 struct OutputContext {
@@ -58,7 +77,10 @@ void write_geojson(const OutputContext& ctx, const std::vector<ItemRecord>& item
 
 // Polygons of an instance in image coordinates.
 std::vector<Polygon> instance_polygons(const LabeledInstance& inst, double simplify);
-// Output file stem for an image name ("sub/dir/img.jpg" -> "sub__dir__img").
-std::string output_stem(const std::string& name);
+// Output file stems, distinct for every item (see the README's naming rule): the name without
+// extension, '/' as "__", other characters outside [A-Za-z0-9._-] as '_'; a stem that had to be
+// changed, or that two items share (without regard to case), gets "-" and 8 hex digits of a
+// hash of the full name.
+void assign_output_stems(std::vector<ItemRecord>& items);
 
 }  // namespace sam3::label

@@ -24,7 +24,7 @@ void write_yolo(const OutputContext& ctx, const std::vector<ItemRecord>& items) 
         text += "\n";
       }
     }
-    write_file_atomic(dir / "labels" / (output_stem(item.name) + ".txt"), text);
+    write_file_atomic(dir / "labels" / (item.stem + ".txt"), text);
   }
   std::string yaml = "# Written by sam3 label. Images are referenced by name in ../coco.json; point\n"
                      "# train/val at your image folders.\npath: .\ntrain: images\nval: images\nnc: " +

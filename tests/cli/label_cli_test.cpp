@@ -8,6 +8,7 @@
 #include <sstream>
 #include <thread>
 
+#include "cli/label_fixture.h"
 #include "sam3/export.h"
 #include "sam3/image.h"
 #include "sam3/polygons.h"
@@ -20,46 +21,11 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using sam3::test::kSam3;
+using sam3::test::LabelCli;
 using sam3::test::quote;
-using sam3::test::run_command;
-
-const std::string kSam3 = SAM3_CLI_PATH;
-
 using sam3::test::read_file;
-
-class LabelCli : public ::testing::Test {
- protected:
-  void SetUp() override {
-    root_ = sam3::test::fresh_test_dir("sam3_label");
-    fs::create_directories(root_ / "images" / "sub");
-    scene_ = sam3::test::make_scene(false);
-  }
-  // n copies of the scene (distinct bytes: a marker pixel), some in a subfolder.
-  void make_images(int n, int scale = 1) {
-    for (int i = 0; i < n; ++i) {
-      sam3::Image im = scene_.image;
-      im.rgb[0] = static_cast<std::uint8_t>(i);
-      if (scale > 1) im = upscale(im, scale);
-      const auto dir = i % 3 == 0 ? root_ / "images" / "sub" : root_ / "images";
-      sam3::write_file_atomic(dir / ("img" + std::to_string(100 + i) + ".png"), sam3::encode_rgb_png(im));
-    }
-  }
-  static sam3::Image upscale(const sam3::Image& in, int s) {
-    sam3::Image out{in.width * s, in.height * s, std::vector<std::uint8_t>(static_cast<size_t>(in.width) * in.height * 3 * s * s)};
-    for (int y = 0; y < out.height; ++y)
-      for (int x = 0; x < out.width; ++x)
-        for (int c = 0; c < 3; ++c)
-          out.rgb[(static_cast<size_t>(y) * out.width + x) * 3 + c] = in.rgb[(static_cast<size_t>(y / s) * in.width + x / s) * 3 + c];
-    return out;
-  }
-  std::string label(const std::string& args, const std::string& out = "out") {
-    return kSam3 + " label " + quote((root_ / "images").string()) + " --models " +
-           quote((sam3::test::test_models_dir() / "usls").string()) + " -p red -p blue --out " + quote((root_ / out).string()) +
-           " " + args;
-  }
-  fs::path root_;
-  sam3::test::Scene scene_;
-};
+using sam3::test::run_command;
 
 TEST_F(LabelCli, ExportsDecodeBackToTheMasks) {
   make_images(2);

@@ -1,5 +1,6 @@
 // Runs the real sam3 binary as a user would.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <fstream>
 #include <map>
@@ -102,6 +103,8 @@ TEST_F(SegmentCli, BadInputFailsWithOneClearLineAndNoOutput) {
   std::ofstream(empty).flush();
   const auto text = dir_ / "notes.txt";
   std::ofstream(text) << "just text";
+  const auto fifo = dir_ / "fifo.png";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
   const std::string img = quote(image_.string());
   const std::vector<BadCase> cases = {
       {"missing image", "-i /nonexistent.jpg -p red", 3, "/nonexistent.jpg: cannot open image"},
@@ -114,6 +117,10 @@ TEST_F(SegmentCli, BadInputFailsWithOneClearLineAndNoOutput) {
       {"bad box", "-i " + img + " -p red --box 1,2,3", 3, "--box '1,2,3': needs 4 numbers"},
       {"box outside", "-i " + img + " -p red --box 0,0,900,10", 3, "must satisfy"},
       {"unknown option", "-i " + img + " -p red --frobnicate", 2, "frobnicate"},
+      {"a device", "-i /dev/zero -p red", 3, "/dev/zero: is not a regular file"},
+      {"a FIFO", "-i " + quote(fifo.string()) + " -p red", 3, "fifo.png: is not a regular file"},
+      {"/proc/self/mem", "-i /proc/self/mem -p red", 3, "/proc/self/mem: cannot read"},
+      {"a folder", "-i " + quote(dir_.string()) + " -p red", 3, "is a directory"},
   };
   for (const auto& c : cases) {
     const auto out = dir_ / ("out_" + std::to_string(&c - cases.data()));
