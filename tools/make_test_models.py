@@ -185,7 +185,7 @@ def first_content_token(g, features):
     return g.op("Gather", [features, g.const(np.int64(1), np.int64)], axis=1)
 
 
-def make_usls(out, size):
+def make_usls(out, size, inconsistent=False):
     m = size * 2 // 7
     g = Graph()
     feats, pos, _ = vision_features(g, "images", size)
@@ -215,6 +215,8 @@ def make_usls(out, size):
                                     g.op("ReduceMean", ["fpn_feat_2"], keepdims=0)]), g.const(np.float32(0.0))])
     g.name(g.op("Add", [masks, aux]), "pred_masks")
     g.name(boxes, "pred_boxes")
+    if inconsistent:  # right names and types, but one score for many masks
+        logits = g.op("Slice", [logits, g.const([0], np.int64), g.const([1], np.int64), g.const([1], np.int64)])
     g.name(logits, "pred_logits")
     g.name(presence, "presence_logits")
     g.save(os.path.join(out, "decoder.onnx"),
@@ -226,7 +228,7 @@ def make_usls(out, size):
               tensor("input_boxes_labels", TensorProto.INT64, ["B", "N"])],
            [tensor("pred_masks", TensorProto.FLOAT, ["B", QUERIES, m, m]),
             tensor("pred_boxes", TensorProto.FLOAT, ["B", QUERIES, 4]),
-            tensor("pred_logits", TensorProto.FLOAT, ["B", QUERIES]),
+            tensor("pred_logits", TensorProto.FLOAT, ["B", "Q" if inconsistent else QUERIES]),
             tensor("presence_logits", TensorProto.FLOAT, ["B", 1])], "decoder")
     encoder, merges, _ = clip_vocabulary()
     with open(os.path.join(out, "tokenizer.json"), "w", encoding="utf-8") as f:  # Hugging Face format
@@ -338,10 +340,12 @@ def main():
     ap.add_argument("--size", type=int, default=None, help="model input size (default 224 usls, 252 samexporter)")
     ap.add_argument("--int32", action="store_true", help="samexporter: int32 tokens and sizes")
     ap.add_argument("--frozen-box-scale", action="store_true", help="samexporter: boxes scaled by a constant 1008")
+    ap.add_argument("--inconsistent-decoder", action="store_true",
+                    help="usls: pred_logits with one score for all queries (a broken export)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     if args.layout == "usls":
-        make_usls(args.out, args.size or 224)
+        make_usls(args.out, args.size or 224, args.inconsistent_decoder)
     else:
         make_samexporter(args.out, args.size or 252, args.int32, args.frozen_box_scale)
 

@@ -32,6 +32,10 @@ Image decode_image(std::span<const std::uint8_t> bytes, const std::string& name,
                 name + ": " + (format == ImageFormat::kGif ? "GIF" : "unrecognised") +
                     " image format; use JPEG, PNG, WebP, BMP or TIFF");
   }
+  if (auto problem = structure_problem(bytes, format)) {
+    throw Error(problem->find("not supported") != std::string::npos ? ErrorCode::kImageUnsupported : ErrorCode::kImageCorrupt,
+                name + ": " + *problem);
+  }
   if (auto size = read_header_size(bytes, format)) {
     if (size->width <= 0 || size->height <= 0) {
       throw Error(ErrorCode::kImageCorrupt, name + ": " + format_name(format) +

@@ -46,17 +46,102 @@ std::optional<ImageSize> webp_size(std::span<const std::uint8_t> b) {
   return std::nullopt;
 }
 
+std::uint64_t le64(const std::uint8_t* p) { return le32(p) | (std::uint64_t{le32(p + 4)} << 32); }
+std::uint64_t be64(const std::uint8_t* p) { return (std::uint64_t{be32(p)} << 32) | be32(p + 4); }
+
+// Width and height from the first IFD of a TIFF or BigTIFF (tags 256 and 257).
+std::optional<ImageSize> tiff_size(std::span<const std::uint8_t> b) {
+  if (b.size() < 8) return std::nullopt;
+  const bool le = b[0] == 'I';
+  const auto u16 = [&](size_t at) { return le ? le16(&b[at]) : be16(&b[at]); };
+  const auto u32 = [&](size_t at) { return le ? le32(&b[at]) : be32(&b[at]); };
+  const auto u64 = [&](size_t at) { return le ? le64(&b[at]) : be64(&b[at]); };
+  const bool big = u16(2) == 43;
+  if (big && b.size() < 16) return std::nullopt;
+  const std::uint64_t ifd = big ? u64(8) : u32(4);
+  const size_t count_size = big ? 8 : 2, entry_size = big ? 20 : 12;
+  if (ifd + count_size > b.size()) return std::nullopt;
+  const std::uint64_t count = big ? u64(ifd) : u16(ifd);
+  std::int64_t width = -1, height = -1;
+  for (std::uint64_t i = 0; i < count && i < 4096; ++i) {
+    const std::uint64_t at = ifd + count_size + i * entry_size;
+    if (at + entry_size > b.size()) break;
+    const unsigned tag = u16(at), type = u16(at + 2);
+    const size_t value_at = at + (big ? 12 : 8);
+    std::int64_t value = -1;
+    if (type == 3) value = u16(value_at);                   // SHORT
+    else if (type == 4) value = u32(value_at);              // LONG
+    else if (type == 16 && big) value = static_cast<std::int64_t>(u64(value_at));  // LONG8
+    if (tag == 256) width = value;
+    if (tag == 257) height = value;
+  }
+  if (width < 0 || height < 0) return std::nullopt;
+  return ImageSize{width, height};
+}
+
+// Whether the bytes stop before the format's end marker (a download cut short, a copy
+// interrupted): decoders fill the rest with grey and say nothing.
+bool jpeg_truncated(std::span<const std::uint8_t> b) {
+  size_t i = 2;
+  while (i + 4 <= b.size()) {  // walk the header segments to the start of scan
+    if (b[i] != 0xFF) return false;  // not a marker: leave the verdict to the decoder
+    const std::uint8_t marker = b[i + 1];
+    if (marker == 0xFF) { ++i; continue; }
+    if (marker == 0xD8 || (marker >= 0xD0 && marker <= 0xD7) || marker == 0x01) { i += 2; continue; }
+    if (marker == 0xD9) return false;
+    if (marker == 0xDA) break;
+    i += 2 + be16(&b[i + 2]);
+  }
+  if (i + 4 > b.size()) return true;
+  // In entropy-coded data every 0xFF is followed by 0x00 or a restart marker, so FF D9 after
+  // the start of scan is the end of image.
+  for (size_t k = b.size() - 1; k > i; --k) {
+    if (b[k] == 0xD9 && b[k - 1] == 0xFF) return false;
+  }
+  return true;
+}
+
+bool png_truncated(std::span<const std::uint8_t> b) {
+  size_t i = 8;
+  while (i + 12 <= b.size()) {
+    const std::uint64_t length = be32(&b[i]);
+    if (std::memcmp(&b[i + 4], "IEND", 4) == 0) return false;
+    i += 12 + length;
+  }
+  return true;
+}
+
 }  // namespace
+
+std::optional<std::string> structure_problem(std::span<const std::uint8_t> b, ImageFormat format) {
+  switch (format) {
+    case ImageFormat::kJpeg:
+      if (jpeg_truncated(b)) return "JPEG data ends before the end-of-image marker: the file is truncated";
+      return std::nullopt;
+    case ImageFormat::kPng:
+      if (png_truncated(b)) return "PNG data ends before its IEND chunk: the file is truncated";
+      return std::nullopt;
+    case ImageFormat::kWebp:
+      if (b.size() >= 12 && b.size() < std::uint64_t{le32(&b[4])} + 8) return "WebP data is shorter than its RIFF header says: the file is truncated";
+      if (b.size() >= 21 && starts_with(b, "VP8X", 12) && (b[20] & 0x02)) {
+        return "animated WebP is not supported; save one frame as a still image (PNG, JPEG or WebP)";
+      }
+      return std::nullopt;
+    case ImageFormat::kBmp:
+      if (b.size() >= 6 && le32(&b[2]) > b.size()) return "BMP data is shorter than its header says: the file is truncated";
+      return std::nullopt;
+    default: return std::nullopt;
+  }
+}
 
 ImageFormat sniff_format(std::span<const std::uint8_t> b) {
   if (b.size() >= 3 && b[0] == 0xFF && b[1] == 0xD8 && b[2] == 0xFF) return ImageFormat::kJpeg;
   if (starts_with(b, "\x89PNG\r\n\x1a\n")) return ImageFormat::kPng;
   if (starts_with(b, "RIFF") && starts_with(b, "WEBP", 8)) return ImageFormat::kWebp;
   if (starts_with(b, "BM")) return ImageFormat::kBmp;
-  if (starts_with(b, "II*") || starts_with(b, "MM")) {
-    if (b.size() >= 4 && ((b[0] == 'I' && b[3] == 0) || (b[0] == 'M' && b[2] == 0 && b[3] == 42))) {
-      return ImageFormat::kTiff;
-    }
+  if (b.size() >= 4 && ((b[0] == 'I' && b[1] == 'I' && (b[2] == 42 || b[2] == 43) && b[3] == 0) ||
+                         (b[0] == 'M' && b[1] == 'M' && b[2] == 0 && (b[3] == 42 || b[3] == 43)))) {
+    return ImageFormat::kTiff;  // TIFF or BigTIFF
   }
   if (starts_with(b, "GIF8")) return ImageFormat::kGif;
   return ImageFormat::kUnknown;
@@ -87,6 +172,7 @@ std::optional<ImageSize> read_header_size(std::span<const std::uint8_t> b, Image
         return ImageSize{static_cast<std::int32_t>(le32(&b[18])), h < 0 ? -std::int64_t{h} : h};
       }
       return std::nullopt;
+    case ImageFormat::kTiff: return tiff_size(b);
     default: return std::nullopt;
   }
 }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 
 namespace sam3 {
 
@@ -18,5 +19,8 @@ struct ImageSize {
 };
 // nullopt when the header does not say (or the format is not parsed here).
 std::optional<ImageSize> read_header_size(std::span<const std::uint8_t> bytes, ImageFormat format);
+// What is wrong with the file's structure before any pixel is decoded (truncated data, an
+// animation), or nullopt.
+std::optional<std::string> structure_problem(std::span<const std::uint8_t> bytes, ImageFormat format);
 
 }  // namespace sam3

@@ -1,7 +1,9 @@
 #include "sam3/model.h"
 
+#include <algorithm>
 #include <atomic>
 #include <list>
+#include <thread>
 #include <mutex>
 #include <unordered_map>
 
@@ -60,6 +62,33 @@ std::filesystem::path default_vocabulary() {
   return std::filesystem::path(SAM3_DEFAULT_DATA_DIR) / "clip" / "bpe_simple_vocab_16e6.txt.gz";
 }
 
+int capped_threads(int requested) {
+  if (requested < 0) {
+    throw Error(ErrorCode::kInvalidArgument, "threads must be 0 (one per core) or more, got " + std::to_string(requested));
+  }
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (requested > cores) {
+    log(LogLevel::kWarning, std::to_string(requested) + " threads asked for, " + std::to_string(cores) +
+                                " used: more threads than cores only compete for them");
+    return cores;
+  }
+  return requested;
+}
+
+// NaN passes every comparison-based range check, so each bound is tested for what it must be.
+void check_options(const SegmentOptions& o) {
+  const auto unit = [](float v, const char* name) {
+    if (!(v >= 0.f && v <= 1.f)) {
+      throw Error(ErrorCode::kInvalidArgument, std::string(name) + " must be a number from 0 to 1, got " + std::to_string(v));
+    }
+  };
+  unit(o.score_threshold, "threshold");
+  unit(o.mask_threshold, "mask_threshold");
+  unit(o.nms_iou, "nms");
+  if (o.min_area < 0) throw Error(ErrorCode::kInvalidArgument, "min_area must be 0 or more");
+  if (o.max_instances < 0) throw Error(ErrorCode::kInvalidArgument, "max_instances must be 0 (all) or more");
+}
+
 void check_boxes(const std::vector<BoxPrompt>& boxes, int width, int height) {
   for (size_t i = 0; i < boxes.size(); ++i) {
     const Box& b = boxes[i].box;
@@ -99,7 +128,7 @@ std::shared_ptr<Model> Model::load(const std::filesystem::path& directory, const
   if (vocab.empty()) vocab = options.fallback_vocabulary.empty() ? default_vocabulary() : options.fallback_vocabulary;
   impl->tokenizer = std::make_unique<ClipTokenizer>(ClipTokenizer::from_file(vocab));
   rt::SessionConfig config;
-  config.intra_op_threads = options.intra_op_threads;
+  config.intra_op_threads = capped_threads(options.intra_op_threads);
   config.spin_threads = options.spin_threads;
   config.shared_thread_pool = options.shared_thread_pool;
   config.cache.enabled = options.cache_optimized;
@@ -168,6 +197,7 @@ PromptResult Model::segment(const ImageEmbedding& embedding, const Prompt& promp
   if (blank && prompt.boxes.empty()) {
     throw Error(ErrorCode::kInvalidArgument, "empty prompt: give a text (e.g. \"car\"), exemplar boxes, or both");
   }
+  check_options(options);
   check_boxes(prompt.boxes, embedding.width(), embedding.height());
   PromptResult result;
   result.prompt = prompt;

@@ -1,5 +1,9 @@
 #include "runtime/session.h"
 
+#include <pthread.h>
+
+#include <exception>
+#include <fstream>
 #include <sstream>
 
 #include "sam3/error.h"
@@ -28,11 +32,58 @@ std::vector<TensorInfo> read_io(const Ort::Session& s, bool inputs) {
 
 }  // namespace
 
-Ort::Env& env() {
+namespace {
+
+// Creating ONNX Runtime's environment parses /proc/self/cmdline with a recursive regular
+// expression (its telemetry's app id), about 300 bytes of stack per character: a command line
+// of 30 KB overflows an 8 MB stack. So the environment is made on a thread whose stack grows
+// with the command line (reserved address space; only the pages used are touched).
+std::size_t command_line_bytes() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::size_t n = 0;
+  char buf[65536];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) n += static_cast<std::size_t>(in.gcount());
+  return n;
+}
+
+Ort::Env* create_env() {
   // With process-wide thread pools (ONNX Runtime's defaults: one intra-op thread per physical
   // core, spinning) for sessions that share them; the others keep their own.
-  static Ort::Env instance(Ort::ThreadingOptions{}, ORT_LOGGING_LEVEL_ERROR, "sam3cpp");
-  return instance;
+  return new Ort::Env(Ort::ThreadingOptions{}, ORT_LOGGING_LEVEL_ERROR, "sam3cpp");
+}
+
+Ort::Env* create_env_on_large_stack() {
+  struct Job {
+    Ort::Env* env = nullptr;
+    std::exception_ptr error;
+  } job;
+  const std::size_t stack = (std::size_t{16} << 20) + 1024 * command_line_bytes();
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, stack);
+  pthread_t thread;
+  const auto run = [](void* arg) -> void* {
+    auto* j = static_cast<Job*>(arg);
+    try {
+      j->env = create_env();
+    } catch (...) {
+      j->error = std::current_exception();
+    }
+    return nullptr;
+  };
+  const int rc = pthread_create(&thread, &attr, run, &job);
+  pthread_attr_destroy(&attr);
+  if (rc != 0) return create_env();  // no thread: the default stack serves short command lines
+  pthread_join(thread, nullptr);
+  if (job.error) std::rethrow_exception(job.error);
+  return job.env;
+}
+
+}  // namespace
+
+Ort::Env& env() {
+  static Ort::Env* instance = create_env_on_large_stack();  // never freed: sessions may outlive statics
+  return *instance;
 }
 
 std::string type_name(ONNXTensorElementDataType type) {

@@ -87,4 +87,74 @@ TEST(ImageDecode, PixelLimitIsCheckedFromTheHeaderFirst) {
             sam3::ErrorCode::kImageTooLarge);
 }
 
+// A little-endian TIFF (or BigTIFF) whose first IFD gives width and height and nothing else.
+std::vector<std::uint8_t> tiff_header(bool big, std::uint32_t width, std::uint32_t height) {
+  std::vector<std::uint8_t> b;
+  const auto put = [&](std::uint64_t v, int n) {
+    for (int i = 0; i < n; ++i) b.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+  };
+  b = {'I', 'I'};
+  put(big ? 43 : 42, 2);
+  if (big) put(8, 2), put(0, 2), put(16, 8);
+  else put(8, 4);
+  put(2, big ? 8 : 2);  // entries
+  for (auto [tag, value] : {std::pair{256u, width}, std::pair{257u, height}}) {
+    put(tag, 2), put(4, 2), put(1, big ? 8 : 4), put(value, big ? 8 : 4);  // LONG, one value
+  }
+  put(0, big ? 8 : 4);  // no next IFD
+  return b;
+}
+
+TEST(ImageDecode, TiffAndBigTiffSizesAreReadFromTheHeaderBeforeDecoding) {
+  for (bool big : {false, true}) {
+    try {
+      sam3::decode_image(tiff_header(big, 32000, 32000), "bomb.tif");
+      FAIL() << (big ? "BigTIFF" : "TIFF") << " header size not checked";
+    } catch (const sam3::Error& e) {
+      EXPECT_EQ(e.code(), sam3::ErrorCode::kImageTooLarge) << e.what();
+      EXPECT_NE(std::string(e.what()).find("32000x32000"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(ImageDecode, TruncatedFilesAreCorruptNotSilentlyGrey) {
+  const std::string jpeg = sam3::encode_rgb_jpeg(left_half_red(256, 256));
+  const std::string png = sam3::encode_rgb_png(left_half_red(256, 256));
+  for (const auto& [name, cut] : {std::pair{"half.jpg", jpeg.substr(0, jpeg.size() / 2)},
+                                  std::pair{"no-iend.png", png.substr(0, png.size() - 12)}}) {
+    try {
+      sam3::decode_image(bytes_of(cut), name);
+      FAIL() << name << " decoded";
+    } catch (const sam3::Error& e) {
+      EXPECT_EQ(e.code(), sam3::ErrorCode::kImageCorrupt) << e.what();
+      EXPECT_NE(std::string(e.what()).find("truncated"), std::string::npos) << e.what();
+    }
+  }
+  // Bytes after the end-of-image marker (common from some cameras) are not truncation.
+  EXPECT_EQ(sam3::decode_image(bytes_of(jpeg + "trailing bytes"), "tail.jpg").width, 256);
+}
+
+TEST(ImageDecode, AnimatedWebpIsUnsupportedNotCorrupt) {
+  std::string webp = std::string("RIFF") + std::string("\x16\0\0\0", 4) + "WEBPVP8X" + std::string("\x0A\0\0\0", 4) +
+                     std::string("\x02\0\0\0", 4) + std::string("\x0F\0\0\x0F\0\0", 6);
+  try {
+    sam3::decode_image(bytes_of(webp), "anim.webp");
+    FAIL();
+  } catch (const sam3::Error& e) {
+    EXPECT_EQ(e.code(), sam3::ErrorCode::kImageUnsupported) << e.what();
+    EXPECT_NE(std::string(e.what()).find("animated WebP"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ImageRead, OnlyRegularFilesWithinTheSizeCap) {
+  EXPECT_EQ(code_of([] { sam3::read_image_file("/dev/zero"); }), sam3::ErrorCode::kImageUnreadable);
+  const auto p = fs::temp_directory_path() / "sam3_cap.png";
+  sam3::write_file_atomic(p, sam3::encode_rgb_png(left_half_red(64, 64)));
+  sam3::ImageLoadOptions tiny;
+  tiny.max_file_bytes = 100;
+  EXPECT_EQ(code_of([&] { sam3::read_image_file(p, tiny); }), sam3::ErrorCode::kImageTooLarge);
+  tiny.max_file_bytes = static_cast<std::int64_t>(fs::file_size(p));
+  EXPECT_EQ(sam3::read_image_file(p, tiny).size(), fs::file_size(p)) << "a file of exactly the cap is fine";
+}
+
 }  // namespace

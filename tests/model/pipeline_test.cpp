@@ -147,4 +147,16 @@ TEST(ModelLoad, SamexporterTakesOneBoxPerPrompt) {
   }
 }
 
+TEST(ModelRun, DecoderOutputsThatDisagreeAreAClearErrorNotAnOverread) {
+  auto model = sam3::Model::load(sam3::test::test_models_dir() / "usls-inconsistent");
+  const auto scene = sam3::test::make_scene(false);
+  try {
+    model->segment(model->encode(scene.image), {"red", {}});
+    FAIL() << "one score for four masks was accepted";
+  } catch (const sam3::Error& err) {
+    EXPECT_EQ(err.code(), sam3::ErrorCode::kModelMismatch);
+    EXPECT_NE(std::string(err.what()).find("'pred_logits' has shape [1,1]"), std::string::npos) << err.what();
+  }
+}
+
 }  // namespace
