@@ -1,23 +1,53 @@
 #!/usr/bin/env bash
-# Builds the tokenizer fuzz target with clang (libFuzzer + ASan/UBSan) and runs it.
-#   scripts/fuzz.sh [SECONDS] [BUILD_DIR]     default: 60 s, build-fuzz/
-# The test suite runs it for a few seconds; run it longer by hand, e.g. scripts/fuzz.sh 3600.
+# Builds the libFuzzer targets with clang (ASan/UBSan) and runs each for SECONDS.
+#   scripts/fuzz.sh [SECONDS] [BUILD_DIR] [TARGET...]   default: 60 s, build-fuzz/, every target
+# Targets: tokenizer_fuzz (prompt text), image_decode_fuzz (image files of every format),
+# request_parse_fuzz (POST /v1/segment bodies, base64). The test suite runs each for a few
+# seconds; run them longer by hand, e.g. scripts/fuzz.sh 3600. Findings are written to
+# BUILD_DIR/findings/ and make the script fail.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${1:-60}
 build=${2:-$here/build-fuzz}
+shift $(( $# > 2 ? 2 : $# ))
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(tokenizer_fuzz image_decode_fuzz request_parse_fuzz)
 command -v clang++ >/dev/null || { echo "fuzz: clang++ is needed (apt-get install clang)" >&2; exit 1; }
 cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
   -DCMAKE_CXX_COMPILER=clang++ -DSAM3_FUZZ=ON -DSAM3_BUILD_TESTS=OFF >/dev/null
-cmake --build "$build" --target tokenizer_fuzz --parallel "$(nproc)" >/dev/null
-mkdir -p "$build/corpus"
-# Seed with the golden texts when the shared data is there.
-golden="$here/../shared/data/clip/golden_public.jsonl"
-if [ -f "$golden" ] && [ -z "$(ls -A "$build/corpus")" ]; then
-  i=0
-  while IFS= read -r line; do
-    printf '%s' "$line" | sed -e 's/^{"text": "//' -e 's/", "ids".*//' > "$build/corpus/golden_$i"
-    i=$((i + 1))
-  done < "$golden"
-fi
-"$build/tokenizer_fuzz" -max_total_time="$seconds" -max_len=512 -print_final_stats=1 "$build/corpus" 2>&1 | tail -n 12
+cmake --build "$build" --target "${targets[@]}" make_seeds --parallel "$(nproc)" >/dev/null
+
+# Seeds: the golden prompts, small images of every format, request bodies.
+seed() {
+  local target=$1 corpus=$2
+  [ -z "$(ls -A "$corpus" 2>/dev/null)" ] || return 0
+  mkdir -p "$corpus"
+  case "$target" in
+    tokenizer_fuzz)
+      python3 - "$here/tests/data/clip/golden_public.jsonl" "$corpus" <<'PY'
+import json, sys
+for i, line in enumerate(open(sys.argv[1], encoding="utf-8")):
+    open(f"{sys.argv[2]}/golden_{i}", "w", encoding="utf-8").write(json.loads(line)["text"])
+PY
+      ;;
+    image_decode_fuzz) "$build/make_seeds" images "$corpus" ;;
+    request_parse_fuzz) "$build/make_seeds" requests "$corpus" ;;
+  esac
+}
+
+status=0
+for target in "${targets[@]}"; do
+  corpus="$build/corpus/$target"
+  seed "$target" "$corpus"
+  mkdir -p "$build/findings/$target"
+  case "$target" in tokenizer_fuzz) max_len=512 ;; request_parse_fuzz) max_len=16384 ;; *) max_len=65536 ;; esac
+  echo "fuzz: $target for ${seconds}s" >&2
+  if ! ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 "$build/$target" -max_total_time="$seconds" \
+      -max_len="$max_len" -rss_limit_mb=4096 -timeout=20 -print_final_stats=1 \
+      -artifact_prefix="$build/findings/$target/" "$corpus" > "$build/$target.log" 2>&1; then
+    status=1
+    echo "fuzz: $target found a problem; see $build/$target.log and $build/findings/$target/" >&2
+  fi
+  tail -n 12 "$build/$target.log"
+done
+exit $status

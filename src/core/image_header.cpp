@@ -60,12 +60,12 @@ std::optional<ImageSize> tiff_size(std::span<const std::uint8_t> b) {
   if (big && b.size() < 16) return std::nullopt;
   const std::uint64_t ifd = big ? u64(8) : u32(4);
   const size_t count_size = big ? 8 : 2, entry_size = big ? 20 : 12;
-  if (ifd + count_size > b.size()) return std::nullopt;
+  if (ifd > b.size() || b.size() - ifd < count_size) return std::nullopt;  // no wrap-around: ifd is untrusted
   const std::uint64_t count = big ? u64(ifd) : u16(ifd);
   std::int64_t width = -1, height = -1;
   for (std::uint64_t i = 0; i < count && i < 4096; ++i) {
-    const std::uint64_t at = ifd + count_size + i * entry_size;
-    if (at + entry_size > b.size()) break;
+    const std::uint64_t at = ifd + count_size + i * entry_size;  // < size + 4096 * 20: no overflow
+    if (at > b.size() || b.size() - at < entry_size) break;
     const unsigned tag = u16(at), type = u16(at + 2);
     const size_t value_at = at + (big ? 12 : 8);
     std::int64_t value = -1;

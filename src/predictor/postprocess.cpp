@@ -67,8 +67,8 @@ void upsample_threshold(const float* src, int src_h, int src_w, int dst_h, int d
     while (hi > lo && a.i0[hi - 1] > c1) --hi;
     return std::pair{lo, hi};
   };
-  const auto [x0, x1] = range(ax, cx0, cx1, dst_w);
-  const auto [y0, y1] = range(ay, cy0, cy1, dst_h);
+  const auto xs = range(ax, cx0, cx1, dst_w), ys = range(ay, cy0, cy1, dst_h);
+  const int x0 = xs.first, x1 = xs.second, y0 = ys.first, y1 = ys.second;  // plain names: lambdas capture them
   std::vector<float> row0(dst_w), row1(dst_w);
   int cached0 = -1, cached1 = -1;
   auto fill = [&](int sy, std::vector<float>& row) {

@@ -117,6 +117,14 @@ TEST(ImageDecode, TiffAndBigTiffSizesAreReadFromTheHeaderBeforeDecoding) {
   }
 }
 
+TEST(ImageDecode, ABigTiffWhoseFirstIfdOffsetWrapsAroundIsRejected) {
+  // Found by image_decode_fuzz: an IFD offset of 2^64 - 1 once read past the buffer.
+  std::vector<std::uint8_t> b = {'I', 'I', 43, 0, 8, 0, 0, 0};
+  b.insert(b.end(), 8, 0xFF);
+  b.insert(b.end(), 12, 0);
+  EXPECT_EQ(code_of([&] { sam3::decode_image(b, "wrap.tif"); }), sam3::ErrorCode::kImageCorrupt);
+}
+
 TEST(ImageDecode, TruncatedFilesAreCorruptNotSilentlyGrey) {
   const std::string jpeg = sam3::encode_rgb_jpeg(left_half_red(256, 256));
   const std::string png = sam3::encode_rgb_png(left_half_red(256, 256));

@@ -1,0 +1,24 @@
+// libFuzzer target: arbitrary bytes as the body of POST /v1/segment (JSON with prompts, boxes,
+// options and a base64 image) and as base64 text. Bad input must be an ApiError with a 4xx
+// status; never a crash, hang or sanitizer report.
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include "api_error.h"
+#include "base64.h"
+#include "segment_request.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, size_t size) {
+  const std::string body(reinterpret_cast<const char*>(data), size);
+  try {
+    const auto request = sam3::server::parse_segment_request(body);
+    if (request.image_id.empty() && request.inline_image.empty()) std::abort();  // one of them is required
+  } catch (const sam3::server::ApiError& e) {
+    if (e.status < 400 || e.status >= 500) std::abort();
+  }
+  if (const auto bytes = sam3::server::base64_decode(body)) {
+    if (bytes->size() > body.size()) std::abort();  // base64 never decodes to more bytes than it has
+  }
+  return 0;
+}
