@@ -25,6 +25,18 @@ void add_serve_command(CLI::App& app, Runner& run) {
   cmd->add_option("--timeout", o.request_timeout_s, "Seconds a request may wait and run")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--api-key", o.api_key, "Require \"Authorization: Bearer KEY\" (or X-API-Key) on /v1/*");
   cmd->add_flag("--insecure", o.insecure, "Allow a non-local bind without an API key");
+  cmd->add_option("--allowed-host", o.allowed_hosts,
+                  "Host name clients may use besides localhost/127.0.0.1 (repeatable; * for any)");
+  cmd->add_option("--allowed-origin", o.allowed_origins,
+                  "Web origin allowed to call the API, e.g. http://localhost:8081 (repeatable; * for any)");
+  cmd->add_option("--max-connections", o.max_connections, "Open connections at most (idle ones give way to new clients)")
+      ->capture_default_str()->check(CLI::Range(4, 100000));
+  cmd->add_option("--header-timeout", o.header_timeout_s, "Seconds a request's headers may take to arrive")
+      ->capture_default_str()->check(CLI::Range(1, 3600));
+  cmd->add_option("--idle-timeout", o.idle_timeout_s, "Seconds an idle keep-alive connection stays open")
+      ->capture_default_str()->check(CLI::Range(1, 3600));
+  cmd->add_option("--shutdown-timeout", o.shutdown_timeout_s, "Seconds requests in flight get after SIGTERM/SIGINT")
+      ->capture_default_str()->check(CLI::Range(0, 3600));
   cmd->callback([args, &run] {
     run = [args] {
       args->options.model_dir = resolve_model_dir(args->models);

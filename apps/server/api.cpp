@@ -12,6 +12,7 @@
 #include "sam3/log.h"
 #include "sam3/polygons.h"
 #include "sam3/result_json.h"
+#include "http/multipart.h"
 #include "segment_request.h"
 
 namespace sam3::server {
@@ -29,31 +30,32 @@ std::string image_id_of(const std::string& bytes) {
   return id;  // 128 bits of the content hash
 }
 
-void send_json(httplib::Response& res, int status, const json& body) {
-  res.status = status;
-  res.set_content(body.dump(), "application/json");
+HttpResponse json_response(int status, const json& body) {
+  HttpResponse r;
+  r.status = status;
+  r.body = body.dump();
+  return r;
 }
 
-// Wraps a handler so every failure becomes the API's error shape.
-template <typename F>
-httplib::Server::Handler guarded(F&& handler) {
-  return [handler](const httplib::Request& req, httplib::Response& res) {
-    try {
-      handler(req, res);
-    } catch (const ApiError& e) {
-      res.status = e.status;
-      if (e.status == 503 || e.status == 429) res.set_header("Retry-After", "1");
-      res.set_content(error_body(e.code, e.what()), "application/json");
-    } catch (const Error& e) {
-      const ApiError a = api_error_from(e);
-      res.status = a.status;
-      res.set_content(error_body(a.code, a.what()), "application/json");
-    } catch (const std::exception& e) {
-      log(LogLevel::kError, std::string("request failed: ") + e.what());
-      res.status = 500;
-      res.set_content(error_body("internal", e.what()), "application/json");
-    }
-  };
+HttpResponse error_response(const ApiError& e) {
+  HttpResponse r;
+  r.status = e.status;
+  r.body = error_body(e.code, e.what());
+  if (e.status == 503 || e.status == 429) r.headers.emplace_back("Retry-After", "1");
+  if (e.status == 405) r.headers.emplace_back("Allow", e.allow);
+  return r;
+}
+
+// Library errors as API errors; what a client cannot act on (paths, ONNX Runtime's
+// internals) goes to the log, not into the answer.
+ApiError api_error_of(const Error& e) {
+  ApiError a = api_error_from(e);
+  if (a.status >= 500) {
+    log(LogLevel::kError, std::string("request failed: ") + e.what());
+    return ApiError(a.status, a.code, a.status == 503 ? "the model is not available; see the server's log"
+                                                      : "inference failed; see the server's log");
+  }
+  return a;
 }
 
 json mask_json(const Instance& inst, const SegmentRequest& request) {
@@ -83,7 +85,147 @@ json mask_json(const Instance& inst, const SegmentRequest& request) {
 }  // namespace
 
 Api::Api(const ServerOptions& options)
-    : options_(options), cache_(options.cache_mb * 1024 * 1024), queue_(options.workers, options.queue_capacity) {}
+    : options_(options), cache_(options.cache_mb * 1024 * 1024), queue_(options.workers, options.queue_capacity) {
+  const std::vector<std::string> images_types = {"", "multipart/form-data", "application/octet-stream",
+                                                 "application/x-www-form-urlencoded", "image/*"};
+  for (const auto& asset : assets()) {
+    routes_.push_back({"GET", asset.path, true, false, {}, [&asset](const HttpRequest&) {
+                         HttpResponse r;
+                         r.content_type = asset.content_type;
+                         r.body = std::string(asset.data);
+                         return r;
+                       }});
+  }
+  routes_.push_back({"GET", "/health", true, false, {}, [this](const HttpRequest&) { return handle_health(); }});
+  routes_.push_back({"GET", "/v1/info", true, true, {}, [this](const HttpRequest&) { return handle_info(); }});
+  routes_.push_back({"POST", "/v1/images", false, true, images_types,
+                     [this](const HttpRequest& r) { return handle_images(r); }});
+  routes_.push_back({"POST", "/v1/segment", false, true, {"", "application/json"},
+                     [this](const HttpRequest& r) { return handle_segment(r); }});
+}
+
+const Api::Route* Api::find_route(const HttpRequest& request, bool* other_method) const {
+  *other_method = false;
+  for (const auto& route : routes_) {
+    if (route.path != request.path) continue;
+    if (route.method == request.method) return &route;
+    *other_method = true;
+  }
+  return nullptr;
+}
+
+// Bound to this machine only, the server answers only to names of this machine: a web page
+// elsewhere cannot reach it through DNS rebinding.
+bool Api::host_allowed(const std::string& host_header) const {
+  std::string host = to_lower(host_header);
+  if (host.starts_with("[")) host = host.substr(0, host.find(']') + 1);
+  else host = host.substr(0, host.rfind(':') == std::string::npos ? host.size() : host.rfind(':'));
+  for (const auto& h : options_.allowed_hosts) {
+    if (h == "*" || to_lower(h) == host) return true;
+  }
+  if (!is_loopback_host(options_.host)) return options_.allowed_hosts.empty();
+  return host == "localhost" || host == "127.0.0.1" || host == "[::1]" || host == to_lower(options_.host);
+}
+
+std::string Api::allowed_origin(const HttpRequest& request) const {
+  const std::string origin = request.header("origin");
+  if (origin.empty() || origin == "http://" + request.header("host")) return "";
+  for (const auto& o : options_.allowed_origins) {
+    if (o == "*" || o == origin) return origin;
+  }
+  return "";
+}
+
+bool Api::origin_allowed(const HttpRequest& request) const {
+  const std::string origin = request.header("origin");
+  return origin.empty() || origin == "http://" + request.header("host") || !allowed_origin(request).empty();
+}
+
+bool Api::authorized(const HttpRequest& req) const {
+  if (options_.api_key.empty()) return true;
+  return req.header("authorization") == "Bearer " + options_.api_key || req.header("x-api-key") == options_.api_key;
+}
+
+Dispatch Api::screen(const HttpRequest& head) const {
+  const auto reject = [&](ApiError e) {
+    HttpResponse r = error_response(e);
+    if (const auto o = allowed_origin(head); !o.empty()) r.headers.emplace_back("Access-Control-Allow-Origin", o);
+    return Dispatch{std::move(r), true};
+  };
+  if (!host_allowed(head.header("host"))) {
+    return reject(ApiError(403, "forbidden_host", "this server answers only to its own host names; add the name "
+                                                  "with --allowed-host if it is yours"));
+  }
+  if (!origin_allowed(head)) {
+    return reject(ApiError(403, "forbidden_origin", "requests from web pages of other origins are refused; allow the "
+                                                    "origin with --allowed-origin"));
+  }
+  bool other_method = false;
+  const Route* route = find_route(head, &other_method);
+  if (head.method == "OPTIONS" && (route || other_method)) {  // CORS preflight
+    HttpResponse r;
+    r.status = 204;
+    r.content_type.clear();
+    if (const auto o = allowed_origin(head); !o.empty()) {
+      r.headers = {{"Access-Control-Allow-Origin", o}, {"Access-Control-Allow-Methods", "GET, POST, OPTIONS"},
+                   {"Access-Control-Allow-Headers", "Authorization, Content-Type, X-API-Key"},
+                   {"Access-Control-Max-Age", "600"}, {"Vary", "Origin"}};
+    }
+    return {std::move(r), true};
+  }
+  if (!route) {
+    if (!other_method) return reject(ApiError(404, "not_found", "no such route; see /openapi.json"));
+    std::string allow;
+    for (const auto& r : routes_) {
+      if (r.path == head.path) allow += (allow.empty() ? "" : ", ") + r.method;
+    }
+    ApiError e(405, "method_not_allowed", head.method + " is not allowed on " + head.path + "; use " + allow);
+    e.allow = allow;
+    return reject(std::move(e));
+  }
+  if (route->needs_key && !authorized(head)) {
+    return reject(ApiError(401, "unauthorized", "send the API key as \"Authorization: Bearer KEY\" or \"X-API-Key: KEY\""));
+  }
+  if (!route->media_types.empty()) {
+    const std::string type = head.media_type();
+    bool ok = false;
+    for (const auto& t : route->media_types) {
+      ok = ok || t == type || (t.ends_with("/*") && type.starts_with(t.substr(0, t.size() - 1)));
+    }
+    if (!ok) {
+      return reject(ApiError(415, "unsupported_media_type",
+                             route->path == "/v1/segment"
+                                 ? "POST /v1/segment takes application/json"
+                                 : "send the image as raw bytes (Content-Type image/* or application/octet-stream) or "
+                                   "multipart field \"image\""));
+    }
+  }
+  return {std::nullopt, route->quick};
+}
+
+HttpResponse Api::handle(const HttpRequest& request) {
+  bool other_method = false;
+  const Route* route = find_route(request, &other_method);
+  HttpResponse r;
+  try {
+    if (!route) throw ApiError(404, "not_found", "no such route; see /openapi.json");
+    r = route->answer(request);
+  } catch (const ApiError& e) {
+    r = error_response(e);
+  } catch (const Error& e) {
+    r = error_response(api_error_of(e));
+  } catch (const std::bad_alloc&) {
+    r = error_response(ApiError(503, "out_of_memory", "the server ran out of memory for this request; retry shortly"));
+  } catch (const std::exception& e) {
+    log(LogLevel::kError, std::string("request failed: ") + e.what());
+    r = error_response(ApiError(500, "internal", "the server failed to answer; see its log"));
+  }
+  if (const auto o = allowed_origin(request); !o.empty()) {
+    r.headers.emplace_back("Access-Control-Allow-Origin", o);
+    r.headers.emplace_back("Vary", "Origin");
+  }
+  return r;
+}
 
 void Api::load_model() {
   try {
@@ -96,7 +238,7 @@ void Api::load_model() {
     log(LogLevel::kInfo, "model ready");
   } catch (const std::exception& e) {
     std::lock_guard lock(model_mutex_);
-    load_error_ = e.what();
+    load_failed_ = true;
     log(LogLevel::kError, std::string("cannot load the model: ") + e.what());
   }
 }
@@ -104,42 +246,49 @@ void Api::load_model() {
 std::shared_ptr<Model> Api::ready_model() {
   std::lock_guard lock(model_mutex_);
   if (model_) return model_;
-  if (!load_error_.empty()) throw ApiError(503, "model_unavailable", load_error_);
+  if (load_failed_) throw ApiError(503, "model_unavailable", "the model cannot be loaded; see the server's log");
   throw ApiError(503, "loading", "the model is still loading; retry shortly");
 }
 
-void Api::authorize(const httplib::Request& req) const {
-  if (options_.api_key.empty()) return;
-  if (req.get_header_value("Authorization") == "Bearer " + options_.api_key ||
-      req.get_header_value("X-API-Key") == options_.api_key) {
-    return;
-  }
-  throw ApiError(401, "unauthorized", "send the API key as \"Authorization: Bearer KEY\" or \"X-API-Key: KEY\"");
-}
-
+// Waits for a job on the worker queue while the client is still there and the request's time
+// lasts; a job given up on before a worker takes it is skipped, so the queue never fills with
+// work nobody waits for.
 template <typename F>
-auto Api::run_on_worker(F&& job) {
-  auto future = queue_.submit(std::forward<F>(job));
+auto Api::run_on_worker(const HttpRequest& req, F&& job) {
+  auto cancelled = std::make_shared<std::atomic<bool>>(false);
+  auto future = queue_.submit([cancelled, job = std::forward<F>(job)]() mutable {
+    if (*cancelled) throw ApiError(503, "cancelled", "the request was given up before it ran");
+    return job();
+  });
   if (!future) throw ApiError(503, "busy", "all workers are busy and the queue is full; retry shortly");
-  if (future->wait_for(std::chrono::seconds(options_.request_timeout_s)) != std::future_status::ready) {
-    throw ApiError(503, "timeout", "the request took longer than " + std::to_string(options_.request_timeout_s) + " s");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(options_.request_timeout_s);
+  while (future->wait_for(std::chrono::milliseconds(100)) != std::future_status::ready) {
+    if (req.client_gone()) {
+      *cancelled = true;
+      throw ApiError(499, "client_closed", "the client closed the connection");
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      *cancelled = true;
+      throw ApiError(503, "timeout", "the request took longer than " + std::to_string(options_.request_timeout_s) + " s");
+    }
   }
   return future->get();
 }
 
-std::shared_ptr<const CachedImage> Api::encode_bytes(const std::string& bytes, bool* cached) {
+std::shared_ptr<const CachedImage> Api::encode_bytes(const HttpRequest& req, std::string_view bytes, bool* cached) {
   auto model = ready_model();
-  const std::string id = image_id_of(bytes);
+  const std::string id = image_id_of(std::string(bytes));
   if (auto hit = cache_.find(id)) {
     *cached = true;
     return hit;
   }
   // Decode here (request thread: bad input fails fast), encode on a worker.
-  const ImageLoadOptions load{options_.max_pixels};
+  ImageLoadOptions load;
+  load.max_pixels = options_.max_pixels;
   auto image = std::make_shared<Image>(
       decode_image({reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()}, "uploaded image", load));
   // The job owns everything it touches: after a timeout it may outlive this request.
-  auto [entry, was_cached] = run_on_worker([this, model, image, id] {
+  auto [entry, was_cached] = run_on_worker(req, [this, model, image, id] {
     bool hit = false;
     auto e = cache_.get_or_encode(id, [&] { return model->encode(*image); }, &hit);
     return std::pair{e, hit};
@@ -148,42 +297,33 @@ std::shared_ptr<const CachedImage> Api::encode_bytes(const std::string& bytes, b
   return entry;
 }
 
-void Api::handle_images(const httplib::Request& req, httplib::Response& res) {
-  authorize(req);
-  const std::string* bytes = &req.body;
-  if (req.is_multipart_form_data()) {
-    bytes = nullptr;
-    if (req.has_file("image")) bytes = &req.files.find("image")->second.content;
-    for (const auto& [name, part] : req.files) {
-      if (!bytes && !part.filename.empty()) bytes = &part.content;  // any uploaded file
+HttpResponse Api::handle_images(const HttpRequest& req) {
+  std::string_view bytes = req.body;
+  if (req.media_type() == "multipart/form-data") {
+    const auto parts = parse_multipart(req.body, req.header_param("content-type", "boundary"));
+    if (!parts) throw ApiError(400, "invalid_request", "the multipart body is malformed");
+    const MultipartPart* chosen = nullptr;
+    for (const auto& p : *parts) {
+      if (p.name == "image") chosen = &p;
     }
-    if (!bytes) throw ApiError(400, "invalid_request", "the multipart body has no file; send it as field \"image\"");
-  } else {
-    const std::string type = req.get_header_value("Content-Type");
-    // curl --data-binary sends application/x-www-form-urlencoded: take its body as the image too.
-    if (!type.empty() && !type.starts_with("image/") && !type.starts_with("application/octet-stream") &&
-        !type.starts_with("application/x-www-form-urlencoded")) {
-      throw ApiError(415, "unsupported_media_type",
-                     "send the image as raw bytes (Content-Type image/* or application/octet-stream) or multipart field \"image\"");
+    for (const auto& p : *parts) {
+      if (!chosen && !p.filename.empty()) chosen = &p;  // any uploaded file
     }
+    if (!chosen) throw ApiError(400, "invalid_request", "the multipart body has no file; send it as field \"image\"");
+    bytes = chosen->content;
   }
-  if (bytes->empty()) throw ApiError(400, "invalid_request", "the image is empty");
+  if (bytes.empty()) throw ApiError(400, "invalid_request", "the image is empty");
   bool cached = false;
   const auto t0 = std::chrono::steady_clock::now();
-  auto entry = encode_bytes(*bytes, &cached);
-  send_json(res, 200, {{"image_id", entry->id},
-                       {"width", entry->embedding.width()},
-                       {"height", entry->embedding.height()},
-                       {"cached", cached},
-                       {"encode_ms", cached ? 0.0 : std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()}});
+  auto entry = encode_bytes(req, bytes, &cached);
+  return json_response(200, {{"image_id", entry->id},
+                             {"width", entry->embedding.width()},
+                             {"height", entry->embedding.height()},
+                             {"cached", cached},
+                             {"encode_ms", cached ? 0.0 : std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()}});
 }
 
-void Api::handle_segment(const httplib::Request& req, httplib::Response& res) {
-  authorize(req);
-  const std::string type = req.get_header_value("Content-Type");
-  if (!type.empty() && !type.starts_with("application/json")) {
-    throw ApiError(415, "unsupported_media_type", "POST /v1/segment takes application/json");
-  }
+HttpResponse Api::handle_segment(const HttpRequest& req) {
   const auto shared_request = std::make_shared<const SegmentRequest>(parse_segment_request(req.body));
   const SegmentRequest& request = *shared_request;
   auto model = ready_model();
@@ -197,9 +337,9 @@ void Api::handle_segment(const httplib::Request& req, httplib::Response& res) {
     }
     cached = true;
   } else {
-    entry = encode_bytes(request.inline_image, &cached);
+    entry = encode_bytes(req, request.inline_image, &cached);
   }
-  auto results = run_on_worker([model, entry, shared_request] {
+  auto results = run_on_worker(req, [model, entry, shared_request] {
     std::vector<PromptResult> out;
     for (const auto& prompt : shared_request->prompts) {
       out.push_back(model->segment(entry->embedding, prompt, shared_request->options));
@@ -220,64 +360,40 @@ void Api::handle_segment(const httplib::Request& req, httplib::Response& res) {
     timings["decode"] = timings["decode"].get<double>() + r.timings.decode_ms;
     timings["postprocess"] = timings["postprocess"].get<double>() + r.timings.postprocess_ms;
   }
-  send_json(res, 200, {{"model", {{"layout", layout_name(model->layout())}, {"dir", model->directory().string()}}},
-                       {"images", json::array({image})},
-                       {"timings_ms", timings}});
+  return json_response(200, {{"model", {{"layout", layout_name(model->layout())}, {"name", model->directory().filename().string()}}},
+                             {"images", json::array({image})},
+                             {"timings_ms", timings}});
 }
 
-void Api::handle_info(httplib::Response& res) {
-  json model = {{"dir", options_.model_dir.string()}, {"loaded", false}};
+HttpResponse Api::handle_info() {
+  json model = {{"name", options_.model_dir.filename().string()}, {"loaded", false}};
   {
     std::lock_guard lock(model_mutex_);
     if (model_) {
       const auto s = model_->stats();
-      model = {{"dir", model_->directory().string()}, {"loaded", true}, {"layout", layout_name(model_->layout())},
+      model = {{"name", model_->directory().filename().string()}, {"loaded", true}, {"layout", layout_name(model_->layout())},
                {"input_size", model_->input_size()}, {"load_ms", model_->load_ms()},
                {"image_encodes", s.image_encodes}, {"text_encodes", s.text_encodes}, {"decodes", s.decodes},
                {"text_cache_hits", s.text_cache_hits}};
-    } else if (!load_error_.empty()) {
-      model["error"] = load_error_;
+    } else if (load_failed_) {
+      model["error"] = "the model cannot be loaded; see the server's log";
     }
   }
   const auto c = cache_.stats();
-  send_json(res, 200, {{"model", model},
-                       {"versions", {{"sam3cpp", SAM3_VERSION}, {"onnxruntime", onnxruntime_version()}}},
-                       {"cache", {{"entries", c.entries}, {"bytes", c.bytes}, {"capacity_bytes", c.capacity_bytes},
-                                  {"hits", c.hits}, {"misses", c.misses}, {"evictions", c.evictions}}},
-                       {"queue", {{"workers", queue_.workers()}, {"queued", queue_.queued()}, {"capacity", queue_.capacity()}}},
-                       {"limits", {{"max_request_bytes", options_.max_request_mb * 1024 * 1024},
-                                   {"max_pixels", options_.max_pixels}, {"request_timeout_s", options_.request_timeout_s}}}});
+  return json_response(200, {{"model", model},
+                             {"versions", {{"sam3cpp", SAM3_VERSION}, {"onnxruntime", onnxruntime_version()}}},
+                             {"cache", {{"entries", c.entries}, {"bytes", c.bytes}, {"capacity_bytes", c.capacity_bytes},
+                                        {"hits", c.hits}, {"misses", c.misses}, {"evictions", c.evictions}}},
+                             {"queue", {{"workers", queue_.workers()}, {"queued", queue_.queued()}, {"capacity", queue_.capacity()}}},
+                             {"limits", {{"max_request_bytes", options_.max_request_mb * 1024 * 1024},
+                                         {"max_pixels", options_.max_pixels}, {"request_timeout_s", options_.request_timeout_s}}}});
 }
 
-void Api::handle_health(httplib::Response& res) {
+HttpResponse Api::handle_health() {
   std::lock_guard lock(model_mutex_);
-  if (model_) return send_json(res, 200, {{"status", "ok"}});
-  if (!load_error_.empty()) return send_json(res, 503, {{"status", "error"}, {"message", load_error_}});
-  send_json(res, 503, {{"status", "loading"}});
-}
-
-void Api::register_routes(httplib::Server& server) {
-  for (const auto& asset : assets()) {
-    server.Get(asset.path, [&asset](const httplib::Request&, httplib::Response& res) {
-      res.set_content(std::string(asset.data), asset.content_type);
-    });
-  }
-  server.Get("/health", guarded([this](const httplib::Request&, httplib::Response& res) { handle_health(res); }));
-  server.Get("/v1/info", guarded([this](const httplib::Request& req, httplib::Response& res) {
-    authorize(req);
-    handle_info(res);
-  }));
-  server.Post("/v1/images", guarded([this](const httplib::Request& req, httplib::Response& res) { handle_images(req, res); }));
-  server.Post("/v1/segment", guarded([this](const httplib::Request& req, httplib::Response& res) { handle_segment(req, res); }));
-  // Statuses httplib sets by itself (404 route, 413 payload, 400 parse) get the same shape.
-  server.set_error_handler([](const httplib::Request&, httplib::Response& res) {
-    if (!res.body.empty()) return;
-    const std::string code = res.status == 404 ? "not_found" : res.status == 413 ? "payload_too_large" : "bad_request";
-    const std::string message = res.status == 404   ? "no such route; see /openapi.json"
-                                : res.status == 413 ? "the request body is larger than the server's limit (--max-request-mb)"
-                                                    : "malformed HTTP request";
-    res.set_content(error_body(code, message), "application/json");
-  });
+  if (model_) return json_response(200, {{"status", "ok"}});
+  if (load_failed_) return json_response(503, {{"status", "error"}, {"message", "the model cannot be loaded; see the server's log"}});
+  return json_response(503, {{"status", "loading"}});
 }
 
 }  // namespace sam3::server

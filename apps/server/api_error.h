@@ -13,6 +13,7 @@ struct ApiError : std::runtime_error {
       : std::runtime_error(message), status(status), code(std::move(code)) {}
   int status;
   std::string code;
+  std::string allow;  // the Allow header of a 405
 };
 
 // Library errors as API errors: bad input is 4xx, never 500.

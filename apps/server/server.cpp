@@ -1,26 +1,47 @@
 #include "server.h"
 
-#include <httplib.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <thread>
 
 #include "api.h"
+#include "http/http_server.h"
 #include "sam3/error.h"
 #include "sam3/log.h"
 
 namespace sam3::server {
 
 bool is_loopback_host(const std::string& host) {
-  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* list = nullptr;
+  if (::getaddrinfo(host.c_str(), nullptr, &hints, &list) != 0 || !list) return false;
+  bool all = true;
+  for (addrinfo* a = list; a; a = a->ai_next) {
+    if (a->ai_family == AF_INET) {
+      all = all && (ntohl(reinterpret_cast<sockaddr_in*>(a->ai_addr)->sin_addr.s_addr) >> 24) == 127;
+    } else if (a->ai_family == AF_INET6) {
+      const auto& addr = reinterpret_cast<sockaddr_in6*>(a->ai_addr)->sin6_addr;
+      all = all && IN6_IS_ADDR_LOOPBACK(&addr);
+    } else {
+      all = false;
+    }
+  }
+  ::freeaddrinfo(list);
+  return all;
 }
 
 int run_server(const ServerOptions& options) {
   if (!is_loopback_host(options.host) && options.api_key.empty() && !options.insecure) {
     throw Error(ErrorCode::kInvalidArgument,
-                "refusing to listen on " + options.host + " without --api-key: anyone on the network could use it; "
-                "pass --api-key KEY (or --insecure if the network is trusted)");
+                "refusing to listen on " + options.host + " without --api-key: it is not (only) this machine, so anyone "
+                "on the network could use it; pass --api-key KEY (or --insecure if the network is trusted)");
   }
   // SIGINT/SIGTERM are taken by a watcher thread (blocked everywhere else, before any
   // thread starts) that stops the server gracefully.
@@ -31,23 +52,22 @@ int run_server(const ServerOptions& options) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   Api api(options);
-  httplib::Server http;
-  http.set_payload_max_length(options.max_request_mb * 1024 * 1024);
-  http.set_read_timeout(60, 0);
-  http.set_write_timeout(60, 0);
-  api.register_routes(http);
-
-  const int port = options.port == 0 ? http.bind_to_any_port(options.host) : options.port;
-  if (options.port != 0 && !http.bind_to_port(options.host, options.port)) {
-    throw Error(ErrorCode::kIo, "cannot listen on " + options.host + ":" + std::to_string(options.port) +
-                                    " (in use or not permitted); pick another --port");
-  }
-  if (port <= 0) throw Error(ErrorCode::kIo, "cannot listen on " + options.host + "; check --host");
+  HttpLimits limits;
+  limits.max_body_bytes = options.max_request_mb * 1024 * 1024;
+  limits.max_connections = options.max_connections;
+  limits.header_timeout = std::chrono::seconds(options.header_timeout_s);
+  limits.idle_timeout = std::chrono::seconds(options.idle_timeout_s);
+  limits.handler_threads = std::max(8, options.workers + static_cast<int>(options.queue_capacity));
+  HttpServer http(limits, [&api](const HttpRequest& head) { return api.screen(head); },
+                  [&api](const HttpRequest& request) { return api.handle(request); });
+  const int port = http.listen(options.host, options.port);
+  api.set_port(port);
 
   std::thread loader([&api] { api.load_model(); });
   std::thread watcher([&http, signals] {
     int sig = 0;
     sigwait(&signals, &sig);
+    if (sig == 0) return;
     log(LogLevel::kWarning, std::string("received ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
                                 "; finishing requests in flight");
     http.stop();
@@ -55,12 +75,18 @@ int run_server(const ServerOptions& options) {
   const std::string shown_host = options.host.find(':') != std::string::npos ? "[" + options.host + "]" : options.host;
   std::printf("sam3 serve: listening on http://%s:%d\n", shown_host.c_str(), port);
   std::fflush(stdout);
-  http.listen_after_bind();  // returns after stop(); requests in flight have been answered
+  const bool drained = http.run(std::chrono::seconds(options.shutdown_timeout_s));
+  if (!drained) {
+    // Inference cannot be interrupted; the process ends without waiting for it.
+    log(LogLevel::kWarning, "requests still running after " + std::to_string(options.shutdown_timeout_s) +
+                                " s were abandoned");
+    std::fflush(stderr);
+    ::_exit(0);
+  }
   api.stop_workers();
   loader.join();
   if (watcher.joinable()) {
-    // listen ended without a signal (error): wake the watcher so it can exit.
-    pthread_kill(watcher.native_handle(), SIGTERM);
+    pthread_kill(watcher.native_handle(), SIGTERM);  // run ended without a signal: wake the watcher
     watcher.join();
   }
   return 0;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace sam3::server {
 
@@ -21,8 +22,16 @@ struct ServerOptions {
   int request_timeout_s = 300;
   std::string api_key;
   bool insecure = false;
+  std::vector<std::string> allowed_hosts;    // Host names answered besides this machine's ("*": any)
+  std::vector<std::string> allowed_origins;  // web origins allowed to call the API ("*": any)
+  int max_connections = 256;
+  int header_timeout_s = 10;  // for a request's line and headers to arrive
+  int idle_timeout_s = 15;    // an idle keep-alive connection is closed after this
+  int shutdown_timeout_s = 30;  // requests in flight get this long after SIGTERM
 };
 
+// Whether every address the host name resolves to is a loopback address (a name is looked
+// up, not compared as text: "127.0.0.1.nip.io" is decided by what it resolves to).
 bool is_loopback_host(const std::string& host);
 
 // Blocks until SIGINT/SIGTERM, then finishes the requests in flight and returns 0.

@@ -231,7 +231,8 @@ TEST(ServerLifecycle, ModelThatFailsToLoadIsReportedNot500) {
   }
   auto health = c.Get("/health");
   EXPECT_EQ(health->status, 503);
-  EXPECT_NE(health->body.find("cannot load"), std::string::npos) << health->body;
+  EXPECT_NE(health->body.find("cannot be loaded"), std::string::npos) << health->body;
+  EXPECT_EQ(health->body.find(dir.string()), std::string::npos) << "no paths to anyone: " << health->body;
   expect_error(c.Post("/v1/images", scene_png(), "image/png"), 503, "model_unavailable");
 }
 

@@ -15,6 +15,10 @@ extern char** environ;
 
 namespace sam3::test {
 
+// A server may answer (413, 401) before a request body is sent and close; the client's next
+// write must then fail with EPIPE, as in curl or a browser, not kill the test with SIGPIPE.
+inline const bool kIgnoreSigpipe = (::signal(SIGPIPE, SIG_IGN), true);
+
 class ServerProcess {
  public:
   explicit ServerProcess(std::vector<std::string> args, bool read_url = true) {
@@ -63,6 +67,7 @@ class ServerProcess {
   }
 
   int port() const { return port_; }
+  pid_t pid() const { return pid_; }
   const std::string& url() const { return url_; }
   const std::string& first_line() const { return first_line_; }
 

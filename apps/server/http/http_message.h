@@ -1,0 +1,40 @@
+// The HTTP request and response the routes see, independent of the transport.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace sam3::server {
+
+struct HttpRequest {
+  std::string method;  // as sent ("GET", "POST", ...)
+  std::string target;  // as sent, with the query
+  std::string path;    // target without the query
+  std::string query;
+  std::vector<std::pair<std::string, std::string>> headers;  // names in lower case
+  std::string body;
+  // True once the client has closed its connection (work for it can be dropped).
+  std::function<bool()> client_gone = [] { return false; };
+
+  const std::string* find_header(std::string_view name) const;  // name in lower case
+  std::string header(std::string_view name) const;              // "" when absent
+  // The Content-Type's media type in lower case, without parameters ("application/json").
+  std::string media_type() const;
+  // A parameter of a header value, e.g. header_param("content-type", "boundary").
+  std::string header_param(std::string_view name, std::string_view param) const;
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;
+  bool close = false;  // close the connection after this response
+};
+
+std::string to_lower(std::string_view s);
+
+}  // namespace sam3::server
