@@ -51,6 +51,7 @@ SegmentRequest parse_segment_request(const std::string& body) {
     if (!j["image"].is_string()) bad("\"image\" must be a base64 string");
     auto bytes = base64_decode(j["image"].get<std::string>());
     if (!bytes) bad("\"image\" is not valid base64");
+    if (bytes->empty()) bad("\"image\" is empty; send the image file's bytes in base64");
     r.inline_image = std::move(*bytes);
   } else {
     bad("give \"image_id\" (from POST /v1/images) or \"image\" (base64)");

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
@@ -16,8 +17,10 @@ namespace sam3 {
 namespace {
 
 std::string too_large(const std::string& name, std::int64_t w, std::int64_t h, std::int64_t limit) {
-  return name + ": image is " + std::to_string(w) + "x" + std::to_string(h) + " = " +
-         std::to_string(w * h) + " pixels, over the limit of " + std::to_string(limit) +
+  char pixels[32];  // exact in long double's 64-bit mantissa, where w * h overflows int64
+  std::snprintf(pixels, sizeof pixels, "%.0Lf", static_cast<long double>(w) * static_cast<long double>(h));
+  return name + ": image is " + std::to_string(w) + "x" + std::to_string(h) + " = " + pixels +
+         " pixels, over the limit of " + std::to_string(limit) +
          "; downscale it or raise the pixel limit (--max-pixels)";
 }
 
@@ -27,9 +30,9 @@ Image decode_image(std::span<const std::uint8_t> bytes, const std::string& name,
                    const ImageLoadOptions& options) {
   if (bytes.empty()) throw Error(ErrorCode::kImageUnreadable, name + ": file is empty");
   const ImageFormat format = sniff_format(bytes);
-  if (format == ImageFormat::kUnknown || format == ImageFormat::kGif) {
+  if (format == ImageFormat::kUnknown || format == ImageFormat::kGif || format == ImageFormat::kBigTiff) {
     throw Error(ErrorCode::kImageUnsupported,
-                name + ": " + (format == ImageFormat::kGif ? "GIF" : "unrecognised") +
+                name + ": " + (format == ImageFormat::kUnknown ? "unrecognised" : format_name(format)) +
                     " image format; use JPEG, PNG, WebP, BMP or TIFF");
   }
   if (auto problem = structure_problem(bytes, format)) {
@@ -41,7 +44,7 @@ Image decode_image(std::span<const std::uint8_t> bytes, const std::string& name,
       throw Error(ErrorCode::kImageCorrupt, name + ": " + format_name(format) +
                                                 " header has a zero image size; the file is corrupt");
     }
-    if (size->width * size->height > options.max_pixels) {
+    if (size->width > options.max_pixels / size->height) {  // width * height could overflow
       throw Error(ErrorCode::kImageTooLarge, too_large(name, size->width, size->height, options.max_pixels));
     }
   }

@@ -46,32 +46,21 @@ std::optional<ImageSize> webp_size(std::span<const std::uint8_t> b) {
   return std::nullopt;
 }
 
-std::uint64_t le64(const std::uint8_t* p) { return le32(p) | (std::uint64_t{le32(p + 4)} << 32); }
-std::uint64_t be64(const std::uint8_t* p) { return (std::uint64_t{be32(p)} << 32) | be32(p + 4); }
-
-// Width and height from the first IFD of a TIFF or BigTIFF (tags 256 and 257).
+// Width and height from the first IFD of a TIFF (tags 256 and 257).
 std::optional<ImageSize> tiff_size(std::span<const std::uint8_t> b) {
   if (b.size() < 8) return std::nullopt;
   const bool le = b[0] == 'I';
   const auto u16 = [&](size_t at) { return le ? le16(&b[at]) : be16(&b[at]); };
   const auto u32 = [&](size_t at) { return le ? le32(&b[at]) : be32(&b[at]); };
-  const auto u64 = [&](size_t at) { return le ? le64(&b[at]) : be64(&b[at]); };
-  const bool big = u16(2) == 43;
-  if (big && b.size() < 16) return std::nullopt;
-  const std::uint64_t ifd = big ? u64(8) : u32(4);
-  const size_t count_size = big ? 8 : 2, entry_size = big ? 20 : 12;
-  if (ifd > b.size() || b.size() - ifd < count_size) return std::nullopt;  // no wrap-around: ifd is untrusted
-  const std::uint64_t count = big ? u64(ifd) : u16(ifd);
+  const std::uint64_t ifd = u32(4);
+  if (ifd > b.size() || b.size() - ifd < 2) return std::nullopt;  // no wrap-around: ifd is untrusted
+  const unsigned count = u16(ifd);
   std::int64_t width = -1, height = -1;
-  for (std::uint64_t i = 0; i < count && i < 4096; ++i) {
-    const std::uint64_t at = ifd + count_size + i * entry_size;  // < size + 4096 * 20: no overflow
-    if (at > b.size() || b.size() - at < entry_size) break;
+  for (unsigned i = 0; i < count; ++i) {
+    const std::uint64_t at = ifd + 2 + std::uint64_t{i} * 12;
+    if (at > b.size() || b.size() - at < 12) break;
     const unsigned tag = u16(at), type = u16(at + 2);
-    const size_t value_at = at + (big ? 12 : 8);
-    std::int64_t value = -1;
-    if (type == 3) value = u16(value_at);                   // SHORT
-    else if (type == 4) value = u32(value_at);              // LONG
-    else if (type == 16 && big) value = static_cast<std::int64_t>(u64(value_at));  // LONG8
+    const std::int64_t value = type == 3 ? std::int64_t{u16(at + 8)} : type == 4 ? std::int64_t{u32(at + 8)} : -1;
     if (tag == 256) width = value;
     if (tag == 257) height = value;
   }
@@ -137,12 +126,15 @@ std::optional<std::string> structure_problem(std::span<const std::uint8_t> b, Im
 ImageFormat sniff_format(std::span<const std::uint8_t> b) {
   if (b.size() >= 3 && b[0] == 0xFF && b[1] == 0xD8 && b[2] == 0xFF) return ImageFormat::kJpeg;
   if (starts_with(b, "\x89PNG\r\n\x1a\n")) return ImageFormat::kPng;
-  if (starts_with(b, "RIFF") && starts_with(b, "WEBP", 8)) return ImageFormat::kWebp;
-  if (starts_with(b, "BM")) return ImageFormat::kBmp;
-  if (b.size() >= 4 && ((b[0] == 'I' && b[1] == 'I' && (b[2] == 42 || b[2] == 43) && b[3] == 0) ||
-                         (b[0] == 'M' && b[1] == 'M' && b[2] == 0 && (b[3] == 42 || b[3] == 43)))) {
-    return ImageFormat::kTiff;  // TIFF or BigTIFF
+  // As strict as OpenCV's own signature checks: bytes no decoder claims must not reach
+  // imdecode, whose fallbacks (DICOM, GDAL) write them to temporary files.
+  if (starts_with(b, "RIFF") && starts_with(b, "WEBPVP8", 8)) return ImageFormat::kWebp;
+  if (starts_with(b, "BM") && b.size() >= 18) {
+    const std::uint32_t dib = le32(&b[14]);
+    if (dib == 12 || dib == 40 || dib == 52 || dib == 56 || dib == 64 || dib == 108 || dib == 124) return ImageFormat::kBmp;
   }
+  if (starts_with(b, "II*\0") || starts_with(b, "MM\0*")) return ImageFormat::kTiff;
+  if (starts_with(b, "II+\0") || starts_with(b, "MM\0+")) return ImageFormat::kBigTiff;
   if (starts_with(b, "GIF8")) return ImageFormat::kGif;
   return ImageFormat::kUnknown;
 }
@@ -155,6 +147,7 @@ const char* format_name(ImageFormat format) {
     case ImageFormat::kBmp: return "BMP";
     case ImageFormat::kTiff: return "TIFF";
     case ImageFormat::kGif: return "GIF";
+    case ImageFormat::kBigTiff: return "BigTIFF";
     default: return "unknown";
   }
 }

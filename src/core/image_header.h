@@ -9,7 +9,7 @@
 
 namespace sam3 {
 
-enum class ImageFormat { kUnknown, kJpeg, kPng, kWebp, kBmp, kTiff, kGif };
+enum class ImageFormat { kUnknown, kJpeg, kPng, kWebp, kBmp, kTiff, kGif, kBigTiff };
 
 ImageFormat sniff_format(std::span<const std::uint8_t> bytes);
 const char* format_name(ImageFormat format);
