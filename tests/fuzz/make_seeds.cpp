@@ -38,6 +38,8 @@ void requests(const std::filesystem::path& dir) {
       R"({"image_id":"x","prompts":[{"boxes":[[0,0,1,1]]}],"mask_format":"png","polygon_tolerance":2})",
       R"({"image_id":"x","prompts":[],"threshold":"high"})",
       R"([1,2,3])",
+      "--XyZ\r\nContent-Disposition: form-data; name=\"image\"; filename=\"a.png\"\r\nContent-Type: image/png\r\n\r\n"
+      "PNGDATA\r\n--XyZ\r\nContent-Disposition: form-data; name=\"note\"\r\n\r\nhello\r\n--XyZ--\r\n",
   };
   for (size_t i = 0; i < bodies.size(); ++i) write(dir / ("body" + std::to_string(i) + ".json"), bodies[i]);
 }

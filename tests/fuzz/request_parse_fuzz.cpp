@@ -1,12 +1,13 @@
 // libFuzzer target: arbitrary bytes as the body of POST /v1/segment (JSON with prompts, boxes,
-// options and a base64 image) and as base64 text. Bad input must be an ApiError with a 4xx
-// status; never a crash, hang or sanitizer report.
+// options and a base64 image), as base64 text, and as a multipart/form-data upload. Bad input
+// must be an ApiError with a 4xx status or a refused body; never a crash, hang or sanitizer report.
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 
 #include "api_error.h"
 #include "base64.h"
+#include "http/multipart.h"
 #include "segment_request.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, size_t size) {
@@ -19,6 +20,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, size_t size) {
   }
   if (const auto bytes = sam3::server::base64_decode(body)) {
     if (bytes->size() > body.size()) std::abort();  // base64 never decodes to more bytes than it has
+  }
+  // Multipart with the boundary the body's first line names (as a client would have sent it).
+  const std::string_view view(body);
+  const size_t eol = view.find("\r\n");
+  const std::string_view boundary = view.substr(0, eol).substr(view.starts_with("--") ? 2 : 0);
+  if (const auto parts = sam3::server::parse_multipart(view, boundary)) {
+    for (const auto& p : *parts) {
+      if (p.content.data() < view.data() || p.content.data() + p.content.size() > view.data() + view.size()) std::abort();
+    }
   }
   return 0;
 }
