@@ -43,6 +43,8 @@ struct Transfer {
   std::string error_code, error_message;
   Announced announced;
   std::int64_t content_length = -1;
+  std::int64_t max_bytes = 0;   // cap on the file when no size is announced
+  bool too_long = false;        // the body went past the announced size or the cap
   const std::function<void(std::int64_t, std::int64_t)>* progress = nullptr;
 };
 
@@ -85,6 +87,14 @@ size_t on_body(char* data, size_t size, size_t count, void* user) {
     std::rewind(t->file);
     t->offset = 0;
     t->truncated = true;
+  }
+  // Never more than was announced (an endless or padded body must not fill the disk).
+  const std::int64_t announced = t->announced.size >= 0 ? t->announced.size
+                                 : t->content_length >= 0 ? t->offset + t->content_length : -1;
+  const std::int64_t limit = announced >= 0 ? announced : t->max_bytes;
+  if (t->offset + t->written + static_cast<std::int64_t>(size * count) > limit) {
+    t->too_long = true;
+    return 0;  // aborts the transfer (CURLE_WRITE_ERROR)
   }
   const size_t n = std::fwrite(data, size, count, t->file);
   t->written += static_cast<std::int64_t>(n * size);
@@ -138,6 +148,7 @@ DownloadOutcome download_to_part(const DownloadRequest& request, const std::file
     Transfer t;
     t.file = file;
     t.offset = have;
+    t.max_bytes = request.max_bytes;
     t.progress = &progress;
     CURL* curl = curl_easy_init();
     curl_slist* headers = nullptr;
@@ -170,6 +181,13 @@ DownloadOutcome download_to_part(const DownloadRequest& request, const std::file
     const std::int64_t on_disk = t.offset + t.written;
     if (outcome.announced.size < 0 && t.content_length >= 0 && code == CURLE_OK) outcome.announced.size = on_disk;
 
+    if (t.too_long) {
+      outcome.failure = FailureKind::kTooLong;
+      outcome.message = "the hub sent more than the " +
+                        std::to_string(outcome.announced.size >= 0 ? outcome.announced.size : request.max_bytes) +
+                        " bytes " + (outcome.announced.size >= 0 ? "it announced" : "a file may have");
+      return outcome;
+    }
     if (code == CURLE_OK && (t.status == 200 || t.status == 206)) {
       outcome.failure = FailureKind::kNone;
       return outcome;

@@ -16,6 +16,9 @@ struct DownloadRequest {
   int max_attempts = 5;
   double first_retry_delay_s = 1.0;
   long low_speed_timeout_s = 60;
+  // The most bytes taken for the file when the hub does not announce its size; a body
+  // longer than the size it announced is always cut off there.
+  std::int64_t max_bytes = std::int64_t{64} << 30;
 };
 
 struct Announced {
@@ -24,7 +27,7 @@ struct Announced {
   std::int64_t size = -1;
 };
 
-enum class FailureKind { kNone, kUnauthorized, kNotFound, kUnreachable, kServer, kOther };
+enum class FailureKind { kNone, kUnauthorized, kNotFound, kUnreachable, kServer, kTooLong, kOther };
 
 struct DownloadOutcome {
   Announced announced;

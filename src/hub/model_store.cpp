@@ -5,6 +5,7 @@
 
 #include "hub/checksum.h"
 #include "core/file_lock.h"
+#include "hub/content_check.h"
 #include "hub/http_download.h"
 #include "hub/manifest.h"
 #include "hub/zip_reader.h"
@@ -92,6 +93,8 @@ fs::path ModelStore::pull(const RegistryEntry& entry, const ProgressCallback& pr
     const fs::path part = dir / (file + ".part");
     hub::DownloadRequest request{url, options_.token, options_.max_attempts, options_.first_retry_delay_s,
                                  options_.low_speed_timeout_s};
+    // A file of unannounced size may not be larger than the whole model is said to be, twice.
+    if (entry.approx_bytes > 0) request.max_bytes = std::max<std::int64_t>(2 * entry.approx_bytes, 256 << 20);
     const auto t0 = std::chrono::steady_clock::now();
     auto report = [&](std::int64_t done, std::int64_t total) {
       if (!progress) return;
@@ -109,6 +112,10 @@ fs::path ModelStore::pull(const RegistryEntry& entry, const ProgressCallback& pr
         case hub::FailureKind::kNotFound:
           throw Error(ErrorCode::kNetwork, url + ": " + outcome.message + ": not on the hub (check HF_ENDPOINT and the "
                                            "revision); " + manual_download_help(entry));
+        case hub::FailureKind::kTooLong:
+          fs::remove(part, ec);
+          throw Error(ErrorCode::kNetwork, url + ": " + outcome.message + "; the partial file was deleted. Try again later or " +
+                                               manual_download_help(entry));
         case hub::FailureKind::kUnreachable:
           throw Error(ErrorCode::kNetwork, "cannot reach " + options_.endpoint + " (" + outcome.message + "); " +
                                                manual_download_help(entry));
@@ -125,6 +132,10 @@ fs::path ModelStore::pull(const RegistryEntry& entry, const ProgressCallback& pr
         problem = "sha256 " + digests.sha256 + " instead of " + a.sha256;
       } else if (a.sha256.empty() && !a.git_sha1.empty() && digests.git_sha1 != a.git_sha1) {
         problem = "git blob id " + digests.git_sha1 + " instead of " + a.git_sha1;
+      } else if (a.size < 0 && a.sha256.empty() && a.git_sha1.empty()) {
+        problem = "the hub announced neither its size nor a checksum, so it cannot be verified";
+      } else if (auto wrong = hub::content_problem(file, part)) {
+        problem = *wrong;
       }
       if (problem.empty()) {
         if (a.sha256.empty() && a.git_sha1.empty()) log(LogLevel::kWarning, url + ": the hub sent no checksum; only the size was checked");

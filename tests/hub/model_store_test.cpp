@@ -31,6 +31,7 @@ class ModelStoreTest : public ::testing::Test {
     cache_ = sam3::test::fresh_test_dir("sam3_store");
     big_ = random_bytes(3'000'000, 1);
     small_ = random_bytes(200'000, 2);
+    big_[0] = small_[0] = '\x08';  // ONNX files start with field 1 (ir_version)
     json_ = R"({"model": {"vocab": {}, "merges": []}})";
     hub_.add(entry_.repo, "vision-encoder.onnx", big_);
     hub_.add(entry_.repo, "decoder.onnx", small_);
@@ -112,6 +113,37 @@ TEST_F(ModelStoreTest, PersistentCorruptionFailsAndLeavesNothing) {
   }
   EXPECT_FALSE(fs::exists(dir() / "vision-encoder.onnx"));
   EXPECT_FALSE(fs::exists(dir() / "vision-encoder.onnx.part"));
+}
+
+TEST_F(ModelStoreTest, AnHtmlPageInsteadOfTheFileIsNeverTakenForTheModel) {
+  hub_.html_pages = 100;
+  auto s = store();
+  try {
+    s.pull(entry_);
+    FAIL() << "a web page was accepted as the model";
+  } catch (const sam3::Error& e) {
+    EXPECT_EQ(e.code(), sam3::ErrorCode::kNetwork);
+    EXPECT_NE(std::string(e.what()).find("web page"), std::string::npos) << e.what();
+  }
+  EXPECT_NE(s.state(entry_), sam3::ModelState::kComplete);
+  for (const auto& f : entry_.files) EXPECT_FALSE(fs::exists(dir() / f)) << f << " marked present";
+  for (const auto& f : entry_.files) EXPECT_FALSE(fs::exists(dir() / (f + ".part"))) << f << ".part left";
+}
+
+TEST_F(ModelStoreTest, AnEndlessBodyStopsAtTheAnnouncedSizeAndIsRemoved) {
+  hub_.endless_bodies = 1;
+  auto s = store();
+  try {
+    s.pull(entry_);
+    FAIL() << "an endless body was accepted";
+  } catch (const sam3::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("more than the"), std::string::npos) << e.what();
+  }
+  std::error_code ec;
+  EXPECT_FALSE(fs::exists(dir() / "vision-encoder.onnx.part", ec)) << "the partial file is removed";
+  hub_.endless_bodies = 0;
+  s.pull(entry_);  // and a healthy hub then gives the model
+  expect_complete();
 }
 
 TEST_F(ModelStoreTest, ServerErrorsAreRetriedWithBackoff) {

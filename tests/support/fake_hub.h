@@ -50,6 +50,11 @@ class FakeHub {
         res.status = 503;
         return;
       }
+      if (html_pages > 0) {  // a login wall or proxy page, 200 and no checksum
+        --html_pages;
+        res.set_content("<!DOCTYPE html><html><body>Please sign in</body></html>", "text/html");
+        return;
+      }
       std::lock_guard lock(mutex_);
       auto it = files_.find(key);
       if (it == files_.end()) {
@@ -95,6 +100,14 @@ class FakeHub {
                                  });
         return;
       }
+      if (endless_bodies > 0) {  // keeps sending past the announced size, chunked, for ever
+        --endless_bodies;
+        res.set_chunked_content_provider("application/octet-stream", [](size_t, httplib::DataSink& sink) {
+          static const std::string block(65536, 'x');
+          return sink.write(block.data(), block.size());
+        });
+        return;
+      }
       if (slow_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(slow_ms));
       res.set_content(content, "application/octet-stream");  // httplib answers Range with 206
     });
@@ -130,6 +143,8 @@ class FakeHub {
   std::atomic<int> corrupt_responses{0};    // the next N CDN bodies have a flipped byte
   std::atomic<int> drop_after_bytes{-1};    // the next CDN body stops after N bytes
   std::atomic<int> slow_ms{0};              // delay before each CDN body
+  std::atomic<int> html_pages{0};           // the next N resolve requests answer an HTML page
+  std::atomic<int> endless_bodies{0};       // the next N CDN bodies never end
 
  private:
   void record(const httplib::Request& req) {
