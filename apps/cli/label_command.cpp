@@ -58,9 +58,19 @@ std::vector<LabelCategory> read_box_prompts(const std::string& file) {
     cat.prompt.text = c.value("text", "");
     cat.name = c.value("name", cat.prompt.text);
     for (const auto& b : c.value("boxes", nlohmann::json::array())) {
-      if (!b.is_array() || b.size() < 4) throw bad("a box is not [x0, y0, x1, y1]");
-      cat.prompt.boxes.push_back({{b[0].get<float>(), b[1].get<float>(), b[2].get<float>(), b[3].get<float>()},
-                                  b.size() < 5 || b[4] != "neg"});
+      if (!b.is_array() || b.size() < 4 || b.size() > 5) throw bad("a box is not [x0, y0, x1, y1] or [x0, y0, x1, y1, \"pos\"|\"neg\"]");
+      for (int i = 0; i < 4; ++i) {
+        if (!b[static_cast<size_t>(i)].is_number()) throw bad("a box corner is not a number: " + b.dump());
+      }
+      bool positive = true;
+      if (b.size() == 5) {
+        const std::string label = b[4].is_string() ? b[4].get<std::string>() : "";
+        std::string lower;
+        for (char ch : label) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        if (lower == "neg" || lower == "negative") positive = false;
+        else if (lower != "pos" && lower != "positive") throw bad("a box's fifth field must be \"pos\" or \"neg\": " + b.dump());
+      }
+      cat.prompt.boxes.push_back({{b[0].get<float>(), b[1].get<float>(), b[2].get<float>(), b[3].get<float>()}, positive});
     }
     if (cat.name.empty()) throw bad("an entry has neither name nor text");
     out.push_back(std::move(cat));
@@ -128,8 +138,8 @@ int run_label(LabelArgs& a) {
     if (a.config.tiles.tile < 64) throw Error(ErrorCode::kInvalidArgument, "--tile must be at least 64 pixels");
   }
   a.config.tiles.overlap = a.overlap;
-  int k = 1, n = 1;
-  if (std::sscanf(a.shard.c_str(), "%d/%d", &k, &n) != 2) {
+  int k = 1, n = 1, used = 0;
+  if (std::sscanf(a.shard.c_str(), "%d/%d%n", &k, &n, &used) != 2 || used != static_cast<int>(a.shard.size())) {
     throw Error(ErrorCode::kInvalidArgument, "--shard must be K/N, e.g. 3/8, got '" + a.shard + "'");
   }
   const auto inputs = shard_label_inputs(collect_label_inputs(a.inputs, a.out), k, n);

@@ -1,5 +1,6 @@
 // sam3: command-line front end over the sam3cpp library.
 #include <cstdio>
+#include <opencv2/core/utils/logger.hpp>
 
 #include "cli_common.h"
 #include "sam3/log.h"
@@ -30,6 +31,9 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : kUsage;
   }
   sam3::set_log_level(quiet ? sam3::LogLevel::kError : verbose ? sam3::LogLevel::kDebug : sam3::LogLevel::kWarning);
+  // A file OpenCV cannot decode is reported once, as sam3's own one-line error; OpenCV's
+  // warnings about it would only come first and confuse (kept with --verbose).
+  if (!verbose) cv::utils::logging::setLogLevel(cv::utils::logging::LOG_LEVEL_SILENT);
   try {
     return run ? run() : kUsage;
   } catch (const sam3::Error& e) {

@@ -25,6 +25,10 @@ int run_tokenize(const TokenizeArgs& args) {
     print_error("give one or more texts, or --jsonl FILE (or - for standard input)");
     return kUsage;
   }
+  std::error_code ec;
+  if (!args.jsonl.empty() && args.jsonl != "-" && std::filesystem::is_directory(args.jsonl, ec)) {
+    throw Error(ErrorCode::kInvalidArgument, args.jsonl + ": is a folder; give a JSON-lines file (or - for standard input)");
+  }
   const auto vocab = args.vocab.empty() ? data_dir() / "clip" / "bpe_simple_vocab_16e6.txt.gz" : std::filesystem::path(args.vocab);
   const auto tok = ClipTokenizer::from_file(vocab);
   for (const auto& text : args.texts) std::cout << tokenized_json(tok, text).dump() << "\n";
@@ -33,7 +37,7 @@ int run_tokenize(const TokenizeArgs& args) {
   std::ifstream file;
   if (args.jsonl != "-") {
     file.open(args.jsonl);
-    if (!file) throw Error(ErrorCode::kIo, args.jsonl + ": cannot open");
+    if (!file) throw Error(ErrorCode::kInvalidArgument, args.jsonl + ": cannot open the JSON-lines file");
   }
   std::istream& in = args.jsonl == "-" ? std::cin : file;
   std::string line;

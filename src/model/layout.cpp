@@ -26,6 +26,10 @@ std::string join(const std::array<const char*, 3>& names) {
 
 Layout detect_layout(const std::filesystem::path& dir) {
   std::error_code ec;
+  if (std::filesystem::is_regular_file(dir, ec)) {
+    throw Error(ErrorCode::kModelNotFound, dir.string() + ": is a file, not a model folder; pass --models the folder "
+                                                          "that holds the SAM3 .onnx files");
+  }
   if (!std::filesystem::is_directory(dir, ec)) {
     throw Error(ErrorCode::kModelNotFound,
                 dir.string() + ": model directory does not exist; pass --models DIR with the SAM3 ONNX "

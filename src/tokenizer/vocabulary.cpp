@@ -51,7 +51,11 @@ Vocabulary from_bpe_text(const std::filesystem::path& path, const std::string& d
   for (size_t i = 0; i < 256; ++i) vocab.push_back(vocab[i] + "</w>");
   std::istringstream lines(data);
   std::string line;
-  std::getline(lines, line);  // "#version: 0.2"
+  std::getline(lines, line);  // '"bpe_simple_vocab_16e6.txt#version: 0.2' in OpenAI's file
+  if (line.find("#version") == std::string::npos) {
+    fail(path, "is neither a tokenizer JSON file nor CLIP's BPE merges file (which starts with '#version: 0.2'); "
+               "the file is damaged or of another kind");
+  }
   while (v.merge_ranks.size() < kMergeCount && std::getline(lines, line)) {
     const auto space = line.find(' ');
     if (space == std::string::npos) fail(path, "merge line without a space: '" + line + "'");
@@ -145,7 +149,8 @@ Vocabulary load_vocabulary(const std::filesystem::path& path) {
   const std::string data = read_file(path);
   const auto first = data.find_first_not_of(" \t\r\n");
   if (first == std::string::npos) fail(path, "is empty");
-  Vocabulary v = data[first] == '{' ? from_json(path, data) : from_bpe_text(path, data);
+  const bool json = data[first] == '{' || path.extension() == ".json";  // a damaged .json is still judged as JSON
+  Vocabulary v = json ? from_json(path, data) : from_bpe_text(path, data);
   if (!v.encoder.contains("<start_of_text>") || !v.encoder.contains("<end_of_text>")) {
     fail(path, "lacks the start/end-of-text tokens");
   }

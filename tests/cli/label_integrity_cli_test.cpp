@@ -152,4 +152,36 @@ TEST_F(LabelCli, SpecialFilesAreRecordedAsFailuresAndTheBatchGoesOn) {
   EXPECT_EQ(coco_names(root_ / "out").size(), 2u) << "the good images are labeled";
 }
 
+TEST_F(LabelCli, BoxFilesAndShardsAreReadStrictly) {
+  make_images(1);
+  const auto file = root_ / "boxes.json";
+  std::ofstream(file) << R"([{"name": "red", "text": "red", "boxes": [[10, 10, 60, 60, "NEG"]]}])";
+  auto r = run_command(kSam3 + " label " + quote((root_ / "images").string()) + " --models " +
+                       quote((sam3::test::test_models_dir() / "usls").string()) + " --box-prompt " + quote(file.string()) +
+                       " --out " + quote((root_ / "out").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto config = json::parse(read_file(root_ / "out" / "config.json"));
+  EXPECT_EQ(config["categories"][0]["boxes"][0][4], "neg") << "\"NEG\" is a negative box";
+  std::ofstream(file) << R"([{"name": "red", "boxes": [[10, 10, 60, 60, "maybe"]]}])";
+  r = run_command(label("--box-prompt " + quote(file.string())));
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("must be \"pos\" or \"neg\""), std::string::npos) << r.err;
+  r = run_command(label("--shard 1/2abc"));
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("--shard must be K/N"), std::string::npos) << r.err;
+}
+
+TEST_F(LabelCli, ClassMasksStayExactPast255Categories) {
+  make_images(1);
+  std::string prompts;
+  for (int i = 0; i < 300; ++i) prompts += " -p " + std::string(i == 299 ? "red" : "word" + std::to_string(i));
+  const auto r = run_command(kSam3 + " label " + quote((root_ / "images" / "sub").string()) + " --models " +
+                             quote((sam3::test::test_models_dir() / "usls").string()) + prompts + " --format masks --out " +
+                             quote((root_ / "out").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string png = read_file(root_ / "out" / "masks" / "img100_classes.png");
+  ASSERT_GT(png.size(), 25u);
+  EXPECT_EQ(static_cast<int>(png[24]), 16) << "class ids up to 300 need a 16-bit PNG";
+}
+
 }  // namespace

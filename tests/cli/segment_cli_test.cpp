@@ -251,4 +251,21 @@ TEST_F(SegmentCli, AnyCommandLineLengthAndThreadCountWork) {
   EXPECT_NE(r.err.find("threads asked for"), std::string::npos) << r.err;
 }
 
+TEST_F(SegmentCli, MessagesSayWhatIsActuallyWrong) {
+  auto r = run_command(kSam3 + " segment --models " + quote(image_.string()) + " -i " + quote(image_.string()) + " -p red");
+  EXPECT_EQ(r.exit_code, 4);
+  EXPECT_NE(r.err.find("is a file, not a model folder"), std::string::npos) << r.err;
+  r = run_command(kSam3 + " tokenize --jsonl " + quote(dir_.string()));
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("is a folder"), std::string::npos) << r.err;
+  std::ofstream(dir_ / "tokenizer.txt") << "<html>not a vocabulary</html>";
+  r = run_command(kSam3 + " tokenize --vocab " + quote((dir_ / "tokenizer.txt").string()) + " road");
+  EXPECT_EQ(r.exit_code, 4);
+  EXPECT_NE(r.err.find("is neither a tokenizer JSON file nor CLIP's BPE merges file"), std::string::npos) << r.err;
+  std::ofstream(dir_ / "bad.png", std::ios::binary) << "\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x10\0\0\0\x10\x08\x02\0\0\0junkjunk";
+  r = run_command(segment("-i " + quote((dir_ / "bad.png").string()) + " -p red"));
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "only sam3's own line: " << r.err;
+}
+
 }  // namespace
