@@ -126,6 +126,7 @@ OutputFolderUpdate::OutputFolderUpdate(fs::path root) : root_(std::move(root)) {
   }
   lock_ = std::make_unique<FileLock>(std::move(*lock));
   recover_stale_updates(root_);
+  remove_stale_temporaries(root_);  // files a killed write_file_atomic left (its pid is gone)
   owned_ = read_manifest(root_);
 }
 
