@@ -29,18 +29,10 @@ class LabelCli : public ::testing::Test {
     for (int i = 0; i < n; ++i) {
       sam3::Image im = scene_.image;
       im.rgb[0] = static_cast<std::uint8_t>(i);
-      if (scale > 1) im = upscale(im, scale);
+      if (scale > 1) im = sam3::test::upscale(im, scale);
       const auto dir = i % 3 == 0 ? root_ / "images" / "sub" : root_ / "images";
       sam3::write_file_atomic(dir / ("img" + std::to_string(100 + i) + ".png"), sam3::encode_rgb_png(im));
     }
-  }
-  static sam3::Image upscale(const sam3::Image& in, int s) {
-    sam3::Image out{in.width * s, in.height * s, std::vector<std::uint8_t>(static_cast<size_t>(in.width) * in.height * 3 * s * s)};
-    for (int y = 0; y < out.height; ++y)
-      for (int x = 0; x < out.width; ++x)
-        for (int c = 0; c < 3; ++c)
-          out.rgb[(static_cast<size_t>(y) * out.width + x) * 3 + c] = in.rgb[(static_cast<size_t>(y / s) * in.width + x / s) * 3 + c];
-    return out;
   }
   std::string label(const std::string& args, const std::string& out = "out") {
     return kSam3 + " label " + quote((root_ / "images").string()) + " --models " +

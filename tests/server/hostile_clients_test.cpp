@@ -61,14 +61,7 @@ std::string request(const std::string& method, const std::string& path, const st
 // 64 prompts (the most a request takes) on the scene scaled up keep a worker busy a while
 // (scale 8: about half a second).
 std::string big_scene_request(int prompts, int scale = 4) {
-  const auto scene = sam3::test::make_scene(false);
-  sam3::Image big{scene.image.width * scale, scene.image.height * scale, {}};
-  big.rgb.resize(static_cast<size_t>(big.width) * big.height * 3);
-  for (int y = 0; y < big.height; ++y)
-    for (int x = 0; x < big.width; ++x)
-      for (int c = 0; c < 3; ++c)
-        big.rgb[(static_cast<size_t>(y) * big.width + x) * 3 + c] =
-            scene.image.rgb[(static_cast<size_t>(y / scale) * scene.image.width + x / scale) * 3 + c];
+  const auto big = sam3::test::upscale(sam3::test::make_scene(false).image, scale);
   json body = {{"image", sam3::server::base64_encode(sam3::encode_rgb_png(big))}, {"prompts", json::array()}};
   for (int i = 0; i < prompts; ++i) body["prompts"].push_back(i % 2 ? "red" : "blue");
   return body.dump();

@@ -24,16 +24,7 @@ const std::string kSam3 = SAM3_CLI_PATH;
 std::string models(const std::string& layout = "usls") { return (sam3::test::test_models_dir() / layout).string(); }
 
 std::string scene_png(int scale = 1) {
-  auto scene = sam3::test::make_scene(false);
-  if (scale == 1) return sam3::encode_rgb_png(scene.image);
-  sam3::Image big{scene.image.width * scale, scene.image.height * scale, {}};
-  big.rgb.resize(static_cast<size_t>(big.width) * big.height * 3);
-  for (int y = 0; y < big.height; ++y)
-    for (int x = 0; x < big.width; ++x)
-      for (int c = 0; c < 3; ++c)
-        big.rgb[(static_cast<size_t>(y) * big.width + x) * 3 + c] =
-            scene.image.rgb[(static_cast<size_t>(y / scale) * scene.image.width + x / scale) * 3 + c];
-  return sam3::encode_rgb_png(big);
+  return sam3::encode_rgb_png(sam3::test::upscale(sam3::test::make_scene(false).image, scale));
 }
 
 void wait_ready(httplib::Client& c) {

@@ -25,6 +25,16 @@ inline void fill(Image& image, const Rect& r, std::uint8_t red, std::uint8_t gre
   }
 }
 
+// The image with every pixel repeated s x s times (a bigger image with the same objects).
+inline Image upscale(const Image& in, int s) {
+  Image out{in.width * s, in.height * s, std::vector<std::uint8_t>(static_cast<size_t>(in.width) * in.height * 3 * s * s)};
+  for (int y = 0; y < out.height; ++y)
+    for (int x = 0; x < out.width; ++x)
+      for (int c = 0; c < 3; ++c)
+        out.rgb[(static_cast<size_t>(y) * out.width + x) * 3 + c] = in.rgb[(static_cast<size_t>(y / s) * in.width + x / s) * 3 + c];
+  return out;
+}
+
 // Each object sits inside one quadrant (the test models give one query per quadrant).
 struct Scene {
   Image image;

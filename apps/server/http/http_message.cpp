@@ -1,15 +1,12 @@
 #include "http/http_message.h"
 
 namespace sam3::server {
-namespace {
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return s;
 }
-
-}  // namespace
 
 std::string to_lower(std::string_view s) {
   std::string out(s);
@@ -35,19 +32,28 @@ std::string HttpRequest::media_type() const {
 }
 
 std::string HttpRequest::header_param(std::string_view name, std::string_view param) const {
-  const std::string v = header(name);
-  std::string_view rest(v);
-  while (true) {
-    const size_t semi = rest.find(';');
-    if (semi == std::string_view::npos) return "";
-    rest.remove_prefix(semi + 1);
-    const std::string_view item = trim(rest.substr(0, rest.find(';')));
+  return header_parameter(header(name), param);
+}
+
+std::string header_parameter(std::string_view header, std::string_view key) {
+  size_t at = 0;
+  while ((at = header.find(';', at)) != std::string_view::npos) {
+    ++at;
+    std::string_view item = header.substr(at);
+    item = trim(item.substr(0, item.find(';')));
     const size_t eq = item.find('=');
-    if (eq == std::string_view::npos || to_lower(trim(item.substr(0, eq))) != param) continue;
-    std::string_view value = trim(item.substr(eq + 1));
-    if (value.size() >= 2 && value.front() == '"' && value.back() == '"') value = value.substr(1, value.size() - 2);
-    return std::string(value);
+    if (eq == std::string_view::npos || to_lower(trim(item.substr(0, eq))) != key) continue;
+    const std::string_view v = trim(item.substr(eq + 1));
+    if (!v.empty() && v.front() == '"') {
+      // A quoted value may hold ';': take it up to its closing quote in the whole header.
+      const size_t open = header.find('"', at);
+      const size_t close = header.find('"', open + 1);
+      if (close == std::string_view::npos) return "";
+      return std::string(header.substr(open + 1, close - open - 1));
+    }
+    return std::string(v);
   }
+  return "";
 }
 
 }  // namespace sam3::server

@@ -36,5 +36,8 @@ struct HttpResponse {
 };
 
 std::string to_lower(std::string_view s);
+std::string_view trim(std::string_view s);  // spaces and tabs at both ends
+// A parameter of a header value: header_parameter("form-data; name=\"image\"", "name") is "image".
+std::string header_parameter(std::string_view header, std::string_view key);
 
 }  // namespace sam3::server
