@@ -5,6 +5,8 @@ find_package(ZLIB REQUIRED)
 find_package(nlohmann_json 3 REQUIRED)
 find_package(CLI11 CONFIG REQUIRED)
 find_package(OpenCV REQUIRED COMPONENTS core imgproc imgcodecs)
+find_package(JPEG REQUIRED)  # JPEG and PNG are decoded directly, with our own error handling
+find_package(PNG REQUIRED)
 find_package(CURL REQUIRED)
 find_package(OpenSSL REQUIRED COMPONENTS Crypto)
 pkg_check_modules(LIBZIP REQUIRED IMPORTED_TARGET libzip)

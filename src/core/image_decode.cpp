@@ -9,6 +9,7 @@
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
+#include "core/codecs.h"
 #include "core/image_header.h"
 #include "sam3/error.h"
 #include "sam3/image.h"
@@ -48,9 +49,16 @@ Image decode_image(std::span<const std::uint8_t> bytes, const std::string& name,
       throw Error(ErrorCode::kImageTooLarge, too_large(name, size->width, size->height, options.max_pixels));
     }
   }
+  if (format == ImageFormat::kJpeg || format == ImageFormat::kPng) {
+    Image image = format == ImageFormat::kJpeg ? decode_jpeg(bytes, name) : decode_png(bytes, name);
+    if (std::int64_t{image.width} * image.height > options.max_pixels) {
+      throw Error(ErrorCode::kImageTooLarge, too_large(name, image.width, image.height, options.max_pixels));
+    }
+    return image;
+  }
   cv::Mat bgr;
   try {
-    // IMREAD_COLOR applies the EXIF orientation and gives 8-bit BGR for any bit depth/alpha.
+    // IMREAD_COLOR gives 8-bit BGR for any bit depth/alpha (and applies EXIF orientation).
     const cv::Mat buffer(1, static_cast<int>(bytes.size()), CV_8UC1, const_cast<std::uint8_t*>(bytes.data()));
     bgr = cv::imdecode(buffer, cv::IMREAD_COLOR);
   } catch (const cv::Exception& e) {

@@ -68,48 +68,10 @@ std::optional<ImageSize> tiff_size(std::span<const std::uint8_t> b) {
   return ImageSize{width, height};
 }
 
-// Whether the bytes stop before the format's end marker (a download cut short, a copy
-// interrupted): decoders fill the rest with grey and say nothing.
-bool jpeg_truncated(std::span<const std::uint8_t> b) {
-  size_t i = 2;
-  while (i + 4 <= b.size()) {  // walk the header segments to the start of scan
-    if (b[i] != 0xFF) return false;  // not a marker: leave the verdict to the decoder
-    const std::uint8_t marker = b[i + 1];
-    if (marker == 0xFF) { ++i; continue; }
-    if (marker == 0xD8 || (marker >= 0xD0 && marker <= 0xD7) || marker == 0x01) { i += 2; continue; }
-    if (marker == 0xD9) return false;
-    if (marker == 0xDA) break;
-    i += 2 + be16(&b[i + 2]);
-  }
-  if (i + 4 > b.size()) return true;
-  // In entropy-coded data every 0xFF is followed by 0x00 or a restart marker, so FF D9 after
-  // the start of scan is the end of image.
-  for (size_t k = b.size() - 1; k > i; --k) {
-    if (b[k] == 0xD9 && b[k - 1] == 0xFF) return false;
-  }
-  return true;
-}
-
-bool png_truncated(std::span<const std::uint8_t> b) {
-  size_t i = 8;
-  while (i + 12 <= b.size()) {
-    const std::uint64_t length = be32(&b[i]);
-    if (std::memcmp(&b[i + 4], "IEND", 4) == 0) return false;
-    i += 12 + length;
-  }
-  return true;
-}
-
 }  // namespace
 
 std::optional<std::string> structure_problem(std::span<const std::uint8_t> b, ImageFormat format) {
   switch (format) {
-    case ImageFormat::kJpeg:
-      if (jpeg_truncated(b)) return "JPEG data ends before the end-of-image marker: the file is truncated";
-      return std::nullopt;
-    case ImageFormat::kPng:
-      if (png_truncated(b)) return "PNG data ends before its IEND chunk: the file is truncated";
-      return std::nullopt;
     case ImageFormat::kWebp:
       if (b.size() >= 12 && b.size() < std::uint64_t{le32(&b[4])} + 8) return "WebP data is shorter than its RIFF header says: the file is truncated";
       if (b.size() >= 21 && starts_with(b, "VP8X", 12) && (b[20] & 0x02)) {

@@ -108,7 +108,7 @@ TEST_F(SegmentCli, BadInputFailsWithOneClearLineAndNoOutput) {
   const std::string img = quote(image_.string());
   const std::vector<BadCase> cases = {
       {"missing image", "-i /nonexistent.jpg -p red", 3, "/nonexistent.jpg: cannot open image"},
-      {"corrupt image", "-i " + img + " -i " + quote(corrupt.string()) + " -p red", 3, "corrupt.jpg: JPEG data ends before the end-of-image marker"},
+      {"corrupt image", "-i " + img + " -i " + quote(corrupt.string()) + " -p red", 3, "corrupt.jpg: JPEG data cannot be decoded"},
       {"empty image", "-i " + quote(empty.string()) + " -p red", 3, "empty.png: file is empty"},
       {"unsupported image", "-i " + quote(text.string()) + " -p red", 3, "unrecognised image format"},
       {"too many pixels", "-i " + img + " -p red --max-pixels 1000", 3, "over the limit of 1000"},
