@@ -1,6 +1,7 @@
 #include "core/image_header.h"
 
 #include <cstring>
+#include <string_view>
 
 namespace sam3 {
 namespace {
@@ -13,9 +14,10 @@ std::uint32_t le16(const std::uint8_t* p) { return p[0] | (p[1] << 8); }
 std::uint32_t le24(const std::uint8_t* p) { return p[0] | (p[1] << 8) | (p[2] << 16); }
 std::uint32_t le32(const std::uint8_t* p) { return le24(p) | (std::uint32_t{p[3]} << 24); }
 
-bool starts_with(std::span<const std::uint8_t> b, const char* magic, size_t offset = 0) {
-  const size_t n = std::strlen(magic);
-  return b.size() >= offset + n && std::memcmp(b.data() + offset, magic, n) == 0;
+// `magic` as a view, so that magic numbers holding a NUL byte ("II*\0") compare whole.
+bool starts_with(std::span<const std::uint8_t> b, std::string_view magic, size_t offset = 0) {
+  const size_t n = magic.size();
+  return b.size() >= offset + n && std::memcmp(b.data() + offset, magic.data(), n) == 0;
 }
 
 std::optional<ImageSize> jpeg_size(std::span<const std::uint8_t> b) {
@@ -95,8 +97,9 @@ ImageFormat sniff_format(std::span<const std::uint8_t> b) {
     const std::uint32_t dib = le32(&b[14]);
     if (dib == 12 || dib == 40 || dib == 52 || dib == 56 || dib == 64 || dib == 108 || dib == 124) return ImageFormat::kBmp;
   }
-  if (starts_with(b, "II*\0") || starts_with(b, "MM\0*")) return ImageFormat::kTiff;
-  if (starts_with(b, "II+\0") || starts_with(b, "MM\0+")) return ImageFormat::kBigTiff;
+  using namespace std::string_view_literals;
+  if (starts_with(b, "II*\0"sv) || starts_with(b, "MM\0*"sv)) return ImageFormat::kTiff;
+  if (starts_with(b, "II+\0"sv) || starts_with(b, "MM\0+"sv)) return ImageFormat::kBigTiff;
   if (starts_with(b, "GIF8")) return ImageFormat::kGif;
   return ImageFormat::kUnknown;
 }

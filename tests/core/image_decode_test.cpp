@@ -155,6 +155,10 @@ TEST(ImageDecode, BigTiffAndWebpWithoutAnImageChunkAreUnsupported) {
   EXPECT_EQ(code_of([&] { sam3::decode_image(bigtiff, "big.tif"); }), sam3::ErrorCode::kImageUnsupported);
   EXPECT_EQ(code_of([] { sam3::decode_image(bytes_of(std::string("RIFF\x1a\0\0\0WEBPVP\0IIx", 17)), "odd.webp"); }),
             sam3::ErrorCode::kImageUnsupported);
+  // "II*" and a fourth byte other than 0 is no TIFF (found by image_decode_fuzz: it reached
+  // OpenCV's DICOM fallback, which aborts the process on some inputs).
+  EXPECT_EQ(code_of([] { sam3::decode_image(bytes_of(std::string("II*\x0e\0\0\0\0\x80\xff\xd8\xff", 12)), "x.tif"); }),
+            sam3::ErrorCode::kImageUnsupported);
 }
 
 TEST(ImageDecode, TruncatedFilesAreCorruptNotSilentlyGrey) {
