@@ -60,6 +60,11 @@ void rename_or_throw(const fs::path& from, const fs::path& to) {
   if (ec) throw Error(ErrorCode::kIo, to.string() + ": cannot move into place (" + ec.message() + ")");
 }
 
+bool plain_name(const std::string& entry) {
+  return !entry.empty() && entry != "." && entry != ".." && entry.find('/') == std::string::npos &&
+         entry.rfind(".sam3", 0) != 0;
+}
+
 // Puts back what an interrupted commit had swapped (see commit() for the order of moves).
 void roll_back(const fs::path& root, const fs::path& staging, const std::vector<std::string>& entries) {
   std::error_code ec;
@@ -77,8 +82,12 @@ void recover_stale_updates(const fs::path& root) {
     const std::string name = e.path().filename().string();
     if (name.rfind(kStagingPrefix, 0) != 0 || !e.is_directory(ec) || e.is_symlink(ec)) continue;
     const auto journal = read_json_file(e.path() / kJournal);
-    if (journal.is_object() && journal.contains("entries")) {
-      roll_back(root, e.path(), journal["entries"].get<std::vector<std::string>>());
+    if (journal.is_object() && journal.contains("entries") && journal["entries"].is_array()) {
+      std::vector<std::string> entries;  // only plain names: a damaged journal must not reach outside root
+      for (const auto& v : journal["entries"]) {
+        if (v.is_string() && plain_name(v.get<std::string>())) entries.push_back(v.get<std::string>());
+      }
+      roll_back(root, e.path(), entries);
       log(LogLevel::kWarning, root.string() + ": rolled back an update that was interrupted");
     }
     fs::remove_all(e.path(), ec);
@@ -141,8 +150,7 @@ OutputFolderUpdate::~OutputFolderUpdate() {
 }
 
 void OutputFolderUpdate::check_owned(const std::string& entry) const {
-  if (entry.empty() || entry == "." || entry == ".." || entry.find('/') != std::string::npos ||
-      entry.rfind(".sam3", 0) == 0) {
+  if (!plain_name(entry)) {
     throw Error(ErrorCode::kInvalidArgument, "'" + entry + "' is not a plain output name");
   }
   if (exists_no_follow(root_ / entry) && !owned_.contains(entry)) {
