@@ -10,7 +10,12 @@ find_package(PNG REQUIRED)
 find_package(CURL REQUIRED)
 find_package(OpenSSL REQUIRED COMPONENTS Crypto)
 pkg_check_modules(LIBZIP REQUIRED IMPORTED_TARGET libzip)
-find_package(Python3 REQUIRED COMPONENTS Interpreter)
+# Debian's python3 when there is one (its numpy, onnx and pytest are what the tests use); the
+# development part is for the Python module.
+if(NOT Python3_EXECUTABLE AND EXISTS /usr/bin/python3)
+  set(Python3_EXECUTABLE /usr/bin/python3)
+endif()
+find_package(Python3 REQUIRED COMPONENTS Interpreter OPTIONAL_COMPONENTS Development.Module)
 pkg_check_modules(UTF8PROC REQUIRED IMPORTED_TARGET libutf8proc)
 pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 

@@ -1,0 +1,369 @@
+// sam3cpp._native: the sam3cpp library for Python (pybind11), numpy arrays in and out.
+// The Python package (sam3cpp/__init__.py) re-exports it; see sam3cpp/__init__.pyi.
+#include <pybind11/functional.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <pybind11/stl/filesystem.h>
+
+#include <atomic>
+#include <cstring>
+#include <map>
+#include <optional>
+
+#include "sam3/error.h"
+#include "sam3/export.h"
+#include "sam3/hub.h"
+#include "sam3/image.h"
+#include "sam3/labeler.h"
+#include "sam3/model.h"
+#include "sam3/tokenizer.h"
+
+namespace py = pybind11;
+using namespace pybind11::literals;
+
+namespace {
+
+using BoolArray = py::array_t<bool, py::array::c_style>;
+
+// HxW, HxWx3 or HxWx4 uint8 (RGB[A]) -> sam3::Image.
+sam3::Image image_from_array(const py::array& any) {
+  if (any.dtype().kind() != 'u' || any.itemsize() != 1) {
+    throw sam3::Error(sam3::ErrorCode::kInvalidArgument,
+                      "the image array must be uint8 (got dtype " + std::string(py::str(any.dtype())) + ")");
+  }
+  const auto a = py::array_t<std::uint8_t, py::array::c_style | py::array::forcecast>::ensure(any);
+  const int channels = a.ndim() == 2 ? 1 : a.ndim() == 3 ? static_cast<int>(a.shape(2)) : 0;
+  if (channels != 1 && channels != 3 && channels != 4) {
+    throw sam3::Error(sam3::ErrorCode::kInvalidArgument,
+                      "the image array must be HxW, HxWx3 (RGB) or HxWx4 (RGBA)");
+  }
+  sam3::Image image;
+  image.height = static_cast<int>(a.shape(0));
+  image.width = static_cast<int>(a.shape(1));
+  if (image.width <= 0 || image.height <= 0) throw sam3::Error(sam3::ErrorCode::kInvalidArgument, "the image array is empty");
+  image.rgb.resize(static_cast<size_t>(image.width) * image.height * 3);
+  const std::uint8_t* src = a.data();
+  for (size_t p = 0; p < static_cast<size_t>(image.width) * image.height; ++p) {
+    for (int c = 0; c < 3; ++c) image.rgb[p * 3 + c] = src[p * channels + (channels == 1 ? 0 : c)];
+  }
+  return image;
+}
+
+// A path (str or os.PathLike), a numpy array or a PIL image.
+sam3::Image image_from_object(const py::object& obj, std::int64_t max_pixels) {
+  if (py::isinstance<py::str>(obj) || py::hasattr(obj, "__fspath__")) {
+    const std::string path = py::str(py::module_::import("os").attr("fspath")(obj));
+    sam3::ImageLoadOptions options;
+    options.max_pixels = max_pixels;
+    py::gil_scoped_release release;
+    return sam3::load_image(path, options);
+  }
+  sam3::Image image;
+  if (py::hasattr(obj, "convert") && py::hasattr(obj, "size") && !py::isinstance<py::array>(obj)) {  // PIL.Image
+    image = image_from_array(py::module_::import("numpy").attr("asarray")(obj.attr("convert")("RGB")));
+  } else if (py::isinstance<py::array>(obj)) {
+    image = image_from_array(obj.cast<py::array>());
+  } else {
+    throw sam3::Error(sam3::ErrorCode::kInvalidArgument,
+                      "image must be a path, a numpy uint8 array (HxW, HxWx3, HxWx4) or a PIL.Image");
+  }
+  if (std::int64_t{image.width} * image.height > max_pixels) {
+    throw sam3::Error(sam3::ErrorCode::kImageTooLarge, "the image is " + std::to_string(image.width) + "x" +
+                                                           std::to_string(image.height) + ", over the limit of " +
+                                                           std::to_string(max_pixels) + " pixels (max_pixels)");
+  }
+  return image;
+}
+
+BoolArray mask_array(const sam3::Mask& m) {
+  BoolArray out({m.height, m.width});
+  std::memcpy(out.mutable_data(), m.data.data(), m.data.size());
+  return out;
+}
+
+sam3::Mask mask_from_array(const py::array& any) {
+  const auto a = py::array_t<std::uint8_t, py::array::c_style | py::array::forcecast>::ensure(any);
+  if (!a || a.ndim() != 2) throw sam3::Error(sam3::ErrorCode::kInvalidArgument, "the mask must be a 2-D array (H x W)");
+  sam3::Mask m{static_cast<int>(a.shape(1)), static_cast<int>(a.shape(0)), {}};
+  m.data.resize(static_cast<size_t>(a.size()));
+  for (size_t i = 0; i < m.data.size(); ++i) m.data[i] = a.data()[i] ? 1 : 0;
+  return m;
+}
+
+std::vector<sam3::BoxPrompt> boxes_from(const py::object& boxes) {
+  std::vector<sam3::BoxPrompt> out;
+  if (boxes.is_none()) return out;
+  for (const auto& item : boxes) {
+    const auto seq = py::reinterpret_borrow<py::sequence>(item);
+    if (seq.size() != 4 && seq.size() != 5) {
+      throw sam3::Error(sam3::ErrorCode::kInvalidArgument, "a box is (x0, y0, x1, y1) or (x0, y0, x1, y1, positive)");
+    }
+    sam3::BoxPrompt b;
+    b.box = {seq[0].cast<float>(), seq[1].cast<float>(), seq[2].cast<float>(), seq[3].cast<float>()};
+    if (seq.size() == 5) {
+      const py::object flag = seq[4];
+      if (py::isinstance<py::str>(flag)) {
+        const std::string s = py::str(flag).cast<std::string>();
+        if (s != "pos" && s != "neg" && s != "positive" && s != "negative") {
+          throw sam3::Error(sam3::ErrorCode::kInvalidArgument, "a box's fifth item is True/False or \"pos\"/\"neg\"");
+        }
+        b.positive = s == "pos" || s == "positive";
+      } else {
+        b.positive = flag.cast<bool>();
+      }
+    }
+    out.push_back(b);
+  }
+  return out;
+}
+
+// What segment() returns: instances plus N x H x W / N x 4 / N array views.
+struct Result {
+  std::string text;
+  std::vector<sam3::Instance> instances;
+  int width = 0, height = 0;
+  sam3::PromptTimings timings;
+};
+
+struct Embedding {
+  sam3::ImageEmbedding value;
+};
+
+sam3::SegmentOptions options_of(float threshold, float mask_threshold, std::int64_t min_area, int max_instances, float nms) {
+  sam3::SegmentOptions o;
+  o.score_threshold = threshold;
+  o.mask_threshold = mask_threshold;
+  o.min_area = min_area;
+  o.max_instances = max_instances;
+  o.nms_iou = nms;
+  return o;
+}
+
+Result result_of(sam3::PromptResult r, int width, int height) {
+  return {r.prompt.text, std::move(r.instances), width, height, r.timings};
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_native, m) {
+  m.doc() = "sam3cpp: SAM3 text-prompted instance segmentation on ONNX Runtime, without PyTorch";
+
+  // sam3cpp.Error and one subclass per error code, carrying the library's one-line message.
+  auto base = py::register_exception<sam3::Error>(m, "Error", PyExc_RuntimeError);
+  std::map<sam3::ErrorCode, py::object> classes;
+  const std::pair<sam3::ErrorCode, const char*> kinds[] = {
+      {sam3::ErrorCode::kInvalidArgument, "InvalidArgumentError"}, {sam3::ErrorCode::kInvalidText, "InvalidTextError"},
+      {sam3::ErrorCode::kImageUnreadable, "ImageUnreadableError"}, {sam3::ErrorCode::kImageUnsupported, "ImageUnsupportedError"},
+      {sam3::ErrorCode::kImageCorrupt, "ImageCorruptError"},       {sam3::ErrorCode::kImageTooLarge, "ImageTooLargeError"},
+      {sam3::ErrorCode::kModelNotFound, "ModelNotFoundError"},     {sam3::ErrorCode::kModelMismatch, "ModelMismatchError"},
+      {sam3::ErrorCode::kTokenizer, "TokenizerError"},             {sam3::ErrorCode::kRuntime, "RuntimeFailure"},
+      {sam3::ErrorCode::kIo, "OutputError"},                       {sam3::ErrorCode::kNetwork, "NetworkError"}};
+  for (const auto& [code, name] : kinds) {
+    classes[code] = py::reinterpret_steal<py::object>(PyErr_NewException(("sam3cpp." + std::string(name)).c_str(), base.ptr(), nullptr));
+    classes[code].attr("code") = sam3::error_code_name(code);
+    m.attr(name) = classes[code];
+  }
+  static auto* error_classes = new std::map<sam3::ErrorCode, py::object>(classes);  // lives as long as the interpreter
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const sam3::Error& e) {
+      PyErr_SetString(error_classes->at(e.code()).ptr(), e.what());
+    }
+  });
+
+  py::class_<sam3::Box>(m, "Box")
+      .def_readonly("x0", &sam3::Box::x0)
+      .def_readonly("y0", &sam3::Box::y0)
+      .def_readonly("x1", &sam3::Box::x1)
+      .def_readonly("y1", &sam3::Box::y1)
+      .def("__iter__", [](const sam3::Box& b) { return py::iter(py::make_tuple(b.x0, b.y0, b.x1, b.y1)); })
+      .def("__repr__", [](const sam3::Box& b) {
+        return "Box(" + std::to_string(b.x0) + ", " + std::to_string(b.y0) + ", " + std::to_string(b.x1) + ", " +
+               std::to_string(b.y1) + ")";
+      });
+
+  py::class_<sam3::Instance>(m, "Instance", "One found instance: its mask, box (x0, y0, x1, y1 pixels), score and area.")
+      .def_readonly("score", &sam3::Instance::score)
+      .def_readonly("box", &sam3::Instance::box)
+      .def_readonly("area", &sam3::Instance::area)
+      .def_property_readonly("mask", [](const sam3::Instance& i) { return mask_array(i.mask); }, "bool array H x W");
+
+  py::class_<Result>(m, "Result", "The instances of one prompt in one image, best score first.")
+      .def_readonly("text", &Result::text)
+      .def_readonly("instances", &Result::instances)
+      .def_property_readonly("masks", [](const Result& r) {
+        BoolArray out({static_cast<py::ssize_t>(r.instances.size()), static_cast<py::ssize_t>(r.height), static_cast<py::ssize_t>(r.width)});
+        const size_t plane = static_cast<size_t>(r.width) * r.height;
+        for (size_t i = 0; i < r.instances.size(); ++i) std::memcpy(out.mutable_data() + i * plane, r.instances[i].mask.data.data(), plane);
+        return out;
+      }, "bool array N x H x W")
+      .def_property_readonly("boxes", [](const Result& r) {
+        py::array_t<float> out({static_cast<py::ssize_t>(r.instances.size()), py::ssize_t{4}});
+        auto v = out.mutable_unchecked<2>();
+        for (size_t i = 0; i < r.instances.size(); ++i) {
+          const auto& b = r.instances[i].box;
+          v(i, 0) = b.x0, v(i, 1) = b.y0, v(i, 2) = b.x1, v(i, 3) = b.y1;
+        }
+        return out;
+      }, "float32 array N x 4: x0, y0, x1, y1 in pixels")
+      .def_property_readonly("scores", [](const Result& r) {
+        py::array_t<float> out(static_cast<py::ssize_t>(r.instances.size()));
+        for (size_t i = 0; i < r.instances.size(); ++i) out.mutable_data()[i] = r.instances[i].score;
+        return out;
+      }, "float32 array N")
+      .def_property_readonly("timings", [](const Result& r) {
+        return py::dict("encode_text_ms"_a = r.timings.encode_text_ms, "decode_ms"_a = r.timings.decode_ms,
+                        "postprocess_ms"_a = r.timings.postprocess_ms, "text_cached"_a = r.timings.text_cached);
+      })
+      .def("__len__", [](const Result& r) { return r.instances.size(); })
+      .def("__repr__", [](const Result& r) { return "Result(" + r.text + ": " + std::to_string(r.instances.size()) + " instances)"; });
+
+  py::class_<Embedding>(m, "Embedding", "One encoded image; prompts on it cost only the decoder.")
+      .def_property_readonly("width", [](const Embedding& e) { return e.value.width(); })
+      .def_property_readonly("height", [](const Embedding& e) { return e.value.height(); })
+      .def_property_readonly("timings", [](const Embedding& e) {
+        return py::dict("preprocess_ms"_a = e.value.preprocess_ms(), "encode_ms"_a = e.value.encode_ms());
+      });
+
+  py::class_<sam3::Model, std::shared_ptr<sam3::Model>>(m, "Model", "A SAM3 ONNX model folder, loaded once and shared by threads.")
+      .def(py::init([](const std::filesystem::path& path, int threads, const std::filesystem::path& vocabulary) {
+             sam3::ModelOptions o;
+             o.intra_op_threads = threads;
+             o.fallback_vocabulary = vocabulary;
+             py::gil_scoped_release release;
+             return sam3::Model::load(path, o);
+           }),
+           "path"_a, py::kw_only(), "threads"_a = 0, "vocabulary"_a = std::filesystem::path(),
+           "Loads a model folder (either public layout). threads: ONNX Runtime threads, 0 = one per core.")
+      .def_property_readonly("layout", [](const sam3::Model& model) { return std::string(sam3::layout_name(model.layout())); })
+      .def_property_readonly("input_size", &sam3::Model::input_size)
+      .def_property_readonly("directory", &sam3::Model::directory)
+      .def("encode", [](const sam3::Model& model, const py::object& image, std::int64_t max_pixels) {
+             sam3::Image im = image_from_object(image, max_pixels);
+             py::gil_scoped_release release;
+             return Embedding{model.encode(im)};
+           },
+           "image"_a, py::kw_only(), "max_pixels"_a = sam3::ImageLoadOptions{}.max_pixels,
+           "Encodes an image: a path, a numpy uint8 array (HxW, HxWx3 RGB, HxWx4 RGBA) or a PIL.Image.")
+      .def("segment", [](const sam3::Model& model, const py::object& target, const std::optional<std::string>& text,
+                         const py::object& boxes, float threshold, float mask_threshold, std::int64_t min_area,
+                         int max_instances, float nms) {
+             Embedding e = py::isinstance<Embedding>(target) ? target.cast<Embedding>()
+                                                              : Embedding{[&] {
+                                                                  sam3::Image im = image_from_object(target, sam3::ImageLoadOptions{}.max_pixels);
+                                                                  py::gil_scoped_release release;
+                                                                  return model.encode(im);
+                                                                }()};
+             sam3::Prompt prompt{text.value_or(""), boxes_from(boxes)};
+             const auto o = options_of(threshold, mask_threshold, min_area, max_instances, nms);
+             py::gil_scoped_release release;
+             return result_of(model.segment(e.value, prompt, o), e.value.width(), e.value.height());
+           },
+           "embedding_or_image"_a, "text"_a = py::none(), "boxes"_a = py::none(), py::kw_only(), "threshold"_a = 0.5f,
+           "mask_threshold"_a = 0.5f, "min_area"_a = 0, "max_instances"_a = 0, "nms"_a = 0.0f,
+           "Every instance of a text and/or exemplar boxes [(x0, y0, x1, y1[, positive])] in pixels.")
+      .def("segment_many", [](const sam3::Model& model, const Embedding& e, const py::list& prompts, float threshold,
+                              float mask_threshold, std::int64_t min_area, int max_instances, float nms) {
+             std::vector<sam3::Prompt> list;
+             for (const auto& p : prompts) {
+               if (py::isinstance<py::str>(p)) list.push_back({p.cast<std::string>(), {}});
+               else {
+                 const auto d = py::reinterpret_borrow<py::dict>(p);
+                 list.push_back({d.contains("text") ? d["text"].cast<std::string>() : "",
+                                 boxes_from(d.contains("boxes") ? py::object(d["boxes"]) : py::none())});
+               }
+             }
+             const auto o = options_of(threshold, mask_threshold, min_area, max_instances, nms);
+             py::gil_scoped_release release;
+             std::vector<Result> out;
+             for (const auto& p : list) out.push_back(result_of(model.segment(e.value, p, o), e.value.width(), e.value.height()));
+             return out;
+           },
+           "embedding"_a, "prompts"_a, py::kw_only(), "threshold"_a = 0.5f, "mask_threshold"_a = 0.5f, "min_area"_a = 0,
+           "max_instances"_a = 0, "nms"_a = 0.0f,
+           "Several prompts (strings or {\"text\", \"boxes\"}) on one encoded image.");
+
+  m.def("tokenize", [](const std::string& text, const std::filesystem::path& vocabulary) {
+          static std::map<std::string, sam3::ClipTokenizer>* cache = new std::map<std::string, sam3::ClipTokenizer>();
+          auto it = cache->find(vocabulary.string());
+          if (it == cache->end()) it = cache->emplace(vocabulary.string(), sam3::ClipTokenizer::from_file(vocabulary)).first;
+          const auto t = it->second.encode(text);
+          return py::dict("ids"_a = std::vector<std::int64_t>(t.ids.begin(), t.ids.end()),
+                          "mask"_a = std::vector<std::int64_t>(t.mask.begin(), t.mask.end()));
+        },
+        "text"_a, "vocabulary"_a);
+
+  m.def("encode_rle", [](const py::array& mask) {
+          const sam3::Mask m = mask_from_array(mask);
+          return py::dict("size"_a = py::make_tuple(m.height, m.width), "counts"_a = sam3::rle_encode(m));
+        },
+        "mask"_a, "COCO compressed RLE of an H x W mask, as pycocotools.mask.encode gives (counts as str).");
+  m.def("decode_rle", [](const py::dict& rle) {
+          const auto size = rle["size"].cast<std::vector<int>>();
+          if (size.size() != 2) throw sam3::Error(sam3::ErrorCode::kInvalidArgument, "rle[\"size\"] is [height, width]");
+          py::object counts = rle["counts"];
+          const std::string text = py::isinstance<py::bytes>(counts) ? counts.cast<std::string>() : py::str(counts).cast<std::string>();
+          return mask_array(sam3::rle_decode(text, size[0], size[1]));
+        },
+        "rle"_a, "The bool H x W mask of a COCO RLE dict (counts as str or bytes).");
+
+  m.def("label", [](const std::vector<std::string>& inputs, const std::vector<std::string>& prompts, const std::filesystem::path& out,
+                    const std::shared_ptr<sam3::Model>& model, const std::string& formats, float threshold,
+                    const std::function<void(py::dict)>& progress) {
+          sam3::LabelConfig config;
+          for (const auto& p : prompts) config.categories.push_back({p, {p, {}}});
+          config.formats = sam3::parse_label_formats(formats);
+          config.segment.score_threshold = threshold;
+          std::atomic<bool> stop{false};
+          std::optional<py::error_already_set> callback_error;  // raised again once the run has ended
+          sam3::LabelSummary s;
+          {
+            py::gil_scoped_release release;
+            auto list = sam3::collect_label_inputs(inputs, out);
+            sam3::Labeler labeler(model, config, out);
+            s = labeler.run(list, [&](const sam3::LabelProgress& p) {
+              if (!progress || stop) return;
+              py::gil_scoped_acquire acquire;
+              try {
+                progress(py::dict("total"_a = p.total, "done"_a = p.done, "skipped"_a = p.skipped, "failed"_a = p.failed,
+                                  "images_per_second"_a = p.images_per_second, "current"_a = p.current));
+              } catch (py::error_already_set& e) {
+                stop = true;  // the image in flight is finished, the outputs are written, then it is raised
+                callback_error = std::move(e);
+              }
+            }, &stop);
+          }
+          if (callback_error) throw std::move(*callback_error);
+          return py::dict("total"_a = s.total, "processed"_a = s.processed, "skipped"_a = s.skipped, "failed"_a = s.failed,
+                          "interrupted"_a = s.interrupted);
+        },
+        "inputs"_a, "prompts"_a, "out"_a, py::kw_only(), "model"_a, "formats"_a = "coco", "threshold"_a = 0.5f,
+        "progress"_a = nullptr);
+
+  m.def("registry_path", [](const std::optional<std::string>& name) -> py::object {
+          const sam3::RegistryEntry* e = name ? sam3::find_registry_entry(*name) : &sam3::default_registry_entry();
+          if (!e) throw sam3::Error(sam3::ErrorCode::kModelNotFound, "no model named " + *name + " in the registry");
+          sam3::ModelStore store(sam3::hub_options_from_environment());
+          if (store.state(*e) != sam3::ModelState::kComplete) {
+            throw sam3::Error(sam3::ErrorCode::kModelNotFound, e->name + " is not downloaded; call sam3cpp.pull(\"" + e->name +
+                                                                   "\") first (or `sam3 models pull " + e->name + "`)");
+          }
+          return py::cast(store.model_dir(*e));
+        },
+        "name"_a = py::none());
+  m.def("pull", [](const std::optional<std::string>& name, const std::function<void(py::dict)>& progress) {
+          const sam3::RegistryEntry* e = name ? sam3::find_registry_entry(*name) : &sam3::default_registry_entry();
+          if (!e) throw sam3::Error(sam3::ErrorCode::kModelNotFound, "no model named " + *name + " in the registry");
+          sam3::ModelStore store(sam3::hub_options_from_environment());
+          py::gil_scoped_release release;
+          return store.pull(*e, [&](const sam3::DownloadProgress& p) {
+            if (!progress) return;
+            py::gil_scoped_acquire acquire;
+            progress(py::dict("file"_a = p.file, "done"_a = p.done, "total"_a = p.total, "bytes_per_second"_a = p.bytes_per_second));
+          });
+        },
+        "name"_a = py::none(), "progress"_a = nullptr);
+  m.attr("onnxruntime_version") = sam3::onnxruntime_version();
+}
