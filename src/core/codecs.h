@@ -11,8 +11,11 @@
 
 namespace sam3 {
 
-Image decode_jpeg(std::span<const std::uint8_t> bytes, const std::string& name);
-Image decode_png(std::span<const std::uint8_t> bytes, const std::string& name);
+// Both refuse (kImageTooLarge) an image over `max_pixels` from its header, before allocating.
+Image decode_jpeg(std::span<const std::uint8_t> bytes, const std::string& name, std::int64_t max_pixels);
+Image decode_png(std::span<const std::uint8_t> bytes, const std::string& name, std::int64_t max_pixels);
+// The kImageTooLarge message for an image of w x h over `limit` pixels.
+std::string too_large_message(const std::string& name, std::int64_t w, std::int64_t h, std::int64_t limit);
 
 // The EXIF orientation (1..8) in a JPEG's APP1 segment, 1 when there is none.
 int exif_orientation(std::span<const std::uint8_t> app1);

@@ -15,17 +15,13 @@
 #include "sam3/image.h"
 
 namespace sam3 {
-namespace {
-
-std::string too_large(const std::string& name, std::int64_t w, std::int64_t h, std::int64_t limit) {
+std::string too_large_message(const std::string& name, std::int64_t w, std::int64_t h, std::int64_t limit) {
   char pixels[32];  // exact in long double's 64-bit mantissa, where w * h overflows int64
   std::snprintf(pixels, sizeof pixels, "%.0Lf", static_cast<long double>(w) * static_cast<long double>(h));
   return name + ": image is " + std::to_string(w) + "x" + std::to_string(h) + " = " + pixels +
          " pixels, over the limit of " + std::to_string(limit) +
          "; downscale it or raise the pixel limit (--max-pixels)";
 }
-
-}  // namespace
 
 Image decode_image(std::span<const std::uint8_t> bytes, const std::string& name,
                    const ImageLoadOptions& options) {
@@ -46,16 +42,11 @@ Image decode_image(std::span<const std::uint8_t> bytes, const std::string& name,
                                                 " header has a zero image size; the file is corrupt");
     }
     if (size->width > options.max_pixels / size->height) {  // width * height could overflow
-      throw Error(ErrorCode::kImageTooLarge, too_large(name, size->width, size->height, options.max_pixels));
+      throw Error(ErrorCode::kImageTooLarge, too_large_message(name, size->width, size->height, options.max_pixels));
     }
   }
-  if (format == ImageFormat::kJpeg || format == ImageFormat::kPng) {
-    Image image = format == ImageFormat::kJpeg ? decode_jpeg(bytes, name) : decode_png(bytes, name);
-    if (std::int64_t{image.width} * image.height > options.max_pixels) {
-      throw Error(ErrorCode::kImageTooLarge, too_large(name, image.width, image.height, options.max_pixels));
-    }
-    return image;
-  }
+  if (format == ImageFormat::kJpeg) return decode_jpeg(bytes, name, options.max_pixels);
+  if (format == ImageFormat::kPng) return decode_png(bytes, name, options.max_pixels);
   cv::Mat bgr;
   try {
     // IMREAD_COLOR gives 8-bit BGR for any bit depth/alpha (and applies EXIF orientation).
@@ -70,7 +61,7 @@ Image decode_image(std::span<const std::uint8_t> bytes, const std::string& name,
                                               " data cannot be decoded; the file is corrupt or truncated");
   }
   if (std::int64_t{bgr.cols} * bgr.rows > options.max_pixels) {
-    throw Error(ErrorCode::kImageTooLarge, too_large(name, bgr.cols, bgr.rows, options.max_pixels));
+    throw Error(ErrorCode::kImageTooLarge, too_large_message(name, bgr.cols, bgr.rows, options.max_pixels));
   }
   Image image;
   image.width = bgr.cols;

@@ -39,7 +39,7 @@ void silent(j_common_ptr) {}
 
 }  // namespace
 
-Image decode_jpeg(std::span<const std::uint8_t> bytes, const std::string& name) {
+Image decode_jpeg(std::span<const std::uint8_t> bytes, const std::string& name, std::int64_t max_pixels) {
   // Everything longjmp may skip over lives behind this pointer, set before setjmp and never
   // changed after it (locals modified between setjmp and longjmp would be indeterminate).
   struct State {
@@ -63,6 +63,11 @@ Image decode_jpeg(std::span<const std::uint8_t> bytes, const std::string& name) 
   jpeg_mem_src(&cinfo, bytes.data(), static_cast<unsigned long>(bytes.size()));
   jpeg_save_markers(&cinfo, JPEG_APP0 + 1, 0xFFFF);
   jpeg_read_header(&cinfo, TRUE);
+  if (std::int64_t{cinfo.image_width} * cinfo.image_height > max_pixels) {
+    const std::int64_t w = cinfo.image_width, h = cinfo.image_height;
+    jpeg_destroy_decompress(&cinfo);
+    throw Error(ErrorCode::kImageTooLarge, too_large_message(name, w, h, max_pixels));
+  }
   for (auto* m = cinfo.marker_list; m; m = m->next) {
     if (m->marker == JPEG_APP0 + 1 && st->app1.empty()) st->app1.assign(m->data, m->data + m->data_length);
   }

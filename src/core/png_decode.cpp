@@ -5,7 +5,7 @@
 
 namespace sam3 {
 
-Image decode_png(std::span<const std::uint8_t> bytes, const std::string& name) {
+Image decode_png(std::span<const std::uint8_t> bytes, const std::string& name, std::int64_t max_pixels) {
   // libpng's simplified API keeps its messages in the struct instead of printing them.
   png_image png{};
   png.version = PNG_IMAGE_VERSION;
@@ -15,6 +15,11 @@ Image decode_png(std::span<const std::uint8_t> bytes, const std::string& name) {
     return Error(ErrorCode::kImageCorrupt, name + ": PNG data cannot be decoded (" + message + "); the file is corrupt or truncated");
   };
   if (!png_image_begin_read_from_memory(&png, bytes.data(), bytes.size())) throw fail("bad header");
+  if (std::int64_t{png.width} * png.height > max_pixels) {
+    const std::int64_t w = png.width, h = png.height;
+    png_image_free(&png);
+    throw Error(ErrorCode::kImageTooLarge, too_large_message(name, w, h, max_pixels));
+  }
   png.format = PNG_FORMAT_RGB;
   Image image;
   image.width = static_cast<int>(png.width);

@@ -161,6 +161,13 @@ TEST(ImageDecode, BigTiffAndWebpWithoutAnImageChunkAreUnsupported) {
             sam3::ErrorCode::kImageUnsupported);
 }
 
+TEST(ImageDecode, AJpegWhoseSizeOnlyTheCodecFindsIsCheckedBeforeAllocating) {
+  // Found by image_decode_fuzz: a frame header of 65497 x 65496 behind a malformed segment
+  // (the header walk gives up there); the decoder once allocated 12.8 GB for it.
+  const auto bytes = sam3::read_image_file(fs::path(SAM3_TEST_DATA_DIR) / "fuzz" / "jpeg-65497x65496-hidden-sof.jpg");
+  EXPECT_EQ(code_of([&] { sam3::decode_image(bytes, "hidden.jpg"); }), sam3::ErrorCode::kImageTooLarge);
+}
+
 TEST(ImageDecode, TruncatedFilesAreCorruptNotSilentlyGrey) {
   const std::string jpeg = sam3::encode_rgb_jpeg(left_half_red(256, 256));
   const std::string png = sam3::encode_rgb_png(left_half_red(256, 256));
