@@ -11,13 +11,9 @@ image=${2:-$here/examples/street.png}
 requests=${3:-200}
 concurrency=${4:-4}
 [ -d "$models" ] || { echo "load-test: no models at $models (run scripts/test.sh once to generate the test models)" >&2; exit 1; }
-out=$(mktemp)
-"$here/build/bin/sam3" serve --models "$models" --port 0 --workers 2 --queue 64 >"$out" &
-pid=$!
-trap 'kill $pid 2>/dev/null; rm -f "$out"' EXIT
-for _ in $(seq 100); do grep -q listening "$out" && break; sleep 0.1; done
-port=$(grep -o '[0-9]*$' "$out")
-for _ in $(seq 300); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.1; done
+. "$here/scripts/start-server.sh"
+start_server "$models" --workers 2 --queue 64
+pid=$server_pid port=$server_port
 echo "sam3 serve on port $port, model $models, image $image"
 "$here/build/bin/sam3-load" --port "$port" --image "$image" --prompt car --prompt road --prompt "yellow school bus" \
   --requests "$requests" --concurrency "$concurrency" --max-seconds 60

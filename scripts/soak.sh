@@ -10,14 +10,10 @@ minutes=${1:-30}
 models=${2:-$here/build/test-models/usls}
 image=${3:-$here/examples/street.png}
 [ -d "$models" ] || { echo "soak: no models at $models (run scripts/test.sh once to generate the test models)" >&2; exit 1; }
-out=$(mktemp)
-"$here/build/bin/sam3" serve --models "$models" --port 0 --workers 2 --queue 16 --cache-mb 64 --max-request-mb 8 \
-  --header-timeout 5 >"$out" &
-pid=$!
-trap 'kill $pid 2>/dev/null; rm -f "$out"' EXIT
-for _ in $(seq 100); do grep -q listening "$out" && break; sleep 0.1; done
-port=$(grep -o '[0-9]*$' "$out")
-for _ in $(seq 300); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.1; done
+. "$here/scripts/start-server.sh"
+start_server "$models" --workers 2 --queue 16 --cache-mb 64 --max-request-mb 8 \
+  --header-timeout 5
+pid=$server_pid port=$server_port
 echo "soak: sam3 serve (pid $pid) on port $port, model $models, $minutes minutes"
 status=0
 "$here/build/bin/sam3-soak" --port "$port" --pid "$pid" --image "$image" --minutes "$minutes" || status=1
@@ -25,5 +21,5 @@ kill -TERM "$pid"
 start=$(date +%s.%N)
 wait "$pid" || { echo "soak: the server exited with status $?"; status=1; }
 echo "soak: the server stopped $(echo "$(date +%s.%N) - $start" | bc) s after SIGTERM"
-trap 'rm -f "$out"' EXIT
+trap - EXIT
 exit $status
