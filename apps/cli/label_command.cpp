@@ -12,6 +12,7 @@
 #include "cli_common.h"
 #include "model_resolver.h"
 #include "sam3/labeler.h"
+#include "sam3/log.h"
 
 namespace sam3::cli {
 namespace {
@@ -153,7 +154,8 @@ int run_label(LabelArgs& a) {
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
   LabelProgressPrinter printer;
-  const auto s = labeler.run(inputs, std::ref(printer), &g_stop);
+  const bool quiet = sam3::log_level() >= LogLevel::kError;  // -q: only errors on stderr
+  const auto s = labeler.run(inputs, quiet ? std::function<void(const LabelProgress&)>() : std::ref(printer), &g_stop);
   std::printf("%d image%s: %d labeled, %d already done, %d failed%s -> %s\n", s.total, s.total == 1 ? "" : "s", s.processed,
               s.skipped, s.failed, s.interrupted ? ", interrupted" : "", a.out.c_str());
   if (s.failed) std::printf("failures are listed in %s\n", (fs::path(a.out) / "failures.json").c_str());
