@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets with clang (ASan/UBSan) and runs each for SECONDS.
 #   scripts/fuzz.sh [SECONDS] [BUILD_DIR] [TARGET...]   default: 60 s, build-fuzz/, every target
 # Targets: tokenizer_fuzz (prompt text), image_decode_fuzz (image files of every format),
-# request_parse_fuzz (POST /v1/segment bodies, base64). The test suite runs each for a few
+# request_parse_fuzz (POST /v1/segment bodies, base64, multipart). The test suite runs each for a few
 # seconds; run them longer by hand, e.g. scripts/fuzz.sh 3600. (ASan's quarantine is kept small:
 # decoded images are large, and a big quarantine alone passes the RSS limit.) Findings are written to
 # BUILD_DIR/findings/ and make the script fail.
