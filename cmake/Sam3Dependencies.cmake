@@ -7,6 +7,7 @@ find_package(CLI11 CONFIG REQUIRED)
 find_package(OpenCV REQUIRED COMPONENTS core imgproc imgcodecs)
 find_package(JPEG REQUIRED)  # JPEG and PNG are decoded directly, with our own error handling
 find_package(PNG REQUIRED)
+pkg_check_modules(WEBP REQUIRED IMPORTED_TARGET libwebp)
 find_package(CURL REQUIRED)
 find_package(OpenSSL REQUIRED COMPONENTS Crypto)
 pkg_check_modules(LIBZIP REQUIRED IMPORTED_TARGET libzip)

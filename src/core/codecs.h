@@ -1,4 +1,4 @@
-// JPEG and PNG decoded with libjpeg and libpng directly, with error handlers of our own: a
+// JPEG, PNG and WebP decoded with libjpeg, libpng and libwebp directly, with error handlers of our own: a
 // damaged file is a sam3::Error carrying the codec's message (never a line the codec prints
 // on stderr, never a silently grey image), and EXIF orientation is applied to JPEGs.
 #pragma once
@@ -14,6 +14,9 @@ namespace sam3 {
 // Both refuse (kImageTooLarge) an image over `max_pixels` from its header, before allocating.
 Image decode_jpeg(std::span<const std::uint8_t> bytes, const std::string& name, std::int64_t max_pixels);
 Image decode_png(std::span<const std::uint8_t> bytes, const std::string& name, std::int64_t max_pixels);
+// WebP too: bytes OpenCV's WebP decoder would not claim fell through its decoder list to its
+// DICOM reader, which aborts the process on some inputs (found by image_decode_fuzz).
+Image decode_webp(std::span<const std::uint8_t> bytes, const std::string& name, std::int64_t max_pixels);
 // The kImageTooLarge message for an image of w x h over `limit` pixels.
 std::string too_large_message(const std::string& name, std::int64_t w, std::int64_t h, std::int64_t limit);
 

@@ -47,6 +47,7 @@ Image decode_image(std::span<const std::uint8_t> bytes, const std::string& name,
   }
   if (format == ImageFormat::kJpeg) return decode_jpeg(bytes, name, options.max_pixels);
   if (format == ImageFormat::kPng) return decode_png(bytes, name, options.max_pixels);
+  if (format == ImageFormat::kWebp) return decode_webp(bytes, name, options.max_pixels);
   cv::Mat bgr;
   try {
     // IMREAD_COLOR gives 8-bit BGR for any bit depth/alpha (and applies EXIF orientation).

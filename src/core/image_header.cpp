@@ -74,12 +74,6 @@ std::optional<ImageSize> tiff_size(std::span<const std::uint8_t> b) {
 
 std::optional<std::string> structure_problem(std::span<const std::uint8_t> b, ImageFormat format) {
   switch (format) {
-    case ImageFormat::kWebp:
-      if (b.size() >= 12 && b.size() < std::uint64_t{le32(&b[4])} + 8) return "WebP data is shorter than its RIFF header says: the file is truncated";
-      if (b.size() >= 21 && starts_with(b, "VP8X", 12) && (b[20] & 0x02)) {
-        return "animated WebP is not supported; save one frame as a still image (PNG, JPEG or WebP)";
-      }
-      return std::nullopt;
     case ImageFormat::kBmp:
       if (b.size() >= 6 && le32(&b[2]) > b.size()) return "BMP data is shorter than its header says: the file is truncated";
       return std::nullopt;

@@ -19,8 +19,8 @@ struct ImageSize {
 };
 // nullopt when the header does not say (or the format is not parsed here).
 std::optional<ImageSize> read_header_size(std::span<const std::uint8_t> bytes, ImageFormat format);
-// What is wrong with a WebP or BMP file's structure before OpenCV decodes it (truncated data,
-// an animation), or nullopt. (JPEG and PNG are checked by their own decoders, core/codecs.h.)
+// What is wrong with a BMP file's structure before OpenCV decodes it (truncated data), or
+// nullopt. (JPEG, PNG and WebP are checked by their own decoders, core/codecs.h.)
 std::optional<std::string> structure_problem(std::span<const std::uint8_t> bytes, ImageFormat format);
 
 }  // namespace sam3

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <opencv2/imgcodecs.hpp>
 
 #include "sam3/error.h"
 #include "sam3/export.h"
@@ -166,6 +167,20 @@ TEST(ImageDecode, AJpegWhoseSizeOnlyTheCodecFindsIsCheckedBeforeAllocating) {
   // (the header walk gives up there); the decoder once allocated 12.8 GB for it.
   const auto bytes = sam3::read_image_file(fs::path(SAM3_TEST_DATA_DIR) / "fuzz" / "jpeg-65497x65496-hidden-sof.jpg");
   EXPECT_EQ(code_of([&] { sam3::decode_image(bytes, "hidden.jpg"); }), sam3::ErrorCode::kImageTooLarge);
+}
+
+TEST(ImageDecode, WebpDecodesWithLibwebpAndBadWebpNeverReachesOtherReaders) {
+  const sam3::Image im = left_half_red(32, 16);
+  cv::Mat bgr(16, 32, CV_8UC3);
+  for (int i = 0; i < 32 * 16; ++i) bgr.data[i * 3] = im.rgb[i * 3 + 2], bgr.data[i * 3 + 1] = im.rgb[i * 3 + 1], bgr.data[i * 3 + 2] = im.rgb[i * 3];
+  std::vector<std::uint8_t> webp;
+  ASSERT_TRUE(cv::imencode(".webp", bgr, webp, {cv::IMWRITE_WEBP_QUALITY, 101}));  // lossless
+  const auto back = sam3::decode_image(webp, "x.webp");
+  EXPECT_EQ(back.width, 32);
+  EXPECT_EQ(back.rgb, im.rgb);
+  // Found by image_decode_fuzz: this once went on to OpenCV's DICOM reader, which aborted.
+  const auto bad = sam3::read_image_file(fs::path(SAM3_TEST_DATA_DIR) / "fuzz" / "webp-vp8l-reaching-dicom-reader.webp");
+  EXPECT_EQ(code_of([&] { sam3::decode_image(bad, "bad.webp"); }), sam3::ErrorCode::kImageCorrupt);
 }
 
 TEST(ImageDecode, TruncatedFilesAreCorruptNotSilentlyGrey) {
