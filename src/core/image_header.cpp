@@ -63,8 +63,9 @@ std::optional<ImageSize> tiff_size(std::span<const std::uint8_t> b) {
     if (at > b.size() || b.size() - at < 12) break;
     const unsigned tag = u16(at), type = u16(at + 2);
     const std::int64_t value = type == 3 ? std::int64_t{u16(at + 8)} : type == 4 ? std::int64_t{u32(at + 8)} : -1;
-    if (tag == 256) width = value;
-    if (tag == 257) height = value;
+    // The first entry of a known type counts (as in libtiff); later ones, of any type, do not.
+    if (tag == 256 && width < 0 && value >= 0) width = value;
+    if (tag == 257 && height < 0 && value >= 0) height = value;
   }
   if (width < 0 || height < 0) return std::nullopt;
   return ImageSize{width, height};

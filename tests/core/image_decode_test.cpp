@@ -183,6 +183,20 @@ TEST(ImageDecode, WebpDecodesWithLibwebpAndBadWebpNeverReachesOtherReaders) {
   EXPECT_EQ(code_of([&] { sam3::decode_image(bad, "bad.webp"); }), sam3::ErrorCode::kImageCorrupt);
 }
 
+TEST(ImageDecode, ARepeatedTiffSizeTagDoesNotHideTheSize) {
+  // Found by image_decode_fuzz: a later, malformed ImageWidth entry once hid 15008 x 65535.
+  const auto bytes = sam3::read_image_file(fs::path(SAM3_TEST_DATA_DIR) / "fuzz" / "tiff-15008x65535-repeated-width-tag.tif");
+  sam3::ImageLoadOptions limit;
+  limit.max_pixels = 4'000'000;
+  try {
+    sam3::decode_image(bytes, "repeated.tif", limit);
+    FAIL();
+  } catch (const sam3::Error& e) {
+    EXPECT_EQ(e.code(), sam3::ErrorCode::kImageTooLarge);
+    EXPECT_NE(std::string(e.what()).find("15008x65535"), std::string::npos) << e.what();
+  }
+}
+
 TEST(ImageDecode, TruncatedFilesAreCorruptNotSilentlyGrey) {
   const std::string jpeg = sam3::encode_rgb_jpeg(left_half_red(256, 256));
   const std::string png = sam3::encode_rgb_png(left_half_red(256, 256));
