@@ -50,7 +50,7 @@ Image decode_image(std::span<const std::uint8_t> bytes, const std::string& name,
   if (format == ImageFormat::kWebp) return decode_webp(bytes, name, options.max_pixels);
   cv::Mat bgr;
   try {
-    // IMREAD_COLOR gives 8-bit BGR for any bit depth/alpha (and applies EXIF orientation).
+    // BMP and TIFF: IMREAD_COLOR gives 8-bit BGR for any bit depth and alpha.
     const cv::Mat buffer(1, static_cast<int>(bytes.size()), CV_8UC1, const_cast<std::uint8_t*>(bytes.data()));
     bgr = cv::imdecode(buffer, cv::IMREAD_COLOR);
   } catch (const cv::Exception& e) {
