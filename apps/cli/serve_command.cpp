@@ -1,4 +1,6 @@
 // sam3 serve: the HTTP API and web page.
+#include <cstdlib>
+
 #include "cli_common.h"
 #include "model_resolver.h"
 #include "server.h"
@@ -9,6 +11,7 @@ void add_serve_command(CLI::App& app, Runner& run) {
   struct Args {
     ModelSelection models;
     server::ServerOptions options;
+    int fetch_max_mb = 64;
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("serve", "HTTP API and web page for interactive and programmatic segmentation");
@@ -23,7 +26,9 @@ void add_serve_command(CLI::App& app, Runner& run) {
   cmd->add_option("--max-request-mb", o.max_request_mb, "Largest request body")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--max-pixels", o.max_pixels, "Largest image")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--timeout", o.request_timeout_s, "Seconds a request may wait and run")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--api-key", o.api_key, "Require \"Authorization: Bearer KEY\" (or X-API-Key) on /v1/*");
+  cmd->add_option("--api-key", o.api_key,
+                  "Require the key on the API and the labeling-tool routes (\"Authorization: Bearer KEY\", X-API-Key, "
+                  "HTTP Basic password, \"Token: KEY\")");
   cmd->add_flag("--insecure", o.insecure, "Allow a non-local bind without an API key");
   cmd->add_option("--allowed-host", o.allowed_hosts,
                   "Host name clients may use besides localhost/127.0.0.1 (repeatable; * for any)");
@@ -37,7 +42,22 @@ void add_serve_command(CLI::App& app, Runner& run) {
       ->capture_default_str()->check(CLI::Range(1, 3600));
   cmd->add_option("--shutdown-timeout", o.shutdown_timeout_s, "Seconds requests in flight get after SIGTERM/SIGINT")
       ->capture_default_str()->check(CLI::Range(0, 3600));
+  auto& ls = o.label_studio;
+  cmd->add_option("--label-studio-url", ls.url, "Label Studio's address, for task images (e.g. http://localhost:8080)")
+      ->envname("LABEL_STUDIO_URL");
+  cmd->add_option("--label-studio-api-key", ls.api_key, "Label Studio token (legacy or personal access token)")
+      ->envname("LABEL_STUDIO_API_KEY");
+  cmd->add_option("--local-files-root", ls.local_files_root, "Read /data/local-files/?d=... task images from this folder")
+      ->envname("LOCAL_FILES_DOCUMENT_ROOT");
+  cmd->add_option("--fetch-host", ls.fetch_hosts,
+                  "Other host whose image URLs tasks may name, host or host:port (repeatable; * for any; never sent the token)");
+  cmd->add_option("--fetch-max-mb", args->fetch_max_mb, "Largest task image fetched")->capture_default_str()->check(CLI::Range(1, 4096));
+  cmd->add_option("--fetch-timeout", ls.fetch_timeout_s, "Seconds a task image fetch may take")
+      ->capture_default_str()->check(CLI::Range(1, 3600));
   cmd->callback([args, &run] {
+    auto& ls = args->options.label_studio;
+    ls.max_image_bytes = std::int64_t{args->fetch_max_mb} << 20;
+    if (const char* host = std::getenv("LABEL_STUDIO_HOST"); ls.url.empty() && host) ls.url = host;
     run = [args] {
       args->options.model_dir = resolve_model_dir(args->models);
       args->options.fallback_vocabulary = data_dir() / "clip" / "bpe_simple_vocab_16e6.txt.gz";

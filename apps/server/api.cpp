@@ -89,19 +89,22 @@ Api::Api(const ServerOptions& options)
   const std::vector<std::string> images_types = {"", "multipart/form-data", "application/octet-stream",
                                                  "application/x-www-form-urlencoded", "image/*"};
   for (const auto& asset : assets()) {
-    routes_.push_back({"GET", asset.path, true, false, {}, [&asset](const HttpRequest&) {
-                         HttpResponse r;
-                         r.content_type = asset.content_type;
-                         r.body = std::string(asset.data);
-                         return r;
-                       }});
+    const bool page = asset.path == std::string_view("/");
+    routes_.push_back({"GET", asset.path, true, false, {}, [this, &asset, page](const HttpRequest& r) {
+                         // "/" is also Label Studio's health check: a browser asks for HTML.
+                         if (page && r.header("accept").find("text/html") == std::string::npos) return handle_health();
+                         HttpResponse res;
+                         res.content_type = asset.content_type;
+                         res.body = std::string(asset.data);
+                         return res;
+                       }, {}});
   }
-  routes_.push_back({"GET", "/health", true, false, {}, [this](const HttpRequest&) { return handle_health(); }});
-  routes_.push_back({"GET", "/v1/info", true, true, {}, [this](const HttpRequest&) { return handle_info(); }});
+  routes_.push_back({"GET", "/health", true, false, {}, [this](const HttpRequest&) { return handle_health(); }, {}});
+  routes_.push_back({"GET", "/v1/info", true, true, {}, [this](const HttpRequest&) { return handle_info(); }, {}});
   routes_.push_back({"POST", "/v1/images", false, true, images_types,
-                     [this](const HttpRequest& r) { return handle_images(r); }});
+                     [this](const HttpRequest& r) { return handle_images(r); }, {}});
   routes_.push_back({"POST", "/v1/segment", false, true, {"", "application/json"},
-                     [this](const HttpRequest& r) { return handle_segment(r); }});
+                     [this](const HttpRequest& r) { return handle_segment(r); }, {}});
 }
 
 const Api::Route* Api::find_route(const HttpRequest& request, bool* other_method) const {
@@ -141,9 +144,19 @@ bool Api::origin_allowed(const HttpRequest& request) const {
   return origin.empty() || origin == "http://" + request.header("host") || !allowed_origin(request).empty();
 }
 
+// The key in any of the forms the clients send: "Authorization: Bearer KEY", "X-API-Key: KEY",
+// HTTP Basic with the key as password (Label Studio) and "Token: KEY" (X-AnyLabeling).
 bool Api::authorized(const HttpRequest& req) const {
   if (options_.api_key.empty()) return true;
-  return req.header("authorization") == "Bearer " + options_.api_key || req.header("x-api-key") == options_.api_key;
+  const std::string authorization = req.header("authorization");
+  if (authorization == "Bearer " + options_.api_key || req.header("x-api-key") == options_.api_key ||
+      req.header("token") == options_.api_key) {
+    return true;
+  }
+  if (to_lower(authorization.substr(0, 6)) != "basic ") return false;
+  const auto credentials = base64_decode(trim(std::string_view(authorization).substr(6)));
+  if (!credentials || credentials->find(':') == std::string::npos) return false;
+  return credentials->substr(credentials->find(':') + 1) == options_.api_key;
 }
 
 Dispatch Api::screen(const HttpRequest& head) const {
@@ -184,6 +197,7 @@ Dispatch Api::screen(const HttpRequest& head) const {
     return reject(std::move(e));
   }
   if (route->needs_key && !authorized(head)) {
+    if (route->unauthorized) return {route->unauthorized(), true};
     return reject(ApiError(401, "unauthorized", "send the API key as \"Authorization: Bearer KEY\" or \"X-API-Key: KEY\""));
   }
   if (!route->media_types.empty()) {
@@ -243,36 +257,20 @@ void Api::load_model() {
   }
 }
 
+bool Api::model_loaded() {
+  std::lock_guard lock(model_mutex_);
+  return model_ != nullptr;
+}
+
+std::string Api::model_version() const {
+  return std::string("sam3cpp-") + SAM3_VERSION + "-" + options_.model_dir.filename().string();
+}
+
 std::shared_ptr<Model> Api::ready_model() {
   std::lock_guard lock(model_mutex_);
   if (model_) return model_;
   if (load_failed_) throw ApiError(503, "model_unavailable", "the model cannot be loaded; see the server's log");
   throw ApiError(503, "loading", "the model is still loading; retry shortly");
-}
-
-// Waits for a job on the worker queue while the client is still there and the request's time
-// lasts; a job given up on before a worker takes it is skipped, so the queue never fills with
-// work nobody waits for.
-template <typename F>
-auto Api::run_on_worker(const HttpRequest& req, F&& job) {
-  auto cancelled = std::make_shared<std::atomic<bool>>(false);
-  auto future = queue_.submit([cancelled, job = std::forward<F>(job)]() mutable {
-    if (*cancelled) throw ApiError(503, "cancelled", "the request was given up before it ran");
-    return job();
-  });
-  if (!future) throw ApiError(503, "busy", "all workers are busy and the queue is full; retry shortly");
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(options_.request_timeout_s);
-  while (future->wait_for(std::chrono::milliseconds(100)) != std::future_status::ready) {
-    if (req.client_gone()) {
-      *cancelled = true;
-      throw ApiError(499, "client_closed", "the client closed the connection");
-    }
-    if (std::chrono::steady_clock::now() > deadline) {
-      *cancelled = true;
-      throw ApiError(503, "timeout", "the request took longer than " + std::to_string(options_.request_timeout_s) + " s");
-    }
-  }
-  return future->get();
 }
 
 std::shared_ptr<const CachedImage> Api::encode_bytes(const HttpRequest& req, std::string_view bytes, bool* cached) {
@@ -391,7 +389,8 @@ HttpResponse Api::handle_info() {
 
 HttpResponse Api::handle_health() {
   std::lock_guard lock(model_mutex_);
-  if (model_) return json_response(200, {{"status", "ok"}});
+  // Label Studio's shape ("UP"), which it polls with a 1 s timeout: never behind inference.
+  if (model_) return json_response(200, {{"status", "UP"}, {"model_class", "SAM3"}, {"model_version", model_version()}});
   if (load_failed_) return json_response(503, {{"status", "error"}, {"message", "the model cannot be loaded; see the server's log"}});
   return json_response(503, {{"status", "loading"}});
 }

@@ -1,16 +1,19 @@
 // The HTTP routes of sam3 serve and the state they share: the model (loaded in the
 // background; /health says 503 until it is ready), the embedding cache and the workers.
 // screen() judges a request from its headers (host, origin, route, method, key, media type)
-// before its body is read; handle() answers it.
+// before its body is read; handle() answers it. Protocol adapters (protocols/) add their
+// routes and run on the same model, cache, workers and limits.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "api_error.h"
 #include "embedding_cache.h"
 #include "http/http_server.h"
 #include "server.h"
@@ -27,23 +30,35 @@ class Api {
   void load_model();  // run on a background thread
   void stop_workers() { queue_.stop(); }
 
- private:
+  // What protocol adapters build on.
   struct Route {
     std::string method, path;
     bool quick = false, needs_key = false;
     std::vector<std::string> media_types;  // accepted Content-Types of the body ("" = none sent)
     std::function<HttpResponse(const HttpRequest&)> answer;
+    // The answer to a request without the key (default: the API's 401 error).
+    std::function<HttpResponse()> unauthorized;
   };
+  void add_route(Route route) { routes_.push_back(std::move(route)); }
+  const ServerOptions& options() const { return options_; }
+  std::shared_ptr<Model> ready_model();  // throws ApiError(503) while loading
+  bool model_loaded();
+  // "sam3cpp VERSION MODEL", what Label Studio keeps as the predictions' model version.
+  std::string model_version() const;
+  // The image's embedding from the cache, or decoded here and encoded on a worker.
+  std::shared_ptr<const CachedImage> encode_bytes(const HttpRequest& req, std::string_view bytes, bool* cached);
+  // Runs `job` on the worker queue while the client is still there and the request's time
+  // lasts; a job given up on before a worker takes it is skipped, so the queue never fills
+  // with work nobody waits for. Throws ApiError 503 (queue full, timeout) or 499.
+  template <typename F>
+  auto run_on_worker(const HttpRequest& req, F&& job);
+
+ private:
   const Route* find_route(const HttpRequest& request, bool* other_method) const;
   bool host_allowed(const std::string& host) const;
   std::string allowed_origin(const HttpRequest& request) const;  // "" if none or same-origin
   bool origin_allowed(const HttpRequest& request) const;
-
-  std::shared_ptr<Model> ready_model();  // throws ApiError(503) while loading
   bool authorized(const HttpRequest& req) const;
-  template <typename F>
-  auto run_on_worker(const HttpRequest& req, F&& job);
-  std::shared_ptr<const CachedImage> encode_bytes(const HttpRequest& req, std::string_view bytes, bool* cached);
 
   HttpResponse handle_images(const HttpRequest& req);
   HttpResponse handle_segment(const HttpRequest& req);
@@ -59,5 +74,27 @@ class Api {
   std::shared_ptr<Model> model_;
   bool load_failed_ = false;
 };
+
+template <typename F>
+auto Api::run_on_worker(const HttpRequest& req, F&& job) {
+  auto cancelled = std::make_shared<std::atomic<bool>>(false);
+  auto future = queue_.submit([cancelled, job = std::forward<F>(job)]() mutable {
+    if (*cancelled) throw ApiError(503, "cancelled", "the request was given up before it ran");
+    return job();
+  });
+  if (!future) throw ApiError(503, "busy", "all workers are busy and the queue is full; retry shortly");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(options_.request_timeout_s);
+  while (future->wait_for(std::chrono::milliseconds(100)) != std::future_status::ready) {
+    if (req.client_gone()) {
+      *cancelled = true;
+      throw ApiError(499, "client_closed", "the client closed the connection");
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      *cancelled = true;
+      throw ApiError(503, "timeout", "the request took longer than " + std::to_string(options_.request_timeout_s) + " s");
+    }
+  }
+  return future->get();
+}
 
 }  // namespace sam3::server

@@ -11,6 +11,8 @@
 
 #include "api.h"
 #include "http/http_server.h"
+#include "protocols/label_studio_backend.h"
+#include "protocols/x_anylabeling.h"
 #include "sam3/error.h"
 #include "sam3/log.h"
 
@@ -52,6 +54,8 @@ int run_server(const ServerOptions& options) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   Api api(options);
+  add_label_studio_routes(api, options.label_studio);
+  add_x_anylabeling_routes(api);
   HttpLimits limits;
   limits.max_body_bytes = options.max_request_mb * 1024 * 1024;
   limits.max_connections = options.max_connections;

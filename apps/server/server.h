@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "protocols/task_images.h"
+
 namespace sam3::server {
 
 struct ServerOptions {
@@ -28,6 +30,7 @@ struct ServerOptions {
   int header_timeout_s = 10;  // for a request's line and headers to arrive
   int idle_timeout_s = 15;    // an idle keep-alive connection is closed after this
   int shutdown_timeout_s = 30;  // requests in flight get this long after SIGTERM
+  LabelStudioOptions label_studio;  // where the Label Studio backend fetches task images
 };
 
 // Whether every address the host name resolves to is a loopback address (a name is looked

@@ -1,4 +1,4 @@
-// Writing results: COCO RLE, PNG masks, overlays, JSON, all written atomically
+// Writing results: files, images, overlays, all written atomically
 // (a temporary file renamed into place, so a crash never leaves a half-written file).
 #pragma once
 
@@ -8,25 +8,17 @@
 #include <vector>
 
 #include "sam3/image.h"
+#include "sam3/mask_encodings.h"
 #include "sam3/types.h"
 
 namespace sam3 {
-
-// COCO run-length encoding (column-major, first run counts zeros), as pycocotools.
-std::vector<std::uint32_t> rle_counts(const Mask& mask);
-// pycocotools' compressed string form of the counts (rleToString).
-std::string rle_to_string(const std::vector<std::uint32_t>& counts);
-std::string rle_encode(const Mask& mask);
-// Inverse of rle_encode; throws kInvalidArgument on a malformed string or wrong total.
-Mask rle_decode(const std::string& counts, int height, int width);
 
 // Writes bytes to path via a temporary file in the same directory and a rename.
 void write_file_atomic(const std::filesystem::path& path, const std::string& bytes);
 // Removes the temporary files that write_file_atomic left in `dir` when its process died
 // (names "<file>.tmp<pid>-<n>" whose process no longer runs); nothing else.
 void remove_stale_temporaries(const std::filesystem::path& dir);
-// PNG encodings (8-bit gray mask with 0/255, RGB image).
-std::string encode_mask_png(const Mask& mask);
+// PNG and JPEG encodings of images (masks: mask_encodings.h).
 std::string encode_rgb_png(const Image& image);
 std::string encode_rgb_jpeg(const Image& image, int quality = 90);
 

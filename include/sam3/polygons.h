@@ -23,6 +23,10 @@ struct Polygon {
 // Coordinates are pixel centres of the boundary pixels, in the mask's pixel frame.
 std::vector<Polygon> mask_to_polygons(const Mask& mask, double tolerance = 1.0);
 
-double ring_area(const Ring& ring);  // absolute shoelace area
+double ring_area(const Ring& ring);       // absolute shoelace area
+double ring_perimeter(const Ring& ring);  // of the closed ring
+// Douglas-Peucker simplification of a closed ring at `tolerance` pixels (as OpenCV's
+// approxPolyDP, which X-AnyLabeling's servers use with tolerance = factor x perimeter).
+Ring simplify_ring(const Ring& ring, double tolerance);
 
 }  // namespace sam3

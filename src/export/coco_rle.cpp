@@ -1,5 +1,5 @@
 #include "sam3/error.h"
-#include "sam3/export.h"
+#include "sam3/mask_encodings.h"
 
 namespace sam3 {
 

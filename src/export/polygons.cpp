@@ -49,4 +49,26 @@ double ring_area(const Ring& ring) {
   return std::abs(a) / 2;
 }
 
+double ring_perimeter(const Ring& ring) {
+  double length = 0;
+  for (size_t i = 0, n = ring.size(); i < n; ++i) {
+    const auto& p = ring[i];
+    const auto& q = ring[(i + 1) % n];
+    length += std::hypot(static_cast<double>(q.x) - p.x, static_cast<double>(q.y) - p.y);
+  }
+  return length;
+}
+
+Ring simplify_ring(const Ring& ring, double tolerance) {
+  if (tolerance <= 0 || ring.size() < 3) return ring;
+  std::vector<cv::Point2f> in, out;
+  in.reserve(ring.size());
+  for (const auto& p : ring) in.emplace_back(p.x, p.y);
+  cv::approxPolyDP(in, out, tolerance, true);
+  Ring simplified;
+  simplified.reserve(out.size());
+  for (const auto& p : out) simplified.push_back({p.x, p.y});
+  return simplified;
+}
+
 }  // namespace sam3

@@ -1,0 +1,230 @@
+#include "label_studio_backend.h"
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "label_studio_config.h"
+#include "label_studio_regions.h"
+#include "sam3/instance_merge.h"
+
+namespace sam3::server {
+namespace {
+
+using json = nlohmann::ordered_json;
+using namespace label_studio;
+
+HttpResponse json_answer(const json& body) {
+  HttpResponse r;
+  r.body = body.dump();
+  return r;
+}
+
+json parse_body(const HttpRequest& req) {
+  json body = json::parse(req.body, nullptr, false);
+  if (!body.is_object()) throw ApiError(400, "invalid_request", req.path + " takes a JSON object");
+  return body;
+}
+
+std::string string_of(const json& j, const char* key) {
+  return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
+}
+
+bool equal_ci(const std::string& a, const std::string& b) { return to_lower(a) == to_lower(b); }
+
+// One thing to find in a task's image and the label its instances get.
+struct Job {
+  std::string label;
+  std::vector<Prompt> prompts;  // a label's synonyms, or the annotator's one prompt
+  std::vector<const RegionControl*> controls;
+};
+
+bool has_label(const RegionControl& c, const std::string& label) {
+  return std::any_of(c.labels.begin(), c.labels.end(), [&](const LabelValue& v) { return v.value == label; });
+}
+
+std::vector<const RegionControl*> controls_with(const LabelConfig& config, const std::string& label, bool masks_only) {
+  std::vector<const RegionControl*> out;
+  for (const auto& c : config.controls) {
+    if (has_label(c, label) && (!masks_only || c.kind != RegionKind::kRectangle)) out.push_back(&c);
+  }
+  return out;
+}
+
+// Ordinary pre-annotation: every label, its predicted_values (or its value) the prompts.
+std::vector<Job> label_jobs(const LabelConfig& config) {
+  std::vector<Job> jobs;
+  for (const auto& control : config.controls) {
+    for (const auto& label : control.labels) {
+      if (std::any_of(jobs.begin(), jobs.end(), [&](const Job& j) { return j.label == label.value; })) continue;
+      Job job{label.value, {}, controls_with(config, label.value, false)};
+      for (const auto& p : label.prompts) job.prompts.push_back({.text = p, .boxes = {}});
+      jobs.push_back(std::move(job));
+    }
+  }
+  return jobs;
+}
+
+// Interactive pre-annotation: what the annotator just did (a TextArea's text, rectangles and
+// keypoints) is one prompt, for the label it names or the first brush or polygon label.
+Job interactive_job(const LabelConfig& config, const json& context, int width, int height) {
+  Prompt prompt;
+  std::string named;
+  for (const auto& item : context["result"]) {
+    const std::string type = to_lower(string_of(item, "type"));
+    const json& value = item.contains("value") ? item["value"] : json::object();
+    if (type == "textarea" && value.contains("text")) {
+      const json& text = value["text"];
+      if (text.is_array() && !text.empty() && text[0].is_string()) prompt.text = text[0].get<std::string>();
+      else if (text.is_string()) prompt.text = text.get<std::string>();
+      continue;
+    }
+    if (type != "rectanglelabels" && type != "keypointlabels") continue;
+    const auto num = [&](const char* k) { return value.contains(k) && value[k].is_number() ? value[k].get<double>() : 0.0; };
+    const double sx = width / 100.0, sy = height / 100.0;  // percent of the image, whatever its stored size
+    BoxPrompt box;
+    box.positive = !item.contains("is_positive") || !item["is_positive"].is_boolean() || item["is_positive"].get<bool>();
+    if (type == "rectanglelabels") {
+      box.box = {float(num("x") * sx), float(num("y") * sy), float((num("x") + num("width")) * sx),
+                 float((num("y") + num("height")) * sy)};
+    } else {
+      // A click: SAM3 takes exemplar boxes, so a small box around the point.
+      const double half = std::max(4.0, 0.01 * std::min(width, height));
+      const double x = num("x") * sx, y = num("y") * sy;
+      box.box = {float(std::max(0.0, x - half)), float(std::max(0.0, y - half)), float(std::min<double>(width, x + half)),
+                 float(std::min<double>(height, y + half))};
+    }
+    prompt.boxes.push_back(box);
+    const json& labels = value.contains(type) ? value[type] : json::array();
+    if (named.empty() && labels.is_array() && !labels.empty() && labels[0].is_string()) named = labels[0].get<std::string>();
+  }
+  if (prompt.text.empty() && prompt.boxes.empty()) {
+    throw ApiError(400, "invalid_context", "the interactive context has no text, rectangle or keypoint to prompt with");
+  }
+  // The label the text names (its value or one of its predicted_values), else the label of
+  // the drawn marks, else the first brush or polygon label.
+  std::string label;
+  for (const auto& c : config.controls) {
+    for (const auto& v : c.labels) {
+      const bool names = equal_ci(v.value, prompt.text) ||
+                         std::any_of(v.prompts.begin(), v.prompts.end(), [&](const std::string& p) { return equal_ci(p, prompt.text); });
+      if (label.empty() && !prompt.text.empty() && names) label = v.value;
+    }
+  }
+  if (label.empty()) {
+    for (const auto& c : config.controls) label = label.empty() && has_label(c, named) ? named : label;
+  }
+  for (const auto& c : config.controls) {
+    if (label.empty() && c.kind != RegionKind::kRectangle) label = c.labels.front().value;
+  }
+  if (label.empty()) label = config.controls.front().labels.front().value;
+  auto controls = controls_with(config, label, true);
+  if (controls.empty()) controls = controls_with(config, label, false);
+  return {label, {prompt}, controls};
+}
+
+class LabelStudioBackend {
+ public:
+  LabelStudioBackend(Api& api, const LabelStudioOptions& options) : api_(api), images_(options) {}
+
+  HttpResponse setup(const HttpRequest& req) {
+    const json body = parse_body(req);
+    const std::string schema = string_of(body, "schema");
+    if (!schema.empty()) parse_label_config(schema);  // a config sam3 cannot serve is said at once
+    images_.remember_setup(string_of(body, "hostname"), string_of(body, "access_token"));
+    return json_answer({{"model_version", api_.model_version()}});
+  }
+
+  HttpResponse predict(const HttpRequest& req) {
+    const json body = parse_body(req);
+    if (!body.contains("tasks") || !body["tasks"].is_array()) {
+      throw ApiError(400, "invalid_request", "POST /predict takes {\"tasks\": [...], \"label_config\": \"<View>...\"}");
+    }
+    const LabelConfig config = parse_label_config(string_of(body, "label_config"));
+    const json context = body.contains("params") && body["params"].is_object() && body["params"].contains("context")
+                             ? body["params"]["context"] : json();
+    const bool interactive = context.is_object() && context.contains("result") && context["result"].is_array() &&
+                             !context["result"].empty();
+    auto model = api_.ready_model();
+    json results = json::array();
+    for (const auto& task : body["tasks"]) {
+      const std::int64_t id = task.is_object() && task.contains("id") && task["id"].is_number_integer() ? task["id"].get<std::int64_t>() : 0;
+      const std::string task_name = "task " + std::to_string(id);
+      const json& data = task.is_object() && task.contains("data") ? task["data"] : json();
+      if (!data.is_object() || !data.contains(config.data_key) || !data[config.data_key].is_string()) {
+        std::string keys;
+        for (const auto& [k, v] : (data.is_object() ? data : json::object()).items()) keys += (keys.empty() ? "" : ", ") + k;
+        throw ApiError(400, "unknown_data_key",
+                       task_name + " has no \"" + config.data_key + "\" in its data (it has: " +
+                           (keys.empty() ? "nothing" : keys) + "); the label config's <Image name=\"" +
+                           config.image_name + "\" value=\"$" + config.data_key + "\"> must name the task's image key");
+      }
+      const std::string bytes = images_.fetch(data[config.data_key].get<std::string>(), id);
+      bool cached = false;
+      auto entry = api_.encode_bytes(req, bytes, &cached);  // one encode serves every label
+      const int width = entry->embedding.width(), height = entry->embedding.height();
+      auto jobs = std::make_shared<const std::vector<Job>>(
+          interactive ? std::vector<Job>{interactive_job(config, context, width, height)} : label_jobs(config));
+      auto found = api_.run_on_worker(req, [model, entry, jobs] {
+        std::vector<std::vector<Instance>> out;
+        for (const auto& job : *jobs) {
+          std::vector<Instance> all;
+          for (const auto& prompt : job.prompts) {
+            auto r = model->segment(entry->embedding, prompt);
+            std::move(r.instances.begin(), r.instances.end(), std::back_inserter(all));
+          }
+          out.push_back(merge_instances(std::move(all)));
+        }
+        return out;
+      });
+      json regions = json::array();
+      double score_sum = 0;
+      int count = 0;
+      for (size_t j = 0; j < jobs->size(); ++j) {
+        for (const auto& inst : found[j]) {
+          for (const auto* control : (*jobs)[j].controls) {
+            for (auto& r : regions_of(inst, *control, (*jobs)[j].label)) regions.push_back(std::move(r));
+          }
+          score_sum += inst.score;
+          ++count;
+        }
+      }
+      results.push_back({{"model_version", api_.model_version()}, {"score", count ? score_sum / count : 0.0},
+                         {"result", std::move(regions)}});
+    }
+    return json_answer({{"results", std::move(results)}});
+  }
+
+ private:
+  Api& api_;
+  TaskImages images_;
+};
+
+}  // namespace
+
+void add_label_studio_routes(Api& api, const LabelStudioOptions& options) {
+  auto backend = std::make_shared<LabelStudioBackend>(api, options);
+  const auto basic_challenge = [] {
+    HttpResponse r;
+    r.status = 401;
+    r.body = error_body("unauthorized", "this backend needs the key of sam3 serve --api-key: in Label Studio's model "
+                                        "settings turn on \"Use basic auth\" and enter it as the password");
+    r.headers.emplace_back("WWW-Authenticate", "Basic realm=\"sam3\"");
+    return r;
+  };
+  const std::vector<std::string> json_types = {"", "application/json"};
+  api.add_route({"POST", "/setup", false, true, json_types, [backend](const HttpRequest& r) { return backend->setup(r); },
+                 basic_challenge});
+  api.add_route({"POST", "/predict", false, true, json_types,
+                 [backend](const HttpRequest& r) { return backend->predict(r); }, basic_challenge});
+  api.add_route({"POST", "/webhook", true, true, {}, [](const HttpRequest&) {
+                   return json_answer({{"status", "Unknown event"}});
+                 }, basic_challenge});
+  api.add_route({"GET", "/metrics", true, true, {}, [](const HttpRequest&) { return json_answer(json::object()); },
+                 basic_challenge});
+  api.add_route({"GET", "/versions", true, true, {}, [&api](const HttpRequest&) {
+                   return json_answer({{"versions", {api.model_version()}}});
+                 }, basic_challenge});
+}
+
+}  // namespace sam3::server

@@ -1,0 +1,156 @@
+#include "x_anylabeling.h"
+
+#include <nlohmann/json.hpp>
+
+#include "base64.h"
+#include "sam3/log.h"
+#include "sam3/mask_encodings.h"
+
+namespace sam3::server {
+namespace {
+
+using json = nlohmann::ordered_json;
+constexpr const char* kModel = "segment_anything_3";
+
+HttpResponse answer(int status, const json& body) {
+  HttpResponse r;
+  r.status = status;
+  r.body = body.dump();
+  return r;
+}
+
+HttpResponse failure(int status, const std::string& code, const std::string& message) {
+  return answer(status, {{"success", false}, {"error", {{"code", code}, {"message", message}}}});
+}
+
+HttpResponse models() {
+  json widgets = json::array();
+  for (const char* w : {"edit_text", "button_send", "add_pos_rect", "add_neg_rect", "button_run_rect", "button_clear"}) {
+    widgets.push_back({{"name", w}, {"value", nullptr}});
+  }
+  widgets.push_back({{"name", "edit_conf"}, {"value", 0.5}});
+  widgets.push_back({{"name", "toggle_preserve_existing_annotations"}, {"value", false}});
+  return answer(200, {{"success", true},
+                      {"data", {{kModel, {{"display_name", "Segment Anything 3"}, {"widgets", widgets},
+                                          {"params", json::object()}, {"capabilities", json::object()},
+                                          {"batch_processing_mode", "text_prompt"}}}}}});
+}
+
+std::vector<std::string> split_text_prompt(const std::string& text) {
+  std::vector<std::string> out;
+  std::string current;
+  for (char c : text + ",") {
+    if (c != ',' && c != '.') {
+      current += c;
+      continue;
+    }
+    const std::string item(trim(current));
+    if (!item.empty() && std::find(out.begin(), out.end(), item) == out.end()) out.push_back(item);
+    current.clear();
+  }
+  return out;
+}
+
+json shape(const std::string& label, const std::string& type, json points, float score) {
+  return {{"label", label}, {"shape_type", type}, {"points", std::move(points)}, {"score", score},
+          {"attributes", json::object()}, {"description", nullptr}, {"difficult", false}, {"direction", 0},
+          {"flags", nullptr}, {"group_id", nullptr}, {"kie_linking", json::array()}};
+}
+
+// Each piece of the mask as a closed polygon simplified at epsilon_factor x its perimeter (as
+// X-AnyLabeling's own servers), then the instance's box as a rectangle.
+void add_shapes(json& shapes, const Instance& inst, const std::string& label, double epsilon_factor) {
+  for (const auto& poly : mask_to_polygons(inst.mask, 0)) {
+    const Ring ring = simplify_ring(poly.outer, epsilon_factor * ring_perimeter(poly.outer));
+    if (ring.size() < 3) continue;
+    json points = json::array();
+    for (const auto& p : ring) points.push_back({p.x, p.y});
+    points.push_back(points.front());
+    shapes.push_back(shape(label, "polygon", std::move(points), inst.score));
+  }
+  const Box& b = inst.box;
+  shapes.push_back(shape(label, "rectangle", {{b.x0, b.y0}, {b.x1, b.y0}, {b.x1, b.y1}, {b.x0, b.y1}}, inst.score));
+}
+
+double number_or(const json& params, const char* key, double fallback) {
+  return params.contains(key) && params[key].is_number() ? params[key].get<double>() : fallback;
+}
+
+HttpResponse predict(Api& api, const HttpRequest& req) {
+  const json body = json::parse(req.body, nullptr, false);
+  if (!body.is_object()) return failure(200, "INVALID_REQUEST", "POST /v1/predict takes a JSON object");
+  const std::string model_name = body.value("model", "");
+  if (model_name != kModel) {
+    return failure(200, "MODEL_NOT_FOUND", "no model \"" + model_name + "\"; this server has \"" + kModel + "\"");
+  }
+  const auto image = body.contains("image") && body["image"].is_string() ? base64_decode(body["image"].get<std::string>())
+                                                                          : std::nullopt;
+  if (!image || image->empty()) return failure(200, "INVALID_IMAGE", "\"image\" must be a base64 image (a data: URI is fine)");
+  const json params = body.contains("params") && body["params"].is_object() ? body["params"] : json::object();
+  SegmentOptions options;
+  options.score_threshold = static_cast<float>(number_or(params, "conf_threshold", 0.5));
+  const double epsilon_factor = number_or(params, "epsilon_factor", 0.001);
+  if (!(options.score_threshold >= 0 && options.score_threshold <= 1) || !(epsilon_factor >= 0 && epsilon_factor < 1)) {
+    return failure(200, "INVALID_REQUEST", "conf_threshold must be in [0, 1] and epsilon_factor in [0, 1)");
+  }
+  const auto texts = split_text_prompt(params.contains("text_prompt") && params["text_prompt"].is_string()
+                                           ? params["text_prompt"].get<std::string>() : "");
+  // Rectangle marks, when present, are the prompt (label 1 positive, 0 negative); SAM3 takes
+  // no points.
+  Prompt boxes;
+  if (params.contains("marks") && params["marks"].is_array()) {
+    for (const auto& mark : params["marks"]) {
+      if (!mark.is_object() || mark.value("type", "") != "rectangle" || !mark.contains("data")) continue;
+      const json& d = mark["data"];
+      if (!d.is_array() || d.size() != 4 || !std::all_of(d.begin(), d.end(), [](const json& v) { return v.is_number(); })) {
+        return failure(200, "INVALID_REQUEST", "a rectangle mark's data is [x1, y1, x2, y2] in pixels");
+      }
+      boxes.boxes.push_back({{d[0].get<float>(), d[1].get<float>(), d[2].get<float>(), d[3].get<float>()},
+                             !(mark.contains("label") && mark["label"] == 0)});
+    }
+  }
+  std::vector<std::pair<std::string, Prompt>> prompts;
+  if (!boxes.boxes.empty()) prompts.push_back({texts.empty() ? "object" : texts.front(), boxes});
+  else for (const auto& t : texts) prompts.push_back({t, Prompt{.text = t, .boxes = {}}});
+  if (prompts.empty()) {
+    return failure(200, "INVALID_REQUEST", "give a text prompt or draw a rectangle (SAM3 does not take points)");
+  }
+  try {
+    auto model = api.ready_model();
+    bool cached = false;
+    auto entry = api.encode_bytes(req, *image, &cached);
+    auto shared = std::make_shared<const std::vector<std::pair<std::string, Prompt>>>(std::move(prompts));
+    auto results = api.run_on_worker(req, [model, entry, shared, options] {
+      std::vector<PromptResult> out;
+      for (const auto& [label, prompt] : *shared) out.push_back(model->segment(entry->embedding, prompt, options));
+      return out;
+    });
+    json shapes = json::array();
+    for (size_t i = 0; i < results.size(); ++i) {
+      for (const auto& inst : results[i].instances) add_shapes(shapes, inst, (*shared)[i].first, epsilon_factor);
+    }
+    return answer(200, {{"success", true}, {"data", {{"shapes", std::move(shapes)}, {"description", ""}}}});
+  } catch (const ApiError& e) {
+    if (e.status == 400 || e.status == 413 || e.status == 415) return failure(200, "INVALID_IMAGE", e.what());
+    return failure(e.status, e.status == 503 ? "SERVER_BUSY" : "INFERENCE_ERROR", e.what());
+  } catch (const Error& e) {
+    const ApiError a = api_error_from(e);
+    if (a.status < 500) return failure(200, a.status == 400 && e.code() == ErrorCode::kInvalidArgument ? "INVALID_REQUEST" : "INVALID_IMAGE", e.what());
+    log(LogLevel::kError, std::string("request failed: ") + e.what());  // internals go to the log only
+    return failure(200, "INFERENCE_ERROR", "inference failed; see the server's log");
+  }
+}
+
+}  // namespace
+
+void add_x_anylabeling_routes(Api& api) {
+  const auto unauthorized = [] {
+    return failure(401, "UNAUTHORIZED", "send the key of sam3 serve --api-key as the header \"Token: KEY\" (X-AnyLabeling's "
+                                        "remote server settings: api_key)");
+  };
+  api.add_route({"GET", "/v1/models", true, true, {}, [](const HttpRequest&) { return models(); }, unauthorized});
+  api.add_route({"POST", "/v1/predict", false, true, {"", "application/json"},
+                 [&api](const HttpRequest& r) { return predict(api, r); }, unauthorized});
+}
+
+}  // namespace sam3::server
