@@ -153,7 +153,9 @@ class LabelStudioBackend {
       const json& data = task.is_object() && task.contains("data") ? task["data"] : json();
       if (!data.is_object() || !data.contains(config.data_key) || !data[config.data_key].is_string()) {
         std::string keys;
-        for (const auto& [k, v] : (data.is_object() ? data : json::object()).items()) keys += (keys.empty() ? "" : ", ") + k;
+        if (data.is_object()) {
+          for (const auto& [k, v] : data.items()) keys += (keys.empty() ? "" : ", ") + k;
+        }
         throw ApiError(400, "unknown_data_key",
                        task_name + " has no \"" + config.data_key + "\" in its data (it has: " +
                            (keys.empty() ? "nothing" : keys) + "); the label config's <Image name=\"" +
