@@ -38,9 +38,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-if [ "$with_tests" = 1 ] && [ ! -d "$here/tests/web/node_modules/playwright-core" ]; then
-  log "installing the browser-test packages (npm ci in tests/web)"
-  (cd "$here/tests/web" && npm ci --ignore-scripts --no-audit --no-fund --silent)
+# Installed again whenever the lock file changed since the last install.
+if [ "$with_tests" = 1 ] && ! cmp -s "$here/tests/web/package-lock.json" "$here/tests/web/node_modules/.sam3-installed-lock"; then
+  log "installing the browser-test packages (npm ci in tests/web: playwright-core, Label Studio's editor, @thi.ng/rle-pack)"
+  (cd "$here/tests/web" && npm ci --ignore-scripts --no-audit --no-fund --silent &&
+    cp package-lock.json node_modules/.sam3-installed-lock)
 fi
 
 # ONNX Runtime: use what the user already has, else fetch it into .deps/.
