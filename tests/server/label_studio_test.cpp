@@ -83,7 +83,7 @@ std::string base64url_decode(std::string s) {
 }
 
 class LabelStudio : public ::testing::Test {
- protected:
+ public:
   static void SetUpTestSuite() {
     other_ = new StandIn;
     other_->http().Get("/public/scene.png", [](const httplib::Request&, httplib::Response& res) {
@@ -146,9 +146,9 @@ class LabelStudio : public ::testing::Test {
     std::filesystem::remove_all(root_);
   }
 
-  static ServerProcess* start(std::vector<std::string> options) {
+  static ServerProcess* start(std::vector<std::string> options, const std::string& layout = "usls") {
     std::vector<std::string> args = {SAM3_CLI_PATH, "serve", "--models",
-                                     (sam3::test::test_models_dir() / "usls").string(), "--port", "0"};
+                                     (sam3::test::test_models_dir() / layout).string(), "--port", "0"};
     args.insert(args.end(), options.begin(), options.end());
     auto* server = new ServerProcess(args);
     httplib::Client c("127.0.0.1", server->port());
@@ -267,9 +267,24 @@ TEST_F(LabelStudio, BasicAuthWithTheKeyAsPasswordIsRequired) {
   EXPECT_EQ(r->status, 401);
 }
 
+void expect_scene_pre_annotation(ServerProcess& server, const std::string& image);
+
 TEST_F(LabelStudio, PreAnnotatesEveryLabelAsBrushPolygonAndRectangle) {
+  expect_scene_pre_annotation(*server_, "/data/upload/1/scene.png");
+  for (const auto& seen : ls_->seen()) {
+    if (seen.path == "/data/upload/1/scene.png") EXPECT_EQ(seen.authorization, "Token " + kLegacyToken);
+  }
+}
+
+TEST_F(LabelStudio, PreAnnotatesWithTheSamexporterLayoutToo) {
+  std::unique_ptr<ServerProcess> samexporter(start({"--label-studio-url", ls_->url(), "--label-studio-api-key", kLegacyToken},
+                                                   "samexporter"));
+  expect_scene_pre_annotation(*samexporter, "/data/upload/1/scene.png");
+}
+
+void expect_scene_pre_annotation(ServerProcess& server, const std::string& image) {
   const auto scene = sam3::test::make_scene(false);
-  const json out = predict(*server_, json::array({task(1, "/data/upload/1/scene.png")}));
+  const json out = LabelStudio::predict(server, json::array({task(1, image)}));
   ASSERT_EQ(out["results"].size(), 1u);
   const json& result = out["results"][0];
   EXPECT_TRUE(result["model_version"].get<std::string>().starts_with("sam3cpp-"));
@@ -303,9 +318,6 @@ TEST_F(LabelStudio, PreAnnotatesEveryLabelAsBrushPolygonAndRectangle) {
   std::set<std::string> ids;
   for (const auto& r : result["result"]) ids.insert(r["id"].get<std::string>());
   EXPECT_EQ(ids.size(), result["result"].size()) << "region ids are unique";
-  for (const auto& seen : ls_->seen()) {
-    if (seen.path == "/data/upload/1/scene.png") EXPECT_EQ(seen.authorization, "Token " + kLegacyToken);
-  }
 }
 
 TEST_F(LabelStudio, SeveralTasksAnswerInOrderAtTheirOwnSizes) {
@@ -425,16 +437,17 @@ TEST_F(LabelStudio, EnvironmentVariablesAndPersonalAccessTokens) {
 }
 
 TEST_F(LabelStudio, HealthAnswersAtOnceWhileBothWorkersPredict) {
-  json tasks = json::array();
-  for (int i = 0; i < 12; ++i) {
-    tasks.push_back(task(i, "data:image/png;base64," +
-                                sam3::server::base64_encode(sam3::encode_rgb_png(sam3::test::upscale(
-                                    sam3::test::make_scene(i % 2).image, 3 + i % 3)))));
+  // Two requests of 16 images each, all different (no cache hits): a few seconds of work per worker.
+  json tasks[2] = {json::array(), json::array()};
+  for (int i = 0; i < 32; ++i) {
+    auto image = sam3::test::upscale(sam3::test::make_scene(i % 2).image, 3 + (i / 2) % 4);
+    image.rgb[0] = static_cast<std::uint8_t>(i);  // a different image each time
+    tasks[i / 16].push_back(task(i, "data:image/png;base64," + sam3::server::base64_encode(sam3::encode_rgb_png(image))));
   }
   std::atomic<int> running{2};
   std::vector<std::thread> busy;
-  for (int i = 0; i < 2; ++i) busy.emplace_back([&] {
-    predict(*server_, tasks);
+  for (int i = 0; i < 2; ++i) busy.emplace_back([&, i] {
+    predict(*server_, tasks[i]);
     --running;
   });
   std::this_thread::sleep_for(300ms);

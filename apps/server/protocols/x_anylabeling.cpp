@@ -89,9 +89,11 @@ HttpResponse predict(Api& api, const HttpRequest& req) {
   const json params = body.contains("params") && body["params"].is_object() ? body["params"] : json::object();
   SegmentOptions options;
   options.score_threshold = static_cast<float>(number_or(params, "conf_threshold", 0.5));
+  options.nms_iou = static_cast<float>(number_or(params, "iou_threshold", 0.0));  // 0: no NMS, as SAM3
   const double epsilon_factor = number_or(params, "epsilon_factor", 0.001);
-  if (!(options.score_threshold >= 0 && options.score_threshold <= 1) || !(epsilon_factor >= 0 && epsilon_factor < 1)) {
-    return failure(200, "INVALID_REQUEST", "conf_threshold must be in [0, 1] and epsilon_factor in [0, 1)");
+  if (!(options.score_threshold >= 0 && options.score_threshold <= 1) || !(options.nms_iou >= 0 && options.nms_iou <= 1) ||
+      !(epsilon_factor >= 0 && epsilon_factor < 1)) {
+    return failure(200, "INVALID_REQUEST", "conf_threshold and iou_threshold must be in [0, 1], epsilon_factor in [0, 1)");
   }
   const auto texts = split_text_prompt(params.contains("text_prompt") && params["text_prompt"].is_string()
                                            ? params["text_prompt"].get<std::string>() : "");
