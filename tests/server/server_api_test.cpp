@@ -236,7 +236,7 @@ TEST(ServerLifecycle, NonLocalBindNeedsAKey) {
 TEST(ServerLifecycle, ServesThePageAndTheOpenApiDescription) {
   ServerProcess server({kSam3, "serve", "--models", models("samexporter"), "--port", "0"});
   httplib::Client c("127.0.0.1", server.port());
-  auto page = c.Get("/");
+  auto page = c.Get("/", {{"Accept", "text/html,application/xhtml+xml,*/*;q=0.8"}});  // what browsers send
   ASSERT_EQ(page->status, 200);
   EXPECT_NE(page->body.find("<canvas id=\"view\">"), std::string::npos);
   EXPECT_EQ(c.Get("/app.js")->status, 200);
