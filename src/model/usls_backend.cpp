@@ -4,6 +4,7 @@
 #include "model/backend.h"
 #include "model/contract.h"
 #include "model/tensors.h"
+#include "model/text_inputs.h"
 #include "predictor/postprocess.h"
 #include "predictor/preprocess.h"
 #include "sam3/error.h"
@@ -44,10 +45,10 @@ class UslsBackend final : public Backend {
 
   TextFeatures encode_text(const TokenizedText& tokens) const override {
     const std::vector<std::int64_t> shape = {1, kContextLength};
-    IntInput ids(text_.input("input_ids")->type, {tokens.ids.begin(), tokens.ids.end()});
+    const HfTextInputs in = hf_text_inputs(tokens);
+    IntInput ids(text_.input("input_ids")->type, in.ids);
     const auto* mask_info = text_.input("attention_mask");
-    IntInput mask(mask_info ? mask_info->type : ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64,
-                  {tokens.mask.begin(), tokens.mask.end()});
+    IntInput mask(mask_info ? mask_info->type : ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, in.attention_mask);
     auto ids_v = ids.view(shape), mask_v = mask.view(shape);
     return {text_.run({{"input_ids", ids_v}, {"attention_mask", mask_v}})};
   }
