@@ -14,7 +14,7 @@ Every network contains the dynamically quantized Linear pattern of the public in
 (DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul); the usls image encoder also carries an
 attention block (multiplied by zero) for the attention fusion. Needs python3-onnx and numpy only.
 
-  make_test_models.py --layout usls --out DIR [--size 224]
+  make_test_models.py --layout usls --out DIR [--size 224 | --height 504 --width 896]
   make_test_models.py --layout samexporter --out DIR [--size 252] [--int32] [--frozen-box-scale]
 """
 import argparse
@@ -79,23 +79,23 @@ class Graph(onnx_graph.Graph):
         super().save(path, inputs, outputs, name, "sam3cpp-test-models")
 
 
-def vision_features(g, image_nchw, size):
-    """Normalized image [B,3,S,S] -> three feature maps (strides 3.5, 7, 14) and a position map."""
-    m = size * 2 // 7
+def vision_features(g, image_nchw, height, width):
+    """Normalized image [B,3,H,W] -> three feature maps (strides 3.5, 7, 14) and a position map."""
+    mh, mw = height * 2 // 7, width * 2 // 7
     # The quantized pattern applied as a 1x1 identity projection over the colour channels.
     nhwc = g.op("Transpose", [image_nchw], perm=[0, 2, 3, 1])
     proj = g.quantized_linear(nhwc, np.eye(3, dtype=np.float32))
     rgb = g.op("Transpose", [proj], perm=[0, 3, 1, 2])
     feats = []
-    for k, side in enumerate((m, m // 2, m // 4)):
+    for k in range(3):
         shape = g.op("Shape", [rgb])
         sizes = g.op("Concat", [g.op("Slice", [shape, g.const([0], np.int64), g.const([2], np.int64)]),
-                                g.const([side, side], np.int64)], axis=0)
+                                g.const([mh >> k, mw >> k], np.int64)], axis=0)
         small = g.op("Resize", [rgb, "", "", sizes], mode="linear",
                      coordinate_transformation_mode="half_pixel")
         feats.append(g.op("Pad", [small, g.const([0, 0, 0, 0, 0, FEATURES - 3, 0, 0], np.int64)]))
     pos = g.op("Mul", [feats[2], g.const(np.float32(0.0))])
-    return feats, pos, m
+    return feats, pos
 
 
 def attention_probe(g, feat):
@@ -118,19 +118,18 @@ def text_rows(g, tokens):
     return g.quantized_linear(rows, weight)
 
 
-def decode_queries(g, feat0, first_word, boxes, labels, m):
-    """Returns mask logits [B,Q,m,m], query logits [B,Q], normalized xyxy boxes [B,Q,4],
+def decode_queries(g, feat0, first_word, boxes, labels, mh, mw):
+    """Returns mask logits [B,Q,mh,mw], query logits [B,Q], normalized xyxy boxes [B,Q,4],
     presence logits [B,1]. first_word: [B,256]; boxes [B,N,4] cx,cy,w,h; labels [B,N]."""
     colour = g.op("Slice", [first_word, g.const([0], np.int64), g.const([3], np.int64), g.const([1], np.int64)])
     presence = g.op("Slice", [first_word, g.const([3], np.int64), g.const([4], np.int64), g.const([1], np.int64)])
     rgb = g.op("Slice", [feat0, g.const([0], np.int64), g.const([3], np.int64), g.const([1], np.int64)])
     colour4 = g.op("Unsqueeze", [colour, g.const([2, 3], np.int64)])
     dot = g.op("ReduceSum", [g.op("Mul", [rgb, colour4]), g.const([1], np.int64)], keepdims=0)
-    text_term = g.op("Sub", [dot, g.const(np.float32(2.0))])  # [B,m,m]
+    text_term = g.op("Sub", [dot, g.const(np.float32(2.0))])  # [B,mh,mw]
 
-    centres = (np.arange(m, dtype=np.float32) + 0.5) / m
-    xs = g.const(centres.reshape(1, 1, 1, m))
-    ys = g.const(centres.reshape(1, 1, m, 1))
+    xs = g.const(((np.arange(mw, dtype=np.float32) + 0.5) / mw).reshape(1, 1, 1, mw))
+    ys = g.const(((np.arange(mh, dtype=np.float32) + 0.5) / mh).reshape(1, 1, mh, 1))
 
     def coord(k):
         c = g.op("Slice", [boxes, g.const([k], np.int64), g.const([k + 1], np.int64), g.const([2], np.int64)])
@@ -140,7 +139,7 @@ def decode_queries(g, feat0, first_word, boxes, labels, m):
     half = g.const(np.float32(0.5))
     in_x = g.op("LessOrEqual", [g.op("Abs", [g.op("Sub", [xs, cx])]), g.op("Mul", [w, half])])
     in_y = g.op("LessOrEqual", [g.op("Abs", [g.op("Sub", [ys, cy])]), g.op("Mul", [h, half])])
-    inside = g.op("Cast", [g.op("And", [in_x, in_y])], to=TensorProto.FLOAT)  # [B,N,m,m]
+    inside = g.op("Cast", [g.op("And", [in_x, in_y])], to=TensorProto.FLOAT)  # [B,N,mh,mw]
 
     def region(label):
         sel = g.op("Cast", [g.op("Equal", [labels, g.const(np.int64(label), np.int64)])], to=TensorProto.FLOAT)
@@ -150,12 +149,12 @@ def decode_queries(g, feat0, first_word, boxes, labels, m):
     logits = g.op("Add", [text_term, g.op("Mul", [region(1), g.const(np.float32(4.0))])])
     logits = g.op("Sub", [logits, g.op("Mul", [region(0), g.const(np.float32(8.0))])])
 
-    quad = np.zeros((1, QUERIES, m, m), np.float32)
-    half_m = m // 2
-    quad[0, 0, :half_m, :half_m] = 1
-    quad[0, 1, :half_m, half_m:] = 1
-    quad[0, 2, half_m:, :half_m] = 1
-    quad[0, 3, half_m:, half_m:] = 1
+    quad = np.zeros((1, QUERIES, mh, mw), np.float32)
+    hh, hw = mh // 2, mw // 2
+    quad[0, 0, :hh, :hw] = 1
+    quad[0, 1, :hh, hw:] = 1
+    quad[0, 2, hh:, :hw] = 1
+    quad[0, 3, hh:, hw:] = 1
     quad_c = g.const(quad)
     per_query = g.op("Mul", [g.op("Unsqueeze", [logits, g.const([1], np.int64)]), quad_c])
     mask_logits = g.op("Add", [per_query, g.op("Mul", [g.op("Sub", [quad_c, g.const(np.float32(1.0))]),
@@ -164,18 +163,19 @@ def decode_queries(g, feat0, first_word, boxes, labels, m):
     coverage = g.op("Mul", [g.op("ReduceMean", [binary], axes=[2, 3], keepdims=0), g.const(np.float32(QUERIES))])
     query_logits = g.op("Sub", [g.op("Mul", [coverage, g.const(np.float32(50.0))]), g.const(np.float32(1.0))])
 
-    idx = g.const(np.arange(m, dtype=np.float32))
-    idx1 = g.const(np.arange(1, m + 1, dtype=np.float32))
-    big, zero = g.const(np.float32(m)), g.const(np.float32(0.0))
+    zero = g.const(np.float32(0.0))
 
-    def extent(axis):
-        any_ = g.op("Greater", [g.op("ReduceMax", [binary], axes=[axis], keepdims=0), zero])  # [B,Q,m]
+    def extent(axis, n):
+        idx = g.const(np.arange(n, dtype=np.float32))
+        idx1 = g.const(np.arange(1, n + 1, dtype=np.float32))
+        big = g.const(np.float32(n))
+        any_ = g.op("Greater", [g.op("ReduceMax", [binary], axes=[axis], keepdims=0), zero])  # [B,Q,n]
         lo = g.op("ReduceMin", [g.op("Where", [any_, idx, big])], axes=[2], keepdims=1)
         hi = g.op("ReduceMax", [g.op("Where", [any_, idx1, zero])], axes=[2], keepdims=1)
         return g.op("Div", [lo, big]), g.op("Div", [hi, big])
 
-    x0, x1 = extent(2)  # reduce rows -> per column
-    y0, y1 = extent(3)
+    x0, x1 = extent(2, mw)  # reduce rows -> per column
+    y0, y1 = extent(3, mh)
     boxes_xyxy = g.op("Concat", [x0, y0, x1, y1], axis=2)
     return mask_logits, query_logits, boxes_xyxy, presence
 
@@ -185,16 +185,16 @@ def first_content_token(g, features):
     return g.op("Gather", [features, g.const(np.int64(1), np.int64)], axis=1)
 
 
-def make_usls(out, size, inconsistent=False):
-    m = size * 2 // 7
+def make_usls(out, height, width, inconsistent=False):
+    mh, mw = height * 2 // 7, width * 2 // 7
     g = Graph()
-    feats, pos, _ = vision_features(g, "images", size)
+    feats, pos = vision_features(g, "images", height, width)
     for k, f in enumerate(feats):
         g.name(f, f"fpn_feat_{k}")
     g.name(g.op("Add", [pos, attention_probe(g, feats[2])]), "fpn_pos_2")
-    g.save(os.path.join(out, "vision-encoder.onnx"), [tensor("images", TensorProto.FLOAT, ["B", 3, size, size])],
-           [tensor(f"fpn_feat_{k}", TensorProto.FLOAT, ["B", FEATURES, m >> k, m >> k]) for k in range(3)]
-           + [tensor("fpn_pos_2", TensorProto.FLOAT, ["B", FEATURES, m >> 2, m >> 2])], "vision_encoder")
+    g.save(os.path.join(out, "vision-encoder.onnx"), [tensor("images", TensorProto.FLOAT, ["B", 3, height, width])],
+           [tensor(f"fpn_feat_{k}", TensorProto.FLOAT, ["B", FEATURES, mh >> k, mw >> k]) for k in range(3)]
+           + [tensor("fpn_pos_2", TensorProto.FLOAT, ["B", FEATURES, mh >> 2, mw >> 2])], "vision_encoder")
 
     g = Graph()
     g.name(text_rows(g, "input_ids"), "text_features")
@@ -210,7 +210,7 @@ def make_usls(out, size, inconsistent=False):
     feat0 = g.op("Add", ["fpn_feat_0", g.op("ReduceMean", ["fpn_pos_2"], keepdims=1)])
     word = first_content_token(g, g.op("Where", [g.op("Unsqueeze", ["text_mask", g.const([2], np.int64)]),
                                                  "text_features", g.const(np.float32(0.0))]))
-    masks, logits, boxes, presence = decode_queries(g, feat0, word, "input_boxes", "input_boxes_labels", m)
+    masks, logits, boxes, presence = decode_queries(g, feat0, word, "input_boxes", "input_boxes_labels", mh, mw)
     aux = g.op("Mul", [g.op("Add", [g.op("ReduceMean", ["fpn_feat_1"], keepdims=0),
                                     g.op("ReduceMean", ["fpn_feat_2"], keepdims=0)]), g.const(np.float32(0.0))])
     g.name(g.op("Add", [masks, aux]), "pred_masks")
@@ -220,13 +220,13 @@ def make_usls(out, size, inconsistent=False):
     g.name(logits, "pred_logits")
     g.name(presence, "presence_logits")
     g.save(os.path.join(out, "decoder.onnx"),
-           [tensor(f"fpn_feat_{k}", TensorProto.FLOAT, ["B", FEATURES, m >> k, m >> k]) for k in range(3)]
-           + [tensor("fpn_pos_2", TensorProto.FLOAT, ["B", FEATURES, m >> 2, m >> 2]),
+           [tensor(f"fpn_feat_{k}", TensorProto.FLOAT, ["B", FEATURES, mh >> k, mw >> k]) for k in range(3)]
+           + [tensor("fpn_pos_2", TensorProto.FLOAT, ["B", FEATURES, mh >> 2, mw >> 2]),
               tensor("text_features", TensorProto.FLOAT, ["B", 32, FEATURES]),
               tensor("text_mask", TensorProto.BOOL, ["B", 32]),
               tensor("input_boxes", TensorProto.FLOAT, ["B", "N", 4]),
               tensor("input_boxes_labels", TensorProto.INT64, ["B", "N"])],
-           [tensor("pred_masks", TensorProto.FLOAT, ["B", QUERIES, m, m]),
+           [tensor("pred_masks", TensorProto.FLOAT, ["B", QUERIES, mh, mw]),
             tensor("pred_boxes", TensorProto.FLOAT, ["B", QUERIES, 4]),
             tensor("pred_logits", TensorProto.FLOAT, ["B", "Q" if inconsistent else QUERIES]),
             tensor("presence_logits", TensorProto.FLOAT, ["B", 1])], "decoder")
@@ -242,7 +242,7 @@ def make_samexporter(out, size, int32, frozen_box_scale):
     img = g.op("Unsqueeze", [g.op("Sub", [g.op("Div", [g.op("Cast", ["image"], to=TensorProto.FLOAT),
                                                      g.const(np.float32(127.5))]), g.const(np.float32(1.0))]),
                             g.const([0], np.int64)])
-    feats, pos, _ = vision_features(g, img, size)
+    feats, pos = vision_features(g, img, size, size)
     for k, f in enumerate(feats):
         g.name(f, f"backbone_fpn_{k}")
         g.name(g.op("Mul", [f, g.const(np.float32(0.0))]) if k < 2 else pos, f"vision_pos_enc_{k}")
@@ -269,7 +269,7 @@ def make_samexporter(out, size, int32, frozen_box_scale):
                             g.const(np.float32(0.0))])
     word = g.op("Gather", [memory, g.const(np.int64(1), np.int64)], axis=0)   # [1,256]
     labels = g.op("Where", ["box_masks", g.const(np.int64(-10), np.int64), g.op("Cast", ["box_labels"], to=TensorProto.INT64)])
-    masks, logits, boxes, presence = decode_queries(g, feat0, word, "box_coords", labels, m)
+    masks, logits, boxes, presence = decode_queries(g, feat0, word, "box_coords", labels, m, m)
     aux = g.op("Mul", [g.op("Add", [g.op("ReduceMean", ["backbone_fpn_1"], keepdims=0),
                                     g.op("ReduceMean", ["backbone_fpn_2"], keepdims=0)]), g.const(np.float32(0.0))])
     masks = g.op("Add", [masks, aux])
@@ -338,6 +338,8 @@ def main():
     ap.add_argument("--layout", choices=["usls", "samexporter"], required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--size", type=int, default=None, help="model input size (default 224 usls, 252 samexporter)")
+    ap.add_argument("--height", type=int, default=None, help="usls: input height (default --size)")
+    ap.add_argument("--width", type=int, default=None, help="usls: input width (default --size)")
     ap.add_argument("--int32", action="store_true", help="samexporter: int32 tokens and sizes")
     ap.add_argument("--frozen-box-scale", action="store_true", help="samexporter: boxes scaled by a constant 1008")
     ap.add_argument("--inconsistent-decoder", action="store_true",
@@ -345,7 +347,8 @@ def main():
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     if args.layout == "usls":
-        make_usls(args.out, args.size or 224, args.inconsistent_decoder)
+        size = args.size or 224
+        make_usls(args.out, args.height or size, args.width or size, args.inconsistent_decoder)
     else:
         make_samexporter(args.out, args.size or 252, args.int32, args.frozen_box_scale)
 

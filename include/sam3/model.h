@@ -110,8 +110,8 @@ class ImageEmbedding {
 // while the previous image is being encoded).
 struct PreparedImage {
   int width = 0, height = 0;  // original size
-  int side = 0;               // the encoder's input side
-  std::vector<float> planes;  // [3, side, side], 0..255
+  int input_width = 0, input_height = 0;  // the encoder's input size
+  std::vector<float> planes;              // [3, input_height, input_width], 0..255
   double preprocess_ms = 0;
 };
 
@@ -124,7 +124,11 @@ class Model {
 
   Layout layout() const noexcept;
   const std::filesystem::path& directory() const noexcept;
-  int input_size() const noexcept;  // the image encoder's square input side
+  // The image encoder's input size, read from its session: square for most exports, any
+  // multiple of 14 for usls exports (504 x 896 by default there). input_size() is the larger side.
+  int input_width() const noexcept;
+  int input_height() const noexcept;
+  int input_size() const noexcept;
   double load_ms() const noexcept;
 
   ImageEmbedding encode(const Image& image) const;

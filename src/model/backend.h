@@ -28,9 +28,10 @@ class Backend {
  public:
   virtual ~Backend() = default;
   virtual Layout layout() const = 0;
-  virtual int input_size() const = 0;
+  virtual int input_width() const = 0;
+  virtual int input_height() const = 0;
   virtual std::vector<const rt::Session*> sessions() const = 0;
-  // planes: [3,S,S] floats in 0..255 (modified in place if the layout normalizes outside).
+  // planes: [3,H,W] floats in 0..255 (modified in place if the layout normalizes outside).
   virtual std::map<std::string, Ort::Value> encode_image(std::vector<float>& planes) const = 0;
   virtual TextFeatures encode_text(const TokenizedText& tokens) const = 0;
   // Runs the decoder and turns its outputs into instances (unsorted, unfiltered by area).

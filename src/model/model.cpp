@@ -144,14 +144,17 @@ std::shared_ptr<Model> Model::load(const std::filesystem::path& directory, const
                                           : detail::make_samexporter_backend(directory, encoder_config, config);
   impl->load_ms = ms_since(t0);
   log(LogLevel::kInfo, "loaded " + std::string(layout_name(layout)) + " model from " + directory.string() +
-                           " (input " + std::to_string(impl->backend->input_size()) + ", vocabulary " +
+                           " (input " + std::to_string(impl->backend->input_width()) + "x" +
+                           std::to_string(impl->backend->input_height()) + ", vocabulary " +
                            vocab.filename().string() + ") in " + std::to_string(static_cast<int>(impl->load_ms)) + " ms");
   return std::make_shared<Model>(std::move(impl));
 }
 
 Layout Model::layout() const noexcept { return impl_->backend->layout(); }
 const std::filesystem::path& Model::directory() const noexcept { return impl_->directory; }
-int Model::input_size() const noexcept { return impl_->backend->input_size(); }
+int Model::input_width() const noexcept { return impl_->backend->input_width(); }
+int Model::input_height() const noexcept { return impl_->backend->input_height(); }
+int Model::input_size() const noexcept { return std::max(input_width(), input_height()); }
 double Model::load_ms() const noexcept { return impl_->load_ms; }
 
 PreparedImage Model::prepare(const Image& image) const {
@@ -163,8 +166,9 @@ PreparedImage Model::prepare(const Image& image) const {
   PreparedImage p;
   p.width = image.width;
   p.height = image.height;
-  p.side = impl_->backend->input_size();
-  p.planes = resize_planar(image, p.side);
+  p.input_width = input_width();
+  p.input_height = input_height();
+  p.planes = resize_planar(image, p.input_width, p.input_height);
   p.preprocess_ms = ms_since(t0);
   return p;
 }
@@ -172,8 +176,8 @@ PreparedImage Model::prepare(const Image& image) const {
 ImageEmbedding Model::encode(const Image& image) const { return encode(prepare(image)); }
 
 ImageEmbedding Model::encode(PreparedImage prepared) const {
-  if (prepared.side != impl_->backend->input_size() ||
-      prepared.planes.size() != static_cast<size_t>(3) * prepared.side * prepared.side) {
+  if (prepared.input_width != input_width() || prepared.input_height != input_height() ||
+      prepared.planes.size() != static_cast<size_t>(3) * prepared.input_width * prepared.input_height) {
     throw Error(ErrorCode::kInvalidArgument, "the prepared image was made for another model input size");
   }
   const auto t0 = Clock::now();

@@ -40,7 +40,8 @@ class SamexporterBackend final : public Backend {
   }
 
   Layout layout() const override { return Layout::kSamexporter; }
-  int input_size() const override { return size_; }
+  int input_width() const override { return size_; }
+  int input_height() const override { return size_; }
   std::vector<const rt::Session*> sessions() const override { return {&image_, &language_, &decoder_}; }
 
   std::map<std::string, Ort::Value> encode_image(std::vector<float>& planes) const override {

@@ -30,16 +30,20 @@ class UslsBackend final : public Backend {
     require_inputs(decoder_, {{"input_boxes", kFloat, {3}}, {"input_boxes_labels", kIntTypes, {2}}});
     require_outputs(decoder_, {{"pred_masks", kFloat, {4}}, {"pred_boxes", kFloat, {3}},
                                {"pred_logits", kFloat, {2}}, {"presence_logits", kFloat, {2}}});
-    size_ = square_side(vision_.input("images")->shape, 1008);
+    // Any export size (usls's export_v2.py defaults to 504 x 896): the image is stretched to it.
+    const auto& shape = vision_.input("images")->shape;
+    height_ = shape.size() == 4 && shape[2] > 0 ? static_cast<int>(shape[2]) : 1008;
+    width_ = shape.size() == 4 && shape[3] > 0 ? static_cast<int>(shape[3]) : 1008;
   }
 
   Layout layout() const override { return Layout::kUsls; }
-  int input_size() const override { return size_; }
+  int input_width() const override { return width_; }
+  int input_height() const override { return height_; }
   std::vector<const rt::Session*> sessions() const override { return {&vision_, &text_, &decoder_}; }
 
   std::map<std::string, Ort::Value> encode_image(std::vector<float>& planes) const override {
     normalize_sam3(planes);
-    auto input = rt::view(planes.data(), planes.size(), {1, 3, size_, size_});
+    auto input = rt::view(planes.data(), planes.size(), {1, 3, height_, width_});
     return vision_.run({{"images", input}});
   }
 
@@ -83,7 +87,7 @@ class UslsBackend final : public Backend {
 
  private:
   rt::Session vision_, text_, decoder_;
-  int size_ = 1008;
+  int width_ = 1008, height_ = 1008;
 };
 
 }  // namespace

@@ -45,15 +45,15 @@ Taps triangle_taps(int in_size, int out_size) {
 
 }  // namespace
 
-std::vector<float> resize_planar(const Image& image, int size) {
+std::vector<float> resize_planar(const Image& image, int out_w, int out_h) {
   const int w = image.width, h = image.height;
-  const Taps tx = triangle_taps(w, size), ty = triangle_taps(h, size);
-  // Horizontal pass: h rows x size columns x 3, interleaved.
-  std::vector<float> rows(static_cast<size_t>(h) * size * 3);
+  const Taps tx = triangle_taps(w, out_w), ty = triangle_taps(h, out_h);
+  // Horizontal pass: h rows x out_w columns x 3, interleaved.
+  std::vector<float> rows(static_cast<size_t>(h) * out_w * 3);
   for (int y = 0; y < h; ++y) {
     const std::uint8_t* src = &image.rgb[static_cast<size_t>(y) * w * 3];
-    float* dst = &rows[static_cast<size_t>(y) * size * 3];
-    for (int x = 0; x < size; ++x) {
+    float* dst = &rows[static_cast<size_t>(y) * out_w * 3];
+    for (int x = 0; x < out_w; ++x) {
       const float* wt = &tx.weights[static_cast<size_t>(x) * tx.max_taps];
       float r = 0, g = 0, b = 0;
       for (int k = 0; k < tx.count[x]; ++k) {
@@ -68,19 +68,19 @@ std::vector<float> resize_planar(const Image& image, int size) {
     }
   }
   // Vertical pass into planar output.
-  const size_t plane = static_cast<size_t>(size) * size;
+  const size_t plane = static_cast<size_t>(out_w) * out_h;
   std::vector<float> out(plane * 3);
-  for (int y = 0; y < size; ++y) {
+  for (int y = 0; y < out_h; ++y) {
     const float* wt = &ty.weights[static_cast<size_t>(y) * ty.max_taps];
-    for (int x = 0; x < size; ++x) {
+    for (int x = 0; x < out_w; ++x) {
       float acc[3] = {0, 0, 0};
       for (int k = 0; k < ty.count[y]; ++k) {
-        const float* p = &rows[(static_cast<size_t>(ty.first[y] + k) * size + x) * 3];
+        const float* p = &rows[(static_cast<size_t>(ty.first[y] + k) * out_w + x) * 3];
         acc[0] += wt[k] * p[0];
         acc[1] += wt[k] * p[1];
         acc[2] += wt[k] * p[2];
       }
-      for (int c = 0; c < 3; ++c) out[c * plane + static_cast<size_t>(y) * size + x] = acc[c];
+      for (int c = 0; c < 3; ++c) out[c * plane + static_cast<size_t>(y) * out_w + x] = acc[c];
     }
   }
   return out;

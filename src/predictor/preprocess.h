@@ -10,8 +10,9 @@
 
 namespace sam3 {
 
-// [3, size, size] planar floats in 0..255.
-std::vector<float> resize_planar(const Image& image, int size);
+// [3, height, width] planar floats in 0..255 (the image stretched to width x height).
+std::vector<float> resize_planar(const Image& image, int width, int height);
+inline std::vector<float> resize_planar(const Image& image, int size) { return resize_planar(image, size, size); }
 // x / 127.5 - 1 in place (SAM3's mean 0.5, std 0.5 on 0..1 values).
 void normalize_sam3(std::vector<float>& planes);
 // Rounded and clamped to 0..255, for graphs that normalize internally.

@@ -125,13 +125,21 @@ TEST_P(PipelineTest, BadPromptsAreClearErrors) {
 INSTANTIATE_TEST_SUITE_P(BothLayouts, PipelineTest,
                          ::testing::Values(Case{"usls", false}, Case{"usls", true}, Case{"samexporter", false},
                                            Case{"samexporter", true}, Case{"samexporter-int32-frozen", false},
-                                           Case{"usls-336", true}),
+                                           Case{"usls-336", true}, Case{"usls-504x896", false},
+                                           Case{"usls-504x896", true}),
                          case_name);
 
 TEST(ModelLoad, InputSizeComesFromTheSession) {
   EXPECT_EQ(sam3::Model::load(sam3::test::test_models_dir() / "usls")->input_size(), 224);
   EXPECT_EQ(sam3::Model::load(sam3::test::test_models_dir() / "usls-336")->input_size(), 336);
   EXPECT_EQ(sam3::Model::load(sam3::test::test_models_dir() / "samexporter")->input_size(), 252);
+  // usls exports at their default size: not square, the image is stretched to 896 x 504.
+  const auto wide = sam3::Model::load(sam3::test::test_models_dir() / "usls-504x896");
+  EXPECT_EQ(wide->input_width(), 896);
+  EXPECT_EQ(wide->input_height(), 504);
+  EXPECT_EQ(wide->input_size(), 896);
+  const auto prepared = wide->prepare(sam3::test::make_scene(true).image);
+  EXPECT_EQ(prepared.planes.size(), 3u * 896 * 504);
 }
 
 TEST(ModelLoad, SamexporterTakesOneBoxPerPrompt) {
