@@ -16,6 +16,9 @@ attention block (multiplied by zero) for the attention fusion. Needs python3-onn
 
   make_test_models.py --layout usls --out DIR [--size 224 | --height 504 --width 896]
   make_test_models.py --layout samexporter --out DIR [--size 252] [--int32] [--frozen-box-scale]
+  make_test_models.py --layout osam --out DIR [--size 252]   (wkentaro/sam3-onnx's newer decoder:
+      no size inputs, normalized boxes, float probability masks at the model's resolution; every
+      file's weights in a .onnx.data sidecar and no tokenizer file, as wkentaro/sam3-onnx-models)
 """
 import argparse
 import gzip
@@ -75,8 +78,10 @@ class Graph(onnx_graph.Graph):
         wq = np.clip(np.round(weight / w_scale) + 128, 0, 255).astype(np.uint8)
         return self.quantized_matmul(x, wq, w_scale)
 
+    external_data = False
+
     def save(self, path, inputs, outputs, name):
-        super().save(path, inputs, outputs, name, "sam3cpp-test-models")
+        super().save(path, inputs, outputs, name, "sam3cpp-test-models", external_data=Graph.external_data)
 
 
 def vision_features(g, image_nchw, height, width):
@@ -235,7 +240,7 @@ def make_usls(out, height, width, inconsistent=False):
         json.dump({"model": {"type": "BPE", "vocab": encoder, "merges": merges}}, f, ensure_ascii=False)
 
 
-def make_samexporter(out, size, int32, frozen_box_scale):
+def make_samexporter(out, size, int32, frozen_box_scale, osam=False):
     m = size * 2 // 7
     int_type = TensorProto.INT32 if int32 else TensorProto.INT64
     g = Graph()
@@ -276,6 +281,9 @@ def make_samexporter(out, size, int32, frozen_box_scale):
     scores = g.op("Mul", [g.op("Sigmoid", [logits]), g.op("Sigmoid", [presence])])      # [1,Q]
     scores = g.op("Squeeze", [scores, g.const([0], np.int64)])                          # [Q]
     keep = g.op("Greater", [scores, g.const(np.float32(0.5))])
+    if osam:
+        save_osam_decoder(g, out, m, masks, boxes, scores, keep)
+        return
     height = g.op("Reshape", [g.op("Cast", ["original_height"], to=TensorProto.INT64), g.const([1], np.int64)])
     width = g.op("Reshape", [g.op("Cast", ["original_width"], to=TensorProto.INT64), g.const([1], np.int64)])
     sizes = g.op("Concat", [g.const([QUERIES, 1], np.int64), height, width], axis=0)
@@ -304,6 +312,25 @@ def make_samexporter(out, size, int32, frozen_box_scale):
            [tensor("boxes", TensorProto.FLOAT, ["N", 4]), tensor("scores", TensorProto.FLOAT, ["N"]),
             tensor("masks", TensorProto.BOOL, ["N", 1, "H", "W"])], "decoder")
     write_clip_tokenizer_json(os.path.join(out, "clip_tokenizer.json"))
+
+
+def save_osam_decoder(g, out, m, masks, boxes, scores, keep):
+    """wkentaro/sam3-onnx's decoder: no image size, boxes normalized x0,y0,x1,y1, masks as
+    sigmoid probabilities [N,1,m,m] at the model's resolution."""
+    probs = g.op("Sigmoid", [g.op("Reshape", [masks, g.const([QUERIES, 1, m, m], np.int64)])])
+    g.name(g.op("Compress", [g.op("Squeeze", [boxes, g.const([0], np.int64)]), keep], axis=0), "boxes")
+    g.name(g.op("Compress", [scores, keep], axis=0), "scores")
+    g.name(g.op("Compress", [probs, keep], axis=0), "masks")
+    g.save(os.path.join(out, "sam3_decoder.onnx"),
+           [tensor("vision_pos_enc_2", TensorProto.FLOAT, [1, FEATURES, m >> 2, m >> 2])]
+           + [tensor(f"backbone_fpn_{k}", TensorProto.FLOAT, [1, FEATURES, m >> k, m >> k]) for k in range(3)]
+           + [tensor("language_mask", TensorProto.BOOL, [1, 32]),
+              tensor("language_features", TensorProto.FLOAT, [32, 1, FEATURES]),
+              tensor("box_coords", TensorProto.FLOAT, [1, 1, 4]),
+              tensor("box_labels", TensorProto.INT64, [1, 1]),
+              tensor("box_masks", TensorProto.BOOL, [1, 1])],
+           [tensor("boxes", TensorProto.FLOAT, ["N", 4]), tensor("scores", TensorProto.FLOAT, ["N"]),
+            tensor("masks", TensorProto.FLOAT, ["N", 1, m, m])], "decoder")
 
 
 def clip_vocabulary():
@@ -335,7 +362,7 @@ def write_clip_tokenizer_json(path):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--layout", choices=["usls", "samexporter"], required=True)
+    ap.add_argument("--layout", choices=["usls", "samexporter", "osam"], required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--size", type=int, default=None, help="model input size (default 224 usls, 252 samexporter)")
     ap.add_argument("--height", type=int, default=None, help="usls: input height (default --size)")
@@ -349,6 +376,9 @@ def main():
     if args.layout == "usls":
         size = args.size or 224
         make_usls(args.out, args.height or size, args.width or size, args.inconsistent_decoder)
+    elif args.layout == "osam":
+        Graph.external_data = True
+        make_samexporter(args.out, args.size or 252, False, False, osam=True)
     else:
         make_samexporter(args.out, args.size or 252, args.int32, args.frozen_box_scale)
 

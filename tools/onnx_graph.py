@@ -43,13 +43,19 @@ class Graph:
         scale = self.op("Mul", [xs, self.const(np.float32(weight_scale))])
         return self.op("Mul", [self.op("Cast", [acc], to=TensorProto.FLOAT), scale])
 
-    def save(self, path, inputs, outputs, name, producer, check=True):
+    def save(self, path, inputs, outputs, name, producer, check=True, external_data=False):
+        """external_data: the weights in a "<file>.data" sidecar, as large exports are stored (small
+        constants stay inline, as exporters keep them: shape inference needs them)."""
         graph = helper.make_graph(self.nodes, name, inputs, outputs, self.inits)
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name=producer)
         model.ir_version = 8
         if check:
             onnx.checker.check_model(model)
-        onnx.save(model, path)
+        if external_data:
+            onnx.save_model(model, path, save_as_external_data=True, all_tensors_to_one_file=True,
+                            location=os.path.basename(path) + ".data", size_threshold=1024)
+        else:
+            onnx.save(model, path)
         return os.path.getsize(path)
 
 

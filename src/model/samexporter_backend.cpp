@@ -30,11 +30,17 @@ class SamexporterBackend final : public Backend {
       require_outputs(decoder_, {{"pred_masks", kFloat, {4}}, {"pred_boxes", kFloat, {3}},
                                  {"pred_logits", kFloat, {2}}, {"presence_logits", kFloat, {2}}});
     } else {
-      require_outputs(decoder_, {{"boxes", kFloat, {2}}, {"scores", kFloat, {1}}, {"masks", kBool, {3, 4}}});
+      // samexporter: boolean masks at the size given; osam's newer decoder: no size inputs,
+      // probabilities at the model's resolution and normalized boxes.
+      format_.normalized_boxes = !decoder_.input("original_height") && !decoder_.input("original_width");
+      require_outputs(decoder_, {{"boxes", kFloat, {2}}, {"scores", kFloat, {1}},
+                                 {"masks", format_.normalized_boxes ? kFloat : kBool, {3, 4}}});
     }
     const auto& shape = image_.input("image")->shape;
     image_rank_ = static_cast<int>(shape.size());
     size_ = square_side(shape, 1008);
+    format_.export_sides = {1008};
+    if (size_ != 1008) format_.export_sides.push_back(size_);
     const auto& slots = decoder_.input("box_coords")->shape;
     box_slots_ = slots.size() == 3 && slots[1] > 0 ? slots[1] : 0;
   }
@@ -107,10 +113,10 @@ class SamexporterBackend final : public Backend {
     timings.decode_ms = ms_since(t0);
     const auto t1 = Clock::now();
     int corrected = 0;
-    auto instances = instances_from_outputs(outputs, image.width, image.height, options, &corrected);
+    auto instances = instances_from_outputs(outputs, image.width, image.height, options, &corrected, format_);
     if (corrected > 0) {
       log(LogLevel::kInfo, std::to_string(corrected) + " box(es) disagreed with their masks (a box scale "
-                           "frozen at export time) and were replaced by the mask bounds");
+                           "frozen at export time) and were rescaled or replaced by the mask bounds");
     }
     timings.postprocess_ms = ms_since(t1);
     return instances;
@@ -121,6 +127,7 @@ class SamexporterBackend final : public Backend {
   int size_ = 1008;
   int image_rank_ = 3;
   std::int64_t box_slots_ = 1;
+  FinalOutputFormat format_;
 };
 
 }  // namespace

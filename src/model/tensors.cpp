@@ -76,7 +76,7 @@ std::vector<Instance> from_raw_heads(std::map<std::string, Ort::Value>& outputs,
 }
 
 std::vector<Instance> from_final(std::map<std::string, Ort::Value>& outputs, int width, int height,
-                                 const SegmentOptions& options, int* corrected) {
+                                 const SegmentOptions& options, int* corrected, const FinalOutputFormat& format) {
   auto& masks = need(outputs, "masks");
   const auto mshape = rt::shape_of(masks);  // [N,1,H,W] or [N,H,W]
   if (mshape.size() != 3 && !(mshape.size() == 4 && mshape[1] == 1)) {
@@ -94,7 +94,13 @@ std::vector<Instance> from_final(std::map<std::string, Ort::Value>& outputs, int
   if (d.count > 0) expect_mask_size(d.mask_h, d.mask_w, "masks");
   d.scores = scores.GetTensorData<float>();
   d.boxes = boxes.GetTensorData<float>();
-  d.masks = reinterpret_cast<const std::uint8_t*>(masks.GetTensorData<bool>());
+  d.normalized_boxes = format.normalized_boxes;
+  d.export_sides = format.export_sides;
+  if (masks.GetTensorTypeAndShapeInfo().GetElementType() == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT) {
+    d.probabilities = masks.GetTensorData<float>();
+  } else {
+    d.masks = reinterpret_cast<const std::uint8_t*>(masks.GetTensorData<bool>());
+  }
   if (options.score_threshold < 0.5f) {
     log(LogLevel::kDebug, "this decoder keeps only scores > 0.5 in the graph; a lower threshold has no effect");
   }
@@ -104,10 +110,11 @@ std::vector<Instance> from_final(std::map<std::string, Ort::Value>& outputs, int
 }  // namespace
 
 std::vector<Instance> instances_from_outputs(std::map<std::string, Ort::Value>& outputs, int width,
-                                             int height, const SegmentOptions& options, int* corrected) {
+                                             int height, const SegmentOptions& options, int* corrected,
+                                             const FinalOutputFormat& format) {
   if (corrected) *corrected = 0;
   if (outputs.contains("pred_logits")) return from_raw_heads(outputs, width, height, options);
-  return from_final(outputs, width, height, options, corrected);
+  return from_final(outputs, width, height, options, corrected, format);
 }
 
 }  // namespace sam3::detail

@@ -27,9 +27,18 @@ class IntInput {
 // Pixel x0,y0,x1,y1 -> normalized cx,cy,w,h (SAM3's geometry prompt format).
 std::array<float, 4> normalized_cxcywh(const Box& box, int width, int height);
 
+// What in-graph results mean beyond their names: osam's decoder (no image size inputs) gives
+// normalized boxes; samexporter's may scale boxes by a side frozen at export.
+struct FinalOutputFormat {
+  bool normalized_boxes = false;
+  std::vector<int> export_sides;
+};
+
 // Recognises raw heads (pred_logits, pred_boxes, pred_masks, presence_logits) or in-graph
-// results (scores, boxes, masks) by output name. *corrected: boxes replaced by mask bounds.
+// results (scores, boxes, masks: booleans at the image size or float probabilities at the
+// model's) by output name and type. *corrected: boxes that disagreed with their masks.
 std::vector<Instance> instances_from_outputs(std::map<std::string, Ort::Value>& outputs, int width,
-                                             int height, const SegmentOptions& options, int* corrected);
+                                             int height, const SegmentOptions& options, int* corrected,
+                                             const FinalOutputFormat& format = {});
 
 }  // namespace sam3::detail

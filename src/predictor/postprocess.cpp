@@ -88,6 +88,31 @@ void upsample_threshold(const float* src, int src_h, int src_w, int dst_h, int d
   }
 }
 
+namespace {
+
+// The decoder's box, checked against the (already made) mask.
+void set_final_box(Instance& inst, const FinalDetections& d, int i, int width, int height, int* corrected) {
+  const float* b = d.boxes + static_cast<size_t>(i) * 4;
+  const float sx = d.normalized_boxes ? static_cast<float>(width) : 1.f, sy = d.normalized_boxes ? static_cast<float>(height) : 1.f;
+  const Box raw{b[0] * sx, b[1] * sy, b[2] * sx, b[3] * sy};
+  inst.box = clamp_box(raw, width, height);
+  if (inst.area == 0) return;
+  const Box bounds = mask_bounds(inst.mask);
+  if (boxes_agree(inst.box, bounds)) return;
+  if (corrected) ++*corrected;
+  for (int side : d.export_sides) {
+    const float rx = static_cast<float>(width) / side, ry = static_cast<float>(height) / side;
+    const Box rescaled = clamp_box({raw.x0 * rx, raw.y0 * ry, raw.x1 * rx, raw.y1 * ry}, width, height);
+    if (boxes_agree(rescaled, bounds)) {
+      inst.box = rescaled;
+      return;
+    }
+  }
+  inst.box = bounds;
+}
+
+}  // namespace
+
 std::vector<Instance> instances_from_raw_heads(const RawHeads& h, int width, int height,
                                                const SegmentOptions& options) {
   const float presence = sigmoid(h.presence_logit);
@@ -113,6 +138,12 @@ std::vector<Instance> instances_from_raw_heads(const RawHeads& h, int width, int
   return out;
 }
 
+bool boxes_agree(const Box& a, const Box& b) {
+  const float tx = std::max(2.f, 0.1f * (b.x1 - b.x0)), ty = std::max(2.f, 0.1f * (b.y1 - b.y0));
+  return std::abs(a.x0 - b.x0) <= tx && std::abs(a.x1 - b.x1) <= tx && std::abs(a.y0 - b.y0) <= ty &&
+         std::abs(a.y1 - b.y1) <= ty;
+}
+
 std::vector<Instance> instances_from_final(const FinalDetections& d, int width, int height,
                                            const SegmentOptions& options, int* corrected) {
   std::vector<Instance> out;
@@ -123,6 +154,14 @@ std::vector<Instance> instances_from_final(const FinalDetections& d, int width, 
     Instance inst;
     inst.score = d.scores[i];
     inst.mask = {width, height, std::vector<std::uint8_t>(static_cast<size_t>(width) * height)};
+    if (d.probabilities) {
+      upsample_threshold(d.probabilities + plane * i, d.mask_h, d.mask_w, height, width, options.mask_threshold,
+                         inst.mask.data.data());
+      inst.area = count_ones(inst.mask.data);
+      set_final_box(inst, d, i, width, height, corrected);
+      out.push_back(std::move(inst));
+      continue;
+    }
     const std::uint8_t* m = d.masks + plane * i;
     if (d.mask_h == height && d.mask_w == width) {
       for (size_t k = 0; k < plane; ++k) inst.mask.data[k] = m[k] ? 1 : 0;
@@ -136,15 +175,7 @@ std::vector<Instance> instances_from_final(const FinalDetections& d, int width, 
       }
     }
     inst.area = count_ones(inst.mask.data);
-    const float* b = d.boxes + static_cast<size_t>(i) * 4;
-    inst.box = clamp_box({b[0], b[1], b[2], b[3]}, width, height);
-    if (inst.area > 0) {
-      const Box bounds = mask_bounds(inst.mask);
-      if (box_iou(inst.box, bounds) < 0.5f) {
-        inst.box = bounds;
-        if (corrected) ++*corrected;
-      }
-    }
+    set_final_box(inst, d, i, width, height, corrected);
     out.push_back(std::move(inst));
   }
   return out;

@@ -17,13 +17,23 @@ struct RawHeads {
   float presence_logit = 0;
 };
 
-// Results the graph already thresholded and upsampled (samexporter layout).
+// Results the graph already thresholded (samexporter and osam decoders).
 struct FinalDetections {
   int count = 0, mask_h = 0, mask_w = 0;
-  const float* scores = nullptr;       // [N], presence applied
-  const float* boxes = nullptr;        // [N,4] pixel x0,y0,x1,y1
-  const std::uint8_t* masks = nullptr; // [N,mask_h,mask_w] booleans
+  const float* scores = nullptr;  // [N], presence applied
+  const float* boxes = nullptr;   // [N,4] x0,y0,x1,y1: pixels, or normalized
+  bool normalized_boxes = false;  // osam's decoder has no image size, so its boxes are 0..1
+  const std::uint8_t* masks = nullptr;   // [N,mask_h,mask_w] booleans (samexporter: original size), or
+  const float* probabilities = nullptr;  // sigmoid probabilities at the model's resolution (osam)
+  // Image sides a box scale may have been frozen at when the graph was traced (1008, the
+  // input size): a box that disagrees with its mask is tried rescaled by (W/S, H/S).
+  std::vector<int> export_sides;
 };
+
+// Whether a box and a mask's bounds describe the same extent: every edge within 10% of the
+// bounds' size on its axis (at least 2 px). Stricter than IoU, which still passes a box
+// scaled at 1008 px that covers its mask by more than half.
+bool boxes_agree(const Box& box, const Box& bounds);
 
 float sigmoid(float x);
 
@@ -32,8 +42,9 @@ float sigmoid(float x);
 std::vector<Instance> instances_from_raw_heads(const RawHeads& heads, int width, int height,
                                                const SegmentOptions& options);
 
-// Boxes that disagree with their mask (IoU < 0.5: a scale frozen at export time) are
-// replaced by the mask's bounds; *corrected counts them.
+// Boxes that disagree with their mask (a scale frozen at export time) are replaced by the box
+// rescaled from an export side when that agrees, else by the mask's bounds; *corrected counts
+// them. Probability masks are resized bilinearly and cut at mask_threshold.
 std::vector<Instance> instances_from_final(const FinalDetections& det, int width, int height,
                                            const SegmentOptions& options, int* corrected);
 

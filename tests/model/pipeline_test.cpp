@@ -80,7 +80,8 @@ TEST_P(PipelineTest, ThresholdAndFiltersApply) {
 TEST_P(PipelineTest, PresenceMultipliesTheScore) {
   // The magenta object is there, but the word's presence logit is -6.
   EXPECT_TRUE(run({"purple", {}}).instances.empty());
-  if (GetParam().model.starts_with("samexporter")) return;  // in-graph threshold is fixed at 0.5
+  const auto& name = GetParam().model;
+  if (name.starts_with("samexporter") || name == "osam") return;  // in-graph threshold is fixed at 0.5
   sam3::SegmentOptions o;
   o.score_threshold = 0.001f;  // above the empty queries (0.27 x presence), below the magenta one
   const auto r = run({"purple", {}}, o);
@@ -126,7 +127,7 @@ INSTANTIATE_TEST_SUITE_P(BothLayouts, PipelineTest,
                          ::testing::Values(Case{"usls", false}, Case{"usls", true}, Case{"samexporter", false},
                                            Case{"samexporter", true}, Case{"samexporter-int32-frozen", false},
                                            Case{"usls-336", true}, Case{"usls-504x896", false},
-                                           Case{"usls-504x896", true}),
+                                           Case{"usls-504x896", true}, Case{"osam", false}, Case{"osam", true}),
                          case_name);
 
 TEST(ModelLoad, InputSizeComesFromTheSession) {
@@ -140,6 +141,28 @@ TEST(ModelLoad, InputSizeComesFromTheSession) {
   EXPECT_EQ(wide->input_size(), 896);
   const auto prepared = wide->prepare(sam3::test::make_scene(true).image);
   EXPECT_EQ(prepared.planes.size(), 3u * 896 * 504);
+}
+
+// samexporter's decoder scales boxes by a constant of the export's size (1008): on a 1200x900
+// image whose object covers most of it, each such box still overlaps its mask by more than
+// half, and must come back rescaled to the image.
+TEST(ModelRun, FrozenBoxScaleOnALargeObjectIsRescaled) {
+  const auto model = sam3::Model::load(sam3::test::test_models_dir() / "samexporter-int32-frozen");
+  sam3::Image image{1200, 900, std::vector<std::uint8_t>(1200u * 900 * 3, 0)};
+  const Rect object{60, 45, 1140, 855};
+  sam3::test::fill(image, object, 255, 0, 0);
+  const auto r = model->segment(model->encode(image), {"red", {}});
+  ASSERT_EQ(r.instances.size(), 4u) << "the test decoder gives one instance per quadrant";
+  for (const auto& inst : r.instances) {
+    // The part of the object in the instance's quadrant.
+    const bool right = inst.box.x0 > 600 - 20, bottom = inst.box.y0 > 450 - 20;
+    const Rect part{right ? 600 : object.x0, bottom ? 450 : object.y0, right ? object.x1 : 600, bottom ? object.y1 : 450};
+    EXPECT_GE(sam3::test::iou_with_rect(inst.mask, part), 0.95);
+    EXPECT_NEAR(inst.box.x0, part.x0, 20);
+    EXPECT_NEAR(inst.box.y0, part.y0, 20);
+    EXPECT_NEAR(inst.box.x1, part.x1, 20);
+    EXPECT_NEAR(inst.box.y1, part.y1, 20);
+  }
 }
 
 TEST(ModelLoad, SamexporterTakesOneBoxPerPrompt) {

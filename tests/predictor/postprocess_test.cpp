@@ -5,6 +5,8 @@
 #include <cmath>
 #include <random>
 
+#include "support/test_images.h"
+
 namespace {
 
 TEST(Postprocess, UpsampleMatchesAlignCornersFalse) {
@@ -106,17 +108,65 @@ TEST(Postprocess, FinalDetectionsWithAFrozenBoxScaleAreCorrected) {
   auto inst = square(0.9f, 2, 2, 4);
   const std::vector<float> scores = {0.9f};
   const std::vector<float> wrong = {20.f, 20.f, 60.f, 60.f};  // scaled for a bigger image
-  sam3::FinalDetections d{1, 10, 10, scores.data(), wrong.data(), inst.mask.data.data()};
+  sam3::FinalDetections d;
+  d.count = 1, d.mask_h = 10, d.mask_w = 10;
+  d.scores = scores.data(), d.boxes = wrong.data(), d.masks = inst.mask.data.data();
   int corrected = 0;
   auto out = sam3::instances_from_final(d, 10, 10, {}, &corrected);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(corrected, 1);
-  EXPECT_FLOAT_EQ(out[0].box.x0, 2.f);
+  EXPECT_FLOAT_EQ(out[0].box.x0, 2.f) << "no export side given: the mask's bounds";
   EXPECT_FLOAT_EQ(out[0].box.x1, 6.f);
   const std::vector<float> right = {2.f, 2.f, 6.f, 6.f};
   d.boxes = right.data();
   sam3::instances_from_final(d, 10, 10, {}, &corrected);
   EXPECT_EQ(corrected, 0);
+}
+
+// A 1200x900 image whose object covers most of it: the box a decoder scaled at 1008 px still
+// overlaps the mask by more than half (IoU 0.72), yet it is wrong; rescaled by (W/1008, H/1008)
+// it is right, and that box (not the mask's pixel bounds) is kept.
+TEST(Postprocess, AFrozenScaleBoxThatStillOverlapsItsMaskIsRescaled) {
+  const int w = 1200, h = 900;
+  sam3::Mask mask{w, h, std::vector<std::uint8_t>(static_cast<size_t>(w) * h, 0)};
+  for (int y = 45; y < 855; ++y)
+    for (int x = 60; x < 1140; ++x) mask.data[static_cast<size_t>(y) * w + x] = 1;
+  const std::vector<float> scores = {0.9f};
+  const std::vector<float> frozen = {60.f * 1008 / w, 45.f * 1008 / h, 1140.f * 1008 / w, 855.f * 1008 / h};
+  ASSERT_GT(sam3::box_iou(sam3::Box{frozen[0], frozen[1], frozen[2], std::min(frozen[3], 900.f)}, {60, 45, 1140, 855}), 0.5f)
+      << "the case IoU alone lets through";
+  sam3::FinalDetections d;
+  d.count = 1, d.mask_h = h, d.mask_w = w;
+  d.scores = scores.data(), d.boxes = frozen.data(), d.masks = mask.data.data();
+  d.export_sides = {1008};
+  int corrected = 0;
+  const auto out = sam3::instances_from_final(d, w, h, {}, &corrected);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(corrected, 1);
+  EXPECT_NEAR(out[0].box.x0, 60, 0.01);
+  EXPECT_NEAR(out[0].box.y0, 45, 0.01);
+  EXPECT_NEAR(out[0].box.x1, 1140, 0.01);
+  EXPECT_NEAR(out[0].box.y1, 855, 0.01);
+}
+
+// osam's decoder: normalized boxes, sigmoid probabilities at the model's resolution.
+TEST(Postprocess, ProbabilityMasksAreResizedBilinearlyAndCutAtTheMaskThreshold) {
+  std::vector<float> probs(8 * 8, 0.f);
+  for (int y = 2; y < 6; ++y)
+    for (int x = 0; x < 4; ++x) probs[static_cast<size_t>(y) * 8 + x] = 0.9f;
+  const std::vector<float> scores = {0.8f};
+  const std::vector<float> boxes = {0.f, 0.25f, 0.5f, 0.75f};
+  sam3::FinalDetections d;
+  d.count = 1, d.mask_h = 8, d.mask_w = 8;
+  d.scores = scores.data(), d.boxes = boxes.data(), d.probabilities = probs.data(), d.normalized_boxes = true;
+  int corrected = 0;
+  const auto out = sam3::instances_from_final(d, 80, 40, {}, &corrected);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(corrected, 0) << "the normalized box agrees with the mask";
+  EXPECT_FLOAT_EQ(out[0].box.x1, 40.f);
+  EXPECT_FLOAT_EQ(out[0].box.y0, 10.f);
+  EXPECT_EQ(out[0].mask.width, 80);
+  EXPECT_GT(sam3::test::iou_with_rect(out[0].mask, {0, 10, 40, 30}), 0.9);
 }
 
 }  // namespace
