@@ -6,6 +6,9 @@
 #include "progress_bar.h"
 #include "sam3/hub.h"
 #include "sam3/model.h"
+#include "sam3/model_inspect.h"
+
+#include <nlohmann/json.hpp>
 
 namespace sam3::cli {
 namespace {
@@ -15,6 +18,7 @@ struct ModelsArgs {
   std::string source;
   std::string models_dir;
   std::string int8 = "auto";
+  bool json = false;
 };
 
 const RegistryEntry& entry_named(const std::string& name) {
@@ -99,6 +103,66 @@ int run_optimize(const ModelsArgs& args) {
   return kOk;
 }
 
+nlohmann::ordered_json tensors_json(const std::vector<TensorDescription>& tensors) {
+  auto out = nlohmann::ordered_json::array();
+  for (const auto& t : tensors) out.push_back({{"name", t.name}, {"type", t.type}, {"shape", t.shape}});
+  return out;
+}
+
+std::string tensor_text(const TensorDescription& t) {
+  std::string shape;
+  for (auto d : t.shape) shape += (shape.empty() ? "" : ",") + (d < 0 ? std::string("?") : std::to_string(d));
+  return t.name + "  " + t.type + " [" + shape + "]";
+}
+
+// A folder, or a registry name / repository id whose local copy is inspected.
+int run_inspect(const ModelsArgs& args) {
+  std::filesystem::path dir = args.name;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) dir = ModelStore(hub_options_from_environment()).model_dir(entry_named(args.name));
+  ModelOptions options;
+  options.fallback_vocabulary = data_dir() / "clip" / "bpe_simple_vocab_16e6.txt.gz";
+  const ModelInspection r = inspect_model(dir, options);
+  if (args.json) {
+    nlohmann::ordered_json files = nlohmann::ordered_json::array();
+    for (const auto& f : r.files) {
+      files.push_back({{"file", f.file.filename().string()}, {"bytes", f.bytes}, {"external_data_bytes", f.external_bytes},
+                       {"prepared", f.prepared}, {"inputs", tensors_json(f.inputs)}, {"outputs", tensors_json(f.outputs)}});
+      if (!f.error.empty()) files.back()["error"] = f.error;
+    }
+    nlohmann::ordered_json out = {{"directory", r.directory.string()},
+                                  {"loads", r.problem.empty()},
+                                  {"generation", r.generation},
+                                  {"input", {{"width", r.input_width}, {"height", r.input_height}}},
+                                  {"quirks", r.quirks},
+                                  {"vocabulary", r.vocabulary.filename().string()},
+                                  {"files", files}};
+    if (!r.problem.empty()) out["problem"] = r.problem;
+    std::printf("%s\n", out.dump(2).c_str());
+    return r.problem.empty() ? kOk : kFailure;
+  }
+  std::printf("folder      %s\n", r.directory.c_str());
+  if (r.problem.empty()) {
+    std::printf("generation  %s\n", r.generation.c_str());
+    std::printf("input       %d x %d (width x height)\n", r.input_width, r.input_height);
+    std::printf("vocabulary  %s\n", r.vocabulary.filename().c_str());
+    for (size_t i = 0; i < r.quirks.size(); ++i) std::printf("%s%s\n", i == 0 ? "quirks      " : "            ", r.quirks[i].c_str());
+  } else {
+    std::printf("loads       no: %s\n", r.problem.c_str());
+  }
+  for (const auto& f : r.files) {
+    std::printf("\n%s  %s%s  %s\n", f.file.filename().c_str(), human_bytes(static_cast<std::int64_t>(f.bytes)).c_str(),
+                f.external_bytes ? (" + " + human_bytes(static_cast<std::int64_t>(f.external_bytes)) + " in .data").c_str() : "",
+                f.prepared ? "prepared for this host"
+                : f.external_bytes ? "not cached (weights in a sidecar are read in place)"
+                                   : "not prepared (sam3 models optimize)");
+    if (!f.error.empty()) std::printf("  unreadable: %s\n", f.error.c_str());
+    for (const auto& t : f.inputs) std::printf("  in   %s\n", tensor_text(t).c_str());
+    for (const auto& t : f.outputs) std::printf("  out  %s\n", tensor_text(t).c_str());
+  }
+  return r.problem.empty() ? kOk : kFailure;
+}
+
 }  // namespace
 
 void add_models_command(CLI::App& app, Runner& run) {
@@ -123,6 +187,11 @@ void add_models_command(CLI::App& app, Runner& run) {
   optimize->add_option("--int8", args->int8, "int8 weights: auto (only where exact and fast), on, off")
       ->check(CLI::IsMember({"auto", "on", "off"}))->capture_default_str();
   optimize->callback([args, &run] { run = [args] { return run_optimize(*args); }; });
+  auto* inspect = cmd->add_subcommand("inspect", "What a model folder holds: generation, each file's inputs and outputs, "
+                                                 "input size, quirks, cache state; or why it does not load");
+  inspect->add_option("model", args->name, "A model folder, or a registry name")->required();
+  inspect->add_flag("--json", args->json, "Machine-readable output");
+  inspect->callback([args, &run] { run = [args] { return run_inspect(*args); }; });
   auto* import = cmd->add_subcommand("import", "Register model files fetched by hand (a folder or a .zip)");
   import->add_option("source", args->source, "Folder or .zip holding the model files")->required();
   import->add_option("--name", args->name, "Registry entry to import into (default: detected from the files)");

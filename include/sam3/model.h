@@ -123,6 +123,10 @@ class Model {
                                      const ModelOptions& options = {});
 
   Layout layout() const noexcept;
+  // The export generation ("usls", "samexporter", "samexporter (raw heads)", "osam"), told
+  // apart by the files' inputs and outputs, and how sam3 treats it differently.
+  std::string generation() const;
+  std::vector<std::string> quirks() const;
   const std::filesystem::path& directory() const noexcept;
   // The image encoder's input size, read from its session: square for most exports, any
   // multiple of 14 for usls exports (504 x 896 by default there). input_size() is the larger side.

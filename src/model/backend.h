@@ -28,6 +28,9 @@ class Backend {
  public:
   virtual ~Backend() = default;
   virtual Layout layout() const = 0;
+  // The export generation recognised from the files' I/O, and what sam3 does differently for it.
+  virtual std::string generation() const = 0;
+  virtual std::vector<std::string> quirks() const = 0;
   virtual int input_width() const = 0;
   virtual int input_height() const = 0;
   virtual std::vector<const rt::Session*> sessions() const = 0;

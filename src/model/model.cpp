@@ -140,8 +140,15 @@ std::shared_ptr<Model> Model::load(const std::filesystem::path& directory, const
   encoder_config.memory_arena = !options.encoder_memory_arena.has_value() ? rt::SessionConfig::Arena::kWhenAttentionFused
                                 : *options.encoder_memory_arena        ? rt::SessionConfig::Arena::kOn
                                                                        : rt::SessionConfig::Arena::kOff;
-  impl->backend = layout == Layout::kUsls ? detail::make_usls_backend(directory, encoder_config, config)
-                                          : detail::make_samexporter_backend(directory, encoder_config, config);
+  try {
+    impl->backend = layout == Layout::kUsls ? detail::make_usls_backend(directory, encoder_config, config)
+                                            : detail::make_samexporter_backend(directory, encoder_config, config);
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::kModelMismatch) throw;
+    // Which generation the folder looked like, then the file, tensor, expected and found.
+    throw Error(ErrorCode::kModelMismatch, std::string("the file names are those of the ") + layout_name(layout) +
+                                               " layout, but its files do not fit it: " + e.what());
+  }
   impl->load_ms = ms_since(t0);
   log(LogLevel::kInfo, "loaded " + std::string(layout_name(layout)) + " model from " + directory.string() +
                            " (input " + std::to_string(impl->backend->input_width()) + "x" +
@@ -151,6 +158,8 @@ std::shared_ptr<Model> Model::load(const std::filesystem::path& directory, const
 }
 
 Layout Model::layout() const noexcept { return impl_->backend->layout(); }
+std::string Model::generation() const { return impl_->backend->generation(); }
+std::vector<std::string> Model::quirks() const { return impl_->backend->quirks(); }
 const std::filesystem::path& Model::directory() const noexcept { return impl_->directory; }
 int Model::input_width() const noexcept { return impl_->backend->input_width(); }
 int Model::input_height() const noexcept { return impl_->backend->input_height(); }

@@ -46,6 +46,24 @@ class SamexporterBackend final : public Backend {
   }
 
   Layout layout() const override { return Layout::kSamexporter; }
+  std::string generation() const override {
+    if (decoder_.has_output("pred_logits")) return "samexporter (raw heads)";
+    return format_.normalized_boxes ? "osam" : "samexporter";
+  }
+  std::vector<std::string> quirks() const override {
+    std::vector<std::string> q = {"image normalized inside the graph (uint8 input)",
+                                  "text mask computed by the graph (tokens != 0)"};
+    if (!decoder_.has_output("pred_logits")) {
+      q.push_back("score threshold 0.5 inside the graph (lower thresholds have no effect)");
+      if (format_.normalized_boxes) {
+        q.push_back("no image size inputs: normalized boxes, probability masks resized and cut at mask_threshold");
+      } else {
+        q.push_back("boxes checked against their masks (a box scale frozen at export): rescaled or replaced");
+      }
+    }
+    q.push_back(std::to_string(box_slots_ > 0 ? box_slots_ : 1) + " exemplar box slot(s) per prompt");
+    return q;
+  }
   int input_width() const override { return size_; }
   int input_height() const override { return size_; }
   std::vector<const rt::Session*> sessions() const override { return {&image_, &language_, &decoder_}; }

@@ -37,6 +37,14 @@ class UslsBackend final : public Backend {
   }
 
   Layout layout() const override { return Layout::kUsls; }
+  std::string generation() const override { return "usls"; }
+  std::vector<std::string> quirks() const override {
+    std::vector<std::string> q = {"image normalized outside the graph (x/127.5 - 1)",
+                                  "Hugging Face attention mask (\"!\" is a real token), end-token padding",
+                                  "raw decoder heads: scores, mask upsampling and thresholds in sam3"};
+    if (width_ != height_) q.push_back("not square: the image is stretched to " + std::to_string(width_) + "x" + std::to_string(height_));
+    return q;
+  }
   int input_width() const override { return width_; }
   int input_height() const override { return height_; }
   std::vector<const rt::Session*> sessions() const override { return {&vision_, &text_, &decoder_}; }

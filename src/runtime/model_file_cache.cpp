@@ -33,11 +33,6 @@ fs::path cache_root(const fs::path& model) {
   return base / "sam3cpp" / "optimized" / hex64(fnv1a64(fs::absolute(model.parent_path()).string()));
 }
 
-bool has_external_data(const fs::path& model) {
-  std::error_code ec;
-  return fs::exists(model.string() + ".data", ec) || fs::exists(model.parent_path() / (model.stem().string() + ".data"), ec);
-}
-
 std::string read_file(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   std::stringstream ss;
@@ -74,13 +69,40 @@ bool apply_rewrites(std::string& bytes, bool int8, bool fuse_attention, const fs
   return changed;
 }
 
+bool int8_for(const FileCacheOptions& options) {
+  return options.int8 == Int8Weights::kOn || (options.int8 == Int8Weights::kAuto && detect_cpu_features().int8_weights_help());
+}
+
+// The cache entry of this file for this host and these rewrites; empty if the file is unreadable.
+fs::path entry_for(const fs::path& model, const FileCacheOptions& options) {
+  std::error_code ec;
+  const auto size = fs::file_size(model, ec);
+  const auto mtime = fs::last_write_time(model, ec).time_since_epoch().count();
+  if (ec) return {};
+  const std::string key = model.filename().string() + "|" + std::to_string(size) + "|" + std::to_string(mtime) + "|" +
+                          Ort::GetVersionString() + "|" + detect_cpu_features().summary() + "|" +
+                          (int8_for(options) ? "int8" : "uint8") + (options.fuse_attention ? "|fused-attention" : "");
+  return cache_root(model) / (model.stem().string() + "-" + hex64(fnv1a64(key)));
+}
+
 }  // namespace
+
+bool has_external_data(const fs::path& model) {
+  std::error_code ec;
+  return fs::exists(model.string() + ".data", ec) || fs::exists(model.parent_path() / (model.stem().string() + ".data"), ec);
+}
+
+bool has_prepared_file(const fs::path& model, const FileCacheOptions& options) {
+  if (has_external_data(model)) return false;  // never cached (see prepare_model_file)
+  const fs::path entry = entry_for(model, options);
+  std::error_code ec;
+  return !entry.empty() && fs::is_regular_file(entry / "optimized.onnx", ec);
+}
 
 PreparedModelFile prepare_model_file(const fs::path& model, const FileCacheOptions& options) {
   PreparedModelFile p;
   p.load_path = model;
-  const CpuFeatures cpu = detect_cpu_features();
-  const bool int8 = options.int8 == Int8Weights::kOn || (options.int8 == Int8Weights::kAuto && cpu.int8_weights_help());
+  const bool int8 = int8_for(options);
   if (!options.enabled) return p;
   // The rewrites are optimisations: a file they cannot parse is left to ONNX Runtime, whose
   // error names the file.
@@ -96,13 +118,8 @@ PreparedModelFile prepare_model_file(const fs::path& model, const FileCacheOptio
     return p;
   }
   std::error_code ec;
-  const auto size = fs::file_size(model, ec);
-  const auto mtime = fs::last_write_time(model, ec).time_since_epoch().count();
-  if (ec) return p;
-  const std::string key = model.filename().string() + "|" + std::to_string(size) + "|" + std::to_string(mtime) + "|" +
-                          Ort::GetVersionString() + "|" + cpu.summary() + "|" + (int8 ? "int8" : "uint8") +
-                          (options.fuse_attention ? "|fused-attention" : "");
-  p.entry = cache_root(model) / (model.stem().string() + "-" + hex64(fnv1a64(key)));
+  p.entry = entry_for(model, options);
+  if (p.entry.empty()) return p;
   const fs::path optimized = p.entry / "optimized.onnx";
   if (fs::is_regular_file(optimized, ec)) {
     p.load_path = optimized;

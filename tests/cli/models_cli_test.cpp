@@ -132,3 +132,73 @@ TEST_F(ModelsCli, ImportRegistersFilesFetchedByHand) {
 }
 
 }  // namespace
+
+namespace {
+
+// `sam3 models inspect` on every generated generation: what a user reads to know what they have.
+struct InspectCase {
+  const char* folder;
+  const char* generation;
+  int width, height;
+  const char* quirk;  // one quirk that must be listed
+};
+
+class ModelsInspect : public ::testing::TestWithParam<InspectCase> {};
+
+TEST_P(ModelsInspect, NamesTheGenerationInputSizeQuirksAndEveryTensor) {
+  const auto& c = GetParam();
+  const auto dir = sam3::test::test_models_dir() / c.folder;
+  const auto r = run_command(kSam3 + " models inspect " + quote(dir.string()) + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j["loads"].get<bool>());
+  EXPECT_EQ(j["generation"], c.generation);
+  EXPECT_EQ(j["input"]["width"], c.width);
+  EXPECT_EQ(j["input"]["height"], c.height);
+  bool quirk = false;
+  for (const auto& q : j["quirks"]) quirk = quirk || q.get<std::string>().find(c.quirk) != std::string::npos;
+  EXPECT_TRUE(quirk) << "no quirk mentions \"" << c.quirk << "\": " << j["quirks"].dump();
+  ASSERT_EQ(j["files"].size(), 3u);
+  for (const auto& f : j["files"]) {
+    EXPECT_FALSE(f["inputs"].empty()) << f.dump();
+    EXPECT_FALSE(f["outputs"].empty()) << f.dump();
+    for (const auto& t : f["inputs"]) EXPECT_FALSE(t["type"].get<std::string>().empty());
+  }
+  const auto text = run_command(kSam3 + " models inspect " + quote(dir.string()));
+  EXPECT_EQ(text.exit_code, 0);
+  EXPECT_NE(text.out.find(std::string("generation  ") + c.generation), std::string::npos) << text.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Generations, ModelsInspect,
+    ::testing::Values(InspectCase{"usls", "usls", 224, 224, "attention mask"},
+                      InspectCase{"usls-504x896", "usls", 896, 504, "stretched to 896x504"},
+                      InspectCase{"samexporter", "samexporter", 252, 252, "frozen"},
+                      InspectCase{"samexporter-int32-frozen", "samexporter", 252, 252, "threshold 0.5 inside the graph"},
+                      InspectCase{"osam", "osam", 252, 252, ".onnx.data sidecars"}),
+    [](const auto& info) {
+      std::string n = info.param.folder;
+      std::replace(n.begin(), n.end(), '-', '_');
+      return n;
+    });
+
+TEST(ModelsInspectErrors, AFolderThatFitsNoGenerationSaysWhichItLookedLikeAndWhatDiffers) {
+  const auto dir = sam3::test::fresh_test_dir("sam3_inspect_mismatch");
+  const auto usls = sam3::test::test_models_dir() / "usls";
+  for (const char* f : {"text-encoder.onnx", "decoder.onnx", "tokenizer.json"}) fs::copy_file(usls / f, dir / f);
+  fs::copy_file(sam3::test::test_models_dir() / "samexporter" / "sam3_image_encoder.onnx", dir / "vision-encoder.onnx");
+  const auto r = run_command(kSam3 + " models inspect " + quote(dir.string()) + " --json");
+  EXPECT_NE(r.exit_code, 0);
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_FALSE(j["loads"].get<bool>());
+  const std::string problem = j["problem"];
+  EXPECT_NE(problem.find("usls layout"), std::string::npos) << problem;
+  EXPECT_NE(problem.find("vision-encoder.onnx"), std::string::npos) << problem;
+  EXPECT_NE(problem.find("'images'"), std::string::npos) << "the tensor expected" << problem;
+  EXPECT_EQ(j["files"].size(), 3u) << "the files are still described";
+  const auto none = run_command(kSam3 + " models inspect " + quote((dir / "nothing").string()));
+  EXPECT_NE(none.exit_code, 0);
+  EXPECT_NE(none.err.find("unknown model"), std::string::npos) << none.err;
+}
+
+}  // namespace

@@ -51,6 +51,7 @@ TEST(Layout, WrongFilesAreAMismatchThatSaysWhatWasExpected) {
   for (const char* f : {"text-encoder.onnx", "decoder.onnx", "tokenizer.json"}) fs::copy_file(usls / f, dir / f);
   fs::copy_file(sam3::test::test_models_dir() / "samexporter" / "sam3_image_encoder.onnx", dir / "vision-encoder.onnx");
   const auto msg = load_error(dir, sam3::ErrorCode::kModelMismatch);
+  EXPECT_NE(msg.find("file names are those of the usls layout"), std::string::npos) << msg;
   EXPECT_NE(msg.find("expected input 'images'"), std::string::npos) << msg;
   EXPECT_NE(msg.find("found inputs: image"), std::string::npos) << msg;
 

@@ -1,0 +1,101 @@
+#include "sam3/model_inspect.h"
+
+#include <algorithm>
+
+#include "model/layout.h"
+#include "runtime/model_file_cache.h"
+#include "runtime/session.h"
+#include "sam3/error.h"
+
+namespace sam3 {
+namespace {
+
+std::vector<TensorDescription> describe(const Ort::Session& session, bool inputs) {
+  Ort::AllocatorWithDefaultOptions allocator;
+  std::vector<TensorDescription> out;
+  const size_t n = inputs ? session.GetInputCount() : session.GetOutputCount();
+  for (size_t i = 0; i < n; ++i) {
+    TensorDescription t;
+    t.name = (inputs ? session.GetInputNameAllocated(i, allocator) : session.GetOutputNameAllocated(i, allocator)).get();
+    const auto info = inputs ? session.GetInputTypeInfo(i) : session.GetOutputTypeInfo(i);
+    if (info.GetONNXType() == ONNX_TYPE_TENSOR) {
+      const auto tensor = info.GetTensorTypeAndShapeInfo();
+      t.type = rt::type_name(tensor.GetElementType());
+      t.shape = tensor.GetShape();
+    } else {
+      t.type = "non-tensor";
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+// The file's I/O from a session without graph optimisation (quick, writes nothing).
+OnnxFileDescription describe_file(const std::filesystem::path& file, const rt::FileCacheOptions& cache) {
+  OnnxFileDescription d;
+  d.file = file;
+  std::error_code ec;
+  d.bytes = std::filesystem::file_size(file, ec);
+  for (const auto& sidecar : {std::filesystem::path(file.string() + ".data"), file.parent_path() / (file.stem().string() + ".data")}) {
+    if (std::filesystem::is_regular_file(sidecar, ec)) d.external_bytes = std::filesystem::file_size(sidecar, ec);
+  }
+  d.prepared = rt::has_prepared_file(file, cache);
+  try {
+    Ort::SessionOptions options;
+    options.SetGraphOptimizationLevel(GraphOptimizationLevel::ORT_DISABLE_ALL);
+    options.SetIntraOpNumThreads(1);
+    Ort::Session session(rt::env(), file.c_str(), options);
+    d.inputs = describe(session, true);
+    d.outputs = describe(session, false);
+  } catch (const Ort::Exception& e) {
+    d.error = e.what();
+  }
+  return d;
+}
+
+}  // namespace
+
+ModelInspection inspect_model(const std::filesystem::path& directory, const ModelOptions& options) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(directory, ec)) {
+    throw Error(ErrorCode::kModelNotFound, directory.string() + ": not a folder; pass the folder that holds the SAM3 .onnx files");
+  }
+  ModelInspection r;
+  r.directory = directory;
+  rt::FileCacheOptions cache;
+  cache.fuse_attention = options.fuse_attention;
+  cache.int8 = options.int8_weights == Int8Weights::kOn    ? rt::Int8Weights::kOn
+               : options.int8_weights == Int8Weights::kOff ? rt::Int8Weights::kOff
+                                                           : rt::Int8Weights::kAuto;
+  std::vector<std::filesystem::path> onnx;
+  for (const auto& e : std::filesystem::directory_iterator(directory, ec)) {
+    if (e.is_regular_file(ec) && e.path().extension() == ".onnx") onnx.push_back(e.path());
+  }
+  std::sort(onnx.begin(), onnx.end());
+  for (const auto& f : onnx) r.files.push_back(describe_file(f, cache));
+  r.vocabulary = detail::find_vocabulary(directory);
+  if (r.vocabulary.empty()) r.vocabulary = options.fallback_vocabulary;
+  // The real loader decides the generation; nothing is prepared or cached for it.
+  ModelOptions load = options;
+  load.cache_optimized = false;
+  load.fuse_attention = false;
+  load.intra_op_threads = 1;
+  try {
+    const auto model = Model::load(directory, load);
+    r.generation = model->generation();
+    r.quirks = model->quirks();
+    r.input_width = model->input_width();
+    r.input_height = model->input_height();
+    for (const auto& f : r.files) {
+      if (f.external_bytes > 0) {
+        r.quirks.push_back("weights in .onnx.data sidecars (read beside the .onnx; no prepared graph is cached)");
+        break;
+      }
+    }
+  } catch (const Error& e) {
+    r.problem = e.what();
+  }
+  return r;
+}
+
+}  // namespace sam3
