@@ -14,7 +14,7 @@ Every network contains the dynamically quantized Linear pattern of the public in
 (DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul); the usls image encoder also carries an
 attention block (multiplied by zero) for the attention fusion. Needs python3-onnx and numpy only.
 
-  make_test_models.py --layout usls --out DIR [--size 224 | --height 504 --width 896]
+  make_test_models.py --layout usls --out DIR [--size 224 | --height 504 --width 896] [--fp16] [--v1]
   make_test_models.py --layout samexporter --out DIR [--size 252] [--int32] [--frozen-box-scale]
   make_test_models.py --layout osam --out DIR [--size 252]   (wkentaro/sam3-onnx's newer decoder:
       no size inputs, normalized boxes, float probability masks at the model's resolution; every
@@ -84,15 +84,15 @@ class Graph(onnx_graph.Graph):
         super().save(path, inputs, outputs, name, "sam3cpp-test-models", external_data=Graph.external_data)
 
 
-def vision_features(g, image_nchw, height, width):
-    """Normalized image [B,3,H,W] -> three feature maps (strides 3.5, 7, 14) and a position map."""
+def vision_features(g, image_nchw, height, width, levels=3):
+    """Normalized image [B,3,H,W] -> feature maps at strides 3.5, 7, 14 (and 28) and a position map."""
     mh, mw = height * 2 // 7, width * 2 // 7
     # The quantized pattern applied as a 1x1 identity projection over the colour channels.
     nhwc = g.op("Transpose", [image_nchw], perm=[0, 2, 3, 1])
     proj = g.quantized_linear(nhwc, np.eye(3, dtype=np.float32))
     rgb = g.op("Transpose", [proj], perm=[0, 3, 1, 2])
     feats = []
-    for k in range(3):
+    for k in range(levels):
         shape = g.op("Shape", [rgb])
         sizes = g.op("Concat", [g.op("Slice", [shape, g.const([0], np.int64), g.const([2], np.int64)]),
                                 g.const([mh >> k, mw >> k], np.int64)], axis=0)
@@ -190,54 +190,123 @@ def first_content_token(g, features):
     return g.op("Gather", [features, g.const(np.int64(1), np.int64)], axis=1)
 
 
-def make_usls(out, height, width, inconsistent=False):
+class Edges:
+    """Float tensors at a graph's edges: float32, or float16 (usls's fp16 release files) with
+    Casts inside so the body stays float32."""
+
+    def __init__(self, g, half):
+        self.g, self.half = g, half
+        self.type = TensorProto.FLOAT16 if half else TensorProto.FLOAT
+
+    def input(self, name):
+        return self.g.op("Cast", [name], to=TensorProto.FLOAT) if self.half else name
+
+    def output(self, value, name):
+        self.g.name(self.g.op("Cast", [value], to=TensorProto.FLOAT16) if self.half else value, name)
+
+
+def make_usls(out, height, width, inconsistent=False, half=False, v1=False):
+    """half: float16 at every edge, release file names (-fp16, geo-encoder-mask-decoder).
+    v1: the first generation, with geometry-encoder.onnx and a decoder taking prompt_features."""
     mh, mw = height * 2 // 7, width * 2 // 7
+    suffix = "-fp16" if half else ""
+    levels = 4 if v1 else 3
     g = Graph()
-    feats, pos = vision_features(g, "images", height, width)
+    e = Edges(g, half)
+    feats, pos = vision_features(g, e.input("images"), height, width, levels)
     for k, f in enumerate(feats):
-        g.name(f, f"fpn_feat_{k}")
-    g.name(g.op("Add", [pos, attention_probe(g, feats[2])]), "fpn_pos_2")
-    g.save(os.path.join(out, "vision-encoder.onnx"), [tensor("images", TensorProto.FLOAT, ["B", 3, height, width])],
-           [tensor(f"fpn_feat_{k}", TensorProto.FLOAT, ["B", FEATURES, mh >> k, mw >> k]) for k in range(3)]
-           + [tensor("fpn_pos_2", TensorProto.FLOAT, ["B", FEATURES, mh >> 2, mw >> 2])], "vision_encoder")
+        e.output(f, f"fpn_feat_{k}")
+    e.output(g.op("Add", [pos, attention_probe(g, feats[2])]), "fpn_pos_2")
+    extra_pos = [k for k in range(levels) if k != 2] if v1 else []
+    for k in extra_pos:
+        e.output(g.op("Mul", [feats[k], g.const(np.float32(0.0))]), f"fpn_pos_{k}")
+    g.save(os.path.join(out, f"vision-encoder{suffix}.onnx"), [tensor("images", e.type, ["B", 3, height, width])],
+           [tensor(f"fpn_feat_{k}", e.type, ["B", FEATURES, mh >> k, mw >> k]) for k in range(levels)]
+           + [tensor(f"fpn_pos_{k}", e.type, ["B", FEATURES, mh >> k, mw >> k]) for k in sorted(extra_pos + [2])],
+           "vision_encoder")
 
     g = Graph()
-    g.name(text_rows(g, "input_ids"), "text_features")
+    e = Edges(g, half)
+    e.output(text_rows(g, "input_ids"), "text_features")
     g.op("Cast", ["attention_mask"], to=TensorProto.BOOL)
     g.name(g.nodes[-1].output[0], "text_mask")
-    g.save(os.path.join(out, "text-encoder.onnx"),
+    g.save(os.path.join(out, f"text-encoder{suffix}.onnx"),
            [tensor("input_ids", TensorProto.INT64, ["B", 32]), tensor("attention_mask", TensorProto.INT64, ["B", 32])],
-           [tensor("text_features", TensorProto.FLOAT, ["B", 32, FEATURES]), tensor("text_mask", TensorProto.BOOL, ["B", 32])],
+           [tensor("text_features", e.type, ["B", 32, FEATURES]), tensor("text_mask", TensorProto.BOOL, ["B", 32])],
            "text_encoder")
 
+    if v1:
+        make_usls_geometry_encoder(out, mh, mw)
+
     g = Graph()
+    e = Edges(g, half)
     # Consume every input as the real decoder does (the values of these do not matter here).
-    feat0 = g.op("Add", ["fpn_feat_0", g.op("ReduceMean", ["fpn_pos_2"], keepdims=1)])
-    word = first_content_token(g, g.op("Where", [g.op("Unsqueeze", ["text_mask", g.const([2], np.int64)]),
-                                                 "text_features", g.const(np.float32(0.0))]))
-    masks, logits, boxes, presence = decode_queries(g, feat0, word, "input_boxes", "input_boxes_labels", mh, mw)
-    aux = g.op("Mul", [g.op("Add", [g.op("ReduceMean", ["fpn_feat_1"], keepdims=0),
-                                    g.op("ReduceMean", ["fpn_feat_2"], keepdims=0)]), g.const(np.float32(0.0))])
-    g.name(g.op("Add", [masks, aux]), "pred_masks")
-    g.name(boxes, "pred_boxes")
+    feat0 = g.op("Add", [e.input("fpn_feat_0"), g.op("ReduceMean", [e.input("fpn_pos_2")], keepdims=1)])
+    if v1:  # one prompt sequence: 32 text tokens, then the geometry encoder's rows
+        prompt, prompt_mask = e.input("prompt_features"), "prompt_mask"
+        word = first_content_token(g, g.op("Where", [g.op("Unsqueeze", [prompt_mask, g.const([2], np.int64)]),
+                                                     prompt, g.const(np.float32(0.0))]))
+        geo = g.op("Slice", [prompt, g.const([32], np.int64), g.const([1 << 30], np.int64), g.const([1], np.int64)])
+        rows = g.op("Concat", [g.const(padding_row()), geo], axis=1)
+        box_in = g.op("Slice", [rows, g.const([0], np.int64), g.const([4], np.int64), g.const([2], np.int64)])
+        label_f = g.op("Squeeze", [g.op("Slice", [rows, g.const([4], np.int64), g.const([5], np.int64), g.const([2], np.int64)]),
+                                   g.const([2], np.int64)])
+        label_in = g.op("Cast", [label_f], to=TensorProto.INT64)
+    else:
+        word = first_content_token(g, g.op("Where", [g.op("Unsqueeze", ["text_mask", g.const([2], np.int64)]),
+                                                     e.input("text_features"), g.const(np.float32(0.0))]))
+        box_in, label_in = e.input("input_boxes"), "input_boxes_labels"
+    masks, logits, boxes, presence = decode_queries(g, feat0, word, box_in, label_in, mh, mw)
+    aux = g.op("Mul", [g.op("Add", [g.op("ReduceMean", [e.input("fpn_feat_1")], keepdims=0),
+                                    g.op("ReduceMean", [e.input("fpn_feat_2")], keepdims=0)]), g.const(np.float32(0.0))])
+    e.output(g.op("Add", [masks, aux]), "pred_masks")
+    e.output(boxes, "pred_boxes")
     if inconsistent:  # right names and types, but one score for many masks
         logits = g.op("Slice", [logits, g.const([0], np.int64), g.const([1], np.int64), g.const([1], np.int64)])
-    g.name(logits, "pred_logits")
-    g.name(presence, "presence_logits")
-    g.save(os.path.join(out, "decoder.onnx"),
-           [tensor(f"fpn_feat_{k}", TensorProto.FLOAT, ["B", FEATURES, mh >> k, mw >> k]) for k in range(3)]
-           + [tensor("fpn_pos_2", TensorProto.FLOAT, ["B", FEATURES, mh >> 2, mw >> 2]),
-              tensor("text_features", TensorProto.FLOAT, ["B", 32, FEATURES]),
-              tensor("text_mask", TensorProto.BOOL, ["B", 32]),
-              tensor("input_boxes", TensorProto.FLOAT, ["B", "N", 4]),
-              tensor("input_boxes_labels", TensorProto.INT64, ["B", "N"])],
-           [tensor("pred_masks", TensorProto.FLOAT, ["B", QUERIES, mh, mw]),
-            tensor("pred_boxes", TensorProto.FLOAT, ["B", QUERIES, 4]),
-            tensor("pred_logits", TensorProto.FLOAT, ["B", "Q" if inconsistent else QUERIES]),
-            tensor("presence_logits", TensorProto.FLOAT, ["B", 1])], "decoder")
+    e.output(logits, "pred_logits")
+    e.output(presence, "presence_logits")
+    prompt_inputs = ([tensor("prompt_features", e.type, ["B", "L", FEATURES]), tensor("prompt_mask", TensorProto.BOOL, ["B", "L"])]
+                     if v1 else
+                     [tensor("text_features", e.type, ["B", 32, FEATURES]), tensor("text_mask", TensorProto.BOOL, ["B", 32]),
+                      tensor("input_boxes", e.type, ["B", "N", 4]), tensor("input_boxes_labels", TensorProto.INT64, ["B", "N"])])
+    g.save(os.path.join(out, "geo-encoder-mask-decoder-fp16.onnx" if half else "decoder.onnx"),
+           [tensor(f"fpn_feat_{k}", e.type, ["B", FEATURES, mh >> k, mw >> k]) for k in range(3)]
+           + [tensor("fpn_pos_2", e.type, ["B", FEATURES, mh >> 2, mw >> 2])] + prompt_inputs,
+           [tensor("pred_masks", e.type, ["B", QUERIES, mh, mw]),
+            tensor("pred_boxes", e.type, ["B", QUERIES, 4]),
+            tensor("pred_logits", e.type, ["B", "Q" if inconsistent else QUERIES]),
+            tensor("presence_logits", e.type, ["B", 1])], "decoder")
     encoder, merges, _ = clip_vocabulary()
     with open(os.path.join(out, "tokenizer.json"), "w", encoding="utf-8") as f:  # Hugging Face format
         json.dump({"model": {"type": "BPE", "vocab": encoder, "merges": merges}}, f, ensure_ascii=False)
+
+
+def padding_row():
+    """A geometry row that is no box: coordinates 0, label (channel 4) -10."""
+    row = np.zeros((1, 1, FEATURES), np.float32)
+    row[0, 0, 4] = -10
+    return row
+
+
+def make_usls_geometry_encoder(out, mh, mw):
+    """usls v1's geometry-encoder.onnx: boxes [B,N,4] cx,cy,w,h and labels [B,N] (plus the
+    stride-14 features) -> geometry_features [B,N+1,256] (a leading row, then one row per box
+    carrying its coordinates in channels 0..3 and its label in channel 4) and geometry_mask."""
+    g = Graph()
+    labels = g.op("Unsqueeze", [g.op("Cast", ["input_boxes_labels"], to=TensorProto.FLOAT), g.const([2], np.int64)])
+    rows = g.op("Pad", [g.op("Concat", ["input_boxes", labels], axis=2), g.const([0, 0, 0, 0, 0, FEATURES - 5], np.int64)])
+    consumed = g.op("Mul", [g.op("Add", [g.op("ReduceMean", ["fpn_feat"], keepdims=0),
+                                         g.op("ReduceMean", ["fpn_pos"], keepdims=0)]), g.const(np.float32(0.0))])
+    features = g.op("Add", [g.op("Concat", [g.const(padding_row()), rows], axis=1), consumed])
+    g.name(features, "geometry_features")
+    channel0 = g.op("Slice", [features, g.const([0], np.int64), g.const([1], np.int64), g.const([2], np.int64)])
+    g.name(g.op("Squeeze", [g.op("Greater", [channel0, g.const(np.float32(-1e9))]), g.const([2], np.int64)]), "geometry_mask")
+    g.save(os.path.join(out, "geometry-encoder.onnx"),
+           [tensor("input_boxes", TensorProto.FLOAT, ["B", "N", 4]), tensor("input_boxes_labels", TensorProto.INT64, ["B", "N"]),
+            tensor("fpn_feat", TensorProto.FLOAT, ["B", FEATURES, mh >> 2, mw >> 2]),
+            tensor("fpn_pos", TensorProto.FLOAT, ["B", FEATURES, mh >> 2, mw >> 2])],
+           [tensor("geometry_features", TensorProto.FLOAT, ["B", "M", FEATURES]),
+            tensor("geometry_mask", TensorProto.BOOL, ["B", "M"])], "geometry_encoder")
 
 
 def make_samexporter(out, size, int32, frozen_box_scale, osam=False):
@@ -371,11 +440,13 @@ def main():
     ap.add_argument("--frozen-box-scale", action="store_true", help="samexporter: boxes scaled by a constant 1008")
     ap.add_argument("--inconsistent-decoder", action="store_true",
                     help="usls: pred_logits with one score for all queries (a broken export)")
+    ap.add_argument("--fp16", action="store_true", help="usls: float16 at every edge, release file names")
+    ap.add_argument("--v1", action="store_true", help="usls: the first generation, with geometry-encoder.onnx")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     if args.layout == "usls":
         size = args.size or 224
-        make_usls(args.out, args.height or size, args.width or size, args.inconsistent_decoder)
+        make_usls(args.out, args.height or size, args.width or size, args.inconsistent_decoder, args.fp16, args.v1)
     elif args.layout == "osam":
         Graph.external_data = True
         make_samexporter(args.out, args.size or 252, False, False, osam=True)

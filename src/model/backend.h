@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "model/layout.h"
 #include "runtime/session.h"
 #include "sam3/model.h"
 #include "sam3/tokenizer.h"
@@ -45,9 +46,9 @@ class Backend {
 };
 
 // `encoder` configures the image encoder session, `config` the text encoder and decoder.
-std::unique_ptr<Backend> make_usls_backend(const std::filesystem::path& dir, const rt::SessionConfig& encoder,
+std::unique_ptr<Backend> make_usls_backend(const ModelFiles& files, const rt::SessionConfig& encoder,
                                            const rt::SessionConfig& config);
-std::unique_ptr<Backend> make_samexporter_backend(const std::filesystem::path& dir, const rt::SessionConfig& encoder,
+std::unique_ptr<Backend> make_samexporter_backend(const ModelFiles& files, const rt::SessionConfig& encoder,
                                                   const rt::SessionConfig& config);
 
 }  // namespace sam3::detail

@@ -24,6 +24,9 @@ void require_outputs(const rt::Session& s, const std::vector<Expected>& expected
 inline const std::vector<ONNXTensorElementDataType> kIntTypes = {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64,
                                                                  ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32};
 inline const std::vector<ONNXTensorElementDataType> kFloat = {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT};
+// usls's fp16 and q4f16 release files take and give float16 (converted at the edges).
+inline const std::vector<ONNXTensorElementDataType> kFloatOrHalf = {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT,
+                                                                    ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16};
 inline const std::vector<ONNXTensorElementDataType> kBool = {ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL};
 inline const std::vector<ONNXTensorElementDataType> kUint8 = {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8};
 

@@ -2,29 +2,64 @@
 
 #include <array>
 #include <string>
+#include <vector>
 
 #include "sam3/error.h"
 
 namespace sam3::detail {
 namespace {
 
-struct LayoutFiles {
-  Layout layout;
-  std::array<const char*, 3> files;
+struct Part {
+  const char* part;
+  std::vector<const char*> stems;  // file names without ".onnx" and the precision suffix
+  bool required;
 };
 
-constexpr std::array<LayoutFiles, 2> kLayouts = {{
-    {Layout::kUsls, {"vision-encoder.onnx", "text-encoder.onnx", "decoder.onnx"}},
-    {Layout::kSamexporter, {"sam3_image_encoder.onnx", "sam3_language_encoder.onnx", "sam3_decoder.onnx"}},
+struct LayoutFiles {
+  Layout layout;
+  std::vector<Part> parts;
+};
+
+// The names each exporter writes; usls's release files carry a precision suffix
+// (vision-encoder-q4f16.onnx) and usls's own runtime calls the decoder geo-encoder-mask-decoder.
+const std::array<LayoutFiles, 2> kLayouts = {{
+    {Layout::kUsls,
+     {{"image", {"vision-encoder"}, true},
+      {"text", {"text-encoder"}, true},
+      {"decoder", {"decoder", "geo-encoder-mask-decoder"}, true},
+      {"geometry", {"geometry-encoder"}, false}}},
+    {Layout::kSamexporter,
+     {{"image", {"sam3_image_encoder"}, true},
+      {"text", {"sam3_language_encoder"}, true},
+      {"decoder", {"sam3_decoder"}, true}}},
 }};
 
-std::string join(const std::array<const char*, 3>& names) {
-  return std::string(names[0]) + ", " + names[1] + ", " + names[2];
+// Preference when several precisions of a part sit side by side: the plain name, then int8
+// (fastest on CPUs), fp32, fp16, q4f16.
+constexpr std::array<const char*, 5> kSuffixes = {"", "-int8", "-fp32", "-fp16", "-q4f16"};
+
+std::filesystem::path find_part(const std::filesystem::path& dir, const Part& part) {
+  std::error_code ec;
+  for (const char* suffix : kSuffixes) {
+    for (const char* stem : part.stems) {
+      const auto path = dir / (std::string(stem) + suffix + ".onnx");
+      if (std::filesystem::is_regular_file(path, ec)) return path;
+    }
+  }
+  return {};
+}
+
+std::string names_of(const LayoutFiles& l) {
+  std::string s;
+  for (const auto& p : l.parts) {
+    if (p.required) s += (s.empty() ? "" : ", ") + std::string(p.stems[0]) + ".onnx";
+  }
+  return s;
 }
 
 }  // namespace
 
-Layout detect_layout(const std::filesystem::path& dir) {
+ModelFiles detect_layout(const std::filesystem::path& dir) {
   std::error_code ec;
   if (std::filesystem::is_regular_file(dir, ec)) {
     throw Error(ErrorCode::kModelNotFound, dir.string() + ": is a file, not a model folder; pass --models the folder "
@@ -36,17 +71,22 @@ Layout detect_layout(const std::filesystem::path& dir) {
                                "files, or fetch them with 'sam3 models pull'");
   }
   for (const auto& candidate : kLayouts) {
-    int present = 0;
+    ModelFiles files{candidate.layout, {}};
+    int present = 0, required = 0;
     std::string missing;
-    for (const char* f : candidate.files) {
-      if (std::filesystem::is_regular_file(dir / f, ec)) ++present;
-      else missing += (missing.empty() ? "" : ", ") + std::string(f);
+    for (const auto& part : candidate.parts) {
+      const auto path = find_part(dir, part);
+      if (!path.empty()) files.parts[part.part] = path;
+      if (!part.required) continue;
+      ++required;
+      if (!path.empty()) ++present;
+      else missing += (missing.empty() ? "" : ", ") + std::string(part.stems[0]) + ".onnx";
     }
-    if (present == 3) return candidate.layout;
+    if (present == required) return files;
     if (present > 0) {
       throw Error(ErrorCode::kModelNotFound,
                   dir.string() + ": incomplete " + layout_name(candidate.layout) + " model, missing " + missing +
-                      "; the layout needs " + join(candidate.files));
+                      "; the layout needs " + names_of(candidate));
     }
   }
   std::string found;
@@ -54,9 +94,9 @@ Layout detect_layout(const std::filesystem::path& dir) {
     if (entry.path().extension() == ".onnx") found += (found.empty() ? "" : ", ") + entry.path().filename().string();
   }
   throw Error(ErrorCode::kModelNotFound,
-              dir.string() + ": not a SAM3 model directory; expected " + join(kLayouts[0].files) +
-                  " (usls layout) or " + join(kLayouts[1].files) + " (samexporter layout), found " +
-                  (found.empty() ? "no .onnx files" : found));
+              dir.string() + ": not a SAM3 model directory; expected " + names_of(kLayouts[0]) +
+                  " (usls layout, also with -int8/-fp16/-q4f16 suffixes) or " + names_of(kLayouts[1]) +
+                  " (samexporter layout), found " + (found.empty() ? "no .onnx files" : found));
 }
 
 std::filesystem::path find_vocabulary(const std::filesystem::path& dir) {

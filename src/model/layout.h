@@ -1,14 +1,27 @@
-// Which public layout a model directory holds, from its file names.
+// Which public layout a model directory holds and which file plays each part, from the file
+// names (the I/O of the files then decides the generation, in the backends).
 #pragma once
 
 #include <filesystem>
+#include <map>
+#include <string>
 
 #include "sam3/model.h"
 
 namespace sam3::detail {
 
+struct ModelFiles {
+  Layout layout;
+  // Part -> file: "image", "text", "decoder", and for the first usls generation "geometry".
+  std::map<std::string, std::filesystem::path> parts;
+  const std::filesystem::path* find(const std::string& part) const {
+    auto it = parts.find(part);
+    return it == parts.end() ? nullptr : &it->second;
+  }
+};
+
 // Throws kModelNotFound saying which files are missing and what each layout needs.
-Layout detect_layout(const std::filesystem::path& dir);
+ModelFiles detect_layout(const std::filesystem::path& dir);
 
 // tokenizer.json or clip_tokenizer.json in the directory; empty when neither exists.
 std::filesystem::path find_vocabulary(const std::filesystem::path& dir);

@@ -123,7 +123,8 @@ std::shared_ptr<Model> Model::load(const std::filesystem::path& directory, const
   const auto t0 = Clock::now();
   auto impl = std::make_unique<Impl>(options.text_cache_entries);
   impl->directory = directory;
-  const Layout layout = detail::detect_layout(directory);
+  const detail::ModelFiles files = detail::detect_layout(directory);
+  const Layout layout = files.layout;
   std::filesystem::path vocab = detail::find_vocabulary(directory);
   if (vocab.empty()) vocab = options.fallback_vocabulary.empty() ? default_vocabulary() : options.fallback_vocabulary;
   impl->tokenizer = std::make_unique<ClipTokenizer>(ClipTokenizer::from_file(vocab));
@@ -141,8 +142,8 @@ std::shared_ptr<Model> Model::load(const std::filesystem::path& directory, const
                                 : *options.encoder_memory_arena        ? rt::SessionConfig::Arena::kOn
                                                                        : rt::SessionConfig::Arena::kOff;
   try {
-    impl->backend = layout == Layout::kUsls ? detail::make_usls_backend(directory, encoder_config, config)
-                                            : detail::make_samexporter_backend(directory, encoder_config, config);
+    impl->backend = layout == Layout::kUsls ? detail::make_usls_backend(files, encoder_config, config)
+                                            : detail::make_samexporter_backend(files, encoder_config, config);
   } catch (const Error& e) {
     if (e.code() != ErrorCode::kModelMismatch) throw;
     // Which generation the folder looked like, then the file, tensor, expected and found.

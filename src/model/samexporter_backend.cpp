@@ -12,14 +12,11 @@
 namespace sam3::detail {
 namespace {
 
-const char* const kImage = "sam3_image_encoder.onnx";
-const char* const kLanguage = "sam3_language_encoder.onnx";
-const char* const kDecoder = "sam3_decoder.onnx";
-
 class SamexporterBackend final : public Backend {
  public:
-  SamexporterBackend(const std::filesystem::path& dir, const rt::SessionConfig& encoder, const rt::SessionConfig& config)
-      : image_(dir / kImage, encoder), language_(dir / kLanguage, config), decoder_(dir / kDecoder, config) {
+  SamexporterBackend(const ModelFiles& files, const rt::SessionConfig& encoder, const rt::SessionConfig& config)
+      : image_(files.parts.at("image"), encoder), language_(files.parts.at("text"), config),
+        decoder_(files.parts.at("decoder"), config) {
     require_inputs(image_, {{"image", kUint8, {3, 4}}});
     require_outputs(image_, {{"backbone_fpn_0", kFloat, {4}}, {"vision_pos_enc_2", kFloat, {4}}});
     require_inputs(language_, {{"tokens", kIntTypes, {2}}});
@@ -150,9 +147,9 @@ class SamexporterBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_samexporter_backend(const std::filesystem::path& dir, const rt::SessionConfig& encoder,
+std::unique_ptr<Backend> make_samexporter_backend(const ModelFiles& files, const rt::SessionConfig& encoder,
                                                   const rt::SessionConfig& config) {
-  return std::make_unique<SamexporterBackend>(dir, encoder, config);
+  return std::make_unique<SamexporterBackend>(files, encoder, config);
 }
 
 }  // namespace sam3::detail

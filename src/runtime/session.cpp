@@ -178,16 +178,57 @@ const TensorInfo* Session::output(const std::string& name) const {
   return nullptr;
 }
 
+Ort::Value convert_float(const OrtValue* value, ONNXTensorElementDataType to) {
+  const Ort::ConstValue v(value);
+  const auto info = v.GetTensorTypeAndShapeInfo();
+  const size_t n = info.GetElementCount();
+  Ort::AllocatorWithDefaultOptions allocator;
+  const auto shape = info.GetShape();
+  if (to == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16) {
+    auto out = Ort::Value::CreateTensor<Ort::Float16_t>(allocator, shape.data(), shape.size());
+    const float* src = v.GetTensorData<float>();
+    Ort::Float16_t* dst = out.GetTensorMutableData<Ort::Float16_t>();
+    for (size_t i = 0; i < n; ++i) dst[i] = Ort::Float16_t(src[i]);
+    return out;
+  }
+  auto out = Ort::Value::CreateTensor<float>(allocator, shape.data(), shape.size());
+  const Ort::Float16_t* src = v.GetTensorData<Ort::Float16_t>();
+  float* dst = out.GetTensorMutableData<float>();
+  for (size_t i = 0; i < n; ++i) dst[i] = src[i].ToFloat();
+  return out;
+}
+
+bool is_float_pair(ONNXTensorElementDataType a, ONNXTensorElementDataType b) {
+  const auto f = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, h = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16;
+  return (a == f && b == h) || (a == h && b == f);
+}
+
+void outputs_to_float32(std::map<std::string, Ort::Value>& values) {
+  for (auto& [name, value] : values) {
+    if (value.IsTensor() && value.GetTensorTypeAndShapeInfo().GetElementType() == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16) {
+      value = convert_float(value, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT);
+    }
+  }
+}
+
 std::map<std::string, Ort::Value> Session::run(const std::map<std::string, const OrtValue*>& feeds) const {
   std::vector<const char*> in_names;
   std::vector<const OrtValue*> in_values;
+  std::vector<Ort::Value> converted;  // float <-> float16 where this session wants the other
+  converted.reserve(inputs_.size());
   for (const auto& t : inputs_) {
     auto it = feeds.find(t.name);
     if (it == feeds.end()) {
       throw Error(ErrorCode::kRuntime, path_.string() + ": no value for input '" + t.name + "'");
     }
     in_names.push_back(t.name.c_str());
-    in_values.push_back(it->second);
+    const auto given = Ort::ConstValue(it->second).GetTensorTypeAndShapeInfo().GetElementType();
+    if (is_float_pair(given, t.type)) {
+      converted.push_back(convert_float(it->second, t.type));
+      in_values.push_back(converted.back());
+    } else {
+      in_values.push_back(it->second);
+    }
   }
   std::vector<const char*> out_names;
   for (const auto& t : outputs_) out_names.push_back(t.name.c_str());

@@ -67,6 +67,10 @@ Ort::Value view(T* data, size_t count, const std::vector<std::int64_t>& shape) {
 Ort::Value view_bool(std::uint8_t* data, size_t count, const std::vector<std::int64_t>& shape);
 
 std::vector<std::int64_t> shape_of(const Ort::Value& value);
+// float <-> float16 copies: fp16 exports take and give half floats; Session::run converts its
+// inputs to what the session lists, and results are made float32 for the postprocessing.
+Ort::Value convert_float(const OrtValue* value, ONNXTensorElementDataType to);
+void outputs_to_float32(std::map<std::string, Ort::Value>& values);
 size_t element_size(ONNXTensorElementDataType type);
 
 }  // namespace sam3::rt

@@ -127,7 +127,9 @@ INSTANTIATE_TEST_SUITE_P(BothLayouts, PipelineTest,
                          ::testing::Values(Case{"usls", false}, Case{"usls", true}, Case{"samexporter", false},
                                            Case{"samexporter", true}, Case{"samexporter-int32-frozen", false},
                                            Case{"usls-336", true}, Case{"usls-504x896", false},
-                                           Case{"usls-504x896", true}, Case{"osam", false}, Case{"osam", true}),
+                                           Case{"usls-504x896", true}, Case{"osam", false}, Case{"osam", true},
+                                           Case{"usls-fp16", false}, Case{"usls-fp16", true}, Case{"usls-v1", false},
+                                           Case{"usls-v1", true}),
                          case_name);
 
 TEST(ModelLoad, InputSizeComesFromTheSession) {
