@@ -16,6 +16,7 @@ attention block (multiplied by zero) for the attention fusion. Needs python3-onn
 
   make_test_models.py --layout usls --out DIR [--size 224 | --height 504 --width 896] [--fp16] [--v1]
   make_test_models.py --layout samexporter --out DIR [--size 252] [--int32] [--frozen-box-scale]
+                     [--float-image] [--box-slots K]
   make_test_models.py --layout osam --out DIR [--size 252]   (wkentaro/sam3-onnx's newer decoder:
       no size inputs, normalized boxes, float probability masks at the model's resolution; every
       file's weights in a .onnx.data sidecar and no tokenizer file, as wkentaro/sam3-onnx-models)
@@ -309,18 +310,25 @@ def make_usls_geometry_encoder(out, mh, mw):
             tensor("geometry_mask", TensorProto.BOOL, ["B", "M"])], "geometry_encoder")
 
 
-def make_samexporter(out, size, int32, frozen_box_scale, osam=False):
+def make_samexporter(out, size, int32, frozen_box_scale, osam=False, float_image=False, box_slots=1):
+    """float_image: the encoder takes float [1,3,S,S] normalized by the caller. box_slots > 1:
+    SAM3's sequence-first box inputs (box_coords [K,1,4], box_labels [K,1], box_masks [1,K])."""
     m = size * 2 // 7
     int_type = TensorProto.INT32 if int32 else TensorProto.INT64
     g = Graph()
-    img = g.op("Unsqueeze", [g.op("Sub", [g.op("Div", [g.op("Cast", ["image"], to=TensorProto.FLOAT),
-                                                     g.const(np.float32(127.5))]), g.const(np.float32(1.0))]),
-                            g.const([0], np.int64)])
+    if float_image:
+        img = "image"
+    else:
+        img = g.op("Unsqueeze", [g.op("Sub", [g.op("Div", [g.op("Cast", ["image"], to=TensorProto.FLOAT),
+                                                         g.const(np.float32(127.5))]), g.const(np.float32(1.0))]),
+                                g.const([0], np.int64)])
     feats, pos = vision_features(g, img, size, size)
     for k, f in enumerate(feats):
         g.name(f, f"backbone_fpn_{k}")
         g.name(g.op("Mul", [f, g.const(np.float32(0.0))]) if k < 2 else pos, f"vision_pos_enc_{k}")
-    g.save(os.path.join(out, "sam3_image_encoder.onnx"), [tensor("image", TensorProto.UINT8, [3, size, size])],
+    image_input = (tensor("image", TensorProto.FLOAT, [1, 3, size, size]) if float_image
+                   else tensor("image", TensorProto.UINT8, [3, size, size]))
+    g.save(os.path.join(out, "sam3_image_encoder.onnx"), [image_input],
            [tensor(f"backbone_fpn_{k}", TensorProto.FLOAT, [1, FEATURES, m >> k, m >> k]) for k in range(3)]
            + [tensor(f"vision_pos_enc_{k}", TensorProto.FLOAT, [1, FEATURES, m >> k, m >> k]) for k in range(3)],
            "image_encoder")
@@ -342,8 +350,12 @@ def make_samexporter(out, size, int32, frozen_box_scale, osam=False):
     memory = g.op("Where", [g.op("Unsqueeze", [valid, g.const([2], np.int64)]), "language_features",
                             g.const(np.float32(0.0))])
     word = g.op("Gather", [memory, g.const(np.int64(1), np.int64)], axis=0)   # [1,256]
-    labels = g.op("Where", ["box_masks", g.const(np.int64(-10), np.int64), g.op("Cast", ["box_labels"], to=TensorProto.INT64)])
-    masks, logits, boxes, presence = decode_queries(g, feat0, word, "box_coords", labels, m, m)
+    coords, box_labels = "box_coords", "box_labels"
+    if box_slots > 1:  # sequence first: [K,1,4] and [K,1] -> [1,K,4] and [1,K]
+        coords = g.op("Transpose", [coords], perm=[1, 0, 2])
+        box_labels = g.op("Transpose", [box_labels], perm=[1, 0])
+    labels = g.op("Where", ["box_masks", g.const(np.int64(-10), np.int64), g.op("Cast", [box_labels], to=TensorProto.INT64)])
+    masks, logits, boxes, presence = decode_queries(g, feat0, word, coords, labels, m, m)
     aux = g.op("Mul", [g.op("Add", [g.op("ReduceMean", ["backbone_fpn_1"], keepdims=0),
                                     g.op("ReduceMean", ["backbone_fpn_2"], keepdims=0)]), g.const(np.float32(0.0))])
     masks = g.op("Add", [masks, aux])
@@ -351,7 +363,7 @@ def make_samexporter(out, size, int32, frozen_box_scale, osam=False):
     scores = g.op("Squeeze", [scores, g.const([0], np.int64)])                          # [Q]
     keep = g.op("Greater", [scores, g.const(np.float32(0.5))])
     if osam:
-        save_osam_decoder(g, out, m, masks, boxes, scores, keep)
+        save_osam_decoder(g, out, m, masks, boxes, scores, keep, box_slots)
         return
     height = g.op("Reshape", [g.op("Cast", ["original_height"], to=TensorProto.INT64), g.const([1], np.int64)])
     width = g.op("Reshape", [g.op("Cast", ["original_width"], to=TensorProto.INT64), g.const([1], np.int64)])
@@ -375,15 +387,15 @@ def make_samexporter(out, size, int32, frozen_box_scale, osam=False):
            + [tensor(f"backbone_fpn_{k}", TensorProto.FLOAT, [1, FEATURES, m >> k, m >> k]) for k in range(3)]
            + [tensor("language_mask", TensorProto.BOOL, [1, 32]),
               tensor("language_features", TensorProto.FLOAT, [32, 1, FEATURES]),
-              tensor("box_coords", TensorProto.FLOAT, [1, 1, 4]),
-              tensor("box_labels", TensorProto.INT64, [1, 1]),
-              tensor("box_masks", TensorProto.BOOL, [1, 1])],
+              tensor("box_coords", TensorProto.FLOAT, [box_slots, 1, 4] if box_slots > 1 else [1, 1, 4]),
+              tensor("box_labels", TensorProto.INT64, [box_slots, 1] if box_slots > 1 else [1, 1]),
+              tensor("box_masks", TensorProto.BOOL, [1, box_slots])],
            [tensor("boxes", TensorProto.FLOAT, ["N", 4]), tensor("scores", TensorProto.FLOAT, ["N"]),
             tensor("masks", TensorProto.BOOL, ["N", 1, "H", "W"])], "decoder")
     write_clip_tokenizer_json(os.path.join(out, "clip_tokenizer.json"))
 
 
-def save_osam_decoder(g, out, m, masks, boxes, scores, keep):
+def save_osam_decoder(g, out, m, masks, boxes, scores, keep, box_slots):
     """wkentaro/sam3-onnx's decoder: no image size, boxes normalized x0,y0,x1,y1, masks as
     sigmoid probabilities [N,1,m,m] at the model's resolution."""
     probs = g.op("Sigmoid", [g.op("Reshape", [masks, g.const([QUERIES, 1, m, m], np.int64)])])
@@ -395,9 +407,9 @@ def save_osam_decoder(g, out, m, masks, boxes, scores, keep):
            + [tensor(f"backbone_fpn_{k}", TensorProto.FLOAT, [1, FEATURES, m >> k, m >> k]) for k in range(3)]
            + [tensor("language_mask", TensorProto.BOOL, [1, 32]),
               tensor("language_features", TensorProto.FLOAT, [32, 1, FEATURES]),
-              tensor("box_coords", TensorProto.FLOAT, [1, 1, 4]),
-              tensor("box_labels", TensorProto.INT64, [1, 1]),
-              tensor("box_masks", TensorProto.BOOL, [1, 1])],
+              tensor("box_coords", TensorProto.FLOAT, [box_slots, 1, 4] if box_slots > 1 else [1, 1, 4]),
+              tensor("box_labels", TensorProto.INT64, [box_slots, 1] if box_slots > 1 else [1, 1]),
+              tensor("box_masks", TensorProto.BOOL, [1, box_slots])],
            [tensor("boxes", TensorProto.FLOAT, ["N", 4]), tensor("scores", TensorProto.FLOAT, ["N"]),
             tensor("masks", TensorProto.FLOAT, ["N", 1, m, m])], "decoder")
 
@@ -438,6 +450,8 @@ def main():
     ap.add_argument("--width", type=int, default=None, help="usls: input width (default --size)")
     ap.add_argument("--int32", action="store_true", help="samexporter: int32 tokens and sizes")
     ap.add_argument("--frozen-box-scale", action="store_true", help="samexporter: boxes scaled by a constant 1008")
+    ap.add_argument("--float-image", action="store_true", help="samexporter: float [1,3,S,S] image, normalized by the caller")
+    ap.add_argument("--box-slots", type=int, default=1, help="samexporter: box slots (> 1: sequence-first box inputs)")
     ap.add_argument("--inconsistent-decoder", action="store_true",
                     help="usls: pred_logits with one score for all queries (a broken export)")
     ap.add_argument("--fp16", action="store_true", help="usls: float16 at every edge, release file names")
@@ -451,7 +465,8 @@ def main():
         Graph.external_data = True
         make_samexporter(args.out, args.size or 252, False, False, osam=True)
     else:
-        make_samexporter(args.out, args.size or 252, args.int32, args.frozen_box_scale)
+        make_samexporter(args.out, args.size or 252, args.int32, args.frozen_box_scale,
+                         float_image=args.float_image, box_slots=args.box_slots)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,8 @@ class SamexporterBackend final : public Backend {
   SamexporterBackend(const ModelFiles& files, const rt::SessionConfig& encoder, const rt::SessionConfig& config)
       : image_(files.parts.at("image"), encoder), language_(files.parts.at("text"), config),
         decoder_(files.parts.at("decoder"), config) {
-    require_inputs(image_, {{"image", kUint8, {3, 4}}});
+    // uint8 (normalized in the graph), or float [1,3,S,S] normalized by the caller.
+    require_inputs(image_, {{"image", {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT}, {3, 4}}});
     require_outputs(image_, {{"backbone_fpn_0", kFloat, {4}}, {"vision_pos_enc_2", kFloat, {4}}});
     require_inputs(language_, {{"tokens", kIntTypes, {2}}});
     require_outputs(language_, {{"text_attention_mask", kBool, {2}}, {"text_memory", kFloat, {3}}});
@@ -35,11 +36,16 @@ class SamexporterBackend final : public Backend {
     }
     const auto& shape = image_.input("image")->shape;
     image_rank_ = static_cast<int>(shape.size());
+    float_image_ = image_.input("image")->type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
     size_ = square_side(shape, 1008);
     format_.export_sides = {1008};
     if (size_ != 1008) format_.export_sides.push_back(size_);
+    // Box slots: [1,K,4] batch first, or SAM3's sequence-first [K,1,4] (labels [K,1]); the
+    // flattened data is the same, only the shapes differ.
     const auto& slots = decoder_.input("box_coords")->shape;
-    box_slots_ = slots.size() == 3 && slots[1] > 0 ? slots[1] : 0;
+    sequence_first_ = slots.size() == 3 && slots[1] == 1 && slots[0] != 1;
+    const std::int64_t k = sequence_first_ ? slots[0] : (slots.size() == 3 ? slots[1] : 0);
+    box_slots_ = k > 0 ? k : 0;
   }
 
   Layout layout() const override { return Layout::kSamexporter; }
@@ -48,8 +54,10 @@ class SamexporterBackend final : public Backend {
     return format_.normalized_boxes ? "osam" : "samexporter";
   }
   std::vector<std::string> quirks() const override {
-    std::vector<std::string> q = {"image normalized inside the graph (uint8 input)",
+    std::vector<std::string> q = {float_image_ ? "float image normalized by sam3 (x/127.5 - 1)"
+                                               : "image normalized inside the graph (uint8 input)",
                                   "text mask computed by the graph (tokens != 0)"};
+    if (sequence_first_) q.push_back("sequence-first box inputs (box_coords [K,1,4])");
     if (!decoder_.has_output("pred_logits")) {
       q.push_back("score threshold 0.5 inside the graph (lower thresholds have no effect)");
       if (format_.normalized_boxes) {
@@ -66,9 +74,14 @@ class SamexporterBackend final : public Backend {
   std::vector<const rt::Session*> sessions() const override { return {&image_, &language_, &decoder_}; }
 
   std::map<std::string, Ort::Value> encode_image(std::vector<float>& planes) const override {
-    std::vector<std::uint8_t> pixels = to_uint8(planes);
     std::vector<std::int64_t> shape = {3, size_, size_};
     if (image_rank_ == 4) shape.insert(shape.begin(), 1);
+    if (float_image_) {
+      normalize_sam3(planes);
+      auto input = rt::view(planes.data(), planes.size(), shape);
+      return image_.run({{"image", input}});
+    }
+    std::vector<std::uint8_t> pixels = to_uint8(planes);
     auto input = rt::view(pixels.data(), pixels.size(), shape);
     return image_.run({{"image", input}});
   }
@@ -99,9 +112,10 @@ class SamexporterBackend final : public Backend {
       labels[i] = boxes[i].positive ? 1 : 0;
       masked[i] = 0;
     }
-    auto coords_v = rt::view(coords.data(), coords.size(), {1, n, 4});
+    auto coords_v = rt::view(coords.data(), coords.size(), sequence_first_ ? std::vector<std::int64_t>{n, 1, 4}
+                                                                            : std::vector<std::int64_t>{1, n, 4});
     IntInput label_input(decoder_.input("box_labels")->type, labels);
-    auto labels_v = label_input.view({1, n});
+    auto labels_v = label_input.view(sequence_first_ ? std::vector<std::int64_t>{n, 1} : std::vector<std::int64_t>{1, n});
     auto masks_v = rt::view_bool(masked.data(), masked.size(), {1, n});
 
     std::map<std::string, const OrtValue*> feeds = {
@@ -141,6 +155,8 @@ class SamexporterBackend final : public Backend {
   rt::Session image_, language_, decoder_;
   int size_ = 1008;
   int image_rank_ = 3;
+  bool float_image_ = false;
+  bool sequence_first_ = false;
   std::int64_t box_slots_ = 1;
   FinalOutputFormat format_;
 };

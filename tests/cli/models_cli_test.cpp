@@ -177,6 +177,7 @@ INSTANTIATE_TEST_SUITE_P(
                       InspectCase{"samexporter-int32-frozen", "samexporter", 252, 252, "threshold 0.5 inside the graph"},
                       InspectCase{"osam", "osam", 252, 252, ".onnx.data sidecars"},
                       InspectCase{"usls-fp16", "usls", 224, 224, "float16"},
+                      InspectCase{"samexporter-float-4slots", "samexporter", 252, 252, "sequence-first"},
                       InspectCase{"usls-v1", "usls v1 (separate geometry encoder)", 224, 224, "geometry-encoder.onnx"}),
     [](const auto& info) {
       std::string n = info.param.folder;

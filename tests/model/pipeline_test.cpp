@@ -129,7 +129,8 @@ INSTANTIATE_TEST_SUITE_P(BothLayouts, PipelineTest,
                                            Case{"usls-336", true}, Case{"usls-504x896", false},
                                            Case{"usls-504x896", true}, Case{"osam", false}, Case{"osam", true},
                                            Case{"usls-fp16", false}, Case{"usls-fp16", true}, Case{"usls-v1", false},
-                                           Case{"usls-v1", true}),
+                                           Case{"usls-v1", true}, Case{"samexporter-float-4slots", false},
+                                           Case{"samexporter-float-4slots", true}),
                          case_name);
 
 TEST(ModelLoad, InputSizeComesFromTheSession) {
@@ -177,6 +178,24 @@ TEST(ModelLoad, SamexporterTakesOneBoxPerPrompt) {
   } catch (const sam3::Error& err) {
     EXPECT_EQ(err.code(), sam3::ErrorCode::kInvalidArgument);
     EXPECT_NE(std::string(err.what()).find("at most 1"), std::string::npos) << err.what();
+  }
+}
+
+// Exports with several box slots in SAM3's sequence-first layout take up to that many boxes
+// (unused slots masked), and say so beyond it.
+TEST(ModelLoad, SequenceFirstBoxSlotsTakeSeveralBoxes) {
+  auto model = sam3::Model::load(sam3::test::test_models_dir() / "samexporter-float-4slots");
+  const auto scene = sam3::test::make_scene(false);
+  const auto e = model->encode(scene.image);
+  // Two positive boxes on the blue and magenta objects: a box-only prompt finds both.
+  const auto r = model->segment(e, {"", {{scene.blue.box(), true}, {scene.magenta.box(), true}}});
+  ASSERT_EQ(r.instances.size(), 2u);
+  std::vector<sam3::BoxPrompt> five(5, sam3::BoxPrompt{{10, 10, 20, 20}, true});
+  try {
+    model->segment(e, {"red", five});
+    FAIL();
+  } catch (const sam3::Error& err) {
+    EXPECT_NE(std::string(err.what()).find("at most 4"), std::string::npos) << err.what();
   }
 }
 
