@@ -19,6 +19,7 @@ struct ModelsArgs {
   std::string models_dir;
   std::string int8 = "auto";
   bool json = false;
+  bool accept_unpinned = false;
 };
 
 const RegistryEntry& entry_named(const std::string& name) {
@@ -44,7 +45,9 @@ int run_list() {
 }
 
 int run_pull(const ModelsArgs& args) {
-  const ModelStore store(hub_options_from_environment());
+  HubOptions options = hub_options_from_environment();
+  options.accept_unpinned = args.accept_unpinned;
+  const ModelStore store(options);
   const auto& entry = entry_named(args.name);
   ProgressBar bar;
   const auto dir = store.pull(entry, bar.callback());
@@ -174,6 +177,8 @@ void add_models_command(CLI::App& app, Runner& run) {
   list->callback([&run] { run = [] { return run_list(); }; });
   auto* pull = cmd->add_subcommand("pull", "Download a model (resumable, verified); honours HF_ENDPOINT and HF_TOKEN");
   pull->add_option("name", args->name, name_help);
+  pull->add_flag("--accept-unpinned", args->accept_unpinned,
+                 "Take files whose sha256 differs from the one the registry pins (a changed repository)");
   pull->callback([args, &run] { run = [args] { return run_pull(*args); }; });
   auto* verify = cmd->add_subcommand("verify", "Re-hash a model's files against the recorded checksums");
   verify->add_option("name", args->name, name_help);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,9 +21,15 @@ struct RegistryEntry {
   std::string repo;        // hub repository id, "owner/name"
   std::string revision;    // branch, tag or commit
   Layout layout;
-  std::vector<std::string> files;
+  std::vector<std::string> files;  // the model folder's files
   std::int64_t approx_bytes = 0;
   std::string description;
+  // When set, the repository holds the files in this one .zip (found by name inside it): it is
+  // downloaded and verified like any file, unpacked into the model folder, then removed.
+  std::string archive;
+  // sha256 of the files as published (archive or files), where known: a repository that
+  // changed or was tampered with is reported instead of loaded.
+  std::map<std::string, std::string> pinned_sha256;
 };
 
 const std::vector<RegistryEntry>& model_registry();
@@ -35,6 +42,7 @@ struct HubOptions {
   std::string token;                                // $HF_TOKEN
   std::filesystem::path cache_dir;                  // models live in cache_dir/<name>/
   int max_attempts = 5;                             // per file, on 5xx and dropped connections
+  bool accept_unpinned = false;                     // take files whose sha256 differs from the pin (warned)
   double first_retry_delay_s = 1.0;                 // doubles after each failed attempt
   long low_speed_timeout_s = 60;                    // abort (and resume) a stalled transfer
 };
@@ -79,6 +87,8 @@ class ModelStore {
   const HubOptions& options() const { return options_; }
 
  private:
+  void download(const RegistryEntry& entry, const std::string& file, const ProgressCallback& progress) const;
+  void unpack(const RegistryEntry& entry) const;
   HubOptions options_;
 };
 

@@ -205,3 +205,80 @@ TEST(ModelsInspectErrors, AFolderThatFitsNoGenerationSaysWhichItLookedLikeAndWha
 }
 
 }  // namespace
+
+namespace {
+
+// Registry entries against a stand-in hub holding each repository's real file layout.
+class RegistryLayouts : public ::testing::Test {
+ protected:
+  void SetUp() override { root_ = sam3::test::fresh_test_dir("sam3_registry"); }
+  std::string env() const {
+    return "env -u SAM3_MODELS HF_ENDPOINT=" + hub_.endpoint() + " SAM3_CACHE_DIR=" + quote((root_ / "cache").string()) + " ";
+  }
+  std::string segment(const fs::path& models) const {
+    const auto image = root_ / "scene.png";
+    sam3::write_file_atomic(image, sam3::encode_rgb_png(sam3::test::make_scene(false).image));
+    const auto r = run_command(kSam3 + " segment --models " + quote(models.string()) + " -i " + quote(image.string()) +
+                               " -p red --json");
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.out;
+  }
+  sam3::test::FakeHub hub_;
+  fs::path root_;
+};
+
+// vietanhdev/segment-anything-3-onnx-models holds one sam3_vit_h.zip with the files inside a
+// folder; the entry downloads it, unpacks the files by name and removes the archive.
+TEST_F(RegistryLayouts, AZipEntryIsDownloadedVerifiedUnpackedAndRemoved) {
+  const auto staging = root_ / "zip" / "sam3_vit_h";
+  fs::create_directories(staging);
+  for (const char* f : {"sam3_image_encoder.onnx", "sam3_language_encoder.onnx", "sam3_decoder.onnx"}) {
+    fs::copy_file(sam3::test::test_models_dir() / "samexporter" / f, staging / f);
+  }
+  sam3::write_file_atomic(staging / "README.txt", "not a model file");
+  const auto zipped = run_command("cd " + quote((root_ / "zip").string()) + " && zip -qr sam3_vit_h.zip sam3_vit_h");
+  ASSERT_EQ(zipped.exit_code, 0) << zipped.err << " (needs the zip command)";
+  hub_.add("vietanhdev/segment-anything-3-onnx-models", "sam3_vit_h.zip", read_file(root_ / "zip" / "sam3_vit_h.zip"));
+
+  const auto pull = run_command(env() + kSam3 + " models pull sam3-fp32");
+  ASSERT_EQ(pull.exit_code, 0) << pull.err;
+  const auto dir = root_ / "cache" / "sam3-fp32";
+  for (const char* f : {"sam3_image_encoder.onnx", "sam3_language_encoder.onnx", "sam3_decoder.onnx"}) {
+    EXPECT_EQ(read_file(dir / f), read_file(sam3::test::test_models_dir() / "samexporter" / f)) << f;
+  }
+  EXPECT_FALSE(fs::exists(dir / "sam3_vit_h.zip")) << "the archive is removed once unpacked";
+  EXPECT_FALSE(fs::exists(dir / "README.txt")) << "only the model's files are taken";
+  const auto verify = run_command(env() + kSam3 + " models verify sam3-fp32");
+  EXPECT_EQ(verify.exit_code, 0) << verify.err;
+  EXPECT_NE(segment(dir).find("\"instances\":[{"), std::string::npos) << "the unpacked model segments";
+  const auto again = run_command(env() + kSam3 + " models pull sam3-fp32");
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(hub_.cdn_hits(read_file(root_ / "zip" / "sam3_vit_h.zip")), 1) << "a complete model is not downloaded again";
+}
+
+// wkentaro/sam3-onnx-models (osam's files): six files at the root, pinned by sha256. The
+// stand-in holds other bytes under those names, as a changed or tampered repository would.
+TEST_F(RegistryLayouts, APinnedHashThatDoesNotMatchIsReportedNotLoaded) {
+  const auto osam = sam3::test::test_models_dir() / "osam";
+  for (const char* f : {"sam3_image_encoder.onnx", "sam3_image_encoder.onnx.data", "sam3_language_encoder.onnx",
+                        "sam3_language_encoder.onnx.data", "sam3_decoder.onnx", "sam3_decoder.onnx.data"}) {
+    hub_.add("wkentaro/sam3-onnx-models", f, read_file(osam / f));
+  }
+  const auto dir = root_ / "cache" / "sam3-osam-fp32";
+  const auto refused = run_command(env() + kSam3 + " models pull wkentaro/sam3-onnx-models");
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_NE(refused.err.find("not the published one sam3 pins"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("--accept-unpinned"), std::string::npos) << refused.err;
+  EXPECT_FALSE(fs::exists(dir / "sam3_image_encoder.onnx")) << "a file that fails its pin never becomes the model";
+  EXPECT_FALSE(fs::exists(dir / "sam3_image_encoder.onnx.part"));
+
+  const auto accepted = run_command(env() + kSam3 + " models pull wkentaro/sam3-onnx-models --accept-unpinned");
+  ASSERT_EQ(accepted.exit_code, 0) << accepted.err;
+  EXPECT_NE(accepted.err.find("differs from the pinned one"), std::string::npos) << "taken, with a warning";
+  const auto verify = run_command(env() + kSam3 + " models verify sam3-osam-fp32");
+  EXPECT_NE(verify.exit_code, 0) << "verify keeps saying the files are not the pinned ones";
+  EXPECT_NE(verify.err.find("pins"), std::string::npos) << verify.err;
+  EXPECT_NE(segment(dir).find("\"instances\":[{"), std::string::npos) << "the osam generation loads and segments";
+}
+
+}  // namespace

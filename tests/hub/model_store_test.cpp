@@ -240,3 +240,50 @@ TEST_F(ModelStoreTest, ImportFromFolderAndZip) {
 }
 
 }  // namespace
+
+namespace {
+
+// An archive entry resumes a dropped transfer like any file, then unpacks and removes it.
+TEST_F(ModelStoreTest, AnArchiveEntryResumesVerifiesAndUnpacks) {
+  const auto staging = cache_ / "staging" / "inner";
+  fs::create_directories(staging);
+  std::ofstream(staging / "vision-encoder.onnx", std::ios::binary) << big_;
+  std::ofstream(staging / "decoder.onnx", std::ios::binary) << small_;
+  std::ofstream(staging / "tokenizer.json", std::ios::binary) << json_;
+  // Stored, not deflated: random bytes do not compress, and the archive must be big enough to drop mid-way.
+  ASSERT_EQ(std::system(("cd '" + (cache_ / "staging").string() + "' && zip -q -0 -r model.zip inner").c_str()), 0)
+      << "needs the zip command";
+  const std::string archive = read_file(cache_ / "staging" / "model.zip");
+  sam3::RegistryEntry zipped = entry_;
+  zipped.name = "zipped";
+  zipped.repo = "acme/zipped";
+  zipped.archive = "model.zip";
+  hub_.add(zipped.repo, "model.zip", archive);
+  hub_.drop_after_bytes = 1'000'000;
+  auto s = store();
+  s.pull(zipped);
+  const auto d = cache_ / "zipped";
+  EXPECT_EQ(read_file(d / "vision-encoder.onnx"), big_);
+  EXPECT_EQ(read_file(d / "decoder.onnx"), small_);
+  EXPECT_FALSE(fs::exists(d / "model.zip"));
+  bool resumed = false;
+  for (const auto& r : hub_.requests()) resumed |= r.range == "bytes=1000000-";
+  EXPECT_TRUE(resumed) << "the archive's transfer resumed with Range";
+  EXPECT_EQ(s.state(zipped), sam3::ModelState::kComplete);
+  EXPECT_TRUE(s.verify(zipped).empty());
+}
+
+TEST_F(ModelStoreTest, APinnedFileWhoseBytesChangedIsDeletedAndReported) {
+  sam3::RegistryEntry pinned = entry_;
+  pinned.pinned_sha256 = {{"decoder.onnx", std::string(64, 'a')}};
+  try {
+    store().pull(pinned);
+    FAIL() << "a file that is not the pinned one was taken";
+  } catch (const sam3::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("changed or was tampered with"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(dir() / "decoder.onnx"));
+  EXPECT_FALSE(fs::exists(dir() / "decoder.onnx.part"));
+}
+
+}  // namespace
