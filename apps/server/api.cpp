@@ -370,6 +370,7 @@ HttpResponse Api::handle_info() {
     if (model_) {
       const auto s = model_->stats();
       model = {{"name", model_->directory().filename().string()}, {"loaded", true}, {"layout", layout_name(model_->layout())},
+               {"generation", model_->generation()},
                {"input_size", model_->input_size()}, {"input_width", model_->input_width()},
                {"input_height", model_->input_height()}, {"load_ms", model_->load_ms()},
                {"image_encodes", s.image_encodes}, {"text_encodes", s.text_encodes}, {"decodes", s.decodes},

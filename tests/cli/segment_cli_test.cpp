@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -267,5 +268,43 @@ TEST_F(SegmentCli, MessagesSayWhatIsActuallyWrong) {
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "only sam3's own line: " << r.err;
 }
+
+}  // namespace
+
+namespace {
+
+// `sam3 segment` and `sam3 label` on every generation sam3 loads: the red objects where they are.
+class EveryGeneration : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(EveryGeneration, SegmentAndLabelFindTheRedObjects) {
+  const auto dir = sam3::test::fresh_test_dir(std::string("sam3_gen_") + GetParam());
+  const auto scene = sam3::test::make_scene(true);
+  fs::create_directories(dir / "images");
+  sam3::write_file_atomic(dir / "images" / "portrait.png", sam3::encode_rgb_png(scene.image));
+  const std::string models = quote((sam3::test::test_models_dir() / GetParam()).string());
+  const auto seg = run_command(kSam3 + " segment --models " + models + " -i " + quote((dir / "images" / "portrait.png").string()) +
+                               " -p red -p green --json");
+  ASSERT_EQ(seg.exit_code, 0) << seg.err;
+  const auto j = nlohmann::json::parse(seg.out);
+  const auto& red = j["images"][0]["prompts"][0]["instances"];
+  ASSERT_EQ(red.size(), 2u) << seg.out.substr(0, 400);
+  EXPECT_NEAR(red[0]["box"][0].get<double>(), scene.red_big.x0, 9);
+  EXPECT_NEAR(red[0]["box"][3].get<double>(), scene.red_big.y1, 9);
+  EXPECT_TRUE(j["images"][0]["prompts"][1]["instances"].empty()) << "no green in the scene";
+  const auto label = run_command(kSam3 + " label " + quote((dir / "images").string()) + " --models " + models +
+                                 " -p red --format coco --out " + quote((dir / "out").string()));
+  ASSERT_EQ(label.exit_code, 0) << label.err;
+  const auto coco = nlohmann::json::parse(sam3::test::read_file(dir / "out" / "coco.json"));
+  EXPECT_EQ(coco["annotations"].size(), 2u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Generations, EveryGeneration,
+                         ::testing::Values("usls", "usls-504x896", "usls-fp16", "usls-v1", "samexporter",
+                                           "samexporter-int32-frozen", "samexporter-float-4slots", "osam"),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           std::replace(n.begin(), n.end(), '-', '_');
+                           return n;
+                         });
 
 }  // namespace

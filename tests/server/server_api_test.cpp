@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <fstream>
@@ -246,5 +247,38 @@ TEST(ServerLifecycle, ServesThePageAndTheOpenApiDescription) {
   EXPECT_EQ(j["openapi"], "3.0.3");
   EXPECT_TRUE(j["paths"].contains("/v1/segment"));
 }
+
+}  // namespace
+
+namespace {
+
+// sam3 serve on every generation sam3 loads: the red objects where they are.
+class ServeEveryGeneration : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ServeEveryGeneration, SegmentFindsTheRedObjects) {
+  ServerProcess server({kSam3, "serve", "--models", models(GetParam()), "--port", "0"});
+  ASSERT_GT(server.port(), 0) << server.first_line();
+  httplib::Client c("127.0.0.1", server.port());
+  wait_ready(c);
+  const auto scene = sam3::test::make_scene(false);
+  auto r = c.Post("/v1/segment", json{{"image", sam3::server::base64_encode(scene_png())}, {"prompts", {"red"}}}.dump(),
+                  "application/json");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  const auto instances = body_of(r)["images"][0]["prompts"][0]["instances"];
+  ASSERT_EQ(instances.size(), 2u) << r->body.substr(0, 300);
+  EXPECT_NEAR(instances[0]["box"][2].get<double>(), scene.red_big.x1, 9);
+  const auto info = body_of(c.Get("/v1/info"));
+  EXPECT_FALSE(info["model"]["generation"].get<std::string>().empty()) << info.dump();
+  EXPECT_EQ(server.stop(SIGTERM), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Generations, ServeEveryGeneration,
+                         ::testing::Values("usls-504x896", "usls-fp16", "usls-v1", "samexporter-float-4slots", "osam"),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           std::replace(n.begin(), n.end(), '-', '_');
+                           return n;
+                         });
 
 }  // namespace
