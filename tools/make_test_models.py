@@ -397,8 +397,12 @@ def make_samexporter(out, size, int32, frozen_box_scale, osam=False, float_image
 
 def save_osam_decoder(g, out, m, masks, boxes, scores, keep, box_slots):
     """wkentaro/sam3-onnx's decoder: no image size, boxes normalized x0,y0,x1,y1, masks as
-    sigmoid probabilities [N,1,m,m] at the model's resolution."""
-    probs = g.op("Sigmoid", [g.op("Reshape", [masks, g.const([QUERIES, 1, m, m], np.int64)])])
+    sigmoid probabilities [N,1,288,288] at the model's resolution."""
+    # At 288 x 288 whatever the input size, as the real decoder's (its 1008 / 3.5).
+    logits = g.op("Resize", [g.op("Reshape", [masks, g.const([QUERIES, 1, m, m], np.int64)]), "", "",
+                             g.const([QUERIES, 1, 288, 288], np.int64)], mode="linear",
+                  coordinate_transformation_mode="half_pixel")
+    probs = g.op("Sigmoid", [logits])
     g.name(g.op("Compress", [g.op("Squeeze", [boxes, g.const([0], np.int64)]), keep], axis=0), "boxes")
     g.name(g.op("Compress", [scores, keep], axis=0), "scores")
     g.name(g.op("Compress", [probs, keep], axis=0), "masks")
@@ -411,7 +415,7 @@ def save_osam_decoder(g, out, m, masks, boxes, scores, keep, box_slots):
               tensor("box_labels", TensorProto.INT64, [box_slots, 1] if box_slots > 1 else [1, 1]),
               tensor("box_masks", TensorProto.BOOL, [1, box_slots])],
            [tensor("boxes", TensorProto.FLOAT, ["N", 4]), tensor("scores", TensorProto.FLOAT, ["N"]),
-            tensor("masks", TensorProto.FLOAT, ["N", 1, m, m])], "decoder")
+            tensor("masks", TensorProto.FLOAT, ["N", 1, 288, 288])], "decoder")
 
 
 def clip_vocabulary():
