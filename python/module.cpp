@@ -239,6 +239,9 @@ PYBIND11_MODULE(_native, m) {
            "Loads a model folder (either public layout). threads: ONNX Runtime threads, 0 = one per core.")
       .def_property_readonly("layout", [](const sam3::Model& model) { return std::string(sam3::layout_name(model.layout())); })
       .def_property_readonly("input_size", &sam3::Model::input_size)
+      .def_property_readonly("input_width", &sam3::Model::input_width)
+      .def_property_readonly("input_height", &sam3::Model::input_height)
+      .def_property_readonly("generation", &sam3::Model::generation)
       .def_property_readonly("directory", &sam3::Model::directory)
       .def("encode", [](const sam3::Model& model, const py::object& image, std::int64_t max_pixels) {
              sam3::Image im = image_from_object(image, max_pixels);

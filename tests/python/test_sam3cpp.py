@@ -224,3 +224,15 @@ def test_registry_models_are_never_downloaded_unasked(tmp_path, monkeypatch):
         sam3cpp.Model.from_registry()
     with pytest.raises(sam3cpp.NetworkError, match="cannot reach"):
         sam3cpp.pull()
+
+
+def test_every_generation_loads_and_says_what_it_is():
+    for folder, generation, size in [("usls-504x896", "usls", (896, 504)), ("osam", "osam", (252, 252)),
+                                     ("usls-v1", "usls v1 (separate geometry encoder)", (224, 224))]:
+        m = sam3cpp.Model(MODELS / folder)
+        assert m.generation == generation
+        assert (m.input_width, m.input_height) == size
+        image = np.zeros((240, 400, 3), np.uint8)
+        image[20:100, 40:160] = (255, 0, 0)
+        result = m.segment(image, "red")
+        assert len(result.instances) == 1, folder
