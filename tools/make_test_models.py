@@ -382,17 +382,22 @@ def make_samexporter(out, size, int32, frozen_box_scale, osam=False, float_image
     g.name(g.op("Compress", [full_bool, keep], axis=0), "masks")
     scalar = []
     g.save(os.path.join(out, "sam3_decoder.onnx"),
-           [tensor("original_height", int_type, scalar), tensor("original_width", int_type, scalar),
-            tensor("vision_pos_enc_2", TensorProto.FLOAT, [1, FEATURES, m >> 2, m >> 2])]
-           + [tensor(f"backbone_fpn_{k}", TensorProto.FLOAT, [1, FEATURES, m >> k, m >> k]) for k in range(3)]
-           + [tensor("language_mask", TensorProto.BOOL, [1, 32]),
-              tensor("language_features", TensorProto.FLOAT, [32, 1, FEATURES]),
-              tensor("box_coords", TensorProto.FLOAT, [box_slots, 1, 4] if box_slots > 1 else [1, 1, 4]),
-              tensor("box_labels", TensorProto.INT64, [box_slots, 1] if box_slots > 1 else [1, 1]),
-              tensor("box_masks", TensorProto.BOOL, [1, box_slots])],
+           [tensor("original_height", int_type, scalar), tensor("original_width", int_type, scalar)]
+           + decoder_inputs(m, box_slots),
            [tensor("boxes", TensorProto.FLOAT, ["N", 4]), tensor("scores", TensorProto.FLOAT, ["N"]),
             tensor("masks", TensorProto.BOOL, ["N", 1, "H", "W"])], "decoder")
     write_clip_tokenizer_json(os.path.join(out, "clip_tokenizer.json"))
+
+
+def decoder_inputs(m, box_slots):
+    """The samexporter/osam decoder's feature, language and box inputs."""
+    return ([tensor("vision_pos_enc_2", TensorProto.FLOAT, [1, FEATURES, m >> 2, m >> 2])]
+            + [tensor(f"backbone_fpn_{k}", TensorProto.FLOAT, [1, FEATURES, m >> k, m >> k]) for k in range(3)]
+            + [tensor("language_mask", TensorProto.BOOL, [1, 32]),
+               tensor("language_features", TensorProto.FLOAT, [32, 1, FEATURES]),
+               tensor("box_coords", TensorProto.FLOAT, [box_slots, 1, 4] if box_slots > 1 else [1, 1, 4]),
+               tensor("box_labels", TensorProto.INT64, [box_slots, 1] if box_slots > 1 else [1, 1]),
+               tensor("box_masks", TensorProto.BOOL, [1, box_slots])])
 
 
 def save_osam_decoder(g, out, m, masks, boxes, scores, keep, box_slots):
@@ -407,13 +412,7 @@ def save_osam_decoder(g, out, m, masks, boxes, scores, keep, box_slots):
     g.name(g.op("Compress", [scores, keep], axis=0), "scores")
     g.name(g.op("Compress", [probs, keep], axis=0), "masks")
     g.save(os.path.join(out, "sam3_decoder.onnx"),
-           [tensor("vision_pos_enc_2", TensorProto.FLOAT, [1, FEATURES, m >> 2, m >> 2])]
-           + [tensor(f"backbone_fpn_{k}", TensorProto.FLOAT, [1, FEATURES, m >> k, m >> k]) for k in range(3)]
-           + [tensor("language_mask", TensorProto.BOOL, [1, 32]),
-              tensor("language_features", TensorProto.FLOAT, [32, 1, FEATURES]),
-              tensor("box_coords", TensorProto.FLOAT, [box_slots, 1, 4] if box_slots > 1 else [1, 1, 4]),
-              tensor("box_labels", TensorProto.INT64, [box_slots, 1] if box_slots > 1 else [1, 1]),
-              tensor("box_masks", TensorProto.BOOL, [1, box_slots])],
+           decoder_inputs(m, box_slots),
            [tensor("boxes", TensorProto.FLOAT, ["N", 4]), tensor("scores", TensorProto.FLOAT, ["N"]),
             tensor("masks", TensorProto.FLOAT, ["N", 1, 288, 288])], "decoder")
 

@@ -11,21 +11,9 @@ namespace sam3 {
 namespace {
 
 std::vector<TensorDescription> describe(const Ort::Session& session, bool inputs) {
-  Ort::AllocatorWithDefaultOptions allocator;
   std::vector<TensorDescription> out;
-  const size_t n = inputs ? session.GetInputCount() : session.GetOutputCount();
-  for (size_t i = 0; i < n; ++i) {
-    TensorDescription t;
-    t.name = (inputs ? session.GetInputNameAllocated(i, allocator) : session.GetOutputNameAllocated(i, allocator)).get();
-    const auto info = inputs ? session.GetInputTypeInfo(i) : session.GetOutputTypeInfo(i);
-    if (info.GetONNXType() == ONNX_TYPE_TENSOR) {
-      const auto tensor = info.GetTensorTypeAndShapeInfo();
-      t.type = rt::type_name(tensor.GetElementType());
-      t.shape = tensor.GetShape();
-    } else {
-      t.type = "non-tensor";
-    }
-    out.push_back(std::move(t));
+  for (const auto& t : rt::read_io(session, inputs)) {
+    out.push_back({t.name, t.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED ? "non-tensor" : rt::type_name(t.type), t.shape});
   }
   return out;
 }

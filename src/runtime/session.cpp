@@ -10,7 +10,6 @@
 #include "sam3/log.h"
 
 namespace sam3::rt {
-namespace {
 
 std::vector<TensorInfo> read_io(const Ort::Session& s, bool inputs) {
   Ort::AllocatorWithDefaultOptions alloc;
@@ -29,8 +28,6 @@ std::vector<TensorInfo> read_io(const Ort::Session& s, bool inputs) {
   }
   return out;
 }
-
-}  // namespace
 
 namespace {
 

@@ -31,6 +31,8 @@ struct SessionConfig {
 };
 
 Ort::Env& env();
+// The names, element types and shapes of a session's inputs (or outputs).
+std::vector<TensorInfo> read_io(const Ort::Session& session, bool inputs);
 std::string type_name(ONNXTensorElementDataType type);
 std::string shape_string(const std::vector<std::int64_t>& shape);
 
