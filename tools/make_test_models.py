@@ -14,7 +14,7 @@ Every network contains the dynamically quantized Linear pattern of the public in
 (DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul); the usls image encoder also carries an
 attention block (multiplied by zero) for the attention fusion. Needs python3-onnx and numpy only.
 
-  make_test_models.py --layout usls --out DIR [--size 224 | --height 504 --width 896] [--fp16] [--v1]
+  make_test_models.py --layout usls --out DIR [--size 224 | --height 504 --width 896] [--fp16 | --q4f16] [--v1]
   make_test_models.py --layout samexporter --out DIR [--size 252] [--int32] [--frozen-box-scale]
                      [--float-image] [--box-slots K]
   make_test_models.py --layout osam --out DIR [--size 252]   (wkentaro/sam3-onnx's newer decoder:
@@ -85,12 +85,14 @@ class Graph(onnx_graph.Graph):
         super().save(path, inputs, outputs, name, "sam3cpp-test-models", external_data=Graph.external_data)
 
 
-def vision_features(g, image_nchw, height, width, levels=3):
-    """Normalized image [B,3,H,W] -> feature maps at strides 3.5, 7, 14 (and 28) and a position map."""
+def vision_features(g, image_nchw, height, width, levels=3, four_bit=False):
+    """Normalized image [B,3,H,W] -> feature maps at strides 3.5, 7, 14 (and 28) and a position map.
+    four_bit: the projection as a 4-bit MatMulNBits (q4f16 files) instead of the int8 pattern."""
     mh, mw = height * 2 // 7, width * 2 // 7
     # The quantized pattern applied as a 1x1 identity projection over the colour channels.
     nhwc = g.op("Transpose", [image_nchw], perm=[0, 2, 3, 1])
-    proj = g.quantized_linear(nhwc, np.eye(3, dtype=np.float32))
+    eye = np.eye(3, dtype=np.float32)
+    proj = g.matmul_4bit(nhwc, eye) if four_bit else g.quantized_linear(nhwc, eye)
     rgb = g.op("Transpose", [proj], perm=[0, 3, 1, 2])
     feats = []
     for k in range(levels):
@@ -206,15 +208,17 @@ class Edges:
         self.g.name(self.g.op("Cast", [value], to=TensorProto.FLOAT16) if self.half else value, name)
 
 
-def make_usls(out, height, width, inconsistent=False, half=False, v1=False):
+def make_usls(out, height, width, inconsistent=False, half=False, v1=False, q4f16=False):
     """half: float16 at every edge, release file names (-fp16, geo-encoder-mask-decoder).
+    q4f16: the same with -q4f16 names and a 4-bit MatMulNBits in the vision encoder.
     v1: the first generation, with geometry-encoder.onnx and a decoder taking prompt_features."""
     mh, mw = height * 2 // 7, width * 2 // 7
-    suffix = "-fp16" if half else ""
+    half = half or q4f16
+    suffix = "-q4f16" if q4f16 else "-fp16" if half else ""
     levels = 4 if v1 else 3
     g = Graph()
     e = Edges(g, half)
-    feats, pos = vision_features(g, e.input("images"), height, width, levels)
+    feats, pos = vision_features(g, e.input("images"), height, width, levels, four_bit=q4f16)
     for k, f in enumerate(feats):
         e.output(f, f"fpn_feat_{k}")
     e.output(g.op("Add", [pos, attention_probe(g, feats[2])]), "fpn_pos_2")
@@ -270,7 +274,7 @@ def make_usls(out, height, width, inconsistent=False, half=False, v1=False):
                      if v1 else
                      [tensor("text_features", e.type, ["B", 32, FEATURES]), tensor("text_mask", TensorProto.BOOL, ["B", 32]),
                       tensor("input_boxes", e.type, ["B", "N", 4]), tensor("input_boxes_labels", TensorProto.INT64, ["B", "N"])])
-    g.save(os.path.join(out, "geo-encoder-mask-decoder-fp16.onnx" if half else "decoder.onnx"),
+    g.save(os.path.join(out, f"geo-encoder-mask-decoder{suffix}.onnx" if half else "decoder.onnx"),
            [tensor(f"fpn_feat_{k}", e.type, ["B", FEATURES, mh >> k, mw >> k]) for k in range(3)]
            + [tensor("fpn_pos_2", e.type, ["B", FEATURES, mh >> 2, mw >> 2])] + prompt_inputs,
            [tensor("pred_masks", e.type, ["B", QUERIES, mh, mw]),
@@ -458,12 +462,14 @@ def main():
     ap.add_argument("--inconsistent-decoder", action="store_true",
                     help="usls: pred_logits with one score for all queries (a broken export)")
     ap.add_argument("--fp16", action="store_true", help="usls: float16 at every edge, release file names")
+    ap.add_argument("--q4f16", action="store_true", help="usls: as --fp16, -q4f16 names, a 4-bit MatMulNBits")
     ap.add_argument("--v1", action="store_true", help="usls: the first generation, with geometry-encoder.onnx")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     if args.layout == "usls":
         size = args.size or 224
-        make_usls(args.out, args.height or size, args.width or size, args.inconsistent_decoder, args.fp16, args.v1)
+        make_usls(args.out, args.height or size, args.width or size, args.inconsistent_decoder, args.fp16, args.v1,
+                  args.q4f16)
     elif args.layout == "osam":
         Graph.external_data = True
         make_samexporter(args.out, args.size or 252, False, False, osam=True)

@@ -13,6 +13,7 @@ class Graph:
 
     def __init__(self):
         self.nodes, self.inits, self.count = [], [], 0
+        self.domains = set()  # custom op domains used (com.microsoft)
 
     def const(self, value, dtype=np.float32):
         self.count += 1
@@ -23,12 +24,14 @@ class Graph:
     def ints(self, values):
         return self.const(np.array(values, np.int64), np.int64)
 
-    def op(self, op_type, inputs, outputs=1, **attrs):
+    def op(self, op_type, inputs, outputs=1, domain="", **attrs):
         names = []
         for _ in range(outputs):
             self.count += 1
             names.append(f"t{self.count}")
-        self.nodes.append(helper.make_node(op_type, inputs, names, **attrs))
+        self.nodes.append(helper.make_node(op_type, inputs, names, domain=domain or None, **attrs))
+        if domain:
+            self.domains.add(domain)
         return names[0] if outputs == 1 else names
 
     def name(self, tensor, name):
@@ -43,13 +46,28 @@ class Graph:
         scale = self.op("Mul", [xs, self.const(np.float32(weight_scale))])
         return self.op("Mul", [self.op("Cast", [acc], to=TensorProto.FLOAT), scale])
 
+    def matmul_4bit(self, x, weight, block=16):
+        """x[..., K] @ weight[K, N] as ONNX Runtime's 4-bit weight-only quantization writes it (the
+        q4f16 release files): com.microsoft MatMulNBits, two 4-bit values per byte (low nibble
+        first), one scale per block of K, zero point 8."""
+        k, n = weight.shape
+        blocks = (k + block - 1) // block
+        scale = float(np.abs(weight).max() / 7.0) or 1.0
+        q = np.full((n, blocks * block), 8, np.uint8)
+        q[:, :k] = np.clip(np.round(weight.T / scale) + 8, 0, 15).astype(np.uint8)
+        packed = (q[:, 0::2] | (q[:, 1::2] << 4)).reshape(n, blocks, block // 2)
+        scales = np.full((n * blocks,), scale, np.float32)
+        return self.op("MatMulNBits", [x, self.const(packed, np.uint8), self.const(scales)], domain="com.microsoft",
+                       K=k, N=n, bits=4, block_size=block)
+
     def save(self, path, inputs, outputs, name, producer, check=True, external_data=False):
         """external_data: the weights in a "<file>.data" sidecar, as large exports are stored (small
         constants stay inline, as exporters keep them: shape inference needs them)."""
         graph = helper.make_graph(self.nodes, name, inputs, outputs, self.inits)
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name=producer)
+        opsets = [helper.make_opsetid("", OPSET)] + [helper.make_opsetid(d, 1) for d in sorted(self.domains)]
+        model = helper.make_model(graph, opset_imports=opsets, producer_name=producer)
         model.ir_version = 8
-        if check:
+        if check and not self.domains:  # the checker knows only the standard ops
             onnx.checker.check_model(model)
         if external_data:
             onnx.save_model(model, path, save_as_external_data=True, all_tensors_to_one_file=True,
