@@ -3,7 +3,7 @@ import os
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, external_data_helper, helper, numpy_helper
 
 OPSET = 17
 
@@ -61,8 +61,7 @@ class Graph:
                        K=k, N=n, bits=4, block_size=block)
 
     def save(self, path, inputs, outputs, name, producer, check=True, external_data=False):
-        """external_data: the weights in a "<file>.data" sidecar, as large exports are stored (small
-        constants stay inline, as exporters keep them: shape inference needs them)."""
+        """external_data: the weights in a "<file>.data" sidecar, as large exports are stored."""
         graph = helper.make_graph(self.nodes, name, inputs, outputs, self.inits)
         opsets = [helper.make_opsetid("", OPSET)] + [helper.make_opsetid(d, 1) for d in sorted(self.domains)]
         model = helper.make_model(graph, opset_imports=opsets, producer_name=producer)
@@ -70,10 +69,16 @@ class Graph:
         if check and not self.domains:  # the checker knows only the standard ops
             onnx.checker.check_model(model)
         if external_data:
-            onnx.save_model(model, path, save_as_external_data=True, all_tensors_to_one_file=True,
-                            location=os.path.basename(path) + ".data", size_threshold=1024)
-        else:
-            onnx.save(model, path)
+            # Weights (float and uint8) go to the sidecar; int64 shape and axis constants stay
+            # inline, as exporters keep them (ONNX Runtime's shape inference needs them).
+            location = os.path.basename(path) + ".data"
+            if os.path.exists(path + ".data"):
+                os.remove(path + ".data")  # written by appending
+            for t in model.graph.initializer:
+                if t.data_type in (TensorProto.FLOAT, TensorProto.UINT8):
+                    external_data_helper.set_external_data(t, location)
+            external_data_helper.write_external_data_tensors(model, os.path.dirname(path) or ".")
+        onnx.save(model, path)
         return os.path.getsize(path)
 
 
