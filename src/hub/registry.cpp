@@ -6,14 +6,14 @@ const std::vector<RegistryEntry>& model_registry() {
   static const std::vector<RegistryEntry> registry = {
       {"sam3-v2-int8", "Luminia/sam3-v2-onnx", "main", Layout::kUsls,
        {"vision-encoder.onnx", "text-encoder.onnx", "decoder.onnx", "tokenizer.json"}, 887'000'000,
-       "SAM3 v2 int8 (usls layout, RectLabel sam3_v2 export, as used by the Map2Mask demo)"},
+       "SAM3 v2 int8 (usls layout, RectLabel sam3_v2 export, as used by the Map2Mask demo)", "", {}},
       {"sam3-browser-int8", "rusen/sam3-browser-int8", "main", Layout::kSamexporter,
        {"sam3_image_encoder.onnx", "sam3_language_encoder.onnx", "sam3_decoder.onnx", "clip_tokenizer.json"},
-       887'000'000, "SAM3 int8 (samexporter layout, in-graph postprocessing)"},
+       887'000'000, "SAM3 int8 (samexporter layout, in-graph postprocessing)", "", {}},
       // The repository holds one archive, sam3_vit_h.zip, with the three fp32 files inside.
       {"sam3-fp32", "vietanhdev/segment-anything-3-onnx-models", "main", Layout::kSamexporter,
        {"sam3_image_encoder.onnx", "sam3_language_encoder.onnx", "sam3_decoder.onnx"}, 3'450'000'000,
-       "SAM3 fp32 (samexporter layout, from the repository's sam3_vit_h.zip; slower, exact)", "sam3_vit_h.zip"},
+       "SAM3 fp32 (samexporter layout, from the repository's sam3_vit_h.zip; slower, exact)", "sam3_vit_h.zip", {}},
       // What osam (labelme's model runner) loads: six files at the root; sha256 as osam pins them.
       {"sam3-osam-fp32", "wkentaro/sam3-onnx-models", "main", Layout::kSamexporter,
        {"sam3_image_encoder.onnx", "sam3_image_encoder.onnx.data", "sam3_language_encoder.onnx",
