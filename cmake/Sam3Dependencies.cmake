@@ -9,7 +9,8 @@ find_package(JPEG REQUIRED)  # JPEG and PNG are decoded directly, with our own e
 find_package(PNG REQUIRED)
 pkg_check_modules(WEBP REQUIRED IMPORTED_TARGET libwebp)
 find_package(CURL REQUIRED)
-find_package(pugixml REQUIRED)  # Label Studio label configs (Debian libpugixml-dev)
+find_package(pugixml REQUIRED)
+find_package(GDAL CONFIG REQUIRED)  # rasters of any size and georeferenced vectors (Debian libgdal-dev)  # Label Studio label configs (Debian libpugixml-dev)
 find_package(OpenSSL REQUIRED COMPONENTS Crypto)
 pkg_check_modules(LIBZIP REQUIRED IMPORTED_TARGET libzip)
 # Debian's python3 when there is one (its numpy, onnx and pytest are what the tests use); the
