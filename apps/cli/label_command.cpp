@@ -8,8 +8,10 @@
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "cli_common.h"
+#include "label_map.h"
 #include "model_resolver.h"
 #include "sam3/labeler.h"
 #include "sam3/log.h"
@@ -42,6 +44,7 @@ struct LabelArgs {
   int threads = 0;
   LabelConfig config;
   std::vector<std::string> merge_dirs;
+  std::string bands, scale, target_crs;  // maps
 };
 
 std::vector<LabelCategory> read_box_prompts(const std::string& file) {
@@ -112,6 +115,28 @@ class LabelProgressPrinter {
   std::chrono::steady_clock::time_point last_{};
 };
 
+// Rasters to georeferenced vectors (label_map.h): tiles read window by window.
+int run_map(const LabelArgs& a) {
+  MapLabelArgs m;
+  m.models = a.models;
+  m.rasters = a.inputs;
+  m.categories = a.config.categories;
+  std::stringstream formats(a.formats);
+  for (std::string f; std::getline(formats, f, ',');) {
+    if (!f.empty()) m.formats.push_back(f);
+  }
+  m.out = a.out;
+  m.segment = a.config.segment;
+  if (a.tile != "off" && a.tile != "auto") m.tile = std::stoi(a.tile);
+  m.overlap = a.overlap;
+  m.threads = a.threads;
+  m.raster = parse_raster_options(a.bands, a.scale);
+  m.target_crs = a.target_crs;
+  std::signal(SIGINT, on_interrupt);
+  std::signal(SIGTERM, on_interrupt);
+  return run_map_label(m, &g_stop);
+}
+
 int run_label(LabelArgs& a) {
   if (a.inputs.empty()) throw Error(ErrorCode::kInvalidArgument, "no input: give image files, folders or list files");
   if (a.out.empty()) throw Error(ErrorCode::kInvalidArgument, "give --out DIR for the labels");
@@ -123,6 +148,7 @@ int run_label(LabelArgs& a) {
     for (auto& c : read_box_prompts(a.box_prompt_file)) a.config.categories.push_back(std::move(c));
   }
   if (a.config.categories.empty()) throw Error(ErrorCode::kInvalidArgument, "no category: give --prompt TEXT or --box-prompt FILE");
+  if (is_map_format_list(a.formats)) return run_map(a);
   a.config.formats = parse_label_formats(a.formats);
   a.config.coco_polygons = a.polygons;
   a.config.semantic = a.semantic;
@@ -175,7 +201,12 @@ void add_label_command(CLI::App& app, Runner& run) {
   cmd->add_option("inputs", args->inputs, "Image files, folders (recursive) or list files (.txt, one path per line)");
   cmd->add_option("-p,--prompt", args->prompts, "A category to find, e.g. car; repeatable");
   cmd->add_option("--box-prompt", args->box_prompt_file, "JSON list of categories with exemplar boxes")->check(CLI::ExistingFile);
-  cmd->add_option("--format", args->formats, "Outputs: coco,yolo,masks,geojson")->capture_default_str();
+  cmd->add_option("--format", args->formats,
+                  "Outputs: coco,yolo,masks,geojson for images; gpkg,fgb[,geojson] for georeferenced rasters (maps)")
+      ->capture_default_str();
+  cmd->add_option("--bands", args->bands, "Maps: raster bands as red,green,blue (or one band), e.g. 4,3,2");
+  cmd->add_option("--scale", args->scale, "Maps: band values to 8 bits: auto, minmax, percentile:2,98 or MIN,MAX");
+  cmd->add_option("--t-srs", args->target_crs, "Maps: write the vectors in this CRS (e.g. EPSG:4326); default the raster's");
   cmd->add_option("-o,--out", args->out, "Output folder");
   cmd->add_flag("--polygons", args->polygons, "COCO segmentation as polygons instead of RLE");
   cmd->add_option("--simplify", args->simplify, "Polygon simplification tolerance in pixels")->capture_default_str()->check(CLI::Range(0.0, 100.0));

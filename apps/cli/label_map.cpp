@@ -1,0 +1,137 @@
+#include "label_map.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <sstream>
+
+#include "cli_common.h"
+#include "sam3/error.h"
+#include "sam3/map_label.h"
+#include "sam3/output_folder.h"
+
+namespace sam3::cli {
+namespace {
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string item; std::getline(in, item, sep);) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+double number(const std::string& s, const std::string& option) {
+  try {
+    size_t used = 0;
+    const double v = std::stod(s, &used);
+    if (used == s.size()) return v;
+  } catch (const std::exception&) {
+  }
+  throw Error(ErrorCode::kInvalidArgument, option + ": '" + s + "' is not a number");
+}
+
+const char* extension_of(const std::string& format) { return format == "gpkg" ? ".gpkg" : format == "fgb" ? ".fgb" : ".geojson"; }
+
+}  // namespace
+
+bool is_map_format_list(const std::string& formats) {
+  const auto list = split(formats, ',');
+  const bool any = std::any_of(list.begin(), list.end(), [](const std::string& f) { return f == "gpkg" || f == "fgb"; });
+  if (!any) return false;
+  for (const auto& f : list) {
+    if (f != "gpkg" && f != "fgb" && f != "geojson") {
+      throw Error(ErrorCode::kInvalidArgument, "--format " + f + " is an image output; map outputs (gpkg, fgb, geojson) "
+                                               "are written from rasters and cannot be mixed with it: run them apart");
+    }
+  }
+  return true;
+}
+
+RasterOptions parse_raster_options(const std::string& bands, const std::string& scale) {
+  RasterOptions o;
+  for (const auto& b : split(bands, ',')) o.bands.push_back(static_cast<int>(number(b, "--bands")));
+  if (scale.empty() || scale == "auto") return o;
+  if (scale == "minmax") {
+    o.scale = RasterOptions::Scale::kMinMax;
+  } else if (scale.rfind("percentile:", 0) == 0) {
+    const auto p = split(scale.substr(11), ',');
+    if (p.size() != 2) throw Error(ErrorCode::kInvalidArgument, "--scale percentile:LOW,HIGH, e.g. percentile:2,98");
+    o.scale = RasterOptions::Scale::kPercentile;
+    o.low = number(p[0], "--scale"), o.high = number(p[1], "--scale");
+    if (!(o.low >= 0 && o.low < o.high && o.high <= 100)) {
+      throw Error(ErrorCode::kInvalidArgument, "--scale percentile:LOW,HIGH needs 0 <= LOW < HIGH <= 100");
+    }
+  } else {
+    const auto p = split(scale, ',');
+    if (p.size() != 2) throw Error(ErrorCode::kInvalidArgument, "--scale is auto, minmax, percentile:2,98 or MIN,MAX");
+    o.scale = RasterOptions::Scale::kFixed;
+    o.low = number(p[0], "--scale"), o.high = number(p[1], "--scale");
+    if (!(o.low < o.high)) throw Error(ErrorCode::kInvalidArgument, "--scale MIN,MAX needs MIN < MAX");
+  }
+  return o;
+}
+
+int run_map_label(const MapLabelArgs& a, const std::atomic<bool>* stop) {
+  if (a.rasters.empty()) throw Error(ErrorCode::kInvalidArgument, "no input: give raster files (GeoTIFF, VRT, JPEG 2000, ...)");
+  if (a.out.empty()) throw Error(ErrorCode::kInvalidArgument, "give --out DIR for the labels");
+  std::vector<Raster> rasters;
+  for (const auto& path : a.rasters) rasters.push_back(Raster::open(path, a.raster));
+  ModelOptions mo;
+  mo.intra_op_threads = a.threads;
+  mo.fallback_vocabulary = data_dir() / "clip" / "bpe_simple_vocab_16e6.txt.gz";
+  auto model = Model::load(resolve_model_dir(a.models), mo);
+
+  const bool tty = ::isatty(STDERR_FILENO) != 0;
+  std::vector<MapLabelResult> results;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (const auto& raster : rasters) {
+    MapLabelOptions options;
+    options.segment = a.segment;
+    options.tile = a.tile;
+    options.overlap = a.overlap;
+    options.stop = stop;
+    auto last = std::chrono::steady_clock::time_point{};
+    options.progress = [&](int done, int total, double km2) {
+      const auto now = std::chrono::steady_clock::now();
+      if (done < total && now - last < std::chrono::seconds(tty ? 1 : 10)) return;
+      last = now;
+      const double s = std::chrono::duration<double>(now - t0).count();
+      const int eta = done > 0 ? static_cast<int>(s / done * (total - done)) : 0;
+      std::fprintf(stderr, "%ssam3 label: %s: %d/%d tiles, %.2f km2, ETA %d:%02d%s", tty ? "\r" : "",
+                   raster.path().filename().c_str(), done, total, km2, eta / 60, eta % 60, tty && done < total ? "" : "\n");
+      std::fflush(stderr);
+    };
+    results.push_back(label_raster(*model, raster, a.categories, options));
+    if (results.back().stopped) break;
+  }
+  if (!results.empty() && results.back().stopped) {
+    std::printf("interrupted; nothing written to %s\n", a.out.c_str());
+    return 130;
+  }
+  // All outputs swapped in together, only over files sam3 wrote there before.
+  OutputFolderUpdate update(a.out);
+  std::vector<MapPart> parts;
+  for (size_t i = 0; i < rasters.size(); ++i) parts.push_back({&rasters[i], &results[i]});
+  std::vector<int> per_category;
+  for (const auto& format : a.formats) {
+    const std::string name = std::string("labels") + extension_of(format);
+    per_category = write_map_vectors({update.stage(name), a.target_crs}, a.categories, parts);
+  }
+  update.commit();
+  double km2 = 0;
+  int tiles = 0, skipped = 0;
+  for (const auto& r : results) km2 += r.area_km2, tiles += static_cast<int>(r.tiles.size()), skipped += r.tiles_skipped;
+  std::printf("%zu raster%s, %d tiles (%d all nodata, skipped), %.3f km2 with data ->", rasters.size(),
+              rasters.size() == 1 ? "" : "s", tiles, skipped, km2);
+  for (const auto& f : a.formats) std::printf(" %s", (std::filesystem::path(a.out) / (std::string("labels") + extension_of(f))).c_str());
+  std::printf("\n");
+  for (size_t c = 0; c < a.categories.size(); ++c) {
+    std::printf("  %s: %d\n", a.categories[c].name.c_str(), c < per_category.size() ? per_category[c] : 0);
+  }
+  return kOk;
+}
+
+}  // namespace sam3::cli

@@ -1,0 +1,33 @@
+// sam3 label on maps: GDAL rasters of any size, read tile by tile, to one georeferenced vector
+// file per format (GeoPackage with a layer per category, FlatGeobuf, RFC 7946 GeoJSON).
+#pragma once
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "model_resolver.h"
+#include "sam3/label.h"
+#include "sam3/raster.h"
+
+namespace sam3::cli {
+
+struct MapLabelArgs {
+  ModelSelection models;
+  std::vector<std::string> rasters;
+  std::vector<LabelCategory> categories;
+  std::vector<std::string> formats;  // gpkg, fgb, geojson
+  std::string out;
+  SegmentOptions segment;
+  int tile = 0, overlap = 0, threads = 0;
+  RasterOptions raster;
+  std::string target_crs;
+};
+
+// Whether --format asks for map outputs (then every format given must be one).
+bool is_map_format_list(const std::string& formats);
+// --bands "1,2,3" and --scale "minmax" | "percentile:2,98" | "A,B" into the raster options.
+RasterOptions parse_raster_options(const std::string& bands, const std::string& scale);
+int run_map_label(const MapLabelArgs& args, const std::atomic<bool>* stop);
+
+}  // namespace sam3::cli

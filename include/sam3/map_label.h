@@ -1,0 +1,57 @@
+// Labeling maps: a georeferenced raster of any size, read tile by tile (never whole), each tile
+// segmented for every category, instances mapped back and merged across seams, then written
+// as georeferenced vectors through OGR (GeoPackage, GeoJSON, FlatGeobuf, Shapefile).
+#pragma once
+
+#include <atomic>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "sam3/label.h"
+#include "sam3/model.h"
+#include "sam3/raster.h"
+
+namespace sam3 {
+
+struct MapLabelOptions {
+  SegmentOptions segment;
+  int tile = 0;     // tile side in raster pixels; 0: the model's input size
+  int overlap = 0;  // 0: tile / 8
+  TileOptions merge;  // merge_iou and merge_containment for instances crossing seams
+  // After each tile: tiles done, tiles in all, square kilometres covered so far.
+  std::function<void(int, int, double)> progress;
+  const std::atomic<bool>* stop = nullptr;  // checked between tiles
+};
+
+struct MapLabelResult {
+  std::vector<LabeledInstance> instances;  // raster pixel coordinates, no pixel outside the data
+  std::vector<int> tile_of_instance;
+  std::vector<TileRect> tiles;
+  int tiles_skipped = 0;       // all nodata: never encoded
+  double area_km2 = 0;         // ground covered by tiles with data (0 without a CRS)
+  bool stopped = false;
+};
+
+MapLabelResult label_raster(const Model& model, const Raster& raster, const std::vector<LabelCategory>& categories,
+                            const MapLabelOptions& options);
+
+struct VectorOutput {
+  std::filesystem::path path;  // the driver by extension: .gpkg, .geojson/.json, .fgb, .shp
+  std::string target_crs;      // "" keeps the raster's; "EPSG:4326", WKT, ... (.geojson: WGS84 always)
+};
+
+struct MapPart {
+  const Raster* raster;
+  const MapLabelResult* result;
+};
+
+// One layer per category in a GeoPackage, one layer with a "class" field in the others; fields
+// source, class, score, area (map units of the source raster), area_m2, tile. Polygons follow
+// pixel edges (holes kept) and are made valid; every part is written in the target CRS (else
+// the first raster's). Returns the features written per category. Throws kIo, kInvalidArgument.
+std::vector<int> write_map_vectors(const VectorOutput& output, const std::vector<LabelCategory>& categories,
+                                   const std::vector<MapPart>& parts);
+
+}  // namespace sam3

@@ -1,0 +1,60 @@
+// Georeferenced rasters of any size through GDAL (GeoTIFF, COG, JPEG 2000, VRT mosaics, PNG or
+// JPEG with a world file, ...), read window by window as 8-bit RGB, never whole.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sam3/image.h"
+#include "sam3/label.h"
+
+namespace sam3 {
+
+struct RasterOptions {
+  std::vector<int> bands;  // 1-based; empty: red, green, blue by colour interpretation, else 1, 2, 3
+  // How band values become 0..255: kAuto keeps 8-bit bands and stretches others min-max;
+  // kPercentile cuts at low/high percent; kFixed maps [low, high]. Statistics are computed once
+  // per dataset (GDAL's approximate statistics and histogram), never per tile.
+  enum class Scale { kAuto, kMinMax, kPercentile, kFixed } scale = Scale::kAuto;
+  double low = 2, high = 98;
+};
+
+// How much of one band maps to 0..255.
+struct BandScale {
+  double offset = 0, factor = 1;  // out = (value - offset) * factor, clamped
+};
+
+class Raster {
+ public:
+  // Throws kImageUnreadable (cannot open), kInvalidArgument (bands), kImageUnsupported.
+  static Raster open(const std::filesystem::path& path, const RasterOptions& options = {});
+  Raster(Raster&&) noexcept;
+  Raster& operator=(Raster&&) noexcept;
+  ~Raster();
+
+  const std::filesystem::path& path() const;
+  int width() const;
+  int height() const;
+  std::array<int, 2> block_size() const;  // the first band's natural block (tile or strip)
+  bool georeferenced() const;
+  // pixel (col, row) -> map: x = g[0] + col*g[1] + row*g[2], y = g[3] + col*g[4] + row*g[5]
+  const std::array<double, 6>& geotransform() const;
+  const std::string& crs_wkt() const;  // "" when the raster has none
+  const std::vector<int>& bands() const;
+  const std::vector<BandScale>& scales() const;
+
+  // The window as 8-bit RGB and, per pixel, whether it holds data (nodata values, alpha band
+  // and mask bands give 0). Throws kImageCorrupt when GDAL cannot read it.
+  Image read(const TileRect& window, std::vector<std::uint8_t>* valid) const;
+
+ private:
+  struct Impl;
+  explicit Raster(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace sam3

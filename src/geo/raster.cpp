@@ -1,0 +1,177 @@
+#include "sam3/raster.h"
+
+#include <gdal_priv.h>
+
+#include <algorithm>
+#include <cmath>
+#include <mutex>
+
+#include "sam3/error.h"
+
+namespace sam3 {
+namespace {
+
+void register_drivers() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    GDALAllRegister();
+    CPLSetErrorHandler(CPLQuietErrorHandler);  // errors come back as sam3 errors, not on stderr
+  });
+}
+
+std::string last_gdal_error() {
+  const char* m = CPLGetLastErrorMsg();
+  return m && *m ? m : "unknown GDAL error";
+}
+
+std::vector<int> default_bands(GDALDataset& ds) {
+  const int n = ds.GetRasterCount();
+  int r = 0, g = 0, b = 0;
+  for (int i = 1; i <= n; ++i) {
+    switch (ds.GetRasterBand(i)->GetColorInterpretation()) {
+      case GCI_RedBand: r = r ? r : i; break;
+      case GCI_GreenBand: g = g ? g : i; break;
+      case GCI_BlueBand: b = b ? b : i; break;
+      default: break;
+    }
+  }
+  if (r && g && b) return {r, g, b};
+  if (n >= 3) return {1, 2, 3};
+  return {1, 1, 1};  // one band (or two: gray and alpha) shown as gray
+}
+
+BandScale scale_of(GDALRasterBand& band, const RasterOptions& o) {
+  const bool byte = band.GetRasterDataType() == GDT_Byte;
+  if ((o.scale == RasterOptions::Scale::kAuto && byte)) return {0, 1};
+  if (o.scale == RasterOptions::Scale::kFixed) {
+    return {o.low, o.high > o.low ? 255.0 / (o.high - o.low) : 1.0};
+  }
+  double min = 0, max = 0, mean = 0, sd = 0;
+  if (band.ComputeStatistics(TRUE, &min, &max, &mean, &sd, nullptr, nullptr) != CE_None) {
+    throw Error(ErrorCode::kImageCorrupt, "cannot compute band statistics: " + last_gdal_error());
+  }
+  if (o.scale == RasterOptions::Scale::kPercentile && max > min) {
+    constexpr int kBuckets = 1024;
+    std::vector<GUIntBig> histogram(kBuckets);
+    if (band.GetHistogram(min, max, kBuckets, histogram.data(), FALSE, TRUE, nullptr, nullptr) == CE_None) {
+      GUIntBig total = 0;
+      for (auto h : histogram) total += h;
+      const auto at = [&](double percent) {
+        const double want = total * percent / 100.0;
+        double seen = 0;
+        for (int i = 0; i < kBuckets; ++i) {
+          seen += static_cast<double>(histogram[static_cast<size_t>(i)]);
+          if (seen >= want) return min + (max - min) * (i + 0.5) / kBuckets;
+        }
+        return max;
+      };
+      const double lo = at(o.low), hi = at(o.high);
+      if (hi > lo) return {lo, 255.0 / (hi - lo)};
+    }
+  }
+  return {min, max > min ? 255.0 / (max - min) : 1.0};
+}
+
+}  // namespace
+
+struct Raster::Impl {
+  std::filesystem::path path;
+  std::unique_ptr<GDALDataset> dataset;
+  std::array<double, 6> geotransform{0, 1, 0, 0, 0, 1};
+  bool georeferenced = false;
+  std::string crs;
+  std::vector<int> bands;
+  std::vector<BandScale> scales;
+  int alpha = 0;  // alpha band index, 0 when none
+  mutable std::mutex mutex;  // a GDAL dataset is not to be read from two threads at once
+};
+
+Raster::Raster(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Raster::Raster(Raster&&) noexcept = default;
+Raster& Raster::operator=(Raster&&) noexcept = default;
+Raster::~Raster() = default;
+
+Raster Raster::open(const std::filesystem::path& path, const RasterOptions& options) {
+  register_drivers();
+  auto impl = std::make_unique<Impl>();
+  impl->path = path;
+  impl->dataset.reset(GDALDataset::Open(path.c_str(), GDAL_OF_RASTER | GDAL_OF_READONLY));
+  if (!impl->dataset) {
+    throw Error(ErrorCode::kImageUnreadable, path.string() + ": GDAL cannot open it as a raster (" + last_gdal_error() + ")");
+  }
+  GDALDataset& ds = *impl->dataset;
+  if (ds.GetRasterCount() < 1) throw Error(ErrorCode::kImageUnsupported, path.string() + ": has no raster band");
+  impl->georeferenced = ds.GetGeoTransform(impl->geotransform.data()) == CE_None;
+  if (const OGRSpatialReference* srs = ds.GetSpatialRef()) {
+    char* wkt = nullptr;
+    srs->exportToWkt(&wkt);
+    impl->crs = wkt ? wkt : "";
+    CPLFree(wkt);
+  }
+  impl->bands = options.bands.empty() ? default_bands(ds) : options.bands;
+  if (impl->bands.size() != 3 && impl->bands.size() != 1) {
+    throw Error(ErrorCode::kInvalidArgument, "--bands takes one band (gray) or three (red, green, blue), got " +
+                                                 std::to_string(impl->bands.size()));
+  }
+  if (impl->bands.size() == 1) impl->bands = {impl->bands[0], impl->bands[0], impl->bands[0]};
+  for (int b : impl->bands) {
+    if (b < 1 || b > ds.GetRasterCount()) {
+      throw Error(ErrorCode::kInvalidArgument, path.string() + " has bands 1 to " + std::to_string(ds.GetRasterCount()) +
+                                                   "; band " + std::to_string(b) + " does not exist");
+    }
+  }
+  for (int i = 1; i <= ds.GetRasterCount(); ++i) {
+    if (ds.GetRasterBand(i)->GetColorInterpretation() == GCI_AlphaBand) impl->alpha = i;
+  }
+  for (int b : impl->bands) impl->scales.push_back(scale_of(*ds.GetRasterBand(b), options));
+  return Raster(std::move(impl));
+}
+
+const std::filesystem::path& Raster::path() const { return impl_->path; }
+int Raster::width() const { return impl_->dataset->GetRasterXSize(); }
+int Raster::height() const { return impl_->dataset->GetRasterYSize(); }
+std::array<int, 2> Raster::block_size() const {
+  int bx = 0, by = 0;
+  impl_->dataset->GetRasterBand(1)->GetBlockSize(&bx, &by);
+  return {bx, by};
+}
+bool Raster::georeferenced() const { return impl_->georeferenced; }
+const std::array<double, 6>& Raster::geotransform() const { return impl_->geotransform; }
+const std::string& Raster::crs_wkt() const { return impl_->crs; }
+const std::vector<int>& Raster::bands() const { return impl_->bands; }
+const std::vector<BandScale>& Raster::scales() const { return impl_->scales; }
+
+Image Raster::read(const TileRect& r, std::vector<std::uint8_t>* valid) const {
+  const int w = r.x1 - r.x0, h = r.y1 - r.y0;
+  const size_t n = static_cast<size_t>(w) * h;
+  Image image{w, h, std::vector<std::uint8_t>(n * 3)};
+  std::vector<double> values(n);
+  if (valid) valid->assign(n, 1);
+  std::lock_guard lock(impl_->mutex);
+  GDALDataset& ds = *impl_->dataset;
+  for (size_t c = 0; c < 3; ++c) {
+    GDALRasterBand* band = ds.GetRasterBand(impl_->bands[c]);
+    if (band->RasterIO(GF_Read, r.x0, r.y0, w, h, values.data(), w, h, GDT_Float64, 0, 0) != CE_None) {
+      throw Error(ErrorCode::kImageCorrupt, impl_->path.string() + ": cannot read pixels " + std::to_string(r.x0) + "," +
+                                                std::to_string(r.y0) + " (" + last_gdal_error() + ")");
+    }
+    int has_nodata = 0;
+    const double nodata = band->GetNoDataValue(&has_nodata);
+    const BandScale s = impl_->scales[c];
+    for (size_t i = 0; i < n; ++i) {
+      const double v = values[i];
+      if (valid && has_nodata && (v == nodata || (std::isnan(nodata) && std::isnan(v)))) (*valid)[i] = 0;
+      image.rgb[i * 3 + c] = static_cast<std::uint8_t>(std::clamp(std::lround((v - s.offset) * s.factor), 0l, 255l));
+    }
+    // The band's mask (a mask band, or alpha) says where there is data too.
+    if (valid && !has_nodata && (band->GetMaskFlags() & GMF_ALL_VALID) == 0) {
+      std::vector<std::uint8_t> mask(n);
+      if (band->GetMaskBand()->RasterIO(GF_Read, r.x0, r.y0, w, h, mask.data(), w, h, GDT_Byte, 0, 0) == CE_None) {
+        for (size_t i = 0; i < n; ++i) (*valid)[i] = (*valid)[i] && mask[i] != 0;
+      }
+    }
+  }
+  return image;
+}
+
+}  // namespace sam3
