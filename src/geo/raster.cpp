@@ -16,6 +16,9 @@ void register_drivers() {
   std::call_once(once, [] {
     GDALAllRegister();
     CPLSetErrorHandler(CPLQuietErrorHandler);  // errors come back as sam3 errors, not on stderr
+    // GDAL caches up to 5% of RAM in blocks by default; tiles are read once, so a small cache
+    // keeps the peak bounded whatever the raster's size (GDAL_CACHEMAX still decides if set).
+    if (!CPLGetConfigOption("GDAL_CACHEMAX", nullptr)) GDALSetCacheMax64(std::int64_t{128} << 20);
   });
 }
 

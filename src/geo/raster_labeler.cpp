@@ -1,5 +1,6 @@
 #include <ogr_spatialref.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "sam3/error.h"
@@ -33,6 +34,16 @@ bool clip_to_data(LabeledInstance& inst, const std::vector<std::uint8_t>& valid,
   return kept > 0;
 }
 
+// The part of tile t that no earlier tile of the grid covers, so each pixel counts once.
+TileRect own_part(const std::vector<TileRect>& tiles, size_t t) {
+  TileRect own = tiles[t];
+  for (size_t u = 0; u < t; ++u) {
+    if (tiles[u].y0 == own.y0 && tiles[u].x0 < tiles[t].x0) own.x0 = std::max(own.x0, std::min(tiles[u].x1, own.x1));
+    if (tiles[u].x0 == tiles[t].x0 && tiles[u].y0 < tiles[t].y0) own.y0 = std::max(own.y0, std::min(tiles[u].y1, own.y1));
+  }
+  return own;
+}
+
 }  // namespace
 
 MapLabelResult label_raster(const Model& model, const Raster& raster, const std::vector<LabelCategory>& categories,
@@ -52,12 +63,19 @@ MapLabelResult label_raster(const Model& model, const Raster& raster, const std:
     const TileRect& r = out.tiles[t];
     std::vector<std::uint8_t> valid;
     const Image window = raster.read(r, &valid);
-    std::int64_t data_pixels = 0;
-    for (auto v : valid) data_pixels += v;
+    std::int64_t data_pixels = 0, own_data_pixels = 0;
+    const TileRect own = own_part(out.tiles, t);
+    for (int y = r.y0; y < r.y1; ++y) {
+      for (int x = r.x0; x < r.x1; ++x) {
+        const bool v = valid[static_cast<size_t>(y - r.y0) * (r.x1 - r.x0) + (x - r.x0)] != 0;
+        data_pixels += v;
+        own_data_pixels += v && x >= own.x0 && y >= own.y0;
+      }
+    }
     if (data_pixels == 0) {
       ++out.tiles_skipped;  // all nodata: nothing to find, nothing to encode
     } else {
-      out.area_km2 += data_pixels * m2 / 1e6;
+      out.area_km2 += own_data_pixels * m2 / 1e6;
       for (auto& inst : label_image(model, window, categories, options.segment, untiled)) {
         if (!clip_to_data(inst, valid, r)) continue;
         inst.mask.x0 += r.x0;

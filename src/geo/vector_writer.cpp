@@ -58,7 +58,8 @@ std::unique_ptr<OGRGeometry> outline(const MaskCrop& m, const std::array<double,
   }
   std::unique_ptr<OGRGeometry> valid(multi->MakeValid());
   if (!valid) return multi;
-  return valid;
+  // One geometry type for every feature of the layer, whatever MakeValid returned.
+  return std::unique_ptr<OGRGeometry>(OGRGeometryFactory::forceToMultiPolygon(valid.release()));
 }
 
 // The CRS of a raster, or nullopt when it has none.

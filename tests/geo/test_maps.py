@@ -1,0 +1,182 @@
+"""sam3 label on georeferenced rasters, checked with GDAL's own readers (python3-gdal): the
+CRS, one layer per prompt, each polygon's place and area in map units, validity, nodata,
+VRT mosaics, GeoJSON in WGS84, and bounded memory on a large sparse raster."""
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from osgeo import gdal, ogr, osr
+
+gdal.UseExceptions()
+CLI = os.environ["SAM3_CLI"]
+MODELS = Path(os.environ["SAM3_TEST_MODELS"]) / "usls"
+ORIGIN = (500000.0, 4100000.0)  # UTM 33N
+PIXEL = 0.5                      # metres
+
+# Objects in pixels (x0, y0, x1, y1) on a 1200 x 800 raster tiled 600 with overlap 100: each lies
+# inside one quadrant of the tiles that see it (the test model answers one instance per quadrant).
+RED = [(60, 40, 200, 160), (820, 460, 980, 560)]
+BLUE = [(340, 60, 520, 200)]
+
+
+def write_raster(path, width=1200, height=800, dtype=gdal.GDT_UInt16, value=4000, nodata=None, objects=None,
+                 nodata_box=None, options=("TILED=YES", "BLOCKXSIZE=256", "BLOCKYSIZE=256"), origin=ORIGIN):
+    ds = gdal.GetDriverByName("GTiff").Create(str(path), width, height, 3, dtype, list(options))
+    ds.SetGeoTransform([origin[0], PIXEL, 0, origin[1], 0, -PIXEL])
+    srs = osr.SpatialReference()
+    srs.ImportFromEPSG(32633)
+    ds.SetProjection(srs.ExportToWkt())
+    bands = np.zeros((3, height, width), np.uint16)
+    for (channel, boxes) in (objects or {}).items():
+        for x0, y0, x1, y1 in boxes:
+            bands[channel, y0:y1, x0:x1] = value
+    if nodata_box is not None:
+        x0, y0, x1, y1 = nodata_box
+        bands[:, y0:y1, x0:x1] = nodata
+    for b in range(3):
+        band = ds.GetRasterBand(b + 1)
+        if nodata is not None:
+            band.SetNoDataValue(nodata)
+        band.WriteArray(bands[b])
+    ds = None
+
+
+def label(inputs, out, *extra):
+    r = subprocess.run([CLI, "label", *map(str, inputs), "--models", str(MODELS), "-p", "red", "-p", "blue",
+                        "--tile", "600", "--overlap", "100", "--out", str(out), *extra],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    return r
+
+
+def features(path, layer):
+    ds = ogr.Open(str(path))
+    lyr = ds.GetLayerByName(layer)
+    assert lyr is not None, f"no layer {layer} in {path}"
+    return ds, lyr, [f for f in lyr]
+
+
+def map_box(x0, y0, x1, y1, origin=ORIGIN):
+    return (origin[0] + x0 * PIXEL, origin[1] - y1 * PIXEL, origin[0] + x1 * PIXEL, origin[1] - y0 * PIXEL)
+
+
+def test_a_geotiff_becomes_a_geopackage_in_its_crs_with_a_layer_per_prompt(tmp_path):
+    write_raster(tmp_path / "utm.tif", objects={0: RED, 2: BLUE})
+    r = label([tmp_path / "utm.tif"], tmp_path / "out", "--format", "gpkg")
+    assert "km2" in r.stdout
+    gpkg = tmp_path / "out" / "labels.gpkg"
+    info = subprocess.run(["ogrinfo", "-so", "-al", str(gpkg)], capture_output=True, text=True, check=True).stdout
+    assert 'ID["EPSG",32633]' in info, info
+    for layer, boxes in (("red", RED), ("blue", BLUE)):
+        ds, lyr, feats = features(gpkg, layer)
+        assert len(feats) == len(boxes), [f.GetGeometryRef().GetEnvelope() for f in feats]
+        for f in feats:
+            geom = f.GetGeometryRef()
+            assert geom.IsValid()
+            env = geom.GetEnvelope()  # minx, maxx, miny, maxy
+            near = [b for b in boxes if abs(map_box(*b)[0] - env[0]) < 6 and abs(map_box(*b)[3] - env[3]) < 6]
+            assert near, f"{layer} polygon at {env} is where no {layer} object is"
+            bx = map_box(*near[0])
+            expected_area = (bx[2] - bx[0]) * (bx[3] - bx[1])
+            assert abs(geom.GetArea() - expected_area) < 0.08 * expected_area
+            assert abs(f.GetField("area") - geom.GetArea()) < 1e-6 * expected_area
+            assert abs(f.GetField("area_m2") - expected_area) < 0.08 * expected_area, "metres: UTM units"
+            assert f.GetField("class") == layer and f.GetField("source") == "utm.tif"
+            assert 0.5 < f.GetField("score") <= 1.0
+
+
+def test_nodata_is_never_detected_and_all_nodata_tiles_are_skipped(tmp_path):
+    # Red objects under the nodata region (x >= 550), which covers the last column of tiles whole.
+    write_raster(tmp_path / "holes.tif", nodata=65535, objects={0: RED + [(700, 60, 820, 160)]},
+                 nodata_box=(550, 0, 1200, 800))
+    r = label([tmp_path / "holes.tif"], tmp_path / "out", "--format", "gpkg")
+    skipped = int(re.search(r"\((\d+) all nodata", r.stdout).group(1))
+    assert skipped >= 1, r.stdout
+    _, _, feats = features(tmp_path / "out" / "labels.gpkg", "red")
+    assert len(feats) == 1, "only the red object left of the nodata region"
+    env = feats[0].GetGeometryRef().GetEnvelope()
+    assert env[1] <= map_box(550, 0, 550, 0)[0] + 1e-6, "nothing east of the data's edge"
+
+
+def test_a_vrt_of_several_files_equals_the_single_raster(tmp_path):
+    write_raster(tmp_path / "whole.tif", objects={0: RED, 2: BLUE})
+    src = gdal.Open(str(tmp_path / "whole.tif"))
+    gdal.Translate(str(tmp_path / "west.tif"), src, srcWin=[0, 0, 600, 800])
+    gdal.Translate(str(tmp_path / "east.tif"), src, srcWin=[600, 0, 600, 800])
+    src = None
+    gdal.BuildVRT(str(tmp_path / "mosaic.vrt"), [str(tmp_path / "west.tif"), str(tmp_path / "east.tif")])
+    label([tmp_path / "whole.tif"], tmp_path / "single", "--format", "gpkg")
+    label([tmp_path / "mosaic.vrt"], tmp_path / "vrt", "--format", "gpkg")
+    for layer in ("red", "blue"):
+        _, _, a = features(tmp_path / "single" / "labels.gpkg", layer)
+        _, _, b = features(tmp_path / "vrt" / "labels.gpkg", layer)
+        assert sorted(round(f.GetGeometryRef().GetArea()) for f in a) == sorted(round(f.GetGeometryRef().GetArea()) for f in b)
+
+
+def test_geojson_is_rfc7946_wgs84_and_flatgeobuf_keeps_the_crs(tmp_path):
+    write_raster(tmp_path / "utm.tif", objects={0: RED, 2: BLUE})
+    label([tmp_path / "utm.tif"], tmp_path / "out", "--format", "geojson,fgb")
+    doc = json.loads((tmp_path / "out" / "labels.geojson").read_text())
+    assert "crs" not in doc, "RFC 7946: WGS84 lon/lat, no crs member"
+    utm, wgs = osr.SpatialReference(), osr.SpatialReference()
+    utm.ImportFromEPSG(32633)
+    wgs.ImportFromEPSG(4326)
+    wgs.SetAxisMappingStrategy(osr.OAMS_TRADITIONAL_GIS_ORDER)
+    to_wgs = osr.CoordinateTransformation(utm, wgs)
+    lon, lat, _ = to_wgs.TransformPoint(*map_box(*RED[0])[:2])
+    reds = [f for f in doc["features"] if f["properties"]["class"] == "red"]
+    assert len(reds) == 2
+    def points(geometry):
+        polygons = geometry["coordinates"] if geometry["type"] == "MultiPolygon" else [geometry["coordinates"]]
+        return [p for poly in polygons for ring in poly for p in ring]
+    xs = [p[0] for f in reds for p in points(f["geometry"])]
+    ys = [p[1] for f in reds for p in points(f["geometry"])]
+    assert min(abs(x - lon) for x in xs) < 1e-4 and min(abs(y - lat) for y in ys) < 1e-4, "lon/lat order, right place"
+    fgb = ogr.Open(str(tmp_path / "out" / "labels.fgb"))
+    assert fgb.GetLayer(0).GetSpatialRef().GetAuthorityCode(None) == "32633"
+    assert fgb.GetLayer(0).GetFeatureCount() == 3
+
+
+def test_t_srs_reprojects_the_geopackage(tmp_path):
+    write_raster(tmp_path / "utm.tif", objects={0: RED})
+    label([tmp_path / "utm.tif"], tmp_path / "out", "--format", "gpkg", "--t-srs", "EPSG:3857")
+    _, lyr, feats = features(tmp_path / "out" / "labels.gpkg", "red")
+    assert lyr.GetSpatialRef().GetAuthorityCode(None) == "3857"
+    assert len(feats) == 2
+
+
+def test_a_large_sparse_raster_is_read_tile_by_tile_in_bounded_memory(tmp_path):
+    # 24000 x 24000 pixels x 3 bands x 16 bit (3.5 GB if read whole), sparse on disk: nodata
+    # except one block holding a red object.
+    size = 24000
+    path = tmp_path / "big.tif"
+    ds = gdal.GetDriverByName("GTiff").Create(str(path), size, size, 3, gdal.GDT_UInt16,
+                                               ["TILED=YES", "SPARSE_OK=TRUE", "BLOCKXSIZE=512", "BLOCKYSIZE=512"])
+    ds.SetGeoTransform([ORIGIN[0], PIXEL, 0, ORIGIN[1], 0, -PIXEL])
+    srs = osr.SpatialReference()
+    srs.ImportFromEPSG(32633)
+    ds.SetProjection(srs.ExportToWkt())
+    for b in range(3):
+        ds.GetRasterBand(b + 1).SetNoDataValue(65535)  # sparse: blocks never written read as nodata
+    block = np.zeros((2000, 2000), np.uint16)
+    red = block.copy()
+    red[200:500, 200:600] = 4000
+    ds.GetRasterBand(1).WriteArray(red, 12000, 12000)
+    ds.GetRasterBand(2).WriteArray(block, 12000, 12000)
+    ds.GetRasterBand(3).WriteArray(block, 12000, 12000)
+    ds = None
+    assert path.stat().st_size < 200 * 1024 * 1024
+    r = subprocess.run(["/usr/bin/time", "-v", CLI, "label", str(path), "--models", str(MODELS), "-p", "red",
+                        "--tile", "2000", "--overlap", "200", "--format", "gpkg", "--scale", "0,4000",
+                        "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr
+    peak_kb = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", r.stderr).group(1))
+    assert peak_kb < 1_000_000, f"peak {peak_kb / 1024:.0f} MB for a raster of 3.5 GB"
+    _, _, feats = features(tmp_path / "out" / "labels.gpkg", "red")
+    assert len(feats) == 1
+    env = feats[0].GetGeometryRef().GetEnvelope()
+    assert abs(env[0] - (ORIGIN[0] + 12200 * PIXEL)) < 10 and abs(env[3] - (ORIGIN[1] - 12200 * PIXEL)) < 10
