@@ -44,7 +44,7 @@ struct LabelArgs {
   int threads = 0;
   LabelConfig config;
   std::vector<std::string> merge_dirs;
-  std::string bands, scale, target_crs;  // maps
+  std::string bands, scale, target_crs, raster_out;  // maps
 };
 
 std::vector<LabelCategory> read_box_prompts(const std::string& file) {
@@ -132,6 +132,7 @@ int run_map(const LabelArgs& a) {
   m.threads = a.threads;
   m.raster = parse_raster_options(a.bands, a.scale);
   m.target_crs = a.target_crs;
+  m.raster_out = a.raster_out;
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
   return run_map_label(m, &g_stop);
@@ -206,6 +207,7 @@ void add_label_command(CLI::App& app, Runner& run) {
       ->capture_default_str();
   cmd->add_option("--bands", args->bands, "Maps: raster bands as red,green,blue (or one band), e.g. 4,3,2");
   cmd->add_option("--scale", args->scale, "Maps: band values to 8 bits: auto, minmax, percentile:2,98 or MIN,MAX");
+  cmd->add_option("--raster-out", args->raster_out, "Maps: also a class raster aligned with the input, e.g. classes.tif");
   cmd->add_option("--t-srs", args->target_crs, "Maps: write the vectors in this CRS (e.g. EPSG:4326); default the raster's");
   cmd->add_option("-o,--out", args->out, "Output folder");
   cmd->add_flag("--polygons", args->polygons, "COCO segmentation as polygons instead of RLE");

@@ -77,6 +77,12 @@ RasterOptions parse_raster_options(const std::string& bands, const std::string& 
 int run_map_label(const MapLabelArgs& a, const std::atomic<bool>* stop) {
   if (a.rasters.empty()) throw Error(ErrorCode::kInvalidArgument, "no input: give raster files (GeoTIFF, VRT, JPEG 2000, ...)");
   if (a.out.empty()) throw Error(ErrorCode::kInvalidArgument, "give --out DIR for the labels");
+  if (!a.raster_out.empty() && a.rasters.size() != 1) {
+    throw Error(ErrorCode::kInvalidArgument, "--raster-out aligns with one input raster; give one (a VRT joins many)");
+  }
+  if (!a.raster_out.empty() && std::filesystem::path(a.raster_out).filename() != a.raster_out) {
+    throw Error(ErrorCode::kInvalidArgument, "--raster-out is a file name inside --out, e.g. classes.tif");
+  }
   std::vector<Raster> rasters;
   for (const auto& path : a.rasters) rasters.push_back(Raster::open(path, a.raster));
   ModelOptions mo;
@@ -120,6 +126,7 @@ int run_map_label(const MapLabelArgs& a, const std::atomic<bool>* stop) {
     const std::string name = std::string("labels") + extension_of(format);
     per_category = write_map_vectors({update.stage(name), a.target_crs}, a.categories, parts);
   }
+  if (!a.raster_out.empty()) write_class_raster(update.stage(a.raster_out), rasters[0], results[0], a.categories.size());
   update.commit();
   double km2 = 0;
   int tiles = 0, skipped = 0;
@@ -127,6 +134,7 @@ int run_map_label(const MapLabelArgs& a, const std::atomic<bool>* stop) {
   std::printf("%zu raster%s, %d tiles (%d all nodata, skipped), %.3f km2 with data ->", rasters.size(),
               rasters.size() == 1 ? "" : "s", tiles, skipped, km2);
   for (const auto& f : a.formats) std::printf(" %s", (std::filesystem::path(a.out) / (std::string("labels") + extension_of(f))).c_str());
+  if (!a.raster_out.empty()) std::printf(" %s", (std::filesystem::path(a.out) / a.raster_out).c_str());
   std::printf("\n");
   for (size_t c = 0; c < a.categories.size(); ++c) {
     std::printf("  %s: %d\n", a.categories[c].name.c_str(), c < per_category.size() ? per_category[c] : 0);

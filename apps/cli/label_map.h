@@ -22,6 +22,7 @@ struct MapLabelArgs {
   int tile = 0, overlap = 0, threads = 0;
   RasterOptions raster;
   std::string target_crs;
+  std::string raster_out;  // a class raster file name in --out (one input raster)
 };
 
 // Whether --format asks for map outputs (then every format given must be one).

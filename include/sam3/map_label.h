@@ -54,4 +54,10 @@ struct MapPart {
 std::vector<int> write_map_vectors(const VectorOutput& output, const std::vector<LabelCategory>& categories,
                                    const std::vector<MapPart>& parts);
 
+// A tiled GeoTIFF aligned pixel for pixel with the raster (same size, geotransform and CRS):
+// each pixel the category index + 1 of the best-scoring instance covering it, 0 elsewhere
+// (nodata). Byte, or UInt16 past 255 categories; sparse, so large empty areas cost nothing.
+void write_class_raster(const std::filesystem::path& path, const Raster& raster, const MapLabelResult& result,
+                        std::size_t categories);
+
 }  // namespace sam3

@@ -38,7 +38,7 @@ bool clip_to_data(LabeledInstance& inst, const std::vector<std::uint8_t>& valid,
 TileRect own_part(const std::vector<TileRect>& tiles, size_t t) {
   TileRect own = tiles[t];
   for (size_t u = 0; u < t; ++u) {
-    if (tiles[u].y0 == own.y0 && tiles[u].x0 < tiles[t].x0) own.x0 = std::max(own.x0, std::min(tiles[u].x1, own.x1));
+    if (tiles[u].y0 == tiles[t].y0 && tiles[u].x0 < tiles[t].x0) own.x0 = std::max(own.x0, std::min(tiles[u].x1, own.x1));
     if (tiles[u].x0 == tiles[t].x0 && tiles[u].y0 < tiles[t].y0) own.y0 = std::max(own.y0, std::min(tiles[u].y1, own.y1));
   }
   return own;

@@ -67,7 +67,7 @@ def map_box(x0, y0, x1, y1, origin=ORIGIN):
 def test_a_geotiff_becomes_a_geopackage_in_its_crs_with_a_layer_per_prompt(tmp_path):
     write_raster(tmp_path / "utm.tif", objects={0: RED, 2: BLUE})
     r = label([tmp_path / "utm.tif"], tmp_path / "out", "--format", "gpkg")
-    assert "km2" in r.stdout
+    assert "0.240 km2 with data" in r.stdout, "1200 x 800 pixels of 0.25 m2, each counted once: " + r.stdout
     gpkg = tmp_path / "out" / "labels.gpkg"
     info = subprocess.run(["ogrinfo", "-so", "-al", str(gpkg)], capture_output=True, text=True, check=True).stdout
     assert 'ID["EPSG",32633]' in info, info
@@ -139,6 +139,22 @@ def test_geojson_is_rfc7946_wgs84_and_flatgeobuf_keeps_the_crs(tmp_path):
     fgb = ogr.Open(str(tmp_path / "out" / "labels.fgb"))
     assert fgb.GetLayer(0).GetSpatialRef().GetAuthorityCode(None) == "32633"
     assert fgb.GetLayer(0).GetFeatureCount() == 3
+
+
+def test_the_class_raster_is_aligned_pixel_for_pixel(tmp_path):
+    write_raster(tmp_path / "utm.tif", objects={0: RED, 2: BLUE})
+    label([tmp_path / "utm.tif"], tmp_path / "out", "--format", "gpkg", "--raster-out", "classes.tif")
+    src, cls = gdal.Open(str(tmp_path / "utm.tif")), gdal.Open(str(tmp_path / "out" / "classes.tif"))
+    assert (cls.RasterXSize, cls.RasterYSize) == (src.RasterXSize, src.RasterYSize)
+    assert cls.GetGeoTransform() == src.GetGeoTransform()
+    assert cls.GetSpatialRef().IsSame(src.GetSpatialRef())
+    assert cls.GetRasterBand(1).GetBlockSize() == [256, 256], "tiled"
+    classes = cls.GetRasterBand(1).ReadAsArray()
+    for value, boxes in ((1, RED), (2, BLUE)):
+        for x0, y0, x1, y1 in boxes:
+            inside = classes[y0 + 5:y1 - 5, x0 + 5:x1 - 5]
+            assert (inside == value).mean() > 0.95, f"class {value} at {x0},{y0}"
+    assert (classes[700:800, 0:300] == 0).all(), "background is 0 (nodata)"
 
 
 def test_t_srs_reprojects_the_geopackage(tmp_path):
