@@ -131,6 +131,15 @@ int run_map(const LabelArgs& a) {
   m.overlap = a.overlap;
   m.threads = a.threads;
   m.raster = parse_raster_options(a.bands, a.scale);
+  m.bands_text = a.bands;
+  m.scale_text = a.scale;
+  int k = 1, n = 1, used = 0;
+  if (std::sscanf(a.shard.c_str(), "%d/%d%n", &k, &n, &used) != 2 || used != static_cast<int>(a.shard.size()) || k < 1 ||
+      k > n) {
+    throw Error(ErrorCode::kInvalidArgument, "--shard must be K/N with 1 <= K <= N, e.g. 3/8, got '" + a.shard + "'");
+  }
+  m.shard = k - 1;
+  m.shards = n;
   m.target_crs = a.target_crs;
   m.raster_out = a.raster_out;
   std::signal(SIGINT, on_interrupt);
@@ -232,10 +241,11 @@ void add_label_command(CLI::App& app, Runner& run) {
   merge->add_option("-o,--out", args->out, "Merged output folder")->required();
   merge->callback([args, &run] {
     run = [args] {
+      if (is_map_shard_dir(args->merge_dirs.front())) return run_map_merge(args->merge_dirs, args->out);
       std::vector<fs::path> dirs(args->merge_dirs.begin(), args->merge_dirs.end());
       merge_label_dirs(dirs, args->out);
       std::printf("merged %zu folders -> %s\n", dirs.size(), args->out.c_str());
-      return kOk;
+      return static_cast<int>(kOk);
     };
   });
 }

@@ -11,6 +11,8 @@
 #include "sam3/map_label.h"
 #include "sam3/output_folder.h"
 
+#include <nlohmann/json.hpp>
+
 namespace sam3::cli {
 namespace {
 
@@ -74,9 +76,58 @@ RasterOptions parse_raster_options(const std::string& bands, const std::string& 
   return o;
 }
 
+namespace {
+
+// The run's outputs, swapped in together, only over files sam3 wrote there before.
+void write_outputs(const std::string& out, const std::vector<std::string>& formats, const std::string& target_crs,
+                   const std::string& raster_out, const std::vector<LabelCategory>& categories,
+                   const std::vector<Raster>& rasters, const std::vector<MapLabelResult>& results) {
+  OutputFolderUpdate update(out);
+  std::vector<MapPart> parts;
+  for (size_t i = 0; i < rasters.size(); ++i) parts.push_back({&rasters[i], &results[i]});
+  std::vector<int> per_category(categories.size(), 0);
+  for (const auto& format : formats) {
+    per_category = write_map_vectors({update.stage(std::string("labels") + extension_of(format)), target_crs}, categories, parts);
+  }
+  if (!raster_out.empty()) write_class_raster(update.stage(raster_out), rasters[0], results[0], categories.size());
+  update.commit();
+  double km2 = 0;
+  int tiles = 0, skipped = 0;
+  for (const auto& r : results) km2 += r.area_km2, tiles += static_cast<int>(r.tiles.size()), skipped += r.tiles_skipped;
+  std::printf("%zu raster%s, %d tiles (%d all nodata, skipped), %.3f km2 with data ->", rasters.size(),
+              rasters.size() == 1 ? "" : "s", tiles, skipped, km2);
+  for (const auto& f : formats) std::printf(" %s", (std::filesystem::path(out) / (std::string("labels") + extension_of(f))).c_str());
+  if (!raster_out.empty()) std::printf(" %s", (std::filesystem::path(out) / raster_out).c_str());
+  std::printf("\n");
+  for (size_t c = 0; c < categories.size(); ++c) std::printf("  %s: %d\n", categories[c].name.c_str(), per_category[c]);
+}
+
+}  // namespace
+
+bool is_map_shard_dir(const std::string& dir) { return std::filesystem::is_regular_file(std::filesystem::path(dir) / "map-shard.json"); }
+
+int run_map_merge(const std::vector<std::string>& dirs, const std::string& out) {
+  std::vector<MapShard> shards;
+  for (const auto& d : dirs) shards.push_back(read_map_shard(std::filesystem::path(d) / "map-shard.json"));
+  const auto extra = nlohmann::json::parse(shards.front().extra_json);
+  std::vector<LabelCategory> categories;
+  for (const auto& name : shards.front().categories) categories.push_back({name, {name, {}}});
+  TileOptions merge;
+  std::vector<Raster> rasters;
+  rasters.push_back(Raster::open(shards.front().raster, parse_raster_options(extra.value("bands", ""), extra.value("scale", ""))));
+  std::vector<MapLabelResult> results;
+  results.push_back(merge_map_shards(std::move(shards), merge));
+  write_outputs(out, extra.value("formats", std::vector<std::string>{"gpkg"}), extra.value("t_srs", ""),
+                extra.value("raster_out", ""), categories, rasters, results);
+  return kOk;
+}
+
 int run_map_label(const MapLabelArgs& a, const std::atomic<bool>* stop) {
   if (a.rasters.empty()) throw Error(ErrorCode::kInvalidArgument, "no input: give raster files (GeoTIFF, VRT, JPEG 2000, ...)");
   if (a.out.empty()) throw Error(ErrorCode::kInvalidArgument, "give --out DIR for the labels");
+  if (a.shards > 1 && a.rasters.size() != 1) {
+    throw Error(ErrorCode::kInvalidArgument, "--shard K/N shares one raster's tiles; give one raster (a VRT joins many)");
+  }
   if (!a.raster_out.empty() && a.rasters.size() != 1) {
     throw Error(ErrorCode::kInvalidArgument, "--raster-out aligns with one input raster; give one (a VRT joins many)");
   }
@@ -99,6 +150,8 @@ int run_map_label(const MapLabelArgs& a, const std::atomic<bool>* stop) {
     options.tile = a.tile;
     options.overlap = a.overlap;
     options.stop = stop;
+    options.shard = a.shard;
+    options.shards = a.shards;
     auto last = std::chrono::steady_clock::time_point{};
     options.progress = [&](int done, int total, double km2) {
       const auto now = std::chrono::steady_clock::now();
@@ -117,28 +170,19 @@ int run_map_label(const MapLabelArgs& a, const std::atomic<bool>* stop) {
     std::printf("interrupted; nothing written to %s\n", a.out.c_str());
     return 130;
   }
-  // All outputs swapped in together, only over files sam3 wrote there before.
-  OutputFolderUpdate update(a.out);
-  std::vector<MapPart> parts;
-  for (size_t i = 0; i < rasters.size(); ++i) parts.push_back({&rasters[i], &results[i]});
-  std::vector<int> per_category;
-  for (const auto& format : a.formats) {
-    const std::string name = std::string("labels") + extension_of(format);
-    per_category = write_map_vectors({update.stage(name), a.target_crs}, a.categories, parts);
+  if (a.shards > 1) {  // instances as found; 'sam3 label merge' of all shards writes the outputs
+    OutputFolderUpdate update(a.out);
+    const nlohmann::json extra = {{"formats", a.formats}, {"t_srs", a.target_crs}, {"raster_out", a.raster_out},
+                                  {"bands", a.bands_text}, {"scale", a.scale_text}};
+    write_map_shard(update.stage("map-shard.json"), *model, rasters[0], a.categories,
+                    [&] { MapLabelOptions o; o.segment = a.segment; o.shard = a.shard; o.shards = a.shards; return o; }(),
+                    results[0], extra.dump());
+    update.commit();
+    std::printf("shard %d/%d: %zu instances -> %s; merge all shards with 'sam3 label merge SHARD_DIR... --out DIR'\n",
+                a.shard + 1, a.shards, results[0].instances.size(), (std::filesystem::path(a.out) / "map-shard.json").c_str());
+    return kOk;
   }
-  if (!a.raster_out.empty()) write_class_raster(update.stage(a.raster_out), rasters[0], results[0], a.categories.size());
-  update.commit();
-  double km2 = 0;
-  int tiles = 0, skipped = 0;
-  for (const auto& r : results) km2 += r.area_km2, tiles += static_cast<int>(r.tiles.size()), skipped += r.tiles_skipped;
-  std::printf("%zu raster%s, %d tiles (%d all nodata, skipped), %.3f km2 with data ->", rasters.size(),
-              rasters.size() == 1 ? "" : "s", tiles, skipped, km2);
-  for (const auto& f : a.formats) std::printf(" %s", (std::filesystem::path(a.out) / (std::string("labels") + extension_of(f))).c_str());
-  if (!a.raster_out.empty()) std::printf(" %s", (std::filesystem::path(a.out) / a.raster_out).c_str());
-  std::printf("\n");
-  for (size_t c = 0; c < a.categories.size(); ++c) {
-    std::printf("  %s: %d\n", a.categories[c].name.c_str(), c < per_category.size() ? per_category[c] : 0);
-  }
+  write_outputs(a.out, a.formats, a.target_crs, a.raster_out, a.categories, rasters, results);
   return kOk;
 }
 

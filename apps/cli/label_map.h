@@ -21,8 +21,10 @@ struct MapLabelArgs {
   SegmentOptions segment;
   int tile = 0, overlap = 0, threads = 0;
   RasterOptions raster;
+  std::string bands_text, scale_text;  // as given, recorded in shards
   std::string target_crs;
   std::string raster_out;  // a class raster file name in --out (one input raster)
+  int shard = 0, shards = 1;  // --shard K/N of one raster's tiles (0-based shard)
 };
 
 // Whether --format asks for map outputs (then every format given must be one).
@@ -30,5 +32,8 @@ bool is_map_format_list(const std::string& formats);
 // --bands "1,2,3" and --scale "minmax" | "percentile:2,98" | "A,B" into the raster options.
 RasterOptions parse_raster_options(const std::string& bands, const std::string& scale);
 int run_map_label(const MapLabelArgs& args, const std::atomic<bool>* stop);
+// `sam3 label merge` of folders written by map shards (map-shard.json), into their outputs.
+bool is_map_shard_dir(const std::string& dir);
+int run_map_merge(const std::vector<std::string>& dirs, const std::string& out);
 
 }  // namespace sam3::cli

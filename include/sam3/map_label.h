@@ -23,6 +23,9 @@ struct MapLabelOptions {
   // After each tile: tiles done, tiles in all, square kilometres covered so far.
   std::function<void(int, int, double)> progress;
   const std::atomic<bool>* stop = nullptr;  // checked between tiles
+  // Scale-out: tiles t with t % shards == shard are this run's; their instances come back as
+  // found (not merged across seams), for merge_map_shards to merge exactly as one run would.
+  int shard = 0, shards = 1;
 };
 
 struct MapLabelResult {
@@ -36,6 +39,23 @@ struct MapLabelResult {
 
 MapLabelResult label_raster(const Model& model, const Raster& raster, const std::vector<LabelCategory>& categories,
                             const MapLabelOptions& options);
+
+// A shard's instances as found and the settings that must agree across shards (raster, size,
+// tiles, categories, thresholds, model fingerprint); `extra` rides along (the CLI's outputs).
+void write_map_shard(const std::filesystem::path& path, const Model& model, const Raster& raster,
+                     const std::vector<LabelCategory>& categories, const MapLabelOptions& options,
+                     const MapLabelResult& result, const std::string& extra_json);
+
+struct MapShard {
+  std::filesystem::path raster;
+  std::vector<std::string> categories;
+  std::string settings_hash, extra_json;
+  int shard = 0, shards = 1;
+  MapLabelResult result;  // instances as found, with their tiles
+};
+MapShard read_map_shard(const std::filesystem::path& path);  // throws kInvalidArgument
+// All N shards of one run (each once, same settings) merged across seams: equal to one run.
+MapLabelResult merge_map_shards(std::vector<MapShard> shards, const TileOptions& merge);
 
 struct VectorOutput {
   std::filesystem::path path;  // the driver by extension: .gpkg, .geojson/.json, .fgb, .shp

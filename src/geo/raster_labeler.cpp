@@ -46,6 +46,8 @@ TileRect own_part(const std::vector<TileRect>& tiles, size_t t) {
 
 }  // namespace
 
+MapLabelResult merged(MapLabelResult out, const TileOptions& merge);
+
 MapLabelResult label_raster(const Model& model, const Raster& raster, const std::vector<LabelCategory>& categories,
                             const MapLabelOptions& options) {
   MapLabelResult out;
@@ -55,7 +57,11 @@ MapLabelResult label_raster(const Model& model, const Raster& raster, const std:
   out.tiles = tile_grid(raster.width(), raster.height(), tile, overlap);
   const double m2 = pixel_m2(raster);
   const TileOptions untiled;  // each window is one image for label_image
+  if (options.shards < 1 || options.shard < 0 || options.shard >= options.shards) {
+    throw Error(ErrorCode::kInvalidArgument, "--shard K/N needs 1 <= K <= N");
+  }
   for (size_t t = 0; t < out.tiles.size(); ++t) {
+    if (static_cast<int>(t % static_cast<size_t>(options.shards)) != options.shard) continue;
     if (options.stop && *options.stop) {
       out.stopped = true;
       break;
@@ -89,9 +95,14 @@ MapLabelResult label_raster(const Model& model, const Raster& raster, const std:
     }
     if (options.progress) options.progress(static_cast<int>(t + 1), static_cast<int>(out.tiles.size()), out.area_km2);
   }
+  if (options.shards > 1) return out;  // merged once all shards are in (merge_map_shards)
+  return merged(std::move(out), options.merge);
+}
+
+MapLabelResult merged(MapLabelResult out, const TileOptions& merge) {
   // Seams: the same object seen from two tiles becomes one instance.
   std::vector<int> tiles_of = out.tile_of_instance;
-  out.instances = merge_across_tiles(std::move(out.instances), tiles_of, out.tiles, options.merge);
+  out.instances = merge_across_tiles(std::move(out.instances), tiles_of, out.tiles, merge);
   // An object merged across a seam spans tiles; it is attributed to the tile holding its centre.
   out.tile_of_instance.clear();
   for (const auto& inst : out.instances) {

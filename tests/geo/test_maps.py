@@ -45,9 +45,9 @@ def write_raster(path, width=1200, height=800, dtype=gdal.GDT_UInt16, value=4000
     ds = None
 
 
-def label(inputs, out, *extra):
+def label(inputs, out, *extra, tile="600", overlap="100"):
     r = subprocess.run([CLI, "label", *map(str, inputs), "--models", str(MODELS), "-p", "red", "-p", "blue",
-                        "--tile", "600", "--overlap", "100", "--out", str(out), *extra],
+                        "--tile", tile, "--overlap", overlap, "--out", str(out), *extra],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     return r
@@ -196,3 +196,24 @@ def test_a_large_sparse_raster_is_read_tile_by_tile_in_bounded_memory(tmp_path):
     assert len(feats) == 1
     env = feats[0].GetGeometryRef().GetEnvelope()
     assert abs(env[0] - (ORIGIN[0] + 12200 * PIXEL)) < 10 and abs(env[3] - (ORIGIN[1] - 12200 * PIXEL)) < 10
+
+
+def test_shards_of_one_raster_merge_into_what_one_run_writes(tmp_path):
+    write_raster(tmp_path / "utm.tif", objects={0: RED, 2: BLUE})
+    for k in (1, 2, 3):
+        r = label([tmp_path / "utm.tif"], tmp_path / f"shard-{k}", "--format", "gpkg", "--shard", f"{k}/3",
+                  tile="400", overlap="60")
+        assert "map-shard.json" in r.stdout
+    missing = subprocess.run([CLI, "label", "merge", str(tmp_path / "shard-1"), str(tmp_path / "shard-2"),
+                              "--out", str(tmp_path / "merged")], capture_output=True, text=True)
+    assert missing.returncode != 0 and "shard 3/3 is missing" in missing.stderr, missing.stderr
+    merged = subprocess.run([CLI, "label", "merge", *(str(tmp_path / f"shard-{k}") for k in (3, 1, 2)),
+                             "--out", str(tmp_path / "merged")], capture_output=True, text=True)
+    assert merged.returncode == 0, merged.stderr
+    label([tmp_path / "utm.tif"], tmp_path / "single", "--format", "gpkg", tile="400", overlap="60")
+
+    def rows(path, layer):
+        _, _, feats = features(path, layer)
+        return sorted((f.GetField("score"), f.GetField("tile"), f.GetGeometryRef().ExportToWkt()) for f in feats)
+    for layer in ("red", "blue"):
+        assert rows(tmp_path / "merged" / "labels.gpkg", layer) == rows(tmp_path / "single" / "labels.gpkg", layer)

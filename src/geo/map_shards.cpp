@@ -1,0 +1,148 @@
+// Map shards on disk: the instances one shard found (mask crops as COCO RLE of the crop) and
+// the settings every shard of a run must share.
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "label/records.h"
+#include "sam3/error.h"
+#include "sam3/export.h"
+#include "sam3/map_label.h"
+
+namespace sam3 {
+
+MapLabelResult merged(MapLabelResult out, const TileOptions& merge);  // raster_labeler.cpp
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+std::string settings_hash(const Model& model, const Raster& raster, const std::vector<LabelCategory>& categories,
+                          const MapLabelOptions& o, const std::vector<TileRect>& tiles) {
+  json cats = json::array();
+  for (const auto& c : categories) cats.push_back({c.name, c.prompt.text, c.prompt.boxes.size()});
+  json grid = json::array();
+  for (const auto& t : tiles) grid.push_back({t.x0, t.y0, t.x1, t.y1});
+  const json j = {{"raster", std::filesystem::absolute(raster.path()).string()},
+                  {"size", {raster.width(), raster.height()}},
+                  {"bands", raster.bands()},
+                  {"categories", cats},
+                  {"segment", {o.segment.score_threshold, o.segment.mask_threshold, o.segment.min_area,
+                               o.segment.max_instances, o.segment.nms_iou}},
+                  {"tiles", grid},
+                  {"model", label::model_fingerprint(model)}};
+  return label::config_hash(j);
+}
+
+}  // namespace
+
+void write_map_shard(const std::filesystem::path& path, const Model& model, const Raster& raster,
+                     const std::vector<LabelCategory>& categories, const MapLabelOptions& options,
+                     const MapLabelResult& result, const std::string& extra_json) {
+  json instances = json::array();
+  for (size_t i = 0; i < result.instances.size(); ++i) {
+    const auto& inst = result.instances[i];
+    const MaskCrop& m = inst.mask;
+    instances.push_back({{"category", inst.category}, {"score", inst.score},
+                         {"box", {inst.box.x0, inst.box.y0, inst.box.x1, inst.box.y1}},
+                         {"tile", result.tile_of_instance[i]},
+                         {"crop", {m.x0, m.y0, m.width, m.height}},
+                         {"counts", rle_encode(Mask{m.width, m.height, m.data})}});
+  }
+  json tiles = json::array();
+  for (const auto& t : result.tiles) tiles.push_back({t.x0, t.y0, t.x1, t.y1});
+  json names = json::array();
+  for (const auto& c : categories) names.push_back(c.name);
+  const json j = {{"sam3_map_shard", 1},
+                  {"raster", std::filesystem::absolute(raster.path()).string()},
+                  {"size", {raster.width(), raster.height()}},
+                  {"shard", options.shard},
+                  {"shards", options.shards},
+                  {"settings", settings_hash(model, raster, categories, options, result.tiles)},
+                  {"categories", names},
+                  {"tiles", tiles},
+                  {"tiles_skipped", result.tiles_skipped},
+                  {"area_km2", result.area_km2},
+                  {"extra", json::parse(extra_json.empty() ? "{}" : extra_json)},
+                  {"instances", instances}};
+  write_file_atomic(path, j.dump());
+}
+
+MapShard read_map_shard(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  const json j = json::parse(in, nullptr, false);
+  if (!j.is_object() || j.value("sam3_map_shard", 0) != 1) {
+    throw Error(ErrorCode::kInvalidArgument, path.string() + ": not a sam3 map shard (written by sam3 label --shard on a raster)");
+  }
+  try {
+    MapShard s;
+    s.raster = j.at("raster").get<std::string>();
+    s.categories = j.at("categories").get<std::vector<std::string>>();
+    s.settings_hash = j.at("settings").get<std::string>();
+    s.extra_json = j.at("extra").dump();
+    s.shard = j.at("shard").get<int>();
+    s.shards = j.at("shards").get<int>();
+    const int w = j.at("size")[0].get<int>(), h = j.at("size")[1].get<int>();
+    for (const auto& t : j.at("tiles")) s.result.tiles.push_back({t[0], t[1], t[2], t[3]});
+    s.result.tiles_skipped = j.at("tiles_skipped").get<int>();
+    s.result.area_km2 = j.at("area_km2").get<double>();
+    for (const auto& e : j.at("instances")) {
+      LabeledInstance inst;
+      inst.category = e.at("category").get<int>();
+      inst.score = e.at("score").get<float>();
+      const auto& b = e.at("box");
+      inst.box = {b[0].get<float>(), b[1].get<float>(), b[2].get<float>(), b[3].get<float>()};
+      const auto& c = e.at("crop");
+      const Mask m = rle_decode(e.at("counts").get<std::string>(), c[3].get<int>(), c[2].get<int>());
+      inst.mask = {c[0].get<int>(), c[1].get<int>(), m.width, m.height, w, h, m.data};
+      s.result.instances.push_back(std::move(inst));
+      s.result.tile_of_instance.push_back(e.at("tile").get<int>());
+    }
+    return s;
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(ErrorCode::kInvalidArgument, path.string() + ": a damaged map shard (" + e.what() + ")");
+  }
+}
+
+MapLabelResult merge_map_shards(std::vector<MapShard> shards, const TileOptions& merge) {
+  if (shards.empty()) throw Error(ErrorCode::kInvalidArgument, "no map shard to merge");
+  const int n = shards.front().shards;
+  std::vector<bool> seen(static_cast<size_t>(std::max(n, 0)), false);
+  for (const auto& s : shards) {
+    if (s.settings_hash != shards.front().settings_hash || s.shards != n) {
+      throw Error(ErrorCode::kInvalidArgument, "the shards are not of one run (another raster, prompts, thresholds, tiles "
+                                               "or model); merge the shards of one 'sam3 label --shard K/N' run");
+    }
+    if (s.shard < 0 || s.shard >= n || seen[static_cast<size_t>(s.shard)]) {
+      throw Error(ErrorCode::kInvalidArgument, "shard " + std::to_string(s.shard + 1) + "/" + std::to_string(n) +
+                                                   " is given twice");
+    }
+    seen[static_cast<size_t>(s.shard)] = true;
+  }
+  for (int k = 0; k < n; ++k) {
+    if (!seen[static_cast<size_t>(k)]) {
+      throw Error(ErrorCode::kInvalidArgument, "shard " + std::to_string(k + 1) + "/" + std::to_string(n) +
+                                                   " is missing; run it, then merge all " + std::to_string(n));
+    }
+  }
+  // In tile order, as one run finds them: the merge then sees the same instances in the same order.
+  struct Found {
+    int tile;
+    size_t shard, index;
+  };
+  std::vector<Found> order;
+  for (size_t s = 0; s < shards.size(); ++s) {
+    for (size_t i = 0; i < shards[s].result.instances.size(); ++i) order.push_back({shards[s].result.tile_of_instance[i], s, i});
+  }
+  std::stable_sort(order.begin(), order.end(), [](const Found& a, const Found& b) { return a.tile < b.tile; });
+  MapLabelResult all;
+  all.tiles = shards.front().result.tiles;
+  for (const auto& s : shards) all.tiles_skipped += s.result.tiles_skipped, all.area_km2 += s.result.area_km2;
+  for (const auto& f : order) {
+    all.instances.push_back(std::move(shards[f.shard].result.instances[f.index]));
+    all.tile_of_instance.push_back(f.tile);
+  }
+  return merged(std::move(all), merge);
+}
+
+}  // namespace sam3
