@@ -45,6 +45,7 @@ struct LabelArgs {
   LabelConfig config;
   std::vector<std::string> merge_dirs;
   std::string bands, scale, target_crs, raster_out;  // maps
+  double gsd = 0;
 };
 
 std::vector<LabelCategory> read_box_prompts(const std::string& file) {
@@ -131,6 +132,7 @@ int run_map(const LabelArgs& a) {
   m.overlap = a.overlap;
   m.threads = a.threads;
   m.raster = parse_raster_options(a.bands, a.scale);
+  m.raster.gsd_m = a.gsd;
   m.bands_text = a.bands;
   m.scale_text = a.scale;
   int k = 1, n = 1, used = 0;
@@ -212,10 +214,12 @@ void add_label_command(CLI::App& app, Runner& run) {
   cmd->add_option("-p,--prompt", args->prompts, "A category to find, e.g. car; repeatable");
   cmd->add_option("--box-prompt", args->box_prompt_file, "JSON list of categories with exemplar boxes")->check(CLI::ExistingFile);
   cmd->add_option("--format", args->formats,
-                  "Outputs: coco,yolo,masks,geojson for images; gpkg,fgb[,geojson] for georeferenced rasters (maps)")
+                  "Outputs: coco,yolo,masks,geojson for images; gpkg,fgb,shp[,geojson] for georeferenced rasters (maps)")
       ->capture_default_str();
   cmd->add_option("--bands", args->bands, "Maps: raster bands as red,green,blue (or one band), e.g. 4,3,2");
   cmd->add_option("--scale", args->scale, "Maps: band values to 8 bits: auto, minmax, percentile:2,98 or MIN,MAX");
+  cmd->add_option("--gsd", args->gsd, "Maps: resample to this ground sample distance in metres first (e.g. 0.3)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--raster-out", args->raster_out, "Maps: also a class raster aligned with the input, e.g. classes.tif");
   cmd->add_option("--t-srs", args->target_crs, "Maps: write the vectors in this CRS (e.g. EPSG:4326); default the raster's");
   cmd->add_option("-o,--out", args->out, "Output folder");

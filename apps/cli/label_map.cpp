@@ -35,17 +35,20 @@ double number(const std::string& s, const std::string& option) {
   throw Error(ErrorCode::kInvalidArgument, option + ": '" + s + "' is not a number");
 }
 
-const char* extension_of(const std::string& format) { return format == "gpkg" ? ".gpkg" : format == "fgb" ? ".fgb" : ".geojson"; }
+// "labels-shp" is a folder of shapefiles, one per prompt (a shapefile holds one layer).
+const char* extension_of(const std::string& format) {
+  return format == "gpkg" ? ".gpkg" : format == "fgb" ? ".fgb" : format == "shp" ? "-shp" : ".geojson";
+}
 
 }  // namespace
 
 bool is_map_format_list(const std::string& formats) {
   const auto list = split(formats, ',');
-  const bool any = std::any_of(list.begin(), list.end(), [](const std::string& f) { return f == "gpkg" || f == "fgb"; });
+  const bool any = std::any_of(list.begin(), list.end(), [](const std::string& f) { return f == "gpkg" || f == "fgb" || f == "shp"; });
   if (!any) return false;
   for (const auto& f : list) {
-    if (f != "gpkg" && f != "fgb" && f != "geojson") {
-      throw Error(ErrorCode::kInvalidArgument, "--format " + f + " is an image output; map outputs (gpkg, fgb, geojson) "
+    if (f != "gpkg" && f != "fgb" && f != "shp" && f != "geojson") {
+      throw Error(ErrorCode::kInvalidArgument, "--format " + f + " is an image output; map outputs (gpkg, fgb, shp, geojson) "
                                                "are written from rasters and cannot be mixed with it: run them apart");
     }
   }
@@ -114,7 +117,9 @@ int run_map_merge(const std::vector<std::string>& dirs, const std::string& out) 
   for (const auto& name : shards.front().categories) categories.push_back({name, {name, {}}});
   TileOptions merge;
   std::vector<Raster> rasters;
-  rasters.push_back(Raster::open(shards.front().raster, parse_raster_options(extra.value("bands", ""), extra.value("scale", ""))));
+  RasterOptions raster_options = parse_raster_options(extra.value("bands", ""), extra.value("scale", ""));
+  raster_options.gsd_m = extra.value("gsd", 0.0);
+  rasters.push_back(Raster::open(shards.front().raster, raster_options));
   std::vector<MapLabelResult> results;
   results.push_back(merge_map_shards(std::move(shards), merge));
   write_outputs(out, extra.value("formats", std::vector<std::string>{"gpkg"}), extra.value("t_srs", ""),
@@ -173,7 +178,7 @@ int run_map_label(const MapLabelArgs& a, const std::atomic<bool>* stop) {
   if (a.shards > 1) {  // instances as found; 'sam3 label merge' of all shards writes the outputs
     OutputFolderUpdate update(a.out);
     const nlohmann::json extra = {{"formats", a.formats}, {"t_srs", a.target_crs}, {"raster_out", a.raster_out},
-                                  {"bands", a.bands_text}, {"scale", a.scale_text}};
+                                  {"bands", a.bands_text}, {"scale", a.scale_text}, {"gsd", a.raster.gsd_m}};
     write_map_shard(update.stage("map-shard.json"), *model, rasters[0], a.categories,
                     [&] { MapLabelOptions o; o.segment = a.segment; o.shard = a.shard; o.shards = a.shards; return o; }(),
                     results[0], extra.dump());

@@ -21,6 +21,9 @@ struct RasterOptions {
   // per dataset (GDAL's approximate statistics and histogram), never per tile.
   enum class Scale { kAuto, kMinMax, kPercentile, kFixed } scale = Scale::kAuto;
   double low = 2, high = 98;
+  // Read as if resampled to this ground sample distance in metres (0: the raster's own), so
+  // objects look as they do in photos at the scale the model knows; needs a projected CRS.
+  double gsd_m = 0;
 };
 
 // How much of one band maps to 0..255.
@@ -37,6 +40,7 @@ class Raster {
   ~Raster();
 
   const std::filesystem::path& path() const;
+  // Size and geotransform of the grid the raster is read on (resampled when gsd_m is set).
   int width() const;
   int height() const;
   std::array<int, 2> block_size() const;  // the first band's natural block (tile or strip)

@@ -86,6 +86,8 @@ struct Raster::Impl {
   std::vector<int> bands;
   std::vector<BandScale> scales;
   int alpha = 0;  // alpha band index, 0 when none
+  double factor = 1;  // read grid pixels per source pixel (--gsd)
+  int width = 0, height = 0;
   mutable std::mutex mutex;  // a GDAL dataset is not to be read from two threads at once
 };
 
@@ -127,12 +129,28 @@ Raster Raster::open(const std::filesystem::path& path, const RasterOptions& opti
     if (ds.GetRasterBand(i)->GetColorInterpretation() == GCI_AlphaBand) impl->alpha = i;
   }
   for (int b : impl->bands) impl->scales.push_back(scale_of(*ds.GetRasterBand(b), options));
+  impl->width = ds.GetRasterXSize();
+  impl->height = ds.GetRasterYSize();
+  if (options.gsd_m > 0) {
+    OGRSpatialReference srs;
+    if (!impl->georeferenced || impl->crs.empty() || srs.importFromWkt(impl->crs.c_str()) != OGRERR_NONE || !srs.IsProjected()) {
+      throw Error(ErrorCode::kInvalidArgument, path.string() + ": --gsd needs a projected CRS (metres on the ground); "
+                                                               "reproject it first, e.g. gdalwarp -t_srs EPSG:32633");
+    }
+    auto& g = impl->geotransform;
+    const double pixel_m = std::sqrt(std::abs(g[1] * g[5] - g[2] * g[4])) * srs.GetLinearUnits();
+    impl->factor = pixel_m / options.gsd_m;
+    impl->width = std::max(1, static_cast<int>(std::lround(impl->width * impl->factor)));
+    impl->height = std::max(1, static_cast<int>(std::lround(impl->height * impl->factor)));
+    const double fx = static_cast<double>(ds.GetRasterXSize()) / impl->width, fy = static_cast<double>(ds.GetRasterYSize()) / impl->height;
+    g = {g[0], g[1] * fx, g[2] * fy, g[3], g[4] * fx, g[5] * fy};
+  }
   return Raster(std::move(impl));
 }
 
 const std::filesystem::path& Raster::path() const { return impl_->path; }
-int Raster::width() const { return impl_->dataset->GetRasterXSize(); }
-int Raster::height() const { return impl_->dataset->GetRasterYSize(); }
+int Raster::width() const { return impl_->width; }
+int Raster::height() const { return impl_->height; }
 std::array<int, 2> Raster::block_size() const {
   int bx = 0, by = 0;
   impl_->dataset->GetRasterBand(1)->GetBlockSize(&bx, &by);
@@ -146,6 +164,22 @@ const std::vector<BandScale>& Raster::scales() const { return impl_->scales; }
 
 Image Raster::read(const TileRect& r, std::vector<std::uint8_t>* valid) const {
   const int w = r.x1 - r.x0, h = r.y1 - r.y0;
+  // The window in source pixels; GDAL resamples it into the w x h buffer (area average when
+  // shrinking, bilinear when enlarging).
+  const int sw = impl_->dataset->GetRasterXSize(), sh = impl_->dataset->GetRasterYSize();
+  const double fx = static_cast<double>(sw) / impl_->width, fy = static_cast<double>(sh) / impl_->height;
+  GDALRasterIOExtraArg extra;
+  INIT_RASTERIO_EXTRA_ARG(extra);
+  extra.eResampleAlg = impl_->factor < 1 ? GRIORA_Average : GRIORA_Bilinear;
+  extra.bFloatingPointWindowValidity = TRUE;
+  extra.dfXOff = r.x0 * fx, extra.dfYOff = r.y0 * fy, extra.dfXSize = w * fx, extra.dfYSize = h * fy;
+  const int x0 = static_cast<int>(std::floor(extra.dfXOff)), y0 = static_cast<int>(std::floor(extra.dfYOff));
+  const int ww = std::min(sw - x0, std::max(1, static_cast<int>(std::ceil(extra.dfXOff + extra.dfXSize)) - x0));
+  const int wh = std::min(sh - y0, std::max(1, static_cast<int>(std::ceil(extra.dfYOff + extra.dfYSize)) - y0));
+  GDALRasterIOExtraArg* resample = impl_->factor == 1 ? nullptr : &extra;
+  GDALRasterIOExtraArg nearest = extra;
+  nearest.eResampleAlg = GRIORA_NearestNeighbour;
+  GDALRasterIOExtraArg* mask_resample = impl_->factor == 1 ? nullptr : &nearest;
   const size_t n = static_cast<size_t>(w) * h;
   Image image{w, h, std::vector<std::uint8_t>(n * 3)};
   std::vector<double> values(n);
@@ -154,7 +188,7 @@ Image Raster::read(const TileRect& r, std::vector<std::uint8_t>* valid) const {
   GDALDataset& ds = *impl_->dataset;
   for (size_t c = 0; c < 3; ++c) {
     GDALRasterBand* band = ds.GetRasterBand(impl_->bands[c]);
-    if (band->RasterIO(GF_Read, r.x0, r.y0, w, h, values.data(), w, h, GDT_Float64, 0, 0) != CE_None) {
+    if (band->RasterIO(GF_Read, x0, y0, ww, wh, values.data(), w, h, GDT_Float64, 0, 0, resample) != CE_None) {
       throw Error(ErrorCode::kImageCorrupt, impl_->path.string() + ": cannot read pixels " + std::to_string(r.x0) + "," +
                                                 std::to_string(r.y0) + " (" + last_gdal_error() + ")");
     }
@@ -169,7 +203,7 @@ Image Raster::read(const TileRect& r, std::vector<std::uint8_t>* valid) const {
     // The band's mask (a mask band, or alpha) says where there is data too.
     if (valid && !has_nodata && (band->GetMaskFlags() & GMF_ALL_VALID) == 0) {
       std::vector<std::uint8_t> mask(n);
-      if (band->GetMaskBand()->RasterIO(GF_Read, r.x0, r.y0, w, h, mask.data(), w, h, GDT_Byte, 0, 0) == CE_None) {
+      if (band->GetMaskBand()->RasterIO(GF_Read, x0, y0, ww, wh, mask.data(), w, h, GDT_Byte, 0, 0, mask_resample) == CE_None) {
         for (size_t i = 0; i < n; ++i) (*valid)[i] = (*valid)[i] && mask[i] != 0;
       }
     }

@@ -21,7 +21,7 @@ const char* driver_for(const std::filesystem::path& path) {
   if (e == ".gpkg") return "GPKG";
   if (e == ".geojson" || e == ".json") return "GeoJSON";
   if (e == ".fgb") return "FlatGeobuf";
-  if (e == ".shp") return "ESRI Shapefile";
+  if (e == ".shp" || e.empty()) return "ESRI Shapefile";  // a folder: one .shp per layer
   throw Error(ErrorCode::kInvalidArgument, path.string() + ": vector output by extension: .gpkg, .geojson, .fgb or .shp");
 }
 
@@ -104,7 +104,7 @@ std::vector<int> write_map_vectors(const VectorOutput& output, const std::vector
 
   std::unique_ptr<GDALDataset> ds(driver->Create(output.path.c_str(), 0, 0, 0, GDT_Unknown, nullptr));
   if (!ds) throw Error(ErrorCode::kIo, output.path.string() + ": cannot create (" + gdal_error() + ")");
-  const bool layer_per_category = driver_name == "GPKG";
+  const bool layer_per_category = driver_name == "GPKG" || driver_name == "ESRI Shapefile";
   std::vector<OGRLayer*> layers;
   char** layer_options = geojson ? CSLSetNameValue(nullptr, "RFC7946", "YES") : nullptr;
   auto make_layer = [&](const std::string& name) {

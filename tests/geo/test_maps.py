@@ -217,3 +217,28 @@ def test_shards_of_one_raster_merge_into_what_one_run_writes(tmp_path):
         return sorted((f.GetField("score"), f.GetField("tile"), f.GetGeometryRef().ExportToWkt()) for f in feats)
     for layer in ("red", "blue"):
         assert rows(tmp_path / "merged" / "labels.gpkg", layer) == rows(tmp_path / "single" / "labels.gpkg", layer)
+
+
+def test_gsd_resamples_first_and_shapefiles_are_a_layer_per_prompt(tmp_path):
+    write_raster(tmp_path / "utm.tif", objects={0: RED, 2: BLUE})
+    r = label([tmp_path / "utm.tif"], tmp_path / "out", "--format", "gpkg,shp", "--gsd", "1.0", tile="300", overlap="40")
+    assert "0.240 km2" in r.stdout, "the same ground at 1 m: " + r.stdout
+    for layer, boxes in (("red", RED), ("blue", BLUE)):
+        _, _, feats = features(tmp_path / "out" / "labels.gpkg", layer)
+        assert len(feats) == len(boxes)
+        for f in feats:
+            env = f.GetGeometryRef().GetEnvelope()
+            near = [b for b in boxes if abs(map_box(*b)[0] - env[0]) < 3 and abs(map_box(*b)[3] - env[3]) < 3]
+            assert near, f"{layer} at {env}: resampled polygons stay where the objects are"
+        shp = ogr.Open(str(tmp_path / "out" / "labels-shp" / f"{layer}.shp"))
+        assert shp.GetLayer(0).GetFeatureCount() == len(boxes)
+        assert shp.GetLayer(0).GetSpatialRef().GetAuthorityCode(None) == "32633"
+    mixed = subprocess.run([CLI, "label", str(tmp_path / "utm.tif"), "--models", str(MODELS), "-p", "red", "--format",
+                            "gpkg,coco", "--out", str(tmp_path / "x")], capture_output=True, text=True)
+    assert mixed.returncode != 0 and "cannot be mixed" in mixed.stderr, mixed.stderr
+    assert not (tmp_path / "x").exists()
+    geographic = tmp_path / "wgs84.tif"
+    gdal.Warp(str(geographic), str(tmp_path / "utm.tif"), dstSRS="EPSG:4326")
+    no_gsd = subprocess.run([CLI, "label", str(geographic), "--models", str(MODELS), "-p", "red", "--format", "gpkg",
+                             "--gsd", "1", "--out", str(tmp_path / "y")], capture_output=True, text=True)
+    assert no_gsd.returncode != 0 and "projected CRS" in no_gsd.stderr, no_gsd.stderr
