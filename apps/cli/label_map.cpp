@@ -82,10 +82,10 @@ RasterOptions parse_raster_options(const std::string& bands, const std::string& 
 namespace {
 
 // The run's outputs, swapped in together, only over files sam3 wrote there before.
-void write_outputs(const std::string& out, const std::vector<std::string>& formats, const std::string& target_crs,
+void write_outputs(OutputFolderUpdate& update, const std::vector<std::string>& formats, const std::string& target_crs,
                    const std::string& raster_out, const std::vector<LabelCategory>& categories,
                    const std::vector<Raster>& rasters, const std::vector<MapLabelResult>& results) {
-  OutputFolderUpdate update(out);
+  const std::string out = update.root().string();
   std::vector<MapPart> parts;
   for (size_t i = 0; i < rasters.size(); ++i) parts.push_back({&rasters[i], &results[i]});
   std::vector<int> per_category(categories.size(), 0);
@@ -122,7 +122,8 @@ int run_map_merge(const std::vector<std::string>& dirs, const std::string& out) 
   rasters.push_back(Raster::open(shards.front().raster, raster_options));
   std::vector<MapLabelResult> results;
   results.push_back(merge_map_shards(std::move(shards), merge));
-  write_outputs(out, extra.value("formats", std::vector<std::string>{"gpkg"}), extra.value("t_srs", ""),
+  OutputFolderUpdate update(out);
+  write_outputs(update, extra.value("formats", std::vector<std::string>{"gpkg"}), extra.value("t_srs", ""),
                 extra.value("raster_out", ""), categories, rasters, results);
   return kOk;
 }
@@ -141,6 +142,9 @@ int run_map_label(const MapLabelArgs& a, const std::atomic<bool>* stop) {
   }
   std::vector<Raster> rasters;
   for (const auto& path : a.rasters) rasters.push_back(Raster::open(path, a.raster));
+  // Held for the whole run: one run per folder, and the tile records are sam3's own.
+  OutputFolderUpdate update(a.out);
+  const std::filesystem::path tiles_dir = update.claim("map-tiles");
   ModelOptions mo;
   mo.intra_op_threads = a.threads;
   mo.fallback_vocabulary = data_dir() / "clip" / "bpe_simple_vocab_16e6.txt.gz";
@@ -157,6 +161,10 @@ int run_map_label(const MapLabelArgs& a, const std::atomic<bool>* stop) {
     options.stop = stop;
     options.shard = a.shard;
     options.shards = a.shards;
+    // Each tile's result is kept as it finishes: a rerun of the same command resumes.
+    const std::string settings = map_settings_hash(*model, raster, a.categories, options, map_tile_grid(*model, raster, options));
+    const MapTileStore store(tiles_dir / settings.substr(0, 16), settings);
+    options.store = &store;
     auto last = std::chrono::steady_clock::time_point{};
     options.progress = [&](int done, int total, double km2) {
       const auto now = std::chrono::steady_clock::now();
@@ -172,11 +180,11 @@ int run_map_label(const MapLabelArgs& a, const std::atomic<bool>* stop) {
     if (results.back().stopped) break;
   }
   if (!results.empty() && results.back().stopped) {
-    std::printf("interrupted; nothing written to %s\n", a.out.c_str());
+    std::printf("interrupted; the finished tiles are kept in %s: run the same command again to go on\n",
+                tiles_dir.c_str());
     return 130;
   }
   if (a.shards > 1) {  // instances as found; 'sam3 label merge' of all shards writes the outputs
-    OutputFolderUpdate update(a.out);
     const nlohmann::json extra = {{"formats", a.formats}, {"t_srs", a.target_crs}, {"raster_out", a.raster_out},
                                   {"bands", a.bands_text}, {"scale", a.scale_text}, {"gsd", a.raster.gsd_m}};
     write_map_shard(update.stage("map-shard.json"), *model, rasters[0], a.categories,
@@ -187,7 +195,7 @@ int run_map_label(const MapLabelArgs& a, const std::atomic<bool>* stop) {
                 a.shard + 1, a.shards, results[0].instances.size(), (std::filesystem::path(a.out) / "map-shard.json").c_str());
     return kOk;
   }
-  write_outputs(a.out, a.formats, a.target_crs, a.raster_out, a.categories, rasters, results);
+  write_outputs(update, a.formats, a.target_crs, a.raster_out, a.categories, rasters, results);
   return kOk;
 }
 

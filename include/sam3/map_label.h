@@ -15,6 +15,28 @@
 
 namespace sam3 {
 
+// What one tile gave, kept as each tile finishes so that an interrupted map run resumes.
+struct TileRecord {
+  std::vector<LabeledInstance> instances;  // raster pixel coordinates, as found
+  bool nodata = false;                     // the tile held no data and was not encoded
+  double area_km2 = 0;                     // ground with data that only this tile covers
+};
+
+// Tile records of one run in a folder, keyed by the run's settings (raster file and its
+// size and time, grid, bands, prompts, thresholds, model): another run's records are never
+// taken. Written atomically, one file per tile.
+class MapTileStore {
+ public:
+  MapTileStore(std::filesystem::path dir, std::string settings) : dir_(std::move(dir)), settings_(std::move(settings)) {}
+  bool load(int tile, int width, int height, TileRecord* record) const;
+  void save(int tile, const TileRecord& record) const;
+  const std::filesystem::path& dir() const { return dir_; }
+
+ private:
+  std::filesystem::path dir_;
+  std::string settings_;
+};
+
 struct MapLabelOptions {
   SegmentOptions segment;
   int tile = 0;     // tile side in raster pixels; 0: the model's input size
@@ -26,7 +48,14 @@ struct MapLabelOptions {
   // Scale-out: tiles t with t % shards == shard are this run's; their instances come back as
   // found (not merged across seams), for merge_map_shards to merge exactly as one run would.
   int shard = 0, shards = 1;
+  const MapTileStore* store = nullptr;  // resume: tiles with a record are not read again
 };
+
+// The settings a run's shards and tile records must agree on (see MapTileStore).
+std::string map_settings_hash(const Model& model, const Raster& raster, const std::vector<LabelCategory>& categories,
+                              const MapLabelOptions& options, const std::vector<TileRect>& tiles);
+// The tile grid label_raster uses for these options.
+std::vector<TileRect> map_tile_grid(const Model& model, const Raster& raster, const MapLabelOptions& options);
 
 struct MapLabelResult {
   std::vector<LabeledInstance> instances;  // raster pixel coordinates, no pixel outside the data

@@ -17,13 +17,39 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-std::string settings_hash(const Model& model, const Raster& raster, const std::vector<LabelCategory>& categories,
-                          const MapLabelOptions& o, const std::vector<TileRect>& tiles) {
+json instance_json(const LabeledInstance& inst) {
+  const MaskCrop& m = inst.mask;
+  return {{"category", inst.category}, {"score", inst.score},
+          {"box", {inst.box.x0, inst.box.y0, inst.box.x1, inst.box.y1}},
+          {"crop", {m.x0, m.y0, m.width, m.height}},
+          {"counts", rle_encode(Mask{m.width, m.height, m.data})}};
+}
+
+LabeledInstance instance_of(const json& e, int width, int height) {
+  LabeledInstance inst;
+  inst.category = e.at("category").get<int>();
+  inst.score = e.at("score").get<float>();
+  const auto& b = e.at("box");
+  inst.box = {b[0].get<float>(), b[1].get<float>(), b[2].get<float>(), b[3].get<float>()};
+  const auto& c = e.at("crop");
+  const Mask m = rle_decode(e.at("counts").get<std::string>(), c[3].get<int>(), c[2].get<int>());
+  inst.mask = {c[0].get<int>(), c[1].get<int>(), m.width, m.height, width, height, m.data};
+  return inst;
+}
+
+}  // namespace
+
+std::string map_settings_hash(const Model& model, const Raster& raster, const std::vector<LabelCategory>& categories,
+                              const MapLabelOptions& o, const std::vector<TileRect>& tiles) {
   json cats = json::array();
   for (const auto& c : categories) cats.push_back({c.name, c.prompt.text, c.prompt.boxes.size()});
   json grid = json::array();
   for (const auto& t : tiles) grid.push_back({t.x0, t.y0, t.x1, t.y1});
+  std::error_code ec;
+  const auto bytes = std::filesystem::file_size(raster.path(), ec);
+  const auto mtime = std::filesystem::last_write_time(raster.path(), ec).time_since_epoch().count();
   const json j = {{"raster", std::filesystem::absolute(raster.path()).string()},
+                  {"file", {ec ? 0 : bytes, ec ? 0 : mtime}},
                   {"size", {raster.width(), raster.height()}},
                   {"bands", raster.bands()},
                   {"categories", cats},
@@ -34,20 +60,40 @@ std::string settings_hash(const Model& model, const Raster& raster, const std::v
   return label::config_hash(j);
 }
 
-}  // namespace
+bool MapTileStore::load(int tile, int width, int height, TileRecord* record) const {
+  std::ifstream in(dir_ / ("tile-" + std::to_string(tile) + ".json"));
+  if (!in) return false;
+  const json j = json::parse(in, nullptr, false);
+  if (!j.is_object() || j.value("settings", "") != settings_) return false;  // another run's: redone
+  try {
+    TileRecord r;
+    r.nodata = j.at("nodata").get<bool>();
+    r.area_km2 = j.at("area_km2").get<double>();
+    for (const auto& e : j.at("instances")) r.instances.push_back(instance_of(e, width, height));
+    *record = std::move(r);
+    return true;
+  } catch (const std::exception&) {
+    return false;  // damaged: the tile is done again
+  }
+}
+
+void MapTileStore::save(int tile, const TileRecord& record) const {
+  json instances = json::array();
+  for (const auto& inst : record.instances) instances.push_back(instance_json(inst));
+  std::filesystem::create_directories(dir_);
+  write_file_atomic(dir_ / ("tile-" + std::to_string(tile) + ".json"),
+                    json{{"settings", settings_}, {"nodata", record.nodata}, {"area_km2", record.area_km2},
+                         {"instances", instances}}.dump());
+}
 
 void write_map_shard(const std::filesystem::path& path, const Model& model, const Raster& raster,
                      const std::vector<LabelCategory>& categories, const MapLabelOptions& options,
                      const MapLabelResult& result, const std::string& extra_json) {
   json instances = json::array();
   for (size_t i = 0; i < result.instances.size(); ++i) {
-    const auto& inst = result.instances[i];
-    const MaskCrop& m = inst.mask;
-    instances.push_back({{"category", inst.category}, {"score", inst.score},
-                         {"box", {inst.box.x0, inst.box.y0, inst.box.x1, inst.box.y1}},
-                         {"tile", result.tile_of_instance[i]},
-                         {"crop", {m.x0, m.y0, m.width, m.height}},
-                         {"counts", rle_encode(Mask{m.width, m.height, m.data})}});
+    json e = instance_json(result.instances[i]);
+    e["tile"] = result.tile_of_instance[i];
+    instances.push_back(std::move(e));
   }
   json tiles = json::array();
   for (const auto& t : result.tiles) tiles.push_back({t.x0, t.y0, t.x1, t.y1});
@@ -58,7 +104,7 @@ void write_map_shard(const std::filesystem::path& path, const Model& model, cons
                   {"size", {raster.width(), raster.height()}},
                   {"shard", options.shard},
                   {"shards", options.shards},
-                  {"settings", settings_hash(model, raster, categories, options, result.tiles)},
+                  {"settings", map_settings_hash(model, raster, categories, options, result.tiles)},
                   {"categories", names},
                   {"tiles", tiles},
                   {"tiles_skipped", result.tiles_skipped},
@@ -87,15 +133,7 @@ MapShard read_map_shard(const std::filesystem::path& path) {
     s.result.tiles_skipped = j.at("tiles_skipped").get<int>();
     s.result.area_km2 = j.at("area_km2").get<double>();
     for (const auto& e : j.at("instances")) {
-      LabeledInstance inst;
-      inst.category = e.at("category").get<int>();
-      inst.score = e.at("score").get<float>();
-      const auto& b = e.at("box");
-      inst.box = {b[0].get<float>(), b[1].get<float>(), b[2].get<float>(), b[3].get<float>()};
-      const auto& c = e.at("crop");
-      const Mask m = rle_decode(e.at("counts").get<std::string>(), c[3].get<int>(), c[2].get<int>());
-      inst.mask = {c[0].get<int>(), c[1].get<int>(), m.width, m.height, w, h, m.data};
-      s.result.instances.push_back(std::move(inst));
+      s.result.instances.push_back(instance_of(e, w, h));
       s.result.tile_of_instance.push_back(e.at("tile").get<int>());
     }
     return s;

@@ -44,19 +44,55 @@ TileRect own_part(const std::vector<TileRect>& tiles, size_t t) {
   return own;
 }
 
+TileRecord label_tile(const Model& model, const Raster& raster, const std::vector<LabelCategory>& categories,
+                      const MapLabelOptions& options, const std::vector<TileRect>& tiles, size_t t, double m2) {
+  const TileRect& r = tiles[t];
+  std::vector<std::uint8_t> valid;
+  const Image window = raster.read(r, &valid);
+  std::int64_t data_pixels = 0, own_data_pixels = 0;
+  const TileRect own = own_part(tiles, t);
+  for (int y = r.y0; y < r.y1; ++y) {
+    for (int x = r.x0; x < r.x1; ++x) {
+      const bool v = valid[static_cast<size_t>(y - r.y0) * (r.x1 - r.x0) + (x - r.x0)] != 0;
+      data_pixels += v;
+      own_data_pixels += v && x >= own.x0 && y >= own.y0;
+    }
+  }
+  TileRecord record;
+  if (data_pixels == 0) {
+    record.nodata = true;  // nothing to find, nothing to encode
+    return record;
+  }
+  record.area_km2 = own_data_pixels * m2 / 1e6;
+  const TileOptions untiled;  // each window is one image for label_image
+  for (auto& inst : label_image(model, window, categories, options.segment, untiled)) {
+    if (!clip_to_data(inst, valid, r)) continue;
+    inst.mask.x0 += r.x0;
+    inst.mask.y0 += r.y0;
+    inst.mask.full_width = raster.width();
+    inst.mask.full_height = raster.height();
+    inst.box = {inst.box.x0 + r.x0, inst.box.y0 + r.y0, inst.box.x1 + r.x0, inst.box.y1 + r.y0};
+    record.instances.push_back(std::move(inst));
+  }
+  return record;
+}
+
 }  // namespace
 
 MapLabelResult merged(MapLabelResult out, const TileOptions& merge);
 
-MapLabelResult label_raster(const Model& model, const Raster& raster, const std::vector<LabelCategory>& categories,
-                            const MapLabelOptions& options) {
-  MapLabelResult out;
+std::vector<TileRect> map_tile_grid(const Model& model, const Raster& raster, const MapLabelOptions& options) {
   const int tile = options.tile > 0 ? options.tile : model.input_size();
   const int overlap = options.overlap > 0 ? options.overlap : tile / 8;
   if (overlap >= tile) throw Error(ErrorCode::kInvalidArgument, "the tile overlap must be smaller than the tile");
-  out.tiles = tile_grid(raster.width(), raster.height(), tile, overlap);
+  return tile_grid(raster.width(), raster.height(), tile, overlap);
+}
+
+MapLabelResult label_raster(const Model& model, const Raster& raster, const std::vector<LabelCategory>& categories,
+                            const MapLabelOptions& options) {
+  MapLabelResult out;
+  out.tiles = map_tile_grid(model, raster, options);
   const double m2 = pixel_m2(raster);
-  const TileOptions untiled;  // each window is one image for label_image
   if (options.shards < 1 || options.shard < 0 || options.shard >= options.shards) {
     throw Error(ErrorCode::kInvalidArgument, "--shard K/N needs 1 <= K <= N");
   }
@@ -66,33 +102,18 @@ MapLabelResult label_raster(const Model& model, const Raster& raster, const std:
       out.stopped = true;
       break;
     }
-    const TileRect& r = out.tiles[t];
-    std::vector<std::uint8_t> valid;
-    const Image window = raster.read(r, &valid);
-    std::int64_t data_pixels = 0, own_data_pixels = 0;
-    const TileRect own = own_part(out.tiles, t);
-    for (int y = r.y0; y < r.y1; ++y) {
-      for (int x = r.x0; x < r.x1; ++x) {
-        const bool v = valid[static_cast<size_t>(y - r.y0) * (r.x1 - r.x0) + (x - r.x0)] != 0;
-        data_pixels += v;
-        own_data_pixels += v && x >= own.x0 && y >= own.y0;
-      }
+    TileRecord record;
+    if (!options.store || !options.store->load(static_cast<int>(t), raster.width(), raster.height(), &record)) {
+      record = label_tile(model, raster, categories, options, out.tiles, t, m2);
+      if (options.store) options.store->save(static_cast<int>(t), record);
     }
-    if (data_pixels == 0) {
-      ++out.tiles_skipped;  // all nodata: nothing to find, nothing to encode
-    } else {
-      out.area_km2 += own_data_pixels * m2 / 1e6;
-      for (auto& inst : label_image(model, window, categories, options.segment, untiled)) {
-        if (!clip_to_data(inst, valid, r)) continue;
-        inst.mask.x0 += r.x0;
-        inst.mask.y0 += r.y0;
-        inst.mask.full_width = raster.width();
-        inst.mask.full_height = raster.height();
-        inst.box = {inst.box.x0 + r.x0, inst.box.y0 + r.y0, inst.box.x1 + r.x0, inst.box.y1 + r.y0};
-        out.instances.push_back(std::move(inst));
-        out.tile_of_instance.push_back(static_cast<int>(t));
-      }
+    out.tiles_skipped += record.nodata;
+    out.area_km2 += record.area_km2;
+    for (auto& inst : record.instances) {
+      out.instances.push_back(std::move(inst));
+      out.tile_of_instance.push_back(static_cast<int>(t));
     }
+
     if (options.progress) options.progress(static_cast<int>(t + 1), static_cast<int>(out.tiles.size()), out.area_km2);
   }
   if (options.shards > 1) return out;  // merged once all shards are in (merge_map_shards)

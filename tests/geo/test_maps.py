@@ -242,3 +242,36 @@ def test_gsd_resamples_first_and_shapefiles_are_a_layer_per_prompt(tmp_path):
     no_gsd = subprocess.run([CLI, "label", str(geographic), "--models", str(MODELS), "-p", "red", "--format", "gpkg",
                              "--gsd", "1", "--out", str(tmp_path / "y")], capture_output=True, text=True)
     assert no_gsd.returncode != 0 and "projected CRS" in no_gsd.stderr, no_gsd.stderr
+
+
+def test_a_killed_map_run_resumes_per_tile_and_ends_as_one_run(tmp_path):
+    import signal
+    import time
+    write_raster(tmp_path / "utm.tif", objects={0: RED, 2: BLUE})
+    label([tmp_path / "utm.tif"], tmp_path / "fresh", "--format", "gpkg", tile="300", overlap="40")
+    args = [CLI, "label", str(tmp_path / "utm.tif"), "--models", str(MODELS), "-p", "red", "-p", "blue", "--tile", "300",
+            "--overlap", "40", "--format", "gpkg", "--out", str(tmp_path / "out")]
+    p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    records = tmp_path / "out" / "map-tiles"
+    for _ in range(200):  # until some tiles are recorded, then SIGKILL
+        if records.exists() and len(list(records.glob("*/tile-*.json"))) >= 2:
+            break
+        time.sleep(0.01)
+    p.send_signal(signal.SIGKILL)
+    p.wait(timeout=30)
+    done_before = {f.name: f.stat().st_mtime_ns for f in records.glob("*/tile-*.json")}
+    damaged = sorted(records.glob("*/tile-*.json"))[0]
+    damaged.write_text("{not json")
+    label([tmp_path / "utm.tif"], tmp_path / "out", "--format", "gpkg", tile="300", overlap="40")
+    after = {f.name: f.stat().st_mtime_ns for f in records.glob("*/tile-*.json")}
+    kept = [n for n, t in done_before.items() if n != damaged.name and after.get(n) == t]
+    assert len(kept) == len(done_before) - 1, "finished tiles were not done again; the damaged one was"
+
+    def rows(path, layer):
+        _, _, feats = features(path, layer)
+        return sorted((f.GetField("score"), f.GetGeometryRef().ExportToWkt()) for f in feats)
+    for layer in ("red", "blue"):
+        assert rows(tmp_path / "out" / "labels.gpkg", layer) == rows(tmp_path / "fresh" / "labels.gpkg", layer)
+    # Other prompts are another run: its records are not taken.
+    other = label([tmp_path / "utm.tif"], tmp_path / "out", "--format", "gpkg", "--threshold", "0.9", tile="300", overlap="40")
+    assert len(list(records.iterdir())) == 2, "one record folder per run's settings"
