@@ -275,3 +275,50 @@ def test_a_killed_map_run_resumes_per_tile_and_ends_as_one_run(tmp_path):
     # Other prompts are another run: its records are not taken.
     other = label([tmp_path / "utm.tif"], tmp_path / "out", "--format", "gpkg", "--threshold", "0.9", tile="300", overlap="40")
     assert len(list(records.iterdir())) == 2, "one record folder per run's settings"
+
+
+def test_alpha_bands_world_files_percentile_scaling_and_holes(tmp_path):
+    # An 8-bit RGBA GeoTIFF: a red ring (a hole in the middle) and a red square under alpha 0.
+    w, h = 600, 400
+    ds = gdal.GetDriverByName("GTiff").Create(str(tmp_path / "rgba.tif"), w, h, 4, gdal.GDT_Byte, ["ALPHA=YES"])
+    ds.SetGeoTransform([ORIGIN[0], PIXEL, 0, ORIGIN[1], 0, -PIXEL])
+    srs = osr.SpatialReference()
+    srs.ImportFromEPSG(32633)
+    ds.SetProjection(srs.ExportToWkt())
+    rgb = np.zeros((3, h, w), np.uint8)
+    rgb[0, 40:160, 40:200] = 255
+    rgb[0, 80:120, 90:150] = 0            # the hole
+    rgb[0, 250:350, 350:500] = 255        # hidden by alpha
+    alpha = np.full((h, w), 255, np.uint8)
+    alpha[230:370, 330:520] = 0
+    for b in range(3):
+        ds.GetRasterBand(b + 1).WriteArray(rgb[b])
+    ds.GetRasterBand(4).SetColorInterpretation(gdal.GCI_AlphaBand)
+    ds.GetRasterBand(4).WriteArray(alpha)
+    ds = None
+    label([tmp_path / "rgba.tif"], tmp_path / "out", "--format", "gpkg", tile="600", overlap="100")
+    _, _, feats = features(tmp_path / "out" / "labels.gpkg", "red")
+    assert len(feats) == 1, "nothing under alpha 0"
+    geom = feats[0].GetGeometryRef()
+    assert geom.IsValid()
+    polygon = geom.GetGeometryRef(0)
+    assert polygon.GetGeometryCount() == 2, "the ring's hole is kept"
+    assert abs(geom.GetArea() - (160 * 120 - 60 * 40) * PIXEL * PIXEL) < 0.08 * 160 * 120 * PIXEL * PIXEL
+
+    # A PNG with a world file (and no CRS): placed by the world file, in its pixel frame.
+    png = tmp_path / "scene.png"
+    gdal.Translate(str(png), str(tmp_path / "rgba.tif"), format="PNG", bandList=[1, 2, 3])
+    (tmp_path / "scene.wld").unlink(missing_ok=True)
+    (tmp_path / "scene.pgw").write_text(f"{PIXEL}\n0\n0\n{-PIXEL}\n{ORIGIN[0] + PIXEL / 2}\n{ORIGIN[1] - PIXEL / 2}\n")
+    for aux in tmp_path.glob("scene.png.aux.xml"):
+        aux.unlink()
+    label([png], tmp_path / "png", "--format", "gpkg", tile="600", overlap="100")
+    _, _, feats = features(tmp_path / "png" / "labels.gpkg", "red")
+    env = min((f.GetGeometryRef().GetEnvelope() for f in feats), key=lambda e: e[0])
+    assert abs(env[0] - (ORIGIN[0] + 40 * PIXEL)) < 1.5 and abs(env[3] - (ORIGIN[1] - 40 * PIXEL)) < 1.5
+
+    # 16-bit values far above 255, stretched by percentiles computed once for the dataset.
+    write_raster(tmp_path / "bright.tif", value=60000, objects={0: RED})
+    label([tmp_path / "bright.tif"], tmp_path / "pct", "--format", "gpkg", "--scale", "percentile:2,98")
+    _, _, feats = features(tmp_path / "pct" / "labels.gpkg", "red")
+    assert len(feats) == len(RED)
