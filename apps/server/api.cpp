@@ -257,11 +257,6 @@ void Api::load_model() {
   }
 }
 
-bool Api::model_loaded() {
-  std::lock_guard lock(model_mutex_);
-  return model_ != nullptr;
-}
-
 std::string Api::model_version() const {
   return std::string("sam3cpp-") + SAM3_VERSION + "-" + options_.model_dir.filename().string();
 }

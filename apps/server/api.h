@@ -42,7 +42,6 @@ class Api {
   void add_route(Route route) { routes_.push_back(std::move(route)); }
   const ServerOptions& options() const { return options_; }
   std::shared_ptr<Model> ready_model();  // throws ApiError(503) while loading
-  bool model_loaded();
   // "sam3cpp VERSION MODEL", what Label Studio keeps as the predictions' model version.
   std::string model_version() const;
   // The image's embedding from the cache, or decoded here and encoded on a worker.

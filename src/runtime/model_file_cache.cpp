@@ -87,7 +87,7 @@ fs::path entry_for(const fs::path& model, const FileCacheOptions& options) {
 
 }  // namespace
 
-bool has_external_data(const fs::path& model) {
+static bool has_external_data(const fs::path& model) {
   std::error_code ec;
   return fs::exists(model.string() + ".data", ec) || fs::exists(model.parent_path() / (model.stem().string() + ".data"), ec);
 }
