@@ -90,20 +90,29 @@ std::vector<LabeledInstance> merge_across_tiles(std::vector<LabeledInstance> ins
   const int n = static_cast<int>(instances.size());
   std::vector<int> parent(static_cast<size_t>(n));
   std::iota(parent.begin(), parent.end(), 0);
-  for (int i = 0; i < n; ++i) {
-    for (int j = i + 1; j < n; ++j) {
-      const auto& a = instances[static_cast<size_t>(i)];
-      const auto& b = instances[static_cast<size_t>(j)];
-      const int ta = tile_of_instance[static_cast<size_t>(i)], tb = tile_of_instance[static_cast<size_t>(j)];
-      if (a.category != b.category || ta == tb) continue;
-      const TileRect shared = intersect(tiles[static_cast<size_t>(ta)], tiles[static_cast<size_t>(tb)]);
+  // Only instances of tiles that overlap can be one object: pairs are taken tile pair by tile
+  // pair (neighbours only), so a map with 100,000 instances is not 10^10 comparisons.
+  std::vector<std::vector<int>> of_tile(tiles.size());
+  for (int i = 0; i < n; ++i) of_tile[static_cast<size_t>(tile_of_instance[static_cast<size_t>(i)])].push_back(i);
+  for (size_t ta = 0; ta < tiles.size(); ++ta) {
+    for (size_t tb = ta + 1; tb < tiles.size(); ++tb) {
+      if (of_tile[ta].empty() || of_tile[tb].empty()) continue;
+      const TileRect shared = intersect(tiles[ta], tiles[tb]);
       if (shared.x1 <= shared.x0 || shared.y1 <= shared.y0) continue;
-      const Overlap o = overlap_in(a.mask, b.mask, shared);
-      if (o.a == 0 || o.b == 0 || o.both == 0) continue;
-      const double iou = static_cast<double>(o.both) / static_cast<double>(o.a + o.b - o.both);
-      const double contained = static_cast<double>(o.both) / static_cast<double>(std::min(o.a, o.b));
-      if (iou > options.merge_iou || contained > options.merge_containment) {
-        parent[static_cast<size_t>(find_root(parent, j))] = find_root(parent, i);
+      for (int i : of_tile[ta]) {
+        for (int j : of_tile[tb]) {
+          const auto& a = instances[static_cast<size_t>(i)];
+          const auto& b = instances[static_cast<size_t>(j)];
+          if (a.category != b.category) continue;
+          const Overlap o = overlap_in(a.mask, b.mask, shared);
+          if (o.a == 0 || o.b == 0 || o.both == 0) continue;
+          const double iou = static_cast<double>(o.both) / static_cast<double>(o.a + o.b - o.both);
+          const double contained = static_cast<double>(o.both) / static_cast<double>(std::min(o.a, o.b));
+          if (iou > options.merge_iou || contained > options.merge_containment) {
+            const int ri = find_root(parent, std::min(i, j)), rj = find_root(parent, std::max(i, j));
+            if (ri != rj) parent[static_cast<size_t>(std::max(ri, rj))] = std::min(ri, rj);
+          }
+        }
       }
     }
   }
