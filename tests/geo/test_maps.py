@@ -322,3 +322,28 @@ def test_alpha_bands_world_files_percentile_scaling_and_holes(tmp_path):
     label([tmp_path / "bright.tif"], tmp_path / "pct", "--format", "gpkg", "--scale", "percentile:2,98")
     _, _, feats = features(tmp_path / "pct" / "labels.gpkg", "red")
     assert len(feats) == len(RED)
+
+
+def test_band_selection_and_float_bands(tmp_path):
+    # Four float bands; the red objects are in band 4, so --bands 4,2,3 sees them as red.
+    w, h = 1200, 800
+    ds = gdal.GetDriverByName("GTiff").Create(str(tmp_path / "float.tif"), w, h, 4, gdal.GDT_Float32, ["TILED=YES"])
+    ds.SetGeoTransform([ORIGIN[0], PIXEL, 0, ORIGIN[1], 0, -PIXEL])
+    srs = osr.SpatialReference()
+    srs.ImportFromEPSG(32633)
+    ds.SetProjection(srs.ExportToWkt())
+    bands = np.zeros((4, h, w), np.float32)
+    for x0, y0, x1, y1 in RED:
+        bands[3, y0:y1, x0:x1] = 0.8  # reflectance-like values, stretched min-max to 0..255
+    for b in range(4):
+        ds.GetRasterBand(b + 1).WriteArray(bands[b])
+    ds = None
+    label([tmp_path / "float.tif"], tmp_path / "out", "--format", "gpkg", "--bands", "4,2,3")
+    _, _, feats = features(tmp_path / "out" / "labels.gpkg", "red")
+    assert len(feats) == len(RED)
+    label([tmp_path / "float.tif"], tmp_path / "default", "--format", "gpkg")
+    _, _, feats = features(tmp_path / "default" / "labels.gpkg", "red")
+    assert len(feats) == 0, "by default bands 1, 2, 3: no red there"
+    bad = subprocess.run([CLI, "label", str(tmp_path / "float.tif"), "--models", str(MODELS), "-p", "red", "--format", "gpkg",
+                          "--bands", "5,2,3", "--out", str(tmp_path / "x")], capture_output=True, text=True)
+    assert bad.returncode != 0 and "band 5 does not exist" in bad.stderr, bad.stderr
