@@ -23,13 +23,19 @@ RED = [(60, 40, 200, 160), (820, 460, 980, 560)]
 BLUE = [(340, 60, 520, 200)]
 
 
-def write_raster(path, width=1200, height=800, dtype=gdal.GDT_UInt16, value=4000, nodata=None, objects=None,
-                 nodata_box=None, options=("TILED=YES", "BLOCKXSIZE=256", "BLOCKYSIZE=256"), origin=ORIGIN):
-    ds = gdal.GetDriverByName("GTiff").Create(str(path), width, height, 3, dtype, list(options))
-    ds.SetGeoTransform([origin[0], PIXEL, 0, origin[1], 0, -PIXEL])
+def create_utm(path, width, height, bands, dtype, options=("TILED=YES",)):
+    """An empty GeoTIFF in UTM 33N at PIXEL metres, its top-left corner at ORIGIN."""
+    ds = gdal.GetDriverByName("GTiff").Create(str(path), width, height, bands, dtype, list(options))
+    ds.SetGeoTransform([ORIGIN[0], PIXEL, 0, ORIGIN[1], 0, -PIXEL])
     srs = osr.SpatialReference()
     srs.ImportFromEPSG(32633)
     ds.SetProjection(srs.ExportToWkt())
+    return ds
+
+
+def write_raster(path, width=1200, height=800, dtype=gdal.GDT_UInt16, value=4000, nodata=None, objects=None,
+                 nodata_box=None):
+    ds = create_utm(path, width, height, 3, dtype, ("TILED=YES", "BLOCKXSIZE=256", "BLOCKYSIZE=256"))
     bands = np.zeros((3, height, width), np.uint16)
     for (channel, boxes) in (objects or {}).items():
         for x0, y0, x1, y1 in boxes:
@@ -60,8 +66,9 @@ def features(path, layer):
     return ds, lyr, [f for f in lyr]
 
 
-def map_box(x0, y0, x1, y1, origin=ORIGIN):
-    return (origin[0] + x0 * PIXEL, origin[1] - y1 * PIXEL, origin[0] + x1 * PIXEL, origin[1] - y0 * PIXEL)
+def map_box(x0, y0, x1, y1):
+    """Pixel bounds -> map minx, miny, maxx, maxy."""
+    return (ORIGIN[0] + x0 * PIXEL, ORIGIN[1] - y1 * PIXEL, ORIGIN[0] + x1 * PIXEL, ORIGIN[1] - y0 * PIXEL)
 
 
 def test_a_geotiff_becomes_a_geopackage_in_its_crs_with_a_layer_per_prompt(tmp_path):
@@ -170,12 +177,7 @@ def test_a_large_sparse_raster_is_read_tile_by_tile_in_bounded_memory(tmp_path):
     # except one block holding a red object.
     size = 24000
     path = tmp_path / "big.tif"
-    ds = gdal.GetDriverByName("GTiff").Create(str(path), size, size, 3, gdal.GDT_UInt16,
-                                               ["TILED=YES", "SPARSE_OK=TRUE", "BLOCKXSIZE=512", "BLOCKYSIZE=512"])
-    ds.SetGeoTransform([ORIGIN[0], PIXEL, 0, ORIGIN[1], 0, -PIXEL])
-    srs = osr.SpatialReference()
-    srs.ImportFromEPSG(32633)
-    ds.SetProjection(srs.ExportToWkt())
+    ds = create_utm(path, size, size, 3, gdal.GDT_UInt16, ("TILED=YES", "SPARSE_OK=TRUE", "BLOCKXSIZE=512", "BLOCKYSIZE=512"))
     for b in range(3):
         ds.GetRasterBand(b + 1).SetNoDataValue(65535)  # sparse: blocks never written read as nodata
     block = np.zeros((2000, 2000), np.uint16)
@@ -273,18 +275,14 @@ def test_a_killed_map_run_resumes_per_tile_and_ends_as_one_run(tmp_path):
     for layer in ("red", "blue"):
         assert rows(tmp_path / "out" / "labels.gpkg", layer) == rows(tmp_path / "fresh" / "labels.gpkg", layer)
     # Other prompts are another run: its records are not taken.
-    other = label([tmp_path / "utm.tif"], tmp_path / "out", "--format", "gpkg", "--threshold", "0.9", tile="300", overlap="40")
+    label([tmp_path / "utm.tif"], tmp_path / "out", "--format", "gpkg", "--threshold", "0.9", tile="300", overlap="40")
     assert len(list(records.iterdir())) == 2, "one record folder per run's settings"
 
 
 def test_alpha_bands_world_files_percentile_scaling_and_holes(tmp_path):
     # An 8-bit RGBA GeoTIFF: a red ring (a hole in the middle) and a red square under alpha 0.
     w, h = 600, 400
-    ds = gdal.GetDriverByName("GTiff").Create(str(tmp_path / "rgba.tif"), w, h, 4, gdal.GDT_Byte, ["ALPHA=YES"])
-    ds.SetGeoTransform([ORIGIN[0], PIXEL, 0, ORIGIN[1], 0, -PIXEL])
-    srs = osr.SpatialReference()
-    srs.ImportFromEPSG(32633)
-    ds.SetProjection(srs.ExportToWkt())
+    ds = create_utm(tmp_path / "rgba.tif", w, h, 4, gdal.GDT_Byte, ("ALPHA=YES",))
     rgb = np.zeros((3, h, w), np.uint8)
     rgb[0, 40:160, 40:200] = 255
     rgb[0, 80:120, 90:150] = 0            # the hole
@@ -327,11 +325,7 @@ def test_alpha_bands_world_files_percentile_scaling_and_holes(tmp_path):
 def test_band_selection_and_float_bands(tmp_path):
     # Four float bands; the red objects are in band 4, so --bands 4,2,3 sees them as red.
     w, h = 1200, 800
-    ds = gdal.GetDriverByName("GTiff").Create(str(tmp_path / "float.tif"), w, h, 4, gdal.GDT_Float32, ["TILED=YES"])
-    ds.SetGeoTransform([ORIGIN[0], PIXEL, 0, ORIGIN[1], 0, -PIXEL])
-    srs = osr.SpatialReference()
-    srs.ImportFromEPSG(32633)
-    ds.SetProjection(srs.ExportToWkt())
+    ds = create_utm(tmp_path / "float.tif", w, h, 4, gdal.GDT_Float32)
     bands = np.zeros((4, h, w), np.float32)
     for x0, y0, x1, y1 in RED:
         bands[3, y0:y1, x0:x1] = 0.8  # reflectance-like values, stretched min-max to 0..255
