@@ -142,13 +142,14 @@ int run_map_label(const MapLabelArgs& a, const std::atomic<bool>* stop) {
   }
   std::vector<Raster> rasters;
   for (const auto& path : a.rasters) rasters.push_back(Raster::open(path, a.raster));
-  // Held for the whole run: one run per folder, and the tile records are sam3's own.
-  OutputFolderUpdate update(a.out);
-  const std::filesystem::path tiles_dir = update.claim("map-tiles");
   ModelOptions mo;
   mo.intra_op_threads = a.threads;
   mo.fallback_vocabulary = data_dir() / "clip" / "bpe_simple_vocab_16e6.txt.gz";
   auto model = Model::load(resolve_model_dir(a.models), mo);
+  // Held for the whole run: one run per folder, and the tile records are sam3's own. Made
+  // after the inputs and the model are known good, so a run refused at once leaves no folder.
+  OutputFolderUpdate update(a.out);
+  const std::filesystem::path tiles_dir = update.claim("map-tiles");
 
   const bool tty = ::isatty(STDERR_FILENO) != 0;
   std::vector<MapLabelResult> results;

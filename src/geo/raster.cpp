@@ -100,9 +100,15 @@ Raster Raster::open(const std::filesystem::path& path, const RasterOptions& opti
   register_drivers();
   auto impl = std::make_unique<Impl>();
   impl->path = path;
-  impl->dataset.reset(GDALDataset::Open(path.c_str(), GDAL_OF_RASTER | GDAL_OF_READONLY));
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec) && path.string().find(':') == std::string::npos) {  // "/vsicurl/..." etc. aside
+    throw Error(ErrorCode::kImageUnreadable, path.string() + ": no such file");
+  }
+  CPLErrorReset();
+  impl->dataset.reset(GDALDataset::Open(path.c_str(), GDAL_OF_RASTER | GDAL_OF_READONLY | GDAL_OF_VERBOSE_ERROR));
   if (!impl->dataset) {
-    throw Error(ErrorCode::kImageUnreadable, path.string() + ": GDAL cannot open it as a raster (" + last_gdal_error() + ")");
+    throw Error(ErrorCode::kImageUnreadable, path.string() + ": GDAL cannot open it as a raster (" + last_gdal_error() +
+                                                 "); is it a format the installed GDAL reads (gdalinfo " + path.string() + ")?");
   }
   GDALDataset& ds = *impl->dataset;
   if (ds.GetRasterCount() < 1) throw Error(ErrorCode::kImageUnsupported, path.string() + ": has no raster band");

@@ -341,3 +341,10 @@ def test_band_selection_and_float_bands(tmp_path):
     bad = subprocess.run([CLI, "label", str(tmp_path / "float.tif"), "--models", str(MODELS), "-p", "red", "--format", "gpkg",
                           "--bands", "5,2,3", "--out", str(tmp_path / "x")], capture_output=True, text=True)
     assert bad.returncode != 0 and "band 5 does not exist" in bad.stderr, bad.stderr
+    assert not (tmp_path / "x").exists(), "a run refused at once leaves no folder"
+    (tmp_path / "text.tif").write_text("not a raster")
+    for path, words in ((tmp_path / "missing.tif", "no such file"), (tmp_path / "text.tif", "cannot open it as a raster")):
+        r = subprocess.run([CLI, "label", str(path), "--models", str(MODELS), "-p", "red", "--format", "gpkg",
+                            "--out", str(tmp_path / "y")], capture_output=True, text=True)
+        assert r.returncode != 0 and words in r.stderr, r.stderr
+        assert not (tmp_path / "y").exists()
