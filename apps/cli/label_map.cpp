@@ -153,6 +153,7 @@ int run_map_label(const MapLabelArgs& a, const std::atomic<bool>* stop) {
 
   const bool tty = ::isatty(STDERR_FILENO) != 0;
   std::vector<MapLabelResult> results;
+  std::vector<std::string> settings_of;  // per raster: what its tile records and shards are keyed by
   const auto t0 = std::chrono::steady_clock::now();
   for (const auto& raster : rasters) {
     MapLabelOptions options;
@@ -165,6 +166,7 @@ int run_map_label(const MapLabelArgs& a, const std::atomic<bool>* stop) {
     // Each tile's result is kept as it finishes: a rerun of the same command resumes.
     const std::string settings = map_settings_hash(*model, raster, a.categories, options, map_tile_grid(*model, raster, options));
     const MapTileStore store(tiles_dir / settings.substr(0, 16), settings);
+    settings_of.push_back(settings);
     options.store = &store;
     auto last = std::chrono::steady_clock::time_point{};
     options.progress = [&](int done, int total, double km2) {
@@ -188,9 +190,8 @@ int run_map_label(const MapLabelArgs& a, const std::atomic<bool>* stop) {
   if (a.shards > 1) {  // instances as found; 'sam3 label merge' of all shards writes the outputs
     const nlohmann::json extra = {{"formats", a.formats}, {"t_srs", a.target_crs}, {"raster_out", a.raster_out},
                                   {"bands", a.bands_text}, {"scale", a.scale_text}, {"gsd", a.raster.gsd_m}};
-    write_map_shard(update.stage("map-shard.json"), *model, rasters[0], a.categories,
-                    [&] { MapLabelOptions o; o.segment = a.segment; o.shard = a.shard; o.shards = a.shards; return o; }(),
-                    results[0], extra.dump());
+    write_map_shard(update.stage("map-shard.json"), rasters[0], a.categories, a.shard, a.shards, settings_of[0], results[0],
+                    extra.dump());
     update.commit();
     std::printf("shard %d/%d: %zu instances -> %s; merge all shards with 'sam3 label merge SHARD_DIR... --out DIR'\n",
                 a.shard + 1, a.shards, results[0].instances.size(), (std::filesystem::path(a.out) / "map-shard.json").c_str());

@@ -30,13 +30,6 @@ std::string image_id_of(const std::string& bytes) {
   return id;  // 128 bits of the content hash
 }
 
-HttpResponse json_response(int status, const json& body) {
-  HttpResponse r;
-  r.status = status;
-  r.body = body.dump();
-  return r;
-}
-
 HttpResponse error_response(const ApiError& e) {
   HttpResponse r;
   r.status = e.status;
@@ -83,6 +76,13 @@ json mask_json(const Instance& inst, const SegmentRequest& request) {
 }
 
 }  // namespace
+
+HttpResponse json_response(int status, const json& body) {
+  HttpResponse r;
+  r.status = status;
+  r.body = body.dump();
+  return r;
+}
 
 Api::Api(const ServerOptions& options)
     : options_(options), cache_(options.cache_mb * 1024 * 1024), queue_(options.workers, options.queue_capacity) {

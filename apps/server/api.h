@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,9 @@
 #include "work_queue.h"
 
 namespace sam3::server {
+
+// A JSON answer with this status (the routes' and the protocol adapters' one way to answer).
+HttpResponse json_response(int status, const nlohmann::ordered_json& body);
 
 class Api {
  public:
@@ -40,7 +44,6 @@ class Api {
     std::function<HttpResponse()> unauthorized;
   };
   void add_route(Route route) { routes_.push_back(std::move(route)); }
-  const ServerOptions& options() const { return options_; }
   std::shared_ptr<Model> ready_model();  // throws ApiError(503) while loading
   // "sam3cpp VERSION MODEL", what Label Studio keeps as the predictions' model version.
   std::string model_version() const;

@@ -69,11 +69,12 @@ struct MapLabelResult {
 MapLabelResult label_raster(const Model& model, const Raster& raster, const std::vector<LabelCategory>& categories,
                             const MapLabelOptions& options);
 
-// A shard's instances as found and the settings that must agree across shards (raster, size,
-// tiles, categories, thresholds, model fingerprint); `extra` rides along (the CLI's outputs).
-void write_map_shard(const std::filesystem::path& path, const Model& model, const Raster& raster,
-                     const std::vector<LabelCategory>& categories, const MapLabelOptions& options,
-                     const MapLabelResult& result, const std::string& extra_json);
+// A shard's instances as found and its run's settings (map_settings_hash: raster, size, tiles,
+// categories, thresholds, model), which every shard must share; `extra` rides along (the
+// CLI's outputs).
+void write_map_shard(const std::filesystem::path& path, const Raster& raster, const std::vector<LabelCategory>& categories,
+                     int shard, int shards, const std::string& settings, const MapLabelResult& result,
+                     const std::string& extra_json);
 
 struct MapShard {
   std::filesystem::path raster;

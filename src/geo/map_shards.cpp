@@ -4,14 +4,13 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "geo/seam_merge.h"
 #include "label/records.h"
 #include "sam3/error.h"
 #include "sam3/export.h"
 #include "sam3/map_label.h"
 
 namespace sam3 {
-
-MapLabelResult merged(MapLabelResult out, const TileOptions& merge);  // raster_labeler.cpp
 
 namespace {
 
@@ -86,9 +85,9 @@ void MapTileStore::save(int tile, const TileRecord& record) const {
                          {"instances", instances}}.dump());
 }
 
-void write_map_shard(const std::filesystem::path& path, const Model& model, const Raster& raster,
-                     const std::vector<LabelCategory>& categories, const MapLabelOptions& options,
-                     const MapLabelResult& result, const std::string& extra_json) {
+void write_map_shard(const std::filesystem::path& path, const Raster& raster, const std::vector<LabelCategory>& categories,
+                     int shard, int shards, const std::string& settings, const MapLabelResult& result,
+                     const std::string& extra_json) {
   json instances = json::array();
   for (size_t i = 0; i < result.instances.size(); ++i) {
     json e = instance_json(result.instances[i]);
@@ -102,9 +101,9 @@ void write_map_shard(const std::filesystem::path& path, const Model& model, cons
   const json j = {{"sam3_map_shard", 1},
                   {"raster", std::filesystem::absolute(raster.path()).string()},
                   {"size", {raster.width(), raster.height()}},
-                  {"shard", options.shard},
-                  {"shards", options.shards},
-                  {"settings", map_settings_hash(model, raster, categories, options, result.tiles)},
+                  {"shard", shard},
+                  {"shards", shards},
+                  {"settings", settings},
                   {"categories", names},
                   {"tiles", tiles},
                   {"tiles_skipped", result.tiles_skipped},

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "geo/seam_merge.h"
 #include "sam3/error.h"
 #include "sam3/map_label.h"
 
@@ -78,8 +79,6 @@ TileRecord label_tile(const Model& model, const Raster& raster, const std::vecto
 }
 
 }  // namespace
-
-MapLabelResult merged(MapLabelResult out, const TileOptions& merge);
 
 std::vector<TileRect> map_tile_grid(const Model& model, const Raster& raster, const MapLabelOptions& options) {
   const int tile = options.tile > 0 ? options.tile : model.input_size();

@@ -24,9 +24,7 @@ OnnxFileDescription describe_file(const std::filesystem::path& file, const rt::F
   d.file = file;
   std::error_code ec;
   d.bytes = std::filesystem::file_size(file, ec);
-  for (const auto& sidecar : {std::filesystem::path(file.string() + ".data"), file.parent_path() / (file.stem().string() + ".data")}) {
-    if (std::filesystem::is_regular_file(sidecar, ec)) d.external_bytes = std::filesystem::file_size(sidecar, ec);
-  }
+  if (const auto sidecar = rt::external_data_file(file); !sidecar.empty()) d.external_bytes = std::filesystem::file_size(sidecar, ec);
   d.prepared = rt::has_prepared_file(file, cache);
   try {
     Ort::SessionOptions options;

@@ -87,10 +87,15 @@ fs::path entry_for(const fs::path& model, const FileCacheOptions& options) {
 
 }  // namespace
 
-static bool has_external_data(const fs::path& model) {
+fs::path external_data_file(const fs::path& model) {
   std::error_code ec;
-  return fs::exists(model.string() + ".data", ec) || fs::exists(model.parent_path() / (model.stem().string() + ".data"), ec);
+  for (const fs::path& p : {fs::path(model.string() + ".data"), model.parent_path() / (model.stem().string() + ".data")}) {
+    if (fs::exists(p, ec)) return p;
+  }
+  return {};
 }
+
+static bool has_external_data(const fs::path& model) { return !external_data_file(model).empty(); }
 
 bool has_prepared_file(const fs::path& model, const FileCacheOptions& options) {
   if (has_external_data(model)) return false;  // never cached (see prepare_model_file)

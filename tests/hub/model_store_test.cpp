@@ -25,6 +25,22 @@ std::string random_bytes(size_t n, unsigned seed) {
 
 using sam3::test::read_file;
 
+// What a pull that must fail threw (failed is false if it succeeded).
+struct PullFailure {
+  bool failed = false;
+  sam3::ErrorCode code = sam3::ErrorCode::kIo;
+  std::string message;
+};
+
+PullFailure pull_failure(const sam3::ModelStore& store, const sam3::RegistryEntry& entry) {
+  try {
+    store.pull(entry);
+  } catch (const sam3::Error& e) {
+    return {true, e.code(), e.what()};
+  }
+  return {};
+}
+
 class ModelStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -104,13 +120,10 @@ TEST_F(ModelStoreTest, CorruptDownloadIsRejectedAndRetriedOnce) {
 
 TEST_F(ModelStoreTest, PersistentCorruptionFailsAndLeavesNothing) {
   hub_.corrupt_responses = 100;
-  try {
-    store().pull(entry_);
-    FAIL();
-  } catch (const sam3::Error& e) {
-    EXPECT_EQ(e.code(), sam3::ErrorCode::kNetwork);
-    EXPECT_NE(std::string(e.what()).find("corrupt"), std::string::npos) << e.what();
-  }
+  const auto f = pull_failure(store(), entry_);
+  ASSERT_TRUE(f.failed);
+  EXPECT_EQ(f.code, sam3::ErrorCode::kNetwork);
+  EXPECT_NE(f.message.find("corrupt"), std::string::npos) << f.message;
   EXPECT_FALSE(fs::exists(dir() / "vision-encoder.onnx"));
   EXPECT_FALSE(fs::exists(dir() / "vision-encoder.onnx.part"));
 }
@@ -118,13 +131,10 @@ TEST_F(ModelStoreTest, PersistentCorruptionFailsAndLeavesNothing) {
 TEST_F(ModelStoreTest, AnHtmlPageInsteadOfTheFileIsNeverTakenForTheModel) {
   hub_.html_pages = 100;
   auto s = store();
-  try {
-    s.pull(entry_);
-    FAIL() << "a web page was accepted as the model";
-  } catch (const sam3::Error& e) {
-    EXPECT_EQ(e.code(), sam3::ErrorCode::kNetwork);
-    EXPECT_NE(std::string(e.what()).find("web page"), std::string::npos) << e.what();
-  }
+  const auto f = pull_failure(s, entry_);
+  ASSERT_TRUE(f.failed) << "a web page was accepted as the model";
+  EXPECT_EQ(f.code, sam3::ErrorCode::kNetwork);
+  EXPECT_NE(f.message.find("web page"), std::string::npos) << f.message;
   EXPECT_NE(s.state(entry_), sam3::ModelState::kComplete);
   for (const auto& f : entry_.files) EXPECT_FALSE(fs::exists(dir() / f)) << f << " marked present";
   for (const auto& f : entry_.files) EXPECT_FALSE(fs::exists(dir() / (f + ".part"))) << f << ".part left";
@@ -133,12 +143,9 @@ TEST_F(ModelStoreTest, AnHtmlPageInsteadOfTheFileIsNeverTakenForTheModel) {
 TEST_F(ModelStoreTest, AnEndlessBodyStopsAtTheAnnouncedSizeAndIsRemoved) {
   hub_.endless_bodies = 1;
   auto s = store();
-  try {
-    s.pull(entry_);
-    FAIL() << "an endless body was accepted";
-  } catch (const sam3::Error& e) {
-    EXPECT_NE(std::string(e.what()).find("more than the"), std::string::npos) << e.what();
-  }
+  const auto f = pull_failure(s, entry_);
+  ASSERT_TRUE(f.failed) << "an endless body was accepted";
+  EXPECT_NE(f.message.find("more than the"), std::string::npos) << f.message;
   std::error_code ec;
   EXPECT_FALSE(fs::exists(dir() / "vision-encoder.onnx.part", ec)) << "the partial file is removed";
   hub_.endless_bodies = 0;
@@ -154,13 +161,10 @@ TEST_F(ModelStoreTest, ServerErrorsAreRetriedWithBackoff) {
 
 TEST_F(ModelStoreTest, GatedRepositoryNeedsAToken) {
   hub_.token = "hf_secret";
-  try {
-    store().pull(entry_);
-    FAIL();
-  } catch (const sam3::Error& e) {
-    EXPECT_NE(std::string(e.what()).find("HF_TOKEN"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("GatedRepo"), std::string::npos) << e.what();
-  }
+  const auto f = pull_failure(store(), entry_);
+  ASSERT_TRUE(f.failed);
+  EXPECT_NE(f.message.find("HF_TOKEN"), std::string::npos) << f.message;
+  EXPECT_NE(f.message.find("GatedRepo"), std::string::npos) << f.message;
   sam3::HubOptions o = store().options();
   o.token = "hf_secret";
   sam3::ModelStore(o).pull(entry_);
@@ -173,26 +177,20 @@ TEST_F(ModelStoreTest, GatedRepositoryNeedsAToken) {
 TEST_F(ModelStoreTest, MissingFileIsANotFoundError) {
   auto entry = entry_;
   entry.files.push_back("nope.onnx");
-  try {
-    store().pull(entry);
-    FAIL();
-  } catch (const sam3::Error& e) {
-    EXPECT_NE(std::string(e.what()).find("EntryNotFound"), std::string::npos) << e.what();
-  }
+  const auto f = pull_failure(store(), entry);
+  ASSERT_TRUE(f.failed);
+  EXPECT_NE(f.message.find("EntryNotFound"), std::string::npos) << f.message;
 }
 
 TEST_F(ModelStoreTest, UnreachableHubSaysWhatToDownloadByHand) {
   sam3::HubOptions o = store().options();
   o.endpoint = "http://127.0.0.1:9";
-  try {
-    sam3::ModelStore(o).pull(entry_);
-    FAIL();
-  } catch (const sam3::Error& e) {
-    const std::string m = e.what();
-    EXPECT_NE(m.find("cannot reach http://127.0.0.1:9"), std::string::npos) << m;
-    EXPECT_NE(m.find("acme/sam3-test/resolve/main/vision-encoder.onnx"), std::string::npos) << m;
-    EXPECT_NE(m.find("sam3 models import"), std::string::npos) << m;
-  }
+  const auto f = pull_failure(sam3::ModelStore(o), entry_);
+  ASSERT_TRUE(f.failed);
+  const std::string& m = f.message;
+  EXPECT_NE(m.find("cannot reach http://127.0.0.1:9"), std::string::npos) << m;
+  EXPECT_NE(m.find("acme/sam3-test/resolve/main/vision-encoder.onnx"), std::string::npos) << m;
+  EXPECT_NE(m.find("sam3 models import"), std::string::npos) << m;
 }
 
 TEST_F(ModelStoreTest, ConcurrentPullsDownloadEachFileOnce) {
@@ -276,12 +274,9 @@ TEST_F(ModelStoreTest, AnArchiveEntryResumesVerifiesAndUnpacks) {
 TEST_F(ModelStoreTest, APinnedFileWhoseBytesChangedIsDeletedAndReported) {
   sam3::RegistryEntry pinned = entry_;
   pinned.pinned_sha256 = {{"decoder.onnx", std::string(64, 'a')}};
-  try {
-    store().pull(pinned);
-    FAIL() << "a file that is not the pinned one was taken";
-  } catch (const sam3::Error& e) {
-    EXPECT_NE(std::string(e.what()).find("changed or was tampered with"), std::string::npos) << e.what();
-  }
+  const auto f = pull_failure(store(), pinned);
+  ASSERT_TRUE(f.failed) << "a file that is not the pinned one was taken";
+  EXPECT_NE(f.message.find("changed or was tampered with"), std::string::npos) << f.message;
   EXPECT_FALSE(fs::exists(dir() / "decoder.onnx"));
   EXPECT_FALSE(fs::exists(dir() / "decoder.onnx.part"));
 }

@@ -15,6 +15,7 @@
 
 #include "base64.h"
 #include "sam3/export.h"
+#include "support/serve.h"
 #include "support/server_process.h"
 #include "support/test_images.h"
 
@@ -146,17 +147,8 @@ class LabelStudio : public ::testing::Test {
     std::filesystem::remove_all(root_);
   }
 
-  static ServerProcess* start(std::vector<std::string> options, const std::string& layout = "usls") {
-    std::vector<std::string> args = {SAM3_CLI_PATH, "serve", "--models",
-                                     (sam3::test::test_models_dir() / layout).string(), "--port", "0"};
-    args.insert(args.end(), options.begin(), options.end());
-    auto* server = new ServerProcess(args);
-    httplib::Client c("127.0.0.1", server->port());
-    for (int i = 0; i < 200; ++i) {
-      if (auto r = c.Get("/health"); r && r->status == 200) break;
-      std::this_thread::sleep_for(50ms);
-    }
-    return server;
+  static ServerProcess* start(const std::vector<std::string>& options, const std::string& layout = "usls") {
+    return sam3::test::start_serve(layout, options);
   }
 
   static httplib::Result post(ServerProcess& server, const std::string& path, const json& body, bool with_key = true) {

@@ -12,6 +12,7 @@
 #include "base64.h"
 #include "sam3/export.h"
 #include "support/run_command.h"
+#include "support/serve.h"
 #include "support/server_process.h"
 #include "support/test_images.h"
 
@@ -28,12 +29,8 @@ std::string scene_png(int scale = 1) {
   return sam3::encode_rgb_png(sam3::test::upscale(sam3::test::make_scene(false).image, scale));
 }
 
-void wait_ready(httplib::Client& c) {
-  for (int i = 0; i < 200; ++i) {
-    if (auto r = c.Get("/health"); r && r->status == 200) return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  FAIL() << "server never became ready";
+void wait_ready(int port) {
+  if (!sam3::test::wait_healthy(port)) FAIL() << "server never became ready";
 }
 
 json body_of(const httplib::Result& r) { return r ? json::parse(r->body, nullptr, false) : json(); }
@@ -53,8 +50,7 @@ class ServerApi : public ::testing::Test {
     server_ = new ServerProcess({kSam3, "serve", "--models", models(), "--port", "0", "--max-request-mb", "2",
                                  "--max-pixels", "1000000"});
     ASSERT_GT(server_->port(), 0) << server_->first_line();
-    httplib::Client c("127.0.0.1", server_->port());
-    wait_ready(c);
+    wait_ready(server_->port());
   }
   static void TearDownTestSuite() {
     EXPECT_EQ(server_->stop(SIGTERM), 0) << "graceful shutdown exits 0";
@@ -176,7 +172,7 @@ TEST_F(ServerApi, ConcurrentRequestsAllSucceedWithTheSameAnswer) {
 TEST(ServerLifecycle, FullQueueAnswers503) {
   ServerProcess server({kSam3, "serve", "--models", models(), "--port", "0", "--workers", "1", "--queue", "1"});
   httplib::Client probe("127.0.0.1", server.port());
-  wait_ready(probe);
+  wait_ready(server.port());
   // Each request runs 64 prompts on a 1600x960 image: long enough for the others to pile up.
   json request = {{"image", sam3::server::base64_encode(scene_png(4))}, {"prompts", json::array()}};
   for (int i = 0; i < 64; ++i) request["prompts"].push_back(i % 2 ? "red" : "blue");
@@ -202,7 +198,7 @@ TEST(ServerLifecycle, FullQueueAnswers503) {
 TEST(ServerLifecycle, ApiKeyIsRequiredWhenSet) {
   ServerProcess server({kSam3, "serve", "--models", models(), "--port", "0", "--api-key", "s3cret"});
   httplib::Client c("127.0.0.1", server.port());
-  wait_ready(c);
+  wait_ready(server.port());
   EXPECT_EQ(c.Get("/")->status, 200) << "the page itself is public";
   expect_error(c.Get("/v1/info"), 401, "unauthorized");
   EXPECT_EQ(c.Get("/v1/info", {{"Authorization", "Bearer s3cret"}})->status, 200);
@@ -259,7 +255,7 @@ TEST_P(ServeEveryGeneration, SegmentFindsTheRedObjects) {
   ServerProcess server({kSam3, "serve", "--models", models(GetParam()), "--port", "0"});
   ASSERT_GT(server.port(), 0) << server.first_line();
   httplib::Client c("127.0.0.1", server.port());
-  wait_ready(c);
+  wait_ready(server.port());
   const auto scene = sam3::test::make_scene(false);
   auto r = c.Post("/v1/segment", json{{"image", sam3::server::base64_encode(scene_png())}, {"prompts", {"red"}}}.dump(),
                   "application/json");

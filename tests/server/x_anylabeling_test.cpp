@@ -9,6 +9,7 @@
 
 #include "base64.h"
 #include "sam3/export.h"
+#include "support/serve.h"
 #include "support/server_process.h"
 #include "support/test_images.h"
 
@@ -27,13 +28,7 @@ std::string scene_uri(bool portrait = false) {
 class XAnyLabeling : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    server_ = new ServerProcess({SAM3_CLI_PATH, "serve", "--models", (sam3::test::test_models_dir() / "usls").string(),
-                                 "--port", "0", "--api-key", kKey});
-    httplib::Client c("127.0.0.1", server_->port());
-    for (int i = 0; i < 200; ++i) {
-      if (auto r = c.Get("/health"); r && r->status == 200) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
+    server_ = sam3::test::start_serve("usls", {"--api-key", kKey});
   }
   static void TearDownTestSuite() { delete server_; }
 

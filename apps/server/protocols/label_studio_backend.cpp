@@ -1,7 +1,6 @@
 #include "label_studio_backend.h"
 
 #include <algorithm>
-#include <map>
 #include <nlohmann/json.hpp>
 
 #include "label_studio_config.h"
@@ -13,12 +12,6 @@ namespace {
 
 using json = nlohmann::ordered_json;
 using namespace label_studio;
-
-HttpResponse json_answer(const json& body) {
-  HttpResponse r;
-  r.body = body.dump();
-  return r;
-}
 
 json parse_body(const HttpRequest& req) {
   json body = json::parse(req.body, nullptr, false);
@@ -132,7 +125,7 @@ class LabelStudioBackend {
     const std::string schema = string_of(body, "schema");
     if (!schema.empty()) parse_label_config(schema);  // a config sam3 cannot serve is said at once
     images_.remember_setup(string_of(body, "hostname"), string_of(body, "access_token"));
-    return json_answer({{"model_version", api_.model_version()}});
+    return json_response(200, {{"model_version", api_.model_version()}});
   }
 
   HttpResponse predict(const HttpRequest& req) {
@@ -194,7 +187,7 @@ class LabelStudioBackend {
       results.push_back({{"model_version", api_.model_version()}, {"score", count ? score_sum / count : 0.0},
                          {"result", std::move(regions)}});
     }
-    return json_answer({{"results", std::move(results)}});
+    return json_response(200, {{"results", std::move(results)}});
   }
 
  private:
@@ -220,12 +213,12 @@ void add_label_studio_routes(Api& api, const LabelStudioOptions& options) {
   api.add_route({"POST", "/predict", false, true, json_types,
                  [backend](const HttpRequest& r) { return backend->predict(r); }, basic_challenge});
   api.add_route({"POST", "/webhook", true, true, {}, [](const HttpRequest&) {
-                   return json_answer({{"status", "Unknown event"}});
+                   return json_response(200, {{"status", "Unknown event"}});
                  }, basic_challenge});
-  api.add_route({"GET", "/metrics", true, true, {}, [](const HttpRequest&) { return json_answer(json::object()); },
+  api.add_route({"GET", "/metrics", true, true, {}, [](const HttpRequest&) { return json_response(200, json::object()); },
                  basic_challenge});
   api.add_route({"GET", "/versions", true, true, {}, [&api](const HttpRequest&) {
-                   return json_answer({{"versions", {api.model_version()}}});
+                   return json_response(200, {{"versions", {api.model_version()}}});
                  }, basic_challenge});
 }
 

@@ -150,9 +150,9 @@ std::string TaskImages::fetch_from_label_studio(const std::string& url, const st
   }
 }
 
-std::string TaskImages::fetch_other(const std::string& url, const std::string& ref) {
+std::string TaskImages::fetch_other(const std::string& url) {
   if (!host_allowed(url)) {
-    throw ApiError(403, "fetch_refused", "the task's image " + ref + " is on a host sam3 does not fetch from; allow it "
+    throw ApiError(403, "fetch_refused", "the task's image " + url + " is on a host sam3 does not fetch from; allow it "
                                          "with --fetch-host " + url_origin(url).substr(url_origin(url).find("://") + 3));
   }
   FetchRequest request;
@@ -163,10 +163,10 @@ std::string TaskImages::fetch_other(const std::string& url, const std::string& r
   try {
     FetchResponse r = fetch_url(request);
     if (r.status == 200) return std::move(r.body);
-    throw ApiError(502, "image_fetch_failed", "fetching " + ref + " answered HTTP " + std::to_string(r.status));
+    throw ApiError(502, "image_fetch_failed", "fetching " + url + " answered HTTP " + std::to_string(r.status));
   } catch (const FetchError& e) {
     throw ApiError(e.kind == FetchError::kRedirectRefused ? 403 : 502, "image_fetch_failed",
-                   "cannot fetch " + ref + ": " + e.what() +
+                   "cannot fetch " + url + ": " + e.what() +
                        (e.kind == FetchError::kRedirectRefused ? " (allow its host with --fetch-host)" : ""));
   }
 }
@@ -224,7 +224,7 @@ std::string TaskImages::fetch(const std::string& ref, std::int64_t task_id) {
                                    ref, c);
   }
   if (scheme == "http" || scheme == "https") {
-    return url_origin(ref) == c.origin ? fetch_from_label_studio(ref, ref, c) : fetch_other(ref, ref);
+    return url_origin(ref) == c.origin ? fetch_from_label_studio(ref, ref, c) : fetch_other(ref);
   }
   throw ApiError(400, "invalid_task", "task " + std::to_string(task_id) + "'s image \"" + ref.substr(0, 200) +
                                           "\" is neither a URL, a Label Studio path nor a data: URI");

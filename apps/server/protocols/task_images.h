@@ -38,7 +38,7 @@ class TaskImages {
   Credentials credentials();
   std::string authorization(const Credentials& c, bool renew);  // "Authorization: ..." header
   std::string fetch_from_label_studio(const std::string& url, const std::string& ref, const Credentials& c);
-  std::string fetch_other(const std::string& url, const std::string& ref);
+  std::string fetch_other(const std::string& url);
   std::string read_local_file(const std::string& relative, const std::string& ref);
   bool host_allowed(const std::string& url) const;
 

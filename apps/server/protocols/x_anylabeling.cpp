@@ -12,15 +12,8 @@ namespace {
 using json = nlohmann::ordered_json;
 constexpr const char* kModel = "segment_anything_3";
 
-HttpResponse answer(int status, const json& body) {
-  HttpResponse r;
-  r.status = status;
-  r.body = body.dump();
-  return r;
-}
-
 HttpResponse failure(int status, const std::string& code, const std::string& message) {
-  return answer(status, {{"success", false}, {"error", {{"code", code}, {"message", message}}}});
+  return json_response(status, {{"success", false}, {"error", {{"code", code}, {"message", message}}}});
 }
 
 HttpResponse models() {
@@ -30,7 +23,7 @@ HttpResponse models() {
   }
   widgets.push_back({{"name", "edit_conf"}, {"value", 0.5}});
   widgets.push_back({{"name", "toggle_preserve_existing_annotations"}, {"value", false}});
-  return answer(200, {{"success", true},
+  return json_response(200, {{"success", true},
                       {"data", {{kModel, {{"display_name", "Segment Anything 3"}, {"widgets", widgets},
                                           {"params", json::object()}, {"capabilities", json::object()},
                                           {"batch_processing_mode", "text_prompt"}}}}}});
@@ -131,7 +124,7 @@ HttpResponse predict(Api& api, const HttpRequest& req) {
     for (size_t i = 0; i < results.size(); ++i) {
       for (const auto& inst : results[i].instances) add_shapes(shapes, inst, (*shared)[i].first, epsilon_factor);
     }
-    return answer(200, {{"success", true}, {"data", {{"shapes", std::move(shapes)}, {"description", ""}}}});
+    return json_response(200, {{"success", true}, {"data", {{"shapes", std::move(shapes)}, {"description", ""}}}});
   } catch (const ApiError& e) {
     if (e.status == 400 || e.status == 413 || e.status == 415) return failure(200, "INVALID_IMAGE", e.what());
     return failure(e.status, e.status == 503 ? "SERVER_BUSY" : "INFERENCE_ERROR", e.what());

@@ -1,0 +1,11 @@
+// Instances found tile by tile merged where tiles overlap, each attributed to the tile holding
+// its centre: the last step of one run (label_raster) and of merged shards (merge_map_shards).
+#pragma once
+
+#include "sam3/map_label.h"
+
+namespace sam3 {
+
+MapLabelResult merged(MapLabelResult found, const TileOptions& merge);
+
+}  // namespace sam3
