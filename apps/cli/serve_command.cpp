@@ -26,6 +26,9 @@ void add_serve_command(CLI::App& app, Runner& run) {
   cmd->add_option("--max-request-mb", o.max_request_mb, "Largest request body")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--max-pixels", o.max_pixels, "Largest image")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--timeout", o.request_timeout_s, "Seconds a request may wait and run")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--max-prompts", o.max_prompts,
+                  "Prompts per request on every route (Label Studio labels, X-AnyLabeling texts), and boxes per prompt")
+      ->capture_default_str()->check(CLI::Range(1, 4096));
   cmd->add_option("--api-key", o.api_key,
                   "Require the key on the API and the labeling-tool routes (\"Authorization: Bearer KEY\", X-API-Key, "
                   "HTTP Basic password, \"Token: KEY\")");
@@ -52,8 +55,10 @@ void add_serve_command(CLI::App& app, Runner& run) {
   cmd->add_option("--fetch-host", ls.fetch_hosts,
                   "Other host whose image URLs tasks may name, host or host:port (repeatable; * for any; never sent the token)");
   cmd->add_option("--fetch-max-mb", args->fetch_max_mb, "Largest task image fetched")->capture_default_str()->check(CLI::Range(1, 4096));
-  cmd->add_option("--fetch-timeout", ls.fetch_timeout_s, "Seconds a task image fetch may take")
+  cmd->add_option("--fetch-timeout", ls.fetch_timeout_s, "Seconds a task image fetch may take (within --timeout)")
       ->capture_default_str()->check(CLI::Range(1, 3600));
+  cmd->add_option("--max-fetches", ls.max_fetches, "Task image fetches in flight at once (more are answered 503)")
+      ->capture_default_str()->check(CLI::Range(1, 256));
   cmd->callback([args, &run] {
     auto& ls = args->options.label_studio;
     ls.max_image_bytes = std::int64_t{args->fetch_max_mb} << 20;

@@ -257,6 +257,28 @@ void Api::load_model() {
   }
 }
 
+void Api::check_alive(const HttpRequest& req) const {
+  if (req.client_gone()) throw ApiError(499, "client_closed", "the client closed the connection");
+  if (std::chrono::steady_clock::now() > deadline(req)) {
+    throw ApiError(503, "timeout", "the request took longer than " + std::to_string(options_.request_timeout_s) +
+                                       " s (sam3 serve --timeout)");
+  }
+}
+
+void Api::check_prompts(const std::vector<Prompt>& prompts, const std::string& what) const {
+  const size_t cap = options_.max_prompts;
+  if (prompts.size() > cap) {
+    throw ApiError(413, "too_many_prompts", "too many prompts: " + what + " make " + std::to_string(prompts.size()) +
+                   " prompts; this server takes at most " + std::to_string(cap) + " per request (sam3 serve --max-prompts)");
+  }
+  for (const auto& p : prompts) {
+    if (p.boxes.size() > cap) {
+      throw ApiError(413, "too_many_prompts", "too many boxes: " + what + " give one prompt " + std::to_string(p.boxes.size()) +
+                     " boxes; this server takes at most " + std::to_string(cap) + " per prompt (sam3 serve --max-prompts)");
+    }
+  }
+}
+
 std::string Api::model_version() const {
   return std::string("sam3cpp-") + SAM3_VERSION + "-" + options_.model_dir.filename().string();
 }
@@ -281,7 +303,7 @@ std::shared_ptr<const CachedImage> Api::encode_bytes(const HttpRequest& req, std
   auto image = std::make_shared<Image>(
       decode_image({reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()}, "uploaded image", load));
   // The job owns everything it touches: after a timeout it may outlive this request.
-  auto [entry, was_cached] = run_on_worker(req, [this, model, image, id] {
+  auto [entry, was_cached] = run_on_worker(req, [this, model, image, id](const JobStop&) {
     bool hit = false;
     auto e = cache_.get_or_encode(id, [&] { return model->encode(*image); }, &hit);
     return std::pair{e, hit};
@@ -318,6 +340,7 @@ HttpResponse Api::handle_images(const HttpRequest& req) {
 
 HttpResponse Api::handle_segment(const HttpRequest& req) {
   const auto shared_request = std::make_shared<const SegmentRequest>(parse_segment_request(req.body));
+  check_prompts(shared_request->prompts, "\"prompts\"");
   const SegmentRequest& request = *shared_request;
   auto model = ready_model();
   bool cached = false;
@@ -332,9 +355,10 @@ HttpResponse Api::handle_segment(const HttpRequest& req) {
   } else {
     entry = encode_bytes(req, request.inline_image, &cached);
   }
-  auto results = run_on_worker(req, [model, entry, shared_request] {
+  auto results = run_on_worker(req, [model, entry, shared_request](const JobStop& stop) {
     std::vector<PromptResult> out;
     for (const auto& prompt : shared_request->prompts) {
+      stop.check();
       out.push_back(model->segment(entry->embedding, prompt, shared_request->options));
     }
     return out;

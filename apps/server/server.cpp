@@ -45,6 +45,11 @@ int run_server(const ServerOptions& options) {
                 "refusing to listen on " + options.host + " without --api-key: it is not (only) this machine, so anyone "
                 "on the network could use it; pass --api-key KEY (or --insecure if the network is trusted)");
   }
+  if (!options.label_studio.api_key.empty() && options.label_studio.url.empty()) {
+    log(LogLevel::kWarning, "LABEL_STUDIO_API_KEY is set without LABEL_STUDIO_URL: the key is sent only to a configured "
+                            "address, so tasks are fetched with the token Label Studio sends in /setup, if any; set "
+                            "LABEL_STUDIO_URL (--label-studio-url) to use the key");
+  }
   // SIGINT/SIGTERM are taken by a watcher thread (blocked everywhere else, before any
   // thread starts) that stops the server gracefully.
   sigset_t signals;
@@ -61,7 +66,10 @@ int run_server(const ServerOptions& options) {
   limits.max_connections = options.max_connections;
   limits.header_timeout = std::chrono::seconds(options.header_timeout_s);
   limits.idle_timeout = std::chrono::seconds(options.idle_timeout_s);
-  limits.handler_threads = std::max(8, options.workers + static_cast<int>(options.queue_capacity));
+  // Room for every request a worker or the queue can hold and every fetch in flight, so that
+  // neither kind can take the threads the other (and /v1/images) needs.
+  limits.handler_threads =
+      std::max(8, options.workers + static_cast<int>(options.queue_capacity) + options.label_studio.max_fetches);
   HttpServer http(limits, [&api](const HttpRequest& head) { return api.screen(head); },
                   [&api](const HttpRequest& request) { return api.handle(request); });
   const int port = http.listen(options.host, options.port);

@@ -21,7 +21,8 @@ struct ServerOptions {
   std::size_t queue_capacity = 16;
   std::size_t max_request_mb = 64;
   std::int64_t max_pixels = 100'000'000;
-  int request_timeout_s = 300;
+  int request_timeout_s = 300;  // a request's whole time: fetches, encodes, every prompt
+  std::size_t max_prompts = 64;  // per request on every route (and exemplar boxes per prompt)
   std::string api_key;
   bool insecure = false;
   std::vector<std::string> allowed_hosts;    // Host names answered besides this machine's ("*": any)

@@ -111,13 +111,19 @@ HttpResponse predict(Api& api, const HttpRequest& req) {
     return failure(200, "INVALID_REQUEST", "give a text prompt or draw a rectangle (SAM3 does not take points)");
   }
   try {
+    std::vector<Prompt> all;
+    for (const auto& p : prompts) all.push_back(p.second);
+    api.check_prompts(all, "the text prompt's comma-separated prompts");
     auto model = api.ready_model();
     bool cached = false;
     auto entry = api.encode_bytes(req, *image, &cached);
     auto shared = std::make_shared<const std::vector<std::pair<std::string, Prompt>>>(std::move(prompts));
-    auto results = api.run_on_worker(req, [model, entry, shared, options] {
+    auto results = api.run_on_worker(req, [model, entry, shared, options](const JobStop& stop) {
       std::vector<PromptResult> out;
-      for (const auto& [label, prompt] : *shared) out.push_back(model->segment(entry->embedding, prompt, options));
+      for (const auto& [label, prompt] : *shared) {
+        stop.check();
+        out.push_back(model->segment(entry->embedding, prompt, options));
+      }
       return out;
     });
     json shapes = json::array();
@@ -126,6 +132,7 @@ HttpResponse predict(Api& api, const HttpRequest& req) {
     }
     return json_response(200, {{"success", true}, {"data", {{"shapes", std::move(shapes)}, {"description", ""}}}});
   } catch (const ApiError& e) {
+    if (e.status == 413 && e.code == "too_many_prompts") return failure(200, "INVALID_REQUEST", e.what());
     if (e.status == 400 || e.status == 413 || e.status == 415) return failure(200, "INVALID_IMAGE", e.what());
     return failure(e.status, e.status == 503 ? "SERVER_BUSY" : "INFERENCE_ERROR", e.what());
   } catch (const Error& e) {
