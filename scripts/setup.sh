@@ -7,7 +7,7 @@
 #    the C/C++ headers from Debian 13's libonnxruntime-dev (the C API is versioned, so the
 #    1.21 headers work with the 1.30 library).
 #
-#   scripts/setup.sh [--test]   --test also installs what the tests need (Chromium, the npm
+#   scripts/setup.sh [--test]   --test also installs what the tests need (Chromium, QGIS, the npm
 #                               packages of tests/web, clang for the fuzzer).
 set -euo pipefail
 with_tests=0
@@ -25,7 +25,7 @@ packages=(build-essential cmake ninja-build pkg-config git clang
   libutf8proc-dev libpugixml-dev libgdal-dev libboost-dev libjpeg-dev libpng-dev libwebp-dev zlib1g-dev libssl-dev libzip-dev zip libgtest-dev libgmock-dev
   python3 python3-dev python3-onnx python3-numpy pybind11-dev python3-pytest python3-pil python3-venv python3-pip python3-gdal gdal-bin time
   ca-certificates curl)
-[ "$with_tests" = 1 ] && packages+=(chromium slurm-wlm munge)
+[ "$with_tests" = 1 ] && packages+=(chromium slurm-wlm munge qgis python3-qgis python3-yaml)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -12,6 +12,8 @@ void add_serve_command(CLI::App& app, Runner& run) {
     ModelSelection models;
     server::ServerOptions options;
     int fetch_max_mb = 64;
+    std::vector<std::string> cvat_labels;
+    std::string cvat_labels_file;
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("serve", "HTTP API and web page for interactive and programmatic segmentation");
@@ -59,11 +61,18 @@ void add_serve_command(CLI::App& app, Runner& run) {
       ->capture_default_str()->check(CLI::Range(1, 3600));
   cmd->add_option("--max-fetches", ls.max_fetches, "Task image fetches in flight at once (more are answered 503)")
       ->capture_default_str()->check(CLI::Range(1, 256));
+  cmd->add_option("--cvat-label", args->cvat_labels,
+                  "A label CVAT's detector finds: NAME or NAME=PROMPT,PROMPT (repeatable; see docs/cvat.md)");
+  cmd->add_option("--cvat-labels", args->cvat_labels_file, "A file of CVAT labels, one NAME[=PROMPT,...] per line")
+      ->check(CLI::ExistingFile);
   cmd->callback([args, &run] {
     auto& ls = args->options.label_studio;
     ls.max_image_bytes = std::int64_t{args->fetch_max_mb} << 20;
     if (const char* host = std::getenv("LABEL_STUDIO_HOST"); ls.url.empty() && host) ls.url = host;
     run = [args] {
+      auto& cvat = args->options.cvat_labels;
+      if (!args->cvat_labels_file.empty()) cvat = server::read_cvat_labels(args->cvat_labels_file);
+      for (const auto& l : args->cvat_labels) cvat.push_back(server::parse_cvat_label(l));
       args->options.model_dir = resolve_model_dir(args->models);
       args->options.fallback_vocabulary = data_dir() / "clip" / "bpe_simple_vocab_16e6.txt.gz";
       return server::run_server(args->options);

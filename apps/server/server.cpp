@@ -11,6 +11,7 @@
 
 #include "api.h"
 #include "http/http_server.h"
+#include "protocols/cvat.h"
 #include "protocols/label_studio_backend.h"
 #include "protocols/x_anylabeling.h"
 #include "sam3/error.h"
@@ -61,6 +62,7 @@ int run_server(const ServerOptions& options) {
   Api api(options);
   add_label_studio_routes(api, options.label_studio);
   add_x_anylabeling_routes(api);
+  add_cvat_routes(api, options.cvat_labels);
   HttpLimits limits;
   limits.max_body_bytes = options.max_request_mb * 1024 * 1024;
   limits.max_connections = options.max_connections;

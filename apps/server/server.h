@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "protocols/cvat.h"
 #include "protocols/task_images.h"
 
 namespace sam3::server {
@@ -32,6 +33,7 @@ struct ServerOptions {
   int idle_timeout_s = 15;    // an idle keep-alive connection is closed after this
   int shutdown_timeout_s = 30;  // requests in flight get this long after SIGTERM
   LabelStudioOptions label_studio;  // where the Label Studio backend fetches task images
+  std::vector<CvatLabel> cvat_labels;  // what the CVAT detector finds (none: it is not listed)
 };
 
 // Whether every address the host name resolves to is a loopback address (a name is looked
