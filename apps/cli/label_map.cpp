@@ -153,6 +153,7 @@ int run_map_label(const MapLabelArgs& a, const std::atomic<bool>* stop) {
     settings_of.push_back(map_settings_hash(*model, rasters[i], a.categories, options, map_tile_grid(*model, rasters[i], options)));
   }
   if (!a.raster_out.empty()) check_class_raster_size(rasters[0]);
+  for (const auto& raster : rasters) check_exemplar_boxes(raster, a.categories);
   // Held for the whole run: one run per folder, and the tile records are sam3's own. Made
   // after the inputs and the model are known good, so a run refused at once leaves no folder.
   OutputFolderUpdate update(a.out);

@@ -78,6 +78,10 @@ struct MapLabelResult {
   bool stopped = false;
 };
 
+// Exemplar boxes are in the raster file's own pixels: throws kInvalidArgument naming a box
+// that is not inside them (label_raster checks too; callers check before making outputs).
+void check_exemplar_boxes(const Raster& raster, const std::vector<LabelCategory>& categories);
+
 MapLabelResult label_raster(const Model& model, const Raster& raster, const std::vector<LabelCategory>& categories,
                             const MapLabelOptions& options);
 

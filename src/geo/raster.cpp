@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <limits>
 #include <mutex>
 
@@ -206,6 +208,13 @@ Raster Raster::open(const std::filesystem::path& path, const RasterOptions& opti
       }
     }
     CSLDestroy(files);
+    // GDAL lists a VRT's sources only when they exist locally: its own text is checked too.
+    if (EQUAL(ds.GetDriverName(), "VRT") && !virtual_name && std::filesystem::is_regular_file(path, ec) &&
+        std::filesystem::file_size(path, ec) < (std::uintmax_t{64} << 20)) {
+      std::ifstream in(path, std::ios::binary);
+      const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (is_network_raster_name(text)) refuse_network(path.string() + " has a source that");
+    }
   }
   impl->georeferenced = ds.GetGeoTransform(impl->geotransform.data()) == CE_None;
   if (impl->georeferenced) check_geotransform(path, impl->geotransform);
@@ -214,6 +223,14 @@ Raster Raster::open(const std::filesystem::path& path, const RasterOptions& opti
     srs->exportToWkt(&wkt);
     impl->crs = wkt ? wkt : "";
     CPLFree(wkt);
+  }
+  if (!impl->georeferenced && (!impl->crs.empty() || ds.GetGCPCount() > 0)) {
+    // GDAL reads a GeoTIFF with a zero pixel scale as one tie point and no geotransform: the
+    // features would be in pixels yet labelled with the CRS, with zero area.
+    throw Error(ErrorCode::kImageUnsupported,
+                path.string() + ": has a CRS or ground control points but no usable geotransform (a zero pixel size "
+                                "is degenerate, or it is georeferenced by GCPs only); warp it first (gdalwarp) or fix "
+                                "the georeferencing (gdal_edit.py -a_ullr or -tr)");
   }
   impl->bands = options.bands.empty() ? default_bands(ds) : options.bands;
   if (impl->bands.size() != 3 && impl->bands.size() != 1) {

@@ -76,11 +76,24 @@ TileRecord label_tile(const Model& model, const Raster& raster, const std::vecto
 // Exemplar boxes are drawn on the raster file's pixels; the grid is read at --gsd. Boxes
 // outside the raster are refused, not clipped to nothing.
 std::vector<LabelCategory> boxes_on_grid(const Raster& raster, std::vector<LabelCategory> categories) {
+  check_exemplar_boxes(raster, categories);
   const float sx = static_cast<float>(raster.width()) / static_cast<float>(raster.source_width());
   const float sy = static_cast<float>(raster.height()) / static_cast<float>(raster.source_height());
   for (auto& c : categories) {
+    for (auto& box : c.prompt.boxes) {
+      Box& b = box.box;
+      b = {b.x0 * sx, b.y0 * sy, b.x1 * sx, b.y1 * sy};
+    }
+  }
+  return categories;
+}
+
+}  // namespace
+
+void check_exemplar_boxes(const Raster& raster, const std::vector<LabelCategory>& categories) {
+  for (const auto& c : categories) {
     for (size_t i = 0; i < c.prompt.boxes.size(); ++i) {
-      Box& b = c.prompt.boxes[i].box;
+      const Box& b = c.prompt.boxes[i].box;
       if (!(b.x0 >= 0 && b.y0 >= 0 && b.x1 > b.x0 && b.y1 > b.y0 && b.x1 <= raster.source_width() &&
             b.y1 <= raster.source_height())) {
         char text[160];
@@ -90,13 +103,9 @@ std::vector<LabelCategory> boxes_on_grid(const Raster& raster, std::vector<Label
                         std::to_string(raster.source_width()) + " and 0 <= y0 < y1 <= " +
                         std::to_string(raster.source_height()) + " (pixels of " + raster.path().filename().string() + ")");
       }
-      b = {b.x0 * sx, b.y0 * sy, b.x1 * sx, b.y1 * sy};
     }
   }
-  return categories;
 }
-
-}  // namespace
 
 TileGrid map_tile_grid(const Model& model, const Raster& raster, const MapLabelOptions& options) {
   const int tile = options.tile > 0 ? options.tile : model.input_size();
