@@ -30,6 +30,10 @@ for target in "${targets[@]}" make_seeds; do
   [ -x "$build/$target" ] || { echo "fuzz: $build/$target is not built (build the project, or run without --no-build)" >&2; exit 1; }
 done
 
+# Debian's python3 (its onnx makes the ONNX seeds), as the tests use it.
+python=python3
+[ -x /usr/bin/python3 ] && python=/usr/bin/python3
+
 # Seeds: the golden prompts, small images of every format, request bodies, label configs,
 # ONNX graphs, zip archives.
 seed() {
@@ -38,7 +42,7 @@ seed() {
   mkdir -p "$corpus"
   case "$target" in
     tokenizer_fuzz)
-      python3 - "$here/tests/data/clip/golden_public.jsonl" "$corpus" <<'PY'
+      "$python" - "$here/tests/data/clip/golden_public.jsonl" "$corpus" <<'PY'
 import json, sys
 for i, line in enumerate(open(sys.argv[1], encoding="utf-8")):
     open(f"{sys.argv[2]}/golden_{i}", "w", encoding="utf-8").write(json.loads(line)["text"])
@@ -46,7 +50,7 @@ PY
       ;;
     image_decode_fuzz) "$build/make_seeds" images "$corpus" ;;
     request_parse_fuzz) "$build/make_seeds" requests "$corpus" ;;
-    *) python3 "$here/tests/fuzz/seeds.py" "$target" "$corpus" ;;
+    *) "$python" "$here/tests/fuzz/seeds.py" "$target" "$corpus" ;;
   esac
 }
 

@@ -65,6 +65,9 @@ def protocol_requests():
     for route, bodies in enumerate((x_any, setup, predict)):
         for body in bodies:
             yield bytes([route]) + json.dumps(body).encode()
+    # Regressions: fields of the wrong JSON type were a 500 (an exception out of json::value).
+    yield b'\x00{"model": 1, "image": "' + PNG.encode() + b'"}'
+    yield b'\x00{"model": "segment_anything_3", "image": "' + PNG.encode() + b'", "params": {"marks": [{"type": 1, "data": [1, 2, 3, 4]}]}}'
     yield b"\x00[1, 2, 3]"
     yield b'\x02{"tasks": "no"}'
 

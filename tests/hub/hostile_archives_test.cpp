@@ -74,18 +74,18 @@ class HostileArchiveTest : public ::testing::Test {
 };
 
 TEST_F(HostileArchiveTest, AZipBombIsRefusedFromItsDeclaredSizeBeforeAnythingIsWritten) {
-  // 64 MiB of zeros deflate to about 64 KB; the limit is 8 MiB.
-  const fs::path zip = write_zip(model_with({"vision-encoder.onnx", "\x08" + std::string(64 * kMiB, '\0')}));
+  // 16 MiB of zeros deflate to about 16 KB; the limit is 4 MiB.
+  const fs::path zip = write_zip(model_with({"vision-encoder.onnx", "\x08" + std::string(16 * kMiB, '\0')}));
   ASSERT_LT(fs::file_size(zip), 200'000u);
-  const std::string message = failure([&] { store(8 * kMiB).import(zip, &entry_); });
-  EXPECT_NE(message.find("vision-encoder.onnx is 67108865 bytes unpacked, more than the 8388608 allowed"), std::string::npos) << message;
+  const std::string message = failure([&] { store(4 * kMiB).import(zip, &entry_); });
+  EXPECT_NE(message.find("vision-encoder.onnx is 16777217 bytes unpacked, more than the 4194304 allowed"), std::string::npos) << message;
   EXPECT_NE(message.find("SAM3_MAX_UNPACKED_BYTES"), std::string::npos) << message;
   expect_nothing_written();
 }
 
 TEST_F(HostileArchiveTest, AHeaderThatUnderstatesTheSizeStopsAtTheDeclaredSizeAndLeavesNoPart) {
-  // Declares 2 MB (under every bound), inflates to 64 MiB.
-  const fs::path zip = write_zip(model_with({"vision-encoder.onnx", "\x08" + std::string(64 * kMiB, '\0'), 2'000'000}));
+  // Declares 2 MB (under every bound), inflates to 16 MiB.
+  const fs::path zip = write_zip(model_with({"vision-encoder.onnx", "\x08" + std::string(16 * kMiB, '\0'), 2'000'000}));
   const std::string message = failure([&] { store().import(zip, &entry_); });
   EXPECT_NE(message.find("unpacks to more than the 2000000 bytes its header declares"), std::string::npos) << message;
   expect_nothing_written();
@@ -121,7 +121,7 @@ TEST_F(HostileArchiveTest, AZipBombInAPulledArchiveLeavesNeitherPartNorArchiveCo
   zipped.name = "zipped";
   zipped.repo = "acme/zipped";
   zipped.archive = "model.zip";
-  hub_.add(zipped.repo, "model.zip", make_zip(model_with({"vision-encoder.onnx", "\x08" + std::string(64 * kMiB, '\0'), 1000})));
+  hub_.add(zipped.repo, "model.zip", make_zip(model_with({"vision-encoder.onnx", "\x08" + std::string(16 * kMiB, '\0'), 1000})));
   const std::string message = failure([&] { store().pull(zipped); });
   EXPECT_NE(message.find("its header declares: a damaged archive or a zip bomb"), std::string::npos) << message;
   for (const char* f : {"vision-encoder.onnx", "vision-encoder.onnx.part", "decoder.onnx", "decoder.onnx.part"}) {
