@@ -26,9 +26,10 @@ if [ $build_first = 1 ]; then
     -DCMAKE_CXX_COMPILER=clang++ -DSAM3_FUZZ=ON -DSAM3_BUILD_TESTS=OFF >/dev/null
   cmake --build "$build" --target "${targets[@]}" make_seeds --parallel "$(nproc)" >/dev/null
 fi
-for target in "${targets[@]}" make_seeds; do
-  [ -x "$build/$target" ] || { echo "fuzz: $build/$target is not built (build the project, or run without --no-build)" >&2; exit 1; }
-done
+built() {
+  [ -x "$build/$1" ] || { echo "fuzz: $build/$1 is not built (build the project, or run without --no-build)" >&2; exit 1; }
+}
+for target in "${targets[@]}"; do built "$target"; done
 
 # Debian's python3 (its onnx makes the ONNX seeds), as the tests use it.
 python=python3
@@ -48,8 +49,8 @@ for i, line in enumerate(open(sys.argv[1], encoding="utf-8")):
     open(f"{sys.argv[2]}/golden_{i}", "w", encoding="utf-8").write(json.loads(line)["text"])
 PY
       ;;
-    image_decode_fuzz) "$build/make_seeds" images "$corpus" ;;
-    request_parse_fuzz) "$build/make_seeds" requests "$corpus" ;;
+    image_decode_fuzz) built make_seeds && "$build/make_seeds" images "$corpus" ;;
+    request_parse_fuzz) built make_seeds && "$build/make_seeds" requests "$corpus" ;;
     *) "$python" "$here/tests/fuzz/seeds.py" "$target" "$corpus" ;;
   esac
 }
