@@ -59,9 +59,10 @@ std::string names_of(const LayoutFiles& l) {
 
 }  // namespace
 
-// ONNX Runtime opens whatever a model's external data names in its folder, and a FIFO there
-// blocks the open forever, a device reads as endless zeros: a model folder holds files,
-// folders and links to them, nothing else. (Only the top level: the folder is not walked.)
+// A model folder holds files, folders and links to them, nothing else: an open() of a FIFO can
+// block, a device reads without end, a looping link fails deep inside ONNX Runtime (1.30 says
+// only "cannot get file size" in its own log). Named here, before anything is opened. (Only the
+// top level: the folder is not walked.)
 void check_model_folder_entries(const std::filesystem::path& dir) {
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {

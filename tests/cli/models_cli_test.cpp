@@ -286,9 +286,9 @@ TEST_F(RegistryLayouts, APinnedHashThatDoesNotMatchIsReportedNotLoaded) {
 
 namespace {
 
-// A model folder with a FIFO, a device or a looping link in it: ONNX Runtime would block on the
-// FIFO forever or read the device without end. inspect, segment and import name the entry and
-// stop at once (each run has `timeout` around it: a hang fails the test instead of holding it).
+// A model folder with a FIFO, a device or a looping link in it: inspect, segment and import name
+// the entry and stop at once, before ONNX Runtime opens anything (each run has `timeout` around
+// it: a hang fails the test instead of holding it).
 class HostileModelFolder : public ::testing::Test {
  protected:
   void SetUp() override {
