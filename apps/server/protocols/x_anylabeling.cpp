@@ -72,7 +72,8 @@ double number_or(const json& params, const char* key, double fallback) {
 HttpResponse predict(Api& api, const HttpRequest& req) {
   const json body = json::parse(req.body, nullptr, false);
   if (!body.is_object()) return failure(200, "INVALID_REQUEST", "POST /v1/predict takes a JSON object");
-  const std::string model_name = body.value("model", "");
+  // Fields of the wrong JSON type are the client's error, not a 500 (json::value would throw).
+  const std::string model_name = body.contains("model") && body["model"].is_string() ? body["model"].get<std::string>() : "";
   if (model_name != kModel) {
     return failure(200, "MODEL_NOT_FOUND", "no model \"" + model_name + "\"; this server has \"" + kModel + "\"");
   }
@@ -95,7 +96,7 @@ HttpResponse predict(Api& api, const HttpRequest& req) {
   Prompt boxes;
   if (params.contains("marks") && params["marks"].is_array()) {
     for (const auto& mark : params["marks"]) {
-      if (!mark.is_object() || mark.value("type", "") != "rectangle" || !mark.contains("data")) continue;
+      if (!mark.is_object() || !mark.contains("type") || mark["type"] != "rectangle" || !mark.contains("data")) continue;
       const json& d = mark["data"];
       if (!d.is_array() || d.size() != 4 || !std::all_of(d.begin(), d.end(), [](const json& v) { return v.is_number(); })) {
         return failure(200, "INVALID_REQUEST", "a rectangle mark's data is [x1, y1, x2, y2] in pixels");
