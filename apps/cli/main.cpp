@@ -8,10 +8,14 @@
 
 int main(int argc, char** argv) {
   using namespace sam3::cli;
-  CLI::App app{"sam3: find every instance of a text prompt in images with Meta's SAM3 (ONNX Runtime, CPU)"};
+  CLI::App app{"sam3: find every instance of a text prompt in images with Meta's SAM3 (ONNX Runtime)"};
   app.name("sam3");
-  app.set_version_flag("--version", std::string("sam3cpp ") + SAM3_VERSION + " (ONNX Runtime " +
-                                        sam3::onnxruntime_version() + ")");
+  app.set_version_flag("--version", [] {
+    std::string providers;
+    for (const auto& p : sam3::available_execution_providers()) providers += (providers.empty() ? "" : ", ") + p;
+    return std::string("sam3cpp ") + SAM3_VERSION + " (ONNX Runtime " + sam3::onnxruntime_version() +
+           ")\nexecution providers: " + providers;
+  });
   app.require_subcommand(1);
   app.fallthrough();
   bool verbose = false, quiet = false;

@@ -59,6 +59,7 @@ void add_serve_command(CLI::App& app, Runner& run) {
     ls.max_image_bytes = std::int64_t{args->fetch_max_mb} << 20;
     if (const char* host = std::getenv("LABEL_STUDIO_HOST"); ls.url.empty() && host) ls.url = host;
     run = [args] {
+      args->options.providers = execution_providers(args->models);
       args->options.model_dir = resolve_model_dir(args->models);
       args->options.fallback_vocabulary = data_dir() / "clip" / "bpe_simple_vocab_16e6.txt.gz";
       return server::run_server(args->options);

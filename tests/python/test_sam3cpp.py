@@ -236,3 +236,27 @@ def test_every_generation_loads_and_says_what_it_is():
         image[20:100, 40:160] = (255, 0, 0)
         result = m.segment(image, "red")
         assert len(result.instances) == 1, folder
+
+
+def test_providers_cpu_and_auto_segment_and_missing_ones_are_refused(model):
+    available = sam3cpp.available_providers()
+    assert available[-1] == "cpu"
+    want = model.segment(scene(), "red")
+    assert model.providers == ["cpu"]
+    for providers in (["cpu"], "auto", [("cpu", {})], ["cuda", "cpu"] if "cuda" not in available else ["cpu"]):
+        m = sam3cpp.Model(MODELS / "usls", providers=providers)
+        assert m.providers[-1] == "cpu"
+        got = m.segment(scene(), "red")
+        assert len(got) == len(want)
+        assert np.array_equal(got.instances[0].mask, want.instances[0].mask)
+    for name in ("cuda", "tensorrt", "openvino", "coreml", "dml"):
+        if name in available:
+            continue
+        for providers in ([name], [(name, {"device_id": 0})] if name in ("cuda", "tensorrt", "dml") else name):
+            with pytest.raises(sam3cpp.RuntimeFailure, match=f"execution provider '{name}' is not in the loaded ONNX Runtime"):
+                sam3cpp.Model(MODELS / "usls", providers=providers)
+    for providers, text in ((["gpu"], "unknown execution provider 'gpu'"), ([("cuda", {"device_id": -1})], "device_id must be"),
+                            ([("cuda", {"devcie_id": 1})], "does not take the option 'devcie_id'"), ([3], "providers is a list"),
+                            (["cpu", "cuda"], "put cpu last")):
+        with pytest.raises(sam3cpp.InvalidArgumentError, match=text):
+            sam3cpp.Model(MODELS / "usls", providers=providers)
