@@ -406,5 +406,7 @@ PYBIND11_MODULE(_native, m) {
         "name"_a = py::none(), "progress"_a = nullptr);
   m.attr("onnxruntime_version") = sam3::onnxruntime_version();
   m.def("available_providers", &sam3::available_execution_providers,
-        "The execution providers the loaded ONNX Runtime has, best first (\"cpu\" last).");
+        "The execution providers the loaded ONNX Runtime lists, best first (\"cpu\" last).");
+  m.def("usable_providers", &sam3::usable_execution_providers,
+        "Those of available_providers() that can start here (a listed one may lack its libraries or device).");
 }

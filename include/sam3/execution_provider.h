@@ -43,6 +43,9 @@ std::string to_string(const ExecutionProvider& provider);
 
 // sam3's names of the providers the loaded ONNX Runtime was built with, best first; "cpu" last.
 std::vector<std::string> available_execution_providers();
+// Those of them that can start here: a build may list CUDA without shipping its provider
+// library (Microsoft's npm build does), or CUDA's own libraries or the device may be missing.
+std::vector<std::string> usable_execution_providers();
 // What Model::load would run on with these providers ({"cuda", "cpu"}), found without loading
 // a model and without logging; throws as Model::load does for them (kInvalidArgument, kRuntime).
 // For programs that must refuse a configuration at once (sam3 serve, before it listens).

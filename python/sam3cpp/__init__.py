@@ -33,6 +33,7 @@ from ._native import (  # noqa: F401  (re-exported)
     RuntimeFailure,
     TokenizerError,
     available_providers,
+    usable_providers,
     decode_rle,
     encode_rle,
     onnxruntime_version,
@@ -43,7 +44,7 @@ __all__ = [
     "Model", "Embedding", "Result", "Instance", "Box", "tokenize", "encode_rle", "decode_rle", "label", "pull",
     "Error", "InvalidArgumentError", "InvalidTextError", "ImageUnreadableError", "ImageUnsupportedError",
     "ImageCorruptError", "ImageTooLargeError", "ModelNotFoundError", "ModelMismatchError", "TokenizerError",
-    "RuntimeFailure", "OutputError", "NetworkError", "onnxruntime_version", "available_providers",
+    "RuntimeFailure", "OutputError", "NetworkError", "onnxruntime_version", "available_providers", "usable_providers",
 ]
 
 

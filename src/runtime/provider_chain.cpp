@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "runtime/provider_table.h"
+#include "runtime/session.h"
 #include "sam3/error.h"
 #include "sam3/log.h"
 
@@ -60,24 +61,53 @@ void append_one(Ort::SessionOptions& session, const ExecutionProvider& p, const 
   }
 }
 
-// Why the provider cannot be used here: "" when it can.
-std::string trial_append(const ExecutionProvider& p) {
+// ONNX Runtime's reason on one line, without its source location and error-code prefix.
+std::string ort_reason(const std::string& what) {
+  std::string r = what;
+  if (const auto at = r.find("[ONNXRuntimeError]"); at != std::string::npos) {
+    std::size_t cut = at;
+    for (int i = 0; i < 3 && cut != std::string::npos; ++i) cut = r.find(" : ", cut + 1);
+    if (cut != std::string::npos) r = r.substr(cut + 3);
+  }
+  std::replace(r.begin(), r.end(), '\n', ' ');
+  while (!r.empty() && r.back() == ' ') r.pop_back();
+  return r;
+}
+
+}  // namespace
+
+// Why the provider cannot be used here: "" when it can. Appending loads a provider's shared
+// library (CUDA, TensorRT), so a build that lists the provider without shipping its library,
+// or a missing CUDA library, fails here rather than in the first session.
+std::string start_problem(const ExecutionProvider& p) {
   try {
+    env();  // the providers log through ONNX Runtime's default logger, made with the environment
     Ort::SessionOptions scratch;
     append_one(scratch, p, {});
     return {};
   } catch (const Ort::Exception& e) {
-    return e.what();
+    return ort_reason(e.what());
   }
 }
 
-std::string missing_message(const std::vector<std::string>& missing, const std::vector<std::string>& available) {
-  const ProviderInfo* first = find_provider(missing.front());
-  std::string which;
-  for (const auto& m : missing) which += (which.empty() ? "'" : ", '") + m + "'";
-  return "execution provider " + which + (missing.size() == 1 ? " is" : " are") + " not in the loaded ONNX Runtime " +
-         Ort::GetVersionString() + ", which has: " + joined(available) + ". For " + first->title + " use " +
-         first->how_to_get + " (see the README's 'Using a GPU'), or choose the cpu provider";
+namespace {
+
+// One line: which providers cannot be used and why, and how to get one that can.
+std::string refusal(const std::vector<std::string>& absent, const std::vector<std::pair<std::string, std::string>>& failed,
+                    const std::vector<std::string>& available) {
+  std::string what;
+  const auto add = [&](const std::string& part) { what += (what.empty() ? "" : "; ") + part; };
+  for (const auto& name : absent) {
+    add("execution provider '" + name + "' is not in the loaded ONNX Runtime " + Ort::GetVersionString() +
+        ", which has: " + joined(available));
+  }
+  for (const auto& [name, why] : failed) {
+    add("execution provider '" + name + "' is listed by the loaded ONNX Runtime " + Ort::GetVersionString() +
+        " but cannot start here (" + why + ")");
+  }
+  const ProviderInfo* first = find_provider(absent.empty() ? failed.front().first : absent.front());
+  return what + ". For " + first->title + " use " + first->how_to_get +
+         " (see the README's 'Using a GPU'), or choose the cpu provider";
 }
 
 }  // namespace
@@ -98,7 +128,8 @@ ProviderChain resolve_providers(const std::vector<ExecutionProvider>& requested,
   const auto in_chain = [&](const std::string& name) {
     return std::any_of(chain.providers.begin(), chain.providers.end(), [&](const auto& p) { return p.name == name; });
   };
-  std::vector<std::string> absent, failed, skipped;
+  std::vector<std::string> absent, skipped;
+  std::vector<std::pair<std::string, std::string>> failed;
   bool cpu_listed = false, auto_listed = false;
   for (const auto& want : requested) {
     if (want.name == "cpu") {
@@ -122,29 +153,27 @@ ProviderChain resolve_providers(const std::vector<ExecutionProvider>& requested,
       candidates.push_back(want);
     }
     for (auto& p : candidates) {
-      if (const std::string why = trial_append(p); !why.empty()) {
-        skipped.push_back(p.name + " could not start (" + why + ")");
-        failed.push_back(p.name);
+      if (const std::string why = start_problem(p); !why.empty()) {
+        skipped.push_back(p.name + " cannot start here (" + why + ")");
+        failed.emplace_back(p.name, why);
         continue;
       }
       chain.providers.push_back(std::move(p));
     }
   }
-  if (chain.providers.empty() && !cpu_listed && !auto_listed) {
-    if (failed.empty()) throw Error(ErrorCode::kRuntime, missing_message(absent, available));
-    throw Error(ErrorCode::kRuntime, "no execution provider asked for can start: " + joined(skipped) +
-                                         "; check the GPU's driver and libraries (see the README's 'Using a GPU'), or "
-                                         "choose the cpu provider");
-  }
+  if (chain.providers.empty() && !cpu_listed && !auto_listed) throw Error(ErrorCode::kRuntime, refusal(absent, failed, available));
   if (!report) return chain;
   const std::string runs_on = "running on " + joined(chain.names());
+  const std::string who = auto_listed ? "provider auto: " : "execution providers: ";
   if (auto_listed && chain.providers.empty() && skipped.empty()) {
-    log(LogLevel::kWarning, "provider auto: the loaded ONNX Runtime " + Ort::GetVersionString() +
-                                " has no accelerator (it has: " + joined(available) + "); running on the CPU");
+    log(LogLevel::kWarning, who + "the loaded ONNX Runtime " + Ort::GetVersionString() + " has no accelerator (it has: " +
+                                joined(available) + "); " + runs_on);
   } else if (!skipped.empty()) {
-    log(LogLevel::kWarning, "execution providers: " + joined(skipped) + "; " + runs_on);
+    std::string why;
+    for (const auto& s : skipped) why += (why.empty() ? "" : "; ") + s;
+    log(LogLevel::kWarning, who + why + "; " + runs_on);
   } else {
-    log(LogLevel::kInfo, "execution providers: " + runs_on);
+    log(LogLevel::kInfo, who + runs_on);
   }
   return chain;
 }
@@ -174,6 +203,14 @@ namespace sam3 {
 
 std::vector<std::string> resolve_execution_providers(const std::vector<ExecutionProvider>& providers) {
   return rt::resolve_providers(providers, false).names();
+}
+
+std::vector<std::string> usable_execution_providers() {
+  std::vector<std::string> out;
+  for (const auto& name : available_execution_providers()) {
+    if (name == "cpu" || rt::start_problem({name, {}}).empty()) out.push_back(name);
+  }
+  return out;
 }
 
 }  // namespace sam3

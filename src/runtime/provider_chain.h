@@ -26,6 +26,10 @@ struct ProviderChain {
 // to get one). `report`: log the one line saying what runs where (and what was skipped).
 ProviderChain resolve_providers(const std::vector<ExecutionProvider>& requested, bool report = true);
 
+// Why the provider cannot start here (its shared library or CUDA's missing, no device): ""
+// when it can. Appending a provider loads its library, so this is found without a model.
+std::string start_problem(const ExecutionProvider& provider);
+
 // Adds the chain to a session's options. `cache_dir` is the model's cache folder (TensorRT's
 // engine cache goes under it unless the caller set trt_engine_cache_path).
 void append_providers(Ort::SessionOptions& options, const ProviderChain& chain, const std::filesystem::path& cache_dir);
