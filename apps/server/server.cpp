@@ -45,8 +45,6 @@ int run_server(const ServerOptions& options) {
                 "refusing to listen on " + options.host + " without --api-key: it is not (only) this machine, so anyone "
                 "on the network could use it; pass --api-key KEY (or --insecure if the network is trusted)");
   }
-  // A provider this ONNX Runtime lacks is refused now, not found later by the background load.
-  resolve_execution_providers(options.providers);
   // SIGINT/SIGTERM are taken by a watcher thread (blocked everywhere else, before any
   // thread starts) that stops the server gracefully.
   sigset_t signals;
@@ -54,6 +52,9 @@ int run_server(const ServerOptions& options) {
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  // A provider this ONNX Runtime lacks is refused now, not found later by the background load
+  // (after the mask: trying a provider starts ONNX Runtime's threads).
+  resolve_execution_providers(options.providers);
 
   Api api(options);
   add_label_studio_routes(api, options.label_studio);
