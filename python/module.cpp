@@ -159,6 +159,37 @@ Result result_of(sam3::PromptResult r, int width, int height) {
   return {r.prompt.text, std::move(r.instances), width, height, r.timings};
 }
 
+// None, "cuda,cpu", or a list of names ("cuda:device_id=1") and (name, {option: value}) pairs.
+std::vector<sam3::ExecutionProvider> providers_from_object(const py::object& o) {
+  if (o.is_none()) return {};
+  if (py::isinstance<py::str>(o)) return sam3::parse_execution_providers({o.cast<std::string>()});
+  std::vector<sam3::ExecutionProvider> out;
+  const auto bad = [] {
+    return sam3::Error(sam3::ErrorCode::kInvalidArgument,
+                       "providers is a list of names such as \"cuda\" or (name, {option: value}) pairs such as "
+                       "(\"cuda\", {\"device_id\": 1})");
+  };
+  if (!py::isinstance<py::sequence>(o)) throw bad();
+  for (const py::handle item : o) {
+    if (py::isinstance<py::str>(item)) {
+      for (auto& p : sam3::parse_execution_providers({item.cast<std::string>()})) out.push_back(std::move(p));
+      continue;
+    }
+    if (!py::isinstance<py::sequence>(item) || py::len(item) != 2 || !py::isinstance<py::str>(item[py::int_(0)]) ||
+        !py::isinstance<py::dict>(item[py::int_(1)])) {
+      throw bad();
+    }
+    sam3::ExecutionProvider p = sam3::parse_execution_provider(item[py::int_(0)].cast<std::string>());
+    for (const auto& [key, value] : item[py::int_(1)].cast<py::dict>()) {
+      // ONNX Runtime reads flags as 1/0; other values as their text.
+      p.options[py::str(key)] = py::isinstance<py::bool_>(value) ? (value.cast<bool>() ? "1" : "0") : std::string(py::str(value));
+    }
+    out.push_back(std::move(p));
+  }
+  sam3::validate_execution_providers(out);
+  return out;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_native, m) {
@@ -243,15 +274,20 @@ PYBIND11_MODULE(_native, m) {
       });
 
   py::class_<sam3::Model, std::shared_ptr<sam3::Model>>(m, "Model", "A SAM3 ONNX model folder, loaded once and shared by threads.")
-      .def(py::init([](const std::filesystem::path& path, int threads, const std::filesystem::path& vocabulary) {
+      .def(py::init([](const std::filesystem::path& path, int threads, const std::filesystem::path& vocabulary,
+                       const py::object& providers) {
              sam3::ModelOptions o;
+             o.providers = providers_from_object(providers);
              o.intra_op_threads = threads;
              o.fallback_vocabulary = vocabulary;
              py::gil_scoped_release release;
              return sam3::Model::load(path, o);
            }),
-           "path"_a, py::kw_only(), "threads"_a = 0, "vocabulary"_a = std::filesystem::path(),
-           "Loads a model folder (either public layout). threads: ONNX Runtime threads, 0 = one per core.")
+           "path"_a, py::kw_only(), "threads"_a = 0, "vocabulary"_a = std::filesystem::path(), "providers"_a = py::none(),
+           "Loads a model folder (either public layout). threads: ONNX Runtime threads, 0 = one per core. providers: "
+           "execution providers as a fallback order, e.g. [\"cuda\", \"cpu\"], \"auto\" or [(\"cuda\", {\"device_id\": 1})]; "
+           "None = the CPU.")
+      .def_property_readonly("providers", &sam3::Model::providers)
       .def_property_readonly("layout", [](const sam3::Model& model) { return std::string(sam3::layout_name(model.layout())); })
       .def_property_readonly("input_size", &sam3::Model::input_size)
       .def_property_readonly("input_width", &sam3::Model::input_width)
@@ -393,4 +429,8 @@ PYBIND11_MODULE(_native, m) {
         },
         "name"_a = py::none(), "progress"_a = nullptr);
   m.attr("onnxruntime_version") = sam3::onnxruntime_version();
+  m.def("available_providers", &sam3::available_execution_providers,
+        "The execution providers the loaded ONNX Runtime lists, best first (\"cpu\" last).");
+  m.def("usable_providers", &sam3::usable_execution_providers,
+        "Those of available_providers() that can start here (a listed one may lack its libraries or device).");
 }

@@ -183,6 +183,7 @@ int run_label(LabelArgs& a) {
   const auto inputs = shard_label_inputs(collect_label_inputs(a.inputs, a.out), k, n);
 
   ModelOptions mo;
+  mo.providers = execution_providers(a.models);
   mo.intra_op_threads = a.threads;
   mo.fallback_vocabulary = data_dir() / "clip" / "bpe_simple_vocab_16e6.txt.gz";
   auto model = Model::load(resolve_model_dir(a.models), mo);

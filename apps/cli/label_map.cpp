@@ -135,6 +135,7 @@ int run_map_label(const MapLabelArgs& a, const std::atomic<bool>* stop) {
   std::vector<Raster> rasters;
   for (const auto& path : a.rasters) rasters.push_back(Raster::open(path, a.raster));
   ModelOptions mo;
+  mo.providers = execution_providers(a.models);
   mo.intra_op_threads = a.threads;
   mo.fallback_vocabulary = data_dir() / "clip" / "bpe_simple_vocab_16e6.txt.gz";
   auto model = Model::load(resolve_model_dir(a.models), mo);

@@ -127,6 +127,7 @@ int run_segment(const SegmentArgs& args) {
   const ImageLoadOptions load_options{args.max_pixels};
   const fs::path model_dir = resolve_model_dir(args.models);
   ModelOptions model_options;
+  model_options.providers = execution_providers(args.models);
   model_options.intra_op_threads = args.threads;
   model_options.fallback_vocabulary = data_dir() / "clip" / "bpe_simple_vocab_16e6.txt.gz";
   const auto model = Model::load(model_dir, model_options);

@@ -244,6 +244,7 @@ HttpResponse Api::handle(const HttpRequest& request) {
 void Api::load_model() {
   try {
     ModelOptions mo;
+    mo.providers = options_.providers;
     mo.intra_op_threads = options_.threads;
     mo.fallback_vocabulary = options_.fallback_vocabulary;
     auto model = Model::load(options_.model_dir, mo);
@@ -393,14 +394,19 @@ HttpResponse Api::handle_info() {
                {"input_size", model_->input_size()}, {"input_width", model_->input_width()},
                {"input_height", model_->input_height()}, {"load_ms", model_->load_ms()},
                {"image_encodes", s.image_encodes}, {"text_encodes", s.text_encodes}, {"decodes", s.decodes},
-               {"text_cache_hits", s.text_cache_hits}};
+               {"text_cache_hits", s.text_cache_hits}, {"providers", model_->providers()}};
+      // What each network runs on (execution providers, first choice first; the CPU takes the rest).
+      json sessions = json::array();
+      for (const auto& f : model_->files()) sessions.push_back({{"file", f.file.filename().string()}, {"providers", f.providers}});
+      model["sessions"] = std::move(sessions);
     } else if (load_failed_) {
       model["error"] = "the model cannot be loaded; see the server's log";
     }
   }
   const auto c = cache_.stats();
   return json_response(200, {{"model", model},
-                             {"versions", {{"sam3cpp", SAM3_VERSION}, {"onnxruntime", onnxruntime_version()}}},
+                             {"versions", {{"sam3cpp", SAM3_VERSION}, {"onnxruntime", onnxruntime_version()},
+                                           {"onnxruntime_providers", available_execution_providers()}}},
                              {"cache", {{"entries", c.entries}, {"bytes", c.bytes}, {"capacity_bytes", c.capacity_bytes},
                                         {"hits", c.hits}, {"misses", c.misses}, {"evictions", c.evictions}}},
                              {"queue", {{"workers", queue_.workers()}, {"queued", queue_.queued()}, {"capacity", queue_.capacity()}}},

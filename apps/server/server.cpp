@@ -58,6 +58,9 @@ int run_server(const ServerOptions& options) {
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  // A provider this ONNX Runtime lacks is refused now, not found later by the background load
+  // (after the mask: trying a provider starts ONNX Runtime's threads).
+  resolve_execution_providers(options.providers);
 
   Api api(options);
   add_label_studio_routes(api, options.label_studio);

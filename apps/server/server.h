@@ -8,12 +8,14 @@
 
 #include "protocols/cvat.h"
 #include "protocols/task_images.h"
+#include "sam3/execution_provider.h"
 
 namespace sam3::server {
 
 struct ServerOptions {
   std::filesystem::path model_dir;
   std::filesystem::path fallback_vocabulary;
+  std::vector<ExecutionProvider> providers;  // empty: the CPU; checked before the server listens
   std::string host = "127.0.0.1";
   int port = 8080;  // 0 picks a free port
   int workers = 1;  // inference workers sharing the model (each uses ONNX Runtime's threads)
