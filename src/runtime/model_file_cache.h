@@ -39,7 +39,7 @@ struct PreparedModelFile {
 PreparedModelFile prepare_model_file(const std::filesystem::path& model, const FileCacheOptions& options);
 // Whether this host's prepared graph of the file is in the cache (nothing is written).
 bool has_prepared_file(const std::filesystem::path& model, const FileCacheOptions& options);
-// The file holding the model's external weights ("<file>.data" or "<stem>.data"); empty if none.
+// The file holding the model's external weights ("<file>.data", "<stem>.data" or "<file>_data"); empty if none.
 std::filesystem::path external_data_file(const std::filesystem::path& model);
 // After a session was created with save_optimized: move the file into place and describe it.
 void finish_model_file(const PreparedModelFile& prepared, const std::filesystem::path& source);
