@@ -12,6 +12,9 @@ namespace sam3::server {
 
 struct ServerOptions {
   std::filesystem::path model_dir;
+  // SAM3's interactive model beside the text one (clicks and "everything"); empty: none, or
+  // model_dir itself when that is the interactive model.
+  std::filesystem::path interactive_model_dir;
   std::filesystem::path fallback_vocabulary;
   std::string host = "127.0.0.1";
   int port = 8080;  // 0 picks a free port
