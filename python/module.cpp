@@ -7,6 +7,7 @@
 #include <pybind11/stl/filesystem.h>
 
 #include <atomic>
+#include <cstdint>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -26,26 +27,39 @@ namespace {
 
 using BoolArray = py::array_t<bool, py::array::c_style>;
 
-// HxW, HxWx3 or HxWx4 uint8 (RGB[A]) -> sam3::Image.
-sam3::Image image_from_array(const py::array& any) {
-  if (any.dtype().kind() != 'u' || any.itemsize() != 1) {
-    throw sam3::Error(sam3::ErrorCode::kInvalidArgument,
-                      "the image array must be uint8 (got dtype " + std::string(py::str(any.dtype())) + ")");
+[[noreturn]] void invalid(const std::string& message) { throw sam3::Error(sam3::ErrorCode::kInvalidArgument, message); }
+
+// Refuses a width x height of over max_pixels before anything is allocated or copied for it.
+void check_pixels(std::int64_t width, std::int64_t height, std::int64_t max_pixels, const char* what) {
+  if (width > 0 && height > 0 && (width > max_pixels / height || width > INT32_MAX || height > INT32_MAX)) {
+    throw sam3::Error(sam3::ErrorCode::kImageTooLarge, std::string(what) + " is " + std::to_string(width) + "x" +
+                                                           std::to_string(height) + ", over the limit of " +
+                                                           std::to_string(max_pixels) + " pixels (max_pixels)");
   }
-  const auto a = py::array_t<std::uint8_t, py::array::c_style | py::array::forcecast>::ensure(any);
-  const int channels = a.ndim() == 2 ? 1 : a.ndim() == 3 ? static_cast<int>(a.shape(2)) : 0;
-  if (channels != 1 && channels != 3 && channels != 4) {
-    throw sam3::Error(sam3::ErrorCode::kInvalidArgument,
-                      "the image array must be HxW, HxWx3 (RGB) or HxWx4 (RGBA)");
+}
+
+// HxW, HxWx3 or HxWx4 uint8 (RGB[A]) -> sam3::Image, judged by its shape first and read through
+// its strides: a view (broadcast, transposed, sliced) is never copied whole.
+sam3::Image image_from_array(const py::array& a, std::int64_t max_pixels) {
+  if (a.dtype().kind() != 'u' || a.itemsize() != 1) {
+    invalid("the image array must be uint8 (got dtype " + std::string(py::str(a.dtype())) + ")");
   }
+  const int channels = a.ndim() == 2 ? 1 : a.ndim() == 3 && a.shape(2) <= 4 ? static_cast<int>(a.shape(2)) : 0;
+  if (channels != 1 && channels != 3 && channels != 4) invalid("the image array must be HxW, HxWx3 (RGB) or HxWx4 (RGBA)");
+  if (a.shape(0) <= 0 || a.shape(1) <= 0) invalid("the image array is empty");
+  check_pixels(a.shape(1), a.shape(0), max_pixels, "the image");
   sam3::Image image;
   image.height = static_cast<int>(a.shape(0));
   image.width = static_cast<int>(a.shape(1));
-  if (image.width <= 0 || image.height <= 0) throw sam3::Error(sam3::ErrorCode::kInvalidArgument, "the image array is empty");
   image.rgb.resize(static_cast<size_t>(image.width) * image.height * 3);
-  const std::uint8_t* src = a.data();
-  for (size_t p = 0; p < static_cast<size_t>(image.width) * image.height; ++p) {
-    for (int c = 0; c < 3; ++c) image.rgb[p * 3 + c] = src[p * channels + (channels == 1 ? 0 : c)];
+  const auto* base = static_cast<const std::uint8_t*>(a.data());
+  const py::ssize_t sy = a.strides(0), sx = a.strides(1), sc = channels == 1 ? 0 : a.strides(2);
+  std::uint8_t* out = image.rgb.data();
+  for (py::ssize_t y = 0; y < a.shape(0); ++y) {
+    for (py::ssize_t x = 0; x < a.shape(1); ++x, out += 3) {
+      const std::uint8_t* px = base + y * sy + x * sx;
+      for (int c = 0; c < 3; ++c) out[c] = px[c * sc];
+    }
   }
   return image;
 }
@@ -59,21 +73,13 @@ sam3::Image image_from_object(const py::object& obj, std::int64_t max_pixels) {
     py::gil_scoped_release release;
     return sam3::load_image(path, options);
   }
-  sam3::Image image;
-  if (py::hasattr(obj, "convert") && py::hasattr(obj, "size") && !py::isinstance<py::array>(obj)) {  // PIL.Image
-    image = image_from_array(py::module_::import("numpy").attr("asarray")(obj.attr("convert")("RGB")));
-  } else if (py::isinstance<py::array>(obj)) {
-    image = image_from_array(obj.cast<py::array>());
-  } else {
-    throw sam3::Error(sam3::ErrorCode::kInvalidArgument,
-                      "image must be a path, a numpy uint8 array (HxW, HxWx3, HxWx4) or a PIL.Image");
+  if (py::isinstance<py::array>(obj)) return image_from_array(obj.cast<py::array>(), max_pixels);
+  if (py::hasattr(obj, "convert") && py::hasattr(obj, "size")) {  // PIL.Image: its size is known before converting
+    const auto size = obj.attr("size").cast<std::pair<std::int64_t, std::int64_t>>();
+    check_pixels(size.first, size.second, max_pixels, "the image");
+    return image_from_array(py::module_::import("numpy").attr("asarray")(obj.attr("convert")("RGB")), max_pixels);
   }
-  if (std::int64_t{image.width} * image.height > max_pixels) {
-    throw sam3::Error(sam3::ErrorCode::kImageTooLarge, "the image is " + std::to_string(image.width) + "x" +
-                                                           std::to_string(image.height) + ", over the limit of " +
-                                                           std::to_string(max_pixels) + " pixels (max_pixels)");
-  }
-  return image;
+  invalid("image must be a path, a numpy uint8 array (HxW, HxWx3, HxWx4) or a PIL.Image");
 }
 
 BoolArray mask_array(const sam3::Mask& m) {
@@ -82,9 +88,12 @@ BoolArray mask_array(const sam3::Mask& m) {
   return out;
 }
 
+// An H x W array of any numeric or bool dtype -> a 0/1 mask, its size judged before any copy.
 sam3::Mask mask_from_array(const py::array& any) {
+  if (any.ndim() != 2) invalid("the mask must be a 2-D array (H x W)");
+  check_pixels(any.shape(1), any.shape(0), sam3::ImageLoadOptions{}.max_pixels, "the mask");
   const auto a = py::array_t<std::uint8_t, py::array::c_style | py::array::forcecast>::ensure(any);
-  if (!a || a.ndim() != 2) throw sam3::Error(sam3::ErrorCode::kInvalidArgument, "the mask must be a 2-D array (H x W)");
+  if (!a) invalid("the mask must hold numbers or bools (got dtype " + std::string(py::str(any.dtype())) + ")");
   sam3::Mask m{static_cast<int>(a.shape(1)), static_cast<int>(a.shape(0)), {}};
   m.data.resize(static_cast<size_t>(a.size()));
   for (size_t i = 0; i < m.data.size(); ++i) m.data[i] = a.data()[i] ? 1 : 0;
@@ -94,13 +103,19 @@ sam3::Mask mask_from_array(const py::array& any) {
 std::vector<sam3::BoxPrompt> boxes_from(const py::object& boxes) {
   std::vector<sam3::BoxPrompt> out;
   if (boxes.is_none()) return out;
+  if (!py::isinstance<py::iterable>(boxes) || py::isinstance<py::str>(boxes)) invalid("boxes must be a list of boxes");
   for (const auto& item : boxes) {
-    const auto seq = py::reinterpret_borrow<py::sequence>(item);
-    if (seq.size() != 4 && seq.size() != 5) {
-      throw sam3::Error(sam3::ErrorCode::kInvalidArgument, "a box is (x0, y0, x1, y1) or (x0, y0, x1, y1, positive)");
+    if (!py::isinstance<py::sequence>(item) || py::isinstance<py::str>(item)) {
+      invalid("a box is (x0, y0, x1, y1) or (x0, y0, x1, y1, positive)");
     }
+    const auto seq = py::reinterpret_borrow<py::sequence>(item);
+    if (seq.size() != 4 && seq.size() != 5) invalid("a box is (x0, y0, x1, y1) or (x0, y0, x1, y1, positive)");
     sam3::BoxPrompt b;
-    b.box = {seq[0].cast<float>(), seq[1].cast<float>(), seq[2].cast<float>(), seq[3].cast<float>()};
+    try {
+      b.box = {seq[0].cast<float>(), seq[1].cast<float>(), seq[2].cast<float>(), seq[3].cast<float>()};
+    } catch (const py::cast_error&) {
+      invalid("a box's coordinates must be numbers (pixels)");
+    }
     if (seq.size() == 5) {
       const py::object flag = seq[4];
       if (py::isinstance<py::str>(flag)) {
@@ -178,6 +193,37 @@ sam3::SegmentOptions options_of(float threshold, float mask_threshold, std::int6
 
 Result result_of(sam3::PromptResult r, int width, int height) {
   return {r.prompt.text, std::move(r.instances), width, height, r.timings};
+}
+
+// None, "cuda,cpu", or a list of names ("cuda:device_id=1") and (name, {option: value}) pairs.
+std::vector<sam3::ExecutionProvider> providers_from_object(const py::object& o) {
+  if (o.is_none()) return {};
+  if (py::isinstance<py::str>(o)) return sam3::parse_execution_providers({o.cast<std::string>()});
+  std::vector<sam3::ExecutionProvider> out;
+  const auto bad = [] {
+    return sam3::Error(sam3::ErrorCode::kInvalidArgument,
+                       "providers is a list of names such as \"cuda\" or (name, {option: value}) pairs such as "
+                       "(\"cuda\", {\"device_id\": 1})");
+  };
+  if (!py::isinstance<py::sequence>(o)) throw bad();
+  for (const py::handle item : o) {
+    if (py::isinstance<py::str>(item)) {
+      for (auto& p : sam3::parse_execution_providers({item.cast<std::string>()})) out.push_back(std::move(p));
+      continue;
+    }
+    if (!py::isinstance<py::sequence>(item) || py::len(item) != 2 || !py::isinstance<py::str>(item[py::int_(0)]) ||
+        !py::isinstance<py::dict>(item[py::int_(1)])) {
+      throw bad();
+    }
+    sam3::ExecutionProvider p = sam3::parse_execution_provider(item[py::int_(0)].cast<std::string>());
+    for (const auto& [key, value] : item[py::int_(1)].cast<py::dict>()) {
+      // ONNX Runtime reads flags as 1/0; other values as their text.
+      p.options[py::str(key)] = py::isinstance<py::bool_>(value) ? (value.cast<bool>() ? "1" : "0") : std::string(py::str(value));
+    }
+    out.push_back(std::move(p));
+  }
+  sam3::validate_execution_providers(out);
+  return out;
 }
 
 }  // namespace
@@ -266,15 +312,20 @@ PYBIND11_MODULE(_native, m) {
       });
 
   py::class_<sam3::Model, std::shared_ptr<sam3::Model>>(m, "Model", "A SAM3 ONNX model folder, loaded once and shared by threads.")
-      .def(py::init([](const std::filesystem::path& path, int threads, const std::filesystem::path& vocabulary) {
+      .def(py::init([](const std::filesystem::path& path, int threads, const std::filesystem::path& vocabulary,
+                       const py::object& providers) {
              sam3::ModelOptions o;
+             o.providers = providers_from_object(providers);
              o.intra_op_threads = threads;
              o.fallback_vocabulary = vocabulary;
              py::gil_scoped_release release;
              return sam3::Model::load(path, o);
            }),
-           "path"_a, py::kw_only(), "threads"_a = 0, "vocabulary"_a = std::filesystem::path(),
-           "Loads a model folder (either public layout). threads: ONNX Runtime threads, 0 = one per core.")
+           "path"_a, py::kw_only(), "threads"_a = 0, "vocabulary"_a = std::filesystem::path(), "providers"_a = py::none(),
+           "Loads a model folder (either public layout). threads: ONNX Runtime threads, 0 = one per core. providers: "
+           "execution providers as a fallback order, e.g. [\"cuda\", \"cpu\"], \"auto\" or [(\"cuda\", {\"device_id\": 1})]; "
+           "None = the CPU.")
+      .def_property_readonly("providers", &sam3::Model::providers)
       .def_property_readonly("layout", [](const sam3::Model& model) { return std::string(sam3::layout_name(model.layout())); })
       .def_property_readonly("input_size", &sam3::Model::input_size)
       .def_property_readonly("input_width", &sam3::Model::input_width)
@@ -347,6 +398,7 @@ PYBIND11_MODULE(_native, m) {
              std::vector<sam3::Prompt> list;
              for (const auto& p : prompts) {
                if (py::isinstance<py::str>(p)) list.push_back({p.cast<std::string>(), {}});
+               else if (!py::isinstance<py::dict>(p)) invalid("a prompt is a string or {\"text\": ..., \"boxes\": [...]}");
                else {
                  const auto d = py::reinterpret_borrow<py::dict>(p);
                  list.push_back({d.contains("text") ? d["text"].cast<std::string>() : "",
@@ -379,11 +431,19 @@ PYBIND11_MODULE(_native, m) {
         },
         "mask"_a, "COCO compressed RLE of an H x W mask, as pycocotools.mask.encode gives (counts as str).");
   m.def("decode_rle", [](const py::dict& rle) {
-          const auto size = rle["size"].cast<std::vector<int>>();
-          if (size.size() != 2) throw sam3::Error(sam3::ErrorCode::kInvalidArgument, "rle[\"size\"] is [height, width]");
+          if (!rle.contains("size") || !rle.contains("counts")) invalid("an RLE is {\"size\": [height, width], \"counts\": ...}");
+          std::vector<std::int64_t> size;
+          try {
+            size = rle["size"].cast<std::vector<std::int64_t>>();
+          } catch (const py::cast_error&) {
+            size.clear();
+          }
+          if (size.size() != 2 || size[0] < 0 || size[1] < 0 || size[0] > INT32_MAX || size[1] > INT32_MAX) {
+            invalid("rle[\"size\"] must be [height, width], two whole numbers of 0 or more");
+          }
           py::object counts = rle["counts"];
           const std::string text = py::isinstance<py::bytes>(counts) ? counts.cast<std::string>() : py::str(counts).cast<std::string>();
-          return mask_array(sam3::rle_decode(text, size[0], size[1]));
+          return mask_array(sam3::rle_decode(text, static_cast<int>(size[0]), static_cast<int>(size[1])));
         },
         "rle"_a, "The bool H x W mask of a COCO RLE dict (counts as str or bytes).");
 
@@ -444,4 +504,8 @@ PYBIND11_MODULE(_native, m) {
         },
         "name"_a = py::none(), "progress"_a = nullptr);
   m.attr("onnxruntime_version") = sam3::onnxruntime_version();
+  m.def("available_providers", &sam3::available_execution_providers,
+        "The execution providers the loaded ONNX Runtime lists, best first (\"cpu\" last).");
+  m.def("usable_providers", &sam3::usable_execution_providers,
+        "Those of available_providers() that can start here (a listed one may lack its libraries or device).");
 }

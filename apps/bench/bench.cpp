@@ -151,11 +151,15 @@ int main(int argc, char** argv) {
   app.add_option("--arena", arena, "ONNX Runtime's CPU memory arena for the image encoder: auto (on when its attention was fused), on, off")
       ->check(CLI::IsMember({"auto", "on", "off"}))
       ->capture_default_str();
+  std::vector<std::string> providers;
+  app.add_option("--provider", providers, "Execution providers as a fallback order (cpu, cuda, tensorrt, ..., auto)")
+      ->delimiter(',');
   app.add_option("--json", json_path, "Also write the results as JSON to this file");
   CLI11_PARSE(app, argc, argv);
 
   const auto image = sam3::load_image(image_path);
   sam3::ModelOptions options;
+  options.providers = sam3::parse_execution_providers(providers);
   options.intra_op_threads = threads;
   if (arena != "auto") options.encoder_memory_arena = arena == "on";
   options.spin_threads = !no_spin;
@@ -190,9 +194,11 @@ int main(int argc, char** argv) {
   }
   const double our_peak = peak_rss_mb();
 
-  std::printf("machine: %s, %u hardware threads; ONNX Runtime %s; image %dx%d, %zu prompts, %d repeats\n\n",
-              cpu_name().c_str(), std::thread::hardware_concurrency(), sam3::onnxruntime_version().c_str(), image.width,
-              image.height, prompts.size(), repeats);
+  std::string runs_on;
+  for (const auto& p : sam3::resolve_execution_providers(options.providers)) runs_on += (runs_on.empty() ? "" : ", ") + p;
+  std::printf("machine: %s, %u hardware threads; ONNX Runtime %s on %s; image %dx%d, %zu prompts, %d repeats\n\n",
+              cpu_name().c_str(), std::thread::hardware_concurrency(), sam3::onnxruntime_version().c_str(),
+              runs_on.c_str(), image.width, image.height, prompts.size(), repeats);
   nlohmann::json out = {{"image", image_path}, {"prompts", prompts}, {"repeats", repeats}, {"stages", nlohmann::json::object()}};
   if (reference) {
     std::printf("| stage | sam3cpp ms, median (min-max) | reference ms, median (min-max) | sam3cpp / reference |\n|---|---:|---:|---:|\n");

@@ -78,7 +78,9 @@ int main(int argc, char** argv) {
   std::map<std::string, Tally> tallies;
   const std::vector<std::string> kinds = {"upload",       "segment cached", "segment inline", "bad json",
                                           "corrupt image", "wrong method",  "unknown route",  "announced 300 MB",
-                                          "chunked flood", "slow headers",  "dropped mid-body", "bad base64"};
+                                          "chunked flood", "slow headers",  "dropped mid-body", "bad base64",
+                                          "label studio predict", "label studio 2000 labels", "x-anylabeling predict",
+                                          "x-anylabeling 2000 prompts", "labeling request abandoned"};
   for (const auto& k : kinds) tallies[k];
   std::mutex mutex;
   std::vector<double> health_ms;
@@ -97,6 +99,26 @@ int main(int argc, char** argv) {
     }
     id = json::parse(r->body)["image_id"];
   }
+
+  // The labeling-tool routes: Label Studio's /predict (a data: URI task) and X-AnyLabeling's.
+  const std::string data_uri = "data:image/png;base64," + sam3::server::base64_encode(image);
+  const auto ls_predict = [&](const std::string& labels) {
+    const std::string config = "<View><Image name=\"image\" value=\"$image\"/><BrushLabels name=\"b\" toName=\"image\">" +
+                               labels + "</BrushLabels></View>";
+    return json{{"tasks", {{{"id", 1}, {"data", {{"image", data_uri}}}}}}, {"project", "1.1"}, {"label_config", config}}.dump();
+  };
+  std::string many_labels, many_texts;
+  for (int i = 0; i < 2000; ++i) {
+    many_labels += "<Label value=\"L" + std::to_string(i) + "\"/>";
+    many_texts += "thing" + std::to_string(i) + ",";
+  }
+  const std::string ls_good = ls_predict("<Label value=\"Car\" predicted_values=\"red\"/><Label value=\"Sea\"/>");
+  const std::string ls_many = ls_predict(many_labels);
+  const auto xal_predict = [&](const std::string& texts) {
+    return json{{"model", "segment_anything_3"}, {"image", sam3::server::base64_encode(image)},
+                {"params", {{"text_prompt", texts}}}}.dump();
+  };
+  const std::string xal_good = xal_predict("red,car"), xal_many = xal_predict(many_texts);
 
   const auto client_loop = [&](unsigned seed) {
     std::mt19937 rng(seed);
@@ -136,9 +158,25 @@ int main(int argc, char** argv) {
       } else if (kind == "bad base64") {
         auto r = c.Post("/v1/segment", R"({"image": "@@@not base64@@@", "prompts": ["x"]})", "application/json");
         ok = r && r->status == 400;
+      } else if (kind == "label studio predict") {
+        auto r = c.Post("/predict", ls_good, "application/json");
+        ok = r && r->status == 200 && json::parse(r->body)["results"].size() == 1;
+      } else if (kind == "label studio 2000 labels") {
+        auto r = c.Post("/predict", ls_many, "application/json");
+        ok = r && r->status == 413;
+      } else if (kind == "x-anylabeling predict" || kind == "x-anylabeling 2000 prompts") {
+        auto r = c.Post("/v1/predict", kind == "x-anylabeling predict" ? xal_good : xal_many, "application/json");
+        ok = r && r->status == 200 && json::parse(r->body)["success"] == (kind == "x-anylabeling predict");
       } else {
         sam3::test::RawConnection raw(port);
-        if (kind == "announced 300 MB") {
+        if (kind == "labeling request abandoned") {
+          const std::string& body = rng() % 2 ? ls_good : xal_good;
+          raw.send(std::string("POST ") + (&body == &ls_good ? "/predict" : "/v1/predict") +
+                   " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: " +
+                   std::to_string(body.size()) + "\r\n\r\n" + body);
+          std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 200));
+          ok = true;  // the client leaves; its work must not pile up
+        } else if (kind == "announced 300 MB") {
           raw.send("POST /v1/images HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: image/png\r\nContent-Length: 314572800\r\n\r\n");
           ok = sam3::test::status_of(raw.receive(5s, "\r\n\r\n")) == 413;
         } else if (kind == "chunked flood") {

@@ -13,8 +13,10 @@
 #include "cli_common.h"
 #include "label_map.h"
 #include "model_resolver.h"
+#include "number_options.h"
 #include "sam3/labeler.h"
 #include "sam3/log.h"
+#include "sam3/map_label.h"
 
 namespace sam3::cli {
 namespace {
@@ -46,6 +48,7 @@ struct LabelArgs {
   std::vector<std::string> merge_dirs;
   std::string bands, scale, target_crs, raster_out;  // maps
   double gsd = 0;
+  bool allow_network = false;
 };
 
 std::vector<LabelCategory> read_box_prompts(const std::string& file) {
@@ -128,11 +131,12 @@ int run_map(const LabelArgs& a) {
   }
   m.out = a.out;
   m.segment = a.config.segment;
-  if (a.tile != "off" && a.tile != "auto") m.tile = std::stoi(a.tile);
+  if (a.tile != "off" && a.tile != "auto") m.tile = parse_int(a.tile, "--tile", 64, kMaxMapTile);
   m.overlap = a.overlap;
   m.threads = a.threads;
   m.raster = parse_raster_options(a.bands, a.scale);
   m.raster.gsd_m = a.gsd;
+  m.raster.allow_network = a.allow_network;
   m.bands_text = a.bands;
   m.scale_text = a.scale;
   int k = 1, n = 1, used = 0;
@@ -169,12 +173,7 @@ int run_label(LabelArgs& a) {
     a.config.tiles.mode = TileOptions::Mode::kAuto;
   } else if (a.tile != "off") {
     a.config.tiles.mode = TileOptions::Mode::kFixed;
-    try {
-      a.config.tiles.tile = std::stoi(a.tile);
-    } catch (const std::exception&) {
-      throw Error(ErrorCode::kInvalidArgument, "--tile must be auto, off or a size in pixels, got '" + a.tile + "'");
-    }
-    if (a.config.tiles.tile < 64) throw Error(ErrorCode::kInvalidArgument, "--tile must be at least 64 pixels");
+    a.config.tiles.tile = parse_int(a.tile, "--tile (auto, off or a size in pixels)", 64);
   }
   a.config.tiles.overlap = a.overlap;
   int k = 1, n = 1, used = 0;
@@ -184,6 +183,7 @@ int run_label(LabelArgs& a) {
   const auto inputs = shard_label_inputs(collect_label_inputs(a.inputs, a.out), k, n);
 
   ModelOptions mo;
+  mo.providers = execution_providers(a.models);
   mo.intra_op_threads = a.threads;
   mo.fallback_vocabulary = data_dir() / "clip" / "bpe_simple_vocab_16e6.txt.gz";
   auto model = Model::load(resolve_model_dir(a.models), mo);
@@ -219,23 +219,25 @@ void add_label_command(CLI::App& app, Runner& run) {
   cmd->add_option("--bands", args->bands, "Maps: raster bands as red,green,blue (or one band), e.g. 4,3,2");
   cmd->add_option("--scale", args->scale, "Maps: band values to 8 bits: auto, minmax, percentile:2,98 or MIN,MAX");
   cmd->add_option("--gsd", args->gsd, "Maps: resample to this ground sample distance in metres first (e.g. 0.3)")
-      ->check(CLI::PositiveNumber);
+      ->check(number_above(0));
+  cmd->add_flag("--allow-network-rasters", args->allow_network,
+                "Maps: let GDAL read /vsicurl/, /vsis3/, http(s):// ... rasters (and VRT sources); local only by default");
   cmd->add_option("--raster-out", args->raster_out, "Maps: also a class raster aligned with the input, e.g. classes.tif");
   cmd->add_option("--t-srs", args->target_crs, "Maps: write the vectors in this CRS (e.g. EPSG:4326); default the raster's");
   cmd->add_option("-o,--out", args->out, "Output folder");
   cmd->add_flag("--polygons", args->polygons, "COCO segmentation as polygons instead of RLE");
-  cmd->add_option("--simplify", args->simplify, "Polygon simplification tolerance in pixels")->capture_default_str()->check(CLI::Range(0.0, 100.0));
+  cmd->add_option("--simplify", args->simplify, "Polygon simplification tolerance in pixels")->capture_default_str()->check(number_in(0, 100));
   cmd->add_flag("--semantic", args->semantic, "Also write one union mask per category (masks format)");
-  cmd->add_option("-t,--threshold", c.segment.score_threshold, "Keep instances scoring above this")->capture_default_str()->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--mask-threshold", c.segment.mask_threshold, "Mask probability cut")->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--min-area", c.segment.min_area, "Drop instances with fewer mask pixels")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--max-instances", c.segment.max_instances, "Keep at most N per category and tile (0 = all)")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--nms", c.segment.nms_iou, "Mask-IoU NMS threshold (0 = off)")->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("-t,--threshold", c.segment.score_threshold, "Keep instances scoring above this")->capture_default_str()->check(number_in(0, 1));
+  cmd->add_option("--mask-threshold", c.segment.mask_threshold, "Mask probability cut")->check(number_in(0, 1));
+  cmd->add_option("--min-area", c.segment.min_area, "Drop instances with fewer mask pixels")->check(number_in(0));
+  cmd->add_option("--max-instances", c.segment.max_instances, "Keep at most N per category and tile (0 = all)")->check(number_in(0));
+  cmd->add_option("--nms", c.segment.nms_iou, "Mask-IoU NMS threshold (0 = off)")->check(number_in(0, 1));
   cmd->add_option("--shard", args->shard, "Take share K of N of the inputs (deterministic), e.g. 2/8")->capture_default_str();
   cmd->add_option("--tile", args->tile, "off, auto (only images over twice the model input) or a tile size in pixels")->capture_default_str();
-  cmd->add_option("--overlap", args->overlap, "Pixels shared by neighbouring tiles (auto: tile/8)")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--max-pixels", c.load.max_pixels, "Refuse larger images")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--threads", args->threads, "ONNX Runtime intra-op threads")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--overlap", args->overlap, "Pixels shared by neighbouring tiles (auto: tile/8)")->check(number_in(0));
+  cmd->add_option("--max-pixels", c.load.max_pixels, "Refuse larger images")->capture_default_str()->check(number_above(0));
+  cmd->add_option("--threads", args->threads, "ONNX Runtime intra-op threads")->check(number_in(0));
   cmd->callback([args, &run] {
     if (!run) run = [args] { return run_label(*args); };
   });

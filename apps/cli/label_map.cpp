@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "cli_common.h"
+#include "number_options.h"
 #include "sam3/error.h"
 #include "sam3/map_label.h"
 #include "sam3/output_folder.h"
@@ -23,16 +24,6 @@ std::vector<std::string> split(const std::string& s, char sep) {
     if (!item.empty()) out.push_back(item);
   }
   return out;
-}
-
-double number(const std::string& s, const std::string& option) {
-  try {
-    size_t used = 0;
-    const double v = std::stod(s, &used);
-    if (used == s.size()) return v;
-  } catch (const std::exception&) {
-  }
-  throw Error(ErrorCode::kInvalidArgument, option + ": '" + s + "' is not a number");
 }
 
 // "labels-shp" is a folder of shapefiles, one per prompt (a shapefile holds one layer).
@@ -57,7 +48,7 @@ bool is_map_format_list(const std::string& formats) {
 
 RasterOptions parse_raster_options(const std::string& bands, const std::string& scale) {
   RasterOptions o;
-  for (const auto& b : split(bands, ',')) o.bands.push_back(static_cast<int>(number(b, "--bands")));
+  for (const auto& b : split(bands, ',')) o.bands.push_back(parse_int(b, "--bands", 1));
   if (scale.empty() || scale == "auto") return o;
   if (scale == "minmax") {
     o.scale = RasterOptions::Scale::kMinMax;
@@ -65,7 +56,7 @@ RasterOptions parse_raster_options(const std::string& bands, const std::string& 
     const auto p = split(scale.substr(11), ',');
     if (p.size() != 2) throw Error(ErrorCode::kInvalidArgument, "--scale percentile:LOW,HIGH, e.g. percentile:2,98");
     o.scale = RasterOptions::Scale::kPercentile;
-    o.low = number(p[0], "--scale"), o.high = number(p[1], "--scale");
+    o.low = parse_number(p[0], "--scale"), o.high = parse_number(p[1], "--scale");
     if (!(o.low >= 0 && o.low < o.high && o.high <= 100)) {
       throw Error(ErrorCode::kInvalidArgument, "--scale percentile:LOW,HIGH needs 0 <= LOW < HIGH <= 100");
     }
@@ -73,7 +64,7 @@ RasterOptions parse_raster_options(const std::string& bands, const std::string& 
     const auto p = split(scale, ',');
     if (p.size() != 2) throw Error(ErrorCode::kInvalidArgument, "--scale is auto, minmax, percentile:2,98 or MIN,MAX");
     o.scale = RasterOptions::Scale::kFixed;
-    o.low = number(p[0], "--scale"), o.high = number(p[1], "--scale");
+    o.low = parse_number(p[0], "--scale"), o.high = parse_number(p[1], "--scale");
     if (!(o.low < o.high)) throw Error(ErrorCode::kInvalidArgument, "--scale MIN,MAX needs MIN < MAX");
   }
   return o;
@@ -95,9 +86,9 @@ void write_outputs(OutputFolderUpdate& update, const std::vector<std::string>& f
   if (!raster_out.empty()) write_class_raster(update.stage(raster_out), rasters[0], results[0], categories.size());
   update.commit();
   double km2 = 0;
-  int tiles = 0, skipped = 0;
-  for (const auto& r : results) km2 += r.area_km2, tiles += static_cast<int>(r.tiles.size()), skipped += r.tiles_skipped;
-  std::printf("%zu raster%s, %d tiles (%d all nodata, skipped), %.3f km2 with data ->", rasters.size(),
+  long long tiles = 0, skipped = 0;
+  for (const auto& r : results) km2 += r.area_km2, tiles += r.grid.size(), skipped += r.tiles_skipped;
+  std::printf("%zu raster%s, %lld tiles (%lld all nodata, skipped), %.3f km2 with data ->", rasters.size(),
               rasters.size() == 1 ? "" : "s", tiles, skipped, km2);
   for (const auto& f : formats) std::printf(" %s", (std::filesystem::path(out) / (std::string("labels") + extension_of(f))).c_str());
   if (!raster_out.empty()) std::printf(" %s", (std::filesystem::path(out) / raster_out).c_str());
@@ -119,6 +110,7 @@ int run_map_merge(const std::vector<std::string>& dirs, const std::string& out) 
   std::vector<Raster> rasters;
   RasterOptions raster_options = parse_raster_options(extra.value("bands", ""), extra.value("scale", ""));
   raster_options.gsd_m = extra.value("gsd", 0.0);
+  raster_options.allow_network = extra.value("allow_network", false);
   rasters.push_back(Raster::open(shards.front().raster, raster_options));
   std::vector<MapLabelResult> results;
   results.push_back(merge_map_shards(std::move(shards), merge));
@@ -143,9 +135,26 @@ int run_map_label(const MapLabelArgs& a, const std::atomic<bool>* stop) {
   std::vector<Raster> rasters;
   for (const auto& path : a.rasters) rasters.push_back(Raster::open(path, a.raster));
   ModelOptions mo;
+  mo.providers = execution_providers(a.models);
   mo.intra_op_threads = a.threads;
   mo.fallback_vocabulary = data_dir() / "clip" / "bpe_simple_vocab_16e6.txt.gz";
   auto model = Model::load(resolve_model_dir(a.models), mo);
+  // Every size a run allocates by is checked before it starts (and before the folder is made):
+  // a grid of too many tiles, a class raster too large to index, boxes outside the raster.
+  std::vector<MapLabelOptions> options_of(rasters.size());
+  std::vector<std::string> settings_of;  // per raster: what its tile records and shards are keyed by
+  for (size_t i = 0; i < rasters.size(); ++i) {
+    MapLabelOptions& options = options_of[i];
+    options.segment = a.segment;
+    options.tile = a.tile;
+    options.overlap = a.overlap;
+    options.stop = stop;
+    options.shard = a.shard;
+    options.shards = a.shards;
+    settings_of.push_back(map_settings_hash(*model, rasters[i], a.categories, options, map_tile_grid(*model, rasters[i], options)));
+  }
+  if (!a.raster_out.empty()) check_class_raster_size(rasters[0]);
+  for (const auto& raster : rasters) check_exemplar_boxes(raster, a.categories);
   // Held for the whole run: one run per folder, and the tile records are sam3's own. Made
   // after the inputs and the model are known good, so a run refused at once leaves no folder.
   OutputFolderUpdate update(a.out);
@@ -153,20 +162,12 @@ int run_map_label(const MapLabelArgs& a, const std::atomic<bool>* stop) {
 
   const bool tty = ::isatty(STDERR_FILENO) != 0;
   std::vector<MapLabelResult> results;
-  std::vector<std::string> settings_of;  // per raster: what its tile records and shards are keyed by
   const auto t0 = std::chrono::steady_clock::now();
-  for (const auto& raster : rasters) {
-    MapLabelOptions options;
-    options.segment = a.segment;
-    options.tile = a.tile;
-    options.overlap = a.overlap;
-    options.stop = stop;
-    options.shard = a.shard;
-    options.shards = a.shards;
+  for (size_t i = 0; i < rasters.size(); ++i) {
+    const Raster& raster = rasters[i];
+    MapLabelOptions& options = options_of[i];
     // Each tile's result is kept as it finishes: a rerun of the same command resumes.
-    const std::string settings = map_settings_hash(*model, raster, a.categories, options, map_tile_grid(*model, raster, options));
-    const MapTileStore store(tiles_dir / settings.substr(0, 16), settings);
-    settings_of.push_back(settings);
+    const MapTileStore store(tiles_dir / settings_of[i].substr(0, 16), settings_of[i]);
     options.store = &store;
     auto last = std::chrono::steady_clock::time_point{};
     options.progress = [&](int done, int total, double km2) {
@@ -189,7 +190,8 @@ int run_map_label(const MapLabelArgs& a, const std::atomic<bool>* stop) {
   }
   if (a.shards > 1) {  // instances as found; 'sam3 label merge' of all shards writes the outputs
     const nlohmann::json extra = {{"formats", a.formats}, {"t_srs", a.target_crs}, {"raster_out", a.raster_out},
-                                  {"bands", a.bands_text}, {"scale", a.scale_text}, {"gsd", a.raster.gsd_m}};
+                                  {"bands", a.bands_text}, {"scale", a.scale_text}, {"gsd", a.raster.gsd_m},
+                                  {"allow_network", a.raster.allow_network}};
     write_map_shard(update.stage("map-shard.json"), rasters[0], a.categories, a.shard, a.shards, settings_of[0], results[0],
                     extra.dump());
     update.commit();

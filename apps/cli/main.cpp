@@ -1,4 +1,5 @@
 // sam3: command-line front end over the sam3cpp library.
+#include <algorithm>
 #include <cstdio>
 #include <opencv2/core/utils/logger.hpp>
 
@@ -8,10 +9,20 @@
 
 int main(int argc, char** argv) {
   using namespace sam3::cli;
-  CLI::App app{"sam3: find every instance of a text prompt in images with Meta's SAM3 (ONNX Runtime, CPU)"};
+  CLI::App app{"sam3: find every instance of a text prompt in images with Meta's SAM3 (ONNX Runtime)"};
   app.name("sam3");
-  app.set_version_flag("--version", std::string("sam3cpp ") + SAM3_VERSION + " (ONNX Runtime " +
-                                        sam3::onnxruntime_version() + ")");
+  app.set_version_flag("--version", [] {
+    const auto usable = sam3::usable_execution_providers();
+    std::string providers, idle;
+    for (const auto& p : usable) providers += (providers.empty() ? "" : ", ") + p;
+    for (const auto& p : sam3::available_execution_providers()) {
+      if (std::find(usable.begin(), usable.end(), p) == usable.end()) idle += (idle.empty() ? "" : ", ") + p;
+    }
+    return std::string("sam3cpp ") + SAM3_VERSION + " (ONNX Runtime " + sam3::onnxruntime_version() +
+           ")\nexecution providers: " + providers +
+           (idle.empty() ? "" : "\nlisted by ONNX Runtime but unable to start here: " + idle +
+                                    " (--provider NAME says why; see the README's 'Using a GPU')");
+  });
   app.require_subcommand(1);
   app.fallthrough();
   bool verbose = false, quiet = false;

@@ -14,6 +14,25 @@ void add_model_options(CLI::App& cmd, ModelSelection& selection) {
                  "Model directory (usls or samexporter layout); default $SAM3_MODELS, else the default model "
                  "(downloaded on first use)");
   cmd.add_flag("--offline", selection.offline, "Never download a model");
+  cmd.add_option("--provider", selection.providers,
+                 "Execution provider: cpu (default), cuda, tensorrt, openvino, coreml, dml or auto (the best one this "
+                 "ONNX Runtime has); options as cuda:device_id=1; repeatable or comma-separated as a fallback order; "
+                 "'sam3 --version' lists what is available")
+      ->delimiter(',')
+      ->check(CLI::Validator(
+          [](std::string& spec) -> std::string {
+            try {
+              parse_execution_provider(spec);
+              return {};
+            } catch (const Error& e) {
+              return e.what();
+            }
+          },
+          "PROVIDER"));
+}
+
+std::vector<ExecutionProvider> execution_providers(const ModelSelection& selection) {
+  return parse_execution_providers(selection.providers);
 }
 
 std::filesystem::path resolve_model_dir(const ModelSelection& selection) {

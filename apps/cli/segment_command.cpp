@@ -7,6 +7,7 @@
 
 #include "cli_common.h"
 #include "model_resolver.h"
+#include "number_options.h"
 #include "sam3/export.h"
 #include "sam3/log.h"
 #include "sam3/model.h"
@@ -46,12 +47,10 @@ BoxPrompt parse_box(const std::string& spec) {
   BoxPrompt box;
   float v[4];
   for (int i = 0; i < 4; ++i) {
-    try {
-      size_t used = 0;
-      v[i] = std::stof(parts[static_cast<size_t>(i)], &used);
-      if (used != parts[static_cast<size_t>(i)].size()) throw std::invalid_argument("trailing");
-    } catch (const std::exception&) {
-      throw bad("'" + parts[static_cast<size_t>(i)] + "' is not a number");
+    try {  // pixels: finite, and in float's range
+      v[i] = static_cast<float>(parse_number(parts[static_cast<size_t>(i)], "--box", -1e9, 1e9));
+    } catch (const Error&) {
+      throw bad("'" + parts[static_cast<size_t>(i)] + "' is not a finite number of pixels");
     }
   }
   box.box = {v[0], v[1], v[2], v[3]};
@@ -196,6 +195,7 @@ int run_segment(const SegmentArgs& args) {
   const ImageLoadOptions load_options{args.max_pixels};
   const fs::path model_dir = resolve_model_dir(args.models);
   ModelOptions model_options;
+  model_options.providers = execution_providers(args.models);
   model_options.intra_op_threads = args.threads;
   model_options.fallback_vocabulary = data_dir() / "clip" / "bpe_simple_vocab_16e6.txt.gz";
   const auto model = Model::load(model_dir, model_options);
@@ -312,15 +312,15 @@ void add_segment_command(CLI::App& app, Runner& run) {
   cmd->add_option("--box-nms", args->everything_options.box_nms_threshold, "--everything: box NMS IoU threshold")
       ->check(CLI::Range(0.0, 1.0))->capture_default_str();
   cmd->add_option("-t,--threshold", args->options.score_threshold, "Keep instances scoring above this")
-      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+      ->check(number_in(0, 1))->capture_default_str();
   cmd->add_option("--mask-threshold", args->options.mask_threshold, "Mask probability cut")
-      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
-  cmd->add_option("--min-area", args->options.min_area, "Drop instances with fewer mask pixels")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--max-instances", args->options.max_instances, "Keep at most N per prompt (0 = all)")->check(CLI::NonNegativeNumber);
+      ->check(number_in(0, 1))->capture_default_str();
+  cmd->add_option("--min-area", args->options.min_area, "Drop instances with fewer mask pixels")->check(number_in(0));
+  cmd->add_option("--max-instances", args->options.max_instances, "Keep at most N per prompt (0 = all)")->check(number_in(0));
   cmd->add_option("--nms", args->options.nms_iou, "Mask-IoU NMS threshold (0 = off, as the official processor)")
-      ->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--max-pixels", args->max_pixels, "Refuse images with more pixels")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--threads", args->threads, "ONNX Runtime intra-op threads (0 = one per core)")->check(CLI::NonNegativeNumber);
+      ->check(number_in(0, 1));
+  cmd->add_option("--max-pixels", args->max_pixels, "Refuse images with more pixels")->capture_default_str()->check(number_above(0));
+  cmd->add_option("--threads", args->threads, "ONNX Runtime intra-op threads (0 = one per core)")->check(number_in(0));
   cmd->add_option("-o,--out", args->out, "Write masks, overlays and result.json under DIR");
   cmd->add_flag("--json", args->json, "Print the result JSON on stdout (and nothing else)");
   cmd->callback([args, &run] { run = [args] { return run_segment(*args); }; });

@@ -12,6 +12,8 @@ void add_serve_command(CLI::App& app, Runner& run) {
     ModelSelection models;
     server::ServerOptions options;
     int fetch_max_mb = 64;
+    std::vector<std::string> cvat_labels;
+    std::string cvat_labels_file;
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("serve", "HTTP API and web page for interactive and programmatic segmentation");
@@ -30,6 +32,9 @@ void add_serve_command(CLI::App& app, Runner& run) {
   cmd->add_option("--max-request-mb", o.max_request_mb, "Largest request body")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--max-pixels", o.max_pixels, "Largest image")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--timeout", o.request_timeout_s, "Seconds a request may wait and run")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--max-prompts", o.max_prompts,
+                  "Prompts per request on every route (Label Studio labels, X-AnyLabeling texts), and boxes per prompt")
+      ->capture_default_str()->check(CLI::Range(1, 4096));
   cmd->add_option("--api-key", o.api_key,
                   "Require the key on the API and the labeling-tool routes (\"Authorization: Bearer KEY\", X-API-Key, "
                   "HTTP Basic password, \"Token: KEY\")");
@@ -56,13 +61,23 @@ void add_serve_command(CLI::App& app, Runner& run) {
   cmd->add_option("--fetch-host", ls.fetch_hosts,
                   "Other host whose image URLs tasks may name, host or host:port (repeatable; * for any; never sent the token)");
   cmd->add_option("--fetch-max-mb", args->fetch_max_mb, "Largest task image fetched")->capture_default_str()->check(CLI::Range(1, 4096));
-  cmd->add_option("--fetch-timeout", ls.fetch_timeout_s, "Seconds a task image fetch may take")
+  cmd->add_option("--fetch-timeout", ls.fetch_timeout_s, "Seconds a task image fetch may take (within --timeout)")
       ->capture_default_str()->check(CLI::Range(1, 3600));
+  cmd->add_option("--max-fetches", ls.max_fetches, "Task image fetches in flight at once (more are answered 503)")
+      ->capture_default_str()->check(CLI::Range(1, 256));
+  cmd->add_option("--cvat-label", args->cvat_labels,
+                  "A label CVAT's detector finds: NAME or NAME=PROMPT,PROMPT (repeatable; see docs/cvat.md)");
+  cmd->add_option("--cvat-labels", args->cvat_labels_file, "A file of CVAT labels, one NAME[=PROMPT,...] per line")
+      ->check(CLI::ExistingFile);
   cmd->callback([args, &run] {
     auto& ls = args->options.label_studio;
     ls.max_image_bytes = std::int64_t{args->fetch_max_mb} << 20;
     if (const char* host = std::getenv("LABEL_STUDIO_HOST"); ls.url.empty() && host) ls.url = host;
     run = [args] {
+      auto& cvat = args->options.cvat_labels;
+      if (!args->cvat_labels_file.empty()) cvat = server::read_cvat_labels(args->cvat_labels_file);
+      for (const auto& l : args->cvat_labels) cvat.push_back(server::parse_cvat_label(l));
+      args->options.providers = execution_providers(args->models);
       args->options.model_dir = resolve_model_dir(args->models);
       args->options.fallback_vocabulary = data_dir() / "clip" / "bpe_simple_vocab_16e6.txt.gz";
       return server::run_server(args->options);

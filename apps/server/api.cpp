@@ -244,6 +244,7 @@ HttpResponse Api::handle(const HttpRequest& request) {
 void Api::load_model() {
   try {
     ModelOptions mo;
+    mo.providers = options_.providers;
     mo.intra_op_threads = options_.threads;
     mo.fallback_vocabulary = options_.fallback_vocabulary;
     auto model = Model::load(options_.model_dir, mo);
@@ -264,6 +265,28 @@ void Api::load_model() {
     std::lock_guard lock(model_mutex_);
     load_failed_ = true;
     log(LogLevel::kError, std::string("cannot load the model: ") + e.what());
+  }
+}
+
+void Api::check_alive(const HttpRequest& req) const {
+  if (req.client_gone()) throw ApiError(499, "client_closed", "the client closed the connection");
+  if (std::chrono::steady_clock::now() > deadline(req)) {
+    throw ApiError(503, "timeout", "the request took longer than " + std::to_string(options_.request_timeout_s) +
+                                       " s (sam3 serve --timeout)");
+  }
+}
+
+void Api::check_prompts(const std::vector<Prompt>& prompts, const std::string& what) const {
+  const size_t cap = options_.max_prompts;
+  if (prompts.size() > cap) {
+    throw ApiError(413, "too_many_prompts", "too many prompts: " + what + " make " + std::to_string(prompts.size()) +
+                   " prompts; this server takes at most " + std::to_string(cap) + " per request (sam3 serve --max-prompts)");
+  }
+  for (const auto& p : prompts) {
+    if (p.boxes.size() > cap) {
+      throw ApiError(413, "too_many_prompts", "too many boxes: " + what + " give one prompt " + std::to_string(p.boxes.size()) +
+                     " boxes; this server takes at most " + std::to_string(cap) + " per prompt (sam3 serve --max-prompts)");
+    }
   }
 }
 
@@ -322,7 +345,7 @@ std::shared_ptr<const CachedImage> Api::embedding_for(const HttpRequest& req, co
   // The job owns everything it touches: after a timeout it may outlive this request. With two
   // models the pixels stay with the entry, for the other model's first prompt.
   const std::string key = key_of(primary);
-  auto [entry, was_cached] = run_on_worker(req, [this, model, image, key, two_models] {
+  auto [entry, was_cached] = run_on_worker(req, [this, model, image, key, two_models](const JobStop&) {
     bool hit = false;
     auto e = cache_.get_or_encode(key, [&] { return model->encode(*image); }, &hit, two_models ? image : nullptr);
     return std::pair{e, hit};
@@ -359,6 +382,7 @@ HttpResponse Api::handle_images(const HttpRequest& req) {
 
 HttpResponse Api::handle_segment(const HttpRequest& req) {
   const auto shared_request = std::make_shared<const SegmentRequest>(parse_segment_request(req.body));
+  check_prompts(shared_request->prompts, "\"prompts\"");
   const SegmentRequest& request = *shared_request;
   const bool clicks = request.order.size() > request.prompts.size();  // objects or "everything"
   // Each model encodes the image only when one of the prompts needs it.
@@ -376,13 +400,18 @@ HttpResponse Api::handle_segment(const HttpRequest& req) {
     std::vector<PromptResult> concepts, everything;
     std::vector<ObjectResult> objects;
   };
-  auto answers = run_on_worker(req, [text_model, click, text_entry, click_entry, shared_request] {
+  auto answers = run_on_worker(req, [text_model, click, text_entry, click_entry, shared_request](const JobStop& stop) {
     const SegmentRequest& r = *shared_request;
     Answers a;
-    for (const auto& prompt : r.prompts) a.concepts.push_back(text_model->segment(text_entry->embedding, prompt, r.options));
+    for (const auto& prompt : r.prompts) {
+      stop.check();
+      a.concepts.push_back(text_model->segment(text_entry->embedding, prompt, r.options));
+    }
+    stop.check();
     if (!r.objects.empty()) a.objects = click->segment_objects(click_entry->embedding, r.objects, {r.multimask});
     for (const auto& item : r.order) {
       if (item.kind != PromptItem::kEverything) continue;
+      stop.check();
       EverythingOptions everything;
       everything.points_per_side = item.points_per_side;
       everything.min_area = r.options.min_area;
@@ -448,7 +477,11 @@ HttpResponse Api::handle_info() {
                {"input_size", model_->input_size()}, {"input_width", model_->input_width()},
                {"input_height", model_->input_height()}, {"load_ms", model_->load_ms()},
                {"image_encodes", s.image_encodes}, {"text_encodes", s.text_encodes}, {"decodes", s.decodes},
-               {"text_cache_hits", s.text_cache_hits}};
+               {"text_cache_hits", s.text_cache_hits}, {"providers", model_->providers()}};
+      // What each network runs on (execution providers, first choice first; the CPU takes the rest).
+      json sessions = json::array();
+      for (const auto& f : model_->files()) sessions.push_back({{"file", f.file.filename().string()}, {"providers", f.providers}});
+      model["sessions"] = std::move(sessions);
     } else if (load_failed_) {
       model["error"] = "the model cannot be loaded; see the server's log";
     }
@@ -466,7 +499,8 @@ HttpResponse Api::handle_info() {
   const auto c = cache_.stats();
   return json_response(200, {{"model", model},
                              {"interactive_model", interactive},
-                             {"versions", {{"sam3cpp", SAM3_VERSION}, {"onnxruntime", onnxruntime_version()}}},
+                             {"versions", {{"sam3cpp", SAM3_VERSION}, {"onnxruntime", onnxruntime_version()},
+                                           {"onnxruntime_providers", available_execution_providers()}}},
                              {"cache", {{"entries", c.entries}, {"bytes", c.bytes}, {"capacity_bytes", c.capacity_bytes},
                                         {"hits", c.hits}, {"misses", c.misses}, {"evictions", c.evictions}}},
                              {"queue", {{"workers", queue_.workers()}, {"queued", queue_.queued()}, {"capacity", queue_.capacity()}}},

@@ -25,6 +25,20 @@ namespace sam3::server {
 // A JSON answer with this status (the routes' and the protocol adapters' one way to answer).
 HttpResponse json_response(int status, const nlohmann::ordered_json& body);
 
+// What a job on the worker queue is given: set once the request it runs for is given up (the
+// client left, its time ran out), so a job of several prompts stops between them instead of
+// holding the worker for work nobody waits for.
+class JobStop {
+ public:
+  explicit JobStop(std::shared_ptr<const std::atomic<bool>> given_up) : given_up_(std::move(given_up)) {}
+  void check() const {
+    if (*given_up_) throw ApiError(503, "cancelled", "the request was given up before its work was done");
+  }
+
+ private:
+  std::shared_ptr<const std::atomic<bool>> given_up_;
+};
+
 class Api {
  public:
   explicit Api(const ServerOptions& options);
@@ -56,11 +70,22 @@ class Api {
   // (bytes null) from the pixels kept with the other model's entry; ApiError 404 when neither.
   std::shared_ptr<const CachedImage> embedding_for(const HttpRequest& req, const std::shared_ptr<Model>& model,
                                                    const std::string& id, const std::string_view* bytes, bool* cached);
-  // Runs `job` on the worker queue while the client is still there and the request's time
-  // lasts; a job given up on before a worker takes it is skipped, so the queue never fills
-  // with work nobody waits for. Throws ApiError 503 (queue full, timeout) or 499.
+  // Runs `job(const JobStop&)` on the worker queue while the client is still there and the
+  // request's time lasts; a job given up on before a worker takes it is skipped, one given up
+  // while it runs stops at its next JobStop::check(). Throws ApiError 503 (queue full,
+  // timeout) or 499.
   template <typename F>
   auto run_on_worker(const HttpRequest& req, F&& job);
+  // When the request's time (--timeout, counted from its arrival, across every fetch, encode
+  // and prompt it needs) runs out.
+  std::chrono::steady_clock::time_point deadline(const HttpRequest& req) const {
+    return req.received + std::chrono::seconds(options_.request_timeout_s);
+  }
+  // Throws ApiError 499 once the client has gone, 503 once the request's time has passed.
+  void check_alive(const HttpRequest& req) const;
+  // The one cap on prompts per request (--max-prompts) and exemplar boxes per prompt, for every
+  // route: throws ApiError 413 naming `what` (e.g. "the label config's labels").
+  void check_prompts(const std::vector<Prompt>& prompts, const std::string& what) const;
 
  private:
   const Route* find_route(const HttpRequest& request, bool* other_method) const;
@@ -87,21 +112,20 @@ class Api {
 
 template <typename F>
 auto Api::run_on_worker(const HttpRequest& req, F&& job) {
-  auto cancelled = std::make_shared<std::atomic<bool>>(false);
-  auto future = queue_.submit([cancelled, job = std::forward<F>(job)]() mutable {
-    if (*cancelled) throw ApiError(503, "cancelled", "the request was given up before it ran");
-    return job();
+  check_alive(req);
+  auto given_up = std::make_shared<std::atomic<bool>>(false);
+  auto future = queue_.submit([given_up, job = std::forward<F>(job)]() mutable {
+    const JobStop stop(given_up);
+    stop.check();
+    return job(stop);
   });
   if (!future) throw ApiError(503, "busy", "all workers are busy and the queue is full; retry shortly");
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(options_.request_timeout_s);
   while (future->wait_for(std::chrono::milliseconds(100)) != std::future_status::ready) {
-    if (req.client_gone()) {
-      *cancelled = true;
-      throw ApiError(499, "client_closed", "the client closed the connection");
-    }
-    if (std::chrono::steady_clock::now() > deadline) {
-      *cancelled = true;
-      throw ApiError(503, "timeout", "the request took longer than " + std::to_string(options_.request_timeout_s) + " s");
+    try {
+      check_alive(req);
+    } catch (const ApiError&) {
+      *given_up = true;  // the job stops before its next prompt
+      throw;
     }
   }
   return future->get();

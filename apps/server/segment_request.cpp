@@ -98,7 +98,6 @@ SegmentRequest parse_segment_request(const std::string& body) {
   if (!j.contains("prompts") || !j["prompts"].is_array() || j["prompts"].empty()) {
     bad("\"prompts\" must be a non-empty list of {\"text\", \"boxes\"} or {\"points\", \"box\"}");
   }
-  if (j["prompts"].size() > 64) bad("at most 64 prompts per request");
   for (size_t p = 0; p < j["prompts"].size(); ++p) {
     const auto& pj = j["prompts"][p];
     Prompt prompt;

@@ -11,6 +11,7 @@
 
 #include "api.h"
 #include "http/http_server.h"
+#include "protocols/cvat.h"
 #include "protocols/label_studio_backend.h"
 #include "protocols/x_anylabeling.h"
 #include "sam3/error.h"
@@ -45,6 +46,11 @@ int run_server(const ServerOptions& options) {
                 "refusing to listen on " + options.host + " without --api-key: it is not (only) this machine, so anyone "
                 "on the network could use it; pass --api-key KEY (or --insecure if the network is trusted)");
   }
+  if (!options.label_studio.api_key.empty() && options.label_studio.url.empty()) {
+    log(LogLevel::kWarning, "LABEL_STUDIO_API_KEY is set without LABEL_STUDIO_URL: the key is sent only to a configured "
+                            "address, so tasks are fetched with the token Label Studio sends in /setup, if any; set "
+                            "LABEL_STUDIO_URL (--label-studio-url) to use the key");
+  }
   // SIGINT/SIGTERM are taken by a watcher thread (blocked everywhere else, before any
   // thread starts) that stops the server gracefully.
   sigset_t signals;
@@ -52,16 +58,23 @@ int run_server(const ServerOptions& options) {
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  // A provider this ONNX Runtime lacks is refused now, not found later by the background load
+  // (after the mask: trying a provider starts ONNX Runtime's threads).
+  resolve_execution_providers(options.providers);
 
   Api api(options);
   add_label_studio_routes(api, options.label_studio);
   add_x_anylabeling_routes(api);
+  add_cvat_routes(api, options.cvat_labels);
   HttpLimits limits;
   limits.max_body_bytes = options.max_request_mb * 1024 * 1024;
   limits.max_connections = options.max_connections;
   limits.header_timeout = std::chrono::seconds(options.header_timeout_s);
   limits.idle_timeout = std::chrono::seconds(options.idle_timeout_s);
-  limits.handler_threads = std::max(8, options.workers + static_cast<int>(options.queue_capacity));
+  // Room for every request a worker or the queue can hold and every fetch in flight, so that
+  // neither kind can take the threads the other (and /v1/images) needs.
+  limits.handler_threads =
+      std::max(8, options.workers + static_cast<int>(options.queue_capacity) + options.label_studio.max_fetches);
   HttpServer http(limits, [&api](const HttpRequest& head) { return api.screen(head); },
                   [&api](const HttpRequest& request) { return api.handle(request); });
   const int port = http.listen(options.host, options.port);

@@ -6,7 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "protocols/cvat.h"
 #include "protocols/task_images.h"
+#include "sam3/execution_provider.h"
 
 namespace sam3::server {
 
@@ -16,6 +18,7 @@ struct ServerOptions {
   // model_dir itself when that is the interactive model.
   std::filesystem::path interactive_model_dir;
   std::filesystem::path fallback_vocabulary;
+  std::vector<ExecutionProvider> providers;  // empty: the CPU; checked before the server listens
   std::string host = "127.0.0.1";
   int port = 8080;  // 0 picks a free port
   int workers = 1;  // inference workers sharing the model (each uses ONNX Runtime's threads)
@@ -24,7 +27,8 @@ struct ServerOptions {
   std::size_t queue_capacity = 16;
   std::size_t max_request_mb = 64;
   std::int64_t max_pixels = 100'000'000;
-  int request_timeout_s = 300;
+  int request_timeout_s = 300;  // a request's whole time: fetches, encodes, every prompt
+  std::size_t max_prompts = 64;  // per request on every route (and exemplar boxes per prompt)
   std::string api_key;
   bool insecure = false;
   std::vector<std::string> allowed_hosts;    // Host names answered besides this machine's ("*": any)
@@ -34,6 +38,7 @@ struct ServerOptions {
   int idle_timeout_s = 15;    // an idle keep-alive connection is closed after this
   int shutdown_timeout_s = 30;  // requests in flight get this long after SIGTERM
   LabelStudioOptions label_studio;  // where the Label Studio backend fetches task images
+  std::vector<CvatLabel> cvat_labels;  // what the CVAT detector finds (none: it is not listed)
 };
 
 // Whether every address the host name resolves to is a loopback address (a name is looked

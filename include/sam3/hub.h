@@ -45,9 +45,14 @@ struct HubOptions {
   bool accept_unpinned = false;                     // take files whose sha256 differs from the pin (warned)
   double first_retry_delay_s = 1.0;                 // doubles after each failed attempt
   long low_speed_timeout_s = 60;                    // abort (and resume) a stalled transfer
+  // The most one model file may be where nothing announces its size (an archive entry, a file
+  // imported, a download without a length); 0: twice the model's published size, at least
+  // 256 MiB. $SAM3_MAX_UNPACKED_BYTES.
+  std::int64_t max_unpacked_bytes = 0;
 };
 
-// Endpoint and token from HF_ENDPOINT / HF_TOKEN; cache from $SAM3_CACHE_DIR, else
+// Endpoint and token from HF_ENDPOINT / HF_TOKEN, max_unpacked_bytes from
+// SAM3_MAX_UNPACKED_BYTES (kInvalidArgument when it is not a positive number); cache from $SAM3_CACHE_DIR, else
 // $XDG_CACHE_HOME/sam3cpp/models, else ~/.cache/sam3cpp/models.
 HubOptions hub_options_from_environment();
 

@@ -66,14 +66,42 @@ bool will_tile(const Model& model, int width, int height, const TileOptions& til
 struct TileRect {
   int x0, y0, x1, y1;
 };
-// Tiles of side `tile` covering width x height with at least `overlap` shared pixels;
-// the last row/column is shifted inward so every tile is full size when the image allows.
-std::vector<TileRect> tile_grid(int width, int height, int tile, int overlap);
 
-// Merges instances of the same category that overlap where their tiles overlap.
+// Tiles of side `tile` covering width x height with at least `overlap` shared pixels, row by
+// row; the last row/column is shifted inward so every tile is full size when the image allows.
+// Computed on demand, never listed: a grid of billions of tiles costs a few integers, so
+// memory never grows with a raster's declared size. A value type, cheap to copy.
+class TileGrid {
+ public:
+  TileGrid() = default;
+  // Throws kInvalidArgument unless tile >= 1 and 0 <= overlap < tile.
+  TileGrid(int width, int height, int tile, int overlap);
+
+  int width() const { return width_; }
+  int height() const { return height_; }
+  int tile() const { return tile_; }
+  int overlap() const { return overlap_; }
+  int columns() const { return columns_; }
+  int rows() const { return rows_; }
+  std::int64_t size() const { return static_cast<std::int64_t>(columns_) * rows_; }
+  TileRect operator[](std::int64_t index) const;
+  // The part of the tile that no earlier tile covers: every pixel belongs to exactly one tile.
+  TileRect own_part(std::int64_t index) const;
+  // The first tile holding the point, or 0 when none does.
+  std::int64_t tile_at(double x, double y) const;
+  // The later tiles (higher index) that share pixels with this one, in increasing order.
+  std::vector<std::int64_t> later_neighbours(std::int64_t index) const;
+
+ private:
+  int width_ = 0, height_ = 0, tile_ = 0, overlap_ = 0, columns_ = 0, rows_ = 0;
+};
+
+// Merges instances of the same category that overlap where their tiles overlap. Only tiles
+// that hold instances and their neighbours are compared, so the cost follows the instances,
+// not the grid.
 std::vector<LabeledInstance> merge_across_tiles(std::vector<LabeledInstance> instances,
-                                                const std::vector<int>& tile_of_instance,
-                                                const std::vector<TileRect>& tiles, const TileOptions& options);
+                                                const std::vector<int>& tile_of_instance, const TileGrid& tiles,
+                                                const TileOptions& options);
 
 // Union of the category's instance masks (a "semantic" mask), full size.
 Mask semantic_mask(const std::vector<LabeledInstance>& instances, int category, int width, int height);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -39,7 +40,7 @@ class MapTileStore {
 
 struct MapLabelOptions {
   SegmentOptions segment;
-  int tile = 0;     // tile side in raster pixels; 0: the model's input size
+  int tile = 0;     // tile side in raster pixels, at most kMaxMapTile; 0: the model's input size
   int overlap = 0;  // 0: tile / 8
   TileOptions merge;  // merge_iou and merge_containment for instances crossing seams
   // After each tile: tiles done, tiles in all, square kilometres covered so far.
@@ -47,24 +48,39 @@ struct MapLabelOptions {
   const std::atomic<bool>* stop = nullptr;  // checked between tiles
   // Scale-out: tiles t with t % shards == shard are this run's; their instances come back as
   // found (not merged across seams), for merge_map_shards to merge exactly as one run would.
+  // Exemplar boxes are in the raster file's own pixels; each tile gets those inside it.
   int shard = 0, shards = 1;
   const MapTileStore* store = nullptr;  // resume: tiles with a record are not read again
 };
 
-// The settings a run's shards and tile records must agree on (see MapTileStore).
+// A tile is read whole into memory (3 bytes a pixel, and 8 per band as read): sides beyond this
+// are refused; the model sees each tile at its input size (1008) anyway.
+inline constexpr int kMaxMapTile = 8192;
+// Tiles are numbered with int (records, shards): a grid of more is refused, naming its size.
+inline constexpr std::int64_t kMaxMapTiles = 2147483647;
+
+// The settings a run's shards and tile records must agree on (see MapTileStore): everything
+// that changes a tile's result: the raster file and its size and time, the grid read (size,
+// geotransform: --gsd), bands and their scaling (--bands, --scale), categories with their
+// prompts and exemplar boxes (corners and polarity), thresholds, tile and overlap, the model.
 std::string map_settings_hash(const Model& model, const Raster& raster, const std::vector<LabelCategory>& categories,
-                              const MapLabelOptions& options, const std::vector<TileRect>& tiles);
-// The tile grid label_raster uses for these options.
-std::vector<TileRect> map_tile_grid(const Model& model, const Raster& raster, const MapLabelOptions& options);
+                              const MapLabelOptions& options, const TileGrid& grid);
+// The tile grid label_raster uses for these options, computed, never listed. Throws
+// kInvalidArgument naming the sizes for a tile over kMaxMapTile or more than kMaxMapTiles tiles.
+TileGrid map_tile_grid(const Model& model, const Raster& raster, const MapLabelOptions& options);
 
 struct MapLabelResult {
   std::vector<LabeledInstance> instances;  // raster pixel coordinates, no pixel outside the data
   std::vector<int> tile_of_instance;
-  std::vector<TileRect> tiles;
-  int tiles_skipped = 0;       // all nodata: never encoded
+  TileGrid grid;
+  std::int64_t tiles_skipped = 0;  // all nodata: never encoded
   double area_km2 = 0;         // ground covered by tiles with data (0 without a CRS)
   bool stopped = false;
 };
+
+// Exemplar boxes are in the raster file's own pixels: throws kInvalidArgument naming a box
+// that is not inside them (label_raster checks too; callers check before making outputs).
+void check_exemplar_boxes(const Raster& raster, const std::vector<LabelCategory>& categories);
 
 MapLabelResult label_raster(const Model& model, const Raster& raster, const std::vector<LabelCategory>& categories,
                             const MapLabelOptions& options);
@@ -107,6 +123,10 @@ std::vector<int> write_map_vectors(const VectorOutput& output, const std::vector
 // A tiled GeoTIFF aligned pixel for pixel with the raster (same size, geotransform and CRS):
 // each pixel the category index + 1 of the best-scoring instance covering it, 0 elsewhere
 // (nodata). Byte, or UInt16 past 255 categories; sparse, so large empty areas cost nothing.
+// A GeoTIFF keeps its block index in memory, so sizes past kMaxClassRasterBlocks blocks are
+// refused; check_class_raster_size says so before a run starts.
+inline constexpr std::int64_t kMaxClassRasterBlocks = std::int64_t{1} << 24;  // 256 MB of index, ~1.1 terapixels
+void check_class_raster_size(const Raster& raster);  // throws kInvalidArgument naming the size
 void write_class_raster(const std::filesystem::path& path, const Raster& raster, const MapLabelResult& result,
                         std::size_t categories);
 

@@ -17,7 +17,8 @@ std::vector<std::uint32_t> rle_counts(const Mask& mask);
 // pycocotools' compressed string form of the counts (rleToString).
 std::string rle_to_string(const std::vector<std::uint32_t>& counts);
 std::string rle_encode(const Mask& mask);
-// Inverse of rle_encode; throws kInvalidArgument on a malformed string or wrong total.
+// Inverse of rle_encode; throws kInvalidArgument on a malformed string, a negative size or a
+// wrong total, kImageTooLarge over ImageLoadOptions{}.max_pixels.
 Mask rle_decode(const std::string& counts, int height, int width);
 
 // Label Studio's brush "rle": the mask as RGBA bytes (0 or 255, each pixel's byte four

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "sam3/execution_provider.h"
 #include "sam3/image.h"
 #include "sam3/interactive.h"
 #include "sam3/types.h"
@@ -38,6 +39,10 @@ const char* layout_name(Layout layout) noexcept;
 enum class Int8Weights { kAuto, kOn, kOff };
 
 struct ModelOptions {
+  // Where the sessions run, as a fallback order (sam3/execution_provider.h); empty: the CPU.
+  // A provider the loaded ONNX Runtime lacks makes load() throw kRuntime (unless a later one in
+  // the list is usable); a malformed list throws kInvalidArgument.
+  std::vector<ExecutionProvider> providers;
   int intra_op_threads = 0;  // 0: ONNX Runtime's default (one per physical core)
   Int8Weights int8_weights = Int8Weights::kAuto;
   // Attention written out op by op (MatMul, Softmax, MatMul) is fused into ONNX Runtime's
@@ -73,6 +78,7 @@ struct ModelFileInfo {
   bool pre_optimized = false;         // a saved optimized graph was used
   int int8_weights = 0;               // weights rewritten as int8
   int fused_attention = 0;            // attention blocks fused into MultiHeadAttention
+  std::vector<std::string> providers;  // execution providers of its session, first choice first ("cpu" last)
 };
 
 struct ModelStats {
@@ -136,6 +142,9 @@ class Model {
   int input_height() const noexcept;
   int input_size() const noexcept;
   double load_ms() const noexcept;
+  // The execution providers the sessions were created with, first choice first ({"cpu"} by
+  // default, {"cuda", "cpu"} for cuda: ONNX Runtime runs on the CPU what the first cannot).
+  std::vector<std::string> providers() const;
 
   ImageEmbedding encode(const Image& image) const;
   PreparedImage prepare(const Image& image) const;  // thread-safe, no ONNX Runtime work

@@ -24,7 +24,14 @@ struct RasterOptions {
   // Read as if resampled to this ground sample distance in metres (0: the raster's own), so
   // objects look as they do in photos at the scale the model knows; needs a projected CRS.
   double gsd_m = 0;
+  // GDAL reads network paths (/vsicurl/, /vsis3/, /vsigs/, /vsiaz/, http(s)://, ...) and web
+  // service drivers (WMS, WMTS, ...) only when this is set: a raster name, or a VRT's source,
+  // never makes sam3 reach a host unasked. Local archives (/vsizip/, /vsitar/) are always fine.
+  bool allow_network = false;
 };
+
+// Whether a GDAL name reaches the network (/vsicurl/, /vsis3/, http://, ... anywhere in it).
+bool is_network_raster_name(const std::string& name);
 
 // How much of one band maps to 0..255.
 struct BandScale {
@@ -33,7 +40,10 @@ struct BandScale {
 
 class Raster {
  public:
-  // Throws kImageUnreadable (cannot open), kInvalidArgument (bands), kImageUnsupported.
+  // Throws kImageUnreadable (cannot open), kInvalidArgument (bands, a non-finite or negative
+  // option, a --gsd giving under 1 or over 2147483647 pixels a side, a network name not
+  // allowed), kImageUnsupported (no band, a degenerate geotransform: zero or non-finite pixel
+  // size, not invertible).
   static Raster open(const std::filesystem::path& path, const RasterOptions& options = {});
   Raster(Raster&&) noexcept;
   Raster& operator=(Raster&&) noexcept;
@@ -43,6 +53,9 @@ class Raster {
   // Size and geotransform of the grid the raster is read on (resampled when gsd_m is set).
   int width() const;
   int height() const;
+  // Size of the file itself, in its own pixels (what --box-prompt boxes are drawn on).
+  int source_width() const;
+  int source_height() const;
   std::array<int, 2> block_size() const;  // the first band's natural block (tile or strip)
   bool georeferenced() const;
   // pixel (col, row) -> map: x = g[0] + col*g[1] + row*g[2], y = g[3] + col*g[4] + row*g[5]

@@ -32,6 +32,8 @@ from ._native import (  # noqa: F401  (re-exported)
     Result,
     RuntimeFailure,
     TokenizerError,
+    available_providers,
+    usable_providers,
     decode_rle,
     encode_rle,
     onnxruntime_version,
@@ -42,7 +44,7 @@ __all__ = [
     "Model", "Embedding", "Result", "Instance", "Box", "tokenize", "encode_rle", "decode_rle", "label", "pull",
     "Error", "InvalidArgumentError", "InvalidTextError", "ImageUnreadableError", "ImageUnsupportedError",
     "ImageCorruptError", "ImageTooLargeError", "ModelNotFoundError", "ModelMismatchError", "TokenizerError",
-    "RuntimeFailure", "OutputError", "NetworkError", "onnxruntime_version",
+    "RuntimeFailure", "OutputError", "NetworkError", "onnxruntime_version", "available_providers", "usable_providers",
 ]
 
 
@@ -54,13 +56,15 @@ def _vocabulary() -> Path:
 class Model(_native.Model):
     """A SAM3 ONNX model folder (either public layout), loaded once; share it between threads."""
 
-    def __init__(self, path: str | os.PathLike, *, threads: int = 0) -> None:
-        super().__init__(os.fspath(path), threads=threads, vocabulary=_vocabulary())
+    def __init__(self, path: str | os.PathLike, *, threads: int = 0, providers=None) -> None:
+        """providers: execution providers as a fallback order, e.g. ["cuda", "cpu"], "auto" or
+        [("cuda", {"device_id": 1})]; None runs on the CPU (see sam3cpp.available_providers())."""
+        super().__init__(os.fspath(path), threads=threads, vocabulary=_vocabulary(), providers=providers)
 
     @classmethod
-    def from_registry(cls, name: str | None = None, *, threads: int = 0) -> "Model":
+    def from_registry(cls, name: str | None = None, *, threads: int = 0, providers=None) -> "Model":
         """A model of the registry that is already downloaded (never downloads: see sam3cpp.pull)."""
-        return cls(_native.registry_path(name), threads=threads)
+        return cls(_native.registry_path(name), threads=threads, providers=providers)
 
 
 def tokenize(text: str) -> dict:

@@ -7,6 +7,8 @@ import numpy.typing as npt
 
 ImageLike = Union[str, os.PathLike, npt.NDArray[np.uint8], "PIL.Image.Image"]  # noqa: F821
 BoxLike = Union[tuple[float, float, float, float], tuple[float, float, float, float, Union[bool, str]]]
+# "cuda", "cuda:device_id=1,cpu", or a list of names and (name, {option: value}) pairs, as a fallback order.
+ProvidersLike = Union[str, Sequence[Union[str, tuple[str, dict[str, object]]]]]
 
 class Error(RuntimeError):
     code: str
@@ -64,9 +66,12 @@ class PromptDict(TypedDict, total=False):
     boxes: Sequence[BoxLike]
 
 class Model:
-    def __init__(self, path: str | os.PathLike, *, threads: int = 0) -> None: ...
+    def __init__(self, path: str | os.PathLike, *, threads: int = 0, providers: ProvidersLike | None = None) -> None: ...
     @classmethod
-    def from_registry(cls, name: str | None = None, *, threads: int = 0) -> Model: ...
+    def from_registry(cls, name: str | None = None, *, threads: int = 0,
+                      providers: ProvidersLike | None = None) -> Model: ...
+    @property
+    def providers(self) -> list[str]: ...
     @property
     def layout(self) -> str: ...
     @property
@@ -106,3 +111,5 @@ def label(inputs: Sequence[str | os.PathLike], prompts: Sequence[str], out: str 
 def pull(name: str | None = None, progress: Callable[[dict], None] | None = None) -> Path: ...
 
 onnxruntime_version: str
+def available_providers() -> list[str]: ...
+def usable_providers() -> list[str]: ...

@@ -1,4 +1,5 @@
 #include "sam3/error.h"
+#include "sam3/image.h"
 #include "sam3/mask_encodings.h"
 
 namespace sam3 {
@@ -42,6 +43,16 @@ std::string rle_to_string(const std::vector<std::uint32_t>& counts) {
 std::string rle_encode(const Mask& mask) { return rle_to_string(rle_counts(mask)); }
 
 Mask rle_decode(const std::string& s, int height, int width) {
+  if (height < 0 || width < 0) {
+    throw Error(ErrorCode::kInvalidArgument, "a COCO RLE's size must be [height, width] of 0 or more (got [" +
+                                                 std::to_string(height) + ", " + std::to_string(width) + "])");
+  }
+  // Runs are a few bytes each: a size is checked before a mask of it is allocated.
+  if (static_cast<std::int64_t>(width) * height > ImageLoadOptions{}.max_pixels) {
+    throw Error(ErrorCode::kImageTooLarge, "a COCO RLE of " + std::to_string(height) + " x " + std::to_string(width) +
+                                               " is over the limit of " + std::to_string(ImageLoadOptions{}.max_pixels) +
+                                               " pixels");
+  }
   std::vector<long long> counts;
   size_t p = 0;
   while (p < s.size()) {

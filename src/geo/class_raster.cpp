@@ -8,8 +8,25 @@
 
 namespace sam3 {
 
+namespace {
+constexpr int kBlock = 256;
+}
+
+void check_class_raster_size(const Raster& raster) {
+  const std::int64_t blocks = ((std::int64_t{raster.width()} + kBlock - 1) / kBlock) * ((std::int64_t{raster.height()} + kBlock - 1) / kBlock);
+  if (blocks > kMaxClassRasterBlocks) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "--raster-out: a class raster of " + std::to_string(raster.width()) + " x " + std::to_string(raster.height()) +
+                    " pixels needs " + std::to_string(blocks) + " blocks of " + std::to_string(kBlock) + " x " +
+                    std::to_string(kBlock) + ", more than the " + std::to_string(kMaxClassRasterBlocks) +
+                    " a GeoTIFF can index in bounded memory; label without --raster-out and rasterize the vectors "
+                    "where needed (gdal_rasterize)");
+  }
+}
+
 void write_class_raster(const std::filesystem::path& path, const Raster& raster, const MapLabelResult& result,
                         std::size_t categories) {
+  check_class_raster_size(raster);
   GDALAllRegister();
   GDALDriver* gtiff = GetGDALDriverManager()->GetDriverByName("GTiff");
   const GDALDataType type = categories > 255 ? GDT_UInt16 : GDT_Byte;

@@ -16,6 +16,9 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
+// 2: the grid as its four numbers instead of every tile listed.
+constexpr int kShardVersion = 2;
+
 json instance_json(const LabeledInstance& inst) {
   const MaskCrop& m = inst.mask;
   return {{"category", inst.category}, {"score", inst.score},
@@ -36,25 +39,33 @@ LabeledInstance instance_of(const json& e, int width, int height) {
   return inst;
 }
 
+json grid_json(const TileGrid& g) { return {g.width(), g.height(), g.tile(), g.overlap()}; }
+
 }  // namespace
 
 std::string map_settings_hash(const Model& model, const Raster& raster, const std::vector<LabelCategory>& categories,
-                              const MapLabelOptions& o, const std::vector<TileRect>& tiles) {
+                              const MapLabelOptions& o, const TileGrid& grid) {
   json cats = json::array();
-  for (const auto& c : categories) cats.push_back({c.name, c.prompt.text, c.prompt.boxes.size()});
-  json grid = json::array();
-  for (const auto& t : tiles) grid.push_back({t.x0, t.y0, t.x1, t.y1});
+  for (const auto& c : categories) {
+    json boxes = json::array();
+    for (const auto& b : c.prompt.boxes) boxes.push_back({b.box.x0, b.box.y0, b.box.x1, b.box.y1, b.positive});
+    cats.push_back({c.name, c.prompt.text, boxes});
+  }
+  json scales = json::array();
+  for (const auto& s : raster.scales()) scales.push_back({s.offset, s.factor});
   std::error_code ec;
   const auto bytes = std::filesystem::file_size(raster.path(), ec);
   const auto mtime = std::filesystem::last_write_time(raster.path(), ec).time_since_epoch().count();
   const json j = {{"raster", std::filesystem::absolute(raster.path()).string()},
                   {"file", {ec ? 0 : bytes, ec ? 0 : mtime}},
                   {"size", {raster.width(), raster.height()}},
+                  {"geotransform", raster.geotransform()},
                   {"bands", raster.bands()},
+                  {"scales", scales},
                   {"categories", cats},
                   {"segment", {o.segment.score_threshold, o.segment.mask_threshold, o.segment.min_area,
                                o.segment.max_instances, o.segment.nms_iou}},
-                  {"tiles", grid},
+                  {"grid", grid_json(grid)},
                   {"model", label::model_fingerprint(model)}};
   return label::config_hash(j);
 }
@@ -94,18 +105,16 @@ void write_map_shard(const std::filesystem::path& path, const Raster& raster, co
     e["tile"] = result.tile_of_instance[i];
     instances.push_back(std::move(e));
   }
-  json tiles = json::array();
-  for (const auto& t : result.tiles) tiles.push_back({t.x0, t.y0, t.x1, t.y1});
   json names = json::array();
   for (const auto& c : categories) names.push_back(c.name);
-  const json j = {{"sam3_map_shard", 1},
+  const json j = {{"sam3_map_shard", kShardVersion},
                   {"raster", std::filesystem::absolute(raster.path()).string()},
                   {"size", {raster.width(), raster.height()}},
                   {"shard", shard},
                   {"shards", shards},
                   {"settings", settings},
                   {"categories", names},
-                  {"tiles", tiles},
+                  {"grid", grid_json(result.grid)},
                   {"tiles_skipped", result.tiles_skipped},
                   {"area_km2", result.area_km2},
                   {"extra", json::parse(extra_json.empty() ? "{}" : extra_json)},
@@ -116,8 +125,12 @@ void write_map_shard(const std::filesystem::path& path, const Raster& raster, co
 MapShard read_map_shard(const std::filesystem::path& path) {
   std::ifstream in(path);
   const json j = json::parse(in, nullptr, false);
-  if (!j.is_object() || j.value("sam3_map_shard", 0) != 1) {
+  if (!j.is_object() || !j.contains("sam3_map_shard")) {
     throw Error(ErrorCode::kInvalidArgument, path.string() + ": not a sam3 map shard (written by sam3 label --shard on a raster)");
+  }
+  if (j.value("sam3_map_shard", 0) != kShardVersion) {
+    throw Error(ErrorCode::kInvalidArgument, path.string() + ": a map shard of another sam3 version; run its shard again "
+                                                             "with this one (the finished tiles are redone)");
   }
   try {
     MapShard s;
@@ -128,15 +141,16 @@ MapShard read_map_shard(const std::filesystem::path& path) {
     s.shard = j.at("shard").get<int>();
     s.shards = j.at("shards").get<int>();
     const int w = j.at("size")[0].get<int>(), h = j.at("size")[1].get<int>();
-    for (const auto& t : j.at("tiles")) s.result.tiles.push_back({t[0], t[1], t[2], t[3]});
-    s.result.tiles_skipped = j.at("tiles_skipped").get<int>();
+    const auto& g = j.at("grid");
+    s.result.grid = TileGrid(g.at(0).get<int>(), g.at(1).get<int>(), g.at(2).get<int>(), g.at(3).get<int>());
+    s.result.tiles_skipped = j.at("tiles_skipped").get<std::int64_t>();
     s.result.area_km2 = j.at("area_km2").get<double>();
     for (const auto& e : j.at("instances")) {
       s.result.instances.push_back(instance_of(e, w, h));
       s.result.tile_of_instance.push_back(e.at("tile").get<int>());
     }
     return s;
-  } catch (const nlohmann::json::exception& e) {
+  } catch (const std::exception& e) {  // JSON that is not a shard's, or a grid that is no grid
     throw Error(ErrorCode::kInvalidArgument, path.string() + ": a damaged map shard (" + e.what() + ")");
   }
 }
@@ -147,8 +161,13 @@ MapLabelResult merge_map_shards(std::vector<MapShard> shards, const TileOptions&
   std::vector<bool> seen(static_cast<size_t>(std::max(n, 0)), false);
   for (const auto& s : shards) {
     if (s.settings_hash != shards.front().settings_hash || s.shards != n) {
-      throw Error(ErrorCode::kInvalidArgument, "the shards are not of one run (another raster, prompts, thresholds, tiles "
-                                               "or model); merge the shards of one 'sam3 label --shard K/N' run");
+      throw Error(ErrorCode::kInvalidArgument, "the shards are not of one run (another raster, prompts, boxes, thresholds, "
+                                               "bands, scale, GSD, tiles or model); merge the shards of one "
+                                               "'sam3 label --shard K/N' run");
+    }
+    if (s.extra_json != shards.front().extra_json) {  // the outputs asked for: formats, --t-srs, --raster-out
+      throw Error(ErrorCode::kInvalidArgument, "the shards ask for different outputs (--format, --t-srs or --raster-out); "
+                                               "run every shard with the same options");
     }
     if (s.shard < 0 || s.shard >= n || seen[static_cast<size_t>(s.shard)]) {
       throw Error(ErrorCode::kInvalidArgument, "shard " + std::to_string(s.shard + 1) + "/" + std::to_string(n) +
@@ -173,7 +192,7 @@ MapLabelResult merge_map_shards(std::vector<MapShard> shards, const TileOptions&
   }
   std::stable_sort(order.begin(), order.end(), [](const Found& a, const Found& b) { return a.tile < b.tile; });
   MapLabelResult all;
-  all.tiles = shards.front().result.tiles;
+  all.grid = shards.front().result.grid;
   for (const auto& s : shards) all.tiles_skipped += s.result.tiles_skipped, all.area_km2 += s.result.area_km2;
   for (const auto& f : order) {
     all.instances.push_back(std::move(shards[f.shard].result.instances[f.index]));

@@ -4,6 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <limits>
 #include <mutex>
 
 #include "sam3/error.h"
@@ -75,7 +79,76 @@ BandScale scale_of(GDALRasterBand& band, const RasterOptions& o) {
   return {min, max > min ? 255.0 / (max - min) : 1.0};
 }
 
+// GDAL drivers that fetch from web services rather than read a file.
+constexpr const char* kNetworkDrivers[] = {"WMS", "WMTS", "WCS", "HTTP", "EEDA", "EEDAI", "PLMOSAIC", "PLSCENES", "DAAS",
+                                           "OGCAPI", "STACTA", "STACIT", "NGW", "AMIGOCLOUD", "CARTO", "ELASTIC", "CSW", "WFS"};
+
+// Every raster driver this GDAL has but the network ones (GDALOpenEx's allow list).
+const CPLStringList& local_raster_drivers() {
+  static const CPLStringList names = [] {
+    CPLStringList out;
+    for (int i = 0; i < GDALGetDriverCount(); ++i) {
+      GDALDriverH d = GDALGetDriver(i);
+      const std::string name = GDALGetDriverShortName(d);
+      const bool network = std::any_of(std::begin(kNetworkDrivers), std::end(kNetworkDrivers),
+                                       [&](const char* n) { return EQUAL(n, name.c_str()); });
+      if (!network && GDALGetMetadataItem(d, GDAL_DCAP_RASTER, nullptr)) out.AddString(name.c_str());
+    }
+    return out;
+  }();
+  return names;
+}
+
+// While alive (unless network is allowed), GDAL's curl file systems refuse every name in this
+// thread before any request: a VRT naming a /vsicurl/ source cannot reach out when opened or read.
+class NoNetwork {
+ public:
+  explicit NoNetwork(bool allowed) : active_(!allowed) {
+    if (!active_) return;
+    const char* before = CPLGetThreadLocalConfigOption("CPL_VSIL_CURL_ALLOWED_EXTENSIONS", nullptr);
+    had_ = before != nullptr;
+    if (had_) before_ = before;
+    CPLSetThreadLocalConfigOption("CPL_VSIL_CURL_ALLOWED_EXTENSIONS", ".sam3-network-not-allowed");
+  }
+  ~NoNetwork() {
+    if (active_) CPLSetThreadLocalConfigOption("CPL_VSIL_CURL_ALLOWED_EXTENSIONS", had_ ? before_.c_str() : nullptr);
+  }
+  NoNetwork(const NoNetwork&) = delete;
+  NoNetwork& operator=(const NoNetwork&) = delete;
+
+ private:
+  bool active_, had_ = false;
+  std::string before_;
+};
+
+[[noreturn]] void refuse_network(const std::string& what) {
+  throw Error(ErrorCode::kInvalidArgument, what + " reads from the network; sam3 reads local rasters only unless asked: "
+                                                  "add --allow-network-rasters (RasterOptions::allow_network), or download it first");
+}
+
+// Pixel sizes that give features an area on the ground: finite, non-zero, invertible.
+void check_geotransform(const std::filesystem::path& path, const std::array<double, 6>& g) {
+  const double det = g[1] * g[5] - g[2] * g[4];
+  if (std::all_of(g.begin(), g.end(), [](double v) { return std::isfinite(v); }) && std::isfinite(det) && det != 0) return;
+  char text[256];
+  std::snprintf(text, sizeof text, "%g, %g, %g, %g, %g, %g", g[0], g[1], g[2], g[3], g[4], g[5]);
+  throw Error(ErrorCode::kImageUnsupported,
+              path.string() + ": its geotransform (" + text + ") is degenerate: a pixel has " +
+                  (std::isfinite(det) ? "no area" : "a non-finite size") +
+                  " on the ground, so every feature would too; fix the georeferencing (gdal_edit.py -a_ullr or -tr)");
+}
+
 }  // namespace
+
+bool is_network_raster_name(const std::string& name) {
+  std::string lower;
+  for (char c : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const char* prefix : {"/vsicurl", "/vsis3", "/vsigs", "/vsiaz", "/vsiadls", "/vsioss", "/vsiswift", "/vsiwebhdfs",
+                             "/vsihdfs", "http://", "https://", "ftp://", "ftps://"}) {
+    if (lower.find(prefix) != std::string::npos) return true;
+  }
+  return false;
+}
 
 struct Raster::Impl {
   std::filesystem::path path;
@@ -87,6 +160,7 @@ struct Raster::Impl {
   std::vector<BandScale> scales;
   int alpha = 0;  // alpha band index, 0 when none
   double factor = 1;  // read grid pixels per source pixel (--gsd)
+  bool allow_network = false;
   int width = 0, height = 0;
   mutable std::mutex mutex;  // a GDAL dataset is not to be read from two threads at once
 };
@@ -100,24 +174,63 @@ Raster Raster::open(const std::filesystem::path& path, const RasterOptions& opti
   register_drivers();
   auto impl = std::make_unique<Impl>();
   impl->path = path;
+  impl->allow_network = options.allow_network;
+  if (!(std::isfinite(options.gsd_m) && options.gsd_m >= 0)) {
+    throw Error(ErrorCode::kInvalidArgument, "--gsd must be a positive number of metres, got " + std::to_string(options.gsd_m) +
+                                                 " (" + (std::isnan(options.gsd_m) ? "nan" : "not finite or negative") + ")");
+  }
+  if (!std::isfinite(options.low) || !std::isfinite(options.high)) {
+    throw Error(ErrorCode::kInvalidArgument, "--scale bounds must be finite numbers");
+  }
+  if (!options.allow_network && is_network_raster_name(path.string())) refuse_network(path.string());
+  const bool virtual_name = path.string().rfind("/vsi", 0) == 0;  // /vsizip/..., /vsitar/...: GDAL's to find
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec) && path.string().find(':') == std::string::npos) {  // "/vsicurl/..." etc. aside
+  if (!virtual_name && !std::filesystem::exists(path, ec) && path.string().find(':') == std::string::npos) {
     throw Error(ErrorCode::kImageUnreadable, path.string() + ": no such file");
   }
+  const NoNetwork no_network(options.allow_network);
   CPLErrorReset();
-  impl->dataset.reset(GDALDataset::Open(path.c_str(), GDAL_OF_RASTER | GDAL_OF_READONLY | GDAL_OF_VERBOSE_ERROR));
+  impl->dataset.reset(GDALDataset::Open(path.c_str(), GDAL_OF_RASTER | GDAL_OF_READONLY | GDAL_OF_VERBOSE_ERROR,
+                                        options.allow_network ? nullptr : local_raster_drivers().List()));
   if (!impl->dataset) {
     throw Error(ErrorCode::kImageUnreadable, path.string() + ": GDAL cannot open it as a raster (" + last_gdal_error() +
                                                  "); is it a format the installed GDAL reads (gdalinfo " + path.string() + ")?");
   }
   GDALDataset& ds = *impl->dataset;
   if (ds.GetRasterCount() < 1) throw Error(ErrorCode::kImageUnsupported, path.string() + ": has no raster band");
+  if (!options.allow_network) {  // a VRT's sources, a world file, ...: read later, checked now
+    char** files = ds.GetFileList();
+    for (char** f = files; f && *f; ++f) {
+      if (is_network_raster_name(*f)) {
+        const std::string name = *f;
+        CSLDestroy(files);
+        refuse_network(path.string() + " names " + name + ", which");
+      }
+    }
+    CSLDestroy(files);
+    // GDAL lists a VRT's sources only when they exist locally: its own text is checked too.
+    if (EQUAL(ds.GetDriverName(), "VRT") && !virtual_name && std::filesystem::is_regular_file(path, ec) &&
+        std::filesystem::file_size(path, ec) < (std::uintmax_t{64} << 20)) {
+      std::ifstream in(path, std::ios::binary);
+      const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (is_network_raster_name(text)) refuse_network(path.string() + " has a source that");
+    }
+  }
   impl->georeferenced = ds.GetGeoTransform(impl->geotransform.data()) == CE_None;
+  if (impl->georeferenced) check_geotransform(path, impl->geotransform);
   if (const OGRSpatialReference* srs = ds.GetSpatialRef()) {
     char* wkt = nullptr;
     srs->exportToWkt(&wkt);
     impl->crs = wkt ? wkt : "";
     CPLFree(wkt);
+  }
+  if (!impl->georeferenced && (!impl->crs.empty() || ds.GetGCPCount() > 0)) {
+    // GDAL reads a GeoTIFF with a zero pixel scale as one tie point and no geotransform: the
+    // features would be in pixels yet labelled with the CRS, with zero area.
+    throw Error(ErrorCode::kImageUnsupported,
+                path.string() + ": has a CRS or ground control points but no usable geotransform (a zero pixel size "
+                                "is degenerate, or it is georeferenced by GCPs only); warp it first (gdalwarp) or fix "
+                                "the georeferencing (gdal_edit.py -a_ullr or -tr)");
   }
   impl->bands = options.bands.empty() ? default_bands(ds) : options.bands;
   if (impl->bands.size() != 3 && impl->bands.size() != 1) {
@@ -146,8 +259,21 @@ Raster Raster::open(const std::filesystem::path& path, const RasterOptions& opti
     auto& g = impl->geotransform;
     const double pixel_m = std::sqrt(std::abs(g[1] * g[5] - g[2] * g[4])) * srs.GetLinearUnits();
     impl->factor = pixel_m / options.gsd_m;
-    impl->width = std::max(1, static_cast<int>(std::lround(impl->width * impl->factor)));
-    impl->height = std::max(1, static_cast<int>(std::lround(impl->height * impl->factor)));
+    // Sizes in double first: an int cast of an out-of-range value is undefined.
+    const double w = std::round(impl->width * impl->factor), h = std::round(impl->height * impl->factor);
+    char size[128], gsd[64];
+    std::snprintf(size, sizeof size, "%.6g x %.6g pixels", w, h);
+    std::snprintf(gsd, sizeof gsd, "%g m (the raster has %g m)", options.gsd_m, pixel_m);
+    if (!(w <= std::numeric_limits<int>::max() && h <= std::numeric_limits<int>::max())) {
+      throw Error(ErrorCode::kInvalidArgument, path.string() + ": --gsd " + gsd + " would read it as " +
+                                                   size + "; GDAL's limit is 2147483647 a side: give a coarser --gsd");
+    }
+    if (!(w >= 1 && h >= 1)) {
+      throw Error(ErrorCode::kInvalidArgument, path.string() + ": --gsd " + gsd + " would read it as " +
+                                                   size + ", less than one pixel: give a finer --gsd");
+    }
+    impl->width = static_cast<int>(w);
+    impl->height = static_cast<int>(h);
     const double fx = static_cast<double>(ds.GetRasterXSize()) / impl->width, fy = static_cast<double>(ds.GetRasterYSize()) / impl->height;
     g = {g[0], g[1] * fx, g[2] * fy, g[3], g[4] * fx, g[5] * fy};
   }
@@ -157,6 +283,8 @@ Raster Raster::open(const std::filesystem::path& path, const RasterOptions& opti
 const std::filesystem::path& Raster::path() const { return impl_->path; }
 int Raster::width() const { return impl_->width; }
 int Raster::height() const { return impl_->height; }
+int Raster::source_width() const { return impl_->dataset->GetRasterXSize(); }
+int Raster::source_height() const { return impl_->dataset->GetRasterYSize(); }
 std::array<int, 2> Raster::block_size() const {
   int bx = 0, by = 0;
   impl_->dataset->GetRasterBand(1)->GetBlockSize(&bx, &by);
@@ -191,6 +319,7 @@ Image Raster::read(const TileRect& r, std::vector<std::uint8_t>* valid) const {
   std::vector<double> values(n);
   if (valid) valid->assign(n, 1);
   std::lock_guard lock(impl_->mutex);
+  const NoNetwork no_network(impl_->allow_network);
   GDALDataset& ds = *impl_->dataset;
   for (size_t c = 0; c < 3; ++c) {
     GDALRasterBand* band = ds.GetRasterBand(impl_->bands[c]);

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "geo/seam_merge.h"
+#include "label/tile_prompts.h"
 #include "sam3/error.h"
 #include "sam3/map_label.h"
 
@@ -35,23 +37,13 @@ bool clip_to_data(LabeledInstance& inst, const std::vector<std::uint8_t>& valid,
   return kept > 0;
 }
 
-// The part of tile t that no earlier tile of the grid covers, so each pixel counts once.
-TileRect own_part(const std::vector<TileRect>& tiles, size_t t) {
-  TileRect own = tiles[t];
-  for (size_t u = 0; u < t; ++u) {
-    if (tiles[u].y0 == tiles[t].y0 && tiles[u].x0 < tiles[t].x0) own.x0 = std::max(own.x0, std::min(tiles[u].x1, own.x1));
-    if (tiles[u].x0 == tiles[t].x0 && tiles[u].y0 < tiles[t].y0) own.y0 = std::max(own.y0, std::min(tiles[u].y1, own.y1));
-  }
-  return own;
-}
-
 TileRecord label_tile(const Model& model, const Raster& raster, const std::vector<LabelCategory>& categories,
-                      const MapLabelOptions& options, const std::vector<TileRect>& tiles, size_t t, double m2) {
-  const TileRect& r = tiles[t];
+                      const MapLabelOptions& options, const TileGrid& grid, std::int64_t t, double m2) {
+  const TileRect r = grid[t];
   std::vector<std::uint8_t> valid;
   const Image window = raster.read(r, &valid);
   std::int64_t data_pixels = 0, own_data_pixels = 0;
-  const TileRect own = own_part(tiles, t);
+  const TileRect own = grid.own_part(t);
   for (int y = r.y0; y < r.y1; ++y) {
     for (int x = r.x0; x < r.x1; ++x) {
       const bool v = valid[static_cast<size_t>(y - r.y0) * (r.x1 - r.x0) + (x - r.x0)] != 0;
@@ -65,8 +57,11 @@ TileRecord label_tile(const Model& model, const Raster& raster, const std::vecto
     return record;
   }
   record.area_km2 = own_data_pixels * m2 / 1e6;
+  // Each category with the exemplar boxes inside this tile, in the tile's coordinates.
+  std::vector<LabelCategory> here;
+  for (const auto& c : categories) here.push_back({c.name, prompt_for_tile(c.prompt, r)});
   const TileOptions untiled;  // each window is one image for label_image
-  for (auto& inst : label_image(model, window, categories, options.segment, untiled)) {
+  for (auto& inst : label_image(model, window, here, options.segment, untiled)) {
     if (!clip_to_data(inst, valid, r)) continue;
     inst.mask.x0 += r.x0;
     inst.mask.y0 += r.y0;
@@ -78,32 +73,82 @@ TileRecord label_tile(const Model& model, const Raster& raster, const std::vecto
   return record;
 }
 
+// Exemplar boxes are drawn on the raster file's pixels; the grid is read at --gsd. Boxes
+// outside the raster are refused, not clipped to nothing.
+std::vector<LabelCategory> boxes_on_grid(const Raster& raster, std::vector<LabelCategory> categories) {
+  check_exemplar_boxes(raster, categories);
+  const float sx = static_cast<float>(raster.width()) / static_cast<float>(raster.source_width());
+  const float sy = static_cast<float>(raster.height()) / static_cast<float>(raster.source_height());
+  for (auto& c : categories) {
+    for (auto& box : c.prompt.boxes) {
+      Box& b = box.box;
+      b = {b.x0 * sx, b.y0 * sy, b.x1 * sx, b.y1 * sy};
+    }
+  }
+  return categories;
+}
+
 }  // namespace
 
-std::vector<TileRect> map_tile_grid(const Model& model, const Raster& raster, const MapLabelOptions& options) {
+void check_exemplar_boxes(const Raster& raster, const std::vector<LabelCategory>& categories) {
+  for (const auto& c : categories) {
+    for (size_t i = 0; i < c.prompt.boxes.size(); ++i) {
+      const Box& b = c.prompt.boxes[i].box;
+      if (!(b.x0 >= 0 && b.y0 >= 0 && b.x1 > b.x0 && b.y1 > b.y0 && b.x1 <= raster.source_width() &&
+            b.y1 <= raster.source_height())) {
+        char text[160];
+        std::snprintf(text, sizeof text, "(%g, %g, %g, %g)", b.x0, b.y0, b.x1, b.y1);
+        throw Error(ErrorCode::kInvalidArgument,
+                    "box " + std::to_string(i + 1) + " of '" + c.name + "' " + text + " must satisfy 0 <= x0 < x1 <= " +
+                        std::to_string(raster.source_width()) + " and 0 <= y0 < y1 <= " +
+                        std::to_string(raster.source_height()) + " (pixels of " + raster.path().filename().string() + ")");
+      }
+    }
+  }
+}
+
+TileGrid map_tile_grid(const Model& model, const Raster& raster, const MapLabelOptions& options) {
   const int tile = options.tile > 0 ? options.tile : model.input_size();
   const int overlap = options.overlap > 0 ? options.overlap : tile / 8;
-  if (overlap >= tile) throw Error(ErrorCode::kInvalidArgument, "the tile overlap must be smaller than the tile");
-  return tile_grid(raster.width(), raster.height(), tile, overlap);
+  if (tile > kMaxMapTile) {
+    throw Error(ErrorCode::kInvalidArgument, "--tile " + std::to_string(tile) + ": a map tile is at most " +
+                                                 std::to_string(kMaxMapTile) + " pixels a side (the model sees it at " +
+                                                 std::to_string(model.input_size()) + " anyway)");
+  }
+  if (options.tile < 0 || options.overlap < 0) throw Error(ErrorCode::kInvalidArgument, "--tile and --overlap must be positive");
+  if (overlap >= tile) {
+    throw Error(ErrorCode::kInvalidArgument, "the tile overlap (" + std::to_string(overlap) +
+                                                 ") must be smaller than the tile (" + std::to_string(tile) + ")");
+  }
+  TileGrid grid(raster.width(), raster.height(), tile, overlap);
+  if (grid.size() > kMaxMapTiles) {
+    throw Error(ErrorCode::kInvalidArgument,
+                raster.path().string() + " is read as " + std::to_string(raster.width()) + " x " +
+                    std::to_string(raster.height()) + " pixels: " + std::to_string(grid.size()) + " tiles of " +
+                    std::to_string(tile) + ", more than the " + std::to_string(kMaxMapTiles) +
+                    " one run can label; label a window of it (gdal_translate -srcwin), a coarser --gsd or larger --tile");
+  }
+  return grid;
 }
 
 MapLabelResult label_raster(const Model& model, const Raster& raster, const std::vector<LabelCategory>& categories,
                             const MapLabelOptions& options) {
   MapLabelResult out;
-  out.tiles = map_tile_grid(model, raster, options);
+  out.grid = map_tile_grid(model, raster, options);
   const double m2 = pixel_m2(raster);
   if (options.shards < 1 || options.shard < 0 || options.shard >= options.shards) {
     throw Error(ErrorCode::kInvalidArgument, "--shard K/N needs 1 <= K <= N");
   }
-  for (size_t t = 0; t < out.tiles.size(); ++t) {
-    if (static_cast<int>(t % static_cast<size_t>(options.shards)) != options.shard) continue;
+  const std::vector<LabelCategory> on_grid = boxes_on_grid(raster, categories);
+  const std::int64_t total = out.grid.size();
+  for (std::int64_t t = options.shard; t < total; t += options.shards) {  // tiles are computed, never listed
     if (options.stop && *options.stop) {
       out.stopped = true;
       break;
     }
     TileRecord record;
     if (!options.store || !options.store->load(static_cast<int>(t), raster.width(), raster.height(), &record)) {
-      record = label_tile(model, raster, categories, options, out.tiles, t, m2);
+      record = label_tile(model, raster, on_grid, options, out.grid, t, m2);
       if (options.store) options.store->save(static_cast<int>(t), record);
     }
     out.tiles_skipped += record.nodata;
@@ -112,8 +157,7 @@ MapLabelResult label_raster(const Model& model, const Raster& raster, const std:
       out.instances.push_back(std::move(inst));
       out.tile_of_instance.push_back(static_cast<int>(t));
     }
-
-    if (options.progress) options.progress(static_cast<int>(t + 1), static_cast<int>(out.tiles.size()), out.area_km2);
+    if (options.progress) options.progress(static_cast<int>(t + 1), static_cast<int>(total), out.area_km2);
   }
   if (options.shards > 1) return out;  // merged once all shards are in (merge_map_shards)
   return merged(std::move(out), options.merge);
@@ -121,21 +165,12 @@ MapLabelResult label_raster(const Model& model, const Raster& raster, const std:
 
 MapLabelResult merged(MapLabelResult out, const TileOptions& merge) {
   // Seams: the same object seen from two tiles becomes one instance.
-  std::vector<int> tiles_of = out.tile_of_instance;
-  out.instances = merge_across_tiles(std::move(out.instances), tiles_of, out.tiles, merge);
+  out.instances = merge_across_tiles(std::move(out.instances), out.tile_of_instance, out.grid, merge);
   // An object merged across a seam spans tiles; it is attributed to the tile holding its centre.
   out.tile_of_instance.clear();
   for (const auto& inst : out.instances) {
     const float cx = (inst.box.x0 + inst.box.x1) / 2, cy = (inst.box.y0 + inst.box.y1) / 2;
-    int at = 0;
-    for (size_t t = 0; t < out.tiles.size(); ++t) {
-      const auto& r = out.tiles[t];
-      if (cx >= r.x0 && cx < r.x1 && cy >= r.y0 && cy < r.y1) {
-        at = static_cast<int>(t);
-        break;
-      }
-    }
-    out.tile_of_instance.push_back(at);
+    out.tile_of_instance.push_back(static_cast<int>(out.grid.tile_at(cx, cy)));
   }
   return out;
 }

@@ -23,6 +23,46 @@ std::string env_or(const char* name, const std::string& fallback) {
   return v && *v ? std::string(v) : fallback;
 }
 
+// The most one file of `entry` may be when nothing announces its size (a download without a
+// length, an archive entry): the option, else twice what the whole model is said to be and at
+// least 256 MiB.
+std::int64_t size_bound(const HubOptions& options, const RegistryEntry& entry) {
+  if (options.max_unpacked_bytes > 0) return options.max_unpacked_bytes;
+  return std::max<std::int64_t>(2 * entry.approx_bytes, std::int64_t{256} << 20);
+}
+
+// Refuses before anything is written when the files to unpack or copy (`names`, of `sizes`
+// bytes as their source declares) are over the bound or more than the disk has free.
+void check_room(const fs::path& source, const std::vector<std::string>& names, const std::vector<std::int64_t>& sizes,
+                const fs::path& dir, std::int64_t bound) {
+  std::int64_t total = 0;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (sizes[i] > bound) {
+      throw Error(ErrorCode::kInvalidArgument, source.string() + ": " + names[i] + " is " + std::to_string(sizes[i]) +
+                                                   " bytes unpacked, more than the " + std::to_string(bound) +
+                                                   " allowed for one model file (SAM3_MAX_UNPACKED_BYTES raises the "
+                                                   "limit); nothing was written");
+    }
+    total += sizes[i];
+  }
+  std::error_code ec;
+  const auto space = fs::space(dir, ec);
+  if (!ec && static_cast<std::uintmax_t>(total) > space.available) {
+    throw Error(ErrorCode::kIo, source.string() + ": the model needs " + std::to_string(total) + " bytes but " + dir.string() +
+                                    " has " + std::to_string(space.available) +
+                                    " free; free some space (or set SAM3_CACHE_DIR to a larger disk); nothing was written");
+  }
+}
+
+// Removes a .part file unless it was moved into place: no failure leaves half a file.
+struct PartFile {
+  fs::path path;  // cleared once moved into place
+  ~PartFile() {
+    std::error_code ec;
+    if (!path.empty()) fs::remove(path, ec);
+  }
+};
+
 }  // namespace
 
 HubOptions hub_options_from_environment() {
@@ -30,6 +70,17 @@ HubOptions hub_options_from_environment() {
   o.endpoint = env_or("HF_ENDPOINT", o.endpoint);
   while (!o.endpoint.empty() && o.endpoint.back() == '/') o.endpoint.pop_back();
   o.token = env_or("HF_TOKEN", "");
+  if (const std::string limit = env_or("SAM3_MAX_UNPACKED_BYTES", ""); !limit.empty()) {
+    size_t used = 0;
+    try {
+      o.max_unpacked_bytes = std::stoll(limit, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != limit.size() || o.max_unpacked_bytes <= 0) {
+      throw Error(ErrorCode::kInvalidArgument, "SAM3_MAX_UNPACKED_BYTES=" + limit + " is not a positive number of bytes");
+    }
+  }
   if (const char* dir = std::getenv("SAM3_CACHE_DIR"); dir && *dir) {
     o.cache_dir = dir;
   } else if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) {
@@ -102,7 +153,7 @@ void ModelStore::download(const RegistryEntry& entry, const std::string& file, c
   hub::DownloadRequest request{url, options_.token, options_.max_attempts, options_.first_retry_delay_s,
                                options_.low_speed_timeout_s};
   // A file of unannounced size may not be larger than the whole model is said to be, twice.
-  if (entry.approx_bytes > 0) request.max_bytes = std::max<std::int64_t>(2 * entry.approx_bytes, 256 << 20);
+  if (entry.approx_bytes > 0 || options_.max_unpacked_bytes > 0) request.max_bytes = size_bound(options_, entry);
   const auto t0 = std::chrono::steady_clock::now();
   auto report = [&](std::int64_t done, std::int64_t total) {
     if (!progress) return;
@@ -192,6 +243,7 @@ void ModelStore::unpack(const RegistryEntry& entry) const {
   FileLock manifest_lock(dir / ".locks" / "manifest.lock", {});
   auto manifest = hub::read_manifest(dir);
   const std::string source = manifest.files.contains(entry.archive) ? manifest.files[entry.archive].source : entry.archive;
+  std::vector<std::string> wanted;  // entries in the archive, in the order of entry.files
   for (const auto& file : entry.files) {
     if (fs::is_regular_file(dir / file, ec)) continue;
     auto it = inside.find(file);
@@ -199,12 +251,24 @@ void ModelStore::unpack(const RegistryEntry& entry) const {
       throw Error(ErrorCode::kModelNotFound, (dir / entry.archive).string() + ": the archive has no " + file +
                                                  "; the repository's layout changed. " + manual_download_help(entry));
     }
-    const fs::path part = dir / (file + ".part");
-    reader.extract(it->second, part);
-    const auto digests = hub::digest_file(part);
-    fs::rename(part, dir / file, ec);
+    wanted.push_back(it->second);
+  }
+  const std::int64_t bound = size_bound(options_, entry);
+  std::vector<std::int64_t> sizes;
+  for (const auto& name : wanted) sizes.push_back(reader.declared_size(name));
+  check_room(dir / entry.archive, wanted, sizes, dir, bound);
+  for (const auto& name : wanted) {
+    const std::string file = fs::path(name).filename().string();
+    PartFile part{dir / (file + ".part")};
+    reader.extract(name, part.path, bound);
+    if (auto wrong = hub::content_problem(file, part.path)) {
+      throw Error(ErrorCode::kModelMismatch, (dir / entry.archive).string() + ": " + name + ": " + *wrong + "; nothing was kept");
+    }
+    const auto digests = hub::digest_file(part.path);
+    fs::rename(part.path, dir / file, ec);
     if (ec) throw Error(ErrorCode::kIo, (dir / file).string() + ": cannot move into place");
-    manifest.files[file] = {digests.size, digests.sha256, source + "!" + it->second};
+    part.path.clear();
+    manifest.files[file] = {digests.size, digests.sha256, source + "!" + name};
   }
   manifest.files.erase(entry.archive);
   hub::write_manifest(dir, manifest);
@@ -261,20 +325,30 @@ const RegistryEntry& ModelStore::import(const fs::path& source, const RegistryEn
     throw Error(ErrorCode::kInvalidArgument, source.string() + ": not a folder or a .zip file");
   }
   // name (basename) -> where it is in the source
-  std::map<std::string, std::string> found;
+  std::map<std::string, std::string> found, not_files;
   hub::ZipReader reader;
   if (zip) {
     reader.open(source);
     for (const auto& name : reader.entries()) found.emplace(fs::path(name).filename().string(), name);
   } else {
-    for (const auto& e : fs::recursive_directory_iterator(source, ec)) {
-      if (e.is_regular_file()) found.emplace(e.path().filename().string(), e.path().string());
+    // Links to folders are not followed (no cycle can hold the walk); a FIFO, a device or a
+    // link that loops or dangles is no model file, and is named if it was one the model needs.
+    try {
+      for (const auto& e : fs::recursive_directory_iterator(source)) {
+        std::error_code kind;
+        if (e.is_regular_file(kind)) found.emplace(e.path().filename().string(), e.path().string());
+        else if (!e.is_directory(kind)) not_files.emplace(e.path().filename().string(), e.path().string());
+      }
+    } catch (const fs::filesystem_error& e) {
+      throw Error(ErrorCode::kIo, source.string() + ": cannot read the folder (" + e.code().message() + " at " +
+                                      e.path1().string() + ")");
     }
   }
   const RegistryEntry* target = into;
   if (!target) {
     for (const auto& e : model_registry()) {
-      const bool all = std::all_of(e.files.begin(), e.files.end(), [&](const std::string& f) { return found.contains(f); });
+      const bool all = std::all_of(e.files.begin(), e.files.end(),
+                                   [&](const std::string& f) { return found.contains(f) || not_files.contains(f); });
       if (all) {
         target = &e;
         break;
@@ -296,17 +370,47 @@ const RegistryEntry& ModelStore::import(const fs::path& source, const RegistryEn
   auto manifest = hub::read_manifest(dir);
   manifest.repo = target->repo;
   manifest.revision = target->revision;
+  std::vector<std::string> wanted;  // where each of target->files is in the source
   for (const auto& file : target->files) {
     auto it = found.find(file);
+    if (it == found.end() && not_files.contains(file)) {
+      throw Error(ErrorCode::kInvalidArgument, not_files[file] + " is not a regular file (a FIFO, a device, or a link that "
+                                                                 "loops or points nowhere); put the model file itself there");
+    }
     if (it == found.end()) throw Error(ErrorCode::kModelNotFound, source.string() + ": missing " + file + " of " + target->name);
-    const fs::path part = dir / (file + ".part");
-    if (zip) reader.extract(it->second, part);
-    else fs::copy_file(it->second, part, fs::copy_options::overwrite_existing, ec);
-    if (ec) throw Error(ErrorCode::kIo, part.string() + ": cannot copy (" + ec.message() + ")");
-    const auto digests = hub::digest_file(part);
-    fs::rename(part, dir / file, ec);
+    wanted.push_back(it->second);
+  }
+  const std::int64_t bound = size_bound(options_, *target);
+  std::vector<std::int64_t> sizes;
+  for (const auto& name : wanted) {
+    if (zip) {
+      sizes.push_back(reader.declared_size(name));
+      continue;
+    }
+    const auto size = fs::file_size(name, ec);
+    if (ec) throw Error(ErrorCode::kIo, name + ": cannot read its size (" + ec.message() + ")");
+    sizes.push_back(static_cast<std::int64_t>(size));
+  }
+  check_room(source, wanted, sizes, dir, bound);
+  for (size_t i = 0; i < wanted.size(); ++i) {
+    const std::string& file = target->files[i];
+    PartFile part{dir / (file + ".part")};
+    if (zip) {
+      reader.extract(wanted[i], part.path, bound);
+    } else {
+      fs::copy_file(wanted[i], part.path, fs::copy_options::overwrite_existing, ec);
+      if (ec) throw Error(ErrorCode::kIo, part.path.string() + ": cannot copy " + wanted[i] + " (" + ec.message() + ")");
+    }
+    // The same check as a pull: a saved login page or a truncated file is not taken for the model.
+    if (auto wrong = hub::content_problem(file, part.path)) {
+      throw Error(ErrorCode::kModelMismatch, source.string() + ": " + file + ": " + *wrong + "; nothing was imported for it");
+    }
+    const auto digests = hub::digest_file(part.path);
+    fs::rename(part.path, dir / file, ec);
     if (ec) throw Error(ErrorCode::kIo, (dir / file).string() + ": cannot move into place");
+    part.path.clear();
     manifest.files[file] = {digests.size, digests.sha256, "import:" + source.string()};
+    hub::write_manifest(dir, manifest);  // each file recorded once it is in place
   }
   hub::write_manifest(dir, manifest);
   return *target;

@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "core/timer.h"
+#include "label/tile_prompts.h"
 #include "sam3/label.h"
 
 namespace sam3 {
@@ -12,18 +13,6 @@ Image crop_image(const Image& image, const TileRect& r) {
   for (int y = 0; y < out.height; ++y) {
     std::copy_n(&image.rgb[(static_cast<size_t>(y + r.y0) * image.width + r.x0) * 3], static_cast<size_t>(out.width) * 3,
                 &out.rgb[static_cast<size_t>(y) * out.width * 3]);
-  }
-  return out;
-}
-
-// The category's exemplar boxes that fall in the tile, in tile coordinates (clipped).
-Prompt prompt_for_tile(const Prompt& prompt, const TileRect& r) {
-  Prompt out{prompt.text, {}};
-  for (const auto& b : prompt.boxes) {
-    const float x0 = std::max(b.box.x0, float(r.x0)), y0 = std::max(b.box.y0, float(r.y0));
-    const float x1 = std::min(b.box.x1, float(r.x1)), y1 = std::min(b.box.y1, float(r.y1));
-    if (x1 - x0 < 1 || y1 - y0 < 1) continue;
-    out.boxes.push_back({{x0 - r.x0, y0 - r.y0, x1 - r.x0, y1 - r.y0}, b.positive});
   }
   return out;
 }
@@ -59,15 +48,14 @@ std::vector<LabeledInstance> label_image(const Model& model, const Image& image,
   LabelTimings& t = timings ? *timings : local;
   t = {};
   const auto [tiled, tile, overlap] = plan(model, image.width, image.height, tiles);
-  const std::vector<TileRect> grid =
-      tiled ? tile_grid(image.width, image.height, tile, std::min(overlap, tile / 2))
-            : std::vector<TileRect>{{0, 0, image.width, image.height}};
+  const TileGrid grid = tiled ? TileGrid(image.width, image.height, tile, std::max(0, std::min(overlap, tile / 2)))
+                              : TileGrid(image.width, image.height, std::max({1, image.width, image.height}), 0);
   t.tiles = static_cast<int>(grid.size());
 
   std::vector<LabeledInstance> found;
   std::vector<int> tile_of;
-  for (size_t ti = 0; ti < grid.size(); ++ti) {
-    const TileRect& r = grid[ti];
+  for (std::int64_t ti = 0; ti < grid.size(); ++ti) {
+    const TileRect r = grid[ti];
     auto t0 = Clock::now();
     const ImageEmbedding embedding = tiled      ? model.encode(crop_image(image, r))
                                      : prepared ? model.encode(std::move(*prepared))

@@ -1,19 +1,35 @@
 #include <algorithm>
 #include <numeric>
+#include <unordered_map>
+
+#include "label/tile_prompts.h"
+#include "sam3/error.h"
 
 #include "sam3/label.h"
 
 namespace sam3 {
 namespace {
 
-std::vector<int> starts(int size, int tile, int overlap) {
-  if (size <= tile) return {0};
-  const int stride = std::max(1, tile - overlap);
-  std::vector<int> out;
-  for (int s = 0; s + tile < size; s += stride) out.push_back(s);
-  out.push_back(size - tile);  // last tile flush with the edge
-  return out;
-}
+// Tile starts along one axis: 0, stride, 2 * stride, ... while a tile ends inside, then the
+// last one flush with the edge (size - tile). Ends never decrease, nor do starts.
+struct Axis {
+  int size, tile, stride, count;
+  Axis(int size_, int tile_, int overlap) : size(size_), tile(tile_), stride(std::max(1, tile_ - overlap)) {
+    count = size <= tile ? 1 : (size - tile + stride - 1) / stride + 1;
+  }
+  int start(int k) const { return k == count - 1 ? std::max(0, size - tile) : k * stride; }
+  int end(int k) const { return std::min(size, start(k) + tile); }
+  // The first tile with start <= v < end, or -1.
+  int first_holding(double v) const {
+    int lo = 0, hi = count;  // the first k whose end is past v
+    while (lo < hi) {
+      const int mid = lo + (hi - lo) / 2;
+      if (end(mid) > v) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo < count && start(lo) <= v ? lo : -1;
+  }
+};
 
 int find_root(std::vector<int>& parent, int i) {
   while (parent[static_cast<size_t>(i)] != i) i = parent[static_cast<size_t>(i)] = parent[static_cast<size_t>(parent[static_cast<size_t>(i)])];
@@ -77,30 +93,86 @@ LabeledInstance merge_group(const std::vector<LabeledInstance>& all, const std::
 
 }  // namespace
 
-std::vector<TileRect> tile_grid(int width, int height, int tile, int overlap) {
-  std::vector<TileRect> out;
-  for (int y : starts(height, tile, overlap))
-    for (int x : starts(width, tile, overlap)) out.push_back({x, y, std::min(width, x + tile), std::min(height, y + tile)});
+TileGrid::TileGrid(int width, int height, int tile, int overlap)
+    : width_(width), height_(height), tile_(tile), overlap_(overlap) {
+  if (width < 1 || height < 1) throw Error(ErrorCode::kInvalidArgument, "a tile grid needs an image of at least 1 x 1 pixels");
+  if (tile < 1) throw Error(ErrorCode::kInvalidArgument, "the tile size must be at least 1 pixel, got " + std::to_string(tile));
+  if (overlap < 0 || overlap >= tile) {
+    throw Error(ErrorCode::kInvalidArgument, "the tile overlap must be from 0 to less than the tile (" + std::to_string(tile) +
+                                                 "), got " + std::to_string(overlap));
+  }
+  columns_ = Axis(width, tile, overlap).count;
+  rows_ = Axis(height, tile, overlap).count;
+}
+
+TileRect TileGrid::operator[](std::int64_t index) const {
+  const Axis xs(width_, tile_, overlap_), ys(height_, tile_, overlap_);
+  const int r = static_cast<int>(index / columns_), c = static_cast<int>(index % columns_);
+  return {xs.start(c), ys.start(r), xs.end(c), ys.end(r)};
+}
+
+TileRect TileGrid::own_part(std::int64_t index) const {
+  const Axis xs(width_, tile_, overlap_), ys(height_, tile_, overlap_);
+  const int r = static_cast<int>(index / columns_), c = static_cast<int>(index % columns_);
+  TileRect own = (*this)[index];
+  if (c > 0) own.x0 = std::max(own.x0, std::min(xs.end(c - 1), own.x1));
+  if (r > 0) own.y0 = std::max(own.y0, std::min(ys.end(r - 1), own.y1));
+  return own;
+}
+
+std::int64_t TileGrid::tile_at(double x, double y) const {
+  const int c = Axis(width_, tile_, overlap_).first_holding(x), r = Axis(height_, tile_, overlap_).first_holding(y);
+  return c < 0 || r < 0 ? 0 : static_cast<std::int64_t>(r) * columns_ + c;
+}
+
+std::vector<std::int64_t> TileGrid::later_neighbours(std::int64_t index) const {
+  const Axis xs(width_, tile_, overlap_), ys(height_, tile_, overlap_);
+  const int r = static_cast<int>(index / columns_), c = static_cast<int>(index % columns_);
+  // Columns sharing pixels with column c: starts and ends never decrease, so scan outwards.
+  int left = c, right = c;
+  while (left > 0 && xs.end(left - 1) > xs.start(c)) --left;
+  while (right + 1 < columns_ && xs.start(right + 1) < xs.end(c)) ++right;
+  std::vector<std::int64_t> out;
+  for (int rr = r; rr < rows_ && ys.start(rr) < ys.end(r); ++rr) {
+    for (int cc = rr == r ? c + 1 : left; cc <= right; ++cc) out.push_back(static_cast<std::int64_t>(rr) * columns_ + cc);
+  }
+  return out;
+}
+
+Prompt prompt_for_tile(const Prompt& prompt, const TileRect& r) {
+  Prompt out{prompt.text, {}};
+  for (const auto& b : prompt.boxes) {
+    const float x0 = std::max(b.box.x0, float(r.x0)), y0 = std::max(b.box.y0, float(r.y0));
+    const float x1 = std::min(b.box.x1, float(r.x1)), y1 = std::min(b.box.y1, float(r.y1));
+    if (!(x1 - x0 >= 1 && y1 - y0 >= 1)) continue;
+    out.boxes.push_back({{x0 - r.x0, y0 - r.y0, x1 - r.x0, y1 - r.y0}, b.positive});
+  }
   return out;
 }
 
 std::vector<LabeledInstance> merge_across_tiles(std::vector<LabeledInstance> instances,
-                                                const std::vector<int>& tile_of_instance,
-                                                const std::vector<TileRect>& tiles, const TileOptions& options) {
+                                                const std::vector<int>& tile_of_instance, const TileGrid& tiles,
+                                                const TileOptions& options) {
   const int n = static_cast<int>(instances.size());
   std::vector<int> parent(static_cast<size_t>(n));
   std::iota(parent.begin(), parent.end(), 0);
-  // Only instances of tiles that overlap can be one object: pairs are taken tile pair by tile
-  // pair (neighbours only), so a map with 100,000 instances is not 10^10 comparisons.
-  std::vector<std::vector<int>> of_tile(tiles.size());
-  for (int i = 0; i < n; ++i) of_tile[static_cast<size_t>(tile_of_instance[static_cast<size_t>(i)])].push_back(i);
-  for (size_t ta = 0; ta < tiles.size(); ++ta) {
-    for (size_t tb = ta + 1; tb < tiles.size(); ++tb) {
-      if (of_tile[ta].empty() || of_tile[tb].empty()) continue;
+  // Only instances of tiles that overlap can be one object: tiles holding instances are paired
+  // with their neighbours only, so a map with 100,000 instances is not 10^10 comparisons and a
+  // grid of millions of empty tiles costs nothing. (Each group's root is its lowest index, so
+  // the result does not depend on the order pairs are met.)
+  std::unordered_map<std::int64_t, std::vector<int>> of_tile;
+  for (int i = 0; i < n; ++i) of_tile[tile_of_instance[static_cast<size_t>(i)]].push_back(i);
+  std::vector<std::int64_t> busy;
+  for (const auto& [t, members] : of_tile) busy.push_back(t);
+  std::sort(busy.begin(), busy.end());
+  for (std::int64_t ta : busy) {
+    for (std::int64_t tb : tiles.later_neighbours(ta)) {
+      const auto found_b = of_tile.find(tb);
+      if (found_b == of_tile.end()) continue;
       const TileRect shared = intersect(tiles[ta], tiles[tb]);
       if (shared.x1 <= shared.x0 || shared.y1 <= shared.y0) continue;
       for (int i : of_tile[ta]) {
-        for (int j : of_tile[tb]) {
+        for (int j : found_b->second) {
           const auto& a = instances[static_cast<size_t>(i)];
           const auto& b = instances[static_cast<size_t>(j)];
           if (a.category != b.category) continue;

@@ -46,6 +46,7 @@ ModelInspection inspect_model(const std::filesystem::path& directory, const Mode
   if (!std::filesystem::is_directory(directory, ec)) {
     throw Error(ErrorCode::kModelNotFound, directory.string() + ": not a folder; pass the folder that holds the SAM3 .onnx files");
   }
+  detail::check_model_folder_entries(directory);  // before any file of it is opened
   ModelInspection r;
   r.directory = directory;
   rt::FileCacheOptions cache;

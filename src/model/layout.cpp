@@ -87,6 +87,31 @@ std::string names_of(const LayoutFiles& l) {
 
 }  // namespace
 
+// A model folder holds files, folders and links to them, nothing else: an open() of a FIFO can
+// block, a device reads without end, a looping link fails deep inside ONNX Runtime (1.30 says
+// only "cannot get file size" in its own log). Named here, before anything is opened. (Only the
+// top level: the folder is not walked.)
+void check_model_folder_entries(const std::filesystem::path& dir) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    std::error_code status_ec;
+    const auto status = std::filesystem::status(entry.path(), status_ec);
+    std::string what;
+    if (status_ec == std::errc::too_many_symbolic_link_levels) what = "a link that loops";
+    else if (status_ec) continue;  // a dangling link: opening it fails at once, with the file named
+    else if (status.type() == std::filesystem::file_type::fifo) what = "a FIFO (named pipe)";
+    else if (status.type() == std::filesystem::file_type::socket) what = "a socket";
+    else if (status.type() == std::filesystem::file_type::character || status.type() == std::filesystem::file_type::block) {
+      what = "a device";
+    }
+    if (!what.empty()) {
+      throw Error(ErrorCode::kModelNotFound, entry.path().string() + " is " + what + ", not a file; a model folder holds only "
+                                                                     "the model's files: remove it or put the file itself there");
+    }
+  }
+}
+
+
 ModelFiles detect_layout(const std::filesystem::path& dir) {
   std::error_code ec;
   if (std::filesystem::is_regular_file(dir, ec)) {
@@ -98,6 +123,7 @@ ModelFiles detect_layout(const std::filesystem::path& dir) {
                 dir.string() + ": model directory does not exist; pass --models DIR with the SAM3 ONNX "
                                "files, or fetch them with 'sam3 models pull'");
   }
+  check_model_folder_entries(dir);
   if (auto tracker = find_tracker(dir)) return *tracker;
   for (const auto& candidate : kLayouts) {
     ModelFiles files{candidate.layout, {}};

@@ -22,6 +22,9 @@ struct ModelFiles {
 
 // Throws kModelNotFound saying which files are missing and what each layout needs.
 ModelFiles detect_layout(const std::filesystem::path& dir);
+// Throws kModelNotFound naming an entry of the folder that is a FIFO, socket, device or a link
+// that loops, before ONNX Runtime opens anything there.
+void check_model_folder_entries(const std::filesystem::path& dir);
 
 // tokenizer.json or clip_tokenizer.json in the directory; empty when neither exists.
 std::filesystem::path find_vocabulary(const std::filesystem::path& dir);

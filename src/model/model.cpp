@@ -127,6 +127,8 @@ Model::~Model() = default;
 
 std::shared_ptr<Model> Model::load(const std::filesystem::path& directory, const ModelOptions& options) {
   const auto t0 = Clock::now();
+  rt::SessionConfig config;
+  config.providers = rt::resolve_providers(options.providers);  // a bad or missing provider fails first
   auto impl = std::make_unique<Impl>(options.text_cache_entries);
   impl->directory = directory;
   const detail::ModelFiles files = detail::detect_layout(directory);
@@ -137,7 +139,6 @@ std::shared_ptr<Model> Model::load(const std::filesystem::path& directory, const
     if (vocab.empty()) vocab = options.fallback_vocabulary.empty() ? default_vocabulary() : options.fallback_vocabulary;
     impl->tokenizer = std::make_unique<ClipTokenizer>(ClipTokenizer::from_file(vocab));
   }
-  rt::SessionConfig config;
   config.intra_op_threads = capped_threads(options.intra_op_threads);
   config.spin_threads = options.spin_threads;
   config.shared_thread_pool = options.shared_thread_pool;
@@ -176,6 +177,7 @@ int Model::input_width() const noexcept { return impl_->backend->input_width(); 
 int Model::input_height() const noexcept { return impl_->backend->input_height(); }
 int Model::input_size() const noexcept { return std::max(input_width(), input_height()); }
 double Model::load_ms() const noexcept { return impl_->load_ms; }
+std::vector<std::string> Model::providers() const { return impl_->backend->sessions().front()->providers(); }
 
 PreparedImage Model::prepare(const Image& image) const {
   if (image.width <= 0 || image.height <= 0 ||
@@ -284,7 +286,7 @@ std::vector<ModelFileInfo> Model::files() const {
   for (const auto* s : impl_->backend->sessions()) {
     const auto& p = s->prepared();
     out.push_back({s->path(), p.pre_optimized ? p.load_path : (p.entry.empty() ? s->path() : p.entry / "optimized.onnx"),
-                   p.pre_optimized, p.int8_weights, p.fused_attention});
+                   p.pre_optimized, p.int8_weights, p.fused_attention, s->providers()});
   }
   return out;
 }

@@ -89,7 +89,7 @@ const Node* through(const GraphView& g, const std::string& tensor, std::string_v
     nodes.push_back(p);
     p = g.producer(p->inputs[0]);
   }
-  if (!is_op(p, op)) return nullptr;
+  if (!is_op(p, op) || p->inputs.empty()) return nullptr;  // callers read its first input
   nodes.push_back(p);
   return p;
 }
@@ -164,7 +164,7 @@ std::optional<Match> match_at(const GraphView& g, const Node& softmax) {
   const auto readers = g.readers(softmax.outputs[0]);
   if (readers.size() != 1 || readers[0] < 0) return std::nullopt;
   const Node& second = g.nodes()[static_cast<size_t>(readers[0])];
-  if (!is_op(&second, "MatMul") || second.inputs.size() != 2 || second.inputs[0] != softmax.outputs[0] ||
+  if (!is_op(&second, "MatMul") || second.inputs.size() != 2 || second.outputs.size() != 1 || second.inputs[0] != softmax.outputs[0] ||
       second.inputs[1] == softmax.outputs[0]) {
     return std::nullopt;
   }

@@ -22,7 +22,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path cache_root(const fs::path& model) {
+fs::path cache_root_of(const fs::path& model) {
   const fs::path next_to_model = model.parent_path() / ".sam3-cache";
   std::error_code ec;
   fs::create_directories(next_to_model, ec);
@@ -70,7 +70,24 @@ bool apply_rewrites(std::string& bytes, bool int8, bool fuse_attention, const fs
 }
 
 bool int8_for(const FileCacheOptions& options) {
-  return options.int8 == Int8Weights::kOn || (options.int8 == Int8Weights::kAuto && detect_cpu_features().int8_weights_help());
+  return options.int8 == Int8Weights::kOn ||
+         (options.int8 == Int8Weights::kAuto && options.cpu_int8 && detect_cpu_features().int8_weights_help());
+}
+
+// What the entry holds: ONNX Runtime's optimized graph (CPU), or sam3's rewritten one.
+const char* entry_file(const FileCacheOptions& options) { return options.save_optimized ? "optimized.onnx" : "prepared.onnx"; }
+
+void write_meta(const PreparedModelFile& p, const fs::path& source) {
+  std::error_code ec;
+  const nlohmann::ordered_json meta = {
+      {"source", fs::absolute(source).string()},
+      {"source_size", fs::file_size(source, ec)},
+      {"onnxruntime", Ort::GetVersionString()},
+      {"cpu", detect_cpu_features().summary()},
+      {"int8_weights", p.int8_weights},
+      {"fused_attention", p.fused_attention},
+  };
+  write_file_atomic(p.entry / "meta.json", meta.dump(2) + "\n");
 }
 
 // The cache entry of this file for this host and these rewrites; empty if the file is unreadable.
@@ -81,11 +98,14 @@ fs::path entry_for(const fs::path& model, const FileCacheOptions& options) {
   if (ec) return {};
   const std::string key = model.filename().string() + "|" + std::to_string(size) + "|" + std::to_string(mtime) + "|" +
                           Ort::GetVersionString() + "|" + detect_cpu_features().summary() + "|" +
-                          (int8_for(options) ? "int8" : "uint8") + (options.fuse_attention ? "|fused-attention" : "");
-  return cache_root(model) / (model.stem().string() + "-" + hex64(fnv1a64(key)));
+                          (int8_for(options) ? "int8" : "uint8") + (options.fuse_attention ? "|fused-attention" : "") +
+                          (options.provider_key.empty() ? "" : "|providers=" + options.provider_key);
+  return cache_root_of(model) / (model.stem().string() + "-" + hex64(fnv1a64(key)));
 }
 
 }  // namespace
+
+fs::path cache_folder(const fs::path& model) { return cache_root_of(model); }
 
 fs::path external_data_file(const fs::path& model) {
   std::error_code ec;
@@ -103,7 +123,7 @@ bool has_prepared_file(const fs::path& model, const FileCacheOptions& options) {
   if (has_external_data(model)) return false;  // never cached (see prepare_model_file)
   const fs::path entry = entry_for(model, options);
   std::error_code ec;
-  return !entry.empty() && fs::is_regular_file(entry / "optimized.onnx", ec);
+  return !entry.empty() && fs::is_regular_file(entry / entry_file(options), ec);
 }
 
 PreparedModelFile prepare_model_file(const fs::path& model, const FileCacheOptions& options) {
@@ -127,10 +147,10 @@ PreparedModelFile prepare_model_file(const fs::path& model, const FileCacheOptio
   std::error_code ec;
   p.entry = entry_for(model, options);
   if (p.entry.empty()) return p;
-  const fs::path optimized = p.entry / "optimized.onnx";
-  if (fs::is_regular_file(optimized, ec)) {
-    p.load_path = optimized;
-    p.pre_optimized = true;
+  const fs::path cached = p.entry / entry_file(options);
+  if (fs::is_regular_file(cached, ec)) {
+    p.load_path = cached;
+    p.pre_optimized = options.save_optimized;
     try {  // what was done to the file, for reports; a missing or damaged meta.json is harmless
       const auto meta = nlohmann::json::parse(read_file(p.entry / "meta.json"));
       p.int8_weights = meta.value("int8_weights", 0);
@@ -155,6 +175,17 @@ PreparedModelFile prepare_model_file(const fs::path& model, const FileCacheOptio
     original.load_path = model;
     return original;
   }
+  if (!options.save_optimized) {
+    if (!rewritten) {  // nothing of sam3's to keep
+      fs::remove(p.entry, ec);
+      p.entry.clear();
+      return p;
+    }
+    write_file_atomic(cached, bytes);
+    write_meta(p, model);
+    p.load_path = cached;
+    return p;
+  }
   if (rewritten) {
     write_file_atomic(p.entry / "rewritten.onnx", bytes);
     p.load_path = p.entry / "rewritten.onnx";
@@ -173,15 +204,7 @@ void finish_model_file(const PreparedModelFile& p, const fs::path& source) {
     return;
   }
   fs::remove(p.entry / "rewritten.onnx", ec);  // folded into the optimized graph
-  const nlohmann::ordered_json meta = {
-      {"source", fs::absolute(source).string()},
-      {"source_size", fs::file_size(source, ec)},
-      {"onnxruntime", Ort::GetVersionString()},
-      {"cpu", detect_cpu_features().summary()},
-      {"int8_weights", p.int8_weights},
-      {"fused_attention", p.fused_attention},
-  };
-  write_file_atomic(p.entry / "meta.json", meta.dump(2) + "\n");
+  write_meta(p, source);
   log(LogLevel::kInfo, source.filename().string() + ": optimized graph cached in " + p.entry.string());
 }
 

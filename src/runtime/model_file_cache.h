@@ -7,8 +7,11 @@
 //    weights only this, in memory, on every load;
 //  - the graph as ONNX Runtime optimized it, saved on the first load, so later loads skip
 //    graph optimisation.
-// Entries are keyed by the file's size and modification time, the CPU features and the
-// ONNX Runtime version; the source's sha256 is recorded in the entry's meta.json.
+// Entries are keyed by the file's size and modification time, the CPU features, the ONNX
+// Runtime version and the execution providers (CPU entries keep the key they had before
+// providers could be chosen); the source's size is recorded in the entry's meta.json. Sessions
+// on other providers keep only sam3's rewritten graph (prepared.onnx): ONNX Runtime optimizes
+// it on each load, as their compiled nodes cannot be saved.
 #pragma once
 
 #include <filesystem>
@@ -22,6 +25,10 @@ struct FileCacheOptions {
   bool enabled = true;
   Int8Weights int8 = Int8Weights::kAuto;
   bool fuse_attention = true;
+  // Set from the session's execution providers (provider_chain.h: preparation_for).
+  bool cpu_int8 = true;          // kAuto may rewrite int8 weights (CPU sessions only)
+  bool save_optimized = true;    // keep ONNX Runtime's optimized graph; else only the rewritten one
+  std::string provider_key;      // part of the cache key ("" for the CPU, e.g. "cuda+cpu")
 };
 
 struct PreparedModelFile {
@@ -39,6 +46,8 @@ struct PreparedModelFile {
 PreparedModelFile prepare_model_file(const std::filesystem::path& model, const FileCacheOptions& options);
 // Whether this host's prepared graph of the file is in the cache (nothing is written).
 bool has_prepared_file(const std::filesystem::path& model, const FileCacheOptions& options);
+// The model's cache folder (<dir>/.sam3-cache, or the user cache when that is read-only).
+std::filesystem::path cache_folder(const std::filesystem::path& model);
 // The file holding the model's external weights ("<file>.data", "<stem>.data" or "<file>_data"); empty if none.
 std::filesystem::path external_data_file(const std::filesystem::path& model);
 // After a session was created with save_optimized: move the file into place and describe it.

@@ -109,8 +109,11 @@ std::string shape_string(const std::vector<std::int64_t>& shape) {
 
 namespace {
 
-Ort::Session create_session(const PreparedModelFile& p, const SessionConfig& config) {
+Ort::Session create_session(const PreparedModelFile& p, const SessionConfig& config, const std::filesystem::path& model) {
   Ort::SessionOptions options;
+  if (!config.providers.providers.empty()) {
+    append_providers(options, config.providers, config.cache.enabled ? cache_folder(model) : std::filesystem::path());
+  }
   // A saved optimized graph is already fused for this host; optimizing again is wasted time.
   options.SetGraphOptimizationLevel(p.pre_optimized ? GraphOptimizationLevel::ORT_DISABLE_ALL
                                                     : GraphOptimizationLevel::ORT_ENABLE_ALL);
@@ -138,10 +141,17 @@ Session::Session(const std::filesystem::path& path, const SessionConfig& config)
   if (!std::filesystem::is_regular_file(path)) {
     throw Error(ErrorCode::kModelNotFound, path.string() + ": no such model file");
   }
+  providers_ = config.providers.names();
+  FileCacheOptions cache = config.cache;
+  const Preparation preparation = preparation_for(config.providers);
+  cache.cpu_int8 = preparation.cpu_int8;
+  cache.fuse_attention = cache.fuse_attention && preparation.fuse_attention;
+  cache.save_optimized = preparation.save_optimized;
+  cache.provider_key = preparation.cache_key;
   try {
-    prepared_ = prepare_model_file(path, config.cache);
+    prepared_ = prepare_model_file(path, cache);
     try {
-      session_ = create_session(prepared_, config);
+      session_ = create_session(prepared_, config, path);
     } catch (const Ort::Exception& e) {
       if (prepared_.load_path == path && prepared_.graph_in_memory.empty()) throw;
       // A damaged cache entry, or a rewrite this runtime rejects: fall back to the original file.
@@ -152,11 +162,16 @@ Session::Session(const std::filesystem::path& path, const SessionConfig& config)
       discard_model_file(prepared_);
       prepared_ = PreparedModelFile{};
       prepared_.load_path = path;
-      session_ = create_session(prepared_, config);
+      session_ = create_session(prepared_, config, path);
     }
     finish_model_file(prepared_, path);
     prepared_.graph_in_memory = std::string();  // ONNX Runtime has its own copy
   } catch (const Ort::Exception& e) {
+    if (!config.providers.providers.empty()) {  // more likely the provider (GPU memory, drivers) than the file
+      throw Error(ErrorCode::kRuntime, path.string() + ": ONNX Runtime could not create a session on " +
+                                           config.providers.primary() + " (" + e.what() +
+                                           "); check the device and its libraries, or choose the cpu provider");
+    }
     throw Error(ErrorCode::kModelMismatch,
                 path.string() + ": ONNX Runtime cannot load this file (" + e.what() +
                     "); the file is damaged or not an ONNX model - download it again");

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "runtime/model_file_cache.h"
+#include "runtime/provider_chain.h"
 
 namespace sam3::rt {
 
@@ -27,7 +28,8 @@ struct SessionConfig {
   enum class Arena { kOn, kOff, kWhenAttentionFused } memory_arena = Arena::kOn;
   bool spin_threads = true;
   bool shared_thread_pool = false;  // the process-wide pools of env(); threads/spin then ignored
-  FileCacheOptions cache;
+  FileCacheOptions cache;  // adjusted to the providers (preparation_for) by Session
+  ProviderChain providers;  // empty: the CPU
 };
 
 Ort::Env& env();
@@ -42,6 +44,7 @@ class Session {
 
   const std::filesystem::path& path() const { return path_; }
   const PreparedModelFile& prepared() const { return prepared_; }
+  const std::vector<std::string>& providers() const { return providers_; }  // e.g. {"cuda", "cpu"}
   const std::vector<TensorInfo>& inputs() const { return inputs_; }
   const std::vector<TensorInfo>& outputs() const { return outputs_; }
   const TensorInfo* input(const std::string& name) const;
@@ -56,6 +59,7 @@ class Session {
   std::filesystem::path path_;
   PreparedModelFile prepared_;
   Ort::Session session_{nullptr};
+  std::vector<std::string> providers_;
   std::vector<TensorInfo> inputs_, outputs_;
 };
 

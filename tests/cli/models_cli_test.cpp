@@ -1,5 +1,6 @@
 // `sam3 models ...` and the default-model download of `sam3 segment`, against a local fake hub.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -282,6 +283,74 @@ TEST_F(RegistryLayouts, APinnedHashThatDoesNotMatchIsReportedNotLoaded) {
   EXPECT_NE(verify.exit_code, 0) << "verify keeps saying the files are not the pinned ones";
   EXPECT_NE(verify.err.find("pins"), std::string::npos) << verify.err;
   EXPECT_NE(segment(dir).find("\"instances\":[{"), std::string::npos) << "the osam generation loads and segments";
+}
+
+}  // namespace
+
+namespace {
+
+// A model folder with a FIFO, a device or a looping link in it: inspect, segment and import name
+// the entry and stop at once, before ONNX Runtime opens anything (each run has `timeout` around
+// it: a hang fails the test instead of holding it).
+class HostileModelFolder : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = sam3::test::fresh_test_dir("sam3_hostile_folder");
+    folder_ = root_ / "model";
+    fs::create_directories(folder_);
+    for (const auto& e : fs::directory_iterator(sam3::test::test_models_dir() / "usls")) {
+      fs::create_symlink(e.path(), folder_ / e.path().filename());
+    }
+    image_ = root_ / "scene.png";
+    sam3::write_file_atomic(image_, sam3::encode_rgb_png(sam3::test::make_scene(false).image));
+  }
+  void TearDown() override { fs::remove_all(root_); }
+  sam3::test::CommandResult sam3(const std::string& args) const {
+    return run_command("timeout 60 " + kSam3 + " " + args + " </dev/null");
+  }
+  void expect_refused(const std::string& words) const {
+    for (const std::string& args : {"models inspect " + quote(folder_.string()),
+                                    "segment --models " + quote(folder_.string()) + " -i " + quote(image_.string()) + " -p red"}) {
+      const auto r = sam3(args);
+      EXPECT_NE(r.exit_code, 0) << args;
+      EXPECT_NE(r.exit_code, 124) << args << ": it hung";
+      EXPECT_NE(r.err.find(words), std::string::npos) << args << ": " << r.err;
+    }
+  }
+  fs::path root_, folder_, image_;
+};
+
+TEST_F(HostileModelFolder, AFolderLinkCycleIsHarmless) {
+  fs::create_directory_symlink(folder_, folder_ / "again");
+  const auto r = sam3("models inspect " + quote(folder_.string()));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+TEST_F(HostileModelFolder, AFifoAsExternalDataIsNamedNotOpened) {
+  ASSERT_EQ(mkfifo((folder_ / "decoder.onnx.data").c_str(), 0600), 0);
+  expect_refused("decoder.onnx.data is a FIFO (named pipe), not a file");
+}
+
+TEST_F(HostileModelFolder, ADeviceAsAModelFileIsNamedNotRead) {
+  fs::remove(folder_ / "decoder.onnx");
+  fs::create_symlink("/dev/zero", folder_ / "decoder.onnx");
+  expect_refused("decoder.onnx is a device, not a file");
+}
+
+TEST_F(HostileModelFolder, ALinkThatLoopsIsNamed) {
+  fs::create_symlink(folder_ / "loop.onnx", folder_ / "loop.onnx");
+  expect_refused("loop.onnx is a link that loops");
+}
+
+TEST_F(HostileModelFolder, ImportNamesAFifoInsteadOfAModelFile) {
+  fs::remove(folder_ / "decoder.onnx");
+  ASSERT_EQ(mkfifo((folder_ / "decoder.onnx").c_str(), 0600), 0);
+  const auto r = run_command("timeout 60 env SAM3_CACHE_DIR=" + quote((root_ / "cache").string()) + " " + kSam3 +
+                             " models import " + quote(folder_.string()));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.exit_code, 124) << "it hung";
+  EXPECT_NE(r.err.find("decoder.onnx is not a regular file"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(root_ / "cache" / "sam3-v2-int8" / "decoder.onnx.part"));
 }
 
 }  // namespace

@@ -122,8 +122,14 @@ TEST_F(SegmentCli, BadInputFailsWithOneClearLineAndNoOutput) {
       {"a FIFO", "-i " + quote(fifo.string()) + " -p red", 3, "fifo.png: is not a regular file"},
       {"/proc/self/mem", "-i /proc/self/mem -p red", 3, "/proc/self/mem: cannot read"},
       {"a folder", "-i " + quote(dir_.string()) + " -p red", 3, "is a directory"},
-      {"NaN threshold", "-i " + img + " -p red --threshold nan", 3, "threshold must be a number from 0 to 1"},
-      {"NaN mask threshold", "-i " + img + " -p red --mask-threshold nan", 3, "mask_threshold must be a number"},
+      // Impossible numbers are usage errors naming the option and what was given.
+      {"NaN threshold", "-i " + img + " -p red --threshold nan", 2, "--threshold: 'nan' is not a finite number"},
+      {"NaN mask threshold", "-i " + img + " -p red --mask-threshold nan", 2, "--mask-threshold: 'nan' is not a finite"},
+      {"infinite NMS", "-i " + img + " -p red --nms inf", 2, "--nms: 'inf' is not a finite number"},
+      {"threshold above 1", "-i " + img + " -p red --threshold 1e300", 2, "'1e300' must be from 0 to 1"},
+      {"huge min area", "-i " + img + " -p red --min-area 1e300", 2, "1e300"},
+      {"NaN box", "-i " + img + " -p red --box nan,0,10,10", 3, "'nan' is not a finite number of pixels"},
+      {"huge box", "-i " + img + " -p red --box 0,0,1e300,10", 3, "'1e300' is not a finite number of pixels"},
   };
   for (const auto& c : cases) {
     const auto out = dir_ / ("out_" + std::to_string(&c - cases.data()));

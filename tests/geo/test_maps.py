@@ -348,3 +348,234 @@ def test_band_selection_and_float_bands(tmp_path):
                             "--out", str(tmp_path / "y")], capture_output=True, text=True)
         assert r.returncode != 0 and words in r.stderr, r.stderr
         assert not (tmp_path / "y").exists()
+
+
+# ---- Exemplar boxes on maps: moved into each tile's window; every setting keys the records ----
+
+def box_prompts(path, boxes):
+    """A --box-prompt file: one box-only category ("visual": the test model marks the box) per name."""
+    path.write_text(json.dumps([{"name": name, "text": "visual", "boxes": [list(b)]} for name, b in boxes.items()]))
+    return path
+
+
+def label_boxes(raster, out, prompts, *extra, tile="600", overlap="100"):
+    r = subprocess.run([CLI, "label", str(raster), "--models", str(MODELS), "--box-prompt", str(prompts), "--format", "gpkg",
+                        "--tile", tile, "--overlap", overlap, "--out", str(out), *extra],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    return r
+
+
+def near(env, box, tolerance=6.0):
+    m = map_box(*box)
+    return all(abs(a - b) < tolerance for a, b in zip((env[0], env[2], env[1], env[3]), m))
+
+
+def test_exemplar_boxes_apply_in_the_tile_where_they_are_drawn(tmp_path):
+    # 2400 x 800 tiled 600/100: columns start at 0, 500, 1000, 1500, 1800; rows at 0 and 200.
+    # "far" lies only in tile 2 (x 1000..1600, row 0), past the first 1008 pixels; "near" only in tile 0.
+    write_raster(tmp_path / "wide.tif", width=2400, height=800)
+    far, close = (1320, 40, 1480, 160), (340, 40, 460, 160)
+    prompts = box_prompts(tmp_path / "boxes.json", {"far": far, "near": close})
+    label_boxes(tmp_path / "wide.tif", tmp_path / "out", prompts)
+    for layer, box, tile in (("far", far, 2), ("near", close, 0)):
+        _, _, feats = features(tmp_path / "out" / "labels.gpkg", layer)
+        envs = [f.GetGeometryRef().GetEnvelope() for f in feats]
+        assert len(feats) == 1, f"{layer}: one object where the box is drawn, not one per tile: {envs}"
+        assert near(envs[0], box), f"{layer} at {envs[0]}, drawn at {map_box(*box)}"
+        assert feats[0].GetField("tile") == tile
+    # At --gsd 1 (half the pixels) the boxes stay in the file's pixels and land in the same place.
+    label_boxes(tmp_path / "wide.tif", tmp_path / "gsd", prompts, "--gsd", "1")
+    for layer, box in (("far", far), ("near", close)):
+        _, _, feats = features(tmp_path / "gsd" / "labels.gpkg", layer)
+        assert len(feats) == 1 and near(feats[0].GetGeometryRef().GetEnvelope(), box, 8), layer
+    # A box outside the raster is refused, naming it, before any folder is made.
+    outside = box_prompts(tmp_path / "outside.json", {"far": (2300, 40, 2500, 160)})
+    r = subprocess.run([CLI, "label", str(tmp_path / "wide.tif"), "--models", str(MODELS), "--box-prompt", str(outside),
+                        "--format", "gpkg", "--out", str(tmp_path / "x")], capture_output=True, text=True)
+    assert r.returncode != 0 and "box 1 of 'far'" in r.stderr and "2400" in r.stderr, r.stderr
+    assert not (tmp_path / "x").exists()
+
+
+def test_a_rerun_with_another_box_or_scale_redoes_the_tiles(tmp_path):
+    write_raster(tmp_path / "wide.tif", width=2400, height=800)
+    first, second = (340, 40, 460, 160), (1320, 40, 1480, 160)
+    records = tmp_path / "out" / "map-tiles"
+    label_boxes(tmp_path / "wide.tif", tmp_path / "out", box_prompts(tmp_path / "a.json", {"thing": first}))
+    label_boxes(tmp_path / "wide.tif", tmp_path / "out", box_prompts(tmp_path / "b.json", {"thing": second}))
+    assert len(list(records.iterdir())) == 2, "another box is another run: its tiles are not reused"
+    _, _, feats = features(tmp_path / "out" / "labels.gpkg", "thing")
+    assert len(feats) == 1 and near(feats[0].GetGeometryRef().GetEnvelope(), second), "the new box's object"
+    label_boxes(tmp_path / "wide.tif", tmp_path / "out", tmp_path / "b.json", "--scale", "0,5000")
+    assert len(list(records.iterdir())) == 3, "another --scale is another run"
+
+
+# ---- Impossible numbers, degenerate georeferencing, huge declared sizes ----
+
+def run_cli(*args, timeout=120, limit_memory=True, env=None):
+    """The CLI with its address space capped (6 GB): a run that would grow with a declared size
+    fails fast instead of taking the machine."""
+    import resource
+
+    def cap():
+        resource.setrlimit(resource.RLIMIT_AS, (6 << 30, 6 << 30))
+    return subprocess.run([CLI, *map(str, args)], capture_output=True, text=True, timeout=timeout,
+                          preexec_fn=cap if limit_memory else None, env=env)
+
+
+@pytest.mark.parametrize("option,value", [
+    ("--gsd", "nan"), ("--gsd", "inf"), ("--gsd", "-1"), ("--gsd", "0"), ("--threshold", "nan"),
+    ("--mask-threshold", "inf"), ("--nms", "nan"), ("--simplify", "nan"), ("--overlap", "nan"), ("--tile", "nan"),
+    ("--tile", "1e300"), ("--tile", "99999"), ("--bands", "1e300"), ("--bands", "nan"), ("--scale", "nan,4000"),
+    ("--scale", "0,inf"), ("--max-pixels", "nan"), ("--min-area", "1e300")])
+def test_non_finite_and_impossible_numbers_are_refused_naming_them(tmp_path, option, value):
+    write_raster(tmp_path / "utm.tif", objects={0: RED})
+    r = run_cli("label", tmp_path / "utm.tif", "--models", MODELS, "-p", "red", "--format", "gpkg", option, value,
+                "--out", tmp_path / "out")
+    assert r.returncode in (2, 3), f"{option} {value}: exit {r.returncode}: {r.stderr}"
+    shown = next(v for v in value.split(",") if v in ("nan", "inf")) if "," in value else value
+    assert option in r.stderr and f"'{shown}'" in r.stderr or f"= {shown}" in r.stderr, r.stderr
+    assert not (tmp_path / "out").exists(), "refused at once: no folder"
+
+
+def test_gsd_far_out_of_range_and_huge_declared_rasters_are_refused_at_once_naming_the_size(tmp_path):
+    write_raster(tmp_path / "utm.tif", objects={0: RED})
+    for gsd, words in (("1e-300", "6e+302 x 4e+302 pixels"), ("1e300", "less than one pixel"),
+                       ("0.00001", "60000000 x 40000000 pixels")):
+        r = run_cli("label", tmp_path / "utm.tif", "--models", MODELS, "-p", "red", "--format", "gpkg", "--gsd", gsd,
+                    "--out", tmp_path / "out")
+        assert r.returncode == 3 and words in r.stderr, f"--gsd {gsd}: {r.stderr}"
+        assert not (tmp_path / "out").exists()
+    # A 1 KB VRT declaring 2147483647 x 2147483647 pixels: refused at once, in bounded memory.
+    vrt = tmp_path / "huge.vrt"
+    vrt.write_text('<VRTDataset rasterXSize="2147483647" rasterYSize="2147483647">'
+                   '<VRTRasterBand dataType="Byte" band="1"/></VRTDataset>')
+    r = run_cli("label", vrt, "--models", MODELS, "-p", "red", "--format", "gpkg", "--out", tmp_path / "out")
+    assert r.returncode == 3 and "2147483647 x 2147483647 pixels" in r.stderr and "tiles" in r.stderr, r.stderr
+    assert not (tmp_path / "out").exists()
+    # A class raster too large to index is refused before the run, not after it.
+    vrt.write_text('<VRTDataset rasterXSize="20000000" rasterYSize="20000000">'
+                   '<VRTRasterBand dataType="Byte" band="1"/></VRTDataset>')
+    r = run_cli("label", vrt, "--models", MODELS, "-p", "red", "--format", "gpkg", "--tile", "1000", "--raster-out",
+                "classes.tif", "--out", tmp_path / "out")
+    assert r.returncode == 3 and "--raster-out" in r.stderr and "20000000 x 20000000" in r.stderr, r.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_degenerate_geotransform_is_refused(tmp_path):
+    for name, transform in (("zero.tif", [ORIGIN[0], 0, 0, ORIGIN[1], 0, -PIXEL]),
+                            ("flat.tif", [ORIGIN[0], PIXEL, PIXEL, ORIGIN[1], PIXEL, PIXEL])):
+        write_raster(tmp_path / name, objects={0: RED})
+        ds = gdal.Open(str(tmp_path / name), gdal.GA_Update)
+        ds.SetGeoTransform(transform)
+        ds = None
+        r = run_cli("label", tmp_path / name, "--models", MODELS, "-p", "red", "--format", "gpkg", "--out", tmp_path / "out")
+        assert r.returncode == 3 and "degenerate" in r.stderr, f"{name}: {r.stderr}"
+        assert not (tmp_path / "out").exists()
+
+
+def test_sigterm_ends_a_huge_lazy_run_at_once_and_a_second_run_on_the_folder_is_refused(tmp_path):
+    import resource
+    import signal
+    import time
+    # 20,000,000 x 20,000,000 pixels of nodata: 494 million tiles of 1000, computed one by one
+    # (listing them would take 8 GB; the run is capped at 6).
+    vrt = tmp_path / "sparse.vrt"
+    vrt.write_text('<VRTDataset rasterXSize="20000000" rasterYSize="20000000">'
+                   '<VRTRasterBand dataType="Byte" band="1"><NoDataValue>0</NoDataValue></VRTRasterBand></VRTDataset>')
+    out = tmp_path / "out"
+    args = [CLI, "label", str(vrt), "--models", str(MODELS), "-p", "red", "--format", "gpkg", "--tile", "1000",
+            "--overlap", "100", "--out", str(out)]
+    p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (6 << 30, 6 << 30)))
+    try:
+        for _ in range(600):  # until tiles are being recorded (bounded: 60 s)
+            if p.poll() is not None or len(list((out / "map-tiles").glob("*/tile-*.json"))) >= 3:
+                break
+            time.sleep(0.1)
+        assert p.poll() is None, f"the run ended by itself: {p.communicate()}"
+        second = subprocess.run(args, capture_output=True, text=True, timeout=60)
+        assert second.returncode == 6 and str(out) in second.stderr, "one run per folder: " + second.stderr
+        p.send_signal(signal.SIGTERM)
+        start = time.monotonic()
+        stdout, _ = p.communicate(timeout=10)
+        assert time.monotonic() - start < 5, "SIGTERM honoured within a tile"
+        assert p.returncode == 130 and "interrupted" in stdout, stdout
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert not list(out.glob("labels*")), "no outputs from an interrupted run"
+
+
+# ---- Network names, archives and odd output folders ----
+
+def test_network_rasters_are_refused_unless_allowed_and_local_archives_are_read(tmp_path):
+    import socket
+    import zipfile
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    server.setblocking(False)
+    url = f"http://127.0.0.1:{server.getsockname()[1]}/scene.tif"
+    write_raster(tmp_path / "utm.tif", objects={0: RED})
+    source_vrt = tmp_path / "remote.vrt"
+    gdal.BuildVRT(str(source_vrt), [str(tmp_path / "utm.tif")])
+    text = source_vrt.read_text()
+    assert '<SourceFilename relativeToVRT="1">utm.tif</SourceFilename>' in text
+    source_vrt.write_text(text.replace('<SourceFilename relativeToVRT="1">utm.tif</SourceFilename>',
+                                       f'<SourceFilename relativeToVRT="0">/vsicurl/{url}</SourceFilename>'))
+    connections = 0
+
+    def count_connections():
+        nonlocal connections
+        while True:
+            try:
+                conn, _ = server.accept()
+            except BlockingIOError:
+                return
+            connections += 1
+            conn.close()
+    try:
+        for name in ("/vsicurl/" + url, url, "/vsis3/bucket/scene.tif", "/vsizip//vsicurl/" + url + ".zip/a.tif",
+                     str(source_vrt)):
+            r = run_cli("label", name, "--models", MODELS, "-p", "red", "--format", "gpkg", "--out", tmp_path / "out")
+            assert r.returncode == 3 and "--allow-network-rasters" in r.stderr, f"{name}: {r.stderr}"
+            assert not (tmp_path / "out").exists()
+        count_connections()
+        assert connections == 0, "nothing reached the network"
+        # The listener never answers: GDAL gives up after its timeout.
+        r = run_cli("label", "/vsicurl/" + url, "--models", MODELS, "-p", "red", "--format", "gpkg", "--allow-network-rasters",
+                    "--out", tmp_path / "out", env={**os.environ, "GDAL_HTTP_TIMEOUT": "2", "GDAL_HTTP_MAX_RETRY": "0"})
+        count_connections()
+        assert connections >= 1 and "--allow-network-rasters" not in r.stderr, "asked for, the network is used"
+    finally:
+        server.close()
+    with zipfile.ZipFile(tmp_path / "scene.zip", "w") as z:
+        z.write(tmp_path / "utm.tif", "utm.tif")
+    label([f"/vsizip/{tmp_path / 'scene.zip'}/utm.tif"], tmp_path / "zipped", "--format", "gpkg")
+    _, _, feats = features(tmp_path / "zipped" / "labels.gpkg", "red")
+    assert len(feats) == len(RED)
+
+
+def test_odd_output_folder_names_and_a_read_only_folder(tmp_path):
+    write_raster(tmp_path / "utm.tif", objects={0: RED})
+    for given, folder in (("with space ü 地图", "with space ü 地图"), ("-dash", "-dash"), ("trailing/", "trailing")):
+        r = subprocess.run([CLI, "label", str(tmp_path / "utm.tif"), "--models", str(MODELS), "-p", "red", "--format", "gpkg",
+                            "--tile", "600", "--overlap", "100", f"--out={given}"], capture_output=True, text=True,
+                           cwd=tmp_path, timeout=600)
+        assert r.returncode == 0, f"--out {given!r}: {r.stderr}"
+        _, _, feats = features(tmp_path / folder / "labels.gpkg", "red")
+        assert len(feats) == len(RED), given
+    if os.geteuid() == 0:
+        return  # root writes through any mode bits; the read-only case needs another user
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o555)
+    try:
+        r = subprocess.run([CLI, "label", str(tmp_path / "utm.tif"), "--models", str(MODELS), "-p", "red", "--format",
+                            "gpkg", "--out", str(locked)], capture_output=True, text=True, timeout=600)
+        assert r.returncode == 6 and str(locked) in r.stderr, r.stderr
+        assert list(locked.iterdir()) == []
+    finally:
+        locked.chmod(0o755)

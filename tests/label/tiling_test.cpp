@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <array>
+
+#include "sam3/error.h"
 #include "sam3/export.h"
 #include "sam3/label.h"
 #include "sam3/model.h"
@@ -17,17 +20,94 @@ sam3::MaskCrop crop_of_rect(const Rect& r, int w, int h) {
 }
 
 TEST(Tiling, GridCoversTheImageWithFullTilesAndOverlap) {
-  const auto grid = sam3::tile_grid(1000, 300, 300, 60);
-  ASSERT_EQ(grid.size(), 4u);
+  const sam3::TileGrid grid(1000, 300, 300, 60);
+  ASSERT_EQ(grid.size(), 4);
   EXPECT_EQ(grid[0].x0, 0);
   EXPECT_EQ(grid[1].x0, 240);
   EXPECT_EQ(grid[2].x0, 480);
   EXPECT_EQ(grid[3].x0, 700) << "the last tile is flush with the right edge";
-  for (const auto& t : grid) {
+  for (std::int64_t i = 0; i < grid.size(); ++i) {
+    const sam3::TileRect t = grid[i];
     EXPECT_EQ(t.x1 - t.x0, 300);
     EXPECT_EQ(t.y1 - t.y0, 300);
   }
-  EXPECT_EQ(sam3::tile_grid(200, 100, 300, 60).size(), 1u) << "small images are one tile";
+  EXPECT_EQ(sam3::TileGrid(200, 100, 300, 60).size(), 1) << "small images are one tile";
+}
+
+// The grid as the tiles were once listed: every start, then own parts, first holders and
+// neighbours by brute force over the list. The lazy grid must agree everywhere.
+std::vector<sam3::TileRect> listed_grid(int width, int height, int tile, int overlap) {
+  const auto starts = [&](int size) {
+    if (size <= tile) return std::vector<int>{0};
+    std::vector<int> out;
+    for (int s = 0; s + tile < size; s += std::max(1, tile - overlap)) out.push_back(s);
+    out.push_back(size - tile);
+    return out;
+  };
+  std::vector<sam3::TileRect> out;
+  for (int y : starts(height))
+    for (int x : starts(width)) out.push_back({x, y, std::min(width, x + tile), std::min(height, y + tile)});
+  return out;
+}
+
+TEST(Tiling, TheLazyGridAgreesWithTheListedOneTileForTile) {
+  for (const auto [w, h, tile, overlap] : std::vector<std::array<int, 4>>{
+           {1000, 300, 300, 60}, {1200, 800, 600, 100}, {700, 700, 100, 90}, {50, 40, 64, 8}, {1020, 777, 300, 0},
+           {1000, 1000, 100, 60}, {1, 1, 1, 0}, {199, 201, 7, 3}}) {
+    SCOPED_TRACE(std::to_string(w) + "x" + std::to_string(h) + " tile " + std::to_string(tile) + " overlap " +
+                 std::to_string(overlap));
+    const sam3::TileGrid grid(w, h, tile, overlap);
+    const auto listed = listed_grid(w, h, tile, overlap);
+    ASSERT_EQ(grid.size(), static_cast<std::int64_t>(listed.size()));
+    const auto same = [](const sam3::TileRect& a, const sam3::TileRect& b) {
+      return a.x0 == b.x0 && a.y0 == b.y0 && a.x1 == b.x1 && a.y1 == b.y1;
+    };
+    for (size_t t = 0; t < listed.size(); ++t) {
+      ASSERT_TRUE(same(grid[static_cast<std::int64_t>(t)], listed[t])) << "tile " << t;
+      sam3::TileRect own = listed[t];
+      for (size_t u = 0; u < t; ++u) {
+        if (listed[u].y0 == listed[t].y0 && listed[u].x0 < listed[t].x0) own.x0 = std::max(own.x0, std::min(listed[u].x1, own.x1));
+        if (listed[u].x0 == listed[t].x0 && listed[u].y0 < listed[t].y0) own.y0 = std::max(own.y0, std::min(listed[u].y1, own.y1));
+      }
+      ASSERT_TRUE(same(grid.own_part(static_cast<std::int64_t>(t)), own)) << "own part of tile " << t;
+      std::vector<std::int64_t> later;
+      for (size_t u = t + 1; u < listed.size(); ++u) {
+        const auto& a = listed[t];
+        const auto& b = listed[u];
+        if (std::max(a.x0, b.x0) < std::min(a.x1, b.x1) && std::max(a.y0, b.y0) < std::min(a.y1, b.y1)) {
+          later.push_back(static_cast<std::int64_t>(u));
+        }
+      }
+      ASSERT_EQ(grid.later_neighbours(static_cast<std::int64_t>(t)), later) << "neighbours of tile " << t;
+    }
+    for (double x = 0; x < w; x += 13.5) {
+      for (double y = 0; y < h; y += 17.25) {
+        std::int64_t first = 0;
+        for (size_t t = 0; t < listed.size(); ++t) {
+          const auto& r = listed[t];
+          if (x >= r.x0 && x < r.x1 && y >= r.y0 && y < r.y1) {
+            first = static_cast<std::int64_t>(t);
+            break;
+          }
+        }
+        ASSERT_EQ(grid.tile_at(x, y), first) << "the tile holding " << x << "," << y;
+      }
+    }
+  }
+}
+
+TEST(Tiling, AGridOfTrillionsOfTilesCostsAFewIntegers) {
+  // 2147483647 x 2147483647 pixels (a 1 KB VRT can declare it): listing its 5.9e12 tiles
+  // needed about 95 TB; the grid answers any tile at once.
+  const sam3::TileGrid grid(2147483647, 2147483647, 1008, 126);
+  EXPECT_EQ(grid.columns(), 2434789);
+  EXPECT_EQ(grid.size(), std::int64_t{2434789} * 2434789);
+  const sam3::TileRect last = grid[grid.size() - 1];
+  EXPECT_EQ(last.x1, 2147483647);
+  EXPECT_EQ(last.y0, 2147483647 - 1008);
+  EXPECT_EQ(grid.tile_at(2147483646.5, 0.5), grid.columns() - 1);
+  EXPECT_THROW(sam3::TileGrid(100, 100, 64, 64), sam3::Error) << "overlap must be below the tile";
+  EXPECT_THROW(sam3::TileGrid(100, 100, 0, 0), sam3::Error);
 }
 
 TEST(Tiling, CropRleEqualsFullMaskRle) {
@@ -41,7 +121,7 @@ TEST(Tiling, CropRleEqualsFullMaskRle) {
 }
 
 TEST(Tiling, SeamHalvesAreMergedAndSeparateObjectsAreNot) {
-  const auto grid = sam3::tile_grid(1000, 300, 300, 60);
+  const sam3::TileGrid grid(1000, 300, 300, 60);
   // An object at x 270..330 seen cut by tile 0 (up to its edge at 300) and whole by tile 1.
   sam3::LabeledInstance left{0, 0.9f, {270, 40, 300, 110}, crop_of_rect({270, 40, 300, 110}, 1000, 300)};
   sam3::LabeledInstance right{0, 0.8f, {270, 40, 330, 110}, crop_of_rect({270, 40, 330, 110}, 1000, 300)};

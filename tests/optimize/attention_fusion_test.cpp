@@ -127,4 +127,17 @@ TEST(AttentionFusion, RejectsBytesThatAreNotAModel) {
   EXPECT_THROW(sam3::optimize::fuse_attention("not a model", nullptr), sam3::Error);
 }
 
+// onnx_wire_fuzz found a Softmax read by a MatMul that has no output: reading that output
+// crashed every load of such a file.
+TEST(AttentionFusion, NodesWithoutTheirInputsOrOutputsAreLeftAlone) {
+  const std::string bytes = sam3::test::read_file(fs::path(SAM3_TEST_DATA_DIR) / "fuzz" / "onnx-attention-matmul-without-output.onnx");
+  sam3::optimize::AttentionFusionStats stats;
+  try {
+    sam3::optimize::fuse_attention(bytes, &stats);
+  } catch (const sam3::Error& e) {
+    EXPECT_EQ(e.code(), sam3::ErrorCode::kModelMismatch) << e.what();
+  }
+  EXPECT_EQ(stats.fused, 0);
+}
+
 }  // namespace

@@ -236,3 +236,28 @@ def test_every_generation_loads_and_says_what_it_is():
         image[20:100, 40:160] = (255, 0, 0)
         result = m.segment(image, "red")
         assert len(result.instances) == 1, folder
+
+
+def test_providers_cpu_and_auto_segment_and_missing_ones_are_refused(model):
+    available = sam3cpp.available_providers()
+    usable = sam3cpp.usable_providers()  # a listed provider may lack its library
+    assert available[-1] == "cpu" and usable[-1] == "cpu" and set(usable) <= set(available)
+    want = model.segment(scene(), "red")
+    assert model.providers == ["cpu"]
+    for providers in (["cpu"], "auto", [("cpu", {})], ["cuda", "cpu"] if "cuda" not in usable else ["cpu"]):
+        m = sam3cpp.Model(MODELS / "usls", providers=providers)
+        assert m.providers[-1] == "cpu"
+        got = m.segment(scene(), "red")
+        assert len(got) == len(want)
+        assert np.array_equal(got.instances[0].mask, want.instances[0].mask)
+    for name in ("cuda", "tensorrt", "openvino", "coreml", "dml"):
+        if name in usable:
+            continue
+        for providers in ([name], [(name, {"device_id": 0})] if name in ("cuda", "tensorrt", "dml") else name):
+            with pytest.raises(sam3cpp.RuntimeFailure, match=f"^execution provider '{name}' is (not in|listed by) the loaded"):
+                sam3cpp.Model(MODELS / "usls", providers=providers)
+    for providers, text in ((["gpu"], "unknown execution provider 'gpu'"), ([("cuda", {"device_id": -1})], "device_id must be"),
+                            ([("cuda", {"devcie_id": 1})], "does not take the option 'devcie_id'"), ([3], "providers is a list"),
+                            (["cpu", "cuda"], "put cpu last")):
+        with pytest.raises(sam3cpp.InvalidArgumentError, match=text):
+            sam3cpp.Model(MODELS / "usls", providers=providers)

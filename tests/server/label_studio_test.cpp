@@ -17,12 +17,14 @@
 #include "sam3/export.h"
 #include "support/serve.h"
 #include "support/server_process.h"
+#include "support/stand_in.h"
 #include "support/test_images.h"
 
 namespace {
 
 using nlohmann::json;
 using sam3::test::ServerProcess;
+using sam3::test::StandIn;
 using namespace std::chrono_literals;
 
 const std::string kLegacyToken = "3f1c0ffee0123456789abcdef0123456789abcde";
@@ -42,41 +44,6 @@ const char* kConfig = R"(<View>
 </View>)";
 
 std::string scene_png(bool portrait = false) { return sam3::encode_rgb_png(sam3::test::make_scene(portrait).image); }
-
-// A loopback HTTP server on a free port, recording what it was sent.
-class StandIn {
- public:
-  struct Seen {
-    std::string path, authorization;
-  };
-  StandIn() { port_ = server_.bind_to_any_port("127.0.0.1"); }
-  ~StandIn() {
-    server_.stop();
-    if (thread_.joinable()) thread_.join();
-  }
-  void start() {
-    server_.set_logger([this](const httplib::Request& req, const httplib::Response&) {
-      std::lock_guard lock(mutex_);
-      seen_.push_back({req.path, req.get_header_value("Authorization")});
-    });
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-    for (int i = 0; i < 100 && !server_.is_running(); ++i) std::this_thread::sleep_for(10ms);
-  }
-  httplib::Server& http() { return server_; }
-  int port() const { return port_; }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
-  std::vector<Seen> seen() {
-    std::lock_guard lock(mutex_);
-    return seen_;
-  }
-
- private:
-  httplib::Server server_;
-  std::thread thread_;
-  std::mutex mutex_;
-  std::vector<Seen> seen_;
-  int port_ = 0;
-};
 
 std::string base64url_decode(std::string s) {
   for (char& c : s) c = c == '-' ? '+' : c == '_' ? '/' : c;

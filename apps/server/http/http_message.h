@@ -1,6 +1,7 @@
 // The HTTP request and response the routes see, independent of the transport.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -18,6 +19,8 @@ struct HttpRequest {
   std::string body;
   // True once the client has closed its connection (work for it can be dropped).
   std::function<bool()> client_gone = [] { return false; };
+  // When its headers arrived: a request's time limit counts from here, across everything it does.
+  std::chrono::steady_clock::time_point received = std::chrono::steady_clock::now();
 
   const std::string* find_header(std::string_view name) const;  // name in lower case
   std::string header(std::string_view name) const;              // "" when absent

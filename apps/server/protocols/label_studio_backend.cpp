@@ -25,12 +25,27 @@ std::string string_of(const json& j, const char* key) {
 
 bool equal_ci(const std::string& a, const std::string& b) { return to_lower(a) == to_lower(b); }
 
+// Label Studio names the project as "ID.TIMESTAMP" in /setup and /predict.
+std::string project_of(const json& body) {
+  if (!body.contains("project")) return "";
+  const json& p = body["project"];
+  return p.is_string() ? p.get<std::string>() : p.is_number_integer() ? std::to_string(p.get<std::int64_t>()) : "";
+}
+
+
+
 // One thing to find in a task's image and the label its instances get.
 struct Job {
   std::string label;
   std::vector<Prompt> prompts;  // a label's synonyms, or the annotator's one prompt
   std::vector<const RegionControl*> controls;
 };
+
+std::vector<Prompt> prompts_of(const std::vector<Job>& jobs) {
+  std::vector<Prompt> all;
+  for (const auto& job : jobs) all.insert(all.end(), job.prompts.begin(), job.prompts.end());
+  return all;
+}
 
 bool has_label(const RegionControl& c, const std::string& label) {
   return std::any_of(c.labels.begin(), c.labels.end(), [&](const LabelValue& v) { return v.value == label; });
@@ -124,7 +139,7 @@ class LabelStudioBackend {
     const json body = parse_body(req);
     const std::string schema = string_of(body, "schema");
     if (!schema.empty()) parse_label_config(schema);  // a config sam3 cannot serve is said at once
-    images_.remember_setup(string_of(body, "hostname"), string_of(body, "access_token"));
+    images_.remember_setup(project_of(body), string_of(body, "hostname"), string_of(body, "access_token"));
     return json_response(200, {{"model_version", api_.model_version()}});
   }
 
@@ -139,8 +154,14 @@ class LabelStudioBackend {
     const bool interactive = context.is_object() && context.contains("result") && context["result"].is_array() &&
                              !context["result"].empty();
     auto model = api_.ready_model();
+    const std::string project = project_of(body);
+    const FetchBudget budget{api_.deadline(req), req.client_gone};
+    // The same jobs for every task (the interactive job depends on the image size only through
+    // its marks, checked per task below).
+    if (!interactive) api_.check_prompts(prompts_of(label_jobs(config)), "the label config's labels and predicted_values");
     json results = json::array();
     for (const auto& task : body["tasks"]) {
+      api_.check_alive(req);  // a batch stops between tasks once its client has left or its time is up
       const std::int64_t id = task.is_object() && task.contains("id") && task["id"].is_number_integer() ? task["id"].get<std::int64_t>() : 0;
       const std::string task_name = "task " + std::to_string(id);
       const json& data = task.is_object() && task.contains("data") ? task["data"] : json();
@@ -154,17 +175,19 @@ class LabelStudioBackend {
                            (keys.empty() ? "nothing" : keys) + "); the label config's <Image name=\"" +
                            config.image_name + "\" value=\"$" + config.data_key + "\"> must name the task's image key");
       }
-      const std::string bytes = images_.fetch(data[config.data_key].get<std::string>(), id);
+      const std::string bytes = images_.fetch(data[config.data_key].get<std::string>(), id, project, budget);
       bool cached = false;
       auto entry = api_.encode_bytes(req, bytes, &cached);  // one encode serves every label
       const int width = entry->embedding.width(), height = entry->embedding.height();
       auto jobs = std::make_shared<const std::vector<Job>>(
           interactive ? std::vector<Job>{interactive_job(config, context, width, height)} : label_jobs(config));
-      auto found = api_.run_on_worker(req, [model, entry, jobs] {
+      if (interactive) api_.check_prompts(prompts_of(*jobs), "the interactive context's marks");
+      auto found = api_.run_on_worker(req, [model, entry, jobs](const JobStop& stop) {
         std::vector<std::vector<Instance>> out;
         for (const auto& job : *jobs) {
           std::vector<Instance> all;
           for (const auto& prompt : job.prompts) {
+            stop.check();
             auto r = model->segment(entry->embedding, prompt);
             std::move(r.instances.begin(), r.instances.end(), std::back_inserter(all));
           }

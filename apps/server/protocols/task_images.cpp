@@ -50,6 +50,14 @@ bool is_personal_access_token(const std::string& key) {
   return key.starts_with("eyJ") && std::count(key.begin(), key.end(), '.') == 2;
 }
 
+// A fetch cut short by its request (client gone, the request's time up) is that request's end.
+void throw_if_request_ended(const FetchError& e) {
+  if (e.kind == FetchError::kGivenUp) throw ApiError(499, "client_closed", "the client closed the connection");
+  if (e.kind == FetchError::kDeadline) {
+    throw ApiError(503, "timeout", std::string("fetching the task's image: ") + e.what() + " (sam3 serve --timeout)");
+  }
+}
+
 std::string without_trailing_slash(std::string url) {
   while (url.ends_with("/")) url.pop_back();
   return url;
@@ -57,37 +65,68 @@ std::string without_trailing_slash(std::string url) {
 
 }  // namespace
 
-void TaskImages::remember_setup(const std::string& hostname, const std::string& access_token) {
+// Enough for every project of a Label Studio; a flood of /setup calls forgets the oldest.
+constexpr size_t kMaxProjects = 1024;
+
+void TaskImages::remember_setup(const std::string& project, const std::string& hostname, const std::string& access_token) {
   std::lock_guard lock(mutex_);
-  if (!hostname.empty() && !url_origin(hostname).empty()) setup_url_ = without_trailing_slash(hostname);
-  if (!access_token.empty()) setup_key_ = access_token;
+  SetupPair pair;
+  if (!hostname.empty() && !url_origin(hostname).empty()) pair.url = without_trailing_slash(hostname);
+  if (!pair.url.empty()) pair.token = access_token;  // a token without its host is never used
+  if (setups_.size() >= kMaxProjects && !setups_.contains(project)) setups_.erase(setups_.begin());
+  setups_[project] = pair;
+  last_setup_project_ = project;
 }
 
-TaskImages::Credentials TaskImages::credentials() {
+TaskImages::Credentials TaskImages::credentials(const std::string& project) {
   std::lock_guard lock(mutex_);
+  // The /setup of this project; a /predict that names none takes the latest /setup's.
+  auto it = setups_.find(project.empty() ? last_setup_project_ : project);
+  const SetupPair setup = it == setups_.end() ? SetupPair{} : it->second;
   Credentials c;
-  c.url = options_.url.empty() ? setup_url_ : without_trailing_slash(options_.url);
-  c.key = options_.api_key.empty() ? setup_key_ : options_.api_key;
-  c.origin = url_origin(c.url);
+  if (!options_.url.empty()) {
+    c.url = without_trailing_slash(options_.url);
+    c.origin = url_origin(c.url);
+    if (!options_.api_key.empty()) {
+      c.key = options_.api_key;
+    } else if (url_origin(setup.url) == c.origin) {
+      c.key = setup.token;  // /setup's token, for the host it came with, which is the configured one
+    }
+  } else {
+    // No configured address: /setup's host with /setup's own token; the operator's key, if
+    // any, stays here (it goes only to LABEL_STUDIO_URL).
+    c.url = setup.url;
+    c.origin = url_origin(c.url);
+    c.key = setup.token;
+  }
   return c;
 }
 
-std::string TaskImages::authorization(const Credentials& c, bool renew) {
+void TaskImages::limit(FetchRequest& request, const FetchBudget& budget) const {
+  request.timeout_s = options_.fetch_timeout_s;
+  request.deadline = budget.deadline;
+  request.given_up = budget.given_up;
+}
+
+std::string TaskImages::authorization(const Credentials& c, bool renew, const FetchBudget& budget) {
   if (c.key.empty()) return "";
   if (!is_personal_access_token(c.key)) return "Authorization: Token " + c.key;
+  // An access token is Label Studio's answer for this key at this origin: it goes back there only.
+  const std::string cache_key = c.origin + " " + c.key;
   {
     std::lock_guard lock(mutex_);
-    if (!renew && access_for_key_ == c.key && !access_token_.empty()) return "Authorization: Bearer " + access_token_;
+    if (auto it = access_tokens_.find(cache_key); !renew && it != access_tokens_.end()) return "Authorization: Bearer " + it->second;
   }
   FetchRequest exchange;
   exchange.url = c.url + "/api/token/refresh/";
   exchange.post_json = nlohmann::json{{"refresh", c.key}}.dump();
-  exchange.timeout_s = options_.fetch_timeout_s;
+  limit(exchange, budget);
   exchange.max_bytes = 1 << 20;
   FetchResponse r;
   try {
     r = fetch_url(exchange);
   } catch (const FetchError& e) {
+    throw_if_request_ended(e);
     throw ApiError(502, "label_studio_unreachable", "cannot reach Label Studio at " + c.url + " to exchange the personal "
                                                     "access token: " + e.what() + "; check LABEL_STUDIO_URL");
   }
@@ -98,9 +137,10 @@ std::string TaskImages::authorization(const Credentials& c, bool renew) {
                        std::to_string(r.status) + "); " + kSetKey);
   }
   std::lock_guard lock(mutex_);
-  access_token_ = body["access"].get<std::string>();
-  access_for_key_ = c.key;
-  return "Authorization: Bearer " + access_token_;
+  if (access_tokens_.size() >= kMaxProjects) access_tokens_.clear();
+  const std::string access = body["access"].get<std::string>();
+  access_tokens_[cache_key] = access;
+  return "Authorization: Bearer " + access;
 }
 
 bool TaskImages::host_allowed(const std::string& url) const {
@@ -114,11 +154,12 @@ bool TaskImages::host_allowed(const std::string& url) const {
   return false;
 }
 
-std::string TaskImages::fetch_from_label_studio(const std::string& url, const std::string& ref, const Credentials& c) {
+std::string TaskImages::fetch_from_label_studio(const std::string& url, const std::string& ref, const Credentials& c,
+                                                const FetchBudget& budget) {
   for (int attempt = 0;; ++attempt) {
     FetchRequest request;
     request.url = url;
-    const std::string auth = authorization(c, attempt > 0);
+    const std::string auth = authorization(c, attempt > 0, budget);
     if (!auth.empty()) request.credentials = {auth};
     request.credentials_origin = c.origin;
     // Label Studio's redirects (presigned cloud URLs, storage proxies) are followed without
@@ -127,12 +168,13 @@ std::string TaskImages::fetch_from_label_studio(const std::string& url, const st
       return url_origin(from) == c.origin || url_origin(to) == c.origin || host_allowed(to);
     };
     request.max_bytes = options_.max_image_bytes;
-    request.timeout_s = options_.fetch_timeout_s;
+    limit(request, budget);
     FetchResponse r;
     try {
       r = fetch_url(request);
     } catch (const FetchError& e) {
-      if (e.kind == FetchError::kUnreachable) {
+      throw_if_request_ended(e);
+      if (e.kind == FetchError::kUnreachable || e.kind == FetchError::kTimedOut) {
         throw ApiError(502, "label_studio_unreachable", "cannot fetch " + ref + " from Label Studio at " + c.url + ": " +
                                                             e.what() + "; check LABEL_STUDIO_URL (--label-studio-url)");
       }
@@ -141,16 +183,20 @@ std::string TaskImages::fetch_from_label_studio(const std::string& url, const st
     if (r.status == 200) return std::move(r.body);
     if ((r.status == 401 || r.status == 403) && attempt == 0 && is_personal_access_token(c.key)) continue;
     if (r.status == 401 || r.status == 403) {
+      const bool key_kept_home = c.key.empty() && !options_.api_key.empty();  // configured, but not for this host
       throw ApiError(502, "label_studio_unauthorized",
                      "Label Studio refused " + std::string(c.key.empty() ? "a request without a token" : "the API key") +
-                         " (HTTP " + std::to_string(r.status) + ") for " + ref + "; " + kSetKey);
+                         " (HTTP " + std::to_string(r.status) + ") for " + ref + "; " +
+                         (key_kept_home ? "LABEL_STUDIO_API_KEY is sent only to LABEL_STUDIO_URL (--label-studio-url): "
+                                          "set that to " + c.url
+                                        : kSetKey));
     }
     throw ApiError(502, "image_fetch_failed", "fetching " + ref + " answered HTTP " + std::to_string(r.status) +
                                                   (url_origin(r.url) == c.origin ? " from Label Studio" : ""));
   }
 }
 
-std::string TaskImages::fetch_other(const std::string& url) {
+std::string TaskImages::fetch_other(const std::string& url, const FetchBudget& budget) {
   if (!host_allowed(url)) {
     throw ApiError(403, "fetch_refused", "the task's image " + url + " is on a host sam3 does not fetch from; allow it "
                                          "with --fetch-host " + url_origin(url).substr(url_origin(url).find("://") + 3));
@@ -159,12 +205,13 @@ std::string TaskImages::fetch_other(const std::string& url) {
   request.url = url;
   request.may_redirect = [this](const std::string&, const std::string& to) { return host_allowed(to); };
   request.max_bytes = options_.max_image_bytes;
-  request.timeout_s = options_.fetch_timeout_s;
+  limit(request, budget);
   try {
     FetchResponse r = fetch_url(request);
     if (r.status == 200) return std::move(r.body);
     throw ApiError(502, "image_fetch_failed", "fetching " + url + " answered HTTP " + std::to_string(r.status));
   } catch (const FetchError& e) {
+    throw_if_request_ended(e);
     throw ApiError(e.kind == FetchError::kRedirectRefused ? 403 : 502, "image_fetch_failed",
                    "cannot fetch " + url + ": " + e.what() +
                        (e.kind == FetchError::kRedirectRefused ? " (allow its host with --fetch-host)" : ""));
@@ -198,7 +245,26 @@ std::string TaskImages::read_local_file(const std::string& relative, const std::
   }
 }
 
-std::string TaskImages::fetch(const std::string& ref, std::int64_t task_id) {
+// Holds one of the max_fetches places for a fetch in flight, or refuses at once: fetches that
+// wait on a slow host must leave handler threads for everyone else.
+struct TaskImages::Slot {
+  explicit Slot(TaskImages& images) : images(images) {
+    std::lock_guard lock(images.mutex_);
+    if (images.fetches_in_flight_ >= images.options_.max_fetches) {
+      throw ApiError(503, "busy_fetching", std::to_string(images.options_.max_fetches) + " task images are being "
+                     "fetched already (--max-fetches); retry shortly");
+    }
+    ++images.fetches_in_flight_;
+  }
+  ~Slot() {
+    std::lock_guard lock(images.mutex_);
+    --images.fetches_in_flight_;
+  }
+  TaskImages& images;
+};
+
+std::string TaskImages::fetch(const std::string& ref, std::int64_t task_id, const std::string& project,
+                              const FetchBudget& budget) {
   if (ref.starts_with("data:")) {
     auto bytes = base64_decode(ref);
     if (!bytes) throw ApiError(400, "invalid_task", "task " + std::to_string(task_id) + "'s data: URI is not valid base64");
@@ -207,7 +273,7 @@ std::string TaskImages::fetch(const std::string& ref, std::int64_t task_id) {
   if (ref.starts_with("/data/local-files/") && !options_.local_files_root.empty()) {
     return read_local_file(query_value(ref, "d"), ref);
   }
-  const Credentials c = credentials();
+  const Credentials c = credentials(project);
   const bool relative = ref.starts_with("/");
   const size_t scheme_end = ref.find("://");
   const std::string scheme = scheme_end == std::string::npos ? "" : to_lower(ref.substr(0, scheme_end));
@@ -218,16 +284,17 @@ std::string TaskImages::fetch(const std::string& ref, std::int64_t task_id) {
                    "does not know Label Studio's address; start it with --label-studio-url http://HOST:8080 (or set "
                    "LABEL_STUDIO_URL) and --label-studio-api-key (LABEL_STUDIO_API_KEY)");
   }
-  if (relative) return fetch_from_label_studio(c.url + ref, ref, c);
+  if (!relative && !cloud && scheme != "http" && scheme != "https") {
+    throw ApiError(400, "invalid_task", "task " + std::to_string(task_id) + "'s image \"" + ref.substr(0, 200) +
+                                            "\" is neither a URL, a Label Studio path nor a data: URI");
+  }
+  const Slot slot(*this);
+  if (relative) return fetch_from_label_studio(c.url + ref, ref, c, budget);
   if (cloud) {
     return fetch_from_label_studio(c.url + "/tasks/" + std::to_string(task_id) + "/presign/?fileuri=" + base64url(ref),
-                                   ref, c);
+                                   ref, c, budget);
   }
-  if (scheme == "http" || scheme == "https") {
-    return url_origin(ref) == c.origin ? fetch_from_label_studio(ref, ref, c) : fetch_other(ref);
-  }
-  throw ApiError(400, "invalid_task", "task " + std::to_string(task_id) + "'s image \"" + ref.substr(0, 200) +
-                                          "\" is neither a URL, a Label Studio path nor a data: URI");
+  return url_origin(ref) == c.origin ? fetch_from_label_studio(ref, ref, c, budget) : fetch_other(ref, budget);
 }
 
 }  // namespace sam3::server

@@ -16,7 +16,17 @@ struct Sink {
   std::string body;
   std::int64_t max_bytes = 0;
   bool too_large = false;
+  const std::function<bool()>* given_up = nullptr;
+  bool stopped = false;
 };
+
+// libcurl calls this often (also while waiting for a connection or a byte): a nonzero answer
+// aborts the transfer.
+int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  auto* sink = static_cast<Sink*>(user);
+  if (*sink->given_up && (*sink->given_up)()) sink->stopped = true;
+  return sink->stopped ? 1 : 0;
+}
 
 size_t on_body(char* data, size_t size, size_t count, void* user) {
   auto* sink = static_cast<Sink*>(user);
@@ -50,13 +60,21 @@ std::string url_origin(const std::string& url) {
 FetchResponse fetch_url(const FetchRequest& request) {
   static std::once_flag once;
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(request.timeout_s);
+  const auto own_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(request.timeout_s);
+  const bool request_deadline_first = request.deadline < own_deadline;
+  const auto deadline = request_deadline_first ? request.deadline : own_deadline;
+  const auto timed_out = [&] {
+    return request_deadline_first
+               ? FetchError(FetchError::kDeadline, "the request's time ran out")
+               : FetchError(FetchError::kTimedOut, "no answer within " + std::to_string(request.timeout_s) + " s (--fetch-timeout)");
+  };
   std::string url = request.url;
   for (int hop = 0;; ++hop) {
     if (url_origin(url).empty()) throw FetchError(FetchError::kRedirectRefused, "only http and https URLs are fetched, not " + url);
     std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> curl(curl_easy_init(), curl_easy_cleanup);
     Sink sink;
     sink.max_bytes = request.max_bytes;
+    sink.given_up = &request.given_up;
     curl_slist* headers = nullptr;
     if (url_origin(url) == request.credentials_origin) {
       for (const auto& h : request.credentials) headers = curl_slist_append(headers, h.c_str());
@@ -64,7 +82,7 @@ FetchResponse fetch_url(const FetchRequest& request) {
     if (!request.post_json.empty()) headers = curl_slist_append(headers, "Content-Type: application/json");
     std::unique_ptr<curl_slist, decltype(&curl_slist_free_all)> header_list(headers, curl_slist_free_all);
     const long left_ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
-    if (left_ms <= 0) throw FetchError(FetchError::kUnreachable, "no answer within " + std::to_string(request.timeout_s) + " s");
+    if (left_ms <= 0) throw timed_out();
     curl_easy_setopt(curl.get(), CURLOPT_URL, url.c_str());
     curl_easy_setopt(curl.get(), CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(curl.get(), CURLOPT_FOLLOWLOCATION, 0L);
@@ -75,6 +93,9 @@ FetchResponse fetch_url(const FetchRequest& request) {
     curl_easy_setopt(curl.get(), CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(curl.get(), CURLOPT_WRITEDATA, &sink);
     curl_easy_setopt(curl.get(), CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(curl.get(), CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(curl.get(), CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(curl.get(), CURLOPT_XFERINFODATA, &sink);
     curl_easy_setopt(curl.get(), CURLOPT_USERAGENT, "sam3cpp");
     if (!request.post_json.empty()) {
       curl_easy_setopt(curl.get(), CURLOPT_POSTFIELDS, request.post_json.c_str());
@@ -84,6 +105,8 @@ FetchResponse fetch_url(const FetchRequest& request) {
     if (sink.too_large || rc == CURLE_FILESIZE_EXCEEDED) {
       throw FetchError(FetchError::kTooLarge, "the answer is larger than " + std::to_string(request.max_bytes) + " bytes");
     }
+    if (sink.stopped) throw FetchError(FetchError::kGivenUp, "the client left before the image arrived");
+    if (rc == CURLE_OPERATION_TIMEDOUT) throw timed_out();
     if (rc != CURLE_OK) throw FetchError(FetchError::kUnreachable, curl_easy_strerror(rc));
     FetchResponse response;
     curl_easy_getinfo(curl.get(), CURLINFO_RESPONSE_CODE, &response.status);

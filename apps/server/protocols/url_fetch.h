@@ -3,6 +3,7 @@
 // and credentials go to one origin only; a size cap and a deadline on the whole transfer.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <stdexcept>
@@ -24,6 +25,10 @@ struct FetchRequest {
   std::function<bool(const std::string& from, const std::string& to)> may_redirect;
   std::int64_t max_bytes = std::int64_t{64} << 20;
   long timeout_s = 30;
+  // The transfer also ends at `deadline` (the request's own) and as soon as `given_up` says so
+  // (its client left): checked at least about once a second, whether bytes flow or not.
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  std::function<bool()> given_up;
   int max_redirects = 5;
 };
 
@@ -34,7 +39,7 @@ struct FetchResponse {
 };
 
 struct FetchError : std::runtime_error {
-  enum Kind { kUnreachable, kTooLarge, kRedirectRefused, kTooManyRedirects };
+  enum Kind { kUnreachable, kTooLarge, kRedirectRefused, kTooManyRedirects, kTimedOut, kDeadline, kGivenUp };
   FetchError(Kind kind, const std::string& message) : std::runtime_error(message), kind(kind) {}
   Kind kind;
 };

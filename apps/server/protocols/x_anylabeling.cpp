@@ -72,7 +72,8 @@ double number_or(const json& params, const char* key, double fallback) {
 HttpResponse predict(Api& api, const HttpRequest& req) {
   const json body = json::parse(req.body, nullptr, false);
   if (!body.is_object()) return failure(200, "INVALID_REQUEST", "POST /v1/predict takes a JSON object");
-  const std::string model_name = body.value("model", "");
+  // Fields of the wrong JSON type are the client's error, not a 500 (json::value would throw).
+  const std::string model_name = body.contains("model") && body["model"].is_string() ? body["model"].get<std::string>() : "";
   if (model_name != kModel) {
     return failure(200, "MODEL_NOT_FOUND", "no model \"" + model_name + "\"; this server has \"" + kModel + "\"");
   }
@@ -95,7 +96,7 @@ HttpResponse predict(Api& api, const HttpRequest& req) {
   Prompt boxes;
   if (params.contains("marks") && params["marks"].is_array()) {
     for (const auto& mark : params["marks"]) {
-      if (!mark.is_object() || mark.value("type", "") != "rectangle" || !mark.contains("data")) continue;
+      if (!mark.is_object() || !mark.contains("type") || mark["type"] != "rectangle" || !mark.contains("data")) continue;
       const json& d = mark["data"];
       if (!d.is_array() || d.size() != 4 || !std::all_of(d.begin(), d.end(), [](const json& v) { return v.is_number(); })) {
         return failure(200, "INVALID_REQUEST", "a rectangle mark's data is [x1, y1, x2, y2] in pixels");
@@ -111,13 +112,19 @@ HttpResponse predict(Api& api, const HttpRequest& req) {
     return failure(200, "INVALID_REQUEST", "give a text prompt or draw a rectangle (SAM3 does not take points)");
   }
   try {
+    std::vector<Prompt> all;
+    for (const auto& p : prompts) all.push_back(p.second);
+    api.check_prompts(all, "the text prompt's comma-separated prompts");
     auto model = api.ready_model();
     bool cached = false;
     auto entry = api.encode_bytes(req, *image, &cached);
     auto shared = std::make_shared<const std::vector<std::pair<std::string, Prompt>>>(std::move(prompts));
-    auto results = api.run_on_worker(req, [model, entry, shared, options] {
+    auto results = api.run_on_worker(req, [model, entry, shared, options](const JobStop& stop) {
       std::vector<PromptResult> out;
-      for (const auto& [label, prompt] : *shared) out.push_back(model->segment(entry->embedding, prompt, options));
+      for (const auto& [label, prompt] : *shared) {
+        stop.check();
+        out.push_back(model->segment(entry->embedding, prompt, options));
+      }
       return out;
     });
     json shapes = json::array();
@@ -126,6 +133,7 @@ HttpResponse predict(Api& api, const HttpRequest& req) {
     }
     return json_response(200, {{"success", true}, {"data", {{"shapes", std::move(shapes)}, {"description", ""}}}});
   } catch (const ApiError& e) {
+    if (e.status == 413 && e.code == "too_many_prompts") return failure(200, "INVALID_REQUEST", e.what());
     if (e.status == 400 || e.status == 413 || e.status == 415) return failure(200, "INVALID_IMAGE", e.what());
     return failure(e.status, e.status == 503 ? "SERVER_BUSY" : "INFERENCE_ERROR", e.what());
   } catch (const Error& e) {

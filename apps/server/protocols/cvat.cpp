@@ -1,0 +1,200 @@
+#include "cvat.h"
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "api.h"
+#include "base64.h"
+#include "sam3/error.h"
+#include "sam3/instance_merge.h"
+#include "sam3/polygons.h"
+
+namespace sam3::server {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+std::vector<std::string> split_prompts(std::string_view text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t end = std::min(text.find(',', start), text.size());
+    const std::string item(trim(text.substr(start, end - start)));
+    if (!item.empty()) out.push_back(item);
+    start = end + 1;
+  }
+  return out;
+}
+
+// Nuclio's function object, as CVAT's LambdaFunction reads it (annotations are strings in
+// Nuclio; spec is a JSON string of the labels; spec.description and status are required).
+json function_json(const std::vector<CvatLabel>& labels, int port) {
+  json spec = json::array();
+  for (size_t i = 0; i < labels.size(); ++i) spec.push_back({{"id", i}, {"name", labels[i].name}, {"type", "mask"}});
+  return {{"metadata", {{"name", kCvatDetector},
+                        {"namespace", "nuclio"},
+                        {"annotations", {{"name", "SAM3 text prompts (sam3cpp)"},
+                                         {"type", "detector"},
+                                         {"framework", "onnxruntime"},
+                                         {"version", "1"},
+                                         {"spec", spec.dump()},
+                                         {"help_message", "Finds every instance of each label by its name with SAM3"}}}}},
+          {"spec", {{"description", "SAM3: every instance of each label, found by its name (sam3 serve)"},
+                    {"runtime", "sam3cpp"}}},
+          {"status", {{"state", "ready"}, {"httpPort", port}}}};
+}
+
+// A detector item for one instance: the mask cropped to its pixels' inclusive bounds, row by
+// row (0/1), then xtl, ytl, xbr, ybr; the largest piece's outline as `points` when it has one.
+json detection_json(const Instance& inst, const std::string& label) {
+  const Mask& m = inst.mask;
+  int xtl = m.width, ytl = m.height, xbr = -1, ybr = -1;
+  for (int y = 0; y < m.height; ++y) {
+    for (int x = 0; x < m.width; ++x) {
+      if (m.data[static_cast<size_t>(y) * m.width + x]) {
+        xtl = std::min(xtl, x), xbr = std::max(xbr, x);
+        ytl = std::min(ytl, y), ybr = std::max(ybr, y);
+      }
+    }
+  }
+  if (xbr < 0) return nullptr;  // an empty mask is no detection
+  json item = {{"label", label}, {"confidence", std::to_string(inst.score)}, {"type", "mask"}, {"attributes", json::array()}};
+  std::vector<int> crop;
+  crop.reserve(static_cast<size_t>(xbr - xtl + 1) * (ybr - ytl + 1) + 4);
+  for (int y = ytl; y <= ybr; ++y) {
+    for (int x = xtl; x <= xbr; ++x) crop.push_back(m.data[static_cast<size_t>(y) * m.width + x] ? 1 : 0);
+  }
+  crop.insert(crop.end(), {xtl, ytl, xbr, ybr});
+  item["mask"] = std::move(crop);
+  const auto polygons = mask_to_polygons(m, 1.0);
+  const auto largest = std::max_element(polygons.begin(), polygons.end(), [](const Polygon& a, const Polygon& b) {
+    return ring_area(a.outer) < ring_area(b.outer);
+  });
+  if (largest != polygons.end() && largest->outer.size() >= 3) {
+    json points = json::array();
+    for (const auto& p : largest->outer) points.push_back(p.x), points.push_back(p.y);
+    item["points"] = std::move(points);
+  }
+  return item;
+}
+
+using Labels = std::shared_ptr<const std::vector<CvatLabel>>;
+
+HttpResponse detect(Api& api, const Labels& shared, const HttpRequest& req) {
+  const std::vector<CvatLabel>& labels = *shared;
+  const json body = json::parse(req.body, nullptr, false);
+  if (!body.is_object()) throw ApiError(400, "invalid_request", "the invocation body must be a JSON object");
+  const auto image = body.contains("image") && body["image"].is_string() ? base64_decode(body["image"].get<std::string>())
+                                                                          : std::nullopt;
+  if (!image || image->empty()) throw ApiError(400, "invalid_image", "\"image\" must be the frame's bytes in base64");
+  SegmentOptions options;
+  if (body.contains("threshold") && !body["threshold"].is_null()) {
+    if (!body["threshold"].is_number()) throw ApiError(400, "invalid_request", "\"threshold\" must be a number");
+    const double t = body["threshold"].get<double>();
+    if (!(t >= 0 && t <= 1)) throw ApiError(400, "invalid_request", "\"threshold\" must be between 0 and 1");
+    options.score_threshold = static_cast<float>(t);
+  }
+  std::vector<Prompt> all;
+  for (const auto& l : labels) {
+    for (const auto& p : l.prompts) all.push_back({.text = p, .boxes = {}});
+  }
+  api.check_prompts(all, "the detector's labels");
+  auto model = api.ready_model();
+  bool cached = false;
+  auto entry = api.encode_bytes(req, *image, &cached);
+  auto found = api.run_on_worker(req, [model, entry, shared, options](const JobStop& stop) {
+    std::vector<std::vector<Instance>> out;
+    for (const auto& label : *shared) {
+      std::vector<Instance> instances;
+      for (const auto& text : label.prompts) {
+        stop.check();
+        auto r = model->segment(entry->embedding, Prompt{.text = text, .boxes = {}}, options);
+        std::move(r.instances.begin(), r.instances.end(), std::back_inserter(instances));
+      }
+      out.push_back(merge_instances(std::move(instances)));
+    }
+    return out;
+  });
+  json items = json::array();
+  for (size_t i = 0; i < labels.size(); ++i) {
+    for (const auto& inst : found[i]) {
+      if (json item = detection_json(inst, labels[i].name); !item.is_null()) items.push_back(std::move(item));
+    }
+  }
+  return json_response(200, items);
+}
+
+// Nuclio's dashboard answers its own errors as {"error": "..."}; CVAT relays only the status.
+HttpResponse nuclio_error(int status, const std::string& message) { return json_response(status, {{"error", message}}); }
+
+}  // namespace
+
+CvatLabel parse_cvat_label(const std::string& text) {
+  const size_t eq = text.find('=');
+  CvatLabel label;
+  label.name = std::string(trim(std::string_view(text).substr(0, eq)));
+  label.prompts = eq == std::string::npos ? std::vector<std::string>{label.name} : split_prompts(std::string_view(text).substr(eq + 1));
+  if (label.name.empty() || label.prompts.empty()) {
+    throw Error(ErrorCode::kInvalidArgument, "the CVAT label \"" + text + "\" is not NAME or NAME=PROMPT,PROMPT (e.g. "
+                                             "car=car,automobile)");
+  }
+  return label;
+}
+
+std::vector<CvatLabel> read_cvat_labels(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(ErrorCode::kInvalidArgument, "cannot read the CVAT labels file " + path);
+  std::vector<CvatLabel> labels;
+  int line_number = 0;
+  for (std::string line; std::getline(in, line) && line_number < 100000;) {
+    ++line_number;
+    const std::string_view t = trim(line);
+    if (t.empty() || t.front() == '#') continue;
+    try {
+      labels.push_back(parse_cvat_label(std::string(t)));
+    } catch (const Error& e) {
+      throw Error(ErrorCode::kInvalidArgument, path + ":" + std::to_string(line_number) + ": " + e.what());
+    }
+  }
+  return labels;
+}
+
+void add_cvat_routes(Api& api, const std::vector<CvatLabel>& labels) {
+  std::vector<CvatLabel> unique;
+  for (const auto& l : labels) {
+    if (std::none_of(unique.begin(), unique.end(), [&](const CvatLabel& u) { return u.name == l.name; })) unique.push_back(l);
+  }
+  const auto shared = std::make_shared<const std::vector<CvatLabel>>(std::move(unique));
+  const auto port_of = [](const HttpRequest& req) {
+    const std::string host = req.header("host");
+    const size_t colon = host.rfind(':');
+    return colon == std::string::npos || host.ends_with("]") ? 80 : std::atoi(host.c_str() + colon + 1);
+  };
+  // CVAT sends no credentials of its own; with --api-key, give it the key as the password of
+  // CVAT_NUCLIO_HOST=cvat:KEY@host (python-requests sends it as HTTP Basic).
+  const auto unauthorized = [] {
+    return nuclio_error(401, "sam3 serve needs its --api-key: set CVAT_NUCLIO_HOST=cvat:KEY@HOST in CVAT's environment");
+  };
+  api.add_route({"GET", "/api/functions", true, true, {}, [shared, port_of](const HttpRequest& req) {
+                   json all = json::object();
+                   if (!shared->empty()) all[kCvatDetector] = function_json(*shared, port_of(req));
+                   return json_response(200, all);
+                 }, unauthorized});
+  api.add_route({"GET", std::string("/api/functions/") + kCvatDetector, true, true, {}, [shared, port_of](const HttpRequest& req) {
+                   if (shared->empty()) return nuclio_error(404, "no labels were given to sam3 serve (--cvat-label)");
+                   return json_response(200, function_json(*shared, port_of(req)));
+                 }, unauthorized});
+  api.add_route({"POST", "/api/function_invocations", false, true, {"", "application/json"},
+                 [&api, shared](const HttpRequest& req) {
+                   const std::string name = req.header("x-nuclio-function-name");
+                   if (name.empty()) return nuclio_error(400, "Function name must be provided");
+                   if (name != kCvatDetector || shared->empty()) {
+                     return nuclio_error(404, "no function \"" + name + "\" here; GET /api/functions lists them");
+                   }
+                   return detect(api, shared, req);
+                 }, unauthorized});
+}
+
+}  // namespace sam3::server

@@ -1,0 +1,33 @@
+// sam3 serve as CVAT's model: the part of Nuclio's dashboard API that CVAT's lambda manager
+// calls (GET /api/functions, GET /api/functions/NAME, POST /api/function_invocations), so that
+// CVAT needs only CVAT_NUCLIO_HOST / CVAT_NUCLIO_PORT pointed at sam3. A detector answers for
+// every configured label (CVAT sends none and maps labels afterwards) with masks as CVAT reads
+// them: the instance's cropped bitmap row by row, then its inclusive corners.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <string_view>
+
+namespace sam3::server {
+
+class Api;
+
+// One label of the detector and the prompts that find it (its name when none are given).
+struct CvatLabel {
+  std::string name;
+  std::vector<std::string> prompts;
+};
+
+// "car" or "car=car,automobile": a label and its prompts. Throws sam3::Error naming the text.
+CvatLabel parse_cvat_label(const std::string& text);
+// One label per line (blank lines and lines starting with # skipped), in parse_cvat_label's form.
+std::vector<CvatLabel> read_cvat_labels(const std::string& path);
+
+// The detector's function name in the listing and in x-nuclio-function-name.
+inline constexpr const char* kCvatDetector = "sam3-detector";
+
+void add_cvat_routes(Api& api, const std::vector<CvatLabel>& labels);
+
+}  // namespace sam3::server

@@ -1,0 +1,52 @@
+// libFuzzer target: arbitrary bytes as an ONNX file, through the protobuf reader that the
+// int8 weight rewrite and the attention fusion run on every model they prepare. A file that is
+// not a valid ModelProto must be sam3::Error(kModelMismatch); one that is must come out as a
+// message the reader parses again. Never a crash, hang or sanitizer report.
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include "optimize/onnx_attention.h"
+#include "optimize/onnx_int8.h"
+#include "optimize/protobuf_wire.h"
+#include "sam3/error.h"
+
+namespace {
+
+// Every length-delimited field tried as a nested message, a few levels down, as the rewrites do.
+void walk(std::string_view message, int depth) {
+  if (depth > 4) return;
+  try {
+    for (const auto& f : sam3::optimize::wire::parse(message)) {
+      if (f.wire == 2) walk(f.bytes, depth + 1);
+    }
+  } catch (const sam3::Error& e) {
+    if (e.code() != sam3::ErrorCode::kModelMismatch) std::abort();
+  }
+}
+
+template <typename Rewrite>
+void rewrite(const std::string& bytes, Rewrite&& run) {
+  try {
+    const std::string out = run(bytes);
+    sam3::optimize::wire::parse(out);  // what was written must read back
+  } catch (const sam3::Error& e) {
+    if (e.code() != sam3::ErrorCode::kModelMismatch) std::abort();
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, size_t size) {
+  const std::string bytes(reinterpret_cast<const char*>(data), size);
+  walk(bytes, 0);
+  rewrite(bytes, [](const std::string& b) {
+    sam3::optimize::Int8RewriteStats stats;
+    return sam3::optimize::rewrite_matmulinteger_weights_to_int8(b, &stats);
+  });
+  rewrite(bytes, [](const std::string& b) {
+    sam3::optimize::AttentionFusionStats stats;
+    return sam3::optimize::fuse_attention(b, &stats);
+  });
+  return 0;
+}
