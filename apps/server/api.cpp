@@ -384,6 +384,11 @@ HttpResponse Api::handle_segment(const HttpRequest& req) {
   const auto shared_request = std::make_shared<const SegmentRequest>(parse_segment_request(req.body));
   check_prompts(shared_request->prompts, "\"prompts\"");
   const SegmentRequest& request = *shared_request;
+  if (request.order.size() > options_.max_prompts) {  // clicked objects and "everything" count too
+    throw ApiError(413, "too_many_prompts", "too many prompts: \"prompts\" make " + std::to_string(request.order.size()) +
+                                                " prompts; this server takes at most " + std::to_string(options_.max_prompts) +
+                                                " per request (sam3 serve --max-prompts)");
+  }
   const bool clicks = request.order.size() > request.prompts.size();  // objects or "everything"
   // Each model encodes the image only when one of the prompts needs it.
   auto text_model = request.prompts.empty() ? nullptr : ready_model();

@@ -120,7 +120,11 @@ TEST_F(InteractiveServer, BadClicksAreA400NamingThePoint) {
   r = post(json::array({{{"points", many}}}));
   EXPECT_EQ(r->status, 400);
   EXPECT_NE(r->body.find("1000 points; at most 64"), std::string::npos) << r->body;
-  r = post(json::array({{{"text", "red"}, {"points", json::array({json::array({10, 20})})}}}));
+  json objects = json::array();
+  for (int i = 0; i < 65; ++i) objects.push_back({{"points", json::array({json::array({10, 20})})}});
+  r = post(objects);
+  EXPECT_EQ(r->status, 413) << "clicked objects count toward --max-prompts (64)";
+    r = post(json::array({{{"text", "red"}, {"points", json::array({json::array({10, 20})})}}}));
   EXPECT_EQ(r->status, 400);
   EXPECT_NE(r->body.find("two prompts"), std::string::npos) << r->body;
 }
