@@ -35,12 +35,17 @@ async function tinted(x, y) {
   return !(r === 255 && g === 0 && b === 0);  // red under an overlay is no longer pure red
 }
 
-async function clickAt(x, y, modifiers = []) {
+// A click at image pixel (x, y); shift: held down, button: "left" or "right". Returns once the
+// object's new mask is in.
+async function clickAt(x, y, { shift = false, button = "left" } = {}) {
   const box = await page.locator("#view").boundingBox();
   const before = segmentBodies.length;
-  await page.mouse.click(box.x + (x + 0.5) * box.width / W, box.y + (y + 0.5) * box.height / H, { modifiers });
-  await page.waitForFunction((n) => document.querySelectorAll(".chip.pending").length === 0 &&
-    document.getElementById("status").textContent.includes("object score"), before);
+  if (shift) await page.keyboard.down("Shift");
+  await page.mouse.click(box.x + (x + 0.5) * box.width / W, box.y + (y + 0.5) * box.height / H, { button });
+  if (shift) await page.keyboard.up("Shift");
+  await page.waitForFunction(() => !document.querySelector(".chip.pending"));
+  assert.equal(segmentBodies.length, before + 1, "one request per click");
+  await page.waitForFunction(() => document.getElementById("status").textContent.includes("object score"));
 }
 
 test("click, Shift-click and a word on one image", async () => {
@@ -65,11 +70,13 @@ test("click, Shift-click and a word on one image", async () => {
   assert.equal(await page.locator("#instance-list li.visible").count(), 1);
 
   // Shift-click near a corner: "not here"; the same object is decoded again with both points.
-  await clickAt(105, 105, ["Shift"]);
+  await clickAt(105, 105, { shift: true });
   assert.deepEqual(segmentBodies.at(-1).prompts[0].points, [[160, 160, "pos"], [105, 105, "neg"]]);
   assert.ok(!(await tinted(110, 110)), "cut around the negative click");
   assert.ok(await tinted(200, 200));
   assert.equal(await page.locator(".chip").count(), 1, "still one object");
+  await clickAt(215, 215, { button: "right" });
+  assert.deepEqual(segmentBodies.at(-1).prompts[0].points.at(-1), [215, 215, "neg"], "a right-click is negative too");
 
   // A new object by a box alone; then a word beside the clicks.
   await page.click("#new-object");
