@@ -139,7 +139,43 @@ struct Result {
   std::vector<sam3::Instance> instances;
   int width = 0, height = 0;
   sam3::PromptTimings timings;
+  std::optional<float> object_score;  // clicks on the interactive model
 };
+
+// points=[(x, y) or (x, y, positive)] -> clicks; a point's third item is True/False or "pos"/"neg".
+std::vector<sam3::PointPrompt> points_from(const py::object& obj) {
+  std::vector<sam3::PointPrompt> out;
+  if (obj.is_none()) return out;
+  for (const auto& item : obj) {
+    const auto seq = py::reinterpret_borrow<py::sequence>(item);
+    const std::string where = "point " + std::to_string(out.size() + 1);
+    if (!py::isinstance<py::sequence>(item) || py::isinstance<py::str>(item) || (seq.size() != 2 && seq.size() != 3)) {
+      throw sam3::Error(sam3::ErrorCode::kInvalidArgument, where + ": a point is (x, y) or (x, y, positive)");
+    }
+    sam3::PointPrompt p{seq[0].cast<float>(), seq[1].cast<float>(), true};
+    if (seq.size() == 3) {
+      const py::object flag = seq[2];
+      if (py::isinstance<py::str>(flag)) {
+        const std::string f = py::str(flag).cast<std::string>();
+        if (f != "pos" && f != "neg") throw sam3::Error(sam3::ErrorCode::kInvalidArgument, where + ": the third item is True/False or \"pos\"/\"neg\"");
+        p.positive = f == "pos";
+      } else {
+        p.positive = flag.cast<bool>();
+      }
+    }
+    out.push_back(p);
+  }
+  return out;
+}
+
+std::optional<sam3::Box> box_from(const py::object& obj) {
+  if (obj.is_none()) return std::nullopt;
+  const auto seq = py::reinterpret_borrow<py::sequence>(obj);
+  if (!py::isinstance<py::sequence>(obj) || seq.size() != 4) {
+    throw sam3::Error(sam3::ErrorCode::kInvalidArgument, "box is (x0, y0, x1, y1) in pixels");
+  }
+  return sam3::Box{seq[0].cast<float>(), seq[1].cast<float>(), seq[2].cast<float>(), seq[3].cast<float>()};
+}
 
 struct Embedding {
   sam3::ImageEmbedding value;
@@ -263,6 +299,8 @@ PYBIND11_MODULE(_native, m) {
         return py::dict("encode_text_ms"_a = r.timings.encode_text_ms, "decode_ms"_a = r.timings.decode_ms,
                         "postprocess_ms"_a = r.timings.postprocess_ms, "text_cached"_a = r.timings.text_cached);
       })
+      .def_readonly("object_score", &Result::object_score,
+                    "clicks: the model's confidence that there is an object at all (0..1); None for text prompts")
       .def("__len__", [](const Result& r) { return r.instances.size(); })
       .def("__repr__", [](const Result& r) { return "Result(" + r.text + ": " + std::to_string(r.instances.size()) + " instances)"; });
 
@@ -303,21 +341,58 @@ PYBIND11_MODULE(_native, m) {
            "Encodes an image: a path, a numpy uint8 array (HxW, HxWx3 RGB, HxWx4 RGBA) or a PIL.Image.")
       .def("segment", [](const sam3::Model& model, const py::object& target, const std::optional<std::string>& text,
                          const py::object& boxes, float threshold, float mask_threshold, std::int64_t min_area,
-                         int max_instances, float nms) {
+                         int max_instances, float nms, const py::object& points, const py::object& box, bool multimask) {
              Embedding e = py::isinstance<Embedding>(target) ? target.cast<Embedding>()
                                                               : Embedding{[&] {
                                                                   sam3::Image im = image_from_object(target, sam3::ImageLoadOptions{}.max_pixels);
                                                                   py::gil_scoped_release release;
                                                                   return model.encode(im);
                                                                 }()};
+             if (!points.is_none() || !box.is_none()) {  // one clicked object (interactive model)
+               if (text || !boxes.is_none()) {
+                 throw sam3::Error(sam3::ErrorCode::kInvalidArgument,
+                                   "give either points/box (one clicked object, interactive model) or text/boxes (a concept)");
+               }
+               sam3::InteractivePrompt object{points_from(points), box_from(box)};
+               sam3::ObjectResult r = [&] {
+                 py::gil_scoped_release release;
+                 return model.segment(e.value, object, sam3::InteractiveOptions{multimask});
+               }();
+               Result out{"", std::move(r.masks), e.value.width(), e.value.height(), {}, r.object_score};
+               out.timings.decode_ms = r.timings.decode_ms;
+               out.timings.postprocess_ms = r.timings.postprocess_ms;
+               return out;
+             }
              sam3::Prompt prompt{text.value_or(""), boxes_from(boxes)};
              const auto o = options_of(threshold, mask_threshold, min_area, max_instances, nms);
              py::gil_scoped_release release;
              return result_of(model.segment(e.value, prompt, o), e.value.width(), e.value.height());
            },
            "embedding_or_image"_a, "text"_a = py::none(), "boxes"_a = py::none(), py::kw_only(), "threshold"_a = 0.5f,
-           "mask_threshold"_a = 0.5f, "min_area"_a = 0, "max_instances"_a = 0, "nms"_a = 0.0f,
-           "Every instance of a text and/or exemplar boxes [(x0, y0, x1, y1[, positive])] in pixels.")
+           "mask_threshold"_a = 0.5f, "min_area"_a = 0, "max_instances"_a = 0, "nms"_a = 0.0f, "points"_a = py::none(),
+           "box"_a = py::none(), "multimask"_a = false,
+           "Every instance of a text and/or exemplar boxes [(x0, y0, x1, y1[, positive])] in pixels; or, on the "
+           "interactive model, the one object at points [(x, y) or (x, y, positive)] and/or in box (x0, y0, x1, y1) "
+           "(multimask: its three candidate masks, best first).")
+      .def_property_readonly("interactive", &sam3::Model::interactive,
+                             "True for SAM3's interactive (tracker) model: points and boxes, no text")
+      .def("segment_everything", [](const sam3::Model& model, const Embedding& e, int points_per_side,
+                                    float pred_iou_threshold, float stability_threshold, float box_nms_threshold,
+                                    std::int64_t min_area) {
+             sam3::EverythingOptions o;
+             o.points_per_side = points_per_side;
+             o.pred_iou_threshold = pred_iou_threshold;
+             o.stability_threshold = stability_threshold;
+             o.box_nms_threshold = box_nms_threshold;
+             o.min_area = min_area;
+             py::gil_scoped_release release;
+             auto r = model.segment_everything(e.value, o);
+             r.prompt.text = "everything";
+             return result_of(std::move(r), e.value.width(), e.value.height());
+           },
+           "embedding"_a, py::kw_only(), "points_per_side"_a = 32, "pred_iou_threshold"_a = 0.88f,
+           "stability_threshold"_a = 0.95f, "box_nms_threshold"_a = 0.7f, "min_area"_a = 0,
+           "Every object in the image with the interactive model (SAM's automatic mask generator).")
       .def("segment_many", [](const sam3::Model& model, const Embedding& e, const py::list& prompts, float threshold,
                               float mask_threshold, std::int64_t min_area, int max_instances, float nms) {
              std::vector<sam3::Prompt> list;

@@ -55,7 +55,7 @@ fi
 
 # Installed again whenever the lock file changed since the last install.
 if [ "$with_tests" = 1 ] && ! cmp -s "$here/tests/web/package-lock.json" "$here/tests/web/node_modules/.sam3-installed-lock"; then
-  log "installing the browser-test packages (npm ci in tests/web: playwright-core, Label Studio's editor, @thi.ng/rle-pack)"
+  log "installing the browser-test packages (npm ci in tests/web: playwright-core, Label Studio's editor, @thi.ng/rle-pack, transformers.js on onnxruntime-node as the interactive model's peer)"
   (cd "$here/tests/web" && npm ci --ignore-scripts --no-audit --no-fund --silent &&
     cp package-lock.json node_modules/.sam3-installed-lock)
 fi

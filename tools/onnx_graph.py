@@ -60,8 +60,9 @@ class Graph:
         return self.op("MatMulNBits", [x, self.const(packed, np.uint8), self.const(scales)], domain="com.microsoft",
                        K=k, N=n, bits=4, block_size=block)
 
-    def save(self, path, inputs, outputs, name, producer, check=True, external_data=False):
-        """external_data: the weights in a "<file>.data" sidecar, as large exports are stored."""
+    def save(self, path, inputs, outputs, name, producer, check=True, external_data=False, data_suffix=".data"):
+        """external_data: the weights in a "<file><data_suffix>" sidecar, as large exports are stored
+        (".data" by most exporters, "_data" in the onnx-community repositories)."""
         graph = helper.make_graph(self.nodes, name, inputs, outputs, self.inits)
         opsets = [helper.make_opsetid("", OPSET)] + [helper.make_opsetid(d, 1) for d in sorted(self.domains)]
         model = helper.make_model(graph, opset_imports=opsets, producer_name=producer)
@@ -71,9 +72,9 @@ class Graph:
         if external_data:
             # Weights (float and uint8) go to the sidecar; int64 shape and axis constants stay
             # inline, as exporters keep them (ONNX Runtime's shape inference needs them).
-            location = os.path.basename(path) + ".data"
-            if os.path.exists(path + ".data"):
-                os.remove(path + ".data")  # written by appending
+            location = os.path.basename(path) + data_suffix
+            if os.path.exists(path + data_suffix):
+                os.remove(path + data_suffix)  # written by appending
             for t in model.graph.initializer:
                 if t.data_type in (TensorProto.FLOAT, TensorProto.UINT8):
                     external_data_helper.set_external_data(t, location)

@@ -24,6 +24,10 @@ struct SegmentArgs {
   std::vector<std::string> images;
   std::vector<std::string> prompts;
   std::vector<std::string> boxes;
+  std::vector<std::string> points;  // interactive model: clicks on one object
+  bool multimask = false;
+  bool everything = false;
+  EverythingOptions everything_options;
   SegmentOptions options;
   std::int64_t max_pixels = ImageLoadOptions{}.max_pixels;
   int threads = 0;
@@ -57,6 +61,67 @@ BoxPrompt parse_box(const std::string& spec) {
   return box;
 }
 
+PointPrompt parse_point(const std::string& spec) {
+  std::vector<std::string> parts;
+  std::stringstream ss(spec);
+  for (std::string p; std::getline(ss, p, ',');) parts.push_back(p);
+  const auto bad = [&](const std::string& why) {
+    return Error(ErrorCode::kInvalidArgument, "--point '" + spec + "': " + why + "; expected X,Y in pixels, "
+                                              "optionally followed by ,neg for a negative click (\"not this\")");
+  };
+  if (parts.size() != 2 && parts.size() != 3) throw bad("needs 2 numbers");
+  float v[2];
+  for (int i = 0; i < 2; ++i) {
+    try {
+      size_t used = 0;
+      v[i] = std::stof(parts[static_cast<size_t>(i)], &used);
+      if (used != parts[static_cast<size_t>(i)].size()) throw std::invalid_argument("trailing");
+    } catch (const std::exception&) {
+      throw bad("'" + parts[static_cast<size_t>(i)] + "' is not a number");
+    }
+  }
+  PointPrompt point{v[0], v[1], true};
+  if (parts.size() == 3) {
+    if (parts[2] == "neg" || parts[2] == "negative") point.positive = false;
+    else if (parts[2] != "pos" && parts[2] != "positive") throw bad("the third field must be pos or neg");
+  }
+  return point;
+}
+
+// The objects the command line describes for the interactive model: the points (and at most
+// one box) are one object; boxes without points are one object each.
+std::vector<InteractivePrompt> interactive_prompts(const SegmentArgs& args) {
+  if (!args.prompts.empty()) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "this is SAM3's interactive (tracker) model: it takes --point and --box, not --prompt text; use a "
+                "text-prompted SAM3 model for words");
+  }
+  std::vector<InteractivePrompt> objects;
+  if (args.everything) return objects;
+  InteractivePrompt object;
+  for (const auto& spec : args.points) object.points.push_back(parse_point(spec));
+  std::vector<Box> boxes;
+  for (const auto& spec : args.boxes) {
+    const BoxPrompt b = parse_box(spec);
+    if (!b.positive) throw Error(ErrorCode::kInvalidArgument, "--box '" + spec + "': the interactive model takes no negative boxes; use --point X,Y,neg");
+    boxes.push_back(b.box);
+  }
+  if (!object.points.empty()) {
+    if (boxes.size() > 1) {
+      throw Error(ErrorCode::kInvalidArgument, "with --point, give at most one --box: the box of the clicked object");
+    }
+    if (!boxes.empty()) object.box = boxes[0];
+    objects.push_back(std::move(object));
+  } else {
+    for (const auto& b : boxes) objects.push_back({{}, b});
+  }
+  if (objects.empty()) {
+    throw Error(ErrorCode::kInvalidArgument, "no prompt: give --point X,Y (repeatable, ,neg for a negative click), "
+                                             "--box x0,y0,x1,y1, or --everything");
+  }
+  return objects;
+}
+
 // File-system-safe name for a prompt's output folder.
 std::string slug(const std::string& text) {
   std::string s;
@@ -73,6 +138,7 @@ struct ImageRun {
   std::string path;
   Image image;
   std::vector<PromptResult> results;
+  std::vector<nlohmann::ordered_json> docs;  // the JSON of each result
 };
 
 struct Totals {
@@ -99,8 +165,9 @@ void write_image_outputs(const fs::path& dir, const ImageRun& run, const nlohman
 }
 
 int run_segment(const SegmentArgs& args) {
-  if (args.prompts.empty() && args.boxes.empty()) {
-    throw Error(ErrorCode::kInvalidArgument, "no prompt: give --prompt TEXT (repeatable) and/or --box x0,y0,x1,y1");
+  if (args.prompts.empty() && args.boxes.empty() && args.points.empty() && !args.everything) {
+    throw Error(ErrorCode::kInvalidArgument, "no prompt: give --prompt TEXT (repeatable) and/or --box x0,y0,x1,y1 "
+                                             "(--point X,Y or --everything with the interactive model)");
   }
   for (const auto& p : args.prompts) {
     if (p.find_first_not_of(" \t\r\n") == std::string::npos) {
@@ -112,6 +179,7 @@ int run_segment(const SegmentArgs& args) {
   std::vector<Prompt> prompts;
   for (const auto& text : args.prompts) prompts.push_back({text, boxes});
   if (prompts.empty()) prompts.push_back({"", boxes});  // box-only prompt
+  for (const auto& spec : args.points) parse_point(spec);  // a typo fails before the model loads
 
   // The output folder is claimed first: a folder that is not sam3's fails before any work.
   std::unique_ptr<OutputFolderUpdate> update;
@@ -131,6 +199,16 @@ int run_segment(const SegmentArgs& args) {
   model_options.intra_op_threads = args.threads;
   model_options.fallback_vocabulary = data_dir() / "clip" / "bpe_simple_vocab_16e6.txt.gz";
   const auto model = Model::load(model_dir, model_options);
+  std::vector<InteractivePrompt> objects;
+  if (model->interactive()) {
+    objects = interactive_prompts(args);
+  } else if (!args.points.empty() || args.everything) {
+    throw Error(ErrorCode::kInvalidArgument,
+                std::string(args.everything ? "--everything" : "--point") +
+                    " needs SAM3's interactive model (onnx-community/sam3-tracker-ONNX: vision_encoder.onnx and "
+                    "prompt_encoder_mask_decoder.onnx); " + model_dir.string() + " holds a text-prompted " +
+                    layout_name(model->layout()) + " model");
+  }
 
   // Everything is computed before anything is written: a bad image leaves no partial output.
   std::vector<ImageRun> runs;
@@ -140,12 +218,35 @@ int run_segment(const SegmentArgs& args) {
     const auto embedding = model->encode(run.image);
     totals.preprocess += embedding.preprocess_ms();
     totals.encode_image += embedding.encode_ms();
-    for (const auto& prompt : prompts) {
-      auto result = model->segment(embedding, prompt, args.options);
-      totals.encode_text += result.timings.encode_text_ms;
+    if (!model->interactive()) {
+      for (const auto& prompt : prompts) {
+        auto result = model->segment(embedding, prompt, args.options);
+        totals.encode_text += result.timings.encode_text_ms;
+        totals.decode += result.timings.decode_ms;
+        totals.postprocess += result.timings.postprocess_ms;
+        run.docs.push_back(prompt_result_json(result));
+        run.results.push_back(std::move(result));
+      }
+    } else if (args.everything) {
+      EverythingOptions everything = args.everything_options;
+      everything.min_area = args.options.min_area;
+      auto result = model->segment_everything(embedding, everything);
+      result.prompt.text = "everything";
       totals.decode += result.timings.decode_ms;
       totals.postprocess += result.timings.postprocess_ms;
+      run.docs.push_back({{"everything", true}, {"instances", instances_json(result.instances)}});
       run.results.push_back(std::move(result));
+    } else {
+      const auto objects_out = model->segment_objects(embedding, objects, {args.multimask});
+      totals.decode += objects_out.front().timings.decode_ms;
+      totals.postprocess += objects_out.front().timings.postprocess_ms;
+      for (size_t k = 0; k < objects_out.size(); ++k) {
+        run.docs.push_back(object_result_json(objects_out[k]));
+        PromptResult as_files;  // the same folders as text prompts: masks and an overlay per object
+        as_files.prompt.text = "object " + std::to_string(k + 1);
+        as_files.instances = objects_out[k].masks;
+        run.results.push_back(std::move(as_files));
+      }
     }
     runs.push_back(std::move(run));
   }
@@ -156,7 +257,7 @@ int run_segment(const SegmentArgs& args) {
   for (const auto& run : runs) {
     nlohmann::ordered_json image = {{"path", run.path}, {"width", run.image.width}, {"height", run.image.height},
                             {"prompts", nlohmann::ordered_json::array()}};
-    for (const auto& r : run.results) image["prompts"].push_back(prompt_result_json(r));
+    for (const auto& d : run.docs) image["prompts"].push_back(d);
     doc["images"].push_back(std::move(image));
   }
   doc["timings_ms"] = {{"load", model->load_ms()},         {"preprocess", totals.preprocess},
@@ -197,7 +298,19 @@ void add_segment_command(CLI::App& app, Runner& run) {
   add_model_options(*cmd, args->models);
   cmd->add_option("-i,--image", args->images, "Image file (JPEG, PNG, WebP, BMP, TIFF); repeatable")->required();
   cmd->add_option("-p,--prompt", args->prompts, "Text prompt, e.g. \"yellow school bus\"; repeatable");
-  cmd->add_option("--box", args->boxes, "Exemplar box x0,y0,x1,y1[,neg] in pixels; repeatable; applies to every prompt");
+  cmd->add_option("--box", args->boxes, "Exemplar box x0,y0,x1,y1[,neg] in pixels; repeatable; applies to every prompt "
+                                        "(interactive model: the object's box; boxes alone are one object each)");
+  cmd->add_option("--point", args->points, "Interactive model: a click X,Y[,neg] on the object; repeatable (one object)");
+  cmd->add_flag("--multimask", args->multimask, "Interactive model: all three candidate masks, best first");
+  cmd->add_flag("--everything", args->everything, "Interactive model: every object (SAM's automatic mask generator)");
+  cmd->add_option("--points-per-side", args->everything_options.points_per_side, "--everything: grid points per side")
+      ->check(CLI::Range(1, 256))->capture_default_str();
+  cmd->add_option("--pred-iou", args->everything_options.pred_iou_threshold, "--everything: keep predicted IoU above this")
+      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  cmd->add_option("--stability", args->everything_options.stability_threshold, "--everything: keep stability scores from this")
+      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  cmd->add_option("--box-nms", args->everything_options.box_nms_threshold, "--everything: box NMS IoU threshold")
+      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
   cmd->add_option("-t,--threshold", args->options.score_threshold, "Keep instances scoring above this")
       ->check(number_in(0, 1))->capture_default_str();
   cmd->add_option("--mask-threshold", args->options.mask_threshold, "Mask probability cut")

@@ -19,6 +19,10 @@ void add_serve_command(CLI::App& app, Runner& run) {
   auto* cmd = app.add_subcommand("serve", "HTTP API and web page for interactive and programmatic segmentation");
   add_model_options(*cmd, args->models);
   auto& o = args->options;
+  cmd->add_option("--interactive-models", o.interactive_model_dir,
+                  "SAM3's interactive model (vision_encoder + prompt_encoder_mask_decoder) beside the text model, "
+                  "for clicks and \"everything\"; each image is encoded by a model only when a prompt needs it")
+      ->check(CLI::ExistingDirectory);
   cmd->add_option("--host", o.host, "Address to bind (non-local needs --api-key or --insecure)")->capture_default_str();
   cmd->add_option("--port", o.port, "Port (0 picks a free one, printed on stdout)")->capture_default_str()->check(CLI::Range(0, 65535));
   cmd->add_option("--workers", o.workers, "Inference workers sharing the model")->capture_default_str()->check(CLI::Range(1, 64));

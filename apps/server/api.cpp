@@ -248,8 +248,18 @@ void Api::load_model() {
     mo.intra_op_threads = options_.threads;
     mo.fallback_vocabulary = options_.fallback_vocabulary;
     auto model = Model::load(options_.model_dir, mo);
+    std::shared_ptr<Model> interactive;
+    if (!options_.interactive_model_dir.empty()) {
+      interactive = Model::load(options_.interactive_model_dir, mo);
+      if (!interactive->interactive()) {
+        throw Error(ErrorCode::kModelMismatch, options_.interactive_model_dir.string() + " holds a text-prompted " +
+                                                   layout_name(interactive->layout()) + " model, not SAM3's interactive "
+                                                   "one (vision_encoder.onnx, prompt_encoder_mask_decoder.onnx)");
+      }
+    }
     std::lock_guard lock(model_mutex_);
     model_ = std::move(model);
+    interactive_model_ = std::move(interactive);
     log(LogLevel::kInfo, "model ready");
   } catch (const std::exception& e) {
     std::lock_guard lock(model_mutex_);
@@ -291,22 +301,53 @@ std::shared_ptr<Model> Api::ready_model() {
   throw ApiError(503, "loading", "the model is still loading; retry shortly");
 }
 
-std::shared_ptr<const CachedImage> Api::encode_bytes(const HttpRequest& req, std::string_view bytes, bool* cached) {
+std::shared_ptr<Model> Api::click_model() {
   auto model = ready_model();
-  const std::string id = image_id_of(std::string(bytes));
-  if (auto hit = cache_.find(id)) {
+  std::lock_guard lock(model_mutex_);
+  if (interactive_model_) return interactive_model_;
+  if (model->interactive()) return model;
+  throw ApiError(400, "no_interactive_model",
+                 "points, boxes of one object and \"everything\" need SAM3's interactive model; start the server with "
+                 "--interactive-models DIR (onnx-community/sam3-tracker-ONNX) beside the text model");
+}
+
+std::shared_ptr<const CachedImage> Api::encode_bytes(const HttpRequest& req, std::string_view bytes, bool* cached) {
+  return embedding_for(req, ready_model(), image_id_of(std::string(bytes)), &bytes, cached);
+}
+
+std::shared_ptr<const CachedImage> Api::embedding_for(const HttpRequest& req, const std::shared_ptr<Model>& model,
+                                                      const std::string& id, const std::string_view* bytes,
+                                                      bool* cached) {
+  bool two_models = false, primary = true;
+  {
+    std::lock_guard lock(model_mutex_);
+    two_models = interactive_model_ != nullptr;
+    primary = model == model_;
+  }
+  // Each model's embedding of an image is its own cache entry.
+  const auto key_of = [&](bool first) { return first ? id : id + "#interactive"; };
+  if (auto hit = cache_.find(key_of(primary))) {
     *cached = true;
     return hit;
   }
-  // Decode here (request thread: bad input fails fast), encode on a worker.
-  ImageLoadOptions load;
-  load.max_pixels = options_.max_pixels;
-  auto image = std::make_shared<Image>(
-      decode_image({reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()}, "uploaded image", load));
-  // The job owns everything it touches: after a timeout it may outlive this request.
-  auto [entry, was_cached] = run_on_worker(req, [this, model, image, id](const JobStop&) {
+  std::shared_ptr<const Image> image;
+  if (bytes) {
+    // Decode here (request thread: bad input fails fast), encode on a worker.
+    ImageLoadOptions load;
+    load.max_pixels = options_.max_pixels;
+    image = std::make_shared<const Image>(
+        decode_image({reinterpret_cast<const std::uint8_t*>(bytes->data()), bytes->size()}, "uploaded image", load));
+  } else if (const auto other = two_models ? cache_.find(key_of(!primary)) : nullptr; other && other->image) {
+    image = other->image;  // encoded by the other model so far: the pixels were kept for this
+  } else {
+    throw ApiError(404, "unknown_image", "no image with id " + id + " (evicted or never uploaded); POST it to /v1/images again");
+  }
+  // The job owns everything it touches: after a timeout it may outlive this request. With two
+  // models the pixels stay with the entry, for the other model's first prompt.
+  const std::string key = key_of(primary);
+  auto [entry, was_cached] = run_on_worker(req, [this, model, image, key, two_models](const JobStop&) {
     bool hit = false;
-    auto e = cache_.get_or_encode(id, [&] { return model->encode(*image); }, &hit);
+    auto e = cache_.get_or_encode(key, [&] { return model->encode(*image); }, &hit, two_models ? image : nullptr);
     return std::pair{e, hit};
   });
   *cached = was_cached;
@@ -343,44 +384,91 @@ HttpResponse Api::handle_segment(const HttpRequest& req) {
   const auto shared_request = std::make_shared<const SegmentRequest>(parse_segment_request(req.body));
   check_prompts(shared_request->prompts, "\"prompts\"");
   const SegmentRequest& request = *shared_request;
-  auto model = ready_model();
-  bool cached = false;
-  std::shared_ptr<const CachedImage> entry;
-  if (!request.image_id.empty()) {
-    entry = cache_.find(request.image_id);
-    if (!entry) {
-      throw ApiError(404, "unknown_image", "no image with id " + request.image_id +
-                                               " (evicted or never uploaded); POST it to /v1/images again");
-    }
-    cached = true;
-  } else {
-    entry = encode_bytes(req, request.inline_image, &cached);
+  if (request.order.size() > options_.max_prompts) {  // clicked objects and "everything" count too
+    throw ApiError(413, "too_many_prompts", "too many prompts: \"prompts\" make " + std::to_string(request.order.size()) +
+                                                " prompts; this server takes at most " + std::to_string(options_.max_prompts) +
+                                                " per request (sam3 serve --max-prompts)");
   }
-  auto results = run_on_worker(req, [model, entry, shared_request](const JobStop& stop) {
-    std::vector<PromptResult> out;
-    for (const auto& prompt : shared_request->prompts) {
+  const bool clicks = request.order.size() > request.prompts.size();  // objects or "everything"
+  // Each model encodes the image only when one of the prompts needs it.
+  auto text_model = request.prompts.empty() ? nullptr : ready_model();
+  auto click = clicks ? click_model() : nullptr;
+  const std::string id = request.image_id.empty() ? image_id_of(request.inline_image) : request.image_id;
+  const std::string_view inline_bytes = request.inline_image;
+  const std::string_view* bytes = request.image_id.empty() ? &inline_bytes : nullptr;
+  bool text_cached = true, click_cached = true;
+  std::shared_ptr<const CachedImage> text_entry, click_entry;
+  if (text_model) text_entry = embedding_for(req, text_model, id, bytes, &text_cached);
+  if (click) click_entry = embedding_for(req, click, id, bytes, &click_cached);
+
+  struct Answers {
+    std::vector<PromptResult> concepts, everything;
+    std::vector<ObjectResult> objects;
+  };
+  auto answers = run_on_worker(req, [text_model, click, text_entry, click_entry, shared_request](const JobStop& stop) {
+    const SegmentRequest& r = *shared_request;
+    Answers a;
+    for (const auto& prompt : r.prompts) {
       stop.check();
-      out.push_back(model->segment(entry->embedding, prompt, shared_request->options));
+      a.concepts.push_back(text_model->segment(text_entry->embedding, prompt, r.options));
     }
-    return out;
+    stop.check();
+    if (!r.objects.empty()) a.objects = click->segment_objects(click_entry->embedding, r.objects, {r.multimask});
+    for (const auto& item : r.order) {
+      if (item.kind != PromptItem::kEverything) continue;
+      stop.check();
+      EverythingOptions everything;
+      everything.points_per_side = item.points_per_side;
+      everything.min_area = r.options.min_area;
+      a.everything.push_back(click->segment_everything(click_entry->embedding, everything));
+    }
+    return a;
   });
-  json timings = {{"encode_image", cached ? 0.0 : entry->embedding.encode_ms()},
-                  {"encode_text", 0.0}, {"decode", 0.0}, {"postprocess", 0.0}, {"image_cached", cached}};
-  json image = {{"image_id", entry->id}, {"width", entry->embedding.width()}, {"height", entry->embedding.height()},
+  double encode_ms = 0;
+  if (text_entry && !text_cached) encode_ms += text_entry->embedding.encode_ms();
+  if (click_entry && !click_cached) encode_ms += click_entry->embedding.encode_ms();
+  json timings = {{"encode_image", encode_ms}, {"encode_text", 0.0}, {"decode", 0.0}, {"postprocess", 0.0},
+                  {"image_cached", text_cached && click_cached}};
+  const auto& any = text_entry ? text_entry : click_entry;
+  json image = {{"image_id", id}, {"width", any->embedding.width()}, {"height", any->embedding.height()},
                 {"prompts", json::array()}};
-  for (const auto& r : results) {
-    json p = prompt_result_json(r);
+  const auto add_time = [&](const char* key, double ms) { timings[key] = timings[key].get<double>() + ms; };
+  const auto with_masks = [&](json p, const std::vector<Instance>& instances) {
     if (request.mask_format != MaskFormat::kRle) {
-      for (size_t i = 0; i < r.instances.size(); ++i) p["instances"][i]["mask"] = mask_json(r.instances[i], request);
+      for (size_t i = 0; i < instances.size(); ++i) p["instances"][i]["mask"] = mask_json(instances[i], request);
     }
-    image["prompts"].push_back(std::move(p));
-    timings["encode_text"] = timings["encode_text"].get<double>() + r.timings.encode_text_ms;
-    timings["decode"] = timings["decode"].get<double>() + r.timings.decode_ms;
-    timings["postprocess"] = timings["postprocess"].get<double>() + r.timings.postprocess_ms;
+    return p;
+  };
+  size_t everything_index = 0;
+  for (const auto& item : request.order) {
+    if (item.kind == PromptItem::kConcept) {
+      const auto& r = answers.concepts[item.index];
+      image["prompts"].push_back(with_masks(prompt_result_json(r), r.instances));
+      add_time("encode_text", r.timings.encode_text_ms);
+      add_time("decode", r.timings.decode_ms);
+      add_time("postprocess", r.timings.postprocess_ms);
+    } else if (item.kind == PromptItem::kObject) {
+      const auto& r = answers.objects[item.index];
+      image["prompts"].push_back(with_masks(object_result_json(r), r.masks));
+    } else {
+      const auto& r = answers.everything[everything_index++];
+      image["prompts"].push_back(with_masks({{"everything", true}, {"instances", instances_json(r.instances)}}, r.instances));
+      add_time("decode", r.timings.decode_ms);
+      add_time("postprocess", r.timings.postprocess_ms);
+    }
   }
-  return json_response(200, {{"model", {{"layout", layout_name(model->layout())}, {"name", model->directory().filename().string()}}},
-                             {"images", json::array({image})},
-                             {"timings_ms", timings}});
+  if (!answers.objects.empty()) {  // the objects were decoded together: their timings are the call's
+    add_time("decode", answers.objects.front().timings.decode_ms);
+    add_time("postprocess", answers.objects.front().timings.postprocess_ms);
+  }
+  const auto& main = text_model ? text_model : click;
+  json body = {{"model", {{"layout", layout_name(main->layout())}, {"name", main->directory().filename().string()}}}};
+  if (text_model && click && click != text_model) {
+    body["interactive_model"] = {{"layout", layout_name(click->layout())}, {"name", click->directory().filename().string()}};
+  }
+  body["images"] = json::array({image});
+  body["timings_ms"] = timings;
+  return json_response(200, body);
 }
 
 HttpResponse Api::handle_info() {
@@ -390,7 +478,7 @@ HttpResponse Api::handle_info() {
     if (model_) {
       const auto s = model_->stats();
       model = {{"name", model_->directory().filename().string()}, {"loaded", true}, {"layout", layout_name(model_->layout())},
-               {"generation", model_->generation()},
+               {"generation", model_->generation()}, {"interactive", model_->interactive()},
                {"input_size", model_->input_size()}, {"input_width", model_->input_width()},
                {"input_height", model_->input_height()}, {"load_ms", model_->load_ms()},
                {"image_encodes", s.image_encodes}, {"text_encodes", s.text_encodes}, {"decodes", s.decodes},
@@ -403,8 +491,19 @@ HttpResponse Api::handle_info() {
       model["error"] = "the model cannot be loaded; see the server's log";
     }
   }
+  json interactive = nullptr;
+  {
+    std::lock_guard lock(model_mutex_);
+    if (interactive_model_) {
+      const auto s = interactive_model_->stats();
+      interactive = {{"name", interactive_model_->directory().filename().string()}, {"loaded", true},
+                     {"layout", layout_name(interactive_model_->layout())}, {"generation", interactive_model_->generation()},
+                     {"image_encodes", s.image_encodes}, {"decodes", s.decodes}};
+    }
+  }
   const auto c = cache_.stats();
   return json_response(200, {{"model", model},
+                             {"interactive_model", interactive},
                              {"versions", {{"sam3cpp", SAM3_VERSION}, {"onnxruntime", onnxruntime_version()},
                                            {"onnxruntime_providers", available_execution_providers()}}},
                              {"cache", {{"entries", c.entries}, {"bytes", c.bytes}, {"capacity_bytes", c.capacity_bytes},

@@ -59,10 +59,17 @@ class Api {
   };
   void add_route(Route route) { routes_.push_back(std::move(route)); }
   std::shared_ptr<Model> ready_model();  // throws ApiError(503) while loading
+  // The interactive model (clicks, "everything"): --interactive-models, or --models when that
+  // is one. Throws ApiError 400 when the server has none, 503 while loading.
+  std::shared_ptr<Model> click_model();
   // "sam3cpp VERSION MODEL", what Label Studio keeps as the predictions' model version.
   std::string model_version() const;
   // The image's embedding from the cache, or decoded here and encoded on a worker.
   std::shared_ptr<const CachedImage> encode_bytes(const HttpRequest& req, std::string_view bytes, bool* cached);
+  // Image `id`'s embedding by `model`: from the cache, or encoded on a worker from `bytes`, or
+  // (bytes null) from the pixels kept with the other model's entry; ApiError 404 when neither.
+  std::shared_ptr<const CachedImage> embedding_for(const HttpRequest& req, const std::shared_ptr<Model>& model,
+                                                   const std::string& id, const std::string_view* bytes, bool* cached);
   // Runs `job(const JobStop&)` on the worker queue while the client is still there and the
   // request's time lasts; a job given up on before a worker takes it is skipped, one given up
   // while it runs stops at its next JobStop::check(). Throws ApiError 503 (queue full,
@@ -99,6 +106,7 @@ class Api {
   WorkQueue queue_;
   std::mutex model_mutex_;
   std::shared_ptr<Model> model_;
+  std::shared_ptr<Model> interactive_model_;  // a second model, for clicks
   bool load_failed_ = false;
 };
 

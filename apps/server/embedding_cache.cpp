@@ -13,7 +13,8 @@ std::shared_ptr<const CachedImage> EmbeddingCache::find(const std::string& id) {
 
 std::shared_ptr<const CachedImage> EmbeddingCache::get_or_encode(const std::string& id,
                                                                  const std::function<ImageEmbedding()>& encode,
-                                                                 bool* was_cached) {
+                                                                 bool* was_cached,
+                                                                 std::shared_ptr<const Image> keep_image) {
   std::promise<std::shared_ptr<const CachedImage>> promise;
   {
     std::unique_lock lock(mutex_);
@@ -35,7 +36,7 @@ std::shared_ptr<const CachedImage> EmbeddingCache::get_or_encode(const std::stri
   }
   if (was_cached) *was_cached = false;
   try {
-    auto entry = std::make_shared<const CachedImage>(CachedImage{encode(), id});
+    auto entry = std::make_shared<const CachedImage>(CachedImage{encode(), id, std::move(keep_image)});
     std::lock_guard lock(mutex_);
     insert_locked(entry);
     pending_.erase(id);
@@ -50,13 +51,13 @@ std::shared_ptr<const CachedImage> EmbeddingCache::get_or_encode(const std::stri
 }
 
 void EmbeddingCache::insert_locked(std::shared_ptr<const CachedImage> entry) {
-  bytes_ += entry->embedding.memory_bytes();
+  bytes_ += entry->bytes();
   const std::string id = entry->id;
   index_[id] = order_.insert(order_.begin(), std::move(entry));
   // Keep at least the newest entry even if it alone exceeds the budget.
   while (bytes_ > capacity_ && order_.size() > 1) {
     const auto& victim = order_.back();
-    bytes_ -= victim->embedding.memory_bytes();
+    bytes_ -= victim->bytes();
     index_.erase(victim->id);
     order_.pop_back();
     ++evictions_;

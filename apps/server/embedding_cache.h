@@ -17,7 +17,11 @@ namespace sam3::server {
 
 struct CachedImage {
   ImageEmbedding embedding;
-  std::string id;
+  std::string id;  // the cache key
+  // The decoded pixels, kept when a second model (the interactive one) may need the image
+  // later; counted in the cache's budget.
+  std::shared_ptr<const Image> image;
+  std::size_t bytes() const { return embedding.memory_bytes() + (image ? image->rgb.size() : 0); }
 };
 
 struct CacheStats {
@@ -34,7 +38,7 @@ class EmbeddingCache {
   // it) and stores the result. *was_cached tells which happened.
   std::shared_ptr<const CachedImage> get_or_encode(const std::string& id,
                                                    const std::function<ImageEmbedding()>& encode,
-                                                   bool* was_cached);
+                                                   bool* was_cached, std::shared_ptr<const Image> keep_image = nullptr);
   CacheStats stats();
 
  private:

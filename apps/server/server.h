@@ -14,6 +14,9 @@ namespace sam3::server {
 
 struct ServerOptions {
   std::filesystem::path model_dir;
+  // SAM3's interactive model beside the text one (clicks and "everything"); empty: none, or
+  // model_dir itself when that is the interactive model.
+  std::filesystem::path interactive_model_dir;
   std::filesystem::path fallback_vocabulary;
   std::vector<ExecutionProvider> providers;  // empty: the CPU; checked before the server listens
   std::string host = "127.0.0.1";

@@ -22,6 +22,7 @@
 
 #include "sam3/execution_provider.h"
 #include "sam3/image.h"
+#include "sam3/interactive.h"
 #include "sam3/types.h"
 
 namespace sam3 {
@@ -29,6 +30,7 @@ namespace sam3 {
 enum class Layout {
   kUsls,         // vision-encoder.onnx, text-encoder.onnx, decoder.onnx, tokenizer.json
   kSamexporter,  // sam3_image_encoder.onnx, sam3_language_encoder.onnx, sam3_decoder.onnx
+  kTracker,      // vision_encoder.onnx, prompt_encoder_mask_decoder.onnx (interactive: points, boxes)
 };
 const char* layout_name(Layout layout) noexcept;
 
@@ -150,6 +152,18 @@ class Model {
   // Throws kInvalidArgument for an empty prompt, boxes outside the image or too many boxes.
   PromptResult segment(const ImageEmbedding& embedding, const Prompt& prompt,
                        const SegmentOptions& options = {}) const;
+
+  // Whether this is the interactive generation (points and boxes, no text); see interactive.h.
+  bool interactive() const noexcept;
+  // One object per prompt, all decoded together. Throws kInvalidArgument naming the object and
+  // point for a point outside the image or not a number, an object with neither a positive
+  // point nor a box, too many points or objects, or a model that takes no clicks.
+  ObjectResult segment(const ImageEmbedding& embedding, const InteractivePrompt& prompt,
+                       const InteractiveOptions& options = {}) const;
+  std::vector<ObjectResult> segment_objects(const ImageEmbedding& embedding, const std::vector<InteractivePrompt>& prompts,
+                                            const InteractiveOptions& options = {}) const;
+  // Every object in the image (SAM's automatic mask generator), as instances best first.
+  PromptResult segment_everything(const ImageEmbedding& embedding, const EverythingOptions& options = {}) const;
 
   ModelStats stats() const;
   std::vector<ModelFileInfo> files() const;

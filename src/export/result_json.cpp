@@ -20,9 +20,9 @@ nlohmann::ordered_json box_prompts_json(const std::vector<BoxPrompt>& boxes) {
   return out;
 }
 
-nlohmann::ordered_json prompt_result_json(const PromptResult& result) {
+nlohmann::ordered_json instances_json(const std::vector<Instance>& list) {
   auto instances = nlohmann::ordered_json::array();
-  for (const auto& inst : result.instances) {
+  for (const auto& inst : list) {
     instances.push_back({
         {"score", std::round(static_cast<double>(inst.score) * 1e4) / 1e4},
         {"box", {round2(inst.box.x0), round2(inst.box.y0), round2(inst.box.x1), round2(inst.box.y1)}},
@@ -30,7 +30,21 @@ nlohmann::ordered_json prompt_result_json(const PromptResult& result) {
         {"mask", {{"size", {inst.mask.height, inst.mask.width}}, {"counts", rle_encode(inst.mask)}}},
     });
   }
-  return {{"text", result.prompt.text}, {"boxes", box_prompts_json(result.prompt.boxes)}, {"instances", instances}};
+  return instances;
+}
+
+nlohmann::ordered_json prompt_result_json(const PromptResult& result) {
+  return {{"text", result.prompt.text}, {"boxes", box_prompts_json(result.prompt.boxes)},
+          {"instances", instances_json(result.instances)}};
+}
+
+nlohmann::ordered_json object_result_json(const ObjectResult& result) {
+  auto points = nlohmann::ordered_json::array();
+  for (const auto& p : result.prompt.points) points.push_back({round2(p.x), round2(p.y), p.positive ? "pos" : "neg"});
+  nlohmann::ordered_json box = nullptr;
+  if (const auto& b = result.prompt.box) box = {round2(b->x0), round2(b->y0), round2(b->x1), round2(b->y1)};
+  return {{"points", points}, {"box", box}, {"object_score", std::round(static_cast<double>(result.object_score) * 1e4) / 1e4},
+          {"instances", instances_json(result.masks)}};
 }
 
 }  // namespace sam3

@@ -19,6 +19,31 @@ namespace sam3::detail {
 struct EmbeddingData {
   std::map<std::string, Ort::Value> features;
   int width = 0, height = 0;
+  Layout layout = Layout::kUsls;  // of the model that encoded it: another layout cannot decode it
+};
+
+// One run of the interactive decoder, in the model's input pixels (1008 x 1008): `objects`
+// objects of `points_per_object` points each ([1, point_rows, P, 2] with point_rows = objects,
+// or 1 for boxes alone, as transformers.js sends them) and `boxes` boxes ([1, n, 4]).
+struct ObjectBatch {
+  int objects = 0, point_rows = 0, points_per_object = 0;
+  std::vector<float> points;         // point_rows * points_per_object * 2
+  std::vector<std::int64_t> labels;  // objects * points_per_object: 1 positive, 0 negative
+  std::vector<float> boxes;          // x0,y0,x1,y1 per box
+};
+
+// The decoder's answer for a batch, float32: per object 3 candidates.
+struct DecodedObjects {
+  int objects = 0, candidates = 0, mask_h = 0, mask_w = 0;
+  std::vector<float> iou;            // [objects, candidates]
+  std::vector<float> masks;          // [objects, candidates, mask_h, mask_w] logits
+  std::vector<float> object_logits;  // [objects]
+};
+
+class InteractiveDecoder {
+ public:
+  virtual ~InteractiveDecoder() = default;
+  virtual DecodedObjects decode_objects(const EmbeddingData& image, const ObjectBatch& batch) const = 0;
 };
 
 struct TextFeatures {
@@ -43,6 +68,8 @@ class Backend {
   virtual std::vector<Instance> decode(const EmbeddingData& image, const TextFeatures& text,
                                        const std::vector<BoxPrompt>& boxes,
                                        const SegmentOptions& options, PromptTimings& timings) const = 0;
+  // The interactive generation's decoder; null for the text-prompted generations.
+  virtual const InteractiveDecoder* interactive() const { return nullptr; }
 };
 
 // `encoder` configures the image encoder session, `config` the text encoder and decoder.
@@ -50,5 +77,7 @@ std::unique_ptr<Backend> make_usls_backend(const ModelFiles& files, const rt::Se
                                            const rt::SessionConfig& config);
 std::unique_ptr<Backend> make_samexporter_backend(const ModelFiles& files, const rt::SessionConfig& encoder,
                                                   const rt::SessionConfig& config);
+std::unique_ptr<Backend> make_tracker_backend(const ModelFiles& files, const rt::SessionConfig& encoder,
+                                              const rt::SessionConfig& config);
 
 }  // namespace sam3::detail

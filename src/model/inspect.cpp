@@ -55,8 +55,11 @@ ModelInspection inspect_model(const std::filesystem::path& directory, const Mode
                : options.int8_weights == Int8Weights::kOff ? rt::Int8Weights::kOff
                                                            : rt::Int8Weights::kAuto;
   std::vector<std::filesystem::path> onnx;
-  for (const auto& e : std::filesystem::directory_iterator(directory, ec)) {
-    if (e.is_regular_file(ec) && e.path().extension() == ".onnx") onnx.push_back(e.path());
+  // The onnx-community repositories keep their graphs under onnx/.
+  for (const auto& where : {directory, directory / "onnx"}) {
+    for (const auto& e : std::filesystem::directory_iterator(where, ec)) {
+      if (e.is_regular_file(ec) && e.path().extension() == ".onnx") onnx.push_back(e.path());
+    }
   }
   std::sort(onnx.begin(), onnx.end());
   for (const auto& f : onnx) r.files.push_back(describe_file(f, cache));
@@ -70,12 +73,15 @@ ModelInspection inspect_model(const std::filesystem::path& directory, const Mode
   try {
     const auto model = Model::load(directory, load);
     r.generation = model->generation();
+    if (model->interactive()) r.vocabulary.clear();  // it takes no text
     r.quirks = model->quirks();
     r.input_width = model->input_width();
     r.input_height = model->input_height();
     for (const auto& f : r.files) {
       if (f.external_bytes > 0) {
-        r.quirks.push_back("weights in .onnx.data sidecars (read beside the .onnx; no prepared graph is cached)");
+        const bool hub = rt::external_data_file(f.file).string().ends_with("_data");  // onnx-community's naming
+        r.quirks.push_back(std::string("weights in ") + (hub ? ".onnx_data" : ".onnx.data") +
+                           " sidecars (read beside the .onnx; no prepared graph is cached)");
         break;
       }
     }

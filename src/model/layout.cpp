@@ -1,6 +1,7 @@
 #include "model/layout.h"
 
 #include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,33 @@ std::filesystem::path find_part(const std::filesystem::path& dir, const Part& pa
     }
   }
   return {};
+}
+
+// The interactive generation as the onnx-community repositories publish it: the graphs under
+// onnx/ (or at the folder's root), one file per dtype, with config.json at the root.
+constexpr std::array<const char*, 8> kTrackerSuffixes = {"", "_quantized", "_int8", "_uint8", "_fp16", "_q4", "_q4f16", "_bnb4"};
+constexpr const char* kTrackerImage = "vision_encoder";
+constexpr const char* kTrackerDecoder = "prompt_encoder_mask_decoder";
+
+// Both graphs of one dtype (the plain name first, then the order above); nullopt when the
+// folder holds neither; kModelNotFound when it holds only one half.
+std::optional<ModelFiles> find_tracker(const std::filesystem::path& dir) {
+  std::error_code ec;
+  std::string half;
+  for (const auto& where : {dir / "onnx", dir}) {
+    for (const char* suffix : kTrackerSuffixes) {
+      const auto image = where / (std::string(kTrackerImage) + suffix + ".onnx");
+      const auto decoder = where / (std::string(kTrackerDecoder) + suffix + ".onnx");
+      const bool has_image = std::filesystem::is_regular_file(image, ec), has_decoder = std::filesystem::is_regular_file(decoder, ec);
+      if (has_image && has_decoder) return ModelFiles{Layout::kTracker, {{"image", image}, {"decoder", decoder}}};
+      if (half.empty() && (has_image || has_decoder)) half = (has_image ? image : decoder).string();
+    }
+  }
+  if (half.empty()) return std::nullopt;
+  throw Error(ErrorCode::kModelNotFound,
+              dir.string() + ": incomplete sam3-tracker model: found " + half + " but not its partner; the interactive "
+                             "model needs vision_encoder.onnx and prompt_encoder_mask_decoder.onnx of the same dtype "
+                             "(e.g. both _quantized), under onnx/ or at the folder's root");
 }
 
 std::string names_of(const LayoutFiles& l) {
@@ -96,6 +124,7 @@ ModelFiles detect_layout(const std::filesystem::path& dir) {
                                "files, or fetch them with 'sam3 models pull'");
   }
   check_model_folder_entries(dir);
+  if (auto tracker = find_tracker(dir)) return *tracker;
   for (const auto& candidate : kLayouts) {
     ModelFiles files{candidate.layout, {}};
     int present = 0, required = 0;
@@ -121,8 +150,9 @@ ModelFiles detect_layout(const std::filesystem::path& dir) {
   }
   throw Error(ErrorCode::kModelNotFound,
               dir.string() + ": not a SAM3 model directory; expected " + names_of(kLayouts[0]) +
-                  " (usls layout, also with -int8/-fp16/-q4f16 suffixes) or " + names_of(kLayouts[1]) +
-                  " (samexporter layout), found " + (found.empty() ? "no .onnx files" : found));
+                  " (usls layout, also with -int8/-fp16/-q4f16 suffixes), " + names_of(kLayouts[1]) +
+                  " (samexporter layout) or onnx/vision_encoder.onnx, onnx/prompt_encoder_mask_decoder.onnx "
+                  "(the interactive sam3-tracker model), found " + (found.empty() ? "no .onnx files" : found));
 }
 
 std::filesystem::path find_vocabulary(const std::filesystem::path& dir) {

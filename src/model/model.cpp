@@ -9,6 +9,7 @@
 
 #include "core/timer.h"
 #include "model/backend.h"
+#include "model/interactive.h"
 #include "model/layout.h"
 #include "predictor/postprocess.h"
 #include "predictor/preprocess.h"
@@ -18,7 +19,12 @@
 namespace sam3 {
 
 const char* layout_name(Layout layout) noexcept {
-  return layout == Layout::kUsls ? "usls" : "samexporter";
+  switch (layout) {
+    case Layout::kUsls: return "usls";
+    case Layout::kSamexporter: return "samexporter";
+    case Layout::kTracker: return "sam3-tracker";
+  }
+  return "unknown";
 }
 
 std::string onnxruntime_version() { return Ort::GetVersionString(); }
@@ -127,9 +133,12 @@ std::shared_ptr<Model> Model::load(const std::filesystem::path& directory, const
   impl->directory = directory;
   const detail::ModelFiles files = detail::detect_layout(directory);
   const Layout layout = files.layout;
-  std::filesystem::path vocab = detail::find_vocabulary(directory);
-  if (vocab.empty()) vocab = options.fallback_vocabulary.empty() ? default_vocabulary() : options.fallback_vocabulary;
-  impl->tokenizer = std::make_unique<ClipTokenizer>(ClipTokenizer::from_file(vocab));
+  std::filesystem::path vocab;
+  if (layout != Layout::kTracker) {  // the interactive generation takes no text
+    vocab = detail::find_vocabulary(directory);
+    if (vocab.empty()) vocab = options.fallback_vocabulary.empty() ? default_vocabulary() : options.fallback_vocabulary;
+    impl->tokenizer = std::make_unique<ClipTokenizer>(ClipTokenizer::from_file(vocab));
+  }
   config.intra_op_threads = capped_threads(options.intra_op_threads);
   config.spin_threads = options.spin_threads;
   config.shared_thread_pool = options.shared_thread_pool;
@@ -143,8 +152,9 @@ std::shared_ptr<Model> Model::load(const std::filesystem::path& directory, const
                                 : *options.encoder_memory_arena        ? rt::SessionConfig::Arena::kOn
                                                                        : rt::SessionConfig::Arena::kOff;
   try {
-    impl->backend = layout == Layout::kUsls ? detail::make_usls_backend(files, encoder_config, config)
-                                            : detail::make_samexporter_backend(files, encoder_config, config);
+    impl->backend = layout == Layout::kUsls    ? detail::make_usls_backend(files, encoder_config, config)
+                    : layout == Layout::kTracker ? detail::make_tracker_backend(files, encoder_config, config)
+                                                 : detail::make_samexporter_backend(files, encoder_config, config);
   } catch (const Error& e) {
     if (e.code() != ErrorCode::kModelMismatch) throw;
     // Which generation the folder looked like, then the file, tensor, expected and found.
@@ -154,8 +164,8 @@ std::shared_ptr<Model> Model::load(const std::filesystem::path& directory, const
   impl->load_ms = ms_since(t0);
   log(LogLevel::kInfo, "loaded " + std::string(layout_name(layout)) + " model from " + directory.string() +
                            " (input " + std::to_string(impl->backend->input_width()) + "x" +
-                           std::to_string(impl->backend->input_height()) + ", vocabulary " +
-                           vocab.filename().string() + ") in " + std::to_string(static_cast<int>(impl->load_ms)) + " ms");
+                           std::to_string(impl->backend->input_height()) +
+                           (vocab.empty() ? std::string() : ", vocabulary " + vocab.filename().string()) + ") in " + std::to_string(static_cast<int>(impl->load_ms)) + " ms");
   return std::make_shared<Model>(std::move(impl));
 }
 
@@ -197,6 +207,7 @@ ImageEmbedding Model::encode(PreparedImage prepared) const {
   data->features = impl_->backend->encode_image(prepared.planes);
   data->width = prepared.width;
   data->height = prepared.height;
+  data->layout = layout();
   std::size_t bytes = 0;
   for (const auto& [name, value] : data->features) {
     const auto info = value.GetTensorTypeAndShapeInfo();
@@ -209,6 +220,12 @@ ImageEmbedding Model::encode(PreparedImage prepared) const {
 PromptResult Model::segment(const ImageEmbedding& embedding, const Prompt& prompt,
                             const SegmentOptions& options) const {
   if (!embedding.data()) throw Error(ErrorCode::kInvalidArgument, "the image embedding is empty");
+  if (interactive()) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "this is SAM3's interactive (tracker) model: it takes points and boxes, not text prompts; give "
+                "points (--point X,Y) or a box, or load a text-prompted SAM3 model for words and exemplar boxes");
+  }
+  detail::check_embedding_layout(*embedding.data(), layout());
   const bool blank = prompt.text.find_first_not_of(" \t\r\n") == std::string::npos;
   if (blank && prompt.boxes.empty()) {
     throw Error(ErrorCode::kInvalidArgument, "empty prompt: give a text (e.g. \"car\"), exemplar boxes, or both");
@@ -236,6 +253,31 @@ PromptResult Model::segment(const ImageEmbedding& embedding, const Prompt& promp
   const auto t1 = Clock::now();
   finalize_instances(result.instances, options);
   result.timings.postprocess_ms += ms_since(t1);
+  return result;
+}
+
+bool Model::interactive() const noexcept { return impl_->backend->interactive() != nullptr; }
+
+std::vector<ObjectResult> Model::segment_objects(const ImageEmbedding& embedding,
+                                                 const std::vector<InteractivePrompt>& prompts,
+                                                 const InteractiveOptions& options) const {
+  if (!embedding.data()) throw Error(ErrorCode::kInvalidArgument, "the image embedding is empty");
+  int runs = 0;
+  auto results = detail::segment_objects(*impl_->backend, *embedding.data(), prompts, options, &runs);
+  impl_->decodes += runs;
+  return results;
+}
+
+ObjectResult Model::segment(const ImageEmbedding& embedding, const InteractivePrompt& prompt,
+                            const InteractiveOptions& options) const {
+  return std::move(segment_objects(embedding, std::vector<InteractivePrompt>{prompt}, options).front());
+}
+
+PromptResult Model::segment_everything(const ImageEmbedding& embedding, const EverythingOptions& options) const {
+  if (!embedding.data()) throw Error(ErrorCode::kInvalidArgument, "the image embedding is empty");
+  int runs = 0;
+  auto result = detail::segment_everything(*impl_->backend, *embedding.data(), options, &runs);
+  impl_->decodes += runs;
   return result;
 }
 

@@ -200,6 +200,26 @@ void finalize_instances(std::vector<Instance>& instances, const SegmentOptions& 
   }
 }
 
+void resize_bilinear(const float* src, int src_h, int src_w, int dst_h, int dst_w, float* dst) {
+  const Axis ax = bilinear_axis(src_w, dst_w), ay = bilinear_axis(src_h, dst_h);
+  std::vector<float> row0(dst_w), row1(dst_w);
+  const auto fill = [&](int sy, std::vector<float>& row) {
+    const float* s = src + static_cast<size_t>(sy) * src_w;
+    for (int x = 0; x < dst_w; ++x) row[x] = s[ax.i0[x]] + ax.lambda[x] * (s[ax.i1[x]] - s[ax.i0[x]]);
+  };
+  int cached0 = -1, cached1 = -1;
+  for (int y = 0; y < dst_h; ++y) {
+    if (ay.i0[y] != cached0) {
+      if (ay.i0[y] == cached1) std::swap(row0, row1), std::swap(cached0, cached1);
+      else fill(ay.i0[y], row0), cached0 = ay.i0[y];
+    }
+    if (ay.i1[y] != cached1) fill(ay.i1[y], row1), cached1 = ay.i1[y];
+    const float l = ay.lambda[y];
+    float* d = dst + static_cast<size_t>(y) * dst_w;
+    for (int x = 0; x < dst_w; ++x) d[x] = row0[x] + l * (row1[x] - row0[x]);
+  }
+}
+
 Box mask_bounds(const Mask& mask) {
   int x0 = mask.width, y0 = mask.height, x1 = -1, y1 = -1;
   for (int y = 0; y < mask.height; ++y) {

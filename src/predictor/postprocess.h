@@ -55,6 +55,10 @@ void finalize_instances(std::vector<Instance>& instances, const SegmentOptions& 
 void upsample_threshold(const float* src, int src_h, int src_w, int dst_h, int dst_w, float cut,
                         std::uint8_t* dst);
 
+// Bilinear resize of one float plane (PyTorch align_corners=False, ONNX Resize linear half_pixel,
+// no antialiasing when shrinking): what transformers.js's interpolate_4d does.
+void resize_bilinear(const float* src, int src_h, int src_w, int dst_h, int dst_w, float* dst);
+
 Box mask_bounds(const Mask& mask);  // {0,0,0,0} for an empty mask
 float box_iou(const Box& a, const Box& b);
 float mask_iou(const Mask& a, const Mask& b);

@@ -109,7 +109,9 @@ fs::path cache_folder(const fs::path& model) { return cache_root_of(model); }
 
 fs::path external_data_file(const fs::path& model) {
   std::error_code ec;
-  for (const fs::path& p : {fs::path(model.string() + ".data"), model.parent_path() / (model.stem().string() + ".data")}) {
+  // "<file>.data" (most exporters), "<stem>.data", "<file>_data" (the onnx-community repositories).
+  for (const fs::path& p : {fs::path(model.string() + ".data"), model.parent_path() / (model.stem().string() + ".data"),
+                            fs::path(model.string() + "_data")}) {
     if (fs::exists(p, ec)) return p;
   }
   return {};

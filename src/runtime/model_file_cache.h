@@ -48,7 +48,7 @@ PreparedModelFile prepare_model_file(const std::filesystem::path& model, const F
 bool has_prepared_file(const std::filesystem::path& model, const FileCacheOptions& options);
 // The model's cache folder (<dir>/.sam3-cache, or the user cache when that is read-only).
 std::filesystem::path cache_folder(const std::filesystem::path& model);
-// The file holding the model's external weights ("<file>.data" or "<stem>.data"); empty if none.
+// The file holding the model's external weights ("<file>.data", "<stem>.data" or "<file>_data"); empty if none.
 std::filesystem::path external_data_file(const std::filesystem::path& model);
 // After a session was created with save_optimized: move the file into place and describe it.
 void finish_model_file(const PreparedModelFile& prepared, const std::filesystem::path& source);

@@ -58,6 +58,45 @@ inline Scene make_scene(bool portrait) {
   return s;
 }
 
+// For the generated interactive model (tools/make_tracker_model.py): 640x480, black, two red
+// squares and a blue bar. One click gives the clicked colour within 250 model pixels of it:
+// exactly the clicked square (the other one is farther away).
+struct ClickScene {
+  Image image;
+  Rect red_left, red_right, blue;
+};
+
+inline ClickScene make_click_scene() {
+  ClickScene s;
+  s.image = {640, 480, std::vector<std::uint8_t>(640u * 480u * 3u, 0)};
+  s.red_left = {100, 100, 220, 220};
+  s.red_right = {400, 100, 520, 220};
+  s.blue = {200, 300, 500, 420};
+  fill(s.image, s.red_left, 255, 0, 0);
+  fill(s.image, s.red_right, 255, 0, 0);
+  fill(s.image, s.blue, 0, 0, 255);
+  return s;
+}
+
+// For "segment everything" on the generated interactive model: three small squares of three
+// colours on black, each small enough for one click inside it to give all of it.
+struct EverythingScene {
+  Image image;
+  Rect red, green, blue;
+};
+
+inline EverythingScene make_everything_scene() {
+  EverythingScene s;
+  s.image = {512, 384, std::vector<std::uint8_t>(512u * 384u * 3u, 0)};
+  s.red = {60, 60, 120, 120};
+  s.green = {300, 80, 360, 140};
+  s.blue = {180, 240, 240, 300};
+  fill(s.image, s.red, 255, 0, 0);
+  fill(s.image, s.green, 0, 255, 0);
+  fill(s.image, s.blue, 0, 0, 255);
+  return s;
+}
+
 inline double iou_with_rect(const Mask& m, const Rect& r) {
   std::int64_t inter = 0, uni = 0;
   for (int y = 0; y < m.height; ++y) {

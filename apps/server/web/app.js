@@ -15,6 +15,8 @@ const state = {
   hover: null,        // {prompt, index}
   drag: null,
   lastResponse: null,
+  clicks: false,      // click mode (the server has SAM3's interactive model)
+  object: null,       // the object being clicked: {points: [[x, y, "pos"|"neg"]], box, prompt}
 };
 
 // ---- API -------------------------------------------------------------------------------
@@ -84,6 +86,7 @@ async function pollHealth() {
     if (response.ok) {
       const info = await api("/v1/info").catch(() => null);
       pill.textContent = info ? `${info.model.layout} model ready` : "ready";
+      $("click-row").hidden = !(info && (info.interactive_model || info.model.interactive));
       pill.className = "pill ready";
       if (info) $("versions").textContent = `sam3cpp ${info.versions.sam3cpp} · ONNX Runtime ${info.versions.onnxruntime}`;
       return;
@@ -116,6 +119,8 @@ async function loadFile(file) {
     });
     state.image = { id: info.image_id, width: info.width, height: info.height, bitmap };
     state.boxes = [];
+    state.object = null;
+    state.prompts = state.prompts.filter((p) => !p.object);
     for (const p of state.prompts) p.instances = [];
     setStatus(info.cached ? "Image already encoded (cache hit)." : `Image encoded in ${(info.encode_ms / 1000).toFixed(1)} s.`);
     $("prompt-input").disabled = false;
@@ -194,8 +199,53 @@ async function runPrompt(prompt) {
   }
 }
 
+// Click mode: each click (Shift or right button: "not this") or dragged box refines the
+// current object, decoded again at once by the interactive model.
+async function runObject() {
+  const object = state.object;
+  if (!state.image || !object) return;
+  if (!object.prompt) {
+    const used = new Set(state.prompts.map((p) => p.color));
+    const color = PALETTE.find((c) => !used.has(c)) || PALETTE[state.prompts.length % PALETTE.length];
+    object.prompt = { text: `object ${state.prompts.filter((p) => p.object).length + 1}`, color, pending: false, instances: [], object };
+    state.prompts.push(object.prompt);
+  }
+  const prompt = object.prompt;
+  prompt.pending = true;
+  renderChips();
+  try {
+    const result = await api("/v1/segment", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ image_id: state.image.id, prompts: [{ points: object.points, box: object.box }] }),
+    });
+    const answer = result.images[0].prompts[0];
+    prompt.instances = answer.instances.map((inst) => ({
+      score: inst.score, box: inst.box, area: inst.area,
+      mask: decodeRle(inst.mask.counts, inst.mask.size[0], inst.mask.size[1]), raw: inst,
+    }));
+    state.lastResponse = result;
+    const t = result.timings_ms;
+    setStatus(`${prompt.text}: ${object.points.length} point${object.points.length === 1 ? "" : "s"}${object.box ? " and a box" : ""}, ` +
+      `object score ${answer.object_score.toFixed(2)}, ${Math.round(t.encode_image + t.decode + t.postprocess)} ms.`);
+  } catch (e) {
+    setStatus(e.message, true);
+  } finally {
+    prompt.pending = false;
+    $("new-object").disabled = false;
+    renderAll();
+  }
+}
+
+function addClick(point, box) {
+  state.object ??= { points: [], box: null, prompt: null };
+  if (point) state.object.points.push(point);
+  if (box) state.object.box = box;
+  runObject();
+}
+
 async function runAll() {
-  const list = state.prompts.length ? state.prompts : [];
+  const list = state.prompts.filter((p) => !p.object);  // clicked objects are decoded by runObject
   if (!list.length && state.boxes.length) {
     addPrompt("", false);  // box-only prompt
     return;
@@ -216,6 +266,7 @@ function addPrompt(text, run = true) {
 }
 
 function removePrompt(prompt) {
+  if (state.object && state.object.prompt === prompt) state.object = null;
   state.prompts = state.prompts.filter((p) => p !== prompt);
   if (state.hover && state.hover.prompt === prompt) state.hover = null;
   renderAll();
@@ -226,7 +277,8 @@ function visibleInstances() {
   const out = [];
   for (const prompt of state.prompts) {
     prompt.instances.forEach((inst, index) => {
-      if (inst.score > state.threshold) out.push({ prompt, index, inst });
+      // A clicked object's mask is what was asked for; its score is a predicted IoU.
+      if (prompt.object || inst.score > state.threshold) out.push({ prompt, index, inst });
     });
   }
   return out;
@@ -281,6 +333,22 @@ function render() {
     }
   }
   for (const b of state.boxes) drawBox(ctx, b, false);
+  if (state.object) {
+    const scale = Math.max(1, width / 900);
+    if (state.object.box) {
+      const [x0, y0, x1, y1] = state.object.box;
+      drawBox(ctx, { x0, y0, x1, y1, positive: true }, false);
+    }
+    for (const [x, y, kind] of state.object.points) {
+      ctx.beginPath();
+      ctx.arc(x, y, 5 * scale, 0, 2 * Math.PI);
+      ctx.fillStyle = kind === "pos" ? "#12b76a" : "#d92d20";
+      ctx.fill();
+      ctx.lineWidth = 1.5 * scale;
+      ctx.strokeStyle = "#fff";
+      ctx.stroke();
+    }
+  }
   if (state.drag) drawBox(ctx, state.drag, true);
 }
 
@@ -446,7 +514,7 @@ function installCanvasHandlers() {
   canvas.addEventListener("mousedown", (e) => {
     if (!state.image) return;
     const p = imagePoint(e);
-    state.drag = { sx: p.x, sy: p.y, x0: p.x, y0: p.y, x1: p.x, y1: p.y, positive: !e.shiftKey };
+    state.drag = { sx: p.x, sy: p.y, x0: p.x, y0: p.y, x1: p.x, y1: p.y, positive: !e.shiftKey && e.button !== 2 };
   });
   window.addEventListener("mousemove", (e) => {
     if (!state.image) return;
@@ -472,11 +540,18 @@ function installCanvasHandlers() {
     const d = state.drag;
     state.drag = null;
     if (!d) return;
-    if (d.x1 - d.x0 < 4 || d.y1 - d.y0 < 4) { render(); return; }  // a click, not a box
+    const isClick = d.x1 - d.x0 < 4 || d.y1 - d.y0 < 4;
+    if (state.clicks) {  // a click is a point on the object, a drag its box
+      if (isClick) addClick([Math.round(d.sx), Math.round(d.sy), d.positive ? "pos" : "neg"], null);
+      else addClick(null, [Math.round(d.x0), Math.round(d.y0), Math.round(d.x1), Math.round(d.y1)]);
+      return;
+    }
+    if (isClick) { render(); return; }  // a click, not a box
     state.boxes.push({ x0: Math.round(d.x0), y0: Math.round(d.y0), x1: Math.round(d.x1), y1: Math.round(d.y1), positive: d.positive });
     renderChips();
     runAll();
   });
+  canvas.addEventListener("contextmenu", (e) => { if (state.clicks) e.preventDefault(); });
   canvas.addEventListener("mouseleave", () => {
     if (state.hover) { state.hover = null; render(); renderListHover(); }
   });
@@ -515,6 +590,17 @@ function init() {
   $("download-masks").addEventListener("click", () =>
     downloadMask(visibleInstances().map(({ prompt, inst }) => ({ prompt, inst })), "sam3-masks.png"));
   $("download-json").addEventListener("click", downloadJson);
+  $("click-mode").addEventListener("change", (e) => {
+    state.clicks = e.target.checked;
+    $("hint-text").textContent = state.clicks
+      ? "Click the object; Shift-click or right-click where it is not; drag for its box."
+      : "Drag on the image to add an exemplar box; hold Shift for a negative one.";
+  });
+  $("new-object").addEventListener("click", () => {  // keep the current object, start another
+    state.object = null;
+    $("new-object").disabled = true;
+    render();
+  });
   $("api-key").addEventListener("change", (e) => {
     localStorage.setItem("sam3-api-key", e.target.value);
     pollHealth();

@@ -1,0 +1,67 @@
+// Clicks and boxes -> one object each, with SAM3's interactive (tracker) model, and "segment
+// everything" (SAM's automatic mask generator) on the same model.
+//
+//   auto model = sam3::Model::load("models/sam3-tracker");    // vision_encoder + prompt_encoder_mask_decoder
+//   auto embedding = model->encode(sam3::load_image("street.jpg"));
+//   sam3::InteractivePrompt car{{{420, 310}, {455, 330, false}}, sam3::Box{380, 260, 520, 380}};
+//   sam3::ObjectResult object = model->segment(embedding, car);  // object.masks[0]: the best mask
+//   sam3::PromptResult all = model->segment_everything(embedding);
+//
+// Semantics are those of SAM3's tracker processor (transformers' Sam2 processor): the image is
+// stretched to 1008 x 1008, points and boxes are scaled to it, each candidate mask is upsampled
+// to 1008 x 1008 and then to the image size (bilinear) and cut at logit 0.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "sam3/types.h"
+
+namespace sam3 {
+
+// A click in pixels of the original image; positive = "this object", negative = "not this".
+struct PointPrompt {
+  float x = 0, y = 0;
+  bool positive = true;
+};
+
+// One object: clicks, a box around it, or both (at least one positive point or the box).
+struct InteractivePrompt {
+  std::vector<PointPrompt> points;
+  std::optional<Box> box;
+};
+
+// Limits the library enforces on one call (errors name the object and point).
+inline constexpr int kMaxPointsPerObject = 64;
+inline constexpr int kMaxObjectsPerCall = 256;
+
+struct InteractiveOptions {
+  bool multimask = false;  // all three candidate masks, best first, instead of the best one
+};
+
+struct ObjectTimings {
+  double decode_ms = 0, postprocess_ms = 0;  // of the whole call (objects are decoded together)
+};
+
+struct ObjectResult {
+  InteractivePrompt prompt;
+  std::vector<Instance> masks;  // best predicted IoU first; score = the predicted IoU
+  float object_score = 0;       // sigmoid of the model's object-score logit: is there an object at all
+  ObjectTimings timings;
+};
+
+// SAM's automatic mask generator on the interactive model: a grid of single positive clicks,
+// each giving three candidates, kept when confident and stable, then deduplicated.
+struct EverythingOptions {
+  int points_per_side = 32;            // grid of points_per_side^2 clicks over the image
+  int points_per_batch = 64;           // clicks decoded per decoder run
+  float pred_iou_threshold = 0.88f;    // keep candidates whose predicted IoU exceeds this
+  float stability_threshold = 0.95f;   // IoU of the mask cut at +offset and at -offset
+  float stability_offset = 1.0f;
+  float box_nms_threshold = 0.7f;      // drop a mask whose box overlaps a better one more
+  float object_score_threshold = 0.5f; // SAM2's "no object here" cut (sigmoid of its logit)
+  std::int64_t min_area = 0;           // drop masks with fewer pixels
+};
+
+}  // namespace sam3

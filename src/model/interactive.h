@@ -1,0 +1,27 @@
+// The interactive generation's prompts -> objects, behind Model::segment(points) and
+// Model::segment_everything.
+#pragma once
+
+#include <vector>
+
+#include "model/backend.h"
+#include "sam3/interactive.h"
+
+namespace sam3::detail {
+
+// Throws kInvalidArgument when the embedding came from a model of another layout.
+void check_embedding_layout(const EmbeddingData& embedding, Layout model);
+
+// Validates every prompt (errors name the object and point), decodes objects of the same
+// input shapes together and post-processes as transformers' Sam2 processor. *decoder_runs
+// counts the decoder runs.
+std::vector<ObjectResult> segment_objects(const Backend& backend, const EmbeddingData& image,
+                                          const std::vector<InteractivePrompt>& prompts,
+                                          const InteractiveOptions& options, int* decoder_runs);
+
+// SAM's automatic mask generator: a grid of single positive clicks, three candidates each,
+// kept when confident, present and stable, deduplicated by box NMS.
+PromptResult segment_everything(const Backend& backend, const EmbeddingData& image, const EverythingOptions& options,
+                                int* decoder_runs);
+
+}  // namespace sam3::detail
