@@ -10,8 +10,10 @@ int main(int argc, char** argv) {
   using namespace sam3::cli;
   CLI::App app{"sam3: find every instance of a text prompt in images with Meta's SAM3 (ONNX Runtime, CPU)"};
   app.name("sam3");
-  app.set_version_flag("--version", std::string("sam3cpp ") + SAM3_VERSION + " (ONNX Runtime " +
-                                        sam3::onnxruntime_version() + ")");
+  app.set_version_flag("--version", [] {
+    return std::string("sam3cpp ") + SAM3_VERSION + " (ONNX Runtime " + sam3::onnxruntime_version() +
+           "; int8 products on " + sam3::int8_kernels() + ")";
+  });
   app.require_subcommand(1);
   app.fallthrough();
   bool verbose = false, quiet = false;

@@ -2,13 +2,15 @@
 // (<dir>/.sam3-cache/, or the user cache when the model folder is read-only):
 //  - int8 weights: MatMulInteger's uint8 weights rewritten as int8 (exact) when the CPU has
 //    VNNI/AMX/dot-product instructions;
+//  - those int8 products handed to oneDNN (kernels/onednn_int8.h) when the build has it and
+//    oneDNN runs them exactly on this CPU (VNNI/AMX);
 //  - attention written out op by op fused into ONNX Runtime's MultiHeadAttention, which never
 //    materialises the score matrix (optimize/onnx_attention.h); for files with external
 //    weights only this, in memory, on every load;
 //  - the graph as ONNX Runtime optimized it, saved on the first load, so later loads skip
 //    graph optimisation.
-// Entries are keyed by the file's size and modification time, the CPU features and the
-// ONNX Runtime version; the source's sha256 is recorded in the entry's meta.json.
+// Entries are keyed by the file's size and modification time, the CPU features, the ONNX
+// Runtime version and the kernels used; the source's sha256 is recorded in the entry's meta.json.
 #pragma once
 
 #include <filesystem>
@@ -22,6 +24,7 @@ struct FileCacheOptions {
   bool enabled = true;
   Int8Weights int8 = Int8Weights::kAuto;
   bool fuse_attention = true;
+  bool onednn = true;  // int8 products on oneDNN where available (needs the int8 weights)
 };
 
 struct PreparedModelFile {
@@ -31,6 +34,7 @@ struct PreparedModelFile {
   std::filesystem::path entry;           // the cache entry folder (empty when not cached)
   int int8_weights = 0;                  // weights rewritten as int8 (0: none or not applied)
   int fused_attention = 0;               // attention patterns fused (0: none or not applied)
+  int onednn_int8 = 0;                   // MatMulInteger nodes run by oneDNN
   // Files with external weights: the fused graph, held in memory (nothing is cached: a saved
   // graph would copy gigabytes of weights); its weights are read from load_path's folder.
   std::string graph_in_memory;
