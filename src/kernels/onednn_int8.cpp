@@ -5,6 +5,7 @@
 #include <omp.h>
 #endif
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -147,8 +148,9 @@ class MatMulIntegerKernel {
     const Product& p = product_for(m);
     memory src(memory::desc({m, k_}, dt::u8, tag::ab), engine(), const_cast<std::uint8_t*>(a_data));
     memory dst(memory::desc({m, n_}, dt::s32, tag::ab), engine(), y_data);
-    std::vector<std::uint8_t> scratch(p.scratchpad_bytes);
-    memory scratchpad(memory::desc({static_cast<memory::dim>(scratch.size())}, dt::u8, tag::a), engine(), scratch.data());
+    // Uninitialised (a vector would zero megabytes per call); oneDNN writes before it reads.
+    const std::unique_ptr<std::uint8_t[]> scratch(new std::uint8_t[std::max<size_t>(p.scratchpad_bytes, 1)]);
+    memory scratchpad(memory::desc({static_cast<memory::dim>(p.scratchpad_bytes)}, dt::u8, tag::a), engine(), scratch.get());
     dnnl::stream s(engine());
     p.primitive.execute(s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, dst},
                             {DNNL_ARG_SCRATCHPAD, scratchpad}});
