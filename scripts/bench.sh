@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Side-by-side benchmark on SAM3-shaped models with random weights (the real shapes and the
 # public files' uint8 quantization): sam3cpp against the model card's pipeline in Node.js
-# (onnxruntime-node, same ONNX Runtime version), same files, same run, median of 3.
+# (onnxruntime-node, same ONNX Runtime version), same files, same run, median of 3. sam3cpp runs
+# once per kernel choice (--kernels ort,onednn-int8 by default: ONNX Runtime's int8 kernels, and
+# the int8 products on oneDNN where the build and CPU have them), each a column.
 #   scripts/bench.sh [--quick] [extra sam3-bench options]
 # Full size needs about 1 GB of disk for the models and up to ~12 GB of memory; it takes
 # 15-30 minutes on 2 cores. --quick uses fewer blocks (same shapes) and takes a few minutes.

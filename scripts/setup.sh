@@ -40,6 +40,8 @@ packages=(build-essential cmake ninja-build pkg-config git clang
   libutf8proc-dev libpugixml-dev libgdal-dev libboost-dev libjpeg-dev libpng-dev libwebp-dev zlib1g-dev libssl-dev libzip-dev zip libgtest-dev libgmock-dev
   python3 python3-dev python3-onnx python3-numpy pybind11-dev python3-pytest python3-pil python3-venv python3-pip python3-gdal gdal-bin time
   ca-certificates curl)
+# oneDNN (optional: int8 products on VNNI/AMX); not built for every architecture.
+apt-cache show libdnnl-dev >/dev/null 2>&1 && packages+=(libdnnl-dev)
 [ "$with_tests" = 1 ] && packages+=(chromium slurm-wlm munge qgis python3-qgis python3-yaml)
 missing=()
 for p in "${packages[@]}"; do

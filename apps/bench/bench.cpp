@@ -31,12 +31,6 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-double peak_rss_mb() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return u.ru_maxrss / 1024.0;
-}
-
 Stages run_ours(const fs::path& models, const sam3::Image& image, const std::vector<std::string>& prompts,
                 const sam3::ModelOptions& options) {
   Stages s;
@@ -55,6 +49,43 @@ Stages run_ours(const fs::path& models, const sam3::Image& image, const std::vec
   }
   s["total"] = ms_since(t0);
   return s;
+}
+
+// run_ours in a child process: each kernel choice gets its own peak memory (the child's).
+Stages run_ours_in_child(const fs::path& models, const sam3::Image& image, const std::vector<std::string>& prompts,
+                         const sam3::ModelOptions& options, double* peak_mb) {
+  int fds[2];
+  if (::pipe(fds) != 0) throw std::runtime_error("pipe failed");
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(fds[0]);
+    int code = 0;
+    std::string out;
+    try {
+      out = nlohmann::json(run_ours(models, image, prompts, options)).dump();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "sam3-bench: %s\n", e.what());
+      code = 1;
+    }
+    for (size_t done = 0; done < out.size();) {
+      const auto n = ::write(fds[1], out.data() + done, out.size() - done);
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    std::_Exit(code);
+  }
+  ::close(fds[1]);
+  std::string out;
+  std::array<char, 4096> buf;
+  for (ssize_t n; (n = ::read(fds[0], buf.data(), buf.size())) > 0;) out.append(buf.data(), static_cast<size_t>(n));
+  ::close(fds[0]);
+  int status = 0;
+  rusage u{};
+  if (pid < 0 || ::wait4(pid, &status, 0, &u) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    throw std::runtime_error("the sam3cpp run failed");
+  }
+  *peak_mb = std::max(*peak_mb, u.ru_maxrss / 1024.0);
+  return nlohmann::json::parse(out).get<Stages>();
 }
 
 // The first load on a host prepares the files (graph rewrites, ONNX Runtime's optimized graph,
@@ -154,6 +185,11 @@ int main(int argc, char** argv) {
   std::vector<std::string> providers;
   app.add_option("--provider", providers, "Execution providers as a fallback order (cpu, cuda, tensorrt, ..., auto)")
       ->delimiter(',');
+  std::vector<std::string> kernels = {"ort", "onednn-int8"};
+  app.add_option("--kernels", kernels, "Kernel choices, one column each: ort (ONNX Runtime's), onednn-int8 (int8 products on oneDNN)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"ort", "onednn-int8"}))
+      ->capture_default_str();
   app.add_option("--json", json_path, "Also write the results as JSON to this file");
   CLI11_PARSE(app, argc, argv);
 
@@ -168,8 +204,15 @@ int main(int argc, char** argv) {
   options.int8_weights = int8 == "on" ? sam3::Int8Weights::kOn : int8 == "off" ? sam3::Int8Weights::kOff : sam3::Int8Weights::kAuto;
   options.fallback_vocabulary = std::string(SAM3_SOURCE_DIR) + "/data/clip/bpe_simple_vocab_16e6.txt.gz";
 
-  std::map<std::string, std::vector<double>> ours, theirs;
+  std::map<std::string, std::map<std::string, std::vector<double>>> ours;  // kernels -> stage -> ms
+  std::map<std::string, std::vector<double>> theirs;
+  std::map<std::string, double> our_peak;
   double ref_peak = 0;
+  auto options_for = [&](const std::string& k) {
+    sam3::ModelOptions o = options;
+    o.onednn_kernels = k == "onednn-int8";
+    return o;
+  };
   const fs::path raw = fs::temp_directory_path() / "sam3-bench-image.rgb";
   if (reference) {
     std::ofstream(raw, std::ios::binary).write(reinterpret_cast<const char*>(image.rgb.data()), static_cast<std::streamsize>(image.rgb.size()));
@@ -181,10 +224,13 @@ int main(int argc, char** argv) {
     tokens.push_back({{"ids", t.ids}, {"mask", t.mask}});
   }
   std::fprintf(stderr, "preparing the models (first load on this host)...\n");
-  const double prepare_ms = prepare_in_child(models, options);
+  double prepare_ms = 0;
+  for (const auto& k : kernels) prepare_ms += prepare_in_child(models, options_for(k));
   for (int r = 0; r < repeats; ++r) {
-    std::fprintf(stderr, "repeat %d/%d: sam3cpp...\n", r + 1, repeats);
-    for (const auto& [k, v] : run_ours(models, image, prompts, options)) ours[k].push_back(v);
+    for (const auto& k : kernels) {
+      std::fprintf(stderr, "repeat %d/%d: sam3cpp, %s kernels...\n", r + 1, repeats, k.c_str());
+      for (const auto& [stage, v] : run_ours_in_child(models, image, prompts, options_for(k), &our_peak[k])) ours[k][stage].push_back(v);
+    }
     if (reference) {
       std::fprintf(stderr, "repeat %d/%d: reference...\n", r + 1, repeats);
       const auto s = run_reference(fs::path(SAM3_SOURCE_DIR) / "tools" / "reference" / "reference.mjs", models, raw, image,
@@ -192,39 +238,61 @@ int main(int argc, char** argv) {
       for (const auto& [k, v] : s) theirs[k].push_back(v);
     }
   }
-  const double our_peak = peak_rss_mb();
-
   std::string runs_on;
   for (const auto& p : sam3::resolve_execution_providers(options.providers)) runs_on += (runs_on.empty() ? "" : ", ") + p;
-  std::printf("machine: %s, %u hardware threads; ONNX Runtime %s on %s; image %dx%d, %zu prompts, %d repeats\n\n",
-              cpu_name().c_str(), std::thread::hardware_concurrency(), sam3::onnxruntime_version().c_str(),
-              runs_on.c_str(), image.width, image.height, prompts.size(), repeats);
-  nlohmann::json out = {{"image", image_path}, {"prompts", prompts}, {"repeats", repeats}, {"stages", nlohmann::json::object()}};
+  std::printf("machine: %s, %u hardware threads; ONNX Runtime %s on %s; int8 products on %s here; image %dx%d, %zu prompts, %d repeats\n\n",
+              cpu_name().c_str(), std::thread::hardware_concurrency(), sam3::onnxruntime_version().c_str(), runs_on.c_str(),
+              sam3::int8_kernels().c_str(), image.width, image.height, prompts.size(), repeats);
+  nlohmann::json out = {{"image", image_path}, {"prompts", prompts}, {"repeats", repeats}, {"int8_kernels", sam3::int8_kernels()},
+                        {"stages", nlohmann::json::object()}};
+  // | stage | sam3cpp (k) ... | reference | sam3cpp (k) / reference ... |
+  std::string header = "| stage |", rule = "|---|";
+  for (const auto& k : kernels) header += " sam3cpp, " + k + " kernels, ms |", rule += "---:|";
   if (reference) {
-    std::printf("| stage | sam3cpp ms, median (min-max) | reference ms, median (min-max) | sam3cpp / reference |\n|---|---:|---:|---:|\n");
-  } else {
-    std::printf("| stage | ms, median (min-max) |\n|---|---:|\n");
+    header += " reference ms |", rule += "---:|";
+    for (const auto& k : kernels) header += " " + k + " / reference |", rule += "---:|";
   }
+  std::printf("%s\n%s\n", header.c_str(), rule.c_str());
   for (const auto& stage : kStages) {
-    const Summary a = summarize(ours[stage]);
-    out["stages"][stage] = {{"sam3cpp", {{"median", a.median}, {"min", a.min}, {"max", a.max}}}};
+    const Summary b = summarize(theirs[stage]);
+    std::string row = "| " + stage + " |";
+    for (const auto& k : kernels) {
+      const Summary a = summarize(ours[k][stage]);
+      out["stages"][stage]["sam3cpp " + k] = {{"median", a.median}, {"min", a.min}, {"max", a.max}};
+      row += " " + cell(a) + " |";
+    }
     if (reference) {
-      const Summary b = summarize(theirs[stage]);
       out["stages"][stage]["reference"] = {{"median", b.median}, {"min", b.min}, {"max", b.max}};
-      std::printf("| %s | %s | %s | %.2f |\n", stage.c_str(), cell(a).c_str(), cell(b).c_str(), b.median > 0 ? a.median / b.median : 0.0);
-    } else {
-      std::printf("| %s | %s |\n", stage.c_str(), cell(a).c_str());
+      row += " " + cell(b) + " |";
+      for (const auto& k : kernels) {
+        const Summary a = summarize(ours[k][stage]);
+        char ratio[32];
+        std::snprintf(ratio, sizeof ratio, " %.2f |", b.median > 0 ? a.median / b.median : 0.0);
+        row += ratio;
+      }
+    }
+    std::printf("%s\n", row.c_str());
+  }
+  std::string row = "| peak RSS MB |";
+  char buf[64];
+  for (const auto& k : kernels) {
+    std::snprintf(buf, sizeof buf, " %.0f |", our_peak[k]);
+    row += buf;
+    out["peak_rss_mb"]["sam3cpp " + k] = our_peak[k];
+  }
+  if (reference) {
+    std::snprintf(buf, sizeof buf, " %.0f |", ref_peak);
+    row += buf;
+    out["peak_rss_mb"]["reference"] = ref_peak;
+    for (const auto& k : kernels) {
+      std::snprintf(buf, sizeof buf, " %.2f |", ref_peak > 0 ? our_peak[k] / ref_peak : 0.0);
+      row += buf;
     }
   }
-  if (reference) {
-    std::printf("| peak RSS MB | %.0f | %.0f | %.2f |\n", our_peak, ref_peak, ref_peak > 0 ? our_peak / ref_peak : 0.0);
-    out["peak_rss_mb"] = {{"sam3cpp", our_peak}, {"reference", ref_peak}};
-  } else {
-    std::printf("| peak RSS MB | %.0f |\n", our_peak);
-    out["peak_rss_mb"] = {{"sam3cpp", our_peak}};
-  }
+  std::printf("%s\n", row.c_str());
   std::printf("\n\"total\" is one image with all prompts, from the start of preprocessing, model loading excluded.\n");
-  std::printf("sam3cpp's files were prepared first (first load on this host, %.0f ms, in a child process, not counted).\n",
+  std::printf("sam3cpp's files were prepared first (first load on this host, %.0f ms for all kernel choices, in child\n"
+              "processes, not counted); each sam3cpp run is a child process of its own (its own peak memory).\n",
               prepare_ms);
   out["prepare_ms"] = prepare_ms;
   if (!json_path.empty()) std::ofstream(json_path) << out.dump(2) << "\n";

@@ -96,6 +96,9 @@ int run_optimize(const ModelsArgs& args) {
     if (f.int8_weights) {
       std::printf("%-28s %d MatMulInteger weight%s rewritten as int8\n", "", f.int8_weights, f.int8_weights == 1 ? "" : "s");
     }
+    if (f.onednn_int8) {
+      std::printf("%-28s %d int8 product%s on %s\n", "", f.onednn_int8, f.onednn_int8 == 1 ? "" : "s", int8_kernels().c_str());
+    }
     if (f.fused_attention) {
       std::printf("%-28s %d attention block%s fused into MultiHeadAttention\n", "", f.fused_attention,
                   f.fused_attention == 1 ? "" : "s");
@@ -139,6 +142,7 @@ int run_inspect(const ModelsArgs& args) {
                                   {"input", {{"width", r.input_width}, {"height", r.input_height}}},
                                   {"quirks", r.quirks},
                                   {"vocabulary", r.vocabulary.filename().string()},
+                                  {"int8_kernels", r.int8_kernels},
                                   {"files", files}};
     if (!r.problem.empty()) out["problem"] = r.problem;
     std::printf("%s\n", out.dump(2).c_str());
@@ -150,6 +154,7 @@ int run_inspect(const ModelsArgs& args) {
     std::printf("input       %d x %d (width x height)\n", r.input_width, r.input_height);
     std::printf("vocabulary  %s\n", r.vocabulary.filename().c_str());
     for (size_t i = 0; i < r.quirks.size(); ++i) std::printf("%s%s\n", i == 0 ? "quirks      " : "            ", r.quirks[i].c_str());
+    std::printf("int8 on     %s\n", r.int8_kernels.c_str());
   } else {
     std::printf("loads       no: %s\n", r.problem.c_str());
   }

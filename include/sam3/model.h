@@ -66,6 +66,10 @@ struct ModelOptions {
   // Runtime's defaults: a thread per physical core, spinning) instead of one pool per session;
   // intra_op_threads and spin_threads then do not apply.
   bool shared_thread_pool = false;
+  // Exact int8 products (the int8 weights' MatMulInteger) on oneDNN, which reaches the CPU's
+  // VNNI/AMX engines, where the build has oneDNN and the CPU has them; results are
+  // bit-identical to ONNX Runtime's. false: ONNX Runtime's kernels.
+  bool onednn_kernels = true;
   // Vocabulary used when the directory has neither tokenizer.json nor clip_tokenizer.json.
   std::filesystem::path fallback_vocabulary;
   std::size_t text_cache_entries = 256;
@@ -79,6 +83,7 @@ struct ModelFileInfo {
   int int8_weights = 0;               // weights rewritten as int8
   int fused_attention = 0;            // attention blocks fused into MultiHeadAttention
   std::vector<std::string> providers;  // execution providers of its session, first choice first ("cpu" last)
+  int onednn_int8 = 0;                // int8 products (MatMulInteger nodes) run by oneDNN
 };
 
 struct ModelStats {
@@ -178,5 +183,8 @@ class Model {
 
 // "1.30.0": the ONNX Runtime library actually loaded.
 std::string onnxruntime_version();
+// What runs the int8 products on this host: "oneDNN 2.6.3 (brg:avx512_core_vnni)", or
+// "ONNX Runtime (...)" with the reason oneDNN does not.
+std::string int8_kernels();
 
 }  // namespace sam3

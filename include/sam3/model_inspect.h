@@ -34,6 +34,7 @@ struct ModelInspection {
   std::vector<std::string> quirks;
   std::filesystem::path vocabulary;  // the tokenizer file the model uses
   std::vector<OnnxFileDescription> files;
+  std::string int8_kernels;  // what runs the int8 products with these options (sam3::int8_kernels())
 };
 
 // Throws only for a path that is not a folder; everything else is reported in the result.

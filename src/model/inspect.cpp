@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "kernels/onednn_int8.h"
 #include "model/layout.h"
 #include "runtime/model_file_cache.h"
 #include "runtime/session.h"
@@ -51,6 +52,7 @@ ModelInspection inspect_model(const std::filesystem::path& directory, const Mode
   r.directory = directory;
   rt::FileCacheOptions cache;
   cache.fuse_attention = options.fuse_attention;
+  cache.onednn = options.onednn_kernels;
   cache.int8 = options.int8_weights == Int8Weights::kOn    ? rt::Int8Weights::kOn
                : options.int8_weights == Int8Weights::kOff ? rt::Int8Weights::kOff
                                                            : rt::Int8Weights::kAuto;
@@ -63,6 +65,8 @@ ModelInspection inspect_model(const std::filesystem::path& directory, const Mode
   }
   std::sort(onnx.begin(), onnx.end());
   for (const auto& f : onnx) r.files.push_back(describe_file(f, cache));
+  r.int8_kernels = options.onednn_kernels || !kernels::onednn_int8_available() ? kernels::int8_kernels_description()
+                                                                               : "ONNX Runtime (oneDNN turned off)";
   r.vocabulary = detail::find_vocabulary(directory);
   if (r.vocabulary.empty()) r.vocabulary = options.fallback_vocabulary;
   // The real loader decides the generation; nothing is prepared or cached for it.

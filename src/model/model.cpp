@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "core/timer.h"
+#include "kernels/onednn_int8.h"
 #include "model/backend.h"
 #include "model/interactive.h"
 #include "model/layout.h"
@@ -28,6 +29,8 @@ const char* layout_name(Layout layout) noexcept {
 }
 
 std::string onnxruntime_version() { return Ort::GetVersionString(); }
+
+std::string int8_kernels() { return kernels::int8_kernels_description(); }
 
 namespace {
 
@@ -144,6 +147,7 @@ std::shared_ptr<Model> Model::load(const std::filesystem::path& directory, const
   config.shared_thread_pool = options.shared_thread_pool;
   config.cache.enabled = options.cache_optimized;
   config.cache.fuse_attention = options.fuse_attention;
+  config.cache.onednn = options.onednn_kernels;
   config.cache.int8 = options.int8_weights == Int8Weights::kOn    ? rt::Int8Weights::kOn
                       : options.int8_weights == Int8Weights::kOff ? rt::Int8Weights::kOff
                                                                   : rt::Int8Weights::kAuto;
@@ -286,7 +290,7 @@ std::vector<ModelFileInfo> Model::files() const {
   for (const auto* s : impl_->backend->sessions()) {
     const auto& p = s->prepared();
     out.push_back({s->path(), p.pre_optimized ? p.load_path : (p.entry.empty() ? s->path() : p.entry / "optimized.onnx"),
-                   p.pre_optimized, p.int8_weights, p.fused_attention, s->providers()});
+                   p.pre_optimized, p.int8_weights, p.fused_attention, s->providers(), p.onednn_int8});
   }
   return out;
 }

@@ -46,9 +46,10 @@ class GraphView {
   // Values of one-element constants (initializers that are not graph inputs, Constant nodes).
   std::optional<float> scalar_constant(const std::string& tensor) const;
   std::optional<std::int64_t> int64_constant(const std::string& tensor) const;
+  // The TensorProto of an initializer (not overridable as a graph input) or a Constant node.
+  std::optional<std::string_view> constant_tensor(const std::string& tensor) const;
 
  private:
-  std::optional<std::string_view> constant_tensor(const std::string& tensor) const;
   void read_initializer(std::string_view tensor);
   void read_value_info(const wire::Field& f);
 

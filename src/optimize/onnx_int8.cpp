@@ -78,8 +78,9 @@ std::string rewrite_matmulinteger_weights_to_int8(const std::string& model_bytes
   const Field& graph_field = wire::message_field(model, kModelGraph);
   const auto graph = parse(graph_field.bytes);
 
-  // Which initializers are MatMulInteger weights / weight zero points, and who else uses them.
-  std::map<std::string, std::pair<std::string, std::string>> weight_to_zp;  // B -> b_zero_point
+  // Which initializers are MatMulInteger weights / weight zero points (a weight may be read by
+  // several nodes, each with its own zero point), and who else uses them.
+  std::map<std::string, std::set<std::string>> weight_to_zps;  // B -> its b_zero_points
   std::set<std::string> other_uses;
   for (const auto& f : graph) {
     if (f.number != kGraphNode || f.wire != 2) continue;
@@ -94,36 +95,40 @@ std::string rewrite_matmulinteger_weights_to_int8(const std::string& model_bytes
       if (!weight_slot) other_uses.insert(inputs[i]);
     }
     if (op == "MatMulInteger" && inputs.size() >= 2) {
-      weight_to_zp[inputs[1]] = {inputs.size() >= 4 ? inputs[3] : "", ""};
+      weight_to_zps[inputs[1]].insert(inputs.size() >= 4 ? inputs[3] : "");
     }
   }
   std::map<std::string, const Field*> initializers;
   for (const auto& f : graph) {
     if (f.number == kGraphInitializer && f.wire == 2) initializers[tensor_info(f.bytes).name] = &f;
   }
-  // A weight and its zero point change together, or not at all.
-  std::set<std::string> rewrite;
-  for (const auto& [weight, zp] : weight_to_zp) {
-    auto w = initializers.find(weight);
-    auto z = initializers.find(zp.first);
-    const bool ok = w != initializers.end() && z != initializers.end() && !other_uses.contains(weight) &&
-                    !other_uses.contains(zp.first) && tensor_info(w->second->bytes).data_type == kUint8 &&
-                    tensor_info(z->second->bytes).data_type == kUint8 && !tensor_info(w->second->bytes).external &&
-                    !tensor_info(z->second->bytes).external;
-    if (!ok) {
-      ++st.skipped;
-      continue;
-    }
-    rewrite.insert(weight);
-    rewrite.insert(zp.first);
+  auto rewritable = [&](const std::string& name) {
+    auto it = initializers.find(name);
+    if (it == initializers.end() || other_uses.contains(name)) return false;
+    const TensorInfo t = tensor_info(it->second->bytes);
+    return t.data_type == kUint8 && !t.external;
+  };
+  // A weight and all its zero points change together, or not at all; a zero point shared with
+  // a weight that stays uint8 stays uint8, and so does every weight it belongs to.
+  std::set<std::string> weights;
+  for (const auto& [weight, zps] : weight_to_zps) {
+    bool ok = rewritable(weight);
+    for (const auto& zp : zps) ok = ok && rewritable(zp);
+    if (ok) weights.insert(weight);
   }
-  // A zero point shared with a weight that could not be rewritten must stay uint8.
-  for (const auto& [weight, zp] : weight_to_zp) {
-    if (!rewrite.contains(weight) && rewrite.erase(zp.first)) {
-      for (const auto& [w2, z2] : weight_to_zp) {
-        if (z2.first == zp.first && rewrite.erase(w2)) ++st.skipped;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const auto& [weight, zps] : weight_to_zps) {
+      if (weights.contains(weight)) continue;
+      for (const auto& [w2, z2] : weight_to_zps) {
+        for (const auto& zp : zps) changed = (z2.contains(zp) && weights.erase(w2) > 0) || changed;
       }
     }
+  }
+  std::set<std::string> rewrite = weights;
+  for (const auto& [weight, zps] : weight_to_zps) {
+    if (!weights.contains(weight)) ++st.skipped;
+    else rewrite.insert(zps.begin(), zps.end());
   }
   std::string new_graph;
   for (const auto& f : graph) {
@@ -131,7 +136,7 @@ std::string rewrite_matmulinteger_weights_to_int8(const std::string& model_bytes
       const std::string name = tensor_info(f.bytes).name;
       if (rewrite.contains(name)) {
         write_len(new_graph, kGraphInitializer, to_int8(f.bytes));
-        (weight_to_zp.contains(name) ? st.weights : st.zero_points)++;
+        (weight_to_zps.contains(name) ? st.weights : st.zero_points)++;
         continue;
       }
     }

@@ -10,8 +10,10 @@
 #include <sstream>
 
 #include "core/hash.h"
+#include "kernels/onednn_int8.h"
 #include "optimize/onnx_attention.h"
 #include "optimize/onnx_int8.h"
+#include "optimize/onnx_onednn_int8.h"
 #include "runtime/cpu_features.h"
 #include "sam3/error.h"
 #include "sam3/export.h"
@@ -42,7 +44,8 @@ std::string read_file(const fs::path& p) {
 
 // Applies the graph rewrites to `bytes` and records them in `p`; false when nothing changed.
 // Throws sam3::Error when the bytes are not an ONNX protobuf.
-bool apply_rewrites(std::string& bytes, bool int8, bool fuse_attention, const fs::path& model, PreparedModelFile& p) {
+bool apply_rewrites(std::string& bytes, bool int8, bool onednn, bool fuse_attention, const fs::path& model,
+                    PreparedModelFile& p) {
   bool changed = false;
   if (int8) {
     optimize::Int8RewriteStats stats;
@@ -53,6 +56,17 @@ bool apply_rewrites(std::string& bytes, bool int8, bool fuse_attention, const fs
       p.int8_weights = stats.weights;
       log(LogLevel::kInfo, model.filename().string() + ": " + std::to_string(stats.weights) +
                                " MatMulInteger weights rewritten as int8 for this CPU (" + detect_cpu_features().summary() + ")");
+    }
+  }
+  if (int8 && onednn) {
+    optimize::OneDnnInt8Stats stats;
+    std::string moved = optimize::move_matmulinteger_to_onednn(bytes, &stats);
+    if (stats.nodes > 0) {
+      bytes = std::move(moved);
+      changed = true;
+      p.onednn_int8 = stats.nodes;
+      log(LogLevel::kInfo, model.filename().string() + ": " + std::to_string(stats.nodes) +
+                               " int8 products run on " + kernels::int8_kernels_description());
     }
   }
   if (fuse_attention) {
@@ -86,8 +100,13 @@ void write_meta(const PreparedModelFile& p, const fs::path& source) {
       {"cpu", detect_cpu_features().summary()},
       {"int8_weights", p.int8_weights},
       {"fused_attention", p.fused_attention},
+      {"onednn_int8", p.onednn_int8},
   };
   write_file_atomic(p.entry / "meta.json", meta.dump(2) + "\n");
+}
+
+bool onednn_for(const FileCacheOptions& options) {
+  return options.onednn && int8_for(options) && kernels::onednn_int8_available();
 }
 
 // The cache entry of this file for this host and these rewrites; empty if the file is unreadable.
@@ -98,7 +117,8 @@ fs::path entry_for(const fs::path& model, const FileCacheOptions& options) {
   if (ec) return {};
   const std::string key = model.filename().string() + "|" + std::to_string(size) + "|" + std::to_string(mtime) + "|" +
                           Ort::GetVersionString() + "|" + detect_cpu_features().summary() + "|" +
-                          (int8_for(options) ? "int8" : "uint8") + (options.fuse_attention ? "|fused-attention" : "") +
+                          (int8_for(options) ? "int8" : "uint8") + (onednn_for(options) ? "|onednn-int8" : "") +
+                          (options.fuse_attention ? "|fused-attention" : "") +
                           (options.provider_key.empty() ? "" : "|providers=" + options.provider_key);
   return cache_root_of(model) / (model.stem().string() + "-" + hex64(fnv1a64(key)));
 }
@@ -139,7 +159,7 @@ PreparedModelFile prepare_model_file(const fs::path& model, const FileCacheOptio
     // graph would copy the weights). The int8 rewrite does not reach external weights.
     std::string graph = read_file(model);
     try {
-      if (apply_rewrites(graph, false, options.fuse_attention, model, p)) p.graph_in_memory = std::move(graph);
+      if (apply_rewrites(graph, false, false, options.fuse_attention, model, p)) p.graph_in_memory = std::move(graph);
     } catch (const Error&) {
     }
     return p;
@@ -155,6 +175,7 @@ PreparedModelFile prepare_model_file(const fs::path& model, const FileCacheOptio
       const auto meta = nlohmann::json::parse(read_file(p.entry / "meta.json"));
       p.int8_weights = meta.value("int8_weights", 0);
       p.fused_attention = meta.value("fused_attention", 0);
+      p.onednn_int8 = meta.value("onednn_int8", 0);
     } catch (const nlohmann::json::exception&) {
     }
     return p;
@@ -168,7 +189,7 @@ PreparedModelFile prepare_model_file(const fs::path& model, const FileCacheOptio
   std::string bytes = read_file(model);
   bool rewritten = false;
   try {
-    rewritten = apply_rewrites(bytes, int8, options.fuse_attention, model, p);
+    rewritten = apply_rewrites(bytes, int8, onednn_for(options), options.fuse_attention, model, p);
   } catch (const Error&) {
     fs::remove(p.entry, ec);
     PreparedModelFile original;

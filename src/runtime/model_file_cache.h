@@ -2,16 +2,18 @@
 // (<dir>/.sam3-cache/, or the user cache when the model folder is read-only):
 //  - int8 weights: MatMulInteger's uint8 weights rewritten as int8 (exact) when the CPU has
 //    VNNI/AMX/dot-product instructions;
+//  - those int8 products handed to oneDNN (kernels/onednn_int8.h) when the build has it and
+//    oneDNN runs them exactly on this CPU (VNNI/AMX);
 //  - attention written out op by op fused into ONNX Runtime's MultiHeadAttention, which never
 //    materialises the score matrix (optimize/onnx_attention.h); for files with external
 //    weights only this, in memory, on every load;
 //  - the graph as ONNX Runtime optimized it, saved on the first load, so later loads skip
 //    graph optimisation.
 // Entries are keyed by the file's size and modification time, the CPU features, the ONNX
-// Runtime version and the execution providers (CPU entries keep the key they had before
-// providers could be chosen); the source's size is recorded in the entry's meta.json. Sessions
-// on other providers keep only sam3's rewritten graph (prepared.onnx): ONNX Runtime optimizes
-// it on each load, as their compiled nodes cannot be saved.
+// Runtime version, the kernels used and the execution providers (CPU entries keep the key they
+// had before providers could be chosen); the source's size is recorded in the entry's meta.json.
+// Sessions on other providers keep only sam3's rewritten graph (prepared.onnx): ONNX Runtime
+// optimizes it on each load, as their compiled nodes cannot be saved.
 #pragma once
 
 #include <filesystem>
@@ -29,6 +31,7 @@ struct FileCacheOptions {
   bool cpu_int8 = true;          // kAuto may rewrite int8 weights (CPU sessions only)
   bool save_optimized = true;    // keep ONNX Runtime's optimized graph; else only the rewritten one
   std::string provider_key;      // part of the cache key ("" for the CPU, e.g. "cuda+cpu")
+  bool onednn = true;  // int8 products on oneDNN where available (needs the int8 weights)
 };
 
 struct PreparedModelFile {
@@ -38,6 +41,7 @@ struct PreparedModelFile {
   std::filesystem::path entry;           // the cache entry folder (empty when not cached)
   int int8_weights = 0;                  // weights rewritten as int8 (0: none or not applied)
   int fused_attention = 0;               // attention patterns fused (0: none or not applied)
+  int onednn_int8 = 0;                   // MatMulInteger nodes run by oneDNN
   // Files with external weights: the fused graph, held in memory (nothing is cached: a saved
   // graph would copy gigabytes of weights); its weights are read from load_path's folder.
   std::string graph_in_memory;

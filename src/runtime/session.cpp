@@ -3,9 +3,11 @@
 #include <pthread.h>
 
 #include <exception>
+#include <mutex>
 #include <fstream>
 #include <sstream>
 
+#include "kernels/onednn_int8.h"
 #include "sam3/error.h"
 #include "sam3/log.h"
 
@@ -124,6 +126,8 @@ Ort::Session create_session(const PreparedModelFile& p, const SessionConfig& con
     if (config.intra_op_threads > 0) options.SetIntraOpNumThreads(config.intra_op_threads);
     if (!config.spin_threads) options.AddConfigEntry("session.intra_op.allow_spinning", "0");
   }
+  // Always there when available: a cached graph may hold oneDNN nodes whatever this load did.
+  kernels::register_onednn_ops(options, config.shared_thread_pool ? 0 : config.intra_op_threads);
   const bool arena = config.memory_arena == SessionConfig::Arena::kOn ||
                      (config.memory_arena == SessionConfig::Arena::kWhenAttentionFused && p.fused_attention > 0);
   if (!arena) options.DisableCpuMemArena();
@@ -138,6 +142,8 @@ Ort::Session create_session(const PreparedModelFile& p, const SessionConfig& con
 }  // namespace
 
 Session::Session(const std::filesystem::path& path, const SessionConfig& config) : path_(path) {
+  static std::once_flag said;  // one line per process: which kernels run the int8 products
+  std::call_once(said, [] { log(LogLevel::kInfo, "int8 kernels: " + kernels::int8_kernels_description()); });
   if (!std::filesystem::is_regular_file(path)) {
     throw Error(ErrorCode::kModelNotFound, path.string() + ": no such model file");
   }

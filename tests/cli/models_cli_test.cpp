@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "sam3/export.h"
+#include "sam3/model.h"
 #include "support/files.h"
 #include "support/fake_hub.h"
 #include "support/run_command.h"
@@ -118,6 +119,31 @@ TEST_F(ModelsCli, OptimizePreparesOnceAndSaysWhatWasDone) {
   const auto missing = run_command(env() + kSam3 + " models optimize --models " + quote((root_ / "nowhere").string()));
   EXPECT_NE(missing.exit_code, 0);
   EXPECT_NE(missing.err.find("nowhere"), std::string::npos) << missing.err;
+}
+
+// oneDNN runs the int8 products where it has exact kernels; ONEDNN_MAX_CPU_ISA=AVX2 makes it see
+// a CPU without VNNI or AMX, which keeps ONNX Runtime's kernels (the file prepared as before).
+TEST_F(ModelsCli, Int8ProductsRunOnOneDnnOnlyWithExactKernels) {
+  for (const bool without_vnni : {false, true}) {
+    const fs::path dir = root_ / (without_vnni ? "usls-avx2" : "usls-native");
+    fs::create_directories(dir);
+    for (const auto& e : fs::directory_iterator(sam3::test::test_models_dir() / "usls")) {
+      if (e.is_regular_file()) fs::copy_file(e.path(), dir / e.path().filename());
+    }
+    const std::string isa = without_vnni ? "ONEDNN_MAX_CPU_ISA=AVX2 " : "";
+    const auto r = run_command(env() + isa + kSam3 + " models optimize --int8 on --models " + quote(dir.string()));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto inspect = run_command(env() + isa + kSam3 + " models inspect " + quote(dir.string()));
+    ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
+    if (!without_vnni && sam3::int8_kernels().rfind("oneDNN", 0) == 0) {  // a build with oneDNN, on VNNI/AMX
+      EXPECT_NE(r.out.find("1 int8 product on oneDNN"), std::string::npos) << r.out;
+      EXPECT_NE(inspect.out.find("int8 on     oneDNN"), std::string::npos) << inspect.out;
+    } else {
+      EXPECT_EQ(r.out.find("on oneDNN"), std::string::npos) << r.out;
+      EXPECT_NE(r.out.find("1 MatMulInteger weight rewritten as int8"), std::string::npos) << r.out;
+      EXPECT_NE(inspect.out.find("int8 on     ONNX Runtime"), std::string::npos) << inspect.out;
+    }
+  }
 }
 
 TEST_F(ModelsCli, ImportRegistersFilesFetchedByHand) {

@@ -155,6 +155,7 @@ TEST(Cli, HelpAndVersion) {
   const auto version = run_command(kSam3 + " --version");
   EXPECT_EQ(version.exit_code, 0);
   EXPECT_NE(version.out.find("ONNX Runtime 1."), std::string::npos) << version.out;
+  EXPECT_NE(version.out.find("int8 products on "), std::string::npos) << "which kernels run them: " << version.out;
   EXPECT_EQ(run_command(kSam3).exit_code, 2) << "no subcommand is a usage error";
 }
 

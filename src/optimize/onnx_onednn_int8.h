@@ -1,0 +1,19 @@
+// Hands MatMulInteger nodes to oneDNN (kernels/onednn_int8.h): the nodes whose weights are a
+// constant int8 matrix (after the int8 weight rewrite) with a constant zero point, and whose
+// activations come from DynamicQuantizeLinear (uint8, scalar zero point), move to the custom
+// domain; inputs, outputs and the results are the same. Works on the serialized protobuf.
+#pragma once
+
+#include <string>
+
+namespace sam3::optimize {
+
+struct OneDnnInt8Stats {
+  int nodes = 0;  // MatMulInteger nodes moved to oneDNN
+};
+
+// Returns the rewritten model bytes (the input unchanged when nothing matched). Throws
+// sam3::Error(kModelMismatch) on a malformed file.
+std::string move_matmulinteger_to_onednn(const std::string& model_bytes, OneDnnInt8Stats* stats);
+
+}  // namespace sam3::optimize

@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""Generates a small ONNX graph of MatMulInteger nodes in the forms the int8 kernels must
+reproduce exactly, for the tests of the oneDNN int8 products (src/kernels/onednn_int8.h). Every
+node reads DynamicQuantizeLinear's output and writes a graph output (int32), so a test compares
+the raw integer products:
+
+  y_published   [2, 37, 64] x uint8 [64, 48], uint8 scalar zero point (what quantize_dynamic writes)
+  y_per_column  [2, 37, 64] x uint8 [64, 48], one uint8 zero point per column
+  y_no_b_zp     [5, 19] x int8 [19, 33], no weight zero point (K not a multiple of 4)
+  y_no_zp       [5, 19] x int8 [19, 1], neither zero point (one column)
+  y_extreme     [3, 4736] x int8 [4736, 40], weights -128 and 127, zero point -128: the largest
+                sums (16-bit intermediate sums would saturate)
+  y_shared      [2, 37, 64] x y_published's weights again (a weight read by two nodes)
+
+  make_int8_models.py --out DIR
+"""
+import argparse
+import os
+
+import numpy as np
+from onnx import TensorProto
+
+import onnx_graph
+from onnx_graph import tensor
+
+rng = np.random.default_rng(26)
+F, I32 = TensorProto.FLOAT, TensorProto.INT32
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    g = onnx_graph.Graph()
+    q = {}
+    for x in ("x_a", "x_b", "x_c"):
+        q[x] = g.op("DynamicQuantizeLinear", [x], outputs=3)
+    w_u8 = g.const(rng.integers(0, 256, (64, 48)), np.uint8)
+    outs = {}
+    outs["y_published"] = g.op("MatMulInteger", [q["x_a"][0], w_u8, q["x_a"][2], g.const(np.uint8(131), np.uint8)])
+    outs["y_per_column"] = g.op("MatMulInteger", [q["x_a"][0], g.const(rng.integers(0, 256, (64, 48)), np.uint8),
+                                                  q["x_a"][2], g.const(rng.integers(0, 256, 48), np.uint8)])
+    outs["y_no_b_zp"] = g.op("MatMulInteger", [q["x_b"][0], g.const(rng.integers(-128, 128, (19, 33)), np.int8),
+                                               q["x_b"][2]])
+    outs["y_no_zp"] = g.op("MatMulInteger", [q["x_b"][0], g.const(rng.integers(-128, 128, (19, 1)), np.int8)])
+    extreme = np.where(rng.random((4736, 40)) < 0.5, -128, 127).astype(np.int8)
+    outs["y_extreme"] = g.op("MatMulInteger", [q["x_c"][0], g.const(extreme, np.int8), q["x_c"][2],
+                                               g.const(np.int8(-128), np.int8)])
+    outs["y_shared"] = g.op("MatMulInteger", [q["x_a"][0], w_u8, q["x_a"][2], g.const(np.uint8(131), np.uint8)])
+    for name, t in outs.items():
+        g.name(t, name)
+    inputs = [tensor("x_a", F, [2, 37, 64]), tensor("x_b", F, [5, 19]), tensor("x_c", F, [3, 4736])]
+    shapes = {"y_published": [2, 37, 48], "y_per_column": [2, 37, 48], "y_no_b_zp": [5, 33], "y_no_zp": [5, 1],
+              "y_extreme": [3, 40], "y_shared": [2, 37, 48]}
+    g.save(os.path.join(args.out, "matmulinteger.onnx"), inputs, [tensor(n, I32, shapes[n]) for n in outs],
+           "int8 products", "sam3cpp make_int8_models.py")
+
+
+if __name__ == "__main__":
+    main()
