@@ -312,7 +312,12 @@ std::shared_ptr<Model> Api::click_model() {
 }
 
 std::shared_ptr<const CachedImage> Api::encode_bytes(const HttpRequest& req, std::string_view bytes, bool* cached) {
-  return embedding_for(req, ready_model(), image_id_of(std::string(bytes)), &bytes, cached);
+  return encode_bytes(req, ready_model(), bytes, cached);
+}
+
+std::shared_ptr<const CachedImage> Api::encode_bytes(const HttpRequest& req, const std::shared_ptr<Model>& model,
+                                                     std::string_view bytes, bool* cached) {
+  return embedding_for(req, model, image_id_of(std::string(bytes)), &bytes, cached);
 }
 
 std::shared_ptr<const CachedImage> Api::embedding_for(const HttpRequest& req, const std::shared_ptr<Model>& model,

@@ -66,6 +66,9 @@ class Api {
   std::string model_version() const;
   // The image's embedding from the cache, or decoded here and encoded on a worker.
   std::shared_ptr<const CachedImage> encode_bytes(const HttpRequest& req, std::string_view bytes, bool* cached);
+  // The same by `model` (the interactive one, say).
+  std::shared_ptr<const CachedImage> encode_bytes(const HttpRequest& req, const std::shared_ptr<Model>& model,
+                                                  std::string_view bytes, bool* cached);
   // Image `id`'s embedding by `model`: from the cache, or encoded on a worker from `bytes`, or
   // (bytes null) from the pixels kept with the other model's entry; ApiError 404 when neither.
   std::shared_ptr<const CachedImage> embedding_for(const HttpRequest& req, const std::shared_ptr<Model>& model,

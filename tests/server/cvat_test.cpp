@@ -188,6 +188,53 @@ TEST(CvatAuth, WithAnApiKeyCvatSendsItAsTheHostsPassword) {
   EXPECT_EQ(ok->status, 200);
 }
 
+TEST(CvatInteractor, ClicksGiveTheMaskTheCliGivesForThem) {
+  auto server = serve({"--interactive-models", (sam3::test::test_models_dir() / "tracker").string(), "--cvat-label", "Red car=red"});
+  httplib::Client c("127.0.0.1", server->port());
+  c.set_read_timeout(120, 0);
+  auto listing = c.Get("/api/functions", cvat_headers());
+  ASSERT_TRUE(listing);
+  const json all = json::parse(listing->body);
+  ASSERT_TRUE(all.contains("sam3-interactor")) << listing->body;
+  EXPECT_EQ(all["sam3-interactor"]["metadata"]["annotations"]["type"], "interactor");
+  EXPECT_EQ(std::stoi(all["sam3-interactor"]["metadata"]["annotations"]["min_pos_points"].get<std::string>()), 1);
+  auto one = c.Get("/api/functions/sam3-interactor", cvat_headers());
+  ASSERT_TRUE(one);
+  EXPECT_EQ(one->status, 200);
+
+  const std::string png = sam3::encode_rgb_png(sam3::test::make_scene(false).image);
+  const json payload = {{"image", sam3::server::base64_encode(png)}, {"pos_points", {{100, 60}}},
+                        {"neg_points", json::array()}, {"obj_bbox", nullptr}};
+  auto r = c.Post("/api/function_invocations", cvat_headers("sam3-interactor"), payload.dump(), "application/json");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body.substr(0, 300);
+  const json answer = json::parse(r->body);
+  const auto bounds = answer["bounds"].get<std::vector<int>>();  // left, top, right, bottom (inclusive)
+  ASSERT_EQ(bounds.size(), 4u);
+  sam3::Mask ours{400, 240, std::vector<std::uint8_t>(400 * 240, 0)};
+  ASSERT_EQ(answer["mask"].size(), static_cast<size_t>(bounds[3] - bounds[1] + 1));
+  for (int y = bounds[1]; y <= bounds[3]; ++y) {
+    const json& row = answer["mask"][y - bounds[1]];
+    ASSERT_EQ(row.size(), static_cast<size_t>(bounds[2] - bounds[0] + 1));
+    for (int x = bounds[0]; x <= bounds[2]; ++x) ours.data[static_cast<size_t>(y) * 400 + x] = row[x - bounds[0]].get<int>() ? 1 : 0;
+  }
+  const auto dir = sam3::test::fresh_test_dir("sam3_cvat_click");
+  sam3::write_file_atomic(dir / "scene.png", png);
+  const auto cli = sam3::test::run_command(std::string(SAM3_CLI_PATH) + " segment --models " +
+                                           sam3::test::quote((sam3::test::test_models_dir() / "tracker").string()) +
+                                           " --image " + sam3::test::quote((dir / "scene.png").string()) +
+                                           " --point 100,60 --json");
+  std::filesystem::remove_all(dir);
+  ASSERT_EQ(cli.exit_code, 0) << cli.err;
+  const json inst = json::parse(cli.out)["images"][0]["prompts"][0]["instances"][0];
+  EXPECT_EQ(iou(ours, sam3::rle_decode(inst["mask"]["counts"], 240, 400)), 1.0) << "the click's mask differs from the CLI's";
+
+  const json outside = {{"image", sam3::server::base64_encode(png)}, {"pos_points", {{1000, 60}}}};
+  auto bad = c.Post("/api/function_invocations", cvat_headers("sam3-interactor"), outside.dump(), "application/json");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400) << "a click outside the image";
+}
+
 TEST(CvatLabels, BadLabelsAreRefusedAtStartNamingThem) {
   for (const std::string& bad : {std::string("=red"), std::string("Car=")}) {
     const auto r = sam3::test::run_command(std::string(SAM3_CLI_PATH) + " serve --models " +

@@ -9,6 +9,7 @@
 #include "base64.h"
 #include "sam3/error.h"
 #include "sam3/instance_merge.h"
+#include "sam3/interactive.h"
 #include "sam3/polygons.h"
 
 namespace sam3::server {
@@ -126,6 +127,92 @@ HttpResponse detect(Api& api, const Labels& shared, const HttpRequest& req) {
   return json_response(200, items);
 }
 
+json interactor_json(int port) {
+  return {{"metadata", {{"name", kCvatInteractor},
+                        {"namespace", "nuclio"},
+                        {"annotations", {{"name", "SAM3 clicks (sam3cpp)"},
+                                         {"type", "interactor"},
+                                         {"framework", "onnxruntime"},
+                                         {"version", "1"},
+                                         {"min_pos_points", "1"},
+                                         {"min_neg_points", "0"},
+                                         {"startswith_box_optional", true},
+                                         {"help_message", "Click on the object (Shift-click: not this); a box works too"}}}}},
+          {"spec", {{"description", "SAM3's interactive model: the object under the clicks (sam3 serve)"},
+                    {"runtime", "sam3cpp"}}},
+          {"status", {{"state", "ready"}, {"httpPort", port}}}};
+}
+
+bool has_click_model(Api& api) {
+  try {
+    api.click_model();
+    return true;
+  } catch (const ApiError&) {
+    return false;
+  }
+}
+
+std::vector<PointPrompt> points_of(const json& body, const char* key, bool positive) {
+  std::vector<PointPrompt> out;
+  if (!body.contains(key) || body[key].is_null()) return out;
+  const json& list = body[key];
+  if (!list.is_array()) throw ApiError(400, "invalid_request", std::string("\"") + key + "\" must be a list of [x, y]");
+  for (size_t i = 0; i < list.size(); ++i) {
+    const json& p = list[i];
+    if (!p.is_array() || p.size() != 2 || !p[0].is_number() || !p[1].is_number()) {
+      throw ApiError(400, "invalid_request", std::string(key) + "[" + std::to_string(i) + "] must be [x, y] in pixels");
+    }
+    out.push_back({p[0].get<float>(), p[1].get<float>(), positive});
+  }
+  return out;
+}
+
+// CVAT's interactor payload -> {"mask": rows of 0/1 inside "bounds" [left, top, right, bottom]}.
+HttpResponse interact(Api& api, const HttpRequest& req) {
+  const json body = json::parse(req.body, nullptr, false);
+  if (!body.is_object()) throw ApiError(400, "invalid_request", "the invocation body must be a JSON object");
+  const auto image = body.contains("image") && body["image"].is_string() ? base64_decode(body["image"].get<std::string>())
+                                                                          : std::nullopt;
+  if (!image || image->empty()) throw ApiError(400, "invalid_image", "\"image\" must be the frame's bytes in base64");
+  InteractivePrompt prompt;
+  prompt.points = points_of(body, "pos_points", true);
+  for (auto& p : points_of(body, "neg_points", false)) prompt.points.push_back(p);
+  if (body.contains("obj_bbox") && !body["obj_bbox"].is_null()) {
+    const auto corners = points_of(body, "obj_bbox", true);
+    if (corners.size() != 2) throw ApiError(400, "invalid_request", "\"obj_bbox\" must be [[x1, y1], [x2, y2]]");
+    prompt.box = Box{std::min(corners[0].x, corners[1].x), std::min(corners[0].y, corners[1].y),
+                     std::max(corners[0].x, corners[1].x), std::max(corners[0].y, corners[1].y)};
+  }
+  // The library refuses more than kMaxPointsPerObject clicks, or one outside the image, by name.
+  auto model = api.click_model();
+  bool cached = false;
+  auto entry = api.encode_bytes(req, model, *image, &cached);
+  const ObjectResult found = api.run_on_worker(req, [model, entry, prompt](const JobStop&) {
+    return model->segment(entry->embedding, prompt);
+  });
+  if (found.masks.empty()) return json_response(200, {{"mask", json::array()}});
+  const Mask& m = found.masks.front().mask;
+  int left = m.width, top = m.height, right = -1, bottom = -1;
+  for (int y = 0; y < m.height; ++y) {
+    for (int x = 0; x < m.width; ++x) {
+      if (m.data[static_cast<size_t>(y) * m.width + x]) {
+        left = std::min(left, x), right = std::max(right, x);
+        top = std::min(top, y), bottom = std::max(bottom, y);
+      }
+    }
+  }
+  if (right < 0) return json_response(200, {{"mask", json::array()}});
+  json rows = json::array();
+  for (int y = top; y <= bottom; ++y) {
+    std::vector<int> row;
+    row.reserve(static_cast<size_t>(right - left + 1));
+    for (int x = left; x <= right; ++x) row.push_back(m.data[static_cast<size_t>(y) * m.width + x] ? 1 : 0);
+    rows.push_back(std::move(row));
+  }
+  return json_response(200, {{"mask", std::move(rows)}, {"bounds", {left, top, right, bottom}},
+                             {"score", found.masks.front().score}, {"object_score", found.object_score}});
+}
+
 // Nuclio's dashboard answers its own errors as {"error": "..."}; CVAT relays only the status.
 HttpResponse nuclio_error(int status, const std::string& message) { return json_response(status, {{"error", message}}); }
 
@@ -177,10 +264,15 @@ void add_cvat_routes(Api& api, const std::vector<CvatLabel>& labels) {
   const auto unauthorized = [] {
     return nuclio_error(401, "sam3 serve needs its --api-key: set CVAT_NUCLIO_HOST=cvat:KEY@HOST in CVAT's environment");
   };
-  api.add_route({"GET", "/api/functions", true, true, {}, [shared, port_of](const HttpRequest& req) {
+  api.add_route({"GET", "/api/functions", true, true, {}, [&api, shared, port_of](const HttpRequest& req) {
                    json all = json::object();
                    if (!shared->empty()) all[kCvatDetector] = function_json(*shared, port_of(req));
+                   if (has_click_model(api)) all[kCvatInteractor] = interactor_json(port_of(req));
                    return json_response(200, all);
+                 }, unauthorized});
+  api.add_route({"GET", std::string("/api/functions/") + kCvatInteractor, true, true, {}, [&api, port_of](const HttpRequest& req) {
+                   if (!has_click_model(api)) return nuclio_error(404, "no interactive model (sam3 serve --interactive-models)");
+                   return json_response(200, interactor_json(port_of(req)));
                  }, unauthorized});
   api.add_route({"GET", std::string("/api/functions/") + kCvatDetector, true, true, {}, [shared, port_of](const HttpRequest& req) {
                    if (shared->empty()) return nuclio_error(404, "no labels were given to sam3 serve (--cvat-label)");
@@ -190,6 +282,7 @@ void add_cvat_routes(Api& api, const std::vector<CvatLabel>& labels) {
                  [&api, shared](const HttpRequest& req) {
                    const std::string name = req.header("x-nuclio-function-name");
                    if (name.empty()) return nuclio_error(400, "Function name must be provided");
+                   if (name == kCvatInteractor) return interact(api, req);
                    if (name != kCvatDetector || shared->empty()) {
                      return nuclio_error(404, "no function \"" + name + "\" here; GET /api/functions lists them");
                    }

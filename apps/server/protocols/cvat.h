@@ -2,7 +2,8 @@
 // calls (GET /api/functions, GET /api/functions/NAME, POST /api/function_invocations), so that
 // CVAT needs only CVAT_NUCLIO_HOST / CVAT_NUCLIO_PORT pointed at sam3. A detector answers for
 // every configured label (CVAT sends none and maps labels afterwards) with masks as CVAT reads
-// them: the instance's cropped bitmap row by row, then its inclusive corners.
+// them: the instance's cropped bitmap row by row, then its inclusive corners. An interactor
+// answers CVAT's clicks (positive and negative points, a box) with the object's mask.
 #pragma once
 
 #include <string>
@@ -25,8 +26,11 @@ CvatLabel parse_cvat_label(const std::string& text);
 // One label per line (blank lines and lines starting with # skipped), in parse_cvat_label's form.
 std::vector<CvatLabel> read_cvat_labels(const std::string& path);
 
-// The detector's function name in the listing and in x-nuclio-function-name.
+// The functions' names in the listing and in x-nuclio-function-name: the detector (text
+// prompts, listed when labels are given) and the interactor (clicks, listed when the server
+// has SAM3's interactive model).
 inline constexpr const char* kCvatDetector = "sam3-detector";
+inline constexpr const char* kCvatInteractor = "sam3-interactor";
 
 void add_cvat_routes(Api& api, const std::vector<CvatLabel>& labels);
 
