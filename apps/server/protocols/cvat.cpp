@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <fstream>
+#include <optional>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "api.h"
 #include "base64.h"
@@ -49,18 +49,29 @@ json function_json(const std::vector<CvatLabel>& labels, int port) {
 
 // A detector item for one instance: the mask cropped to its pixels' inclusive bounds, row by
 // row (0/1), then xtl, ytl, xbr, ybr; the largest piece's outline as `points` when it has one.
-json detection_json(const Instance& inst, const std::string& label) {
-  const Mask& m = inst.mask;
-  int xtl = m.width, ytl = m.height, xbr = -1, ybr = -1;
+// The inclusive bounds of a mask's pixels (CVAT's xtl, ytl, xbr, ybr); none for an empty mask.
+struct PixelBounds {
+  int left = 0, top = 0, right = -1, bottom = -1;
+};
+std::optional<PixelBounds> pixel_bounds(const Mask& m) {
+  PixelBounds b{m.width, m.height, -1, -1};
   for (int y = 0; y < m.height; ++y) {
     for (int x = 0; x < m.width; ++x) {
       if (m.data[static_cast<size_t>(y) * m.width + x]) {
-        xtl = std::min(xtl, x), xbr = std::max(xbr, x);
-        ytl = std::min(ytl, y), ybr = std::max(ybr, y);
+        b.left = std::min(b.left, x), b.right = std::max(b.right, x);
+        b.top = std::min(b.top, y), b.bottom = std::max(b.bottom, y);
       }
     }
   }
-  if (xbr < 0) return nullptr;  // an empty mask is no detection
+  if (b.right < 0) return std::nullopt;
+  return b;
+}
+
+json detection_json(const Instance& inst, const std::string& label) {
+  const Mask& m = inst.mask;
+  const auto bounds = pixel_bounds(m);
+  if (!bounds) return nullptr;  // an empty mask is no detection
+  const int xtl = bounds->left, ytl = bounds->top, xbr = bounds->right, ybr = bounds->bottom;
   json item = {{"label", label}, {"confidence", std::to_string(inst.score)}, {"type", "mask"}, {"attributes", json::array()}};
   std::vector<int> crop;
   crop.reserve(static_cast<size_t>(xbr - xtl + 1) * (ybr - ytl + 1) + 4);
@@ -192,16 +203,9 @@ HttpResponse interact(Api& api, const HttpRequest& req) {
   });
   if (found.masks.empty()) return json_response(200, {{"mask", json::array()}});
   const Mask& m = found.masks.front().mask;
-  int left = m.width, top = m.height, right = -1, bottom = -1;
-  for (int y = 0; y < m.height; ++y) {
-    for (int x = 0; x < m.width; ++x) {
-      if (m.data[static_cast<size_t>(y) * m.width + x]) {
-        left = std::min(left, x), right = std::max(right, x);
-        top = std::min(top, y), bottom = std::max(bottom, y);
-      }
-    }
-  }
-  if (right < 0) return json_response(200, {{"mask", json::array()}});
+  const auto bounds = pixel_bounds(m);
+  if (!bounds) return json_response(200, {{"mask", json::array()}});
+  const int left = bounds->left, top = bounds->top, right = bounds->right, bottom = bounds->bottom;
   json rows = json::array();
   for (int y = top; y <= bottom; ++y) {
     std::vector<int> row;
