@@ -158,7 +158,8 @@ class LabelStudioBackend {
     const FetchBudget budget{api_.deadline(req), req.client_gone};
     // The same jobs for every task (the interactive job depends on the image size only through
     // its marks, checked per task below).
-    if (!interactive) api_.check_prompts(prompts_of(label_jobs(config)), "the label config's labels and predicted_values");
+    const std::vector<Job> config_jobs = interactive ? std::vector<Job>{} : label_jobs(config);
+    if (!interactive) api_.check_prompts(prompts_of(config_jobs), "the label config's labels and predicted_values");
     json results = json::array();
     for (const auto& task : body["tasks"]) {
       api_.check_alive(req);  // a batch stops between tasks once its client has left or its time is up
@@ -180,7 +181,7 @@ class LabelStudioBackend {
       auto entry = api_.encode_bytes(req, bytes, &cached);  // one encode serves every label
       const int width = entry->embedding.width(), height = entry->embedding.height();
       auto jobs = std::make_shared<const std::vector<Job>>(
-          interactive ? std::vector<Job>{interactive_job(config, context, width, height)} : label_jobs(config));
+          interactive ? std::vector<Job>{interactive_job(config, context, width, height)} : config_jobs);
       if (interactive) api_.check_prompts(prompts_of(*jobs), "the interactive context's marks");
       auto found = api_.run_on_worker(req, [model, entry, jobs](const JobStop& stop) {
         std::vector<std::vector<Instance>> out;
