@@ -4,13 +4,14 @@ find_package(Threads REQUIRED)
 find_package(ZLIB REQUIRED)
 find_package(nlohmann_json 3 REQUIRED)
 find_package(CLI11 CONFIG REQUIRED)
-find_package(OpenCV REQUIRED COMPONENTS core imgproc imgcodecs)
+find_package(OpenCV REQUIRED COMPONENTS core imgproc imgcodecs)  # imgcodecs: tests and seeds only
 find_package(JPEG REQUIRED)  # JPEG and PNG are decoded directly, with our own error handling
 find_package(PNG REQUIRED)
+find_package(TIFF REQUIRED)  # TIFF through libtiff, BMP by sam3 itself: no imgcodecs in the core
 pkg_check_modules(WEBP REQUIRED IMPORTED_TARGET libwebp)
 find_package(CURL REQUIRED)
 find_package(pugixml REQUIRED)
-find_package(GDAL CONFIG REQUIRED)  # rasters of any size and georeferenced vectors (Debian libgdal-dev)  # Label Studio label configs (Debian libpugixml-dev)
+find_package(GDAL CONFIG REQUIRED)  # rasters of any size and georeferenced vectors (Debian libgdal-dev)
 find_package(OpenSSL REQUIRED COMPONENTS Crypto)
 pkg_check_modules(LIBZIP REQUIRED IMPORTED_TARGET libzip)
 # Debian's python3 when there is one (its numpy, onnx and pytest are what the tests use); the
@@ -22,6 +23,8 @@ find_package(Python3 REQUIRED COMPONENTS Interpreter OPTIONAL_COMPONENTS Develop
 pkg_check_modules(UTF8PROC REQUIRED IMPORTED_TARGET libutf8proc)
 pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 
+include(GNUInstallDirs)
+
 # ONNX Runtime, in this order: an explicit root (SAM3_ORT_ROOT, the layout of the release
 # tarball: include/ + lib/), an installed CMake package, pkg-config, then .deps/ made by
 # scripts/setup.sh.
@@ -32,12 +35,14 @@ if(NOT SAM3_ORT_ROOT)
   if(TARGET onnxruntime::onnxruntime)
     add_library(sam3_ort INTERFACE)
     target_link_libraries(sam3_ort INTERFACE onnxruntime::onnxruntime)
+    set(SAM3_ORT_SOURCE cmake)
     message(STATUS "ONNX Runtime: CMake package ${onnxruntime_DIR}")
   else()
     pkg_check_modules(ORT QUIET IMPORTED_TARGET libonnxruntime)
     if(ORT_FOUND)
       add_library(sam3_ort INTERFACE)
       target_link_libraries(sam3_ort INTERFACE PkgConfig::ORT)
+      set(SAM3_ORT_SOURCE pkg-config)
       message(STATUS "ONNX Runtime: pkg-config ${ORT_VERSION}")
     endif()
   endif()
@@ -52,9 +57,12 @@ if(NOT TARGET sam3_ort)
     message(FATAL_ERROR "ONNX Runtime not found. Run scripts/setup.sh, or set SAM3_ORT_ROOT "
       "to a directory with include/onnxruntime_cxx_api.h and lib/libonnxruntime.so")
   endif()
+  # A library from a folder (.deps/ or SAM3_ORT_ROOT) is installed beside sam3's own.
   add_library(sam3_ort INTERFACE)
-  target_include_directories(sam3_ort SYSTEM INTERFACE ${ORT_INCLUDE_DIR})
-  target_link_libraries(sam3_ort INTERFACE ${ORT_LIBRARY})
+  target_include_directories(sam3_ort SYSTEM INTERFACE $<BUILD_INTERFACE:${ORT_INCLUDE_DIR}>)
+  target_link_libraries(sam3_ort INTERFACE $<BUILD_INTERFACE:${ORT_LIBRARY}>
+    $<INSTALL_INTERFACE:$<INSTALL_PREFIX>/${CMAKE_INSTALL_LIBDIR}/libonnxruntime.so.1>)
+  set(SAM3_ORT_SOURCE folder)
   get_filename_component(_ort_libdir ${ORT_LIBRARY} DIRECTORY)
   set(CMAKE_BUILD_RPATH ${CMAKE_BUILD_RPATH} ${_ort_libdir})
   set(CMAKE_INSTALL_RPATH ${CMAKE_INSTALL_RPATH} ${_ort_libdir})
@@ -69,6 +77,7 @@ if(SAM3_ONEDNN)
   if(TARGET DNNL::dnnl)
     add_library(sam3_onednn INTERFACE)
     target_link_libraries(sam3_onednn INTERFACE DNNL::dnnl)
+    set(SAM3_DNNL_PACKAGE ON)
   else()
     find_path(DNNL_INCLUDE_DIR oneapi/dnnl/dnnl.hpp)
     find_library(DNNL_LIBRARY NAMES dnnl)

@@ -185,7 +185,6 @@ int run_label(LabelArgs& a) {
   ModelOptions mo;
   mo.providers = execution_providers(a.models);
   mo.intra_op_threads = a.threads;
-  mo.fallback_vocabulary = data_dir() / "clip" / "bpe_simple_vocab_16e6.txt.gz";
   auto model = Model::load(resolve_model_dir(a.models), mo);
   Labeler labeler(model, a.config, a.out);
 

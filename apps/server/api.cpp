@@ -448,16 +448,16 @@ HttpResponse Api::handle_segment(const HttpRequest& req) {
   for (const auto& item : request.order) {
     if (item.kind == PromptItem::kConcept) {
       const auto& r = answers.concepts[item.index];
-      image["prompts"].push_back(with_masks(prompt_result_json(r), r.instances));
+      image["prompts"].push_back(with_masks(json::parse(prompt_result_json(r)), r.instances));
       add_time("encode_text", r.timings.encode_text_ms);
       add_time("decode", r.timings.decode_ms);
       add_time("postprocess", r.timings.postprocess_ms);
     } else if (item.kind == PromptItem::kObject) {
       const auto& r = answers.objects[item.index];
-      image["prompts"].push_back(with_masks(object_result_json(r), r.masks));
+      image["prompts"].push_back(with_masks(json::parse(object_result_json(r)), r.masks));
     } else {
       const auto& r = answers.everything[everything_index++];
-      image["prompts"].push_back(with_masks({{"everything", true}, {"instances", instances_json(r.instances)}}, r.instances));
+      image["prompts"].push_back(with_masks(json::parse(everything_result_json(r.instances)), r.instances));
       add_time("decode", r.timings.decode_ms);
       add_time("postprocess", r.timings.postprocess_ms);
     }

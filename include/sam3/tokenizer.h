@@ -22,6 +22,11 @@ struct TokenizedText {
   int length = 0;                                  // SOT..EOT inclusive
 };
 
+// CLIP's vocabulary as sam3 ships it (bpe_simple_vocab_16e6.txt.gz): under $SAM3_DATA_DIR/clip
+// when that is set, else the build tree's data/, else the installed share/sam3/. Models that
+// bring no tokenizer file of their own use it.
+std::filesystem::path bundled_vocabulary();
+
 class ClipTokenizer {
  public:
   // Loads the vocabulary from any of the three formats, recognised by content:

@@ -67,10 +67,6 @@ class TextCache {
   std::unordered_map<std::string, std::list<Entry>::iterator> index_;
 };
 
-std::filesystem::path default_vocabulary() {
-  return std::filesystem::path(SAM3_DEFAULT_DATA_DIR) / "clip" / "bpe_simple_vocab_16e6.txt.gz";
-}
-
 int capped_threads(int requested) {
   if (requested < 0) {
     throw Error(ErrorCode::kInvalidArgument, "threads must be 0 (one per core) or more, got " + std::to_string(requested));
@@ -139,7 +135,7 @@ std::shared_ptr<Model> Model::load(const std::filesystem::path& directory, const
   std::filesystem::path vocab;
   if (layout != Layout::kTracker) {  // the interactive generation takes no text
     vocab = detail::find_vocabulary(directory);
-    if (vocab.empty()) vocab = options.fallback_vocabulary.empty() ? default_vocabulary() : options.fallback_vocabulary;
+    if (vocab.empty()) vocab = options.fallback_vocabulary.empty() ? bundled_vocabulary() : options.fallback_vocabulary;
     impl->tokenizer = std::make_unique<ClipTokenizer>(ClipTokenizer::from_file(vocab));
   }
   config.intra_op_threads = capped_threads(options.intra_op_threads);
