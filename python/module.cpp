@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 
+#include "bind_label_map.h"
 #include "sam3/error.h"
 #include "sam3/export.h"
 #include "sam3/hub.h"
@@ -474,6 +475,8 @@ PYBIND11_MODULE(_native, m) {
         },
         "inputs"_a, "prompts"_a, "out"_a, py::kw_only(), "model"_a, "formats"_a = "coco", "threshold"_a = 0.5f,
         "progress"_a = nullptr);
+
+  bind_label_map(m);
 
   m.def("registry_path", [](const std::optional<std::string>& name) -> py::object {
           const sam3::RegistryEntry* e = name ? sam3::find_registry_entry(*name) : &sam3::default_registry_entry();
