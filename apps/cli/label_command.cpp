@@ -16,7 +16,6 @@
 #include "number_options.h"
 #include "sam3/labeler.h"
 #include "sam3/log.h"
-#include "sam3/map_label.h"
 
 namespace sam3::cli {
 namespace {

@@ -27,6 +27,10 @@
 
 namespace sam3 {
 
+// A tile is read whole into memory (3 bytes a pixel, and 8 per band as read): sides beyond this
+// are refused; the model sees each tile at its input size (1008) anyway.
+inline constexpr int kMaxMapTile = 8192;
+
 enum class MapFormat { kGpkg, kFgb, kShp, kGeojson };
 // "gpkg,fgb,shp,geojson" (comma-separated) -> formats; throws kInvalidArgument naming one that
 // is not a map format. is_map_format_list says whether a --format value asks for map outputs.

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "sam3/error.h"
-#include "sam3/map_label.h"
+#include "geo/map_label.h"
 #include "sam3/output_folder.h"
 
 namespace sam3 {
