@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "sam3/export.h"
+#include "sam3/mask_encodings.h"
 
 namespace sam3 {
 namespace {
