@@ -11,7 +11,9 @@ import { fileURLToPath } from "node:url";
 
 import { maskIou } from "./coco_rle.mjs";
 import { startStatic, stopStatic } from "./static_server.mjs";
-import { launchBrowser, scenePng, SCENE } from "./support.mjs";
+import { chromium } from "playwright-core";
+
+import { launchBrowser, scenePng } from "./support.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, "../..");
@@ -20,7 +22,7 @@ const MODELS = process.env.SAM3_TEST_MODELS;
 const WEB = path.join(process.env.SAM3_WEB_OUT, "web");
 const ORT_WEB = process.env.SAM3_ORT_WEB ?? path.join(repo, ".deps/onnxruntime-web");
 
-let tmp, server, baseUrl, browser, page;
+let tmp, server, baseUrl, browser, page, gpuBrowser, gpuPage;
 
 before(async () => {
   tmp = mkdtempSync(path.join(os.tmpdir(), "sam3-browser-"));
@@ -35,10 +37,19 @@ before(async () => {
   // (The module probes a folder for the names a layout may use: its 404s are expected.)
   page.on("console", (m) => { if (m.type() === "error" && !/status of 404/.test(m.text())) console.error("[page]", m.text()); });
   await page.goto(`${baseUrl}/`);
+  // WebGPU on the CPU: Chromium's SwiftShader adapter (correct, slow), in a browser of its own.
+  gpuBrowser = await chromium.launch({
+    executablePath: process.env.SAM3_CHROMIUM || "/usr/bin/chromium",
+    args: ["--no-sandbox", "--enable-unsafe-webgpu", "--use-webgpu-adapter=swiftshader", "--disable-quic",
+      "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+  gpuPage = await gpuBrowser.newPage();
+  await gpuPage.goto(`${baseUrl}/`);
 });
 
 after(async () => {
   await browser?.close();
+  await gpuBrowser?.close();
   if (server) await stopStatic(server);
   if (tmp) rmSync(tmp, { recursive: true, force: true });
 });
@@ -57,16 +68,16 @@ const CASES = [
   { text: "red", threshold: 0.7, cli: ["--prompt", "red", "--threshold", "0.7"] },
 ];
 
-async function inBrowser(layout, cases) {
-  return page.evaluate(async ({ layout, cases }) => {
+async function inBrowser(layout, cases, device = "wasm", on = page) {
+  return on.evaluate(async ({ layout, cases, device }) => {
     const { Sam3 } = await import("/web/sam3-browser.mjs");
-    const m = await Sam3.load(`/models/${layout}/`, { device: "wasm", cache: false });
+    const m = await Sam3.load(`/models/${layout}/`, { device, cache: false });
     const blob = await (await fetch("/test/scene.png")).blob();
     const e = await m.encode(blob);
     const results = [];
     for (const c of cases) results.push(await m.segment(e, { text: c.text, boxes: c.boxes ?? [], threshold: c.threshold }));
     return { device: m.device, layout: m.layout, generation: m.generation, isolated: crossOriginIsolated, results };
-  }, { layout, cases: cases.map(({ cli, ...c }) => c) });
+  }, { layout, cases: cases.map(({ cli, ...c }) => c), device });
 }
 
 function assertSame(got, want, label) {
@@ -91,6 +102,19 @@ for (const layout of ["usls", "samexporter"]) {
     assert.equal(got.layout, layout);
     assert.ok(got.isolated, "the test server sends COOP/COEP: the page is cross-origin isolated (WASM threads)");
     CASES.forEach((c, i) => assertSame(got.results[i], native(layout, c.cli)[0], `${layout} ${JSON.stringify(c.cli)}`));
+  });
+}
+
+for (const layout of ["usls", "samexporter"]) {
+  test(`${layout}: the same on WebGPU (SwiftShader's adapter)`, async () => {
+    const adapter = await gpuPage.evaluate(async () => {
+      const a = await navigator.gpu?.requestAdapter();
+      return a ? a.info?.architecture ?? "adapter" : null;
+    });
+    assert.equal(adapter, "swiftshader", "Chromium gives SwiftShader's WebGPU adapter with these flags");
+    const got = await inBrowser(layout, CASES.slice(0, 2), "webgpu", gpuPage);
+    assert.equal(got.device, "webgpu");
+    CASES.slice(0, 2).forEach((c, i) => assertSame(got.results[i], native(layout, c.cli)[0], `${layout} webgpu ${JSON.stringify(c.cli)}`));
   });
 }
 
