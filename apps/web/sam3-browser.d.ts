@@ -16,6 +16,7 @@ export interface LoadOptions {
   ortUrl?: string;           // default: ./ort/ort.all.min.mjs beside this module
   cache?: boolean;           // keep downloaded files in Cache Storage (default true)
   vocabulary?: string;       // URL of a vocabulary when the folder holds none
+  threads?: number;          // WASM threads (default: one per core; needs cross-origin isolation)
   logSeverityLevel?: 0 | 1 | 2 | 3 | 4;  // ONNX Runtime Web's log (0: verbose)
   onProgress?: (p: Progress) => void;
 }

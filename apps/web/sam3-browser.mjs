@@ -136,7 +136,7 @@ class UrlSource {
     let response = cache ? await cache.match(url) : null;
     const cached = Boolean(response);
     if (!response) {
-      response = await fetch(url);
+      response = await this.fetchFile(url, name);
       if (!response.ok) throw new Sam3Error("model_not_found", `${url}: HTTP ${response.status}`);
       if (cache) {
         try {
@@ -150,6 +150,23 @@ class UrlSource {
     return readWithProgress(response, (loaded) => this.onProgress?.({ stage: "download", file: name, loaded, total, cached }));
   }
 }
+
+// Large files come in byte ranges where the server takes them (sam3 serve's /models/ does), so
+// neither side holds a 0.9 GB body at once; the parts are joined into one Blob.
+UrlSource.prototype.fetchFile = async function fetchFile(url, name) {
+  const CHUNK = 32 << 20;
+  const head = await fetch(url, { method: "HEAD" }).catch(() => null);
+  const size = Number(head?.headers.get("content-length")) || 0;
+  if (!head?.ok || head.headers.get("accept-ranges") !== "bytes" || size <= 2 * CHUNK) return fetch(url);
+  const parts = [];
+  for (let at = 0; at < size; at += CHUNK) {
+    const r = await fetch(url, { headers: { Range: `bytes=${at}-${Math.min(at + CHUNK, size) - 1}` } });
+    if (r.status !== 206) throw new Sam3Error("model_not_found", `${url}: HTTP ${r.status} for a byte range`);
+    parts.push(await r.blob());
+    this.onProgress?.({ stage: "download", file: name, loaded: Math.min(at + CHUNK, size), total: size, cached: false });
+  }
+  return new Response(new Blob(parts), { headers: { "Content-Length": String(size), "Content-Type": "application/octet-stream" } });
+};
 
 class FileSource {
   constructor(files, options) {
@@ -201,11 +218,15 @@ export class Sam3 {
   // source: a URL prefix of a model folder ("/models/") or the folder's File objects.
   // options: {device: "auto"|"webgpu"|"wasm", ort (the onnxruntime-web module, else imported
   // from options.ortUrl or ./ort/ort.all.min.mjs), cache (Cache Storage, default true),
-  // onProgress({stage, file, loaded, total}), vocabulary (URL of a fallback vocabulary)}.
+  // onProgress({stage, file, loaded, total}), vocabulary (URL of a fallback vocabulary),
+  // threads (WASM threads; default one per core)}.
   static async load(source, options = {}) {
     const core = await loadCore();
     const ort = options.ort ?? (await import(options.ortUrl ?? new URL("./ort/ort.all.min.mjs", import.meta.url).href));
     if (!options.ort) ort.env.wasm.wasmPaths = new URL(".", options.ortUrl ?? new URL("./ort/", import.meta.url)).href;
+    // One thread per core, as natively (ONNX Runtime Web's default is half of them); threads
+    // need cross-origin isolation. Taken by the first session this page creates.
+    if (globalThis.crossOriginIsolated) ort.env.wasm.numThreads = options.threads || navigator.hardwareConcurrency || 1;
     const device = await pickDevice(options.device ?? "auto");
     const src = typeof source === "string" || source instanceof URL ? new UrlSource(String(source), options) : new FileSource(source, options);
     const { candidates, vocabularies } = call(core, "sam3_layout_candidates");
