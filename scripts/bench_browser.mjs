@@ -45,21 +45,21 @@ function rendererPeak(profile) {
   let peak = 0;
   const timer = setInterval(() => {
     const parent = new Map(), rss = new Map();
-    let main = -1;
+    const ours = new Set();  // the processes started with our profile (browser, zygotes)
     for (const d of readdirSync("/proc")) {
       if (!/^\d+$/.test(d)) continue;
       try {
         const status = readFileSync(`/proc/${d}/status`, "utf8");
         parent.set(Number(d), Number(/PPid:\s+(\d+)/.exec(status)?.[1]));
         rss.set(Number(d), Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024);
-        if (readFileSync(`/proc/${d}/cmdline`, "utf8").includes(`--user-data-dir=${profile}`)) main = Number(d);
+        if (readFileSync(`/proc/${d}/cmdline`, "utf8").includes(`--user-data-dir=${profile}`)) ours.add(Number(d));
       } catch {
         // gone
       }
     }
     for (const [pid, value] of rss) {
       for (let p = pid, n = 0; p > 1 && n < 10; p = parent.get(p) ?? 0, n++) {
-        if (p === main) {
+        if (ours.has(p)) {
           peak = Math.max(peak, value);
           break;
         }

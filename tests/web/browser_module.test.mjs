@@ -118,6 +118,18 @@ for (const layout of ["usls", "samexporter"]) {
   });
 }
 
+// The other generations the generator makes, on WASM: a text and a box prompt each (samexporter
+// variants: one box, as their slots allow).
+const OTHERS = ["usls-336", "usls-504x896", "usls-fp16", "usls-q4f16", "usls-v1", "osam", "samexporter-float-4slots",
+  "samexporter-int32-frozen"];
+test("every other generated generation equals the native CLI on WASM", async () => {
+  const cases = CASES.slice(1, 3);
+  for (const layout of OTHERS) {
+    const got = await inBrowser(layout, cases);
+    cases.forEach((c, i) => assertSame(got.results[i], native(layout, c.cli)[0], `${layout} (${got.generation}) ${JSON.stringify(c.cli)}`));
+  }
+});
+
 test("samexporter: a second exemplar box is refused as natively", async () => {
   const error = await page.evaluate(async () => {
     const { Sam3 } = await import("/web/sam3-browser.mjs");
