@@ -29,5 +29,6 @@ void add_tokenize_command(CLI::App& app, Runner& run);
 void add_models_command(CLI::App& app, Runner& run);
 void add_serve_command(CLI::App& app, Runner& run);
 void add_label_command(CLI::App& app, Runner& run);
+void add_web_command(CLI::App& app, Runner& run);
 
 }  // namespace sam3::cli

@@ -110,7 +110,7 @@ Api::Api(const ServerOptions& options)
 const Api::Route* Api::find_route(const HttpRequest& request, bool* other_method) const {
   *other_method = false;
   for (const auto& route : routes_) {
-    if (route.path != request.path) continue;
+    if (route.prefix ? !request.path.starts_with(route.path) : route.path != request.path) continue;
     if (route.method == request.method) return &route;
     *other_method = true;
   }
@@ -190,7 +190,7 @@ Dispatch Api::screen(const HttpRequest& head) const {
     if (!other_method) return reject(ApiError(404, "not_found", "no such route; see /openapi.json"));
     std::string allow;
     for (const auto& r : routes_) {
-      if (r.path == head.path) allow += (allow.empty() ? "" : ", ") + r.method;
+      if (r.prefix ? head.path.starts_with(r.path) : r.path == head.path) allow += (allow.empty() ? "" : ", ") + r.method;
     }
     ApiError e(405, "method_not_allowed", head.method + " is not allowed on " + head.path + "; use " + allow);
     e.allow = allow;

@@ -34,6 +34,9 @@ class ClipTokenizer {
   // clip_tokenizer.json ({"encoder", "merges", "byte_encoder"}). Throws sam3::Error.
   // use_cache keeps the BPE of each word seen (bounded); off only for measuring.
   static ClipTokenizer from_file(const std::filesystem::path& path, bool use_cache = true);
+  // The same from the file's content, already decompressed (what the WebAssembly build uses:
+  // the browser decompresses a .gz); `name` is the file's name, for errors and to mark JSON.
+  static ClipTokenizer from_data(const std::string& data, std::string_view name, bool use_cache = true);
 
   // Cleans (ftfy-like fixes, html-unescape twice, whitespace collapse, lowercase), splits,
   // applies BPE and packs into 32 slots. Throws sam3::Error(kInvalidText) on invalid UTF-8.
