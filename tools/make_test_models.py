@@ -248,15 +248,7 @@ def make_usls(out, height, width, inconsistent=False, half=False, v1=False, q4f1
     # Consume every input as the real decoder does (the values of these do not matter here).
     feat0 = g.op("Add", [e.input("fpn_feat_0"), g.op("ReduceMean", [e.input("fpn_pos_2")], keepdims=1)])
     if v1:  # one prompt sequence: 32 text tokens, then the geometry encoder's rows
-        prompt, prompt_mask = e.input("prompt_features"), "prompt_mask"
-        word = first_content_token(g, g.op("Where", [g.op("Unsqueeze", [prompt_mask, g.const([2], np.int64)]),
-                                                     prompt, g.const(np.float32(0.0))]))
-        geo = g.op("Slice", [prompt, g.const([32], np.int64), g.const([1 << 30], np.int64), g.const([1], np.int64)])
-        rows = g.op("Concat", [g.const(padding_row()), geo], axis=1)
-        box_in = g.op("Slice", [rows, g.const([0], np.int64), g.const([4], np.int64), g.const([2], np.int64)])
-        label_f = g.op("Squeeze", [g.op("Slice", [rows, g.const([4], np.int64), g.const([5], np.int64), g.const([2], np.int64)]),
-                                   g.const([2], np.int64)])
-        label_in = g.op("Cast", [label_f], to=TensorProto.INT64)
+        word, box_in, label_in = read_prompt_sequence(g, e.input("prompt_features"), "prompt_mask")
     else:
         word = first_content_token(g, g.op("Where", [g.op("Unsqueeze", ["text_mask", g.const([2], np.int64)]),
                                                      e.input("text_features"), g.const(np.float32(0.0))]))
@@ -283,6 +275,89 @@ def make_usls(out, height, width, inconsistent=False, half=False, v1=False, q4f1
             tensor("presence_logits", e.type, ["B", 1])], "decoder")
     encoder, merges, _ = clip_vocabulary()
     with open(os.path.join(out, "tokenizer.json"), "w", encoding="utf-8") as f:  # Hugging Face format
+        json.dump({"model": {"type": "BPE", "vocab": encoder, "merges": merges}}, f, ensure_ascii=False)
+
+
+def read_prompt_sequence(g, prompt, prompt_mask):
+    """A decoder's view of one prompt sequence (32 text tokens, then geometry rows carrying a
+    box's coordinates in channels 0..3 and its label in channel 4): the first content word, and
+    the rows as boxes and labels (rows labelled -10 are padding)."""
+    word = first_content_token(g, g.op("Where", [g.op("Unsqueeze", [prompt_mask, g.const([2], np.int64)]),
+                                                 prompt, g.const(np.float32(0.0))]))
+    geo = g.op("Slice", [prompt, g.const([32], np.int64), g.const([1 << 30], np.int64), g.const([1], np.int64)])
+    rows = g.op("Concat", [g.const(padding_row()), geo], axis=1)
+    box_in = g.op("Slice", [rows, g.const([0], np.int64), g.const([4], np.int64), g.const([2], np.int64)])
+    label_f = g.op("Squeeze", [g.op("Slice", [rows, g.const([4], np.int64), g.const([5], np.int64), g.const([2], np.int64)]),
+                               g.const([2], np.int64)])
+    return word, box_in, g.op("Cast", [label_f], to=TensorProto.INT64)
+
+
+def make_geti(out, size):
+    """Intel geti-instant-learn's five files in the hub's layout (graphs under onnx/, the
+    tokenizer at the root): usls's tensors, the image as pixel_values, a geometry encoder that
+    takes boxes and points (rows: boxes, points, then a CLS row) and runs for every prompt, and
+    a prompt-decoder on the joined sequence."""
+    mh = mw = size * 2 // 7
+    graphs = os.path.join(out, "onnx")
+    os.makedirs(graphs, exist_ok=True)
+    g = Graph()
+    feats, pos = vision_features(g, "pixel_values", size, size, 3)
+    for k, f in enumerate(feats):
+        g.name(f, f"fpn_feat_{k}")
+    g.name(g.op("Add", [pos, attention_probe(g, feats[2])]), "fpn_pos_2")
+    g.save(os.path.join(graphs, "vision-encoder.onnx"), [tensor("pixel_values", TensorProto.FLOAT, ["B", 3, size, size])],
+           [tensor(f"fpn_feat_{k}", TensorProto.FLOAT, ["B", FEATURES, mh >> k, mw >> k]) for k in range(3)]
+           + [tensor("fpn_pos_2", TensorProto.FLOAT, ["B", FEATURES, mh >> 2, mw >> 2])], "vision_encoder")
+
+    g = Graph()
+    g.name(text_rows(g, "input_ids"), "text_features")
+    g.op("Cast", ["attention_mask"], to=TensorProto.BOOL)
+    g.name(g.nodes[-1].output[0], "text_mask")
+    g.save(os.path.join(graphs, "text-encoder.onnx"),
+           [tensor("input_ids", TensorProto.INT64, ["B", 32]), tensor("attention_mask", TensorProto.INT64, ["B", 32])],
+           [tensor("text_features", TensorProto.FLOAT, ["B", 32, FEATURES]), tensor("text_mask", TensorProto.BOOL, ["B", 32])],
+           "text_encoder")
+
+    g = Graph()
+    def rows_of(coords, labels):
+        label = g.op("Unsqueeze", [g.op("Cast", [labels], to=TensorProto.FLOAT), g.const([2], np.int64)])
+        return g.op("Pad", [g.op("Concat", [coords, label], axis=2), g.const([0, 0, 0, 0, 0, FEATURES - 5], np.int64)])
+    points4 = g.op("Pad", ["input_points", g.const([0, 0, 0, 0, 0, 2], np.int64)])  # x, y, 0, 0
+    consumed = g.op("Mul", [g.op("Add", [g.op("ReduceMean", ["fpn_feat_2"], keepdims=0),
+                                         g.op("ReduceMean", ["fpn_pos_2"], keepdims=0)]), g.const(np.float32(0.0))])
+    features = g.op("Add", [g.op("Concat", [rows_of("input_boxes", "input_boxes_labels"),
+                                            rows_of(points4, "input_points_labels"), g.const(padding_row())], axis=1),
+                            consumed])
+    g.name(features, "geometry_features")
+    channel0 = g.op("Slice", [features, g.const([0], np.int64), g.const([1], np.int64), g.const([2], np.int64)])
+    g.name(g.op("Squeeze", [g.op("Greater", [channel0, g.const(np.float32(-1e9))]), g.const([2], np.int64)]), "geometry_mask")
+    g.save(os.path.join(graphs, "geometry-encoder.onnx"),
+           [tensor("fpn_feat_2", TensorProto.FLOAT, [1, FEATURES, mh >> 2, mw >> 2]),
+            tensor("fpn_pos_2", TensorProto.FLOAT, [1, FEATURES, mh >> 2, mw >> 2]),
+            tensor("input_boxes", TensorProto.FLOAT, ["B", "N", 4]), tensor("input_boxes_labels", TensorProto.INT64, ["B", "N"]),
+            tensor("input_points", TensorProto.FLOAT, ["B", "M", 2]), tensor("input_points_labels", TensorProto.INT64, ["B", "M"])],
+           [tensor("geometry_features", TensorProto.FLOAT, ["B", "T", FEATURES]),
+            tensor("geometry_mask", TensorProto.BOOL, ["B", "T"])], "geometry_encoder")
+
+    g = Graph()
+    feat0 = g.op("Add", ["fpn_feat_0", g.op("ReduceMean", ["fpn_pos_2"], keepdims=1)])
+    word, box_in, label_in = read_prompt_sequence(g, "prompt_features", "prompt_mask")
+    masks, logits, boxes, presence = decode_queries(g, feat0, word, box_in, label_in, mh, mw)
+    aux = g.op("Mul", [g.op("Add", [g.op("ReduceMean", ["fpn_feat_1"], keepdims=0),
+                                    g.op("ReduceMean", ["fpn_feat_2"], keepdims=0)]), g.const(np.float32(0.0))])
+    g.name(g.op("Add", [masks, aux]), "pred_masks")
+    g.name(boxes, "pred_boxes")
+    g.name(logits, "pred_logits")
+    g.name(presence, "presence_logits")
+    g.save(os.path.join(graphs, "prompt-decoder.onnx"),
+           [tensor(f"fpn_feat_{k}", TensorProto.FLOAT, [1, FEATURES, mh >> k, mw >> k]) for k in range(3)]
+           + [tensor("fpn_pos_2", TensorProto.FLOAT, [1, FEATURES, mh >> 2, mw >> 2]),
+              tensor("prompt_features", TensorProto.FLOAT, ["B", "L", FEATURES]), tensor("prompt_mask", TensorProto.BOOL, ["B", "L"])],
+           [tensor("pred_masks", TensorProto.FLOAT, ["B", QUERIES, mh, mw]), tensor("pred_boxes", TensorProto.FLOAT, ["B", QUERIES, 4]),
+            tensor("pred_logits", TensorProto.FLOAT, ["B", QUERIES]), tensor("presence_logits", TensorProto.FLOAT, ["B", 1])],
+           "prompt_decoder")
+    encoder, merges, _ = clip_vocabulary()
+    with open(os.path.join(out, "tokenizer.json"), "w", encoding="utf-8") as f:  # at the root, above onnx/
         json.dump({"model": {"type": "BPE", "vocab": encoder, "merges": merges}}, f, ensure_ascii=False)
 
 
@@ -450,7 +525,7 @@ def write_clip_tokenizer_json(path):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--layout", choices=["usls", "samexporter", "osam"], required=True)
+    ap.add_argument("--layout", choices=["usls", "samexporter", "osam", "geti"], required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--size", type=int, default=None, help="model input size (default 224 usls, 252 samexporter)")
     ap.add_argument("--height", type=int, default=None, help="usls: input height (default --size)")
@@ -470,6 +545,8 @@ def main():
         size = args.size or 224
         make_usls(args.out, args.height or size, args.width or size, args.inconsistent_decoder, args.fp16, args.v1,
                   args.q4f16)
+    elif args.layout == "geti":
+        make_geti(args.out, args.size or 224)
     elif args.layout == "osam":
         Graph.external_data = True
         make_samexporter(args.out, args.size or 252, False, False, osam=True)

@@ -144,10 +144,10 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_choose_files(const char* where, const char
     if (!chosen) {
       throw sam3::Error(sam3::ErrorCode::kModelNotFound,
                         std::string(where) + ": not a SAM3 model folder for the browser; expected " +
-                            sam3::pure::required_names(sam3::pure::text_layouts()[0]) + " (usls layout) or " +
-                            sam3::pure::required_names(sam3::pure::text_layouts()[1]) + " (samexporter layout)");
+                            sam3::pure::required_names(sam3::pure::text_layouts()[1]) + " (usls layout) or " +
+                            sam3::pure::required_names(sam3::pure::text_layouts()[2]) + " (samexporter layout)");
     }
-    return json{{"layout", chosen->family == sam3::pure::Family::kUsls ? "usls" : "samexporter"}, {"parts", chosen->parts}};
+    return json{{"layout", sam3::pure::family_name(chosen->family)}, {"parts", chosen->parts}};
   });
 }
 
@@ -165,6 +165,9 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_create(const char* spec_json) {
       if (parts.contains("geometry")) geometry = part_from_json(parts["geometry"]);
       g = Generation::usls(part_from_json(parts.at("image")), part_from_json(parts.at("text")),
                            part_from_json(parts.at("decoder")), geometry ? &*geometry : nullptr);
+    } else if (layout == "geti-instant-learn") {
+      g = Generation::geti(part_from_json(parts.at("image")), part_from_json(parts.at("text")),
+                           part_from_json(parts.at("decoder")), part_from_json(parts.at("geometry")));
     } else if (layout == "samexporter") {
       g = Generation::samexporter(part_from_json(parts.at("image")), part_from_json(parts.at("text")),
                                   part_from_json(parts.at("decoder")));

@@ -31,6 +31,7 @@ enum class Layout {
   kUsls,         // vision-encoder.onnx, text-encoder.onnx, decoder.onnx, tokenizer.json
   kSamexporter,  // sam3_image_encoder.onnx, sam3_language_encoder.onnx, sam3_decoder.onnx
   kTracker,      // vision_encoder.onnx, prompt_encoder_mask_decoder.onnx (interactive: points, boxes)
+  kGeti,         // vision-encoder, text-encoder, geometry-encoder, prompt-decoder (.onnx; Intel geti-instant-learn)
 };
 const char* layout_name(Layout layout) noexcept;
 

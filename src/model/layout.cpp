@@ -83,9 +83,20 @@ ModelFiles detect_layout(const std::filesystem::path& dir) {
   for (const auto& name : pure::candidate_names()) {
     if (std::filesystem::is_regular_file(dir / name, ec)) names.insert(name);
   }
-  if (auto chosen = pure::choose_files(dir.string(), names)) {
-    ModelFiles files{chosen->family == pure::Family::kUsls ? Layout::kUsls : Layout::kSamexporter, {}};
-    for (const auto& [part, name] : chosen->parts) files.parts[part] = dir / name;
+  // The hub's layout of geti-instant-learn (and others): the graphs under onnx/, the tokenizer
+  // files at the folder's root.
+  const auto graphs = names.empty() && std::filesystem::is_directory(dir / "onnx", ec) ? dir / "onnx" : dir;
+  if (graphs != dir) {
+    for (const auto& name : pure::candidate_names()) {
+      if (std::filesystem::is_regular_file(graphs / name, ec)) names.insert(name);
+    }
+  }
+  if (auto chosen = pure::choose_files(graphs.string(), names)) {
+    const Layout layout = chosen->family == pure::Family::kUsls   ? Layout::kUsls
+                          : chosen->family == pure::Family::kGeti ? Layout::kGeti
+                                                                  : Layout::kSamexporter;
+    ModelFiles files{layout, {}};
+    for (const auto& [part, name] : chosen->parts) files.parts[part] = graphs / name;
     return files;
   }
   std::string found;
@@ -93,15 +104,19 @@ ModelFiles detect_layout(const std::filesystem::path& dir) {
     if (entry.path().extension() == ".onnx") found += (found.empty() ? "" : ", ") + entry.path().filename().string();
   }
   throw Error(ErrorCode::kModelNotFound,
-              dir.string() + ": not a SAM3 model directory; expected " + pure::required_names(pure::text_layouts()[0]) +
-                  " (usls layout, also with -int8/-fp16/-q4f16 suffixes), " + pure::required_names(pure::text_layouts()[1]) +
-                  " (samexporter layout) or onnx/vision_encoder.onnx, onnx/prompt_encoder_mask_decoder.onnx "
+              dir.string() + ": not a SAM3 model directory; expected " + pure::required_names(pure::text_layouts()[1]) +
+                  " (usls layout, also with -int8/-fp16/-q4f16 suffixes), " + pure::required_names(pure::text_layouts()[2]) +
+                  " (samexporter layout), " + pure::required_names(pure::text_layouts()[0]) +
+                  " (geti-instant-learn, also under onnx/) or onnx/vision_encoder.onnx, onnx/prompt_encoder_mask_decoder.onnx "
                   "(the interactive sam3-tracker model), found " + (found.empty() ? "no .onnx files" : found));
 }
 
 std::filesystem::path find_vocabulary(const std::filesystem::path& dir) {
-  for (const char* name : pure::vocabulary_names()) {
-    if (std::filesystem::is_regular_file(dir / name)) return dir / name;
+  // The folder, then (for graphs under onnx/, as the hub lays them out) the folder above them.
+  for (const auto& where : {dir, dir / "onnx", dir.filename() == "onnx" ? dir.parent_path() : dir}) {
+    for (const char* name : pure::vocabulary_names()) {
+      if (std::filesystem::is_regular_file(where / name)) return where / name;
+    }
   }
   return {};
 }

@@ -25,6 +25,7 @@ const char* layout_name(Layout layout) noexcept {
     case Layout::kUsls: return "usls";
     case Layout::kSamexporter: return "samexporter";
     case Layout::kTracker: return "sam3-tracker";
+    case Layout::kGeti: return "geti";
   }
   return "unknown";
 }
@@ -125,7 +126,7 @@ std::shared_ptr<Model> Model::load(const std::filesystem::path& directory, const
                                 : *options.encoder_memory_arena        ? rt::SessionConfig::Arena::kOn
                                                                        : rt::SessionConfig::Arena::kOff;
   try {
-    impl->backend = layout == Layout::kUsls    ? detail::make_usls_backend(files, encoder_config, config)
+    impl->backend = layout == Layout::kUsls || layout == Layout::kGeti ? detail::make_usls_backend(files, encoder_config, config)
                     : layout == Layout::kTracker ? detail::make_tracker_backend(files, encoder_config, config)
                                                  : detail::make_samexporter_backend(files, encoder_config, config);
   } catch (const Error& e) {

@@ -19,11 +19,11 @@ std::optional<rt::Session> geometry_session(const ModelFiles& files, const rt::S
 class UslsBackend final : public Backend {
  public:
   UslsBackend(const ModelFiles& files, const rt::SessionConfig& encoder, const rt::SessionConfig& config)
-      : vision_(files.parts.at("image"), encoder), text_(files.parts.at("text"), config),
+      : layout_(files.layout), vision_(files.parts.at("image"), encoder), text_(files.parts.at("text"), config),
         decoder_(files.parts.at("decoder"), config), geometry_(geometry_session(files, config)),
         generation_(make_generation()) {}
 
-  Layout layout() const override { return Layout::kUsls; }
+  Layout layout() const override { return layout_; }
   std::string generation() const override { return generation_.name(); }
   std::vector<std::string> quirks() const override { return generation_.quirks(); }
   int input_width() const override { return generation_.input_width(); }
@@ -73,16 +73,18 @@ class UslsBackend final : public Backend {
  private:
   pure::Generation make_generation() const {
     const auto geometry = geometry_ ? std::make_optional(part_spec(*geometry_)) : std::nullopt;
+    if (layout_ == Layout::kGeti) return pure::Generation::geti(part_spec(vision_), part_spec(text_), part_spec(decoder_), *geometry);
     return pure::Generation::usls(part_spec(vision_), part_spec(text_), part_spec(decoder_), geometry ? &*geometry : nullptr);
   }
 
   // usls v1: text-only prompts give the decoder the text alone; with boxes the geometry
-  // encoder's features are appended.
+  // encoder's features are appended. geti-instant-learn: the geometry encoder runs for every prompt
+  // (the generation gives its inputs even without boxes).
   std::vector<pure::Tensor> prompt_with_geometry(const EmbeddingData& image, const TextFeatures& text,
                                                  const std::vector<BoxPrompt>& boxes) const {
     const auto text_views = views_of(text.values);
-    if (boxes.empty()) return generation_.prompt_inputs(text_views, nullptr);
     auto inputs = generation_.geometry_inputs(boxes, image.width, image.height);
+    if (inputs.empty()) return generation_.prompt_inputs(text_views, nullptr);
     Feeds feeds;
     feeds.add(inputs);
     for (const auto& [input, output] : generation_.geometry_image_feeds()) feeds.add(input, image.features.at(output));
@@ -91,6 +93,7 @@ class UslsBackend final : public Backend {
     return generation_.prompt_inputs(text_views, &geo_views);
   }
 
+  Layout layout_;
   rt::Session vision_, text_, decoder_;
   std::optional<rt::Session> geometry_;
   pure::Generation generation_;

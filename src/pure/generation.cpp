@@ -127,7 +127,39 @@ Generation Generation::samexporter(const PartSpec& image, const PartSpec& text, 
   return g;
 }
 
+// geti-instant-learn (sam3-facts.md, family D): usls's tensors under other names, the image
+// rounded to 0..255 before normalizing, ids padded with 0, and a geometry encoder that takes
+// boxes and points and runs for every prompt (a dummy box and point labelled -10 when none).
+Generation Generation::geti(const PartSpec& image, const PartSpec& text, const PartSpec& decoder, const PartSpec& geometry) {
+  require_inputs(image, {{"pixel_values", kFloatOrHalf, {4}}});
+  std::vector<Expected> features;
+  for (const char* name : kUslsImageFeatures) features.push_back({name, kFloatOrHalf, {4}});
+  require_outputs(image, features);
+  require_inputs(text, {{"input_ids", kIntTypes, {2}}, {"attention_mask", kIntTypes, {2}}});
+  require_outputs(text, {{"text_features", kFloatOrHalf, {3}}, {"text_mask", kBool, {2}}});
+  require_inputs(geometry, {{"fpn_feat_2", kFloatOrHalf, {4}}, {"fpn_pos_2", kFloatOrHalf, {4}},
+                            {"input_boxes", kFloatOrHalf, {3}}, {"input_boxes_labels", kIntTypes, {2}},
+                            {"input_points", kFloatOrHalf, {3}}, {"input_points_labels", kIntTypes, {2}}});
+  require_outputs(geometry, {{"geometry_features", kFloatOrHalf, {3}}, {"geometry_mask", kBool, {2}}});
+  require_inputs(decoder, {{"prompt_features", kFloatOrHalf, {3}}, {"prompt_mask", kBool, {2}}});
+  require_outputs(decoder, {{"pred_masks", kFloatOrHalf, {4}}, {"pred_boxes", kFloatOrHalf, {3}},
+                            {"pred_logits", kFloatOrHalf, {2}}, {"presence_logits", kFloatOrHalf, {2}}});
+  Generation g;
+  g.family_ = Family::kGeti;
+  g.image_ = image;
+  g.text_ = text;
+  g.decoder_ = decoder;
+  g.geometry_ = geometry;
+  const auto& shape = image.input("pixel_values")->shape;
+  g.height_ = shape.size() == 4 && shape[2] > 0 ? static_cast<int>(shape[2]) : 1008;
+  g.width_ = shape.size() == 4 && shape[3] > 0 ? static_cast<int>(shape[3]) : 1008;
+  g.half_ = image.input("pixel_values")->type == static_cast<int>(DType::kFloat16);
+  g.raw_heads_ = true;
+  return g;
+}
+
 std::string Generation::name() const {
+  if (family_ == Family::kGeti) return "geti-instant-learn";
   if (family_ == Family::kUsls) return has_geometry() ? "usls v1 (separate geometry encoder)" : "usls";
   if (raw_heads_) return "samexporter (raw heads)";
   return format_.normalized_boxes ? "osam" : "samexporter";
@@ -135,6 +167,14 @@ std::string Generation::name() const {
 
 std::vector<std::string> Generation::quirks() const {
   std::vector<std::string> q;
+  if (family_ == Family::kGeti) {
+    q = {"image rounded to 0..255, then normalized outside the graph ((x/255 - 0.5)/0.5)",
+         "Hugging Face attention mask, ids padded with 0",
+         "geometry-encoder.onnx runs for every prompt (boxes and points, a dummy of each labelled -10)",
+         "raw decoder heads: scores, mask upsampling and thresholds in sam3"};
+    if (half_) q.push_back("float16 inputs and outputs, converted at the edges");
+    return q;
+  }
   if (family_ == Family::kUsls) {
     q = {"image normalized outside the graph (x/127.5 - 1)",
          "Hugging Face attention mask (\"!\" is a real token), end-token padding",
@@ -167,6 +207,12 @@ std::vector<Tensor> Generation::image_inputs(std::vector<float>& planes) const {
     normalize_sam3(planes);
     return {float_tensor("images", image_.input("images")->type, {1, 3, height_, width_}, planes)};
   }
+  if (family_ == Family::kGeti) {
+    const auto pixels = to_uint8(planes);  // its processor rounds and clamps before normalizing
+    std::copy(pixels.begin(), pixels.end(), planes.begin());
+    normalize_sam3(planes);
+    return {float_tensor("pixel_values", image_.input("pixel_values")->type, {1, 3, height_, width_}, planes)};
+  }
   std::vector<std::int64_t> shape = {3, height_, width_};
   if (image_rank_ == 4) shape.insert(shape.begin(), 1);
   if (float_image_) {
@@ -189,7 +235,7 @@ std::vector<Tensor> Generation::text_inputs(const TokenizedText& tokens) const {
   // As Hugging Face's CLIP tokenizer gives them (what the usls exports were traced with): every
   // real token has mask 1, "!" (id 0) included, and the padding is the end token. SAM3's own
   // rule (TokenizedText::mask, ids != 0) would mask a "!".
-  std::vector<std::int64_t> ids(kContextLength, kEndOfText), mask(kContextLength, 0);
+  std::vector<std::int64_t> ids(kContextLength, family_ == Family::kGeti ? 0 : kEndOfText), mask(kContextLength, 0);
   for (int i = 0; i < tokens.length && i < kContextLength; ++i) {
     ids[static_cast<size_t>(i)] = tokens.ids[static_cast<size_t>(i)];
     mask[static_cast<size_t>(i)] = 1;
@@ -200,6 +246,7 @@ std::vector<Tensor> Generation::text_inputs(const TokenizedText& tokens) const {
 }
 
 std::vector<Tensor> Generation::decoder_inputs(const std::vector<BoxPrompt>& boxes, int width, int height) const {
+  if (family_ == Family::kGeti) return {};  // everything reaches its decoder through prompt_inputs
   if (family_ == Family::kUsls) {
     if (has_geometry()) return {};  // the boxes go to the geometry encoder, the prompt to prompt_inputs
     // Text-only prompting is one padding box (0,0,0,0) labelled -10.
@@ -267,6 +314,20 @@ std::vector<std::string> Generation::image_feeds() const {
 }
 
 std::vector<Tensor> Generation::geometry_inputs(const std::vector<BoxPrompt>& boxes, int width, int height) const {
+  if (family_ == Family::kGeti) {
+    // Always a box slot and a point slot: a dummy labelled -10 (ignored) for what is not given.
+    const auto n = std::max<std::int64_t>(1, static_cast<std::int64_t>(boxes.size()));
+    std::vector<float> coords(static_cast<size_t>(n) * 4, 0.f);
+    std::vector<std::int64_t> labels(static_cast<size_t>(n), -10);
+    for (size_t i = 0; i < boxes.size(); ++i) {
+      put_box(boxes[i].box, width, height, coords, i);
+      labels[i] = boxes[i].positive ? 1 : 0;
+    }
+    return {float_tensor("input_boxes", geometry_.input("input_boxes")->type, {1, n, 4}, coords),
+            int_tensor("input_boxes_labels", geometry_.input("input_boxes_labels")->type, {1, n}, labels),
+            float_tensor("input_points", geometry_.input("input_points")->type, {1, 1, 2}, {0.f, 0.f}),
+            int_tensor("input_points_labels", geometry_.input("input_points_labels")->type, {1, 1}, {-10})};
+  }
   if (!has_geometry() || boxes.empty()) return {};
   const auto n = static_cast<std::int64_t>(boxes.size());
   std::vector<float> coords(static_cast<size_t>(n) * 4, 0.f);
@@ -281,6 +342,7 @@ std::vector<Tensor> Generation::geometry_inputs(const std::vector<BoxPrompt>& bo
 
 std::map<std::string, std::string> Generation::geometry_image_feeds() const {
   if (!has_geometry()) return {};
+  if (family_ == Family::kGeti) return {{"fpn_feat_2", "fpn_feat_2"}, {"fpn_pos_2", "fpn_pos_2"}};
   return {{"fpn_feat", "fpn_feat_2"}, {"fpn_pos", "fpn_pos_2"}};
 }
 

@@ -17,7 +17,9 @@
 
 namespace sam3::pure {
 
-enum class Family { kUsls, kSamexporter };
+// kGeti: Intel geti-instant-learn's export (usls-like, with a geometry encoder that also takes
+// points and runs for every prompt).
+enum class Family { kUsls, kSamexporter, kGeti };
 
 class Generation {
  public:
@@ -25,9 +27,10 @@ class Generation {
   // geometry: the first usls generation's geometry-encoder.onnx, or null.
   static Generation usls(const PartSpec& image, const PartSpec& text, const PartSpec& decoder, const PartSpec* geometry);
   static Generation samexporter(const PartSpec& image, const PartSpec& text, const PartSpec& decoder);
+  static Generation geti(const PartSpec& image, const PartSpec& text, const PartSpec& decoder, const PartSpec& geometry);
 
   Family family() const { return family_; }
-  const char* layout() const { return family_ == Family::kUsls ? "usls" : "samexporter"; }
+  const char* layout() const { return family_ == Family::kUsls ? "usls" : family_ == Family::kGeti ? "geti" : "samexporter"; }
   std::string name() const;                 // e.g. "usls", "samexporter (raw heads)", "osam"
   std::vector<std::string> quirks() const;  // what sam3 does differently for it
   int input_width() const { return width_; }

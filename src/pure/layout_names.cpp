@@ -7,7 +7,14 @@ namespace sam3::pure {
 const std::vector<LayoutNames>& text_layouts() {
   // usls's release files carry a precision suffix (vision-encoder-q4f16.onnx) and usls's own
   // runtime calls the decoder geo-encoder-mask-decoder.
+  // geti-instant-learn shares usls's encoder names: its own prompt-decoder decides, so it is
+  // tried first.
   static const std::vector<LayoutNames> layouts = {
+      {Family::kGeti,
+       {{"image", {"vision-encoder"}, true},
+        {"text", {"text-encoder"}, true},
+        {"decoder", {"prompt-decoder"}, true},
+        {"geometry", {"geometry-encoder"}, true}}},
       {Family::kUsls,
        {{"image", {"vision-encoder"}, true},
         {"text", {"text-encoder"}, true},
@@ -51,7 +58,13 @@ std::string required_names(const LayoutNames& l) {
   return s;
 }
 
+const char* family_name(Family family) {
+  return family == Family::kUsls ? "usls" : family == Family::kGeti ? "geti-instant-learn" : "samexporter";
+}
+
 std::optional<ChosenFiles> choose_files(const std::string& where, const std::set<std::string>& names) {
+  std::string incomplete;
+  int best_present = 0, best_required = 1;
   for (const auto& candidate : text_layouts()) {
     ChosenFiles files{candidate.family, {}};
     int present = 0, required = 0;
@@ -71,13 +84,14 @@ std::optional<ChosenFiles> choose_files(const std::string& where, const std::set
       else missing += (missing.empty() ? "" : ", ") + std::string(part.stems[0]) + ".onnx";
     }
     if (present == required) return files;
-    if (present > 0) {
-      throw Error(ErrorCode::kModelNotFound, where + ": incomplete " +
-                                                 (candidate.family == Family::kUsls ? "usls" : "samexporter") +
-                                                 " model, missing " + missing + "; the layout needs " +
-                                                 required_names(candidate));
+    // Incomplete: said only if no layout is complete, for the one most nearly there.
+    if (present > 0 && present * best_required > best_present * required) {
+      best_present = present, best_required = required;
+      incomplete = where + ": incomplete " + std::string(family_name(candidate.family)) + " model, missing " + missing +
+                   "; the layout needs " + required_names(candidate);
     }
   }
+  if (!incomplete.empty()) throw Error(ErrorCode::kModelNotFound, incomplete);
   return std::nullopt;
 }
 

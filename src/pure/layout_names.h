@@ -24,8 +24,10 @@ struct LayoutNames {
   std::vector<PartNames> parts;
 };
 
-// usls, then samexporter.
+// geti-instant-learn, usls, then samexporter.
+
 const std::vector<LayoutNames>& text_layouts();
+const char* family_name(Family family);
 // Preference when several precisions of a part sit side by side: the plain name, then int8
 // (fastest on CPUs), fp32, fp16, q4f16.
 const std::vector<const char*>& precision_suffixes();

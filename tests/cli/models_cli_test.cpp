@@ -206,6 +206,7 @@ INSTANTIATE_TEST_SUITE_P(
                       InspectCase{"usls-fp16", "usls", 224, 224, "float16"},
                       InspectCase{"samexporter-float-4slots", "samexporter", 252, 252, "sequence-first"},
                       InspectCase{"usls-v1", "usls v1 (separate geometry encoder)", 224, 224, "geometry-encoder.onnx"},
+                      InspectCase{"geti", "geti-instant-learn", 224, 224, "runs for every prompt"},
                       InspectCase{"tracker", "sam3-tracker (interactive: points and boxes)", 1008, 1008, ".onnx_data sidecars"},
                       InspectCase{"tracker-root-quantized", "sam3-tracker (interactive: points and boxes)", 1008, 1008,
                                   "no text"}),

@@ -306,7 +306,7 @@ TEST_P(EveryGeneration, SegmentAndLabelFindTheRedObjects) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Generations, EveryGeneration,
-                         ::testing::Values("usls", "usls-504x896", "usls-fp16", "usls-q4f16", "usls-v1", "samexporter",
+                         ::testing::Values("usls", "usls-504x896", "usls-fp16", "usls-q4f16", "usls-v1", "geti", "samexporter",
                                            "samexporter-int32-frozen", "samexporter-float-4slots", "osam"),
                          [](const auto& info) {
                            std::string n = info.param;

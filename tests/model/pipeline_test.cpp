@@ -6,6 +6,7 @@
 
 #include "sam3/error.h"
 #include "sam3/model.h"
+#include "sam3/model_inspect.h"
 #include "support/test_images.h"
 
 namespace {
@@ -130,9 +131,20 @@ INSTANTIATE_TEST_SUITE_P(BothLayouts, PipelineTest,
                                            Case{"usls-504x896", true}, Case{"osam", false}, Case{"osam", true},
                                            Case{"usls-fp16", false}, Case{"usls-fp16", true}, Case{"usls-q4f16", true},
                                            Case{"usls-v1", false},
-                                           Case{"usls-v1", true}, Case{"samexporter-float-4slots", false},
+                                           Case{"usls-v1", true}, Case{"geti", false}, Case{"geti", true},
+                                           Case{"samexporter-float-4slots", false},
                                            Case{"samexporter-float-4slots", true}),
                          case_name);
+
+TEST(ModelLoad, GetiInTheHubLayoutFindsItsTokenizerAboveOnnx) {
+  // geti-instant-learn as the hub holds it: graphs under onnx/, tokenizer.json at the root.
+  for (const auto& dir : {sam3::test::test_models_dir() / "geti", sam3::test::test_models_dir() / "geti" / "onnx"}) {
+    const auto model = sam3::Model::load(dir);
+    EXPECT_EQ(model->generation(), "geti-instant-learn") << dir;
+    EXPECT_EQ(model->layout(), sam3::Layout::kGeti) << dir;
+    EXPECT_EQ(sam3::inspect_model(dir).vocabulary.filename(), "tokenizer.json") << dir;
+  }
+}
 
 TEST(ModelLoad, InputSizeComesFromTheSession) {
   EXPECT_EQ(sam3::Model::load(sam3::test::test_models_dir() / "usls")->input_size(), 224);

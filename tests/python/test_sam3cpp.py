@@ -228,7 +228,8 @@ def test_registry_models_are_never_downloaded_unasked(tmp_path, monkeypatch):
 
 def test_every_generation_loads_and_says_what_it_is():
     for folder, generation, size in [("usls-504x896", "usls", (896, 504)), ("osam", "osam", (252, 252)),
-                                     ("usls-v1", "usls v1 (separate geometry encoder)", (224, 224))]:
+                                     ("usls-v1", "usls v1 (separate geometry encoder)", (224, 224)),
+                                     ("geti", "geti-instant-learn", (224, 224))]:
         m = sam3cpp.Model(MODELS / folder)
         assert m.generation == generation
         assert (m.input_width, m.input_height) == size

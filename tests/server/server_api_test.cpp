@@ -270,7 +270,7 @@ TEST_P(ServeEveryGeneration, SegmentFindsTheRedObjects) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Generations, ServeEveryGeneration,
-                         ::testing::Values("usls-504x896", "usls-fp16", "usls-v1", "samexporter-float-4slots", "osam"),
+                         ::testing::Values("usls-504x896", "usls-fp16", "usls-v1", "geti", "samexporter-float-4slots", "osam"),
                          [](const auto& info) {
                            std::string n = info.param;
                            std::replace(n.begin(), n.end(), '-', '_');
