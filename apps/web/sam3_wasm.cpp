@@ -132,7 +132,9 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_layout_candidates() {
   return guarded([] {
     json vocab = json::array();
     for (const char* n : sam3::pure::vocabulary_names()) vocab.push_back(n);
-    return json{{"candidates", sam3::pure::candidate_names()}, {"vocabularies", vocab}};
+    json data = json::array();
+    for (const char* n : sam3::pure::external_data_suffixes()) data.push_back(n);
+    return json{{"candidates", sam3::pure::candidate_names()}, {"vocabularies", vocab}, {"external_data", data}};
   });
 }
 
