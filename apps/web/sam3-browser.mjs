@@ -323,7 +323,7 @@ export class Sam3Model {
     onProgress?.({ stage: "encode", loaded: 0, total: 1 });
     const outputs = await this.sessions.image.run(inputs);
     onProgress?.({ stage: "encode", loaded: 1, total: 1 });
-    const keep = new Set([...this.info.image_feeds, "fpn_feat_2", "fpn_pos_2"]);
+    const keep = new Set([...this.info.image_feeds, ...Object.values(this.info.geometry_image_feeds)]);
     const features = {};
     for (const [name, t] of Object.entries(outputs)) {
       if (keep.has(name)) features[name] = t;

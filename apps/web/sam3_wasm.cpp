@@ -155,7 +155,7 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_choose_files(const char* where, const char
 
 // {"layout", "parts": {"image": {"file", "inputs": [{name, type, shape}], "outputs": [...]}, ...}}
 // -> {"handle", "layout", "generation", "quirks", "input_width", "input_height", "box_limit",
-//     "image_feeds", "text_feeds", "has_geometry"}
+//     "image_feeds", "text_feeds", "geometry_image_feeds", "has_geometry"}
 EMSCRIPTEN_KEEPALIVE const char* sam3_create(const char* spec_json) {
   return guarded([&] {
     const auto j = json::parse(spec_json);
@@ -180,6 +180,7 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_create(const char* spec_json) {
                 {"quirks", string_list(gen.quirks())}, {"input_width", gen.input_width()},
                 {"input_height", gen.input_height()}, {"box_limit", gen.box_limit()},
                 {"image_feeds", gen.image_feeds()}, {"text_feeds", gen.text_feeds()},
+                {"geometry_image_feeds", gen.geometry_image_feeds()},
                 {"has_geometry", gen.has_geometry()}, {"unicode", sam3::unicode::unicode_version()}};
   });
 }
