@@ -117,21 +117,28 @@ try {
   // Native first (its first load prepares the files on this host; not counted).
   nativeRun();
   const { timings: n, peak: nativePeak } = nativeRun();
-  const rows = [["native CLI", n.load, n.preprocess, n.encode_image, n.encode_text, n.decode, n.postprocess, nativePeak]];
-  for (const device of args.devices.split(",")) {
-    const r = await browserRun(device, baseUrl);
-    rows.push([`browser ${r.device}${r.device === "webgpu" ? " (SwiftShader)" : ` (${r.threads} threads)`}`, r.load, r.preprocess,
-      r.encode_image, r.encode_text, r.decode, r.postprocess, browserRun.peak]);
-  }
   console.log(`models ${args.models}; 400x240 image; ${TEXTS.length} prompts (ms; decode and text summed over them)\n`);
   console.log("| run | load | preprocess | encode_image | encode_text | decode | postprocess | peak RSS MB |");
   console.log("|---|---:|---:|---:|---:|---:|---:|---:|");
-  for (const r of rows) console.log(`| ${r[0]} | ${r.slice(1).map((v) => Math.round(v)).join(" | ")} |`);
-  const base = rows[0];
-  for (const r of rows.slice(1)) {
+  const base = ["native CLI", n.load, n.preprocess, n.encode_image, n.encode_text, n.decode, n.postprocess, nativePeak];
+  const row = (r) => console.log(`| ${r[0]} | ${r.slice(1).map((v) => Math.round(v)).join(" | ")} |`);
+  row(base);
+  const ratios = [];
+  for (const device of args.devices.split(",")) {
+    let r;
+    try {
+      r = await browserRun(device, baseUrl);
+    } catch (e) {
+      console.log(`| browser ${device} | failed: ${String(e.message).split("\n")[0]} (peak ${Math.round(browserRun.peak)} MB) |`);
+      continue;
+    }
+    const cells = [`browser ${r.device}${r.device === "webgpu" ? " (SwiftShader)" : ` (${r.threads} threads)`}`, r.load, r.preprocess,
+      r.encode_image, r.encode_text, r.decode, r.postprocess, browserRun.peak];
+    row(cells);
     const total = (x) => x[3] + x[4] + x[5] + x[6];
-    console.log(`\n${r[0]} / native: encode_image ${(r[3] / base[3]).toFixed(2)}, total without load ${(total(r) / total(base)).toFixed(2)}`);
+    ratios.push(`${cells[0]} / native: encode_image ${(cells[3] / base[3]).toFixed(2)}, total without load ${(total(cells) / total(base)).toFixed(2)}`);
   }
+  console.log(`\n${ratios.join("\n")}`);
 } finally {
   await stopStatic(server);
   rmSync(tmp, { recursive: true, force: true });

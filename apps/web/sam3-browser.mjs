@@ -229,7 +229,7 @@ export class Sam3 {
     if (globalThis.crossOriginIsolated) ort.env.wasm.numThreads = options.threads || navigator.hardwareConcurrency || 1;
     const device = await pickDevice(options.device ?? "auto");
     const src = typeof source === "string" || source instanceof URL ? new UrlSource(String(source), options) : new FileSource(source, options);
-    const { candidates, vocabularies } = call(core, "sam3_layout_candidates");
+    const { candidates, vocabularies, external_data: dataSuffixes } = call(core, "sam3_layout_candidates");
     const names = await src.names([...candidates, ...vocabularies]);
     const chosen = call(core, "sam3_choose_files", src.where, JSON.stringify(names));
     const providers = device === "webgpu" ? ["webgpu", "wasm"] : ["wasm"];
@@ -237,8 +237,14 @@ export class Sam3 {
     const parts = {};
     for (const [part, file] of Object.entries(chosen.parts)) {
       const bytes = await src.bytes(file);
+      // Weights stored beside the graph (ONNX external data, named in the graph by file name).
+      const externalData = [];
+      for (const name of await src.names(dataSuffixes.map((s) => file + s))) {
+        externalData.push({ path: name, data: await src.bytes(name) });
+      }
       try {
-        sessions[part] = await ort.InferenceSession.create(bytes, { executionProviders: providers, logSeverityLevel: options.logSeverityLevel ?? 3 });
+        sessions[part] = await ort.InferenceSession.create(bytes, { executionProviders: providers,
+          logSeverityLevel: options.logSeverityLevel ?? 3, ...(externalData.length ? { externalData } : {}) });
       } catch (e) {
         const text = String(e?.message ?? e);
         if (/memory|allocation|RangeError/i.test(text)) {
@@ -317,7 +323,7 @@ export class Sam3Model {
     onProgress?.({ stage: "encode", loaded: 0, total: 1 });
     const outputs = await this.sessions.image.run(inputs);
     onProgress?.({ stage: "encode", loaded: 1, total: 1 });
-    const keep = new Set([...this.info.image_feeds, "fpn_feat_2", "fpn_pos_2"]);
+    const keep = new Set([...this.info.image_feeds, ...Object.values(this.info.geometry_image_feeds)]);
     const features = {};
     for (const [name, t] of Object.entries(outputs)) {
       if (keep.has(name)) features[name] = t;

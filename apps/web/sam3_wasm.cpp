@@ -132,7 +132,9 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_layout_candidates() {
   return guarded([] {
     json vocab = json::array();
     for (const char* n : sam3::pure::vocabulary_names()) vocab.push_back(n);
-    return json{{"candidates", sam3::pure::candidate_names()}, {"vocabularies", vocab}};
+    json data = json::array();
+    for (const char* n : sam3::pure::external_data_suffixes()) data.push_back(n);
+    return json{{"candidates", sam3::pure::candidate_names()}, {"vocabularies", vocab}, {"external_data", data}};
   });
 }
 
@@ -153,7 +155,7 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_choose_files(const char* where, const char
 
 // {"layout", "parts": {"image": {"file", "inputs": [{name, type, shape}], "outputs": [...]}, ...}}
 // -> {"handle", "layout", "generation", "quirks", "input_width", "input_height", "box_limit",
-//     "image_feeds", "text_feeds", "has_geometry"}
+//     "image_feeds", "text_feeds", "geometry_image_feeds", "has_geometry"}
 EMSCRIPTEN_KEEPALIVE const char* sam3_create(const char* spec_json) {
   return guarded([&] {
     const auto j = json::parse(spec_json);
@@ -181,6 +183,7 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_create(const char* spec_json) {
                 {"quirks", string_list(gen.quirks())}, {"input_width", gen.input_width()},
                 {"input_height", gen.input_height()}, {"box_limit", gen.box_limit()},
                 {"image_feeds", gen.image_feeds()}, {"text_feeds", gen.text_feeds()},
+                {"geometry_image_feeds", gen.geometry_image_feeds()},
                 {"has_geometry", gen.has_geometry()}, {"unicode", sam3::unicode::unicode_version()}};
   });
 }

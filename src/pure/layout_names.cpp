@@ -33,6 +33,11 @@ const std::vector<const char*>& precision_suffixes() {
   return suffixes;
 }
 
+const std::vector<const char*>& external_data_suffixes() {
+  static const std::vector<const char*> suffixes = {".data"};
+  return suffixes;
+}
+
 const std::vector<const char*>& vocabulary_names() {
   static const std::vector<const char*> names = {"tokenizer.json", "clip_tokenizer.json", "bpe_simple_vocab_16e6.txt.gz"};
   return names;

@@ -33,6 +33,9 @@ const char* family_name(Family family);
 const std::vector<const char*>& precision_suffixes();
 // Every file name a layout may use, in preference order (what a browser probes for).
 std::vector<std::string> candidate_names();
+// What a part's weights may be stored beside it as (ONNX external data, "<file>.data": osam's
+// release): the suffixes added to the part's file name.
+const std::vector<const char*>& external_data_suffixes();
 // The vocabulary files a model folder may hold, in preference order.
 const std::vector<const char*>& vocabulary_names();
 

@@ -133,6 +133,9 @@ async function startBrowser(config, source) {
     pill.className = "pill";
     return;
   }
+  // A static export has no server API to link to.
+  fetch("/openapi.json").then((r) => { if (!r.ok) document.querySelector("footer a").hidden = true; },
+    () => { document.querySelector("footer a").hidden = true; });
   pill.textContent = "loading model in this browser…";
   pill.className = "pill";
   try {
