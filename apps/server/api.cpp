@@ -311,6 +311,15 @@ std::shared_ptr<Model> Api::click_model() {
                  "--interactive-models DIR (onnx-community/sam3-tracker-ONNX) beside the text model");
 }
 
+bool Api::has_click_model() {
+  try {
+    click_model();
+    return true;
+  } catch (const ApiError&) {
+    return false;
+  }
+}
+
 std::shared_ptr<const CachedImage> Api::encode_bytes(const HttpRequest& req, std::string_view bytes, bool* cached) {
   return encode_bytes(req, ready_model(), bytes, cached);
 }

@@ -62,6 +62,7 @@ class Api {
   // The interactive model (clicks, "everything"): --interactive-models, or --models when that
   // is one. Throws ApiError 400 when the server has none, 503 while loading.
   std::shared_ptr<Model> click_model();
+  bool has_click_model();  // whether click_model() answers (false while loading too)
   // "sam3cpp VERSION MODEL", what Label Studio keeps as the predictions' model version.
   std::string model_version() const;
   // The image's embedding from the cache, or decoded here and encoded on a worker.
