@@ -139,6 +139,7 @@ int run_map_label(const MapLabelArgs& a, const std::atomic<bool>* stop) {
   mo.intra_op_threads = a.threads;
   mo.fallback_vocabulary = data_dir() / "clip" / "bpe_simple_vocab_16e6.txt.gz";
   auto model = Model::load(resolve_model_dir(a.models), mo);
+  check_categories_fit(*model, a.categories);
   // Every size a run allocates by is checked before it starts (and before the folder is made):
   // a grid of too many tiles, a class raster too large to index, boxes outside the raster.
   std::vector<MapLabelOptions> options_of(rasters.size());
