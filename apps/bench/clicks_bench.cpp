@@ -51,6 +51,7 @@ sam3::Image stretched(const sam3::Image& in, int width, int height) {
 
 struct Run {
   double load = 0, encode = 0, click = 0, everything = 0, masks = 0;
+  double everything_decode = 0;  // of "everything": the decoder runs (the rest is post-processing)
 };
 
 Run run_ours(const fs::path& models, const sam3::Image& image, const std::vector<sam3::PointPrompt>& clicks,
@@ -70,8 +71,10 @@ Run run_ours(const fs::path& models, const sam3::Image& image, const std::vector
   }
   r.click = median(per_click);
   t0 = std::chrono::steady_clock::now();
-  r.masks = static_cast<double>(model->segment_everything(embedding, everything).instances.size());
+  const auto all = model->segment_everything(embedding, everything);
   r.everything = ms_since(t0);
+  r.masks = static_cast<double>(all.instances.size());
+  r.everything_decode = all.timings.decode_ms;
   return r;
 }
 
@@ -84,10 +87,10 @@ Run run_ours_in_child(const fs::path& models, const sam3::Image& image, const st
   if (pid == 0) {
     ::close(fds[0]);
     int code = 0;
-    std::array<double, 5> v{};
+    std::array<double, 6> v{};
     try {
       const Run r = run_ours(models, image, clicks, everything, options);
-      v = {r.load, r.encode, r.click, r.everything, r.masks};
+      v = {r.load, r.encode, r.click, r.everything, r.masks, r.everything_decode};
     } catch (const std::exception& e) {
       std::fprintf(stderr, "sam3-bench-clicks: %s\n", e.what());
       code = 1;
@@ -96,7 +99,7 @@ Run run_ours_in_child(const fs::path& models, const sam3::Image& image, const st
     std::_Exit(code);
   }
   ::close(fds[1]);
-  std::array<double, 5> v{};
+  std::array<double, 6> v{};
   const bool read_all = ::read(fds[0], v.data(), sizeof v) == static_cast<ssize_t>(sizeof v);
   ::close(fds[0]);
   int status = 0;
@@ -105,7 +108,7 @@ Run run_ours_in_child(const fs::path& models, const sam3::Image& image, const st
     throw std::runtime_error("the sam3cpp run failed");
   }
   *peak_mb = std::max(*peak_mb, u.ru_maxrss / 1024.0);
-  return {v[0], v[1], v[2], v[3], v[4]};
+  return {v[0], v[1], v[2], v[3], v[4], v[5]};
 }
 
 Run run_reference(const fs::path& models, const fs::path& raw, const sam3::Image& image,
@@ -124,7 +127,7 @@ Run run_reference(const fs::path& models, const fs::path& raw, const sam3::Image
   const auto j = nlohmann::json::parse(out);
   *peak_mb = std::max(*peak_mb, j["peak_rss_mb"].get<double>());
   return {j["load_ms"], j["encode_ms"], median(j["clicks_ms"].get<std::vector<double>>()), j["everything_ms"],
-          j["everything_masks"]};
+          j["everything_masks"], j["everything_decode_ms"]};
 }
 
 std::string cpu_name() {
@@ -186,6 +189,8 @@ int main(int argc, char** argv) {
     s["click"].push_back(r.click);
     s["everything"].push_back(r.everything);
     s["masks"].push_back(r.masks);
+    s["everything_decode"].push_back(r.everything_decode);
+    s["everything_post"].push_back(r.everything - r.everything_decode);
   };
   for (int r = 0; r < repeats; ++r) {
     std::fprintf(stderr, "repeat %d/%d: sam3cpp...\n", r + 1, repeats);
@@ -206,7 +211,8 @@ int main(int argc, char** argv) {
   const std::vector<std::pair<std::string, std::string>> rows = {
       {"load", "load"}, {"encode_image", "encode_image (preprocessing included)"},
       {"click", "click (median of " + std::to_string(clicks_n) + ", decode and masks)"},
-      {"everything", "everything (" + std::to_string(everything.points_per_side * everything.points_per_side) + " clicks)"}};
+      {"everything", "everything (" + std::to_string(everything.points_per_side * everything.points_per_side) + " clicks)"},
+      {"everything_decode", "- of which decoder runs"}, {"everything_post", "- of which post-processing"}};
   for (const auto& [key, label] : rows) {
     std::string row = "| " + label + " | " + cell(ours[key]) + " |";
     out["stages"][key]["sam3cpp"] = median(ours[key]);

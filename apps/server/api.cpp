@@ -276,6 +276,14 @@ void Api::check_alive(const HttpRequest& req) const {
   }
 }
 
+void Api::check_objects(size_t objects, const std::string& what) const {
+  if (objects > options_.max_prompts) {
+    throw ApiError(413, "too_many_prompts", "too many objects: " + what + " make " + std::to_string(objects) +
+                   " objects; this server takes at most " + std::to_string(options_.max_prompts) +
+                   " per request (sam3 serve --max-prompts)");
+  }
+}
+
 void Api::check_prompts(const std::vector<Prompt>& prompts, const std::string& what) const {
   const size_t cap = options_.max_prompts;
   if (prompts.size() > cap) {

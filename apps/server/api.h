@@ -90,6 +90,8 @@ class Api {
   // The one cap on prompts per request (--max-prompts) and exemplar boxes per prompt, for every
   // route: throws ApiError 413 naming `what` (e.g. "the label config's labels").
   void check_prompts(const std::vector<Prompt>& prompts, const std::string& what) const;
+  // The same cap on clicked objects (each is one prompt): ApiError 413 naming `what`.
+  void check_objects(size_t objects, const std::string& what) const;
 
  private:
   const Route* find_route(const HttpRequest& request, bool* other_method) const;

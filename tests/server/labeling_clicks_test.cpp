@@ -207,6 +207,10 @@ TEST_F(LabelingClicks, LabelStudioBadMarksNameTheContextItem) {
   EXPECT_NE(message_of(j).find("params.context.result[0] (rectanglelabels) is a negative rectangle"), std::string::npos) << j.dump();
   j = ls_predict(*server_, json::array({rectangle(90, 20, 25, 30)}), 400);
   EXPECT_NE(message_of(j).find("reaches outside the image"), std::string::npos) << j.dump();
+  json boxes = json::array();
+  for (int i = 0; i < 65; ++i) boxes.push_back(rectangle(60, 20, 25, 30));
+  j = ls_predict(*server_, boxes, 413);
+  EXPECT_NE(message_of(j).find("65 objects; this server takes at most 64"), std::string::npos) << j.dump();
 }
 
 TEST_F(LabelingClicks, XAnyLabelingListsTheClickModelWithItsPointButtons) {
@@ -269,6 +273,9 @@ TEST_F(LabelingClicks, XAnyLabelingBadMarksNameTheMark) {
   json thousands = json::array();
   for (int i = 0; i < 2000; ++i) thousands.push_back({{"type", "point"}, {"data", {160, 168}}, {"label", 1}});
   expect_error(thousands, "2000 point marks; one object takes at most 64 (the first beyond that is marks[64])");
+  json boxes = json::array();
+  for (int i = 0; i < 65; ++i) boxes.push_back({{"type", "rectangle"}, {"data", {90, 90, 230, 230}}, {"label", 1}});
+  expect_error(boxes, "65 objects; this server takes at most 64");
   // Points sent to the concept model say where clicks go.
   const json j = xal_predict(*server_, "segment_anything_3", {{{"type", "point"}, {"data", {160, 168}}, {"label", 1}}});
   EXPECT_NE(j["error"]["message"].get<std::string>().find("segment_anything_3_clicks"), std::string::npos) << j.dump();

@@ -146,7 +146,7 @@ class LabelStudioBackend {
     // server holds the interactive model) are one clicked object each image.
     const InteractiveContext marks = interactive ? read_interactive_context(context, 100, 100) : InteractiveContext{};
     const bool clicks = interactive && marks.text.empty() && (!marks.keypoints.empty() || api_.has_click_model());
-    if (clicks) clicked_objects(marks);
+    if (clicks) api_.check_objects(clicked_objects(marks).size(), "the interactive context's rectangles");
     auto click = clicks ? api_.click_model() : nullptr;  // a 400 naming --interactive-models when there is none
     const std::string project = project_of(body);
     const FetchBudget budget{api_.deadline(req), req.client_gone};

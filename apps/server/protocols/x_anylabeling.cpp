@@ -105,6 +105,7 @@ HttpResponse predict_clicked(Api& api, const HttpRequest& req, const std::string
     if (marks.points.empty() && marks.rectangles.empty()) {
       throw ApiError(400, "invalid_marks", "no point or rectangle mark: click the object or draw a rectangle around it");
     }
+    api.check_objects(marks.points.empty() ? marks.rectangles.size() : 1, "the rectangle marks");
     auto model = api.click_model();
     bool cached = false;
     auto entry = api.encode_bytes(req, model, image, &cached);
