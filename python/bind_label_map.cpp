@@ -36,7 +36,7 @@ void bind_label_map(py::module_& m) {
                         bool allow_network, const std::function<void(py::dict)>& progress) {
           sam3::MapLabelJob job;
           job.rasters = rasters;
-          for (const auto& p : prompts) job.categories.push_back({p, {p, {}}});
+          for (const auto& p : prompts) job.categories.push_back({p, {p, {}}, std::nullopt});
           job.formats = sam3::parse_map_formats(formats);
           job.out = out;
           job.segment.score_threshold = threshold;

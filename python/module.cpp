@@ -447,7 +447,7 @@ PYBIND11_MODULE(_native, m) {
                     const std::shared_ptr<sam3::Model>& model, const std::string& formats, float threshold,
                     const std::function<void(py::dict)>& progress) {
           sam3::LabelConfig config;
-          for (const auto& p : prompts) config.categories.push_back({p, {p, {}}});
+          for (const auto& p : prompts) config.categories.push_back({p, {p, {}}, std::nullopt});
           config.formats = sam3::parse_label_formats(formats);
           config.segment.score_threshold = threshold;
           std::atomic<bool> stop{false};

@@ -5,22 +5,39 @@
 # once per kernel choice (--kernels ort,onednn-int8 by default: ONNX Runtime's int8 kernels, and
 # the int8 products on oneDNN where the build and CPU have them), each a column.
 #   scripts/bench.sh [--quick] [extra sam3-bench options]
+#   scripts/bench.sh [--quick] --clicks [extra sam3-bench-clicks options]
+# --clicks: the interactive model instead (tools/make_bench_tracker.py: the same vision trunk,
+# SAM2's decoder at its size): click latency on an encoded image (median of 20 clicks) and
+# "segment everything" on one 1280x960 image, beside transformers.js's pipeline on
+# onnxruntime-node (tools/reference/clicks_reference.mjs).
 # Full size needs about 1 GB of disk for the models and up to ~12 GB of memory; it takes
 # 15-30 minutes on 2 cores. --quick uses fewer blocks (same shapes) and takes a few minutes.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 size=full
 if [ "${1:-}" = "--quick" ]; then size=quick; shift; fi
+clicks=
+if [ "${1:-}" = "--clicks" ]; then clicks=1; shift; fi
 "$here/scripts/build.sh" >/dev/null
-models="$here/build/bench-models/$size"
+if [ -n "$clicks" ]; then
+  generator="$here/tools/make_bench_tracker.py"
+  models="$here/build/bench-models/$size-tracker"
+else
+  generator="$here/tools/make_bench_models.py"
+  models="$here/build/bench-models/$size"
+fi
 # Regenerated whenever the generator changed (its hash is kept next to the models).
-stamp=$(cat "$here/tools/make_bench_models.py" "$here/tools/onnx_graph.py" | sha256sum | cut -c1-16)
+stamp=$(cat "$generator" "$here/tools/make_bench_models.py" "$here/tools/onnx_graph.py" | sha256sum | cut -c1-16)
 if [ "$(cat "$models/.generator" 2>/dev/null)" != "$stamp" ]; then
   rm -rf "$models"
-  /usr/bin/python3 "$here/tools/make_bench_models.py" --out "$models" $([ "$size" = quick ] && echo --quick)
+  /usr/bin/python3 "$generator" --out "$models" $([ "$size" = quick ] && echo --quick)
   echo "$stamp" > "$models/.generator"
 fi
 if [ ! -d "$here/tools/reference/node_modules/onnxruntime-node" ]; then
   (cd "$here/tools/reference" && npm ci --ignore-scripts --no-audit --no-fund --silent)
 fi
-"$here/build/bin/sam3-bench" --models "$models" --repeats 3 --reference --json "$here/build/bench-$size.json" "$@"
+if [ -n "$clicks" ]; then
+  "$here/build/bin/sam3-bench-clicks" --models "$models" --repeats 3 --reference --json "$here/build/bench-$size-clicks.json" "$@"
+else
+  "$here/build/bin/sam3-bench" --models "$models" --repeats 3 --reference --json "$here/build/bench-$size.json" "$@"
+fi

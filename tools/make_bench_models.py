@@ -89,10 +89,10 @@ class Graph(onnx_graph.Graph):
         print(f"wrote {path} ({size / 1e6:.0f} MB)")
 
 
-def vision_encoder(path, blocks, global_blocks):
+def vit_trunk(g, pixels, blocks, global_blocks):
+    """SAM3's ViT on [1, 3, 1008, 1008] -> [1, 5184, 1024] (also the trunk of the bench tracker)."""
     width, heads, mlp, grid, window = 1024, 16, 4736, 72, 24
-    g = Graph()
-    patches = g.op("Conv", ["images", g.const(rng.normal(0, 0.02, (width, 3, 14, 14)).astype(np.float32))],
+    patches = g.op("Conv", [pixels, g.const(rng.normal(0, 0.02, (width, 3, 14, 14)).astype(np.float32))],
                    kernel_shape=[14, 14], strides=[14, 14])
     x = g.op("Transpose", [g.op("Reshape", [patches, g.ints([1, width, grid * grid])])], perm=[0, 2, 1])
     x = g.op("Add", [x, g.const(rng.normal(0, 0.02, (1, grid * grid, width)).astype(np.float32))])
@@ -109,6 +109,13 @@ def vision_encoder(path, blocks, global_blocks):
             h = g.op("Reshape", [w, g.ints([1, grid * grid, width])])
         x = g.op("Add", [x, h])
         x = g.op("Add", [x, g.mlp(g.layer_norm(x, width), width, mlp)])
+    return x
+
+
+def vision_encoder(path, blocks, global_blocks):
+    width, grid = 1024, 72
+    g = Graph()
+    x = vit_trunk(g, "images", blocks, global_blocks)
     neck = g.linear(g.layer_norm(x, width), width, 256)                                   # [1, 5184, 256]
     f2 = g.op("Reshape", [g.op("Transpose", [neck], perm=[0, 2, 1]), g.ints([1, 256, grid, grid])])
     f1 = g.op("Resize", [f2, "", g.const([1, 1, 2, 2])], mode="linear")

@@ -48,6 +48,8 @@ struct LabelArgs {
   std::string bands, scale, target_crs, raster_out;  // maps
   double gsd = 0;
   bool allow_network = false;
+  bool everything = false;
+  EverythingOptions everything_options;
 };
 
 std::vector<LabelCategory> read_box_prompts(const std::string& file) {
@@ -150,12 +152,21 @@ int run_label(LabelArgs& a) {
   if (a.out.empty()) throw Error(ErrorCode::kInvalidArgument, "give --out DIR for the labels");
   for (const auto& p : a.prompts) {
     if (p.find_first_not_of(" \t") == std::string::npos) throw Error(ErrorCode::kInvalidArgument, "--prompt is empty");
-    a.config.categories.push_back({p, {p, {}}});
+    a.config.categories.push_back({p, {p, {}}, std::nullopt});
   }
   if (!a.box_prompt_file.empty()) {
     for (auto& c : read_box_prompts(a.box_prompt_file)) a.config.categories.push_back(std::move(c));
   }
-  if (a.config.categories.empty()) throw Error(ErrorCode::kInvalidArgument, "no category: give --prompt TEXT or --box-prompt FILE");
+  if (a.everything) {
+    if (!a.config.categories.empty()) {
+      throw Error(ErrorCode::kInvalidArgument, "--everything runs on SAM3's interactive model, which takes no --prompt or "
+                                               "--box-prompt: label the prompts with a text model in a run of their own");
+    }
+    a.config.categories.push_back({"object", {}, a.everything_options});
+  }
+  if (a.config.categories.empty()) {
+    throw Error(ErrorCode::kInvalidArgument, "no category: give --prompt TEXT, --box-prompt FILE or --everything");
+  }
   if (is_map_format_list(a.formats)) return run_map(a);
   a.config.formats = parse_label_formats(a.formats);
   a.config.coco_polygons = a.polygons;
@@ -204,6 +215,17 @@ void add_label_command(CLI::App& app, Runner& run) {
   cmd->add_option("inputs", args->inputs, "Image files, folders (recursive) or list files (.txt, one path per line)");
   cmd->add_option("-p,--prompt", args->prompts, "A category to find, e.g. car; repeatable");
   cmd->add_option("--box-prompt", args->box_prompt_file, "JSON list of categories with exemplar boxes")->check(CLI::ExistingFile);
+  cmd->add_flag("--everything", args->everything,
+                "Interactive model: every object, category \"object\" (SAM's automatic mask generator)");
+  auto& e = args->everything_options;
+  cmd->add_option("--points-per-side", e.points_per_side, "--everything: grid points per side")
+      ->check(CLI::Range(1, 256))->capture_default_str();
+  cmd->add_option("--pred-iou", e.pred_iou_threshold, "--everything: keep predicted IoU above this")
+      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  cmd->add_option("--stability", e.stability_threshold, "--everything: keep stability scores from this")
+      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  cmd->add_option("--box-nms", e.box_nms_threshold, "--everything: box NMS IoU threshold")
+      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
   cmd->add_option("--format", args->formats,
                   "Outputs: coco,yolo,masks,geojson for images; gpkg,fgb,shp[,geojson] for georeferenced rasters (maps)")
       ->capture_default_str();

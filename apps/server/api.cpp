@@ -276,6 +276,14 @@ void Api::check_alive(const HttpRequest& req) const {
   }
 }
 
+void Api::check_objects(size_t objects, const std::string& what) const {
+  if (objects > options_.max_prompts) {
+    throw ApiError(413, "too_many_prompts", "too many objects: " + what + " make " + std::to_string(objects) +
+                   " objects; this server takes at most " + std::to_string(options_.max_prompts) +
+                   " per request (sam3 serve --max-prompts)");
+  }
+}
+
 void Api::check_prompts(const std::vector<Prompt>& prompts, const std::string& what) const {
   const size_t cap = options_.max_prompts;
   if (prompts.size() > cap) {
@@ -309,6 +317,15 @@ std::shared_ptr<Model> Api::click_model() {
   throw ApiError(400, "no_interactive_model",
                  "points, boxes of one object and \"everything\" need SAM3's interactive model; start the server with "
                  "--interactive-models DIR (onnx-community/sam3-tracker-ONNX) beside the text model");
+}
+
+bool Api::has_click_model() {
+  try {
+    click_model();
+    return true;
+  } catch (const ApiError&) {
+    return false;
+  }
 }
 
 std::shared_ptr<const CachedImage> Api::encode_bytes(const HttpRequest& req, std::string_view bytes, bool* cached) {

@@ -63,6 +63,7 @@ class Api {
   // The interactive model (clicks, "everything"): --interactive-models, or --models when that
   // is one. Throws ApiError 400 when the server has none, 503 while loading.
   std::shared_ptr<Model> click_model();
+  bool has_click_model();  // whether click_model() answers (false while loading too)
   // "sam3cpp VERSION MODEL", what Label Studio keeps as the predictions' model version.
   std::string model_version() const;
   // The image's embedding from the cache, or decoded here and encoded on a worker.
@@ -90,6 +91,8 @@ class Api {
   // The one cap on prompts per request (--max-prompts) and exemplar boxes per prompt, for every
   // route: throws ApiError 413 naming `what` (e.g. "the label config's labels").
   void check_prompts(const std::vector<Prompt>& prompts, const std::string& what) const;
+  // The same cap on clicked objects (each is one prompt): ApiError 413 naming `what`.
+  void check_objects(size_t objects, const std::string& what) const;
 
  private:
   const Route* find_route(const HttpRequest& request, bool* other_method) const;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,7 +31,14 @@ std::vector<std::uint32_t> rle_counts(const MaskCrop& mask);
 struct LabelCategory {
   std::string name;
   Prompt prompt;  // text and/or exemplar boxes
+  // Set: "segment everything" (SAM's automatic mask generator) on the interactive model
+  // instead of the prompt; every object found is of this category ("object").
+  std::optional<EverythingOptions> everything;
 };
+
+// Throws kInvalidArgument unless the model answers these categories: "everything" needs the
+// interactive model, which takes no text or exemplar boxes.
+void check_categories_fit(const Model& model, const std::vector<LabelCategory>& categories);
 
 struct LabeledInstance {
   int category = 0;  // index into the categories

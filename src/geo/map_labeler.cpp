@@ -163,6 +163,7 @@ bool MapLabeler::is_shard_dir(const std::filesystem::path& dir) {
 MapRunSummary MapLabeler::run(const MapLabelJob& job, const std::function<void(const MapProgress&)>& progress,
                               const std::atomic<bool>* stop) const {
   check_job(job);
+  check_categories_fit(*model_, job.categories);  // "everything" needs the interactive model, prompts the other
   std::vector<Raster> rasters;
   for (const auto& path : job.rasters) rasters.push_back(Raster::open(path, job.raster));
   // Every size a run allocates by is checked before it starts (and before the folder is made):
@@ -226,7 +227,7 @@ MapRunSummary MapLabeler::merge(const std::vector<std::filesystem::path>& shard_
     throw Error(ErrorCode::kInvalidArgument, (shard_dirs.front() / kShardFile).string() +
                                                  ": the job it records cannot be read (" + e.what() + "); run the shard again");
   }
-  for (const auto& name : shards.front().categories) job.categories.push_back({name, {name, {}}});
+  for (const auto& name : shards.front().categories) job.categories.push_back({name, {name, {}}, std::nullopt});
   std::vector<Raster> rasters;
   rasters.push_back(Raster::open(shards.front().raster, job.raster));
   std::vector<MapLabelResult> results;

@@ -49,7 +49,12 @@ std::string map_settings_hash(const Model& model, const Raster& raster, const st
   for (const auto& c : categories) {
     json boxes = json::array();
     for (const auto& b : c.prompt.boxes) boxes.push_back({b.box.x0, b.box.y0, b.box.x1, b.box.y1, b.positive});
-    cats.push_back({c.name, c.prompt.text, boxes});
+    json cat = {c.name, c.prompt.text, boxes};
+    if (const auto& e = c.everything) {  // only then: runs of text prompts keep their hash
+      cat.push_back({e->points_per_side, e->pred_iou_threshold, e->stability_threshold, e->stability_offset,
+                     e->box_nms_threshold, e->object_score_threshold, e->min_area});
+    }
+    cats.push_back(std::move(cat));
   }
   json scales = json::array();
   for (const auto& s : raster.scales()) scales.push_back({s.offset, s.factor});

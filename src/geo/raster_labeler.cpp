@@ -59,7 +59,7 @@ TileRecord label_tile(const Model& model, const Raster& raster, const std::vecto
   record.area_km2 = own_data_pixels * m2 / 1e6;
   // Each category with the exemplar boxes inside this tile, in the tile's coordinates.
   std::vector<LabelCategory> here;
-  for (const auto& c : categories) here.push_back({c.name, prompt_for_tile(c.prompt, r)});
+  for (const auto& c : categories) here.push_back({c.name, prompt_for_tile(c.prompt, r), c.everything});
   const TileOptions untiled;  // each window is one image for label_image
   for (auto& inst : label_image(model, window, here, options.segment, untiled)) {
     if (!clip_to_data(inst, valid, r)) continue;

@@ -18,6 +18,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// A registry file's name without its folder in the repository ("onnx/vision_encoder.onnx" ->
+// "vision_encoder.onnx"): how an imported folder or zip is searched for it.
+std::string base_name(const std::string& file) { return fs::path(file).filename().string(); }
+
 std::string env_or(const char* name, const std::string& fallback) {
   const char* v = std::getenv(name);
   return v && *v ? std::string(v) : fallback;
@@ -150,6 +154,7 @@ void ModelStore::download(const RegistryEntry& entry, const std::string& file, c
 
   const std::string url = options_.endpoint + "/" + entry.repo + "/resolve/" + entry.revision + "/" + file;
   const fs::path part = dir / (file + ".part");
+  fs::create_directories(part.parent_path(), ec);  // files under a folder of the repository (onnx/...)
   hub::DownloadRequest request{url, options_.token, options_.max_attempts, options_.first_retry_delay_s,
                                options_.low_speed_timeout_s};
   // A file of unannounced size may not be larger than the whole model is said to be, twice.
@@ -347,8 +352,9 @@ const RegistryEntry& ModelStore::import(const fs::path& source, const RegistryEn
   const RegistryEntry* target = into;
   if (!target) {
     for (const auto& e : model_registry()) {
-      const bool all = std::all_of(e.files.begin(), e.files.end(),
-                                   [&](const std::string& f) { return found.contains(f) || not_files.contains(f); });
+      const bool all = std::all_of(e.files.begin(), e.files.end(), [&](const std::string& f) {
+        return found.contains(base_name(f)) || not_files.contains(base_name(f));
+      });
       if (all) {
         target = &e;
         break;
@@ -372,9 +378,9 @@ const RegistryEntry& ModelStore::import(const fs::path& source, const RegistryEn
   manifest.revision = target->revision;
   std::vector<std::string> wanted;  // where each of target->files is in the source
   for (const auto& file : target->files) {
-    auto it = found.find(file);
-    if (it == found.end() && not_files.contains(file)) {
-      throw Error(ErrorCode::kInvalidArgument, not_files[file] + " is not a regular file (a FIFO, a device, or a link that "
+    auto it = found.find(base_name(file));
+    if (it == found.end() && not_files.contains(base_name(file))) {
+      throw Error(ErrorCode::kInvalidArgument, not_files[base_name(file)] + " is not a regular file (a FIFO, a device, or a link that "
                                                                  "loops or points nowhere); put the model file itself there");
     }
     if (it == found.end()) throw Error(ErrorCode::kModelNotFound, source.string() + ": missing " + file + " of " + target->name);
@@ -395,6 +401,7 @@ const RegistryEntry& ModelStore::import(const fs::path& source, const RegistryEn
   for (size_t i = 0; i < wanted.size(); ++i) {
     const std::string& file = target->files[i];
     PartFile part{dir / (file + ".part")};
+    fs::create_directories(part.path.parent_path(), ec);
     if (zip) {
       reader.extract(wanted[i], part.path, bound);
     } else {

@@ -25,6 +25,15 @@ const std::vector<RegistryEntry>& model_registry() {
         {"sam3_language_encoder.onnx.data", "1b03dabc657c1f2887d1b8ce2a3537467d4c033ea1f8c8be141fbca55e4b95f7"},
         {"sam3_decoder.onnx", "aca3109a1bf87d1589bf2a4a61c641fd97624152b21c6e9a5aa85735db398884"},
         {"sam3_decoder.onnx.data", "afae2f057f4c6e2478589877aa3d361a0d863cdfdb8259f7eee903f529188ac6"}}},
+      // SAM3's interactive (tracker) model as transformers.js loads it: the graphs under onnx/
+      // with their weights beside them, the configs at the root. Not pinned: the files' sha256
+      // cannot be learned without the hub, so a pull checks them against what the hub
+      // announces (size and LFS sha256) only, as for the other unpinned entries.
+      {"sam3-tracker", "onnx-community/sam3-tracker-ONNX", "main", Layout::kTracker,
+       {"onnx/vision_encoder.onnx", "onnx/vision_encoder.onnx_data", "onnx/prompt_encoder_mask_decoder.onnx",
+        "onnx/prompt_encoder_mask_decoder.onnx_data", "config.json", "preprocessor_config.json"},
+       1'900'000'000, "SAM3 interactive model, fp32 (clicks and boxes -> one object, \"segment everything\"; "
+                      "transformers.js's Sam3TrackerModel files)", "", {}},
   };
   return registry;
 }

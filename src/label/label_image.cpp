@@ -2,6 +2,7 @@
 
 #include "core/timer.h"
 #include "label/tile_prompts.h"
+#include "sam3/error.h"
 #include "sam3/label.h"
 
 namespace sam3 {
@@ -36,6 +37,23 @@ TilePlan plan(const Model& model, int width, int height, const TileOptions& tile
 
 }  // namespace
 
+void check_categories_fit(const Model& model, const std::vector<LabelCategory>& categories) {
+  for (const auto& c : categories) {
+    if (c.everything && !model.interactive()) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "\"" + c.name + "\" is \"segment everything\", which needs SAM3's interactive model "
+                  "(onnx-community/sam3-tracker-ONNX: vision_encoder.onnx and prompt_encoder_mask_decoder.onnx); " +
+                      model.directory().string() + " holds a text-prompted " + layout_name(model.layout()) + " model");
+    }
+    if (!c.everything && model.interactive()) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "\"" + c.name + "\" is a text or box prompt, but " + model.directory().string() +
+                      " holds SAM3's interactive model, which takes clicks: label with --everything, or give a "
+                      "text-prompted SAM3 model for prompts");
+    }
+  }
+}
+
 bool will_tile(const Model& model, int width, int height, const TileOptions& tiles) {
   return plan(model, width, height, tiles).tiled;
 }
@@ -63,10 +81,18 @@ std::vector<LabeledInstance> label_image(const Model& model, const Image& image,
     t.encode_ms += ms_since(t0);
     t0 = Clock::now();
     for (size_t c = 0; c < categories.size(); ++c) {
-      const Prompt prompt = tiled ? prompt_for_tile(categories[c].prompt, r) : categories[c].prompt;
-      const bool blank = prompt.text.find_first_not_of(" \t\r\n") == std::string::npos;
-      if (blank && prompt.boxes.empty()) continue;  // a box-only category with no box in this tile
-      for (auto& inst : model.segment(embedding, prompt, options).instances) {
+      PromptResult result;
+      if (const auto& everything = categories[c].everything) {
+        EverythingOptions o = *everything;
+        o.min_area = std::max(o.min_area, options.min_area);
+        result = model.segment_everything(embedding, o);
+      } else {
+        const Prompt prompt = tiled ? prompt_for_tile(categories[c].prompt, r) : categories[c].prompt;
+        const bool blank = prompt.text.find_first_not_of(" \t\r\n") == std::string::npos;
+        if (blank && prompt.boxes.empty()) continue;  // a box-only category with no box in this tile
+        result = model.segment(embedding, prompt, options);
+      }
+      for (auto& inst : result.instances) {
         LabeledInstance li;
         li.category = static_cast<int>(c);
         li.score = inst.score;

@@ -138,6 +138,7 @@ std::unique_ptr<OutputFolderUpdate> open_label_folder(const fs::path& out) {
 Labeler::Labeler(std::shared_ptr<const Model> model, LabelConfig config, fs::path out_dir)
     : model_(std::move(model)), config_(std::move(config)), out_(std::move(out_dir)) {
   if (config_.categories.empty()) throw Error(ErrorCode::kInvalidArgument, "no categories: give --prompt TEXT (repeatable)");
+  check_categories_fit(*model_, config_.categories);
   const auto json = label::config_json(config_, *model_);
   config_hash_ = json["hash"];
   folder_ = open_label_folder(out_);

@@ -96,7 +96,14 @@ std::string model_fingerprint(const Model& model) {
 ojson config_json(const LabelConfig& c, const Model& model) {
   ojson categories = ojson::array();
   for (const auto& cat : c.categories) {
-    categories.push_back({{"name", cat.name}, {"text", cat.prompt.text}, {"boxes", detail::box_prompts_value(cat.prompt.boxes)}});
+    ojson category = {{"name", cat.name}, {"text", cat.prompt.text}, {"boxes", detail::box_prompts_value(cat.prompt.boxes)}};
+    if (const auto& e = cat.everything) {  // only then: folders of text prompts keep their hash
+      category["everything"] = {{"points_per_side", e->points_per_side}, {"pred_iou", e->pred_iou_threshold},
+                                {"stability", e->stability_threshold}, {"stability_offset", e->stability_offset},
+                                {"box_nms", e->box_nms_threshold}, {"object_score", e->object_score_threshold},
+                                {"min_area", e->min_area}};
+    }
+    categories.push_back(std::move(category));
   }
   const char* mode = c.tiles.mode == TileOptions::Mode::kOff ? "off" : c.tiles.mode == TileOptions::Mode::kAuto ? "auto" : "fixed";
   ojson j = {

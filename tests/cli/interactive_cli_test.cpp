@@ -99,6 +99,14 @@ TEST_F(InteractiveCli, BadClicksExit3WithTheReason) {
   r = segment("--point 10,20", "usls");
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_NE(r.err.find("--point needs SAM3's interactive model"), std::string::npos) << r.err;
+  std::string thousands;
+  for (int i = 0; i < 2000; ++i) thousands += " --point 160,160";
+  r = segment(thousands);
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("object 1 has 2000 points; at most 64"), std::string::npos) << r.err.substr(0, 300);
+  r = segment("--box 10,nan,50,50");
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("--box '10,nan,50,50': 'nan' is not a finite number"), std::string::npos) << r.err;
 }
 
 }  // namespace

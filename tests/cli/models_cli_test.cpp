@@ -287,6 +287,36 @@ TEST_F(RegistryLayouts, AZipEntryIsDownloadedVerifiedUnpackedAndRemoved) {
   EXPECT_EQ(hub_.cdn_hits(read_file(root_ / "zip" / "sam3_vit_h.zip")), 1) << "a complete model is not downloaded again";
 }
 
+// onnx-community/sam3-tracker-ONNX: the graphs and their weights under onnx/, the configs at the
+// root. The pull keeps the layout, the model clicks, and an imported copy of the same files is
+// recognised as this entry.
+TEST_F(RegistryLayouts, TheInteractiveModelKeepsTheHubsOnnxFolder) {
+  const auto tracker = sam3::test::test_models_dir() / "tracker";
+  const std::vector<std::string> files = {"onnx/vision_encoder.onnx", "onnx/vision_encoder.onnx_data",
+                                          "onnx/prompt_encoder_mask_decoder.onnx",
+                                          "onnx/prompt_encoder_mask_decoder.onnx_data", "config.json",
+                                          "preprocessor_config.json"};
+  for (const auto& f : files) hub_.add("onnx-community/sam3-tracker-ONNX", f, read_file(tracker / f));
+  const auto pull = run_command(env() + kSam3 + " models pull onnx-community/sam3-tracker-ONNX");
+  ASSERT_EQ(pull.exit_code, 0) << pull.err;
+  const auto dir = root_ / "cache" / "sam3-tracker";
+  for (const auto& f : files) EXPECT_EQ(read_file(dir / f), read_file(tracker / f)) << f;
+  const auto verify = run_command(env() + kSam3 + " models verify sam3-tracker");
+  EXPECT_EQ(verify.exit_code, 0) << verify.err;
+  const auto image = root_ / "scene.png";
+  sam3::write_file_atomic(image, sam3::encode_rgb_png(sam3::test::make_click_scene().image));
+  const auto click = run_command(env() + kSam3 + " segment --models " + quote(dir.string()) + " -i " + quote(image.string()) +
+                                 " --point 160,160 --json");
+  ASSERT_EQ(click.exit_code, 0) << click.err;
+  EXPECT_NE(click.out.find("\"layout\":\"sam3-tracker\""), std::string::npos) << click.out.substr(0, 300);
+
+  // The same files placed by hand are recognised by their names, wherever they are in the folder.
+  fs::remove_all(dir);
+  const auto imported = run_command(env() + kSam3 + " models import " + quote(tracker.string()));
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  for (const auto& f : files) EXPECT_EQ(read_file(dir / f), read_file(tracker / f)) << f;
+}
+
 // wkentaro/sam3-onnx-models (osam's files): six files at the root, pinned by sha256. The
 // stand-in holds other bytes under those names, as a changed or tampered repository would.
 TEST_F(RegistryLayouts, APinnedHashThatDoesNotMatchIsReportedNotLoaded) {

@@ -43,6 +43,9 @@ def protocol_requests():
                               {"type": "rectangle", "data": [5, 5, 9, 9], "label": 0}], "epsilon_factor": 0.01}},
         {"model": "other", "image": PNG},
         {"model": "segment_anything_3", "image": PNG, "params": {"iou_threshold": 2, "marks": [{"type": "point", "data": [1, 2]}]}},
+        {"model": "segment_anything_3_clicks", "image": PNG,
+         "params": {"marks": [{"type": "point", "data": [0.5, 0.5], "label": 1}, {"type": "point", "data": ["x", 2], "label": 0},
+                              {"type": "rectangle", "data": [0, 0, 1, 1], "label": 1}]}},
     ]
     setup = [
         {"project": "1.1700000000", "schema": CONFIG, "hostname": "http://localhost:8080", "access_token": "abc",
@@ -55,7 +58,14 @@ def protocol_requests():
          "value": {"x": 10, "y": 20, "width": 30, "height": 40, "rectanglelabels": ["Car"]}},
         {"from_name": "click", "to_name": "image", "type": "keypointlabels",
          "value": {"x": 50, "y": 50, "keypointlabels": ["Car"]}}]}
+    clicks = {"result": [
+        {"original_width": 1, "original_height": 1, "type": "keypointlabels", "is_positive": False,
+         "value": {"x": 50, "y": "50", "width": 0.3, "keypointlabels": ["Car"]}},
+        {"type": "keypointlabels", "is_positive": 1, "value": {"x": 150, "y": 20}},
+        {"type": "rectanglelabels", "value": {"x": 0, "y": 0, "width": 100, "height": 100}}]}
     predict = [
+        {"tasks": [{"id": 8, "data": {"image": "data:image/png;base64," + PNG}}], "label_config": CONFIG,
+         "params": {"context": clicks}},
         {"tasks": [{"id": 1, "data": {"image": "/data/upload/1/a.png"}}], "label_config": CONFIG,
          "project": "1.17", "params": {"login": None, "password": None, "context": None}},
         {"tasks": [{"id": 7, "data": {"image": "data:image/png;base64," + PNG}}], "label_config": CONFIG,

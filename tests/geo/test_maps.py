@@ -581,6 +581,25 @@ def test_odd_output_folder_names_and_a_read_only_folder(tmp_path):
         locked.chmod(0o755)
 
 
+def test_everything_on_the_interactive_model_gives_one_object_layer(tmp_path):
+    # The "segment everything" scene of the C++ tests (60-pixel squares of three colours), as a
+    # GeoTIFF of two tiles; each square is found once, in map units, as category "object".
+    squares = {0: [(60, 60, 120, 120)], 1: [(300, 80, 360, 140)], 2: [(700, 240, 760, 300)]}
+    write_raster(tmp_path / "utm.tif", width=1000, height=400, objects=squares)
+    r = subprocess.run([CLI, "label", str(tmp_path / "utm.tif"), "--models", str(MODELS.parent / "tracker"), "--everything",
+                        "--points-per-side", "16", "--min-area", "200", "--tile", "512", "--overlap", "64",
+                        "--format", "gpkg", "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    ds, lyr, feats = features(tmp_path / "out" / "labels.gpkg", "object")
+    boxes = [b for v in squares.values() for b in v]
+    assert len(feats) == len(boxes), [f.GetGeometryRef().GetEnvelope() for f in feats]
+    for f in feats:
+        env = f.GetGeometryRef().GetEnvelope()
+        near = [b for b in boxes if abs(map_box(*b)[0] - env[0]) < 3 and abs(map_box(*b)[3] - env[3]) < 3]
+        assert near, f"an object at {env} where no square is"
+        assert f.GetField("class") == "object"
+
+
 def test_python_label_map_writes_what_the_cli_writes(tmp_path):
     """sam3cpp.label_map is MapLabeler as the CLI runs it: the same features, and a progress
     callback that raises stops the run after the tile in flight and raises again."""

@@ -10,7 +10,7 @@ import http from "node:http";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { decode } from "@thi.ng/rle-pack";
-import { SCENE, scenePng, startServer, stopServer, launchBrowser } from "./support.mjs";
+import { SCENE, scenePng, cocoDecode, startServer, stopServer, launchBrowser } from "./support.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const editorBuild = path.join(here, "node_modules/@heartexlabs/label-studio/build/static");
@@ -75,29 +75,6 @@ async function predictScene() {
   });
   assert.equal(out.results.length, 1);
   return out.results[0];
-}
-
-// COCO's compressed RLE string (column-major counts), as pycocotools reads it.
-function cocoDecode(counts, height, width) {
-  const runs = [];
-  for (let p = 0; p < counts.length;) {
-    let x = 0, k = 0, more = true;
-    while (more) {
-      const c = counts.charCodeAt(p++) - 48;
-      x |= (c & 0x1f) << (5 * k++);
-      more = (c & 0x20) !== 0;
-      if (!more && (c & 0x10)) x |= -1 << (5 * k);
-    }
-    if (runs.length > 2) x += runs[runs.length - 2];
-    runs.push(x);
-  }
-  const mask = new Uint8Array(height * width);
-  let i = 0, v = 0;
-  for (const n of runs) {
-    for (let j = 0; j < n; j++, i++) if (v) mask[(i % height) * width + Math.floor(i / height)] = 1;
-    v ^= 1;
-  }
-  return mask;
 }
 
 const alphaArea = (rgba) => { let n = 0; for (let i = 3; i < rgba.length; i += 4) n += rgba[i] > 0; return n; };

@@ -15,15 +15,25 @@ const MODELS = process.env.SAM3_TEST_MODELS;
 export const SCENE = { width: 400, height: 240, redBig: [40, 20, 160, 100], redSmall: [60, 160, 90, 190] };
 
 export function scenePng() {
-  const { width, height } = SCENE;
+  return rgbPng(SCENE.width, SCENE.height, [[SCENE.redBig, [255, 0, 0]], [[260, 20, 360, 90], [255, 0, 255]],
+    [SCENE.redSmall, [255, 0, 0]], [[240, 140, 380, 220], [0, 0, 255]]]);
+}
+
+// The C++ tests' click scene (tests/support/test_images.h make_click_scene): 640x480, two red
+// squares and a blue rectangle on black.
+export const CLICK_SCENE = { width: 640, height: 480, redLeft: [100, 100, 220, 220], redRight: [400, 100, 520, 220] };
+
+export function clickScenePng() {
+  return rgbPng(CLICK_SCENE.width, CLICK_SCENE.height, [[CLICK_SCENE.redLeft, [255, 0, 0]],
+    [CLICK_SCENE.redRight, [255, 0, 0]], [[200, 300, 500, 420], [0, 0, 255]]]);
+}
+
+// A PNG of rectangles [[x0, y0, x1, y1], [r, g, b]] filled in order on black.
+export function rgbPng(width, height, rects) {
   const px = Buffer.alloc(width * height * 3);
-  const fill = ([x0, y0, x1, y1], rgb) => {
+  for (const [[x0, y0, x1, y1], rgb] of rects) {
     for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++) px.set(rgb, (y * width + x) * 3);
-  };
-  fill(SCENE.redBig, [255, 0, 0]);
-  fill([260, 20, 360, 90], [255, 0, 255]);
-  fill(SCENE.redSmall, [255, 0, 0]);
-  fill([240, 140, 380, 220], [0, 0, 255]);
+  }
   const raw = Buffer.alloc((width * 3 + 1) * height);
   for (let y = 0; y < height; y++) px.copy(raw, y * (width * 3 + 1) + 1, y * width * 3, (y + 1) * width * 3);
   const chunk = (type, data) => {
@@ -40,6 +50,29 @@ export function scenePng() {
   ihdr.set([8, 2, 0, 0, 0], 8);
   return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk("IHDR", ihdr),
     chunk("IDAT", zlib.deflateSync(raw)), chunk("IEND", Buffer.alloc(0))]);
+}
+
+// COCO's compressed RLE string (column-major counts), as pycocotools reads it: 0/1 row-major.
+export function cocoDecode(counts, height, width) {
+  const runs = [];
+  for (let p = 0; p < counts.length;) {
+    let x = 0, k = 0, more = true;
+    while (more) {
+      const c = counts.charCodeAt(p++) - 48;
+      x |= (c & 0x1f) << (5 * k++);
+      more = (c & 0x20) !== 0;
+      if (!more && (c & 0x10)) x |= -1 << (5 * k);
+    }
+    if (runs.length > 2) x += runs[runs.length - 2];
+    runs.push(x);
+  }
+  const mask = new Uint8Array(height * width);
+  let i = 0, v = 0;
+  for (const n of runs) {
+    for (let j = 0; j < n; j++, i++) if (v) mask[(i % height) * width + Math.floor(i / height)] = 1;
+    v ^= 1;
+  }
+  return mask;
 }
 
 function crc32(buf) {

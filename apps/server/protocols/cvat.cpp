@@ -154,15 +154,6 @@ json interactor_json(int port) {
           {"status", {{"state", "ready"}, {"httpPort", port}}}};
 }
 
-bool has_click_model(Api& api) {
-  try {
-    api.click_model();
-    return true;
-  } catch (const ApiError&) {
-    return false;
-  }
-}
-
 std::vector<PointPrompt> points_of(const json& body, const char* key, bool positive) {
   std::vector<PointPrompt> out;
   if (!body.contains(key) || body[key].is_null()) return out;
@@ -271,11 +262,11 @@ void add_cvat_routes(Api& api, const std::vector<CvatLabel>& labels) {
   api.add_route({"GET", "/api/functions", true, true, {}, [&api, shared, port_of](const HttpRequest& req) {
                    json all = json::object();
                    if (!shared->empty()) all[kCvatDetector] = function_json(*shared, port_of(req));
-                   if (has_click_model(api)) all[kCvatInteractor] = interactor_json(port_of(req));
+                   if (api.has_click_model()) all[kCvatInteractor] = interactor_json(port_of(req));
                    return json_response(200, all);
                  }, unauthorized});
   api.add_route({"GET", std::string("/api/functions/") + kCvatInteractor, true, true, {}, [&api, port_of](const HttpRequest& req) {
-                   if (!has_click_model(api)) return nuclio_error(404, "no interactive model (sam3 serve --interactive-models)");
+                   if (!api.has_click_model()) return nuclio_error(404, "no interactive model (sam3 serve --interactive-models)");
                    return json_response(200, interactor_json(port_of(req)));
                  }, unauthorized});
   api.add_route({"GET", std::string("/api/functions/") + kCvatDetector, true, true, {}, [shared, port_of](const HttpRequest& req) {

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "label_studio_config.h"
+#include "label_studio_context.h"
 #include "label_studio_regions.h"
 #include "sam3/instance_merge.h"
 
@@ -73,50 +74,16 @@ std::vector<Job> label_jobs(const LabelConfig& config) {
   return jobs;
 }
 
-// Interactive pre-annotation: what the annotator just did (a TextArea's text, rectangles and
-// keypoints) is one prompt, for the label it names or the first brush or polygon label.
-Job interactive_job(const LabelConfig& config, const json& context, int width, int height) {
-  Prompt prompt;
-  std::string named;
-  for (const auto& item : context["result"]) {
-    const std::string type = to_lower(string_of(item, "type"));
-    const json& value = item.contains("value") ? item["value"] : json::object();
-    if (type == "textarea" && value.contains("text")) {
-      const json& text = value["text"];
-      if (text.is_array() && !text.empty() && text[0].is_string()) prompt.text = text[0].get<std::string>();
-      else if (text.is_string()) prompt.text = text.get<std::string>();
-      continue;
-    }
-    if (type != "rectanglelabels" && type != "keypointlabels") continue;
-    const auto num = [&](const char* k) { return value.contains(k) && value[k].is_number() ? value[k].get<double>() : 0.0; };
-    const double sx = width / 100.0, sy = height / 100.0;  // percent of the image, whatever its stored size
-    BoxPrompt box;
-    box.positive = !item.contains("is_positive") || !item["is_positive"].is_boolean() || item["is_positive"].get<bool>();
-    if (type == "rectanglelabels") {
-      box.box = {float(num("x") * sx), float(num("y") * sy), float((num("x") + num("width")) * sx),
-                 float((num("y") + num("height")) * sy)};
-    } else {
-      // A click: SAM3 takes exemplar boxes, so a small box around the point.
-      const double half = std::max(4.0, 0.01 * std::min(width, height));
-      const double x = num("x") * sx, y = num("y") * sy;
-      box.box = {float(std::max(0.0, x - half)), float(std::max(0.0, y - half)), float(std::min<double>(width, x + half)),
-                 float(std::min<double>(height, y + half))};
-    }
-    prompt.boxes.push_back(box);
-    const json& labels = value.contains(type) ? value[type] : json::array();
-    if (named.empty() && labels.is_array() && !labels.empty() && labels[0].is_string()) named = labels[0].get<std::string>();
-  }
-  if (prompt.text.empty() && prompt.boxes.empty()) {
-    throw ApiError(400, "invalid_context", "the interactive context has no text, rectangle or keypoint to prompt with");
-  }
-  // The label the text names (its value or one of its predicted_values), else the label of
-  // the drawn marks, else the first brush or polygon label.
+// The label an interactive answer gets: the one the text names (its value or one of its
+// predicted_values), else the label of the drawn marks, else the first brush or polygon label;
+// and the controls it goes to (its mask controls; its rectangle only if it has none).
+Job labelled_job(const LabelConfig& config, const std::string& text, const std::string& named) {
   std::string label;
   for (const auto& c : config.controls) {
     for (const auto& v : c.labels) {
-      const bool names = equal_ci(v.value, prompt.text) ||
-                         std::any_of(v.prompts.begin(), v.prompts.end(), [&](const std::string& p) { return equal_ci(p, prompt.text); });
-      if (label.empty() && !prompt.text.empty() && names) label = v.value;
+      const bool names = equal_ci(v.value, text) ||
+                         std::any_of(v.prompts.begin(), v.prompts.end(), [&](const std::string& p) { return equal_ci(p, text); });
+      if (label.empty() && !text.empty() && names) label = v.value;
     }
   }
   if (label.empty()) {
@@ -128,7 +95,27 @@ Job interactive_job(const LabelConfig& config, const json& context, int width, i
   if (label.empty()) label = config.controls.front().labels.front().value;
   auto controls = controls_with(config, label, true);
   if (controls.empty()) controls = controls_with(config, label, false);
-  return {label, {prompt}, controls};
+  return {label, {}, controls};
+}
+
+// Interactive pre-annotation with a text: the text and the drawn rectangles (exemplar boxes)
+// are one concept prompt for the text model. So are rectangles alone on a server without the
+// interactive model.
+Job concept_job(const LabelConfig& config, const InteractiveContext& context, int width, int height) {
+  Prompt prompt;
+  prompt.text = context.text;
+  for (const auto& r : context.rectangles) prompt.boxes.push_back({r.box, r.positive});
+  for (const auto& k : context.keypoints) {
+    // Beside a text, a keypoint is a small exemplar box around the point.
+    const double half = std::max(4.0, 0.01 * std::min(width, height));
+    const double x = k.box.x0, y = k.box.y0;
+    prompt.boxes.push_back({{float(std::max(0.0, x - half)), float(std::max(0.0, y - half)),
+                             float(std::min<double>(width, x + half)), float(std::min<double>(height, y + half))},
+                            k.positive});
+  }
+  Job job = labelled_job(config, context.text, context.named_label);
+  job.prompts = {prompt};
+  return job;
 }
 
 class LabelStudioBackend {
@@ -154,6 +141,13 @@ class LabelStudioBackend {
     const bool interactive = context.is_object() && context.contains("result") && context["result"].is_array() &&
                              !context["result"].empty();
     auto model = api_.ready_model();
+    // The marks are checked before any image is fetched (their pixels depend on each image's
+    // size, their validity does not). Without a text, keypoints (and rectangles, when the
+    // server holds the interactive model) are one clicked object each image.
+    const InteractiveContext marks = interactive ? read_interactive_context(context, 100, 100) : InteractiveContext{};
+    const bool clicks = interactive && marks.text.empty() && (!marks.keypoints.empty() || api_.has_click_model());
+    if (clicks) api_.check_objects(clicked_objects(marks).size(), "the interactive context's rectangles");
+    auto click = clicks ? api_.click_model() : nullptr;  // a 400 naming --interactive-models when there is none
     const std::string project = project_of(body);
     const FetchBudget budget{api_.deadline(req), req.client_gone};
     // The same jobs for every task (the interactive job depends on the image size only through
@@ -177,44 +171,82 @@ class LabelStudioBackend {
                            config.image_name + "\" value=\"$" + config.data_key + "\"> must name the task's image key");
       }
       const std::string bytes = images_.fetch(data[config.data_key].get<std::string>(), id, project, budget);
-      bool cached = false;
-      auto entry = api_.encode_bytes(req, bytes, &cached);  // one encode serves every label
-      const int width = entry->embedding.width(), height = entry->embedding.height();
-      auto jobs = std::make_shared<const std::vector<Job>>(
-          interactive ? std::vector<Job>{interactive_job(config, context, width, height)} : config_jobs);
-      if (interactive) api_.check_prompts(prompts_of(*jobs), "the interactive context's marks");
-      auto found = api_.run_on_worker(req, [model, entry, jobs](const JobStop& stop) {
-        std::vector<std::vector<Instance>> out;
-        for (const auto& job : *jobs) {
-          std::vector<Instance> all;
-          for (const auto& prompt : job.prompts) {
-            stop.check();
-            auto r = model->segment(entry->embedding, prompt);
-            std::move(r.instances.begin(), r.instances.end(), std::back_inserter(all));
-          }
-          out.push_back(merge_instances(std::move(all)));
-        }
-        return out;
-      });
-      json regions = json::array();
-      double score_sum = 0;
-      int count = 0;
-      for (size_t j = 0; j < jobs->size(); ++j) {
-        for (const auto& inst : found[j]) {
-          for (const auto* control : (*jobs)[j].controls) {
-            for (auto& r : regions_of(inst, *control, (*jobs)[j].label)) regions.push_back(std::move(r));
-          }
-          score_sum += inst.score;
-          ++count;
-        }
-      }
-      results.push_back({{"model_version", api_.model_version()}, {"score", count ? score_sum / count : 0.0},
-                         {"result", std::move(regions)}});
+      results.push_back(clicks ? predict_clicked(req, config, context, click, bytes)
+                               : predict_concepts(req, config, interactive ? &context : nullptr, model, config_jobs, bytes));
     }
     return json_response(200, {{"results", std::move(results)}});
   }
 
  private:
+  json result_of(json regions, double score_sum, int count) const {
+    return {{"model_version", api_.model_version()}, {"score", count ? score_sum / count : 0.0}, {"result", std::move(regions)}};
+  }
+
+  // Labels, or the annotator's text (and exemplar marks), on the text model.
+  json predict_concepts(const HttpRequest& req, const LabelConfig& config, const json* context,
+                        const std::shared_ptr<Model>& model, const std::vector<Job>& config_jobs, const std::string& bytes) {
+    bool cached = false;
+    auto entry = api_.encode_bytes(req, bytes, &cached);  // one encode serves every label
+    const int width = entry->embedding.width(), height = entry->embedding.height();
+    auto jobs = std::make_shared<const std::vector<Job>>(
+        context ? std::vector<Job>{concept_job(config, read_interactive_context(*context, width, height), width, height)}
+                : config_jobs);
+    if (context) api_.check_prompts(prompts_of(*jobs), "the interactive context's marks");
+    auto found = api_.run_on_worker(req, [model, entry, jobs](const JobStop& stop) {
+      std::vector<std::vector<Instance>> out;
+      for (const auto& job : *jobs) {
+        std::vector<Instance> all;
+        for (const auto& prompt : job.prompts) {
+          stop.check();
+          auto r = model->segment(entry->embedding, prompt);
+          std::move(r.instances.begin(), r.instances.end(), std::back_inserter(all));
+        }
+        out.push_back(merge_instances(std::move(all)));
+      }
+      return out;
+    });
+    json regions = json::array();
+    double score_sum = 0;
+    int count = 0;
+    for (size_t j = 0; j < jobs->size(); ++j) {
+      for (const auto& inst : found[j]) {
+        for (const auto* control : (*jobs)[j].controls) {
+          for (auto& r : regions_of(inst, *control, (*jobs)[j].label)) regions.push_back(std::move(r));
+        }
+        score_sum += inst.score;
+        ++count;
+      }
+    }
+    return result_of(std::move(regions), score_sum, count);
+  }
+
+  // Keypoints and a rectangle, without a text: the clicked object on the interactive model, as
+  // Label Studio's own SAM backends answer them (one region per mask control of its label).
+  json predict_clicked(const HttpRequest& req, const LabelConfig& config, const json& context,
+                       const std::shared_ptr<Model>& click, const std::string& bytes) {
+    bool cached = false;
+    auto entry = api_.encode_bytes(req, click, bytes, &cached);
+    const InteractiveContext marks = read_interactive_context(context, entry->embedding.width(), entry->embedding.height());
+    auto objects = std::make_shared<const std::vector<InteractivePrompt>>(clicked_objects(marks));
+    auto found = api_.run_on_worker(req, [click, entry, objects](const JobStop&) {
+      return click->segment_objects(entry->embedding, *objects);
+    });
+    const Job job = labelled_job(config, "", marks.named_label);
+    json regions = json::array();
+    double score_sum = 0;
+    int count = 0;
+    for (const auto& object : found) {
+      if (object.masks.empty()) continue;
+      const Instance& best = object.masks.front();
+      for (const auto* control : job.controls) {
+        for (auto& r : regions_of(best, *control, job.label)) regions.push_back(std::move(r));
+      }
+      score_sum += best.score;
+      ++count;
+    }
+    return result_of(std::move(regions), score_sum, count);
+  }
+
   Api& api_;
   TaskImages images_;
 };

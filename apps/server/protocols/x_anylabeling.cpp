@@ -5,28 +5,39 @@
 #include "base64.h"
 #include "sam3/log.h"
 #include "sam3/mask_encodings.h"
+#include "x_anylabeling_marks.h"
 
 namespace sam3::server {
 namespace {
 
 using json = nlohmann::ordered_json;
 constexpr const char* kModel = "segment_anything_3";
+constexpr const char* kClickModel = "segment_anything_3_clicks";  // the interactive model, when the server holds one
 
 HttpResponse failure(int status, const std::string& code, const std::string& message) {
   return json_response(status, {{"success", false}, {"error", {{"code", code}, {"message", message}}}});
 }
 
-HttpResponse models() {
+json widgets_of(std::initializer_list<const char*> buttons) {
   json widgets = json::array();
-  for (const char* w : {"edit_text", "button_send", "add_pos_rect", "add_neg_rect", "button_run_rect", "button_clear"}) {
-    widgets.push_back({{"name", w}, {"value", nullptr}});
-  }
+  for (const char* w : buttons) widgets.push_back({{"name", w}, {"value", nullptr}});
+  return widgets;
+}
+
+HttpResponse models(Api& api) {
+  json widgets = widgets_of({"edit_text", "button_send", "add_pos_rect", "add_neg_rect", "button_run_rect", "button_clear"});
   widgets.push_back({{"name", "edit_conf"}, {"value", 0.5}});
   widgets.push_back({{"name", "toggle_preserve_existing_annotations"}, {"value", false}});
-  return json_response(200, {{"success", true},
-                      {"data", {{kModel, {{"display_name", "Segment Anything 3"}, {"widgets", widgets},
-                                          {"params", json::object()}, {"capabilities", json::object()},
-                                          {"batch_processing_mode", "text_prompt"}}}}}});
+  json data = {{kModel, {{"display_name", "Segment Anything 3"}, {"widgets", widgets}, {"params", json::object()},
+                         {"capabilities", json::object()}, {"batch_processing_mode", "text_prompt"}}}};
+  if (api.has_click_model()) {
+    // X-AnyLabeling shows its point and box buttons for these widgets (as for its SAM models).
+    json clicks = widgets_of({"button_add_point", "button_remove_point", "button_add_rect", "button_clear", "button_finish_object"});
+    clicks.push_back({{"name", "toggle_preserve_existing_annotations"}, {"value", false}});
+    data[kClickModel] = {{"display_name", "Segment Anything 3 (clicks)"}, {"widgets", clicks}, {"params", json::object()},
+                         {"capabilities", json::object()}, {"batch_processing_mode", nullptr}};
+  }
+  return json_response(200, {{"success", true}, {"data", data}});
 }
 
 std::vector<std::string> split_text_prompt(const std::string& text) {
@@ -69,13 +80,59 @@ double number_or(const json& params, const char* key, double fallback) {
   return params.contains(key) && params[key].is_number() ? params[key].get<double>() : fallback;
 }
 
+// A failed request in X-AnyLabeling's terms: HTTP 200 with success false, except a full queue.
+HttpResponse failure_of(std::exception_ptr error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const ApiError& e) {
+    if (e.code == "no_interactive_model") return failure(200, "MODEL_NOT_FOUND", e.what());
+    const bool request = (e.status == 413 && e.code == "too_many_prompts") || e.code == "invalid_marks";
+    if (request) return failure(200, "INVALID_REQUEST", e.what());
+    if (e.status == 400 || e.status == 413 || e.status == 415) return failure(200, "INVALID_IMAGE", e.what());
+    return failure(e.status, e.status == 503 ? "SERVER_BUSY" : "INFERENCE_ERROR", e.what());
+  } catch (const Error& e) {
+    const ApiError a = api_error_from(e);
+    if (a.status < 500) return failure(200, a.status == 400 && e.code() == ErrorCode::kInvalidArgument ? "INVALID_REQUEST" : "INVALID_IMAGE", e.what());
+    log(LogLevel::kError, std::string("request failed: ") + e.what());  // internals go to the log only
+    return failure(200, "INFERENCE_ERROR", "inference failed; see the server's log");
+  }
+}
+
+// Point and rectangle marks on the interactive model: the clicked object's outline and box.
+HttpResponse predict_clicked(Api& api, const HttpRequest& req, const std::string& image, const x_anylabeling::Marks& marks,
+                             const std::vector<std::string>& texts, double epsilon_factor) {
+  try {
+    if (marks.points.empty() && marks.rectangles.empty()) {
+      throw ApiError(400, "invalid_marks", "no point or rectangle mark: click the object or draw a rectangle around it");
+    }
+    api.check_objects(marks.points.empty() ? marks.rectangles.size() : 1, "the rectangle marks");
+    auto model = api.click_model();
+    bool cached = false;
+    auto entry = api.encode_bytes(req, model, image, &cached);
+    auto objects = std::make_shared<const std::vector<InteractivePrompt>>(
+        x_anylabeling::clicked_objects(marks, entry->embedding.width(), entry->embedding.height()));
+    auto found = api.run_on_worker(req, [model, entry, objects](const JobStop&) {
+      return model->segment_objects(entry->embedding, *objects);
+    });
+    json shapes = json::array();
+    const std::string label = texts.empty() ? "object" : texts.front();
+    for (const auto& object : found) {
+      if (!object.masks.empty() && object.masks.front().area > 0) add_shapes(shapes, object.masks.front(), label, epsilon_factor);
+    }
+    return json_response(200, {{"success", true}, {"data", {{"shapes", std::move(shapes)}, {"description", ""}}}});
+  } catch (...) {
+    return failure_of(std::current_exception());
+  }
+}
+
 HttpResponse predict(Api& api, const HttpRequest& req) {
   const json body = json::parse(req.body, nullptr, false);
   if (!body.is_object()) return failure(200, "INVALID_REQUEST", "POST /v1/predict takes a JSON object");
   // Fields of the wrong JSON type are the client's error, not a 500 (json::value would throw).
   const std::string model_name = body.contains("model") && body["model"].is_string() ? body["model"].get<std::string>() : "";
-  if (model_name != kModel) {
-    return failure(200, "MODEL_NOT_FOUND", "no model \"" + model_name + "\"; this server has \"" + kModel + "\"");
+  if (model_name != kModel && model_name != kClickModel) {
+    return failure(200, "MODEL_NOT_FOUND", "no model \"" + model_name + "\"; this server has \"" + kModel + "\"" +
+                                               (api.has_click_model() ? std::string(" and \"") + kClickModel + "\"" : ""));
   }
   const auto image = body.contains("image") && body["image"].is_string() ? base64_decode(body["image"].get<std::string>())
                                                                           : std::nullopt;
@@ -91,25 +148,25 @@ HttpResponse predict(Api& api, const HttpRequest& req) {
   }
   const auto texts = split_text_prompt(params.contains("text_prompt") && params["text_prompt"].is_string()
                                            ? params["text_prompt"].get<std::string>() : "");
-  // Rectangle marks, when present, are the prompt (label 1 positive, 0 negative); SAM3 takes
-  // no points.
-  Prompt boxes;
-  if (params.contains("marks") && params["marks"].is_array()) {
-    for (const auto& mark : params["marks"]) {
-      if (!mark.is_object() || !mark.contains("type") || mark["type"] != "rectangle" || !mark.contains("data")) continue;
-      const json& d = mark["data"];
-      if (!d.is_array() || d.size() != 4 || !std::all_of(d.begin(), d.end(), [](const json& v) { return v.is_number(); })) {
-        return failure(200, "INVALID_REQUEST", "a rectangle mark's data is [x1, y1, x2, y2] in pixels");
-      }
-      boxes.boxes.push_back({{d[0].get<float>(), d[1].get<float>(), d[2].get<float>(), d[3].get<float>()},
-                             !(mark.contains("label") && mark["label"] == 0)});
-    }
+  x_anylabeling::Marks marks;
+  try {
+    marks = x_anylabeling::read_marks(params);
+  } catch (const ApiError& e) {
+    return failure(200, "INVALID_REQUEST", e.what());
   }
+  if (model_name == kClickModel) return predict_clicked(api, req, *image, marks, texts, epsilon_factor);
+  // Rectangle marks, when present, are the prompt (label 1 positive, 0 negative); SAM3's
+  // concept model takes no points.
+  Prompt boxes;
+  for (const auto& r : marks.rectangles) boxes.boxes.push_back(r.box);
   std::vector<std::pair<std::string, Prompt>> prompts;
   if (!boxes.boxes.empty()) prompts.push_back({texts.empty() ? "object" : texts.front(), boxes});
   else for (const auto& t : texts) prompts.push_back({t, Prompt{.text = t, .boxes = {}}});
   if (prompts.empty()) {
-    return failure(200, "INVALID_REQUEST", "give a text prompt or draw a rectangle (SAM3 does not take points)");
+    return failure(200, "INVALID_REQUEST", marks.points.empty() ? "give a text prompt or draw a rectangle"
+                                           : std::string("give a text prompt or draw a rectangle: \"") + kModel +
+                                                 "\" takes no points; clicks go to \"" + kClickModel +
+                                                 "\" (Segment Anything 3 (clicks), listed when sam3 serve has --interactive-models)");
   }
   try {
     std::vector<Prompt> all;
@@ -132,15 +189,8 @@ HttpResponse predict(Api& api, const HttpRequest& req) {
       for (const auto& inst : results[i].instances) add_shapes(shapes, inst, (*shared)[i].first, epsilon_factor);
     }
     return json_response(200, {{"success", true}, {"data", {{"shapes", std::move(shapes)}, {"description", ""}}}});
-  } catch (const ApiError& e) {
-    if (e.status == 413 && e.code == "too_many_prompts") return failure(200, "INVALID_REQUEST", e.what());
-    if (e.status == 400 || e.status == 413 || e.status == 415) return failure(200, "INVALID_IMAGE", e.what());
-    return failure(e.status, e.status == 503 ? "SERVER_BUSY" : "INFERENCE_ERROR", e.what());
-  } catch (const Error& e) {
-    const ApiError a = api_error_from(e);
-    if (a.status < 500) return failure(200, a.status == 400 && e.code() == ErrorCode::kInvalidArgument ? "INVALID_REQUEST" : "INVALID_IMAGE", e.what());
-    log(LogLevel::kError, std::string("request failed: ") + e.what());  // internals go to the log only
-    return failure(200, "INFERENCE_ERROR", "inference failed; see the server's log");
+  } catch (...) {
+    return failure_of(std::current_exception());
   }
 }
 
@@ -151,7 +201,7 @@ void add_x_anylabeling_routes(Api& api) {
     return failure(401, "UNAUTHORIZED", "send the key of sam3 serve --api-key as the header \"Token: KEY\" (X-AnyLabeling's "
                                         "remote server settings: api_key)");
   };
-  api.add_route({"GET", "/v1/models", true, true, {}, [](const HttpRequest&) { return models(); }, unauthorized});
+  api.add_route({"GET", "/v1/models", true, true, {}, [&api](const HttpRequest&) { return models(api); }, unauthorized});
   api.add_route({"POST", "/v1/predict", false, true, {"", "application/json"},
                  [&api](const HttpRequest& r) { return predict(api, r); }, unauthorized});
 }
