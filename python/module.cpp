@@ -240,7 +240,8 @@ PYBIND11_MODULE(_native, m) {
       {sam3::ErrorCode::kImageCorrupt, "ImageCorruptError"},       {sam3::ErrorCode::kImageTooLarge, "ImageTooLargeError"},
       {sam3::ErrorCode::kModelNotFound, "ModelNotFoundError"},     {sam3::ErrorCode::kModelMismatch, "ModelMismatchError"},
       {sam3::ErrorCode::kTokenizer, "TokenizerError"},             {sam3::ErrorCode::kRuntime, "RuntimeFailure"},
-      {sam3::ErrorCode::kIo, "OutputError"},                       {sam3::ErrorCode::kNetwork, "NetworkError"}};
+      {sam3::ErrorCode::kIo, "OutputError"},                       {sam3::ErrorCode::kNetwork, "NetworkError"},
+      {sam3::ErrorCode::kCancelled, "CancelledError"}};
   for (const auto& [code, name] : kinds) {
     classes[code] = py::reinterpret_steal<py::object>(PyErr_NewException(("sam3cpp." + std::string(name)).c_str(), base.ptr(), nullptr));
     classes[code].attr("code") = sam3::error_code_name(code);
@@ -356,7 +357,7 @@ PYBIND11_MODULE(_native, m) {
                sam3::InteractivePrompt object{points_from(points), box_from(box)};
                sam3::ObjectResult r = [&] {
                  py::gil_scoped_release release;
-                 return model.segment(e.value, object, sam3::InteractiveOptions{multimask});
+                 return model.segment(e.value, object, sam3::InteractiveOptions{multimask, {}});
                }();
                Result out{"", std::move(r.masks), e.value.width(), e.value.height(), {}, r.object_score};
                out.timings.decode_ms = r.timings.decode_ms;

@@ -19,6 +19,7 @@ int exit_code_for(ErrorCode code) {
     case ErrorCode::kRuntime: return kRuntimeError;
     case ErrorCode::kIo: return kIoError;
     case ErrorCode::kNetwork: return kNetworkError;
+    case ErrorCode::kCancelled: return kInterrupted;
   }
   return kFailure;
 }

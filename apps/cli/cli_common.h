@@ -20,6 +20,7 @@ enum Exit : int {
   kRuntimeError = 5,  // ONNX Runtime failure
   kIoError = 6,       // cannot write outputs
   kNetworkError = 7,  // download failed
+  kInterrupted = 130,  // stopped by SIGINT or SIGTERM (128 + SIGINT, as shells report it)
 };
 
 int exit_code_for(ErrorCode code);

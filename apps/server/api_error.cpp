@@ -15,7 +15,8 @@ ApiError api_error_from(const Error& e) {
     case ErrorCode::kImageCorrupt: return {400, code, e.what()};
     case ErrorCode::kModelNotFound:
     case ErrorCode::kModelMismatch:
-    case ErrorCode::kTokenizer: return {503, code, e.what()};
+    case ErrorCode::kTokenizer:
+    case ErrorCode::kCancelled: return {503, code, e.what()};
     default: return {500, code, e.what()};
   }
 }

@@ -19,6 +19,7 @@ enum class ErrorCode {
   kRuntime,            // ONNX Runtime failed while running a model
   kIo,                 // writing an output failed
   kNetwork,            // a download failed
+  kCancelled,          // stopped by a StopToken (sam3/stop_token.h) before it finished
 };
 
 // Every error the library throws. what() is one line: what was wrong and what to do.

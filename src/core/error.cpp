@@ -16,6 +16,7 @@ const char* error_code_name(ErrorCode code) noexcept {
     case ErrorCode::kRuntime: return "runtime";
     case ErrorCode::kIo: return "io";
     case ErrorCode::kNetwork: return "network";
+    case ErrorCode::kCancelled: return "cancelled";
   }
   return "unknown";
 }

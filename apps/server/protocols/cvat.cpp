@@ -117,12 +117,14 @@ HttpResponse detect(Api& api, const Labels& shared, const HttpRequest& req) {
   bool cached = false;
   auto entry = api.encode_bytes(req, *image, &cached);
   auto found = api.run_on_worker(req, [model, entry, shared, options](const JobStop& stop) {
+    SegmentOptions stoppable = options;
+    stoppable.stop = stop.token();  // a running decode ends too once the request is given up
     std::vector<std::vector<Instance>> out;
     for (const auto& label : *shared) {
       std::vector<Instance> instances;
       for (const auto& text : label.prompts) {
         stop.check();
-        auto r = model->segment(entry->embedding, Prompt{.text = text, .boxes = {}}, options);
+        auto r = model->segment(entry->embedding, Prompt{.text = text, .boxes = {}}, stoppable);
         std::move(r.instances.begin(), r.instances.end(), std::back_inserter(instances));
       }
       out.push_back(merge_instances(std::move(instances)));
@@ -198,8 +200,10 @@ HttpResponse interact(Api& api, const HttpRequest& req) {
   auto model = api.click_model();
   bool cached = false;
   auto entry = api.encode_bytes(req, model, *image, &cached);
-  const ObjectResult found = api.run_on_worker(req, [model, entry, prompt](const JobStop&) {
-    return model->segment(entry->embedding, prompt);
+  const ObjectResult found = api.run_on_worker(req, [model, entry, prompt](const JobStop& stop) {
+    InteractiveOptions options;
+    options.stop = stop.token();
+    return model->segment(entry->embedding, prompt, options);
   });
   if (found.masks.empty()) return json_response(200, {{"mask", json::array()}});
   const Mask& m = found.masks.front().mask;

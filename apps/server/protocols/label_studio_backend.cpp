@@ -184,12 +184,14 @@ class LabelStudioBackend {
           interactive ? std::vector<Job>{interactive_job(config, context, width, height)} : config_jobs);
       if (interactive) api_.check_prompts(prompts_of(*jobs), "the interactive context's marks");
       auto found = api_.run_on_worker(req, [model, entry, jobs](const JobStop& stop) {
+        SegmentOptions options;
+        options.stop = stop.token();  // a running decode ends too once the request is given up
         std::vector<std::vector<Instance>> out;
         for (const auto& job : *jobs) {
           std::vector<Instance> all;
           for (const auto& prompt : job.prompts) {
             stop.check();
-            auto r = model->segment(entry->embedding, prompt);
+            auto r = model->segment(entry->embedding, prompt, options);
             std::move(r.instances.begin(), r.instances.end(), std::back_inserter(all));
           }
           out.push_back(merge_instances(std::move(all)));

@@ -120,10 +120,12 @@ HttpResponse predict(Api& api, const HttpRequest& req) {
     auto entry = api.encode_bytes(req, *image, &cached);
     auto shared = std::make_shared<const std::vector<std::pair<std::string, Prompt>>>(std::move(prompts));
     auto results = api.run_on_worker(req, [model, entry, shared, options](const JobStop& stop) {
+      SegmentOptions stoppable = options;
+      stoppable.stop = stop.token();  // a running decode ends too once the request is given up
       std::vector<PromptResult> out;
       for (const auto& [label, prompt] : *shared) {
         stop.check();
-        out.push_back(model->segment(entry->embedding, prompt, options));
+        out.push_back(model->segment(entry->embedding, prompt, stoppable));
       }
       return out;
     });
