@@ -15,6 +15,7 @@
 #include "sam3/export.h"
 #include "server.h"
 #include "support/raw_http.h"
+#include "support/run_command.h"
 #include "support/server_process.h"
 #include "support/test_images.h"
 
@@ -239,6 +240,20 @@ TEST(HostileClients, HealthAnswersFastWhileEveryWorkerIsBusy) {
   }
   EXPECT_LT(worst, 100) << "ms for /health with both workers busy";
   for (auto& t : busy) t.join();
+}
+
+// An operator's impossible limits are usage errors naming the option, never a server that
+// starts 10^8 handler threads (--queue) or wraps a limit in bytes around to a tiny one.
+TEST(ServeOptions, ImpossibleLimitsAreRefusedBeforeAnythingStarts) {
+  const std::string models = (sam3::test::test_models_dir() / "usls").string();
+  for (const std::string option : {"--queue 100000000", "--max-request-mb 17592186044417", "--cache-mb 17592186044416",
+                                   "--timeout 99999999999", "--queue 0", "--timeout nan"}) {
+    const auto r = sam3::test::run_command("timeout 20 " + std::string(SAM3_CLI_PATH) + " serve --models " + models +
+                                           " --port 0 " + option);
+    EXPECT_EQ(r.exit_code, 2) << option << ": " << r.out << r.err;
+    EXPECT_NE(r.err.find(option.substr(0, option.find(' '))), std::string::npos) << option << ": " << r.err;
+    EXPECT_EQ(r.out.find("listening"), std::string::npos) << option;
+  }
 }
 
 TEST(ServerBind, LoopbackIsDecidedByWhatTheNameResolvesTo) {
