@@ -21,6 +21,7 @@ class StandIn {
  public:
   struct Seen {
     std::string path, authorization;
+    httplib::Headers headers;
   };
   StandIn() { port_ = server_.bind_to_any_port("127.0.0.1"); }
   ~StandIn() {
@@ -30,7 +31,7 @@ class StandIn {
   void start() {
     server_.set_logger([this](const httplib::Request& req, const httplib::Response&) {
       std::lock_guard lock(mutex_);
-      seen_.push_back({req.path, req.get_header_value("Authorization")});
+      seen_.push_back({req.path, req.get_header_value("Authorization"), req.headers});
     });
     thread_ = std::thread([this] { server_.listen_after_bind(); });
     for (int i = 0; i < 100 && !server_.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));

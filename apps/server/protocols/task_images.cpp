@@ -69,6 +69,11 @@ std::string without_trailing_slash(std::string url) {
 constexpr size_t kMaxProjects = 1024;
 
 void TaskImages::remember_setup(const std::string& project, const std::string& hostname, const std::string& access_token) {
+  // A token is one header value: a line break in it would add headers (or a second request) of
+  // the client's choosing to what is sent to Label Studio. Tokens are visible ASCII.
+  if (!is_header_token(access_token)) {
+    throw ApiError(400, "invalid_request", "the access_token holds a space, line break or other character no token has");
+  }
   std::lock_guard lock(mutex_);
   SetupPair pair;
   if (!hostname.empty() && !url_origin(hostname).empty()) pair.url = without_trailing_slash(hostname);
