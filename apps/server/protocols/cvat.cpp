@@ -7,6 +7,7 @@
 
 #include "api.h"
 #include "base64.h"
+#include "request_json.h"
 #include "sam3/error.h"
 #include "sam3/instance_merge.h"
 #include "sam3/interactive.h"
@@ -96,7 +97,7 @@ using Labels = std::shared_ptr<const std::vector<CvatLabel>>;
 
 HttpResponse detect(Api& api, const Labels& shared, const HttpRequest& req) {
   const std::vector<CvatLabel>& labels = *shared;
-  const json body = json::parse(req.body, nullptr, false);
+  const json body = parse_request_json<json>(req.body);
   if (!body.is_object()) throw ApiError(400, "invalid_request", "the invocation body must be a JSON object");
   const auto image = body.contains("image") && body["image"].is_string() ? base64_decode(body["image"].get<std::string>())
                                                                           : std::nullopt;
@@ -182,7 +183,7 @@ std::vector<PointPrompt> points_of(const json& body, const char* key, bool posit
 
 // CVAT's interactor payload -> {"mask": rows of 0/1 inside "bounds" [left, top, right, bottom]}.
 HttpResponse interact(Api& api, const HttpRequest& req) {
-  const json body = json::parse(req.body, nullptr, false);
+  const json body = parse_request_json<json>(req.body);
   if (!body.is_object()) throw ApiError(400, "invalid_request", "the invocation body must be a JSON object");
   const auto image = body.contains("image") && body["image"].is_string() ? base64_decode(body["image"].get<std::string>())
                                                                           : std::nullopt;

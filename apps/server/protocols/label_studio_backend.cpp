@@ -5,6 +5,7 @@
 
 #include "label_studio_config.h"
 #include "label_studio_regions.h"
+#include "request_json.h"
 #include "sam3/instance_merge.h"
 
 namespace sam3::server {
@@ -14,7 +15,7 @@ using json = nlohmann::ordered_json;
 using namespace label_studio;
 
 json parse_body(const HttpRequest& req) {
-  json body = json::parse(req.body, nullptr, false);
+  json body = parse_request_json<json>(req.body);
   if (!body.is_object()) throw ApiError(400, "invalid_request", req.path + " takes a JSON object");
   return body;
 }

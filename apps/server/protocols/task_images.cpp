@@ -6,6 +6,7 @@
 
 #include "api_error.h"
 #include "base64.h"
+#include "request_json.h"
 #include "http/http_message.h"
 #include "sam3/error.h"
 #include "sam3/image.h"
@@ -135,7 +136,12 @@ std::string TaskImages::authorization(const Credentials& c, bool renew, const Fe
     throw ApiError(502, "label_studio_unreachable", "cannot reach Label Studio at " + c.url + " to exchange the personal "
                                                     "access token: " + e.what() + "; check LABEL_STUDIO_URL");
   }
-  const auto body = nlohmann::json::parse(r.body, nullptr, false);
+  nlohmann::json body;
+  try {
+    body = parse_request_json<nlohmann::json>(r.body);  // a host /setup named may answer anything
+  } catch (const ApiError&) {
+    body = nlohmann::json::value_t::discarded;
+  }
   if (r.status != 200 || !body.is_object() || !body.contains("access") || !body["access"].is_string()) {
     throw ApiError(502, "label_studio_unauthorized",
                    "Label Studio did not accept the personal access token (POST /api/token/refresh/ answered HTTP " +

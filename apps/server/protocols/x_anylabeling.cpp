@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base64.h"
+#include "request_json.h"
 #include "sam3/log.h"
 #include "sam3/mask_encodings.h"
 
@@ -70,7 +71,12 @@ double number_or(const json& params, const char* key, double fallback) {
 }
 
 HttpResponse predict(Api& api, const HttpRequest& req) {
-  const json body = json::parse(req.body, nullptr, false);
+  json body;
+  try {
+    body = parse_request_json<json>(req.body);
+  } catch (const ApiError& e) {
+    return failure(200, "INVALID_REQUEST", e.what());
+  }
   if (!body.is_object()) return failure(200, "INVALID_REQUEST", "POST /v1/predict takes a JSON object");
   // Fields of the wrong JSON type are the client's error, not a 500 (json::value would throw).
   const std::string model_name = body.contains("model") && body["model"].is_string() ? body["model"].get<std::string>() : "";
