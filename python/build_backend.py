@@ -40,7 +40,7 @@ def _stage(staging: Path) -> None:
         python = getattr(sys, "_base_executable", sys.executable)
         _run("cmake", "-S", ROOT, "-B", build, "-DCMAKE_BUILD_TYPE=Release", f"-DPython3_EXECUTABLE={python}")
     _run("cmake", "--build", build, "--target", "sam3cpp_python", "--parallel", str(os.cpu_count() or 2))
-    _run("cmake", "--install", build, "--prefix", staging)
+    _run("cmake", "--install", build, "--prefix", staging, "--component", "python")
     package = staging / "sam3cpp"
     built = next((build / "python" / "sam3cpp").glob("_native*.so"))  # still with the build tree's RPATH
     # Bundle ONNX Runtime unless it comes from a system library folder.

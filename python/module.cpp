@@ -14,6 +14,7 @@
 #include <map>
 #include <optional>
 
+#include "bind_label_map.h"
 #include "sam3/error.h"
 #include "sam3/export.h"
 #include "sam3/hub.h"
@@ -267,18 +268,12 @@ PYBIND11_MODULE(_native, m) {
   // sam3cpp.Error and one subclass per error code, carrying the library's one-line message.
   auto base = py::register_exception<sam3::Error>(m, "Error", PyExc_RuntimeError);
   std::map<sam3::ErrorCode, py::object> classes;
-  const std::pair<sam3::ErrorCode, const char*> kinds[] = {
-      {sam3::ErrorCode::kInvalidArgument, "InvalidArgumentError"}, {sam3::ErrorCode::kInvalidText, "InvalidTextError"},
-      {sam3::ErrorCode::kImageUnreadable, "ImageUnreadableError"}, {sam3::ErrorCode::kImageUnsupported, "ImageUnsupportedError"},
-      {sam3::ErrorCode::kImageCorrupt, "ImageCorruptError"},       {sam3::ErrorCode::kImageTooLarge, "ImageTooLargeError"},
-      {sam3::ErrorCode::kModelNotFound, "ModelNotFoundError"},     {sam3::ErrorCode::kModelMismatch, "ModelMismatchError"},
-      {sam3::ErrorCode::kTokenizer, "TokenizerError"},             {sam3::ErrorCode::kRuntime, "RuntimeFailure"},
-      {sam3::ErrorCode::kIo, "OutputError"},                       {sam3::ErrorCode::kNetwork, "NetworkError"},
-      {sam3::ErrorCode::kCancelled, "CancelledError"}};
-  for (const auto& [code, name] : kinds) {
-    classes[code] = py::reinterpret_steal<py::object>(PyErr_NewException(("sam3cpp." + std::string(name)).c_str(), base.ptr(), nullptr));
-    classes[code].attr("code") = sam3::error_code_name(code);
-    m.attr(name) = classes[code];
+  for (const auto* t = sam3::error_traits_begin(); t != sam3::error_traits_end(); ++t) {
+    auto cls = py::reinterpret_steal<py::object>(
+        PyErr_NewException(("sam3cpp." + std::string(t->python_exception)).c_str(), base.ptr(), nullptr));
+    cls.attr("code") = t->name;
+    m.attr(t->python_exception) = cls;
+    classes[t->code] = cls;
   }
   static auto* error_classes = new std::map<sam3::ErrorCode, py::object>(classes);  // lives as long as the interpreter
   py::register_exception_translator([](std::exception_ptr p) {
@@ -513,6 +508,8 @@ PYBIND11_MODULE(_native, m) {
         },
         "inputs"_a, "prompts"_a, "out"_a, py::kw_only(), "model"_a, "formats"_a = "coco", "threshold"_a = 0.5f,
         "progress"_a = nullptr);
+
+  bind_label_map(m);
 
   m.def("registry_path", [](const std::optional<std::string>& name) -> py::object {
           const sam3::RegistryEntry* e = name ? sam3::find_registry_entry(*name) : &sam3::default_registry_entry();

@@ -124,6 +124,26 @@ fetch_gpu_ort() {
 }
 if [ "$with_gpu" = 1 ]; then fetch_gpu_ort; fi
 
+# ONNX Runtime Web (npm onnxruntime-web, the release of the native library) for sam3 in the
+# browser (`sam3 serve`'s /app/, `sam3 web export`): its ES modules and WebAssembly files in
+# .deps/onnxruntime-web (source maps left out), served from disk, never committed.
+fetch_ort_web() {
+  local dest="$deps/onnxruntime-web" work="$deps/download-ort-web"
+  [ -f "$dest/.complete-$ort_version" ] && return 0
+  log "fetching ONNX Runtime Web $ort_version (npm package onnxruntime-web)"
+  rm -rf "$work" "$dest"
+  mkdir -p "$work" "$dest"
+  (cd "$work" && npm pack --silent "onnxruntime-web@$ort_version" >/dev/null)
+  tar -xzf "$work/onnxruntime-web-$ort_version.tgz" -C "$work" package/dist package/README.md
+  find "$work/package/dist" -maxdepth 1 -type f \( -name 'ort*.mjs' -o -name 'ort-wasm*.wasm' \) \
+    ! -name 'ort.node*' -exec cp {} "$dest/" \;
+  cp "$work/package/README.md" "$dest/"
+  rm -rf "$work"
+  touch "$dest/.complete-$ort_version"
+  log "ONNX Runtime Web ready in $dest"
+}
+command -v npm >/dev/null 2>&1 && fetch_ort_web
+
 # ONNX Runtime: use what the user already has, else fetch it into .deps/.
 if [ -n "${SAM3_ORT_ROOT:-}" ] || [ -f /usr/include/onnxruntime/onnxruntime_cxx_api.h ] \
    || pkg-config --exists libonnxruntime 2>/dev/null; then

@@ -202,7 +202,6 @@ int main(int argc, char** argv) {
   options.fuse_attention = !unfused;
   options.shared_thread_pool = shared_pool;
   options.int8_weights = int8 == "on" ? sam3::Int8Weights::kOn : int8 == "off" ? sam3::Int8Weights::kOff : sam3::Int8Weights::kAuto;
-  options.fallback_vocabulary = std::string(SAM3_SOURCE_DIR) + "/data/clip/bpe_simple_vocab_16e6.txt.gz";
 
   std::map<std::string, std::map<std::string, std::vector<double>>> ours;  // kernels -> stage -> ms
   std::map<std::string, std::vector<double>> theirs;

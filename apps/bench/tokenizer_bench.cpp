@@ -23,7 +23,7 @@ double prompts_per_second(const sam3::ClipTokenizer& tok, const std::vector<std:
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string vocab = argc > 1 ? argv[1] : std::string(SAM3_DATA_DIR) + "/clip/bpe_simple_vocab_16e6.txt.gz";
+  const std::string vocab = argc > 1 ? argv[1] : sam3::bundled_vocabulary().string();
   const auto t0 = std::chrono::steady_clock::now();
   const auto cached = sam3::ClipTokenizer::from_file(vocab, true);
   const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

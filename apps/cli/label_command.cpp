@@ -16,7 +16,6 @@
 #include "number_options.h"
 #include "sam3/labeler.h"
 #include "sam3/log.h"
-#include "sam3/map_label.h"
 
 namespace sam3::cli {
 namespace {
@@ -121,36 +120,29 @@ class LabelProgressPrinter {
 
 // Rasters to georeferenced vectors (label_map.h): tiles read window by window.
 int run_map(const LabelArgs& a) {
-  MapLabelArgs m;
-  m.models = a.models;
-  m.rasters = a.inputs;
-  m.categories = a.config.categories;
-  std::stringstream formats(a.formats);
-  for (std::string f; std::getline(formats, f, ',');) {
-    if (!f.empty()) m.formats.push_back(f);
-  }
-  m.out = a.out;
-  m.segment = a.config.segment;
-  if (a.tile != "off" && a.tile != "auto") m.tile = parse_int(a.tile, "--tile", 64, kMaxMapTile);
-  m.overlap = a.overlap;
-  m.threads = a.threads;
-  m.raster = parse_raster_options(a.bands, a.scale);
-  m.raster.gsd_m = a.gsd;
-  m.raster.allow_network = a.allow_network;
-  m.bands_text = a.bands;
-  m.scale_text = a.scale;
+  MapLabelJob job;
+  job.rasters.assign(a.inputs.begin(), a.inputs.end());
+  job.categories = a.config.categories;
+  job.formats = parse_map_formats(a.formats);
+  job.out = a.out;
+  job.segment = a.config.segment;
+  if (a.tile != "off" && a.tile != "auto") job.tile = parse_int(a.tile, "--tile", 64, kMaxMapTile);
+  job.overlap = a.overlap;
+  job.raster = parse_raster_options(a.bands, a.scale);
+  job.raster.gsd_m = a.gsd;
+  job.raster.allow_network = a.allow_network;
   int k = 1, n = 1, used = 0;
   if (std::sscanf(a.shard.c_str(), "%d/%d%n", &k, &n, &used) != 2 || used != static_cast<int>(a.shard.size()) || k < 1 ||
       k > n) {
     throw Error(ErrorCode::kInvalidArgument, "--shard must be K/N with 1 <= K <= N, e.g. 3/8, got '" + a.shard + "'");
   }
-  m.shard = k - 1;
-  m.shards = n;
-  m.target_crs = a.target_crs;
-  m.raster_out = a.raster_out;
+  job.shard = k - 1;
+  job.shards = n;
+  job.target_crs = a.target_crs;
+  job.raster_out = a.raster_out;
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
-  return run_map_label(m, &g_stop);
+  return run_map_label(job, a.models, a.threads, &g_stop);
 }
 
 int run_label(LabelArgs& a) {
@@ -185,7 +177,6 @@ int run_label(LabelArgs& a) {
   ModelOptions mo;
   mo.providers = execution_providers(a.models);
   mo.intra_op_threads = a.threads;
-  mo.fallback_vocabulary = data_dir() / "clip" / "bpe_simple_vocab_16e6.txt.gz";
   auto model = Model::load(resolve_model_dir(a.models), mo);
   Labeler labeler(model, a.config, a.out);
 
@@ -247,7 +238,7 @@ void add_label_command(CLI::App& app, Runner& run) {
   merge->add_option("-o,--out", args->out, "Merged output folder")->required();
   merge->callback([args, &run] {
     run = [args] {
-      if (is_map_shard_dir(args->merge_dirs.front())) return run_map_merge(args->merge_dirs, args->out);
+      if (MapLabeler::is_shard_dir(args->merge_dirs.front())) return run_map_merge(args->merge_dirs, args->out);
       std::vector<fs::path> dirs(args->merge_dirs.begin(), args->merge_dirs.end());
       merge_label_dirs(dirs, args->out);
       std::printf("merged %zu folders -> %s\n", dirs.size(), args->out.c_str());

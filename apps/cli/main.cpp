@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   add_models_command(app, run);
   add_serve_command(app, run);
   add_label_command(app, run);
+  add_web_command(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

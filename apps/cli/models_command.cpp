@@ -87,7 +87,6 @@ int run_optimize(const ModelsArgs& args) {
                               : std::filesystem::path(args.models_dir);
   ModelOptions options;
   options.int8_weights = args.int8 == "on" ? Int8Weights::kOn : args.int8 == "off" ? Int8Weights::kOff : Int8Weights::kAuto;
-  options.fallback_vocabulary = data_dir() / "clip" / "bpe_simple_vocab_16e6.txt.gz";
   const auto first = Model::load(dir, options);
   const double first_ms = first->load_ms();
   for (const auto& f : first->files()) {
@@ -127,7 +126,6 @@ int run_inspect(const ModelsArgs& args) {
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) dir = ModelStore(hub_options_from_environment()).model_dir(entry_named(args.name));
   ModelOptions options;
-  options.fallback_vocabulary = data_dir() / "clip" / "bpe_simple_vocab_16e6.txt.gz";
   const ModelInspection r = inspect_model(dir, options);
   if (args.json) {
     nlohmann::ordered_json files = nlohmann::ordered_json::array();

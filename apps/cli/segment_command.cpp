@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
@@ -197,7 +198,6 @@ int run_segment(const SegmentArgs& args) {
   ModelOptions model_options;
   model_options.providers = execution_providers(args.models);
   model_options.intra_op_threads = args.threads;
-  model_options.fallback_vocabulary = data_dir() / "clip" / "bpe_simple_vocab_16e6.txt.gz";
   const auto model = Model::load(model_dir, model_options);
   std::vector<InteractivePrompt> objects;
   if (model->interactive()) {
@@ -224,7 +224,7 @@ int run_segment(const SegmentArgs& args) {
         totals.encode_text += result.timings.encode_text_ms;
         totals.decode += result.timings.decode_ms;
         totals.postprocess += result.timings.postprocess_ms;
-        run.docs.push_back(prompt_result_json(result));
+        run.docs.push_back(nlohmann::ordered_json::parse(prompt_result_json(result)));
         run.results.push_back(std::move(result));
       }
     } else if (args.everything) {
@@ -234,14 +234,14 @@ int run_segment(const SegmentArgs& args) {
       result.prompt.text = "everything";
       totals.decode += result.timings.decode_ms;
       totals.postprocess += result.timings.postprocess_ms;
-      run.docs.push_back({{"everything", true}, {"instances", instances_json(result.instances)}});
+      run.docs.push_back(nlohmann::ordered_json::parse(everything_result_json(result.instances)));
       run.results.push_back(std::move(result));
     } else {
       const auto objects_out = model->segment_objects(embedding, objects, {args.multimask, {}});
       totals.decode += objects_out.front().timings.decode_ms;
       totals.postprocess += objects_out.front().timings.postprocess_ms;
       for (size_t k = 0; k < objects_out.size(); ++k) {
-        run.docs.push_back(object_result_json(objects_out[k]));
+        run.docs.push_back(nlohmann::ordered_json::parse(object_result_json(objects_out[k])));
         PromptResult as_files;  // the same folders as text prompts: masks and an overlay per object
         as_files.prompt.text = "object " + std::to_string(k + 1);
         as_files.instances = objects_out[k].masks;

@@ -81,7 +81,6 @@ void add_serve_command(CLI::App& app, Runner& run) {
       for (const auto& l : args->cvat_labels) cvat.push_back(server::parse_cvat_label(l));
       args->options.providers = execution_providers(args->models);
       args->options.model_dir = resolve_model_dir(args->models);
-      args->options.fallback_vocabulary = data_dir() / "clip" / "bpe_simple_vocab_16e6.txt.gz";
       return server::run_server(args->options);
     };
   });

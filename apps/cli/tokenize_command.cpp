@@ -29,7 +29,7 @@ int run_tokenize(const TokenizeArgs& args) {
   if (!args.jsonl.empty() && args.jsonl != "-" && std::filesystem::is_directory(args.jsonl, ec)) {
     throw Error(ErrorCode::kInvalidArgument, args.jsonl + ": is a folder; give a JSON-lines file (or - for standard input)");
   }
-  const auto vocab = args.vocab.empty() ? data_dir() / "clip" / "bpe_simple_vocab_16e6.txt.gz" : std::filesystem::path(args.vocab);
+  const auto vocab = args.vocab.empty() ? bundled_vocabulary() : std::filesystem::path(args.vocab);
   const auto tok = ClipTokenizer::from_file(vocab);
   for (const auto& text : args.texts) std::cout << tokenized_json(tok, text).dump() << "\n";
   if (args.jsonl.empty()) return kOk;

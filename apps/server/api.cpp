@@ -110,7 +110,7 @@ Api::Api(const ServerOptions& options)
 const Api::Route* Api::find_route(const HttpRequest& request, bool* other_method) const {
   *other_method = false;
   for (const auto& route : routes_) {
-    if (route.path != request.path) continue;
+    if (route.prefix ? !request.path.starts_with(route.path) : route.path != request.path) continue;
     if (route.method == request.method) return &route;
     *other_method = true;
   }
@@ -190,7 +190,7 @@ Dispatch Api::screen(const HttpRequest& head) const {
     if (!other_method) return reject(ApiError(404, "not_found", "no such route; see /openapi.json"));
     std::string allow;
     for (const auto& r : routes_) {
-      if (r.path == head.path) allow += (allow.empty() ? "" : ", ") + r.method;
+      if (r.prefix ? head.path.starts_with(r.path) : r.path == head.path) allow += (allow.empty() ? "" : ", ") + r.method;
     }
     ApiError e(405, "method_not_allowed", head.method + " is not allowed on " + head.path + "; use " + allow);
     e.allow = allow;
@@ -452,16 +452,16 @@ HttpResponse Api::handle_segment(const HttpRequest& req) {
   for (const auto& item : request.order) {
     if (item.kind == PromptItem::kConcept) {
       const auto& r = answers.concepts[item.index];
-      image["prompts"].push_back(with_masks(prompt_result_json(r), r.instances));
+      image["prompts"].push_back(with_masks(json::parse(prompt_result_json(r)), r.instances));
       add_time("encode_text", r.timings.encode_text_ms);
       add_time("decode", r.timings.decode_ms);
       add_time("postprocess", r.timings.postprocess_ms);
     } else if (item.kind == PromptItem::kObject) {
       const auto& r = answers.objects[item.index];
-      image["prompts"].push_back(with_masks(object_result_json(r), r.masks));
+      image["prompts"].push_back(with_masks(json::parse(object_result_json(r)), r.masks));
     } else {
       const auto& r = answers.everything[everything_index++];
-      image["prompts"].push_back(with_masks({{"everything", true}, {"instances", instances_json(r.instances)}}, r.instances));
+      image["prompts"].push_back(with_masks(json::parse(everything_result_json(r.instances)), r.instances));
       add_time("decode", r.timings.decode_ms);
       add_time("postprocess", r.timings.postprocess_ms);
     }

@@ -58,6 +58,7 @@ class Api {
     std::function<HttpResponse(const HttpRequest&)> answer;
     // The answer to a request without the key (default: the API's 401 error).
     std::function<HttpResponse()> unauthorized;
+    bool prefix = false;  // path is a prefix ("/models/"): every path under it
   };
   void add_route(Route route) { routes_.push_back(std::move(route)); }
   std::shared_ptr<Model> ready_model();  // throws ApiError(503) while loading

@@ -14,6 +14,7 @@
 #include "protocols/cvat.h"
 #include "protocols/label_studio_backend.h"
 #include "protocols/x_anylabeling.h"
+#include "web_app.h"
 #include "sam3/error.h"
 #include "sam3/log.h"
 
@@ -66,6 +67,7 @@ int run_server(const ServerOptions& options) {
   add_label_studio_routes(api, options.label_studio);
   add_x_anylabeling_routes(api);
   add_cvat_routes(api, options.cvat_labels);
+  add_web_app_routes(api, options, default_web_app_files());
   HttpLimits limits;
   limits.max_body_bytes = options.max_request_mb * 1024 * 1024;
   limits.max_connections = options.max_connections;

@@ -22,6 +22,11 @@ struct TokenizedText {
   int length = 0;                                  // SOT..EOT inclusive
 };
 
+// CLIP's vocabulary as sam3 ships it (bpe_simple_vocab_16e6.txt.gz): under $SAM3_DATA_DIR/clip
+// when that is set, else the build tree's data/, else the installed share/sam3/. Models that
+// bring no tokenizer file of their own use it.
+std::filesystem::path bundled_vocabulary();
+
 class ClipTokenizer {
  public:
   // Loads the vocabulary from any of the three formats, recognised by content:
@@ -29,6 +34,9 @@ class ClipTokenizer {
   // clip_tokenizer.json ({"encoder", "merges", "byte_encoder"}). Throws sam3::Error.
   // use_cache keeps the BPE of each word seen (bounded); off only for measuring.
   static ClipTokenizer from_file(const std::filesystem::path& path, bool use_cache = true);
+  // The same from the file's content, already decompressed (what the WebAssembly build uses:
+  // the browser decompresses a .gz); `name` is the file's name, for errors and to mark JSON.
+  static ClipTokenizer from_data(const std::string& data, std::string_view name, bool use_cache = true);
 
   // Cleans (ftfy-like fixes, html-unescape twice, whitespace collapse, lowercase), splits,
   // applies BPE and packs into 32 slots. Throws sam3::Error(kInvalidText) on invalid UTF-8.

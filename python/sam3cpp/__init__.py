@@ -42,7 +42,7 @@ from ._native import (  # noqa: F401  (re-exported)
 from . import _native
 
 __all__ = [
-    "Model", "Embedding", "Result", "Instance", "Box", "tokenize", "encode_rle", "decode_rle", "label", "pull",
+    "Model", "Embedding", "Result", "Instance", "Box", "tokenize", "encode_rle", "decode_rle", "label", "label_map", "pull",
     "Error", "InvalidArgumentError", "InvalidTextError", "ImageUnreadableError", "ImageUnsupportedError",
     "ImageCorruptError", "ImageTooLargeError", "ModelNotFoundError", "ModelMismatchError", "TokenizerError",
     "RuntimeFailure", "OutputError", "NetworkError", "CancelledError", "onnxruntime_version", "available_providers", "usable_providers",
@@ -79,6 +79,29 @@ def label(inputs, prompts, out, *, model: Model, formats: str = "coco", threshol
     an exception raised in it stops the run after the image in flight and is raised again."""
     return _native.label([os.fspath(i) for i in inputs], list(prompts), os.fspath(out), model=model, formats=formats,
                          threshold=threshold, progress=progress)
+
+
+def label_map(rasters, prompts, out, *, model: Model, formats: str = "gpkg", threshold: float = 0.5, tile: int = 0,
+              overlap: int = 0, bands=(), scale="auto", gsd: float = 0.0, t_srs: str = "", raster_out: str = "",
+              allow_network: bool = False, progress=None) -> dict:
+    """Labels georeferenced rasters of any size into `out` as `sam3 label RASTER --format gpkg` does:
+    tile by tile, seams merged, resumable; formats "gpkg,fgb,shp,geojson", raster_out a class GeoTIFF
+    name. scale: "auto", "minmax", ("percentile", low, high) or (min, max). progress(dict) gets
+    raster, tiles_done, tiles_total, area_km2; an exception raised in it stops the run after the tile
+    in flight (kept for a rerun) and is raised again."""
+    kind, low, high = "auto", 2.0, 98.0
+    if isinstance(scale, str):
+        kind = scale
+    elif len(scale) == 3 and scale[0] == "percentile":
+        kind, low, high = "percentile", float(scale[1]), float(scale[2])
+    elif len(scale) == 2:
+        kind, low, high = "fixed", float(scale[0]), float(scale[1])
+    else:
+        raise InvalidArgumentError(f"scale must be 'auto', 'minmax', ('percentile', low, high) or (min, max), got {scale!r}")
+    return _native.label_map([os.fspath(r) for r in rasters], list(prompts), os.fspath(out), model=model,
+                             formats=formats, threshold=threshold, tile=tile, overlap=overlap, bands=list(bands),
+                             scale=kind, low=low, high=high, gsd=gsd, t_srs=t_srs, raster_out=raster_out,
+                             allow_network=allow_network, progress=progress)
 
 
 def pull(name: str | None = None, progress=None) -> Path:

@@ -1,24 +1,23 @@
 #include "sam3/error.h"
 
-namespace sam3 {
+#include <iterator>
 
-const char* error_code_name(ErrorCode code) noexcept {
-  switch (code) {
-    case ErrorCode::kInvalidArgument: return "invalid_argument";
-    case ErrorCode::kInvalidText: return "invalid_text";
-    case ErrorCode::kImageUnreadable: return "image_unreadable";
-    case ErrorCode::kImageUnsupported: return "image_unsupported";
-    case ErrorCode::kImageCorrupt: return "image_corrupt";
-    case ErrorCode::kImageTooLarge: return "image_too_large";
-    case ErrorCode::kModelNotFound: return "model_not_found";
-    case ErrorCode::kModelMismatch: return "model_mismatch";
-    case ErrorCode::kTokenizer: return "tokenizer";
-    case ErrorCode::kRuntime: return "runtime";
-    case ErrorCode::kIo: return "io";
-    case ErrorCode::kNetwork: return "network";
-    case ErrorCode::kCancelled: return "cancelled";
-  }
-  return "unknown";
+namespace sam3 {
+namespace {
+
+constexpr ErrorTraits kTraits[] = {
+#define SAM3_ERROR_ROW(id, name, exit_code, http_status, python) {ErrorCode::id, name, exit_code, http_status, python},
+    SAM3_ERROR_CODES(SAM3_ERROR_ROW)
+#undef SAM3_ERROR_ROW
+};
+
+}  // namespace
+
+const ErrorTraits& error_traits(ErrorCode code) noexcept {
+  const auto i = static_cast<std::size_t>(code);
+  return i < std::size(kTraits) ? kTraits[i] : kTraits[static_cast<std::size_t>(ErrorCode::kRuntime)];
 }
+const ErrorTraits* error_traits_begin() noexcept { return std::begin(kTraits); }
+const ErrorTraits* error_traits_end() noexcept { return std::end(kTraits); }
 
 }  // namespace sam3

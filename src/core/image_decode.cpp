@@ -6,8 +6,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <opencv2/imgcodecs.hpp>
-#include <opencv2/imgproc.hpp>
 
 #include "core/codecs.h"
 #include "core/image_header.h"
@@ -48,29 +46,8 @@ Image decode_image(std::span<const std::uint8_t> bytes, const std::string& name,
   if (format == ImageFormat::kJpeg) return decode_jpeg(bytes, name, options.max_pixels);
   if (format == ImageFormat::kPng) return decode_png(bytes, name, options.max_pixels);
   if (format == ImageFormat::kWebp) return decode_webp(bytes, name, options.max_pixels);
-  cv::Mat bgr;
-  try {
-    // BMP and TIFF: IMREAD_COLOR gives 8-bit BGR for any bit depth and alpha.
-    const cv::Mat buffer(1, static_cast<int>(bytes.size()), CV_8UC1, const_cast<std::uint8_t*>(bytes.data()));
-    bgr = cv::imdecode(buffer, cv::IMREAD_COLOR);
-  } catch (const cv::Exception& e) {
-    throw Error(ErrorCode::kImageCorrupt, name + ": " + format_name(format) + " data cannot be decoded (" +
-                                              e.err + "); the file is corrupt or truncated");
-  }
-  if (bgr.empty()) {
-    throw Error(ErrorCode::kImageCorrupt, name + ": " + format_name(format) +
-                                              " data cannot be decoded; the file is corrupt or truncated");
-  }
-  if (std::int64_t{bgr.cols} * bgr.rows > options.max_pixels) {
-    throw Error(ErrorCode::kImageTooLarge, too_large_message(name, bgr.cols, bgr.rows, options.max_pixels));
-  }
-  Image image;
-  image.width = bgr.cols;
-  image.height = bgr.rows;
-  image.rgb.resize(static_cast<size_t>(image.width) * image.height * 3);
-  cv::Mat rgb(image.height, image.width, CV_8UC3, image.rgb.data());
-  cv::cvtColor(bgr, rgb, cv::COLOR_BGR2RGB);
-  return image;
+  if (format == ImageFormat::kBmp) return decode_bmp(bytes, name, options.max_pixels);
+  return decode_tiff(bytes, name, options.max_pixels);
 }
 
 std::vector<std::uint8_t> read_image_file(const std::filesystem::path& path, const ImageLoadOptions& options) {

@@ -14,7 +14,11 @@ namespace sam3 {
 // (fewer than `min_per_thread` items per extra thread) run on the caller's thread only.
 template <typename Fn>
 void parallel_for(size_t n, Fn&& fn, size_t min_per_thread = 4) {
+#if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
+  const size_t hw = 1;  // WebAssembly without threads: std::thread cannot start one
+#else
   const size_t hw = std::max<size_t>(1, std::thread::hardware_concurrency());
+#endif
   const size_t threads = std::clamp<size_t>(n / std::max<size_t>(min_per_thread, 1), 1, hw);
   std::vector<std::exception_ptr> errors(threads);
   const auto run_chunk = [&](size_t t) {

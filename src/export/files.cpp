@@ -8,30 +8,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 #include <random>
 
+#include "core/codecs.h"
 #include "sam3/error.h"
 #include "sam3/export.h"
 
 namespace sam3 {
-namespace {
-
-std::string encode(const cv::Mat& mat, const char* ext, const std::vector<int>& params = {}) {
-  std::vector<std::uint8_t> buf;
-  if (!cv::imencode(ext, mat, buf, params)) throw Error(ErrorCode::kIo, std::string("cannot encode ") + ext);
-  return {buf.begin(), buf.end()};
-}
-
-cv::Mat bgr_of(const Image& image) {
-  cv::Mat rgb(image.height, image.width, CV_8UC3, const_cast<std::uint8_t*>(image.rgb.data()));
-  cv::Mat bgr;
-  cv::cvtColor(rgb, bgr, cv::COLOR_RGB2BGR);
-  return bgr;
-}
-
-}  // namespace
 
 void write_file_atomic(const std::filesystem::path& path, const std::string& bytes) {
   std::error_code ec;
@@ -75,14 +59,15 @@ void remove_stale_temporaries(const std::filesystem::path& dir) {
 }
 
 std::string encode_mask_png(const Mask& mask) {
-  cv::Mat m(mask.height, mask.width, CV_8UC1, const_cast<std::uint8_t*>(mask.data.data()));
-  return encode(m * 255, ".png");
+  std::vector<std::uint8_t> grey(mask.data.size());
+  for (size_t i = 0; i < grey.size(); ++i) grey[i] = mask.data[i] ? 255 : 0;
+  return encode_png(grey.data(), mask.width, mask.height, 1, 8);
 }
 
-std::string encode_rgb_png(const Image& image) { return encode(bgr_of(image), ".png"); }
+std::string encode_rgb_png(const Image& image) { return encode_png(image.rgb.data(), image.width, image.height, 3, 8); }
 
 std::string encode_rgb_jpeg(const Image& image, int quality) {
-  return encode(bgr_of(image), ".jpg", {cv::IMWRITE_JPEG_QUALITY, quality});
+  return encode_jpeg(image.rgb.data(), image.width, image.height, quality);
 }
 
 Image render_overlay(const Image& image, const std::vector<Instance>& instances, const std::string& label) {

@@ -4,7 +4,7 @@
 #include <numeric>
 
 #include "sam3/error.h"
-#include "sam3/map_label.h"
+#include "geo/map_label.h"
 
 namespace sam3 {
 

@@ -8,7 +8,7 @@
 #include "label/records.h"
 #include "sam3/error.h"
 #include "sam3/export.h"
-#include "sam3/map_label.h"
+#include "geo/map_label.h"
 
 namespace sam3 {
 

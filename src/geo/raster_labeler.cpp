@@ -7,7 +7,7 @@
 #include "geo/seam_merge.h"
 #include "label/tile_prompts.h"
 #include "sam3/error.h"
-#include "sam3/map_label.h"
+#include "geo/map_label.h"
 
 namespace sam3 {
 namespace {

@@ -2,7 +2,7 @@
 // its centre: the last step of one run (label_raster) and of merged shards (merge_map_shards).
 #pragma once
 
-#include "sam3/map_label.h"
+#include "geo/map_label.h"
 
 namespace sam3 {
 

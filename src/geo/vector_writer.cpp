@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "sam3/error.h"
-#include "sam3/map_label.h"
+#include "geo/map_label.h"
 
 namespace sam3 {
 namespace {

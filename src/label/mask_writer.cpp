@@ -5,30 +5,24 @@
 #include <algorithm>
 #include <numeric>
 #include <set>
-#include <opencv2/imgcodecs.hpp>
+#include <vector>
 
+#include "core/codecs.h"
 #include "label/records.h"
 #include "sam3/error.h"
 #include "sam3/export.h"
 #include "sam3/output_folder.h"
 
 namespace sam3::label {
-namespace {
-
-std::string png(const cv::Mat& m) {
-  std::vector<std::uint8_t> buf;
-  if (!cv::imencode(".png", m, buf)) throw Error(ErrorCode::kIo, "cannot encode a mask PNG");
-  return {buf.begin(), buf.end()};
-}
-
-}  // namespace
-
 void write_masks(const OutputContext& ctx, const std::vector<ItemRecord>& items) {
   const auto dir = ctx.out / "masks";
   for (const auto& item : items) {
-    cv::Mat instances = cv::Mat::zeros(item.height, item.width, CV_16UC1);
+    const size_t pixels = static_cast<size_t>(item.width) * item.height;
+    std::vector<std::uint16_t> instances(pixels, 0), wide_classes;
+    std::vector<std::uint8_t> classes;
     const bool wide = ctx.category_names.size() > 255;
-    cv::Mat classes = cv::Mat::zeros(item.height, item.width, wide ? CV_16UC1 : CV_8UC1);
+    if (wide) wide_classes.assign(pixels, 0);
+    else classes.assign(pixels, 0);
     std::vector<size_t> order(item.instances.size());
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(),
@@ -38,15 +32,18 @@ void write_masks(const OutputContext& ctx, const std::vector<ItemRecord>& items)
       for (int y = 0; y < c.height; ++y)
         for (int x = 0; x < c.width; ++x)
           if (c.data[static_cast<size_t>(y) * c.width + x]) {
-            instances.at<std::uint16_t>(y + c.y0, x + c.x0) = static_cast<std::uint16_t>(i + 1);
+            const size_t at = static_cast<size_t>(y + c.y0) * item.width + (x + c.x0);
+            instances[at] = static_cast<std::uint16_t>(i + 1);
             const int id = item.instances[i].category + 1;
-            if (wide) classes.at<std::uint16_t>(y + c.y0, x + c.x0) = static_cast<std::uint16_t>(id);
-            else classes.at<std::uint8_t>(y + c.y0, x + c.x0) = static_cast<std::uint8_t>(id);
+            if (wide) wide_classes[at] = static_cast<std::uint16_t>(id);
+            else classes[at] = static_cast<std::uint8_t>(id);
           }
     }
     const std::string& stem = item.stem;
-    write_file_atomic(dir / (stem + "_instances.png"), png(instances));
-    write_file_atomic(dir / (stem + "_classes.png"), png(classes));
+    write_file_atomic(dir / (stem + "_instances.png"), encode_png(instances.data(), item.width, item.height, 1, 16));
+    write_file_atomic(dir / (stem + "_classes.png"),
+                      wide ? encode_png(wide_classes.data(), item.width, item.height, 1, 16)
+                           : encode_png(classes.data(), item.width, item.height, 1, 8));
     if (!ctx.semantic) continue;
     std::set<std::string> used = {"instances", "classes"};
     for (size_t cat = 0; cat < ctx.category_names.size(); ++cat) {

@@ -8,7 +8,7 @@
 #include "core/hash.h"
 #include "sam3/error.h"
 #include "sam3/export.h"
-#include "sam3/result_json.h"
+#include "export/result_document.h"
 
 namespace sam3::label {
 namespace {
@@ -96,7 +96,7 @@ std::string model_fingerprint(const Model& model) {
 ojson config_json(const LabelConfig& c, const Model& model) {
   ojson categories = ojson::array();
   for (const auto& cat : c.categories) {
-    categories.push_back({{"name", cat.name}, {"text", cat.prompt.text}, {"boxes", box_prompts_json(cat.prompt.boxes)}});
+    categories.push_back({{"name", cat.name}, {"text", cat.prompt.text}, {"boxes", detail::box_prompts_value(cat.prompt.boxes)}});
   }
   const char* mode = c.tiles.mode == TileOptions::Mode::kOff ? "off" : c.tiles.mode == TileOptions::Mode::kAuto ? "auto" : "fixed";
   ojson j = {

@@ -1,58 +1,23 @@
 #include "model/contract.h"
 
-#include <algorithm>
-
-#include "sam3/error.h"
-
 namespace sam3::detail {
 namespace {
 
-std::string list_names(const std::vector<rt::TensorInfo>& tensors) {
-  std::string s;
-  for (const auto& t : tensors) s += (s.empty() ? "" : ", ") + t.name;
-  return s.empty() ? "none" : s;
-}
-
-std::string describe(const Expected& e) {
-  std::string s;
-  for (auto t : e.types) s += (s.empty() ? "" : " or ") + rt::type_name(t);
-  if (!e.ranks.empty()) {
-    s += " of rank ";
-    for (size_t i = 0; i < e.ranks.size(); ++i) s += (i ? " or " : "") + std::to_string(e.ranks[i]);
-  }
-  return s;
-}
-
-void require(const rt::Session& s, const std::vector<Expected>& expected, bool inputs) {
-  const auto& have = inputs ? s.inputs() : s.outputs();
-  const char* kind = inputs ? "input" : "output";
-  for (const auto& e : expected) {
-    const rt::TensorInfo* t = inputs ? s.input(e.name) : s.output(e.name);
-    if (!t) {
-      throw Error(ErrorCode::kModelMismatch,
-                  s.path().string() + ": expected " + kind + " '" + e.name + "' (" + describe(e) +
-                      "), found " + kind + "s: " + list_names(have) +
-                      "; this file is not from the layout its name suggests");
-    }
-    const bool type_ok = std::find(e.types.begin(), e.types.end(), t->type) != e.types.end();
-    const bool rank_ok = e.ranks.empty() ||
-                         std::find(e.ranks.begin(), e.ranks.end(), static_cast<int>(t->shape.size())) != e.ranks.end();
-    if (!type_ok || !rank_ok) {
-      throw Error(ErrorCode::kModelMismatch,
-                  s.path().string() + ": " + kind + " '" + e.name + "' should be " + describe(e) + ", found " +
-                      rt::type_name(t->type) + " " + rt::shape_string(t->shape));
-    }
-  }
+std::vector<pure::TensorSpec> specs(const std::vector<rt::TensorInfo>& tensors) {
+  std::vector<pure::TensorSpec> out;
+  for (const auto& t : tensors) out.push_back({t.name, static_cast<int>(t.type), t.shape});
+  return out;
 }
 
 }  // namespace
 
-void require_inputs(const rt::Session& s, const std::vector<Expected>& expected) { require(s, expected, true); }
-void require_outputs(const rt::Session& s, const std::vector<Expected>& expected) { require(s, expected, false); }
+pure::PartSpec part_spec(const rt::Session& s) { return {s.path().string(), specs(s.inputs()), specs(s.outputs())}; }
 
-int square_side(const std::vector<std::int64_t>& shape, int fallback) {
-  if (shape.empty() || shape.back() <= 0) return fallback;
-  return static_cast<int>(shape.back());
+void require_inputs(const rt::Session& s, const std::vector<Expected>& expected) {
+  pure::require_inputs(part_spec(s), expected);
+}
+void require_outputs(const rt::Session& s, const std::vector<Expected>& expected) {
+  pure::require_outputs(part_spec(s), expected);
 }
 
 }  // namespace sam3::detail

@@ -2,53 +2,15 @@
 
 #include <array>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "pure/layout_names.h"
 #include "sam3/error.h"
 
 namespace sam3::detail {
 namespace {
-
-struct Part {
-  const char* part;
-  std::vector<const char*> stems;  // file names without ".onnx" and the precision suffix
-  bool required;
-};
-
-struct LayoutFiles {
-  Layout layout;
-  std::vector<Part> parts;
-};
-
-// The names each exporter writes; usls's release files carry a precision suffix
-// (vision-encoder-q4f16.onnx) and usls's own runtime calls the decoder geo-encoder-mask-decoder.
-const std::array<LayoutFiles, 2> kLayouts = {{
-    {Layout::kUsls,
-     {{"image", {"vision-encoder"}, true},
-      {"text", {"text-encoder"}, true},
-      {"decoder", {"decoder", "geo-encoder-mask-decoder"}, true},
-      {"geometry", {"geometry-encoder"}, false}}},
-    {Layout::kSamexporter,
-     {{"image", {"sam3_image_encoder"}, true},
-      {"text", {"sam3_language_encoder"}, true},
-      {"decoder", {"sam3_decoder"}, true}}},
-}};
-
-// Preference when several precisions of a part sit side by side: the plain name, then int8
-// (fastest on CPUs), fp32, fp16, q4f16.
-constexpr std::array<const char*, 5> kSuffixes = {"", "-int8", "-fp32", "-fp16", "-q4f16"};
-
-std::filesystem::path find_part(const std::filesystem::path& dir, const Part& part) {
-  std::error_code ec;
-  for (const char* suffix : kSuffixes) {
-    for (const char* stem : part.stems) {
-      const auto path = dir / (std::string(stem) + suffix + ".onnx");
-      if (std::filesystem::is_regular_file(path, ec)) return path;
-    }
-  }
-  return {};
-}
 
 // The interactive generation as the onnx-community repositories publish it: the graphs under
 // onnx/ (or at the folder's root), one file per dtype, with config.json at the root.
@@ -75,14 +37,6 @@ std::optional<ModelFiles> find_tracker(const std::filesystem::path& dir) {
               dir.string() + ": incomplete sam3-tracker model: found " + half + " but not its partner; the interactive "
                              "model needs vision_encoder.onnx and prompt_encoder_mask_decoder.onnx of the same dtype "
                              "(e.g. both _quantized), under onnx/ or at the folder's root");
-}
-
-std::string names_of(const LayoutFiles& l) {
-  std::string s;
-  for (const auto& p : l.parts) {
-    if (p.required) s += (s.empty() ? "" : ", ") + std::string(p.stems[0]) + ".onnx";
-  }
-  return s;
 }
 
 }  // namespace
@@ -125,38 +79,28 @@ ModelFiles detect_layout(const std::filesystem::path& dir) {
   }
   check_model_folder_entries(dir);
   if (auto tracker = find_tracker(dir)) return *tracker;
-  for (const auto& candidate : kLayouts) {
-    ModelFiles files{candidate.layout, {}};
-    int present = 0, required = 0;
-    std::string missing;
-    for (const auto& part : candidate.parts) {
-      const auto path = find_part(dir, part);
-      if (!path.empty()) files.parts[part.part] = path;
-      if (!part.required) continue;
-      ++required;
-      if (!path.empty()) ++present;
-      else missing += (missing.empty() ? "" : ", ") + std::string(part.stems[0]) + ".onnx";
-    }
-    if (present == required) return files;
-    if (present > 0) {
-      throw Error(ErrorCode::kModelNotFound,
-                  dir.string() + ": incomplete " + layout_name(candidate.layout) + " model, missing " + missing +
-                      "; the layout needs " + names_of(candidate));
-    }
+  std::set<std::string> names;
+  for (const auto& name : pure::candidate_names()) {
+    if (std::filesystem::is_regular_file(dir / name, ec)) names.insert(name);
+  }
+  if (auto chosen = pure::choose_files(dir.string(), names)) {
+    ModelFiles files{chosen->family == pure::Family::kUsls ? Layout::kUsls : Layout::kSamexporter, {}};
+    for (const auto& [part, name] : chosen->parts) files.parts[part] = dir / name;
+    return files;
   }
   std::string found;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     if (entry.path().extension() == ".onnx") found += (found.empty() ? "" : ", ") + entry.path().filename().string();
   }
   throw Error(ErrorCode::kModelNotFound,
-              dir.string() + ": not a SAM3 model directory; expected " + names_of(kLayouts[0]) +
-                  " (usls layout, also with -int8/-fp16/-q4f16 suffixes), " + names_of(kLayouts[1]) +
+              dir.string() + ": not a SAM3 model directory; expected " + pure::required_names(pure::text_layouts()[0]) +
+                  " (usls layout, also with -int8/-fp16/-q4f16 suffixes), " + pure::required_names(pure::text_layouts()[1]) +
                   " (samexporter layout) or onnx/vision_encoder.onnx, onnx/prompt_encoder_mask_decoder.onnx "
                   "(the interactive sam3-tracker model), found " + (found.empty() ? "no .onnx files" : found));
 }
 
 std::filesystem::path find_vocabulary(const std::filesystem::path& dir) {
-  for (const char* name : {"tokenizer.json", "clip_tokenizer.json", "bpe_simple_vocab_16e6.txt.gz"}) {
+  for (const char* name : pure::vocabulary_names()) {
     if (std::filesystem::is_regular_file(dir / name)) return dir / name;
   }
   return {};

@@ -14,6 +14,7 @@
 #include "model/layout.h"
 #include "predictor/postprocess.h"
 #include "predictor/preprocess.h"
+#include "pure/prompt_rules.h"
 #include "runtime/run_stop.h"
 #include "sam3/error.h"
 #include "sam3/log.h"
@@ -68,10 +69,6 @@ class TextCache {
   std::unordered_map<std::string, std::list<Entry>::iterator> index_;
 };
 
-std::filesystem::path default_vocabulary() {
-  return std::filesystem::path(SAM3_DEFAULT_DATA_DIR) / "clip" / "bpe_simple_vocab_16e6.txt.gz";
-}
-
 int capped_threads(int requested) {
   if (requested < 0) {
     throw Error(ErrorCode::kInvalidArgument, "threads must be 0 (one per core) or more, got " + std::to_string(requested));
@@ -83,34 +80,6 @@ int capped_threads(int requested) {
     return cores;
   }
   return requested;
-}
-
-// NaN passes every comparison-based range check, so each bound is tested for what it must be.
-void check_options(const SegmentOptions& o) {
-  const auto unit = [](float v, const char* name) {
-    if (!(v >= 0.f && v <= 1.f)) {
-      throw Error(ErrorCode::kInvalidArgument, std::string(name) + " must be a number from 0 to 1, got " + std::to_string(v));
-    }
-  };
-  unit(o.score_threshold, "threshold");
-  unit(o.mask_threshold, "mask_threshold");
-  unit(o.nms_iou, "nms");
-  if (o.min_area < 0) throw Error(ErrorCode::kInvalidArgument, "min_area must be 0 or more");
-  if (o.max_instances < 0) throw Error(ErrorCode::kInvalidArgument, "max_instances must be 0 (all) or more");
-}
-
-void check_boxes(const std::vector<BoxPrompt>& boxes, int width, int height) {
-  for (size_t i = 0; i < boxes.size(); ++i) {
-    const Box& b = boxes[i].box;
-    const bool inside = b.x0 >= 0 && b.y0 >= 0 && b.x1 <= width && b.y1 <= height;
-    if (!(b.x1 > b.x0 && b.y1 > b.y0) || !inside) {
-      throw Error(ErrorCode::kInvalidArgument,
-                  "box " + std::to_string(i + 1) + " (" + std::to_string(b.x0) + "," + std::to_string(b.y0) + "," +
-                      std::to_string(b.x1) + "," + std::to_string(b.y1) + ") must satisfy 0 <= x0 < x1 <= " +
-                      std::to_string(width) + " and 0 <= y0 < y1 <= " + std::to_string(height) +
-                      " (pixel x0,y0,x1,y1 of this image)");
-    }
-  }
 }
 
 }  // namespace
@@ -151,7 +120,7 @@ std::shared_ptr<Model> Model::load(const std::filesystem::path& directory, const
   std::filesystem::path vocab;
   if (layout != Layout::kTracker) {  // the interactive generation takes no text
     vocab = detail::find_vocabulary(directory);
-    if (vocab.empty()) vocab = options.fallback_vocabulary.empty() ? default_vocabulary() : options.fallback_vocabulary;
+    if (vocab.empty()) vocab = options.fallback_vocabulary.empty() ? bundled_vocabulary() : options.fallback_vocabulary;
     impl->tokenizer = std::make_unique<ClipTokenizer>(ClipTokenizer::from_file(vocab));
   }
   config.intra_op_threads = capped_threads(options.intra_op_threads);
@@ -245,15 +214,9 @@ PromptResult Model::segment(const ImageEmbedding& embedding, const Prompt& promp
                 "points (--point X,Y) or a box, or load a text-prompted SAM3 model for words and exemplar boxes");
   }
   detail::check_embedding_layout(*embedding.data(), layout());
-  const bool blank = prompt.text.find_first_not_of(" \t\r\n") == std::string::npos;
-  if (blank && prompt.boxes.empty()) {
-    throw Error(ErrorCode::kInvalidArgument, "empty prompt: give a text (e.g. \"car\"), exemplar boxes, or both");
-  }
-  check_options(options);
-  check_boxes(prompt.boxes, embedding.width(), embedding.height());
+  const std::string text = pure::checked_prompt_text(prompt, options, embedding.width(), embedding.height());
   PromptResult result;
   result.prompt = prompt;
-  const std::string text = blank ? "visual" : prompt.text;  // SAM3's text for box-only prompts
   const rt::StopScope stop(options.stop);  // the text encode and the decode obey it
 
   auto features = impl_->text_cache.get(text);

@@ -90,9 +90,9 @@ ClipTokenizer::ClipTokenizer(ClipTokenizer&&) noexcept = default;
 ClipTokenizer& ClipTokenizer::operator=(ClipTokenizer&&) noexcept = default;
 ClipTokenizer::~ClipTokenizer() = default;
 
-ClipTokenizer ClipTokenizer::from_file(const std::filesystem::path& path, bool use_cache) {
+ClipTokenizer ClipTokenizer::from_data(const std::string& data, std::string_view name, bool use_cache) {
   auto impl = std::make_unique<Impl>();
-  impl->vocab = load_vocabulary(path);
+  impl->vocab = parse_vocabulary(name, data);
   impl->use_cache = use_cache;
   return ClipTokenizer(std::move(impl));
 }

@@ -1,5 +1,5 @@
 // Unicode character classes the CLIP split pattern and Python's str methods rely on
-// (backed by utf8proc's Unicode database).
+// (tables generated at build time from Python's unicodedata: tools/gen_unicode_tables.py).
 #pragma once
 
 #include <string>
@@ -16,5 +16,7 @@ bool is_case_ignorable(char32_t cp);
 std::u32string lower(const std::u32string& text);
 // Unicode normalization of a whole string; compat = NFKC, else NFC.
 std::u32string normalize(const std::u32string& text, bool compat);
+// The Unicode version of the tables (that of the Python that generated them).
+const char* unicode_version() noexcept;
 
 }  // namespace sam3::unicode

@@ -1,8 +1,5 @@
 #include "tokenizer/vocabulary.h"
 
-#include <zlib.h>
-
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <vector>
@@ -16,24 +13,11 @@ namespace {
 constexpr size_t kVocabSize = 49408;
 constexpr size_t kMergeCount = 49152 - 256 - 2;  // merges CLIP uses from the .txt file
 
-[[noreturn]] void fail(const std::filesystem::path& path, const std::string& what) {
+[[noreturn]] void fail(std::string_view path, const std::string& what) {
   throw Error(ErrorCode::kTokenizer,
-              "tokenizer vocabulary " + path.string() + ": " + what +
+              "tokenizer vocabulary " + std::string(path) + ": " + what +
                   "; use bpe_simple_vocab_16e6.txt.gz, a Hugging Face tokenizer.json or "
                   "clip_tokenizer.json");
-}
-
-std::string read_file(const std::filesystem::path& path) {
-  gzFile f = gzopen(path.c_str(), "rb");  // reads plain files too
-  if (!f) fail(path, "cannot be opened");
-  std::string data;
-  char buf[1 << 16];
-  int n;
-  while ((n = gzread(f, buf, sizeof buf)) > 0) data.append(buf, static_cast<size_t>(n));
-  const bool error = n < 0;
-  gzclose(f);
-  if (error) fail(path, "is not a readable gzip file");
-  return data;
 }
 
 std::array<std::string, 256> standard_byte_encoder() {
@@ -42,7 +26,7 @@ std::array<std::string, 256> standard_byte_encoder() {
   return out;
 }
 
-Vocabulary from_bpe_text(const std::filesystem::path& path, const std::string& data) {
+Vocabulary from_bpe_text(std::string_view path, const std::string& data) {
   Vocabulary v;
   v.byte_encoder = standard_byte_encoder();
   std::vector<std::string> vocab;
@@ -69,7 +53,7 @@ Vocabulary from_bpe_text(const std::filesystem::path& path, const std::string& d
   return v;
 }
 
-void load_merges(const std::filesystem::path& path, const nlohmann::json& merges, Vocabulary& v) {
+void load_merges(std::string_view path, const nlohmann::json& merges, Vocabulary& v) {
   if (!merges.is_array()) fail(path, "'merges' is not a list");
   for (const auto& m : merges) {
     std::string key;
@@ -80,12 +64,12 @@ void load_merges(const std::filesystem::path& path, const nlohmann::json& merges
   }
 }
 
-void load_encoder(const std::filesystem::path& path, const nlohmann::json& map, Vocabulary& v) {
+void load_encoder(std::string_view path, const nlohmann::json& map, Vocabulary& v) {
   if (!map.is_object()) fail(path, "the vocabulary is not a token -> id object");
   for (const auto& [token, id] : map.items()) v.encoder.emplace(token, id.get<int64_t>());
 }
 
-Vocabulary from_json(const std::filesystem::path& path, const std::string& data) {
+Vocabulary from_json(std::string_view path, const std::string& data) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(data);
@@ -144,12 +128,14 @@ std::array<std::pair<int, char32_t>, 256> bytes_to_unicode() {
   return out;
 }
 
-Vocabulary load_vocabulary(const std::filesystem::path& path) {
-  if (!std::filesystem::is_regular_file(path)) fail(path, "does not exist");
-  const std::string data = read_file(path);
+Vocabulary parse_vocabulary(std::string_view path, const std::string& data) {
+  if (data.size() >= 2 && static_cast<unsigned char>(data[0]) == 0x1f && static_cast<unsigned char>(data[1]) == 0x8b) {
+    fail(path, "is still gzip-compressed; decompress it first (the file loader does)");
+  }
   const auto first = data.find_first_not_of(" \t\r\n");
   if (first == std::string::npos) fail(path, "is empty");
-  const bool json = data[first] == '{' || path.extension() == ".json";  // a damaged .json is still judged as JSON
+  // A damaged .json is still judged as JSON.
+  const bool json = data[first] == '{' || (path.size() >= 5 && path.substr(path.size() - 5) == ".json");
   Vocabulary v = json ? from_json(path, data) : from_bpe_text(path, data);
   if (!v.encoder.contains("<start_of_text>") || !v.encoder.contains("<end_of_text>")) {
     fail(path, "lacks the start/end-of-text tokens");

@@ -609,3 +609,41 @@ def test_odd_output_folder_names_and_a_read_only_folder(tmp_path):
         assert list(locked.iterdir()) == []
     finally:
         locked.chmod(0o755)
+
+
+def test_python_label_map_writes_what_the_cli_writes(tmp_path):
+    """sam3cpp.label_map is MapLabeler as the CLI runs it: the same features, and a progress
+    callback that raises stops the run after the tile in flight and raises again."""
+    sam3cpp = pytest.importorskip("sam3cpp")  # built with the project where pybind11 is installed
+
+    write_raster(tmp_path / "utm.tif", objects={0: RED, 2: BLUE})
+    label([tmp_path / "utm.tif"], tmp_path / "cli", "--format", "gpkg,geojson", "--raster-out", "classes.tif")
+    model = sam3cpp.Model(MODELS)
+    seen = []
+    summary = sam3cpp.label_map([tmp_path / "utm.tif"], ["red", "blue"], tmp_path / "py", model=model,
+                                formats="gpkg,geojson", tile=600, overlap=100, raster_out="classes.tif",
+                                progress=seen.append)
+    assert summary["features"] == {"red": 2, "blue": 1} and not summary["stopped"], summary
+    assert seen and seen[-1]["tiles_done"] == seen[-1]["tiles_total"] == summary["tiles"]
+
+    def rows(path, layer):
+        _, _, found = features(path, layer)
+        return sorted((f.GetField("class"), round(f.GetField("score"), 4), f.GetField("area"),
+                       f.GetGeometryRef().ExportToWkt()) for f in found)
+    for layer in ("red", "blue"):
+        assert rows(tmp_path / "py" / "labels.gpkg", layer) == rows(tmp_path / "cli" / "labels.gpkg", layer)
+    cli, py = gdal.Open(str(tmp_path / "cli" / "classes.tif")), gdal.Open(str(tmp_path / "py" / "classes.tif"))
+    assert (cli.ReadAsArray() == py.ReadAsArray()).all()
+
+    class Stop(Exception):
+        pass
+
+    def stop_after_first(p):
+        raise Stop()
+    with pytest.raises(Stop):
+        sam3cpp.label_map([tmp_path / "utm.tif"], ["red"], tmp_path / "stopped", model=model, tile=600, overlap=100,
+                          progress=stop_after_first)
+    assert not (tmp_path / "stopped" / "labels.gpkg").exists()
+    with pytest.raises(sam3cpp.InvalidArgumentError, match="image output"):
+        sam3cpp.label_map([tmp_path / "utm.tif"], ["red"], tmp_path / "bad", model=model, formats="coco")
+    assert not (tmp_path / "bad").exists()

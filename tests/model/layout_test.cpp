@@ -2,7 +2,6 @@
 
 #include <fstream>
 
-#include "model/text_inputs.h"
 #include "sam3/error.h"
 #include "sam3/model.h"
 #include "support/test_images.h"
@@ -63,19 +62,3 @@ TEST(Layout, WrongFilesAreAMismatchThatSaysWhatWasExpected) {
 
 }  // namespace
 
-// Each layout's own text-mask rule: the usls exports take Hugging Face's attention mask, in
-// which "!" (CLIP id 0) is a real token; SAM3's rule (ids != 0) masks it.
-TEST(TextInputs, UslsTakesHuggingFacesMaskWithTheExclamationMarkAndEndTokenPadding) {
-  const auto tokenizer = sam3::ClipTokenizer::from_file(SAM3_TEST_CLIP_DIR "/tokenizer.json");
-  const auto tokens = tokenizer.encode("stop !~");  // "!~" has no merge: a bare "!" and "~"
-  ASSERT_EQ(tokens.length, 5) << "start, stop, !, ~, end";
-  ASSERT_EQ(tokens.ids[2], 0) << "a bare \"!\" is CLIP id 0";
-  EXPECT_EQ(tokens.mask[2], 0) << "SAM3's rule (the samexporter graphs compute the same) masks it";
-  const auto in = sam3::detail::hf_text_inputs(tokens);
-  EXPECT_EQ(in.attention_mask, (std::vector<std::int64_t>{1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-                                                           0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}));
-  EXPECT_EQ(in.ids[2], 0);
-  EXPECT_EQ(in.ids[4], sam3::kEndOfText);
-  EXPECT_EQ(in.ids[5], sam3::kEndOfText) << "padding is the end token, as Hugging Face's CLIP tokenizer pads";
-  EXPECT_EQ(in.ids[31], sam3::kEndOfText);
-}

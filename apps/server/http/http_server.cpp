@@ -229,8 +229,13 @@ class Session : public std::enable_shared_from_this<Session> {
     for (const auto& [k, v] : r.headers) res->set(k, v);
     const bool keep = keep_alive_ && !r.close && !server_.stopping;
     res->keep_alive(keep);
-    res->body() = std::move(r.body);
-    res->prepare_payload();
+    if (request_.method == "HEAD") {
+      // The route set Content-Length to what a GET would send; no body follows (RFC 9110).
+      res->body().clear();
+    } else {
+      res->body() = std::move(r.body);
+      res->prepare_payload();
+    }
     stream_.expires_after(server_.limits.write_timeout);
     const bool unread = !parser_ || !parser_->is_done();
     http::async_write(stream_, *res, [self = shared_from_this(), res, keep, unread](beast::error_code ec, std::size_t) {

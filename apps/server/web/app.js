@@ -1,5 +1,7 @@
 // sam3cpp web page: upload once, add prompts as chips, see every instance as a coloured overlay.
-// No dependencies, no network beyond this server.
+// No dependencies, no network beyond this server. Served at /app/ (or exported by `sam3 web
+// export`, with its config.json) it computes in the tab instead: sam3's core in WebAssembly on
+// ONNX Runtime Web (sam3-browser.mjs), and no request carries the image.
 "use strict";
 
 const PALETTE = ["#e6194b", "#3cb44b", "#0082c8", "#f58231", "#911eb4", "#46f0f0", "#f032e6",
@@ -17,6 +19,7 @@ const state = {
   lastResponse: null,
   clicks: false,      // click mode (the server has SAM3's interactive model)
   object: null,       // the object being clicked: {points: [[x, y, "pos"|"neg"]], box, prompt}
+  local: null,        // computing in this browser: {model, embedding}
 };
 
 // ---- API -------------------------------------------------------------------------------
@@ -101,6 +104,78 @@ async function pollHealth() {
   setTimeout(pollHealth, 1000);
 }
 
+// ---- computing in this browser (/app/) ---------------------------------------------------
+// The model's files come from the server's /models/ (or a folder the user picks; nothing is
+// uploaded), are cached by the browser, and every step runs in the tab.
+async function browserConfig() {
+  const response = await fetch("config.json").catch(() => null);
+  if (!response || !response.ok) return null;
+  return response.json().catch(() => null);
+}
+
+function showProgress(p) {
+  const pill = $("model-status");
+  if (p.stage === "download") {
+    const pct = p.total ? ` ${Math.round((100 * p.loaded) / p.total)}%` : "";
+    pill.textContent = `${p.cached ? "reading" : "downloading"} ${p.file}${pct}`;
+  } else {
+    setBusy(p.loaded < p.total ? "Encoding image in this browser…" : "Decoding…");
+  }
+}
+
+async function startBrowser(config, source) {
+  const pill = $("model-status");
+  const params = new URLSearchParams(location.search);
+  const models = source ?? params.get("models") ?? config.models;
+  $("model-pick").hidden = false;
+  if (!models) {
+    pill.textContent = "choose a model folder";
+    pill.className = "pill";
+    return;
+  }
+  pill.textContent = "loading model in this browser…";
+  pill.className = "pill";
+  try {
+    const { Sam3 } = await import("./sam3-browser.mjs");
+    const model = await Sam3.load(models, {
+      device: params.get("device") ?? "auto", vocabulary: config.vocabulary ?? undefined, onProgress: showProgress,
+    });
+    state.local = { model, embedding: null };
+    pill.textContent = `${model.layout} model ready · ${model.device === "webgpu" ? "WebGPU" : "WASM"} in this browser`;
+    pill.className = "pill ready";
+    $("versions").textContent = `sam3cpp core in WebAssembly · ONNX Runtime Web · ${model.generation}`;
+    if (model.warnings.length) setStatus(model.warnings.join("; "));
+  } catch (e) {
+    pill.textContent = "model failed to load";
+    pill.className = "pill error";
+    setStatus(e.message, true);
+  }
+}
+
+async function encodeHere(file, bitmap) {
+  const embedding = await state.local.model.encode(file, { onProgress: showProgress });
+  state.local.embedding = embedding;
+  state.image = { id: "local", width: embedding.width, height: embedding.height, bitmap };
+  state.boxes = [];
+  state.object = null;
+  state.prompts = state.prompts.filter((p) => !p.object);
+  for (const p of state.prompts) p.instances = [];
+  setStatus(`Image encoded in this browser in ${(embedding.timings_ms.encode_image / 1000).toFixed(1)} s.`);
+  $("prompt-input").disabled = false;
+  $("add-prompt").disabled = false;
+  $("prompt-input").focus();
+  resizeCanvas();
+  await runAll();
+}
+
+// The same answer as POST /v1/segment, computed here.
+async function segmentHere(prompt) {
+  const { model, embedding } = state.local;
+  const entry = await model.segment(embedding, { text: prompt.text, boxes: boxesPayload(), threshold: SERVER_THRESHOLD });
+  const t = model.lastTimings;
+  return { images: [{ width: embedding.width, height: embedding.height, prompts: [entry] }], timings_ms: { ...t, encode_image: 0 } };
+}
+
 // ---- image -------------------------------------------------------------------------------
 async function loadFile(file) {
   if (!file) return;
@@ -111,6 +186,10 @@ async function loadFile(file) {
   setBusy("Encoding image…");
   try {
     const bitmap = await createImageBitmap(file, { imageOrientation: "from-image" }).catch(() => null);
+    if (state.local) {
+      await encodeHere(file, bitmap);  // the file itself: decoded without colour conversion
+      return;
+    }
     const info = await api("/v1/images", {
       method: "POST",
       // The server recognises the format from the bytes; odd browser types must not get in the way.
@@ -169,7 +248,7 @@ async function runPrompt(prompt) {
   prompt.pending = true;
   renderChips();
   try {
-    const result = await api("/v1/segment", {
+    const result = state.local ? await segmentHere(prompt) : await api("/v1/segment", {
       method: "POST",
       headers: { "Content-Type": "application/json" },
       body: JSON.stringify({
@@ -607,7 +686,11 @@ function init() {
   });
   window.addEventListener("resize", fitCanvas);
   installCanvasHandlers();
-  pollHealth();
+  $("model-input").addEventListener("change", async (e) => {
+    const config = (await browserConfig()) ?? {};
+    startBrowser(config, [...e.target.files]);
+  });
+  browserConfig().then((config) => (config ? startBrowser(config) : pollHealth()));
 }
 
 init();

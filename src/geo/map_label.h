@@ -1,4 +1,4 @@
-// Labeling maps: a georeferenced raster of any size, read tile by tile (never whole), each tile
+// Internals of map labeling (the public face is sam3/map_labeler.h): a georeferenced raster of any size, read tile by tile (never whole), each tile
 // segmented for every category, instances mapped back and merged across seams, then written
 // as georeferenced vectors through OGR (GeoPackage, GeoJSON, FlatGeobuf, Shapefile).
 #pragma once
@@ -12,6 +12,7 @@
 
 #include "sam3/label.h"
 #include "sam3/model.h"
+#include "sam3/map_labeler.h"
 #include "sam3/raster.h"
 
 namespace sam3 {
@@ -53,9 +54,6 @@ struct MapLabelOptions {
   const MapTileStore* store = nullptr;  // resume: tiles with a record are not read again
 };
 
-// A tile is read whole into memory (3 bytes a pixel, and 8 per band as read): sides beyond this
-// are refused; the model sees each tile at its input size (1008) anyway.
-inline constexpr int kMaxMapTile = 8192;
 // Tiles are numbered with int (records, shards): a grid of more is refused, naming its size.
 inline constexpr std::int64_t kMaxMapTiles = 2147483647;
 

@@ -1,0 +1,96 @@
+#include "web_app.h"
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "assets.h"
+#include "static_files.h"
+
+namespace sam3::server {
+namespace {
+
+std::filesystem::path env_or(const char* name, const char* fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::filesystem::path(v) : std::filesystem::path(fallback);
+}
+
+const Asset* embedded(std::string_view url_path) {
+  for (const auto& a : assets()) {
+    if (a.path == url_path) return &a;
+  }
+  return nullptr;
+}
+
+HttpResponse missing_build(const std::string& what) {
+  HttpResponse r;
+  r.status = 404;
+  r.body = nlohmann::json{{"error", {{"code", "not_found"}, {"message", what}}}}.dump();
+  r.headers = isolation_headers();
+  return r;
+}
+
+}  // namespace
+
+WebAppFiles default_web_app_files() {
+  return {env_or("SAM3_WEB_DIR", SAM3_WEB_DIR), env_or("SAM3_ORT_WEB_DIR", SAM3_ORT_WEB_DIR)};
+}
+
+const std::vector<std::pair<std::string, std::string>>& isolation_headers() {
+  static const std::vector<std::pair<std::string, std::string>> h = {
+      {"Cross-Origin-Opener-Policy", "same-origin"},
+      {"Cross-Origin-Embedder-Policy", "require-corp"},
+      {"Cross-Origin-Resource-Policy", "same-origin"},
+      {"X-Content-Type-Options", "nosniff"}};
+  return h;
+}
+
+std::string web_app_config(const std::string& models_url, const std::string& vocabulary_url) {
+  nlohmann::ordered_json j;
+  j["models"] = models_url.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(models_url);
+  j["vocabulary"] = vocabulary_url.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(vocabulary_url);
+  return j.dump();
+}
+
+void add_web_app_routes(Api& api, const ServerOptions& options, const WebAppFiles& files) {
+  const std::filesystem::path models = options.model_dir, vocabulary = options.fallback_vocabulary;
+  const std::string config = web_app_config("/models/", vocabulary.empty() ? "" : "/app/vocabulary/" + vocabulary.filename().string());
+  const auto app = [files, vocabulary, config](const HttpRequest& r) {
+    const std::string rel = r.path.substr(std::string("/app/").size());
+    const auto& h = isolation_headers();
+    if (rel.empty() || rel == "index.html") return serve_bytes(r, embedded("/")->data, "text/html; charset=utf-8", h);
+    if (rel == "app.js" || rel == "style.css") {
+      const Asset* a = embedded("/" + rel);
+      return serve_bytes(r, a->data, a->content_type, h);
+    }
+    if (rel == "config.json") return serve_bytes(r, config, "application/json", h);
+    if (rel.starts_with("vocabulary/")) {
+      if (vocabulary.empty() || rel.substr(11) != vocabulary.filename().string()) return serve_file(r, {}, rel, h);
+      return serve_file(r, vocabulary.parent_path(), rel.substr(11), h);
+    }
+    if (rel.starts_with("ort/")) {
+      if (!std::filesystem::is_directory(files.ort_web_dir)) {
+        return missing_build("onnxruntime-web is not installed at " + files.ort_web_dir.string() +
+                             " (scripts/setup.sh fetches it; or set SAM3_ORT_WEB_DIR)");
+      }
+      return serve_file(r, files.ort_web_dir, rel.substr(4), h);
+    }
+    if (!std::filesystem::is_regular_file(files.web_dir / "sam3.wasm")) {
+      return missing_build("this sam3 was built without its WebAssembly module (" + files.web_dir.string() +
+                           " has no sam3.wasm): build with Emscripten's emcc installed, or set SAM3_WEB_DIR");
+    }
+    return serve_file(r, files.web_dir, rel, h);
+  };
+  const auto model_files = [models](const HttpRequest& r) {
+    return serve_file(r, models, r.path.substr(std::string("/models/").size()), isolation_headers());
+  };
+  for (const char* method : {"GET", "HEAD"}) {
+    Api::Route a{method, "/app/", false, false, {}, app, {}};
+    a.prefix = true;
+    api.add_route(a);
+    Api::Route m{method, "/models/", false, false, {}, model_files, {}};
+    m.prefix = true;
+    api.add_route(m);
+  }
+}
+
+}  // namespace sam3::server

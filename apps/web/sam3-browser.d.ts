@@ -1,0 +1,85 @@
+// Types of sam3-browser.mjs: sam3's C++ core in WebAssembly with ONNX Runtime Web.
+
+export type Device = "auto" | "webgpu" | "wasm";
+
+export interface Progress {
+  stage: "download" | "encode";
+  file?: string;
+  loaded: number;
+  total: number;  // 0 when the server gave no length
+  cached?: boolean;
+}
+
+export interface LoadOptions {
+  device?: Device;           // "auto": WebGPU when the browser gives an adapter, else WASM
+  ort?: unknown;             // the onnxruntime-web module; else imported from ortUrl
+  ortUrl?: string;           // default: ./ort/ort.all.min.mjs beside this module
+  cache?: boolean;           // keep downloaded files in Cache Storage (default true)
+  vocabulary?: string;       // URL of a vocabulary when the folder holds none
+  threads?: number;          // WASM threads (default: one per core; needs cross-origin isolation)
+  logSeverityLevel?: 0 | 1 | 2 | 3 | 4;  // ONNX Runtime Web's log (0: verbose)
+  onProgress?: (p: Progress) => void;
+}
+
+/** [x0, y0, x1, y1] in pixels of the image, optionally labelled. */
+export type BoxPrompt = [number, number, number, number] | [number, number, number, number, "pos" | "neg"];
+
+export interface SegmentOptions {
+  text?: string;             // a noun phrase; empty with boxes: a box-only prompt
+  boxes?: BoxPrompt[];       // exemplar boxes (samexporter models: one per prompt)
+  threshold?: number;        // score threshold, 0..1 (default 0.5)
+  mask_threshold?: number;   // 0..1 (default 0.5)
+  nms?: number;              // mask-IoU NMS when > 0
+  min_area?: number;         // drop instances with fewer mask pixels
+  max_instances?: number;    // keep the best N; 0 keeps all
+}
+
+/** Exactly one entry of the CLI's `prompts[]` (masks as COCO RLE). */
+export interface PromptResult {
+  text: string;
+  boxes: [number, number, number, number, "pos" | "neg"][];
+  instances: {
+    score: number;
+    box: [number, number, number, number];
+    area: number;
+    mask: { size: [number, number]; counts: string };
+  }[];
+}
+
+export interface Embedding {
+  readonly model: Sam3Model;
+  readonly width: number;
+  readonly height: number;
+  readonly timings_ms: { preprocess: number; encode_image: number };
+}
+
+export class Sam3Error extends Error {
+  /** sam3's error code name: "invalid_argument", "model_not_found", "model_mismatch",
+   * "tokenizer", "runtime", or "webgpu_unavailable", "out_of_memory". */
+  readonly code: string;
+}
+
+export class Sam3Model {
+  readonly device: "webgpu" | "wasm";
+  readonly layout: "usls" | "samexporter";
+  readonly generation: string;
+  readonly quirks: string[];
+  readonly inputWidth: number;
+  readonly inputHeight: number;
+  /** Why the model may run slower than it could (e.g. not cross-origin isolated). */
+  readonly warnings: string[];
+  readonly lastTimings?: { encode_text: number; decode: number; postprocess: number };
+  tokenize(text: string): { text: string; ids: number[]; mask: number[] };
+  encode(image: ImageBitmap | ImageData | HTMLImageElement | Blob,
+         options?: { onProgress?: (p: Progress) => void }): Promise<Embedding>;
+  segment(embedding: Embedding, options: SegmentOptions): Promise<PromptResult>;
+  release(): Promise<void>;
+}
+
+export class Sam3 {
+  /** source: a URL prefix of a model folder ("/models/"), or the folder's File objects. */
+  static load(source: string | URL | Iterable<File>, options?: LoadOptions): Promise<Sam3Model>;
+}
+
+/** Deletes the model files this origin cached. */
+export function clearModelCache(): Promise<void>;

@@ -1,0 +1,385 @@
+// sam3 in the browser: sam3's C++ core compiled to WebAssembly (sam3.mjs + sam3.wasm: the
+// tokenizer, preprocessing, each generation's tensors, post-processing, COCO RLE and the result
+// JSON) with inference on ONNX Runtime Web (WebGPU, else WASM). This wrapper decides nothing
+// about a generation: it fetches files, moves tensors between ONNX Runtime Web and the core,
+// and turns the core's JSON errors into Sam3Error. Types: sam3-browser.d.ts.
+//
+//   import { Sam3 } from "./sam3-browser.mjs";
+//   const m = await Sam3.load("/models/", { device: "auto" });   // or the user's File objects
+//   const e = await m.encode(imageBitmapOrBlobOrImg);
+//   const r = await m.segment(e, { text: "cat", threshold: 0.5 }); // the CLI's prompts[] entry
+import createSam3Core from "./sam3.mjs";
+
+const CACHE_NAME = "sam3-models-v1";
+const ONNX_TYPES = { float32: 1, uint8: 2, int8: 3, int32: 6, int64: 7, bool: 9, float16: 10 };
+const ARRAYS = {
+  float32: Float32Array, uint8: Uint8Array, int32: Int32Array, int64: BigInt64Array,
+  bool: Uint8Array, float16: Uint16Array,
+};
+
+export class Sam3Error extends Error {
+  constructor(code, message) {
+    super(message);
+    this.name = "Sam3Error";
+    this.code = code;
+  }
+}
+
+let corePromise = null;
+function loadCore() {
+  corePromise ??= createSam3Core();
+  return corePromise;
+}
+
+// One call of a core function: strings in, JSON out (an {"error"} answer throws).
+function call(core, name, ...args) {
+  const allocated = [];
+  const cargs = args.map((a) => {
+    if (typeof a !== "string") return a;
+    const n = core.lengthBytesUTF8(a) + 1;
+    const p = core._malloc(n);
+    core.stringToUTF8(a, p, n);
+    allocated.push(p);
+    return p;
+  });
+  try {
+    const answer = JSON.parse(core.UTF8ToString(core[`_${name}`](...cargs)));
+    if (answer.error) throw new Sam3Error(answer.error.code, answer.error.message);
+    return answer;
+  } finally {
+    for (const p of allocated) core._free(p);
+  }
+}
+
+// Copies of the core's tensors (its memory is reused by the next call) as ONNX Runtime tensors.
+function ortTensors(ort, core, list) {
+  const out = {};
+  for (const t of list) {
+    const Array = ARRAYS[t.dtype];
+    const bytes = core.HEAPU8.slice(t.ptr, t.ptr + t.bytes);
+    out[t.name] = new ort.Tensor(t.dtype, new Array(bytes.buffer), t.shape);
+  }
+  return out;
+}
+
+function stageOutputs(core, handle, outputs) {
+  for (const [name, tensor] of Object.entries(outputs)) {
+    const type = ONNX_TYPES[tensor.type];
+    if (type === undefined) continue;  // not a type the core reads
+    const data = tensor.data;
+    const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+    const namePtr = core._malloc(core.lengthBytesUTF8(name) + 1);
+    core.stringToUTF8(name, namePtr, core.lengthBytesUTF8(name) + 1);
+    const shape = JSON.stringify(tensor.dims);
+    const shapePtr = core._malloc(shape.length + 1);
+    core.stringToUTF8(shape, shapePtr, shape.length + 1);
+    const ptr = core._sam3_stage_output(handle, namePtr, shapePtr, type, bytes.byteLength);
+    core._free(namePtr);
+    core._free(shapePtr);
+    if (!ptr && bytes.byteLength) throw new Sam3Error("runtime", `cannot hold the output '${name}' (${bytes.byteLength} bytes)`);
+    core.HEAPU8.set(bytes, ptr);
+  }
+}
+
+// A session's inputs and outputs as the core reads them ({file, inputs, outputs}).
+function partSpec(file, session) {
+  const side = (names, metadata) => names.map((name, i) => {
+    const m = metadata?.[i];
+    if (!m || m.isTensor === false) return { name, type: 0, shape: [] };
+    return { name, type: ONNX_TYPES[m.type] ?? 0, shape: (m.shape ?? []).map((d) => (typeof d === "number" ? d : -1)) };
+  });
+  return { file, inputs: side(session.inputNames, session.inputMetadata), outputs: side(session.outputNames, session.outputMetadata) };
+}
+
+async function readWithProgress(response, onChunk) {
+  if (!response.body) return new Uint8Array(await response.arrayBuffer());
+  const reader = response.body.getReader();
+  const chunks = [];
+  let loaded = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    loaded += value.byteLength;
+    onChunk(loaded);
+  }
+  const out = new Uint8Array(loaded);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.byteLength;
+  }
+  return out;
+}
+
+// Where the files come from: a URL prefix (probed by name, cached in Cache Storage) or Files.
+class UrlSource {
+  constructor(prefix, options) {
+    this.prefix = prefix.endsWith("/") ? prefix : `${prefix}/`;
+    this.where = this.prefix;
+    this.cache = options.cache !== false && typeof caches !== "undefined";
+    this.onProgress = options.onProgress;
+  }
+
+  async names(candidates) {
+    const found = await Promise.all(candidates.map(async (name) => {
+      if (this.cache && (await (await caches.open(CACHE_NAME)).match(this.prefix + name))) return name;
+      const r = await fetch(this.prefix + name, { method: "HEAD" }).catch(() => null);
+      return r && r.ok ? name : null;
+    }));
+    return found.filter(Boolean);
+  }
+
+  async bytes(name) {
+    const url = new URL(this.prefix + name, globalThis.location?.href).href;
+    const cache = this.cache ? await caches.open(CACHE_NAME) : null;
+    let response = cache ? await cache.match(url) : null;
+    const cached = Boolean(response);
+    if (!response) {
+      response = await this.fetchFile(url, name);
+      if (!response.ok) throw new Sam3Error("model_not_found", `${url}: HTTP ${response.status}`);
+      if (cache) {
+        try {
+          await cache.put(url, response.clone());
+        } catch {
+          // a full quota only costs the next download
+        }
+      }
+    }
+    const total = Number(response.headers.get("content-length")) || 0;
+    return readWithProgress(response, (loaded) => this.onProgress?.({ stage: "download", file: name, loaded, total, cached }));
+  }
+}
+
+// Large files come in byte ranges where the server takes them (sam3 serve's /models/ does), so
+// neither side holds a 0.9 GB body at once; the parts are joined into one Blob.
+UrlSource.prototype.fetchFile = async function fetchFile(url, name) {
+  const CHUNK = 32 << 20;
+  const head = await fetch(url, { method: "HEAD" }).catch(() => null);
+  const size = Number(head?.headers.get("content-length")) || 0;
+  if (!head?.ok || head.headers.get("accept-ranges") !== "bytes" || size <= 2 * CHUNK) return fetch(url);
+  const parts = [];
+  for (let at = 0; at < size; at += CHUNK) {
+    const r = await fetch(url, { headers: { Range: `bytes=${at}-${Math.min(at + CHUNK, size) - 1}` } });
+    if (r.status !== 206) throw new Sam3Error("model_not_found", `${url}: HTTP ${r.status} for a byte range`);
+    parts.push(await r.blob());
+    this.onProgress?.({ stage: "download", file: name, loaded: Math.min(at + CHUNK, size), total: size, cached: false });
+  }
+  return new Response(new Blob(parts), { headers: { "Content-Length": String(size), "Content-Type": "application/octet-stream" } });
+};
+
+class FileSource {
+  constructor(files, options) {
+    this.files = new Map([...files].map((f) => [f.name, f]));
+    this.where = "the chosen files";
+    this.onProgress = options.onProgress;
+  }
+
+  async names(candidates) {
+    return candidates.filter((n) => this.files.has(n));
+  }
+
+  async bytes(name) {
+    const f = this.files.get(name);
+    const data = new Uint8Array(await f.arrayBuffer());
+    this.onProgress?.({ stage: "download", file: name, loaded: data.byteLength, total: data.byteLength, cached: true });
+    return data;
+  }
+}
+
+async function gunzip(bytes) {
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}
+
+async function pickDevice(requested) {
+  if (requested === "wasm") return "wasm";
+  const adapter = globalThis.navigator?.gpu ? await navigator.gpu.requestAdapter().catch(() => null) : null;
+  if (adapter) return "webgpu";
+  if (requested === "webgpu") {
+    throw new Sam3Error("webgpu_unavailable", "this browser gives no WebGPU adapter (navigator.gpu is missing or has no "
+      + "adapter): use device \"wasm\", or a browser with WebGPU enabled");
+  }
+  return "wasm";
+}
+
+async function pixels(image) {
+  if (typeof ImageData !== "undefined" && image instanceof ImageData) return image;
+  const bitmap = typeof ImageBitmap !== "undefined" && image instanceof ImageBitmap
+    ? image
+    : await createImageBitmap(image, { colorSpaceConversion: "none", premultiplyAlpha: "none", imageOrientation: "from-image" });
+  const canvas = new OffscreenCanvas(bitmap.width, bitmap.height);
+  const ctx = canvas.getContext("2d", { willReadFrequently: true });
+  ctx.drawImage(bitmap, 0, 0);
+  return ctx.getImageData(0, 0, bitmap.width, bitmap.height);
+}
+
+export class Sam3 {
+  // source: a URL prefix of a model folder ("/models/") or the folder's File objects.
+  // options: {device: "auto"|"webgpu"|"wasm", ort (the onnxruntime-web module, else imported
+  // from options.ortUrl or ./ort/ort.all.min.mjs), cache (Cache Storage, default true),
+  // onProgress({stage, file, loaded, total}), vocabulary (URL of a fallback vocabulary),
+  // threads (WASM threads; default one per core)}.
+  static async load(source, options = {}) {
+    const core = await loadCore();
+    const ort = options.ort ?? (await import(options.ortUrl ?? new URL("./ort/ort.all.min.mjs", import.meta.url).href));
+    if (!options.ort) ort.env.wasm.wasmPaths = new URL(".", options.ortUrl ?? new URL("./ort/", import.meta.url)).href;
+    // One thread per core, as natively (ONNX Runtime Web's default is half of them); threads
+    // need cross-origin isolation. Taken by the first session this page creates.
+    if (globalThis.crossOriginIsolated) ort.env.wasm.numThreads = options.threads || navigator.hardwareConcurrency || 1;
+    const device = await pickDevice(options.device ?? "auto");
+    const src = typeof source === "string" || source instanceof URL ? new UrlSource(String(source), options) : new FileSource(source, options);
+    const { candidates, vocabularies } = call(core, "sam3_layout_candidates");
+    const names = await src.names([...candidates, ...vocabularies]);
+    const chosen = call(core, "sam3_choose_files", src.where, JSON.stringify(names));
+    const providers = device === "webgpu" ? ["webgpu", "wasm"] : ["wasm"];
+    const sessions = {};
+    const parts = {};
+    for (const [part, file] of Object.entries(chosen.parts)) {
+      const bytes = await src.bytes(file);
+      try {
+        sessions[part] = await ort.InferenceSession.create(bytes, { executionProviders: providers, logSeverityLevel: options.logSeverityLevel ?? 3 });
+      } catch (e) {
+        const text = String(e?.message ?? e);
+        if (/memory|allocation|RangeError/i.test(text)) {
+          throw new Sam3Error("out_of_memory", `${file}: not enough memory for this model in the tab (${text}); close other tabs or use a smaller model`);
+        }
+        throw new Sam3Error("model_mismatch", `${file}: ONNX Runtime Web cannot load it: ${text}`);
+      }
+      parts[part] = partSpec(file, sessions[part]);
+    }
+    const info = call(core, "sam3_create", JSON.stringify({ layout: chosen.layout, parts }));
+    const vocabName = vocabularies.find((v) => names.includes(v));
+    let vocab;
+    if (vocabName) vocab = { name: vocabName, bytes: await src.bytes(vocabName) };
+    else if (options.vocabulary) {
+      const r = await fetch(options.vocabulary);
+      if (!r.ok) throw new Sam3Error("tokenizer", `${options.vocabulary}: HTTP ${r.status}`);
+      vocab = { name: new URL(options.vocabulary, globalThis.location?.href).pathname.split("/").pop(), bytes: new Uint8Array(await r.arrayBuffer()) };
+    } else {
+      throw new Sam3Error("tokenizer", `${src.where} holds no vocabulary (${vocabularies.join(", ")}); give options.vocabulary`);
+    }
+    if (vocab.name.endsWith(".gz")) vocab.bytes = await gunzip(vocab.bytes);
+    const model = new Sam3Model(core, ort, info, sessions, device);
+    model.setVocabulary(vocab.bytes, vocab.name);
+    return model;
+  }
+}
+
+export class Sam3Model {
+  constructor(core, ort, info, sessions, device) {
+    this.core = core;
+    this.ort = ort;
+    this.info = info;
+    this.handle = info.handle;
+    this.sessions = sessions;
+    this.device = device;
+    this.layout = info.layout;
+    this.generation = info.generation;
+    this.quirks = info.quirks;
+    this.inputWidth = info.input_width;
+    this.inputHeight = info.input_height;
+    this.textCache = new Map();
+    this.warnings = [];
+    if (!globalThis.crossOriginIsolated) {
+      this.warnings.push("the page is not cross-origin isolated (COOP/COEP headers): WASM runs on one thread");
+    }
+  }
+
+  setVocabulary(bytes, name) {
+    const p = this.core._malloc(bytes.byteLength);
+    this.core.HEAPU8.set(bytes, p);
+    try {
+      call(this.core, "sam3_set_vocabulary", this.handle, p, bytes.byteLength, name);
+    } finally {
+      this.core._free(p);
+    }
+  }
+
+  // `sam3 tokenize`'s object: {text, ids, mask}.
+  tokenize(text) {
+    return call(this.core, "sam3_tokenize", this.handle, text);
+  }
+
+  // image: ImageBitmap, ImageData, an <img>, a Blob/File. Resolves to an embedding for segment().
+  async encode(image, { onProgress } = {}) {
+    const t0 = performance.now();
+    const rgba = await pixels(image);
+    const p = this.core._malloc(rgba.data.byteLength);
+    this.core.HEAPU8.set(rgba.data, p);
+    let inputs;
+    try {
+      inputs = ortTensors(this.ort, this.core, call(this.core, "sam3_image_inputs", this.handle, p, rgba.width, rgba.height).tensors);
+    } finally {
+      this.core._free(p);
+    }
+    const t1 = performance.now();
+    onProgress?.({ stage: "encode", loaded: 0, total: 1 });
+    const outputs = await this.sessions.image.run(inputs);
+    onProgress?.({ stage: "encode", loaded: 1, total: 1 });
+    const keep = new Set([...this.info.image_feeds, "fpn_feat_2", "fpn_pos_2"]);
+    const features = {};
+    for (const [name, t] of Object.entries(outputs)) {
+      if (keep.has(name)) features[name] = t;
+      else t.dispose?.();
+    }
+    return { model: this, width: rgba.width, height: rgba.height, features,
+      timings_ms: { preprocess: t1 - t0, encode_image: performance.now() - t1 } };
+  }
+
+  // options: {text, boxes: [[x0,y0,x1,y1] or [x0,y0,x1,y1,"pos"|"neg"]], threshold,
+  // mask_threshold, nms, min_area, max_instances}. Resolves to the CLI's prompts[] entry.
+  async segment(embedding, options = {}) {
+    if (embedding?.model !== this) throw new Sam3Error("invalid_argument", "this embedding was made by another model");
+    const { text = "", boxes = [], ...rest } = options;
+    const opts = {};
+    for (const k of ["threshold", "mask_threshold", "nms", "min_area", "max_instances"]) if (rest[k] !== undefined) opts[k] = rest[k];
+    const request = JSON.stringify({ prompt: { text, boxes }, options: opts, width: embedding.width, height: embedding.height });
+    const t0 = performance.now();
+    const prepared = call(this.core, "sam3_prompt_inputs", this.handle, request);
+    const decoderInputs = ortTensors(this.ort, this.core, prepared.decoder_tensors);
+    const geometryInputs = ortTensors(this.ort, this.core, prepared.geometry_tensors);
+    let textOutputs = this.textCache.get(prepared.text);
+    if (!textOutputs) {
+      textOutputs = await this.sessions.text.run(ortTensors(this.ort, this.core, prepared.text_tensors));
+      this.textCache.set(prepared.text, textOutputs);
+    }
+    const t1 = performance.now();
+    if (this.info.has_geometry) {
+      // usls v1: the core joins the text and geometry features into the decoder's prompt.
+      let geometryNames = [];
+      stageOutputs(this.core, this.handle, textOutputs);
+      if (Object.keys(geometryInputs).length) {
+        for (const [input, output] of Object.entries(prepared.geometry_image_feeds)) geometryInputs[input] = embedding.features[output];
+        const geo = await this.sessions.geometry.run(geometryInputs);
+        stageOutputs(this.core, this.handle, geo);
+        geometryNames = Object.keys(geo);
+      }
+      Object.assign(decoderInputs, ortTensors(this.ort, this.core,
+        call(this.core, "sam3_prompt_sequence", this.handle, JSON.stringify(geometryNames)).tensors));
+    }
+    const feeds = {};
+    for (const name of this.sessions.decoder.inputNames) {
+      if (decoderInputs[name]) feeds[name] = decoderInputs[name];
+      else if (this.info.text_feeds[name]) feeds[name] = textOutputs[this.info.text_feeds[name]];
+      else if (embedding.features[name]) feeds[name] = embedding.features[name];
+      else throw new Sam3Error("model_mismatch", `nothing feeds the decoder's input '${name}'`);
+    }
+    const outputs = await this.sessions.decoder.run(feeds);
+    const t2 = performance.now();
+    stageOutputs(this.core, this.handle, outputs);
+    const result = call(this.core, "sam3_decode", this.handle, request);
+    this.lastTimings = { encode_text: t1 - t0, decode: t2 - t1, postprocess: performance.now() - t2 };
+    return result;
+  }
+
+  async release() {
+    for (const s of Object.values(this.sessions)) await s.release?.();
+    call(this.core, "sam3_destroy", this.handle);
+  }
+}
+
+// Deletes the models this origin cached (Cache Storage).
+export async function clearModelCache() {
+  if (typeof caches !== "undefined") await caches.delete(CACHE_NAME);
+}

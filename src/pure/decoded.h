@@ -1,0 +1,27 @@
+// Decoder outputs -> instances at the original image size: which heads a decoder gave (raw
+// heads or in-graph results, by name and type), checked against each other, then
+// predictor/postprocess's rules. Pure: the outputs are borrowed bytes from any runtime.
+#pragma once
+
+#include <vector>
+
+#include "pure/tensor.h"
+#include "sam3/types.h"
+
+namespace sam3::pure {
+
+// What in-graph results mean beyond their names: osam's decoder (no image size inputs) gives
+// normalized boxes; samexporter's may scale boxes by a side frozen at export.
+struct FinalOutputFormat {
+  bool normalized_boxes = false;
+  std::vector<int> export_sides;
+};
+
+// Raw heads (pred_logits, pred_boxes, pred_masks, presence_logits) or in-graph results
+// (scores, boxes, masks: booleans at the image size or float probabilities at the model's).
+// Unsorted, unfiltered by area. *corrected: boxes that disagreed with their masks.
+std::vector<Instance> instances_from_outputs(const TensorViews& outputs, int width, int height,
+                                             const SegmentOptions& options, int* corrected,
+                                             const FinalOutputFormat& format = {});
+
+}  // namespace sam3::pure

@@ -1,0 +1,45 @@
+#include "pure/prompt_rules.h"
+
+#include "sam3/error.h"
+
+namespace sam3::pure {
+
+// NaN passes every comparison-based range check, so each bound is tested for what it must be.
+void check_options(const SegmentOptions& o) {
+  const auto unit = [](float v, const char* name) {
+    if (!(v >= 0.f && v <= 1.f)) {
+      throw Error(ErrorCode::kInvalidArgument, std::string(name) + " must be a number from 0 to 1, got " + std::to_string(v));
+    }
+  };
+  unit(o.score_threshold, "threshold");
+  unit(o.mask_threshold, "mask_threshold");
+  unit(o.nms_iou, "nms");
+  if (o.min_area < 0) throw Error(ErrorCode::kInvalidArgument, "min_area must be 0 or more");
+  if (o.max_instances < 0) throw Error(ErrorCode::kInvalidArgument, "max_instances must be 0 (all) or more");
+}
+
+void check_boxes(const std::vector<BoxPrompt>& boxes, int width, int height) {
+  for (size_t i = 0; i < boxes.size(); ++i) {
+    const Box& b = boxes[i].box;
+    const bool inside = b.x0 >= 0 && b.y0 >= 0 && b.x1 <= width && b.y1 <= height;
+    if (!(b.x1 > b.x0 && b.y1 > b.y0) || !inside) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "box " + std::to_string(i + 1) + " (" + std::to_string(b.x0) + "," + std::to_string(b.y0) + "," +
+                      std::to_string(b.x1) + "," + std::to_string(b.y1) + ") must satisfy 0 <= x0 < x1 <= " +
+                      std::to_string(width) + " and 0 <= y0 < y1 <= " + std::to_string(height) +
+                      " (pixel x0,y0,x1,y1 of this image)");
+    }
+  }
+}
+
+std::string checked_prompt_text(const Prompt& prompt, const SegmentOptions& options, int width, int height) {
+  const bool blank = prompt.text.find_first_not_of(" \t\r\n") == std::string::npos;
+  if (blank && prompt.boxes.empty()) {
+    throw Error(ErrorCode::kInvalidArgument, "empty prompt: give a text (e.g. \"car\"), exemplar boxes, or both");
+  }
+  check_options(options);
+  check_boxes(prompt.boxes, width, height);
+  return blank ? "visual" : prompt.text;  // SAM3's text for box-only prompts
+}
+
+}  // namespace sam3::pure

@@ -1,0 +1,162 @@
+// The pure core's generation rules on synthetic file specs: the tensors each layout's sessions
+// take, the decoder's feeds, and the refusals, without any runtime.
+#include "pure/generation.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "sam3/error.h"
+
+namespace {
+
+using sam3::pure::DType;
+using sam3::pure::PartSpec;
+using sam3::pure::Tensor;
+
+constexpr int kF = 1, kU8 = 2, kI32 = 6, kI64 = 7, kB = 9;
+
+PartSpec usls_image() {
+  PartSpec p{"vision-encoder.onnx", {{"images", kF, {1, 3, 1008, 1008}}}, {}};
+  for (const char* n : {"fpn_feat_0", "fpn_feat_1", "fpn_feat_2", "fpn_pos_2", "fpn_feat_3"}) p.outputs.push_back({n, kF, {1, 256, 72, 72}});
+  return p;
+}
+PartSpec usls_text() {
+  return {"text-encoder.onnx", {{"input_ids", kI64, {1, 32}}, {"attention_mask", kI64, {1, 32}}},
+          {{"text_features", kF, {1, 32, 256}}, {"text_mask", kB, {1, 32}}}};
+}
+PartSpec usls_decoder() {
+  PartSpec p{"decoder.onnx", {{"input_boxes", kF, {1, -1, 4}}, {"input_boxes_labels", kI64, {1, -1}},
+                               {"text_features", kF, {1, 32, 256}}, {"text_mask", kB, {1, 32}}},
+             {{"pred_masks", kF, {1, 200, 288, 288}}, {"pred_boxes", kF, {1, 200, 4}}, {"pred_logits", kF, {1, 200}},
+              {"presence_logits", kF, {1, 1}}}};
+  for (const char* n : {"fpn_feat_0", "fpn_feat_1", "fpn_feat_2", "fpn_pos_2"}) p.inputs.push_back({n, kF, {1, 256, 72, 72}});
+  return p;
+}
+PartSpec samexporter_image() {
+  return {"sam3_image_encoder.onnx", {{"image", kU8, {3, 1008, 1008}}},
+          {{"backbone_fpn_0", kF, {1, 256, 288, 288}}, {"vision_pos_enc_2", kF, {1, 256, 72, 72}}}};
+}
+PartSpec samexporter_text() {
+  return {"sam3_language_encoder.onnx", {{"tokens", kI32, {1, 32}}},
+          {{"text_attention_mask", kB, {1, 32}}, {"text_memory", kF, {32, 1, 256}}, {"text_embeds", kF, {32, 1, 1024}}}};
+}
+PartSpec samexporter_decoder() {
+  return {"sam3_decoder.onnx",
+          {{"original_height", kI64, {}}, {"original_width", kI64, {}}, {"backbone_fpn_0", kF, {1, 256, 288, 288}},
+           {"vision_pos_enc_2", kF, {1, 256, 72, 72}}, {"language_mask", kB, {1, 32}}, {"language_features", kF, {32, 1, 256}},
+           {"box_coords", kF, {1, 1, 4}}, {"box_labels", kI64, {1, 1}}, {"box_masks", kB, {1, 1}}},
+          {{"boxes", kF, {-1, 4}}, {"scores", kF, {-1}}, {"masks", kB, {-1, 1, -1, -1}}}};
+}
+
+template <typename T>
+std::vector<T> values(const Tensor& t) {
+  std::vector<T> v(t.bytes.size() / sizeof(T));
+  std::memcpy(v.data(), t.bytes.data(), t.bytes.size());
+  return v;
+}
+
+const Tensor& named(const std::vector<Tensor>& ts, const std::string& name) {
+  for (const auto& t : ts) if (t.name == name) return t;
+  throw std::runtime_error("no tensor " + name);
+}
+
+// Each layout's own text-mask rule: the usls exports take Hugging Face's attention mask, in
+// which "!" (CLIP id 0) is a real token, and end-token padding; samexporter takes SAM3's ids.
+TEST(Generation, UslsTextTakesHuggingFacesMaskWithTheExclamationMarkAndEndTokenPadding) {
+  const auto g = sam3::pure::Generation::usls(usls_image(), usls_text(), usls_decoder(), nullptr);
+  const auto tokenizer = sam3::ClipTokenizer::from_file(SAM3_TEST_CLIP_DIR "/tokenizer.json");
+  const auto tokens = tokenizer.encode("stop !~");  // "!~" has no merge: a bare "!" and "~"
+  ASSERT_EQ(tokens.length, 5) << "start, stop, !, ~, end";
+  ASSERT_EQ(tokens.ids[2], 0) << "a bare \"!\" is CLIP id 0";
+  EXPECT_EQ(tokens.mask[2], 0) << "SAM3's rule (the samexporter graphs compute the same) masks it";
+  const auto in = g.text_inputs(tokens);
+  ASSERT_EQ(in.size(), 2u);
+  const auto mask = values<std::int64_t>(named(in, "attention_mask"));
+  EXPECT_EQ(mask, (std::vector<std::int64_t>{1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                             0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}));
+  const auto ids = values<std::int64_t>(named(in, "input_ids"));
+  EXPECT_EQ(ids[2], 0);
+  EXPECT_EQ(ids[4], sam3::kEndOfText);
+  EXPECT_EQ(ids[5], sam3::kEndOfText) << "padding is the end token, as Hugging Face's CLIP tokenizer pads";
+  EXPECT_EQ(ids[31], sam3::kEndOfText);
+
+  const auto s = sam3::pure::Generation::samexporter(samexporter_image(), samexporter_text(), samexporter_decoder());
+  const auto tok = s.text_inputs(tokens);
+  ASSERT_EQ(tok.size(), 1u);
+  EXPECT_EQ(tok[0].type, DType::kInt32) << "the file's integer type";
+  EXPECT_EQ(values<std::int32_t>(tok[0])[5], 0) << "SAM3's padding";
+}
+
+TEST(Generation, UslsTextOnlyIsOnePaddingBoxAndBoxesAreNormalizedCenters) {
+  const auto g = sam3::pure::Generation::usls(usls_image(), usls_text(), usls_decoder(), nullptr);
+  auto in = g.decoder_inputs({}, 200, 100);
+  EXPECT_EQ(named(in, "input_boxes").shape, (std::vector<std::int64_t>{1, 1, 4}));
+  EXPECT_EQ(values<std::int64_t>(named(in, "input_boxes_labels")), std::vector<std::int64_t>{-10});
+  in = g.decoder_inputs({{{20, 10, 120, 90}, true}, {{0, 0, 200, 100}, false}}, 200, 100);
+  EXPECT_EQ(values<float>(named(in, "input_boxes")), (std::vector<float>{0.35f, 0.5f, 0.5f, 0.8f, 0.5f, 0.5f, 1.f, 1.f}));
+  EXPECT_EQ(values<std::int64_t>(named(in, "input_boxes_labels")), (std::vector<std::int64_t>{1, 0}));
+  const auto feeds = g.text_feeds();
+  EXPECT_EQ(feeds.at("text_features"), "text_features");
+  EXPECT_EQ(g.image_feeds().size(), 4u);
+  EXPECT_FALSE(g.keeps_image_output("fpn_feat_3"));
+}
+
+TEST(Generation, SamexporterPadsItsSlotsFeedsRenamedTextAndRefusesASecondBox) {
+  const auto g = sam3::pure::Generation::samexporter(samexporter_image(), samexporter_text(), samexporter_decoder());
+  EXPECT_EQ(g.name(), "samexporter");
+  EXPECT_EQ(g.box_limit(), 1);
+  const auto in = g.decoder_inputs({}, 640, 480);
+  EXPECT_EQ(values<std::uint8_t>(named(in, "box_masks")), std::vector<std::uint8_t>{1}) << "the unused slot masked out";
+  EXPECT_EQ(values<std::int64_t>(named(in, "box_labels")), std::vector<std::int64_t>{1});
+  EXPECT_EQ(named(in, "original_height").shape, std::vector<std::int64_t>{}) << "a scalar, as the file declares";
+  EXPECT_EQ(values<std::int64_t>(named(in, "original_width")), std::vector<std::int64_t>{640});
+  const auto feeds = g.text_feeds();
+  EXPECT_EQ(feeds.at("language_mask"), "text_attention_mask");
+  EXPECT_EQ(feeds.at("language_features"), "text_memory");
+  EXPECT_FALSE(feeds.contains("language_embeds")) << "this decoder does not take it";
+  try {
+    (void)g.decoder_inputs({{{0, 0, 10, 10}, true}, {{5, 5, 20, 20}, true}}, 640, 480);
+    FAIL() << "two boxes accepted";
+  } catch (const sam3::Error& e) {
+    EXPECT_EQ(e.code(), sam3::ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("at most 1 exemplar box per prompt"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Generation, AFileWithoutATensorIsRefusedNamingFileTensorAndWhatItHas) {
+  auto text = usls_text();
+  text.outputs.pop_back();
+  try {
+    (void)sam3::pure::Generation::usls(usls_image(), text, usls_decoder(), nullptr);
+    FAIL() << "accepted";
+  } catch (const sam3::Error& e) {
+    EXPECT_EQ(e.code(), sam3::ErrorCode::kModelMismatch);
+    EXPECT_EQ(std::string(e.what()), "text-encoder.onnx: expected output 'text_mask' (bool of rank 2), found outputs: "
+                                     "text_features; this file is not from the layout its name suggests");
+  }
+}
+
+TEST(Generation, UslsImageIsNormalizedFloatAtTheFilesSize) {
+  const auto g = sam3::pure::Generation::usls(usls_image(), usls_text(), usls_decoder(), nullptr);
+  std::vector<float> planes(3 * 1008 * 1008, 255.f);
+  const auto in = g.image_inputs(planes);
+  ASSERT_EQ(in.size(), 1u);
+  EXPECT_EQ(in[0].shape, (std::vector<std::int64_t>{1, 3, 1008, 1008}));
+  EXPECT_EQ(values<float>(in[0])[0], 1.f);
+  std::vector<float> small(12);
+  EXPECT_THROW((void)g.image_inputs(small), sam3::Error);
+}
+
+TEST(Half, EveryFloat16RoundTripsAndRoundingIsToNearestEven) {
+  for (unsigned h = 0; h < 65536; ++h) {
+    const float f = sam3::pure::half_to_float(static_cast<std::uint16_t>(h));
+    if (f != f) continue;  // NaN
+    ASSERT_EQ(sam3::pure::float_to_half(f), h) << h;
+  }
+  EXPECT_EQ(sam3::pure::float_to_half(1.f + 1.f / 2048), 0x3C00) << "halfway: to the even neighbour";
+  EXPECT_EQ(sam3::pure::float_to_half(1.f + 3.f / 2048), 0x3C02);
+  EXPECT_EQ(sam3::pure::float_to_half(70000.f), 0x7C00) << "past the largest half: infinity";
+}
+
+}  // namespace

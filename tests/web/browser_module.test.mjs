@@ -1,0 +1,168 @@
+// sam3 in the browser (build/web: the pure core in WebAssembly + ONNX Runtime Web) against the
+// native CLI on the generated models of both layouts: the same instances (mask IoU >= 0.99,
+// scores within 0.01), and the tokenizer's golden vectors, in headless Chromium on WASM.
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { after, before, test } from "node:test";
+import { fileURLToPath } from "node:url";
+
+import { maskIou } from "./coco_rle.mjs";
+import { startStatic, stopStatic } from "./static_server.mjs";
+import { chromium } from "playwright-core";
+
+import { launchBrowser, scenePng } from "./support.mjs";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, "../..");
+const CLI = process.env.SAM3_CLI;
+const MODELS = process.env.SAM3_TEST_MODELS;
+const WEB = path.join(process.env.SAM3_WEB_OUT, "web");
+const ORT_WEB = process.env.SAM3_ORT_WEB ?? path.join(repo, ".deps/onnxruntime-web");
+
+let tmp, server, baseUrl, browser, page, gpuBrowser, gpuPage;
+
+before(async () => {
+  tmp = mkdtempSync(path.join(os.tmpdir(), "sam3-browser-"));
+  writeFileSync(path.join(tmp, "scene.png"), scenePng());
+  ({ server, baseUrl } = await startStatic({
+    routes: { "/web/ort/": ORT_WEB, "/web/": WEB, "/models/": MODELS, "/data/": path.join(repo, "data"),
+      "/test/": tmp, "/golden/": path.join(repo, "tests/data/clip") },
+    pages: { "/": "<!doctype html><title>sam3 module test</title>" },
+  }));
+  browser = await launchBrowser();
+  page = await browser.newPage();
+  // (The module probes a folder for the names a layout may use: its 404s are expected.)
+  page.on("console", (m) => { if (m.type() === "error" && !/status of 404/.test(m.text())) console.error("[page]", m.text()); });
+  await page.goto(`${baseUrl}/`);
+  // WebGPU on the CPU: Chromium's SwiftShader adapter (correct, slow), in a browser of its own.
+  gpuBrowser = await chromium.launch({
+    executablePath: process.env.SAM3_CHROMIUM || "/usr/bin/chromium",
+    args: ["--no-sandbox", "--enable-unsafe-webgpu", "--use-webgpu-adapter=swiftshader", "--disable-quic",
+      "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+  gpuPage = await gpuBrowser.newPage();
+  await gpuPage.goto(`${baseUrl}/`);
+});
+
+after(async () => {
+  await browser?.close();
+  await gpuBrowser?.close();
+  if (server) await stopStatic(server);
+  if (tmp) rmSync(tmp, { recursive: true, force: true });
+});
+
+function native(layout, args) {
+  const out = execFileSync(CLI, ["segment", "--models", path.join(MODELS, layout), "--image", path.join(tmp, "scene.png"),
+    "--json", ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+  return JSON.parse(out).images[0].prompts;
+}
+
+// The prompts of each layout: text, text with an exemplar box, a box alone.
+const CASES = [
+  { text: "red", cli: ["--prompt", "red"] },
+  { text: "blue", boxes: [[240, 140, 380, 220, "pos"]], cli: ["--prompt", "blue", "--box", "240,140,380,220"] },
+  { text: "", boxes: [[40, 20, 160, 100]], cli: ["--box", "40,20,160,100"] },
+  { text: "red", threshold: 0.7, cli: ["--prompt", "red", "--threshold", "0.7"] },
+];
+
+async function inBrowser(layout, cases, device = "wasm", on = page) {
+  return on.evaluate(async ({ layout, cases, device }) => {
+    const { Sam3 } = await import("/web/sam3-browser.mjs");
+    const m = await Sam3.load(`/models/${layout}/`, { device, cache: false });
+    const blob = await (await fetch("/test/scene.png")).blob();
+    const e = await m.encode(blob);
+    const results = [];
+    for (const c of cases) results.push(await m.segment(e, { text: c.text, boxes: c.boxes ?? [], threshold: c.threshold }));
+    return { device: m.device, layout: m.layout, generation: m.generation, isolated: crossOriginIsolated, results };
+  }, { layout, cases: cases.map(({ cli, ...c }) => c), device });
+}
+
+function assertSame(got, want, label) {
+  assert.equal(got.text, want.text, `${label}: text`);
+  assert.deepEqual(got.boxes, want.boxes, `${label}: boxes`);
+  assert.equal(got.instances.length, want.instances.length, `${label}: instance count`);
+  assert.ok(want.instances.length > 0 || label.includes("none"), `${label}: the case finds something natively`);
+  for (let i = 0; i < want.instances.length; i++) {
+    const g = got.instances[i], w = want.instances[i];
+    assert.ok(Math.abs(g.score - w.score) <= 0.01, `${label} #${i}: score ${g.score} vs native ${w.score}`);
+    assert.deepEqual(g.mask.size, w.mask.size, `${label} #${i}: mask size`);
+    const iou = maskIou(g.mask, w.mask);
+    assert.ok(iou >= 0.99, `${label} #${i}: mask IoU ${iou}`);
+    for (let k = 0; k < 4; k++) assert.ok(Math.abs(g.box[k] - w.box[k]) <= 1, `${label} #${i}: box ${g.box} vs ${w.box}`);
+  }
+}
+
+for (const layout of ["usls", "samexporter"]) {
+  test(`${layout}: the browser's results (WASM) equal the native CLI's`, async () => {
+    const got = await inBrowser(layout, CASES);
+    assert.equal(got.device, "wasm");
+    assert.equal(got.layout, layout);
+    assert.ok(got.isolated, "the test server sends COOP/COEP: the page is cross-origin isolated (WASM threads)");
+    CASES.forEach((c, i) => assertSame(got.results[i], native(layout, c.cli)[0], `${layout} ${JSON.stringify(c.cli)}`));
+  });
+}
+
+for (const layout of ["usls", "samexporter"]) {
+  test(`${layout}: the same on WebGPU (SwiftShader's adapter)`, async () => {
+    const adapter = await gpuPage.evaluate(async () => {
+      const a = await navigator.gpu?.requestAdapter();
+      return a ? a.info?.architecture ?? "adapter" : null;
+    });
+    assert.equal(adapter, "swiftshader", "Chromium gives SwiftShader's WebGPU adapter with these flags");
+    const got = await inBrowser(layout, CASES.slice(0, 2), "webgpu", gpuPage);
+    assert.equal(got.device, "webgpu");
+    CASES.slice(0, 2).forEach((c, i) => assertSame(got.results[i], native(layout, c.cli)[0], `${layout} webgpu ${JSON.stringify(c.cli)}`));
+  });
+}
+
+// The other generations the generator makes, on WASM: a text and a box prompt each (samexporter
+// variants: one box, as their slots allow).
+const OTHERS = ["usls-336", "usls-504x896", "usls-fp16", "usls-q4f16", "usls-v1", "osam", "samexporter-float-4slots",
+  "samexporter-int32-frozen"];
+test("every other generated generation equals the native CLI on WASM", async () => {
+  const cases = CASES.slice(1, 3);
+  for (const layout of OTHERS) {
+    const got = await inBrowser(layout, cases);
+    cases.forEach((c, i) => assertSame(got.results[i], native(layout, c.cli)[0], `${layout} (${got.generation}) ${JSON.stringify(c.cli)}`));
+  }
+});
+
+test("samexporter: a second exemplar box is refused as natively", async () => {
+  const error = await page.evaluate(async () => {
+    const { Sam3 } = await import("/web/sam3-browser.mjs");
+    const m = await Sam3.load("/models/samexporter/", { device: "wasm", cache: false });
+    const e = await m.encode(await (await fetch("/test/scene.png")).blob());
+    try {
+      await m.segment(e, { text: "red", boxes: [[0, 0, 10, 10], [5, 5, 20, 20]] });
+      return null;
+    } catch (err) {
+      return { name: err.name, code: err.code, message: err.message };
+    }
+  });
+  assert.equal(error?.name, "Sam3Error");
+  assert.equal(error.code, "invalid_argument");
+  assert.match(error.message, /at most 1 exemplar box per prompt, got 2/);
+});
+
+test("the tokenizer in WebAssembly gives the golden token vectors (tokenizer.json and the .gz vocabulary)", async () => {
+  const golden = readFileSync(path.join(repo, "tests/data/clip/golden_public.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+  const got = await page.evaluate(async (texts) => {
+    const { Sam3 } = await import("/web/sam3-browser.mjs");
+    const withJson = await Sam3.load("/models/usls/", { device: "wasm", cache: false });
+    // The bundled BPE merges file, un-gzipped by the browser (DecompressionStream).
+    const files = [];
+    for (const name of ["vision-encoder.onnx", "text-encoder.onnx", "decoder.onnx"]) {
+      files.push(new File([await (await fetch(`/models/usls/${name}`)).blob()], name));
+    }
+    const withGz = await Sam3.load(files, { device: "wasm", vocabulary: "/data/clip/bpe_simple_vocab_16e6.txt.gz" });
+    return texts.map((t) => [withJson.tokenize(t).ids, withGz.tokenize(t).ids]);
+  }, golden.map((g) => g.text));
+  assert.equal(got.length, golden.length);
+  golden.forEach((g, i) => {
+    assert.deepEqual(got[i][0], g.ids, `tokenizer.json: ${JSON.stringify(g.text)}`);
+    assert.deepEqual(got[i][1], g.ids, `bpe .gz: ${JSON.stringify(g.text)}`);
+  });
+});
