@@ -7,8 +7,10 @@
 #include <pybind11/stl/filesystem.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <future>
 #include <map>
 #include <optional>
 
@@ -63,6 +65,37 @@ sam3::Image image_from_array(const py::array& a, std::int64_t max_pixels) {
     }
   }
   return image;
+}
+
+// Runs call(token) on a helper thread while the interpreter's thread, taking the GIL only to
+// ask, checks for signals every 50 ms: Ctrl-C stops the run inside ONNX Runtime (the token)
+// and its KeyboardInterrupt is raised here, instead of after the whole encode. Called and
+// returning with the GIL held.
+template <typename F>
+auto interruptible(F&& call) {
+  const sam3::StopSource stop;
+  auto running = std::async(std::launch::async, [&call, token = stop.token()] { return call(token); });
+  bool interrupted = false;
+  {
+    py::gil_scoped_release release;
+    while (running.wait_for(std::chrono::milliseconds(50)) != std::future_status::ready) {
+      py::gil_scoped_acquire acquire;
+      if (PyErr_CheckSignals() != 0) {  // a Python signal handler raised (KeyboardInterrupt)
+        interrupted = true;
+        stop.request_stop();
+        break;
+      }
+    }
+    if (interrupted) running.wait();  // ends within about a network node
+  }
+  if (interrupted) {
+    try {
+      running.get();
+    } catch (const sam3::Error&) {  // kCancelled, as asked
+    }
+    throw py::error_already_set();
+  }
+  return running.get();
 }
 
 // A path (str or os.PathLike), a numpy array or a PIL image.
@@ -330,11 +363,11 @@ PYBIND11_MODULE(_native, m) {
       .def_property_readonly("directory", &sam3::Model::directory)
       .def("encode", [](const sam3::Model& model, const py::object& image, std::int64_t max_pixels) {
              sam3::Image im = image_from_object(image, max_pixels);
-             py::gil_scoped_release release;
-             return Embedding{model.encode(im)};
+             return interruptible([&](const sam3::StopToken& stop) { return Embedding{model.encode(im, {stop})}; });
            },
            "image"_a, py::kw_only(), "max_pixels"_a = sam3::ImageLoadOptions{}.max_pixels,
-           "Encodes an image: a path, a numpy uint8 array (HxW, HxWx3 RGB, HxWx4 RGBA) or a PIL.Image.")
+           "Encodes an image: a path, a numpy uint8 array (HxW, HxWx3 RGB, HxWx4 RGBA) or a PIL.Image. Ctrl-C "
+           "stops it within about a network node (KeyboardInterrupt).")
       .def("segment", [](const sam3::Model& model, const py::object& target, const std::optional<std::string>& text,
                          const py::object& boxes, float threshold, float mask_threshold, std::int64_t min_area,
                          int max_instances, float nms, const py::object& points, const py::object& box, bool multimask) {
@@ -352,7 +385,7 @@ PYBIND11_MODULE(_native, m) {
                sam3::InteractivePrompt object{points_from(points), box_from(box)};
                sam3::ObjectResult r = [&] {
                  py::gil_scoped_release release;
-                 return model.segment(e.value, object, sam3::InteractiveOptions{multimask});
+                 return model.segment(e.value, object, sam3::InteractiveOptions{multimask, {}});
                }();
                Result out{"", std::move(r.masks), e.value.width(), e.value.height(), {}, r.object_score};
                out.timings.decode_ms = r.timings.decode_ms;

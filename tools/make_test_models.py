@@ -208,8 +208,24 @@ class Edges:
         self.g.name(self.g.op("Cast", [value], to=TensorProto.FLOAT16) if self.half else value, name)
 
 
-def make_usls(out, height, width, inconsistent=False, half=False, v1=False, q4f16=False):
-    """half: float16 at every edge, release file names (-fp16, geo-encoder-mask-decoder).
+def slow_zero(g, image, steps):
+    """Exactly 0, after `steps` MatMuls of [1024, 1024] by the identity on a tensor made from the
+    image (ONNX Runtime cannot fold it away): tens of milliseconds a node, so an encode takes
+    about a minute and a run that is stopped ends between two of them (the stop tests)."""
+    mean = g.op("ReduceMean", [image], keepdims=1)
+    x = g.op("Mul", [mean, g.const(np.ones((1024, 1024), np.float32))])
+    # The identity made at run time: a constant weight would be prepacked by every node at load
+    # (3000 copies of 4 MB); one computed from the input is packed by none.
+    one = g.op("Add", [g.op("Mul", [mean, g.const(np.float32(0.0))]), g.const(np.float32(1.0))])
+    eye = g.op("Mul", [g.const(np.eye(1024, dtype=np.float32)), one])
+    for _ in range(steps):
+        x = g.op("MatMul", [x, eye])
+    return g.op("Mul", [g.op("ReduceMean", [x], keepdims=0), g.const(np.float32(0.0))])
+
+
+def make_usls(out, height, width, inconsistent=False, half=False, v1=False, q4f16=False, slow_steps=0):
+    """slow_steps: that many heavy nodes in the vision encoder (see slow_zero).
+    half: float16 at every edge, release file names (-fp16, geo-encoder-mask-decoder).
     q4f16: the same with -q4f16 names and a 4-bit MatMulNBits in the vision encoder.
     v1: the first generation, with geometry-encoder.onnx and a decoder taking prompt_features."""
     mh, mw = height * 2 // 7, width * 2 // 7
@@ -221,7 +237,10 @@ def make_usls(out, height, width, inconsistent=False, half=False, v1=False, q4f1
     feats, pos = vision_features(g, e.input("images"), height, width, levels, four_bit=q4f16)
     for k, f in enumerate(feats):
         e.output(f, f"fpn_feat_{k}")
-    e.output(g.op("Add", [pos, attention_probe(g, feats[2])]), "fpn_pos_2")
+    pos = g.op("Add", [pos, attention_probe(g, feats[2])])
+    if slow_steps:
+        pos = g.op("Add", [pos, slow_zero(g, e.input("images"), slow_steps)])
+    e.output(pos, "fpn_pos_2")
     extra_pos = [k for k in range(levels) if k != 2] if v1 else []
     for k in extra_pos:
         e.output(g.op("Mul", [feats[k], g.const(np.float32(0.0))]), f"fpn_pos_{k}")
@@ -539,12 +558,14 @@ def main():
     ap.add_argument("--fp16", action="store_true", help="usls: float16 at every edge, release file names")
     ap.add_argument("--q4f16", action="store_true", help="usls: as --fp16, -q4f16 names, a 4-bit MatMulNBits")
     ap.add_argument("--v1", action="store_true", help="usls: the first generation, with geometry-encoder.onnx")
+    ap.add_argument("--slow-encoder", type=int, default=0, metavar="STEPS",
+                    help="usls: STEPS heavy nodes in the vision encoder (about a minute to encode; stop tests)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     if args.layout == "usls":
         size = args.size or 224
         make_usls(args.out, args.height or size, args.width or size, args.inconsistent_decoder, args.fp16, args.v1,
-                  args.q4f16)
+                  args.q4f16, args.slow_encoder)
     elif args.layout == "geti":
         make_geti(args.out, args.size or 224)
     elif args.layout == "osam":

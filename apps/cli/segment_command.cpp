@@ -237,7 +237,7 @@ int run_segment(const SegmentArgs& args) {
       run.docs.push_back(nlohmann::ordered_json::parse(everything_result_json(result.instances)));
       run.results.push_back(std::move(result));
     } else {
-      const auto objects_out = model->segment_objects(embedding, objects, {args.multimask});
+      const auto objects_out = model->segment_objects(embedding, objects, {args.multimask, {}});
       totals.decode += objects_out.front().timings.decode_ms;
       totals.postprocess += objects_out.front().timings.postprocess_ms;
       for (size_t k = 0; k < objects_out.size(); ++k) {

@@ -27,11 +27,13 @@ void add_serve_command(CLI::App& app, Runner& run) {
   cmd->add_option("--port", o.port, "Port (0 picks a free one, printed on stdout)")->capture_default_str()->check(CLI::Range(0, 65535));
   cmd->add_option("--workers", o.workers, "Inference workers sharing the model")->capture_default_str()->check(CLI::Range(1, 64));
   cmd->add_option("--threads", o.threads, "ONNX Runtime intra-op threads per run (0 = one per core)")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--cache-mb", o.cache_mb, "Memory for cached image embeddings")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--queue", o.queue_capacity, "Requests waiting for a worker before 503")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--max-request-mb", o.max_request_mb, "Largest request body")->capture_default_str()->check(CLI::PositiveNumber);
+  // Upper bounds too: each is multiplied into bytes (an overflow wrapped to a tiny limit) or
+  // becomes handler threads started at once (--queue 100000000 tried to start 10^8 threads).
+  cmd->add_option("--cache-mb", o.cache_mb, "Memory for cached image embeddings")->capture_default_str()->check(CLI::Range(std::size_t{1}, std::size_t{1} << 24));
+  cmd->add_option("--queue", o.queue_capacity, "Requests waiting for a worker before 503")->capture_default_str()->check(CLI::Range(std::size_t{1}, std::size_t{4096}));
+  cmd->add_option("--max-request-mb", o.max_request_mb, "Largest request body")->capture_default_str()->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
   cmd->add_option("--max-pixels", o.max_pixels, "Largest image")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--timeout", o.request_timeout_s, "Seconds a request may wait and run")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--timeout", o.request_timeout_s, "Seconds a request may wait and run")->capture_default_str()->check(CLI::Range(1, 31'536'000));
   cmd->add_option("--max-prompts", o.max_prompts,
                   "Prompts per request on every route (Label Studio labels, X-AnyLabeling texts), and boxes per prompt")
       ->capture_default_str()->check(CLI::Range(1, 4096));

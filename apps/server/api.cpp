@@ -367,9 +367,10 @@ std::shared_ptr<const CachedImage> Api::embedding_for(const HttpRequest& req, co
   // The job owns everything it touches: after a timeout it may outlive this request. With two
   // models the pixels stay with the entry, for the other model's first prompt.
   const std::string key = key_of(primary);
-  auto [entry, was_cached] = run_on_worker(req, [this, model, image, key, two_models](const JobStop&) {
+  auto [entry, was_cached] = run_on_worker(req, [this, model, image, key, two_models](const JobStop& stop) {
     bool hit = false;
-    auto e = cache_.get_or_encode(key, [&] { return model->encode(*image); }, &hit, two_models ? image : nullptr);
+    auto e = cache_.get_or_encode(key, [&] { return model->encode(*image, {stop.token()}); }, &hit,
+                                  two_models ? image : nullptr);
     return std::pair{e, hit};
   });
   *cached = was_cached;
@@ -429,19 +430,22 @@ HttpResponse Api::handle_segment(const HttpRequest& req) {
   };
   auto answers = run_on_worker(req, [text_model, click, text_entry, click_entry, shared_request](const JobStop& stop) {
     const SegmentRequest& r = *shared_request;
+    SegmentOptions options = r.options;
+    options.stop = stop.token();  // a running decode ends too once the request is given up
     Answers a;
     for (const auto& prompt : r.prompts) {
       stop.check();
-      a.concepts.push_back(text_model->segment(text_entry->embedding, prompt, r.options));
+      a.concepts.push_back(text_model->segment(text_entry->embedding, prompt, options));
     }
     stop.check();
-    if (!r.objects.empty()) a.objects = click->segment_objects(click_entry->embedding, r.objects, {r.multimask});
+    if (!r.objects.empty()) a.objects = click->segment_objects(click_entry->embedding, r.objects, {r.multimask, stop.token()});
     for (const auto& item : r.order) {
       if (item.kind != PromptItem::kEverything) continue;
       stop.check();
       EverythingOptions everything;
       everything.points_per_side = item.points_per_side;
       everything.min_area = r.options.min_area;
+      everything.stop = stop.token();
       a.everything.push_back(click->segment_everything(click_entry->embedding, everything));
     }
     return a;
@@ -504,7 +508,7 @@ HttpResponse Api::handle_info() {
                {"input_size", model_->input_size()}, {"input_width", model_->input_width()},
                {"input_height", model_->input_height()}, {"load_ms", model_->load_ms()},
                {"image_encodes", s.image_encodes}, {"text_encodes", s.text_encodes}, {"decodes", s.decodes},
-               {"text_cache_hits", s.text_cache_hits}, {"providers", model_->providers()}};
+               {"text_cache_hits", s.text_cache_hits}, {"stopped", s.stopped}, {"providers", model_->providers()}};
       // What each network runs on (execution providers, first choice first; the CPU takes the rest).
       json sessions = json::array();
       for (const auto& f : model_->files()) sessions.push_back({{"file", f.file.filename().string()}, {"providers", f.providers}});
@@ -520,7 +524,7 @@ HttpResponse Api::handle_info() {
       const auto s = interactive_model_->stats();
       interactive = {{"name", interactive_model_->directory().filename().string()}, {"loaded", true},
                      {"layout", layout_name(interactive_model_->layout())}, {"generation", interactive_model_->generation()},
-                     {"image_encodes", s.image_encodes}, {"decodes", s.decodes}};
+                     {"image_encodes", s.image_encodes}, {"decodes", s.decodes}, {"stopped", s.stopped}};
     }
   }
   const auto c = cache_.stats();

@@ -25,18 +25,20 @@ namespace sam3::server {
 // A JSON answer with this status (the routes' and the protocol adapters' one way to answer).
 HttpResponse json_response(int status, const nlohmann::ordered_json& body);
 
-// What a job on the worker queue is given: set once the request it runs for is given up (the
-// client left, its time ran out), so a job of several prompts stops between them instead of
-// holding the worker for work nobody waits for.
+// What a job on the worker queue is given: stopped once the request it runs for is given up
+// (the client left, its time ran out), so a job stops instead of holding the worker for work
+// nobody waits for: between prompts (check()) and inside a running encode or decode (token(),
+// passed in the model call's options).
 class JobStop {
  public:
-  explicit JobStop(std::shared_ptr<const std::atomic<bool>> given_up) : given_up_(std::move(given_up)) {}
+  explicit JobStop(StopToken given_up) : given_up_(std::move(given_up)) {}
   void check() const {
-    if (*given_up_) throw ApiError(503, "cancelled", "the request was given up before its work was done");
+    if (given_up_.stop_requested()) throw ApiError(503, "cancelled", "the request was given up before its work was done");
   }
+  const StopToken& token() const { return given_up_; }
 
  private:
-  std::shared_ptr<const std::atomic<bool>> given_up_;
+  StopToken given_up_;
 };
 
 class Api {
@@ -120,9 +122,9 @@ class Api {
 template <typename F>
 auto Api::run_on_worker(const HttpRequest& req, F&& job) {
   check_alive(req);
-  auto given_up = std::make_shared<std::atomic<bool>>(false);
-  auto future = queue_.submit([given_up, job = std::forward<F>(job)]() mutable {
-    const JobStop stop(given_up);
+  const StopSource given_up;
+  auto future = queue_.submit([token = given_up.token(), job = std::forward<F>(job)]() mutable {
+    const JobStop stop(token);
     stop.check();
     return job(stop);
   });
@@ -131,7 +133,7 @@ auto Api::run_on_worker(const HttpRequest& req, F&& job) {
     try {
       check_alive(req);
     } catch (const ApiError&) {
-      *given_up = true;  // the job stops before its next prompt
+      given_up.request_stop();  // the job's running encode or decode ends at its next node
       throw;
     }
   }

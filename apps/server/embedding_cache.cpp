@@ -1,5 +1,7 @@
 #include "embedding_cache.h"
 
+#include "sam3/error.h"
+
 namespace sam3::server {
 
 std::shared_ptr<const CachedImage> EmbeddingCache::find(const std::string& id) {
@@ -29,7 +31,14 @@ std::shared_ptr<const CachedImage> EmbeddingCache::get_or_encode(const std::stri
       ++hits_;
       lock.unlock();
       if (was_cached) *was_cached = true;
-      return future.get();  // rethrows the encoder's error, if any
+      try {
+        return future.get();  // rethrows the encoder's error, if any
+      } catch (const Error& e) {
+        // That encode was stopped because its own request was given up, not this one: encode
+        // it for this caller (the pending entry is gone by now).
+        if (e.code() != ErrorCode::kCancelled) throw;
+        return get_or_encode(id, encode, was_cached, std::move(keep_image));
+      }
     }
     ++misses_;
     pending_.emplace(id, promise.get_future().share());

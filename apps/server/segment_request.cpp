@@ -4,6 +4,7 @@
 
 #include "api_error.h"
 #include "base64.h"
+#include "request_json.h"
 
 namespace sam3::server {
 namespace {
@@ -78,7 +79,7 @@ InteractivePrompt parse_object(const json& pj, size_t p) {
 }  // namespace
 
 SegmentRequest parse_segment_request(const std::string& body) {
-  const json j = json::parse(body, nullptr, false);
+  const json j = parse_request_json<json>(body);
   if (j.is_discarded()) throw ApiError(400, "invalid_json", "the body is not valid JSON");
   if (!j.is_object()) bad("the body must be a JSON object");
   SegmentRequest r;

@@ -39,7 +39,9 @@ namespace sam3 {
   /* writing an output failed */                                                                  \
   X(kIo, "io", 6, 500, "OutputError")                                                              \
   /* a download failed */                                                                         \
-  X(kNetwork, "network", 7, 502, "NetworkError")
+  X(kNetwork, "network", 7, 502, "NetworkError")                                                \
+  /* stopped by a StopToken (sam3/stop_token.h) before it finished; 130 as for SIGINT */          \
+  X(kCancelled, "cancelled", 130, 503, "CancelledError")
 
 enum class ErrorCode {
 #define SAM3_ERROR_ENUMERATOR(id, name, exit_code, http_status, python) id,

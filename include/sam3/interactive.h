@@ -38,6 +38,7 @@ inline constexpr int kMaxObjectsPerCall = 256;
 
 struct InteractiveOptions {
   bool multimask = false;  // all three candidate masks, best first, instead of the best one
+  StopToken stop;          // stops the decode mid-run (sam3/stop_token.h)
 };
 
 struct ObjectTimings {
@@ -62,6 +63,7 @@ struct EverythingOptions {
   float box_nms_threshold = 0.7f;      // drop a mask whose box overlaps a better one more
   float object_score_threshold = 0.5f; // SAM2's "no object here" cut (sigmoid of its logit)
   std::int64_t min_area = 0;           // drop masks with fewer pixels
+  StopToken stop;                      // stops between and inside decoder runs (sam3/stop_token.h)
 };
 
 }  // namespace sam3

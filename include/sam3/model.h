@@ -92,6 +92,7 @@ struct ModelStats {
   std::int64_t text_encodes = 0;
   std::int64_t decodes = 0;
   std::int64_t text_cache_hits = 0;
+  std::int64_t stopped = 0;  // encode and segment calls ended by their StopToken (kCancelled)
 };
 
 namespace detail {
@@ -118,6 +119,10 @@ class ImageEmbedding {
   int width_, height_;
   double preprocess_ms_, encode_ms_;
   std::size_t bytes_;
+};
+
+struct EncodeOptions {
+  StopToken stop;  // stops the image encode mid-run: throws kCancelled (sam3/stop_token.h)
 };
 
 // An image resized and laid out for the encoder, made ahead of time (e.g. on another thread
@@ -152,10 +157,12 @@ class Model {
   // default, {"cuda", "cpu"} for cuda: ONNX Runtime runs on the CPU what the first cannot).
   std::vector<std::string> providers() const;
 
-  ImageEmbedding encode(const Image& image) const;
+  // Throws kCancelled once options.stop asks to stop (within about a network node).
+  ImageEmbedding encode(const Image& image, const EncodeOptions& options = {}) const;
   PreparedImage prepare(const Image& image) const;  // thread-safe, no ONNX Runtime work
-  ImageEmbedding encode(PreparedImage prepared) const;
-  // Throws kInvalidArgument for an empty prompt, boxes outside the image or too many boxes.
+  ImageEmbedding encode(PreparedImage prepared, const EncodeOptions& options = {}) const;
+  // Throws kInvalidArgument for an empty prompt, boxes outside the image or too many boxes;
+  // kCancelled once options.stop asks to stop.
   PromptResult segment(const ImageEmbedding& embedding, const Prompt& prompt,
                        const SegmentOptions& options = {}) const;
 

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "sam3/stop_token.h"
+
 namespace sam3 {
 
 // Pixel coordinates in the original image, x0,y0 top-left, x1,y1 bottom-right.
@@ -30,6 +32,7 @@ struct SegmentOptions {
   std::int64_t min_area = 0;     // drop instances with fewer mask pixels
   int max_instances = 0;         // keep the best N; 0 keeps all
   float nms_iou = 0.0f;          // mask-IoU NMS when > 0 (the official processor has none)
+  StopToken stop;                // stops the text encode and decode mid-run (sam3/stop_token.h)
 };
 
 // Binary mask at the original image size, row-major, one byte per pixel (0 or 1).

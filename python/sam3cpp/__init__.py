@@ -28,6 +28,7 @@ from ._native import (  # noqa: F401  (re-exported)
     ModelMismatchError,
     ModelNotFoundError,
     NetworkError,
+    CancelledError,
     OutputError,
     Result,
     RuntimeFailure,
@@ -44,7 +45,7 @@ __all__ = [
     "Model", "Embedding", "Result", "Instance", "Box", "tokenize", "encode_rle", "decode_rle", "label", "label_map", "pull",
     "Error", "InvalidArgumentError", "InvalidTextError", "ImageUnreadableError", "ImageUnsupportedError",
     "ImageCorruptError", "ImageTooLargeError", "ModelNotFoundError", "ModelMismatchError", "TokenizerError",
-    "RuntimeFailure", "OutputError", "NetworkError", "onnxruntime_version", "available_providers", "usable_providers",
+    "RuntimeFailure", "OutputError", "NetworkError", "CancelledError", "onnxruntime_version", "available_providers", "usable_providers",
 ]
 
 

@@ -141,6 +141,8 @@ MapLabelResult label_raster(const Model& model, const Raster& raster, const std:
   }
   const std::vector<LabelCategory> on_grid = boxes_on_grid(raster, categories);
   const std::int64_t total = out.grid.size();
+  MapLabelOptions stoppable = options;  // a stop asked for mid-tile also ends that tile's runs
+  if (options.stop) stoppable.segment.stop = StopToken::following(options.stop);
   for (std::int64_t t = options.shard; t < total; t += options.shards) {  // tiles are computed, never listed
     if (options.stop && *options.stop) {
       out.stopped = true;
@@ -148,7 +150,13 @@ MapLabelResult label_raster(const Model& model, const Raster& raster, const std:
     }
     TileRecord record;
     if (!options.store || !options.store->load(static_cast<int>(t), raster.width(), raster.height(), &record)) {
-      record = label_tile(model, raster, on_grid, options, out.grid, t, m2);
+      try {
+        record = label_tile(model, raster, on_grid, stoppable, out.grid, t, m2);
+      } catch (const Error& e) {
+        if (e.code() != ErrorCode::kCancelled) throw;
+        out.stopped = true;  // the tile is not recorded: a resumed run redoes it
+        break;
+      }
       if (options.store) options.store->save(static_cast<int>(t), record);
     }
     out.tiles_skipped += record.nodata;

@@ -75,9 +75,10 @@ std::vector<LabeledInstance> label_image(const Model& model, const Image& image,
   for (std::int64_t ti = 0; ti < grid.size(); ++ti) {
     const TileRect r = grid[ti];
     auto t0 = Clock::now();
-    const ImageEmbedding embedding = tiled      ? model.encode(crop_image(image, r))
-                                     : prepared ? model.encode(std::move(*prepared))
-                                                : model.encode(image);
+    const EncodeOptions encode{options.stop};  // a stop asked for mid-tile ends the tile's runs
+    const ImageEmbedding embedding = tiled      ? model.encode(crop_image(image, r), encode)
+                                     : prepared ? model.encode(std::move(*prepared), encode)
+                                                : model.encode(image, encode);
     t.encode_ms += ms_since(t0);
     t0 = Clock::now();
     for (size_t c = 0; c < categories.size(); ++c) {

@@ -162,6 +162,8 @@ LabelSummary Labeler::run(const std::vector<LabelInput>& inputs, const std::func
   LabelProgress p{summary.total, 0, summary.skipped, 0, 0, ""};
   if (progress) progress(p);
   const auto t0 = Clock::now();
+  SegmentOptions segment = config_.segment;
+  if (stop) segment.stop = StopToken::following(stop);  // also inside an image's encode and decodes
   {
     Prefetcher prefetch(todo, *model_, config_, 2);
     while (auto loaded = prefetch.next()) {
@@ -181,13 +183,17 @@ LabelSummary Labeler::run(const std::vector<LabelInput>& inputs, const std::func
       try {
         if (loaded->error) throw *loaded->error;
         label::ItemRecord item{in.name, in.path, loaded->image->width, loaded->image->height, {}, loaded->source, {}};
-        item.instances = label_image(*model_, *loaded->image, config_.categories, config_.segment, config_.tiles, nullptr,
+        item.instances = label_image(*model_, *loaded->image, config_.categories, segment, config_.tiles, nullptr,
                                      loaded->prepared ? &*loaded->prepared : nullptr);
         label::write_item(out_, item, config_hash_);
         label::remove_failure(out_, in.name);
         ++summary.processed;
       } catch (const Error& e) {
         if (e.code() == ErrorCode::kIo) throw;  // the output folder is unwritable: stop, records so far are kept
+        if (e.code() == ErrorCode::kCancelled) {  // stopped mid-image: no record, the next run redoes it
+          summary.interrupted = true;
+          break;
+        }
         record_failure(e);
       } catch (const std::bad_alloc&) {
         record_failure(Error(ErrorCode::kImageTooLarge, in.name + ": not enough memory to label this image"));

@@ -15,6 +15,7 @@
 #include "predictor/postprocess.h"
 #include "predictor/preprocess.h"
 #include "pure/prompt_rules.h"
+#include "runtime/run_stop.h"
 #include "sam3/error.h"
 #include "sam3/log.h"
 
@@ -90,7 +91,18 @@ struct Model::Impl {
   std::unique_ptr<ClipTokenizer> tokenizer;
   double load_ms = 0;
   TextCache text_cache;
-  std::atomic<std::int64_t> image_encodes{0}, text_encodes{0}, decodes{0}, cache_hits{0};
+  std::atomic<std::int64_t> image_encodes{0}, text_encodes{0}, decodes{0}, cache_hits{0}, stopped{0};
+
+  // Runs `call`, counting it in `stopped` when its StopToken ended it.
+  template <typename F>
+  auto counting_stops(F&& call) {
+    try {
+      return call();
+    } catch (const Error& e) {
+      if (e.code() == ErrorCode::kCancelled) ++stopped;
+      throw;
+    }
+  }
 
   explicit Impl(size_t cache_entries) : text_cache(cache_entries) {}
 };
@@ -169,16 +181,19 @@ PreparedImage Model::prepare(const Image& image) const {
   return p;
 }
 
-ImageEmbedding Model::encode(const Image& image) const { return encode(prepare(image)); }
+ImageEmbedding Model::encode(const Image& image, const EncodeOptions& options) const {
+  return encode(prepare(image), options);
+}
 
-ImageEmbedding Model::encode(PreparedImage prepared) const {
+ImageEmbedding Model::encode(PreparedImage prepared, const EncodeOptions& options) const {
   if (prepared.input_width != input_width() || prepared.input_height != input_height() ||
       prepared.planes.size() != static_cast<size_t>(3) * prepared.input_width * prepared.input_height) {
     throw Error(ErrorCode::kInvalidArgument, "the prepared image was made for another model input size");
   }
   const auto t0 = Clock::now();
   auto data = std::make_shared<detail::EmbeddingData>();
-  data->features = impl_->backend->encode_image(prepared.planes);
+  const rt::StopScope stop(options.stop);  // every session run below obeys it
+  data->features = impl_->counting_stops([&] { return impl_->backend->encode_image(prepared.planes); });
   data->width = prepared.width;
   data->height = prepared.height;
   data->layout = layout();
@@ -203,6 +218,7 @@ PromptResult Model::segment(const ImageEmbedding& embedding, const Prompt& promp
   const std::string text = pure::checked_prompt_text(prompt, options, embedding.width(), embedding.height());
   PromptResult result;
   result.prompt = prompt;
+  const rt::StopScope stop(options.stop);  // the text encode and the decode obey it
 
   auto features = impl_->text_cache.get(text);
   if (features) {
@@ -211,12 +227,13 @@ PromptResult Model::segment(const ImageEmbedding& embedding, const Prompt& promp
   } else {
     const auto t0 = Clock::now();
     const TokenizedText tokens = impl_->tokenizer->encode(text);
-    features = std::make_shared<detail::TextFeatures>(impl_->backend->encode_text(tokens));
+    features = std::make_shared<detail::TextFeatures>(impl_->counting_stops([&] { return impl_->backend->encode_text(tokens); }));
     result.timings.encode_text_ms = ms_since(t0);
     ++impl_->text_encodes;
     impl_->text_cache.put(text, features);
   }
-  result.instances = impl_->backend->decode(*embedding.data(), *features, prompt.boxes, options, result.timings);
+  result.instances = impl_->counting_stops(
+      [&] { return impl_->backend->decode(*embedding.data(), *features, prompt.boxes, options, result.timings); });
   ++impl_->decodes;
   const auto t1 = Clock::now();
   finalize_instances(result.instances, options);
@@ -231,7 +248,9 @@ std::vector<ObjectResult> Model::segment_objects(const ImageEmbedding& embedding
                                                  const InteractiveOptions& options) const {
   if (!embedding.data()) throw Error(ErrorCode::kInvalidArgument, "the image embedding is empty");
   int runs = 0;
-  auto results = detail::segment_objects(*impl_->backend, *embedding.data(), prompts, options, &runs);
+  const rt::StopScope stop(options.stop);
+  auto results = impl_->counting_stops(
+      [&] { return detail::segment_objects(*impl_->backend, *embedding.data(), prompts, options, &runs); });
   impl_->decodes += runs;
   return results;
 }
@@ -244,7 +263,8 @@ ObjectResult Model::segment(const ImageEmbedding& embedding, const InteractivePr
 PromptResult Model::segment_everything(const ImageEmbedding& embedding, const EverythingOptions& options) const {
   if (!embedding.data()) throw Error(ErrorCode::kInvalidArgument, "the image embedding is empty");
   int runs = 0;
-  auto result = detail::segment_everything(*impl_->backend, *embedding.data(), options, &runs);
+  const rt::StopScope stop(options.stop);
+  auto result = impl_->counting_stops([&] { return detail::segment_everything(*impl_->backend, *embedding.data(), options, &runs); });
   impl_->decodes += runs;
   return result;
 }
@@ -260,7 +280,8 @@ std::vector<ModelFileInfo> Model::files() const {
 }
 
 ModelStats Model::stats() const {
-  return {impl_->image_encodes.load(), impl_->text_encodes.load(), impl_->decodes.load(), impl_->cache_hits.load()};
+  return {impl_->image_encodes.load(), impl_->text_encodes.load(), impl_->decodes.load(), impl_->cache_hits.load(),
+          impl_->stopped.load()};
 }
 
 }  // namespace sam3

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "kernels/onednn_int8.h"
+#include "runtime/run_stop.h"
 #include "sam3/error.h"
 #include "sam3/log.h"
 
@@ -251,9 +252,23 @@ std::map<std::string, Ort::Value> Session::run(const std::map<std::string, const
   std::vector<const char*> out_names;
   for (const auto& t : outputs_) out_names.push_back(t.name.c_str());
   std::vector<OrtValue*> out_values(out_names.size(), nullptr);
-  OrtStatus* status = Ort::GetApi().Run(session_, nullptr, in_names.data(), in_values.data(),
-                                        in_values.size(), out_names.data(), out_names.size(),
-                                        out_values.data());
+  // The current thread's stop token (Model sets it around each call): a stopped one fails at
+  // once, and one stopped during the run terminates it between nodes.
+  const StopToken& stop = current_stop_token();
+  const auto cancelled = [&] {
+    return Error(ErrorCode::kCancelled, path_.filename().string() + ": stopped before its run finished");
+  };
+  if (stop.stop_requested()) throw cancelled();
+  OrtStatus* status = nullptr;
+  if (stop.stoppable()) {
+    Ort::RunOptions options;
+    const WatchedRun watched(stop, options);
+    status = Ort::GetApi().Run(session_, options, in_names.data(), in_values.data(), in_values.size(),
+                               out_names.data(), out_names.size(), out_values.data());
+  } else {
+    status = Ort::GetApi().Run(session_, nullptr, in_names.data(), in_values.data(), in_values.size(),
+                               out_names.data(), out_names.size(), out_values.data());
+  }
   std::map<std::string, Ort::Value> out;
   for (size_t i = 0; i < out_values.size(); ++i) {
     if (out_values[i]) out.emplace(outputs_[i].name, Ort::Value(out_values[i]));
@@ -261,6 +276,7 @@ std::map<std::string, Ort::Value> Session::run(const std::map<std::string, const
   if (status) {
     const std::string message = Ort::GetApi().GetErrorMessage(status);
     Ort::GetApi().ReleaseStatus(status);
+    if (stop.stop_requested()) throw cancelled();
     throw Error(ErrorCode::kRuntime, path_.filename().string() + " failed to run: " + message);
   }
   return out;

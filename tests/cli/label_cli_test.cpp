@@ -159,6 +159,31 @@ TEST_F(LabelCli, CtrlCStopsAfterTheImageInFlight) {
   EXPECT_LT(coco["images"].size(), 24u);
 }
 
+// The usls-slow model's encoder runs about a minute per tile: SIGTERM must end the tile's run
+// itself, not wait for it, and leave no record of the image (nor a failure) for a rerun to trust.
+TEST_F(LabelCli, SigtermStopsInsideATilesEncodeAndRecordsNothingForTheImage) {
+  make_images(1, 4);  // 1600x960: tiled for a 224 model
+  sam3::test::ServerProcess run({kSam3, "label", (root_ / "images").string(), "--models",
+                                 (sam3::test::test_models_dir() / "usls-slow").string(), "-p", "red", "--out",
+                                 (root_ / "out").string()},
+                                /*read_url=*/false);
+  // inputs.json is written once the model is loaded, just before the first image.
+  for (int i = 0; i < 1200 && !fs::exists(root_ / "out" / "inputs.json"); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(fs::exists(root_ / "out" / "inputs.json")) << "the run never started";
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // inside the first tile's encode
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(run.stop(SIGTERM), 130);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 10.0)
+      << "SIGTERM waited for the tile's encode to end";
+  for (const auto& e : fs::recursive_directory_iterator(root_ / "out")) {
+    EXPECT_NE(e.path().parent_path().filename(), "items") << "a record of an image never finished: " << e.path();
+    EXPECT_NE(e.path().parent_path().filename(), "failed") << "a stopped image is no failure: " << e.path();
+    if (e.path().extension() == ".json") EXPECT_NO_THROW(json::parse(read_file(e.path()))) << "half-written " << e.path();
+  }
+  EXPECT_EQ(json::parse(read_file(root_ / "out" / "failures.json")).size(), 0u);
+  EXPECT_EQ(json::parse(read_file(root_ / "out" / "coco.json"))["images"].size(), 0u);
+}
+
 TEST_F(LabelCli, ShardsMergedEqualASingleRun) {
   make_images(10);
   ASSERT_EQ(run_command(label("--format coco,yolo", "single")).exit_code, 0);

@@ -279,6 +279,36 @@ def test_a_killed_map_run_resumes_per_tile_and_ends_as_one_run(tmp_path):
     assert len(list(records.iterdir())) == 2, "one record folder per run's settings"
 
 
+def test_sigterm_ends_the_tile_in_flight_and_records_nothing_for_it(tmp_path):
+    import signal
+    import time
+    # The usls-slow model's encoder runs about a minute per tile: SIGTERM must end the tile's
+    # run itself (ONNX Runtime's terminate), not wait for it.
+    write_raster(tmp_path / "utm.tif", objects={0: RED})
+    out = tmp_path / "out"
+    args = [CLI, "label", str(tmp_path / "utm.tif"), "--models", str(MODELS.parent / "usls-slow"), "-p", "red",
+            "--format", "gpkg", "--out", str(out)]
+    p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(1200):  # until the run has begun (the folder is locked once the model is loaded)
+            if p.poll() is not None or (out / ".sam3-lock").exists():
+                break
+            time.sleep(0.1)
+        assert (out / ".sam3-lock").exists() and p.poll() is None, f"the run never began: {p.communicate()}"
+        time.sleep(1.5)  # inside the first tile's encode
+        p.send_signal(signal.SIGTERM)
+        start = time.monotonic()
+        stdout, _ = p.communicate(timeout=120)
+        assert time.monotonic() - start < 10, "SIGTERM waited for the tile's encode to end"
+        assert p.returncode == 130 and "interrupted" in stdout, stdout
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert not list((out / "map-tiles").glob("*/tile-*.json")), "a record of a tile never finished"
+    assert not list(out.glob("labels*")), "no outputs from an interrupted run"
+
+
 def test_alpha_bands_world_files_percentile_scaling_and_holes(tmp_path):
     # An 8-bit RGBA GeoTIFF: a red ring (a hole in the middle) and a red square under alpha 0.
     w, h = 600, 400

@@ -262,3 +262,21 @@ def test_providers_cpu_and_auto_segment_and_missing_ones_are_refused(model):
                             (["cpu", "cuda"], "put cpu last")):
         with pytest.raises(sam3cpp.InvalidArgumentError, match=text):
             sam3cpp.Model(MODELS / "usls", providers=providers)
+
+
+def test_ctrl_c_stops_an_encode_inside_its_run():
+    import signal
+    import threading
+    import time
+    # usls-slow's encoder runs about a minute; SIGINT a second in must end it at once.
+    slow = sam3cpp.Model(MODELS / "usls-slow", threads=1)
+    image = np.zeros((64, 64, 3), np.uint8)
+    timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    start = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            slow.encode(image)
+    finally:
+        timer.cancel()
+    assert time.monotonic() - start < 10, "Ctrl-C waited for the encode to end"

@@ -120,6 +120,51 @@ TEST(AbandonedRequests, ARunningJobStopsBetweenPromptsOnceItsClientLeaves) {
   EXPECT_LT(ran, 500) << "the job ran on for its client that had left";
 }
 
+// Encodes and decodes ended by their StopToken, as /v1/info counts them.
+int stopped_runs(ServerProcess& server) {
+  httplib::Client c("127.0.0.1", server.port());
+  auto r = c.Get("/v1/info");
+  return r && r->status == 200 ? json::parse(r->body)["model"]["stopped"].get<int>() : -1;
+}
+
+// Polls until `stopped_runs` reaches `n`; the seconds it took (at most 30).
+double seconds_until_stopped(ServerProcess& server, int n) {
+  const auto t0 = Clock::now();
+  while (stopped_runs(server) < n && Clock::now() - t0 < 30s) std::this_thread::sleep_for(50ms);
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// The usls-slow model's encoder runs about a minute (a chain of heavy nodes): a running encode
+// whose client left, or whose --timeout passed, must end inside its run, not hold the only
+// worker to its end.
+TEST(AbandonedRequests, ARunningEncodeStopsInsideItsRunWhenItsClientLeavesOrItsTimeIsUp) {
+  std::unique_ptr<ServerProcess> server(sam3::test::start_serve("usls-slow", {"--workers", "1", "--timeout", "4"}));
+  for (int i = 0; i < 6 && !sam3::test::wait_healthy(server->port()); ++i) {
+  }  // the first load prepares a graph of 3000 nodes
+  ASSERT_TRUE(sam3::test::wait_healthy(server->port()));
+  const std::string image = png();
+  {
+    RawConnection leaving(server->port());
+    ASSERT_TRUE(leaving.send("POST /v1/images HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: image/png\r\nContent-Length: " +
+                             std::to_string(image.size()) + "\r\n\r\n" + image));
+    std::this_thread::sleep_for(1500ms);  // the encode is running
+  }  // the client leaves
+  EXPECT_LT(seconds_until_stopped(*server, 1), 10.0) << "the encode ran on after its client left";
+  EXPECT_EQ(stopped_runs(*server), 1);
+
+  httplib::Client c("127.0.0.1", server->port());
+  c.set_read_timeout(120, 0);
+  const auto t0 = Clock::now();
+  auto r = c.Post("/v1/images", image, "image/png");  // the worker is free again: this one runs to its --timeout
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 503) << r->body;
+  EXPECT_NE(r->body.find("timeout"), std::string::npos) << r->body;
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 15.0);
+  EXPECT_LT(seconds_until_stopped(*server, 2), 10.0) << "the encode ran on after the request's time was up";
+  httplib::Client info("127.0.0.1", server->port());
+  EXPECT_EQ(json::parse(info.Get("/v1/info")->body)["model"]["image_encodes"], 0) << "no encode ran to its end";
+}
+
 TEST(AbandonedRequests, ARequestsTimeoutCoversEveryPrompt) {
   auto server = serve({"--max-prompts", "1000", "--max-request-mb", "16", "--timeout", "2"});
   httplib::Client c("127.0.0.1", server->port());

@@ -15,6 +15,7 @@
 #include "sam3/export.h"
 #include "server.h"
 #include "support/raw_http.h"
+#include "support/run_command.h"
 #include "support/server_process.h"
 #include "support/test_images.h"
 
@@ -239,6 +240,52 @@ TEST(HostileClients, HealthAnswersFastWhileEveryWorkerIsBusy) {
   }
   EXPECT_LT(worst, 100) << "ms for /health with both workers busy";
   for (auto& t : busy) t.join();
+}
+
+long peak_rss_mb(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stol(line.substr(6)) / 1024;
+  }
+  return -1;
+}
+
+// JSON builds about 40 bytes of memory for each byte of "[[[[": 32 MB of it made the server
+// 1.4 GB larger before it said the body was no object. Every route's body is parsed within a
+// depth and a value count, refused as soon as it passes either.
+TEST(HostileClients, DeepOrHugeJsonIsRefusedBeforeItIsBuilt) {
+  ServerProcess server = start({"--max-request-mb", "64"});
+  httplib::Client c("127.0.0.1", server.port());
+  c.set_read_timeout(120, 0);
+  const long before = peak_rss_mb(server.pid());
+  const std::string deep = std::string(16 << 20, '[') + std::string(16 << 20, ']');
+  std::string wide = "[";
+  for (int i = 0; i < 4'100'000; ++i) wide += "0,";
+  wide += "0]";
+  for (const char* path : {"/v1/segment", "/predict", "/setup", "/v1/predict"}) {
+    for (const std::string* body : std::vector<const std::string*>{&deep, &wide}) {
+      auto r = c.Post(path, *body, "application/json");
+      ASSERT_TRUE(r) << path;
+      EXPECT_NE(r->body.find(body == &deep ? "nests deeper than 64" : "more than 4000000 values"), std::string::npos)
+          << path << ": " << r->status << " " << r->body.substr(0, 300);
+      if (std::string(path) != "/v1/predict") EXPECT_EQ(r->status, 413) << path;  // X-AnyLabeling: success false
+    }
+  }
+  EXPECT_LT(peak_rss_mb(server.pid()) - before, 300) << "MB the server grew by for bodies it refused";
+}
+
+// An operator's impossible limits are usage errors naming the option, never a server that
+// starts 10^8 handler threads (--queue) or wraps a limit in bytes around to a tiny one.
+TEST(ServeOptions, ImpossibleLimitsAreRefusedBeforeAnythingStarts) {
+  const std::string models = (sam3::test::test_models_dir() / "usls").string();
+  for (const std::string option : {"--queue 100000000", "--max-request-mb 17592186044417", "--cache-mb 17592186044416",
+                                   "--timeout 99999999999", "--queue 0", "--timeout nan"}) {
+    const auto r = sam3::test::run_command("timeout 20 " + std::string(SAM3_CLI_PATH) + " serve --models " + models +
+                                           " --port 0 " + option);
+    EXPECT_EQ(r.exit_code, 2) << option << ": " << r.out << r.err;
+    EXPECT_NE(r.err.find(option.substr(0, option.find(' '))), std::string::npos) << option << ": " << r.err;
+    EXPECT_EQ(r.out.find("listening"), std::string::npos) << option;
+  }
 }
 
 TEST(ServerBind, LoopbackIsDecidedByWhatTheNameResolvesTo) {

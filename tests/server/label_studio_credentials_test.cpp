@@ -154,4 +154,23 @@ TEST(LabelStudioCredentials, AnAccessTokenGoesBackOnlyToTheOriginThatIssuedIt) {
   }
 }
 
+// A token is one header value: one holding a line break would add headers (or a whole second
+// request) of the client's choosing to what sam3 sends the operator's Label Studio.
+TEST(LabelStudioCredentials, ATokenThatWouldAddHeadersIsRefused) {
+  auto ls = image_host(false);
+  std::unique_ptr<ServerProcess> server(sam3::test::start_serve("usls", {"--label-studio-url", ls->url()}));
+  for (const std::string& token : std::vector<std::string>{"tok\r\nX-Injected: yes", "tok\nX-Injected: yes", std::string("tok\0X", 5), "tok en"}) {
+    json body = {{"project", "1.1700000000"}, {"schema", kConfig}, {"hostname", ls->url()}, {"access_token", token}};
+    auto r = post(*server, "/setup", body);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400) << ::testing::PrintToString(token) << ": " << r->body;
+    EXPECT_NE(r->body.find("access_token"), std::string::npos) << r->body;
+    predict(*server, "1.1700000000");
+  }
+  for (const auto& s : ls->seen()) {
+    EXPECT_FALSE(s.headers.count("X-Injected")) << "a header the client wrote reached Label Studio at " << s.path;
+    EXPECT_EQ(s.authorization.find("tok"), std::string::npos) << s.path << ": " << s.authorization;
+  }
+}
+
 }  // namespace

@@ -21,6 +21,7 @@ class StandIn {
  public:
   struct Seen {
     std::string path, authorization;
+    httplib::Headers headers;
   };
   StandIn() { port_ = server_.bind_to_any_port("127.0.0.1"); }
   ~StandIn() {
@@ -28,9 +29,12 @@ class StandIn {
     if (thread_.joinable()) thread_.join();
   }
   void start() {
-    server_.set_logger([this](const httplib::Request& req, const httplib::Response&) {
+    // Recorded before the route answers (a logger runs after the answer is sent, so a client
+    // could look before its request was recorded).
+    server_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response&) {
       std::lock_guard lock(mutex_);
-      seen_.push_back({req.path, req.get_header_value("Authorization")});
+      seen_.push_back({req.path, req.get_header_value("Authorization"), req.headers});
+      return httplib::Server::HandlerResponse::Unhandled;
     });
     thread_ = std::thread([this] { server_.listen_after_bind(); });
     for (int i = 0; i < 100 && !server_.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));

@@ -7,6 +7,7 @@
 
 #include "api.h"
 #include "base64.h"
+#include "request_json.h"
 #include "sam3/error.h"
 #include "sam3/instance_merge.h"
 #include "sam3/interactive.h"
@@ -96,7 +97,7 @@ using Labels = std::shared_ptr<const std::vector<CvatLabel>>;
 
 HttpResponse detect(Api& api, const Labels& shared, const HttpRequest& req) {
   const std::vector<CvatLabel>& labels = *shared;
-  const json body = json::parse(req.body, nullptr, false);
+  const json body = parse_request_json<json>(req.body);
   if (!body.is_object()) throw ApiError(400, "invalid_request", "the invocation body must be a JSON object");
   const auto image = body.contains("image") && body["image"].is_string() ? base64_decode(body["image"].get<std::string>())
                                                                           : std::nullopt;
@@ -117,12 +118,14 @@ HttpResponse detect(Api& api, const Labels& shared, const HttpRequest& req) {
   bool cached = false;
   auto entry = api.encode_bytes(req, *image, &cached);
   auto found = api.run_on_worker(req, [model, entry, shared, options](const JobStop& stop) {
+    SegmentOptions stoppable = options;
+    stoppable.stop = stop.token();  // a running decode ends too once the request is given up
     std::vector<std::vector<Instance>> out;
     for (const auto& label : *shared) {
       std::vector<Instance> instances;
       for (const auto& text : label.prompts) {
         stop.check();
-        auto r = model->segment(entry->embedding, Prompt{.text = text, .boxes = {}}, options);
+        auto r = model->segment(entry->embedding, Prompt{.text = text, .boxes = {}}, stoppable);
         std::move(r.instances.begin(), r.instances.end(), std::back_inserter(instances));
       }
       out.push_back(merge_instances(std::move(instances)));
@@ -171,7 +174,7 @@ std::vector<PointPrompt> points_of(const json& body, const char* key, bool posit
 
 // CVAT's interactor payload -> {"mask": rows of 0/1 inside "bounds" [left, top, right, bottom]}.
 HttpResponse interact(Api& api, const HttpRequest& req) {
-  const json body = json::parse(req.body, nullptr, false);
+  const json body = parse_request_json<json>(req.body);
   if (!body.is_object()) throw ApiError(400, "invalid_request", "the invocation body must be a JSON object");
   const auto image = body.contains("image") && body["image"].is_string() ? base64_decode(body["image"].get<std::string>())
                                                                           : std::nullopt;
@@ -189,8 +192,10 @@ HttpResponse interact(Api& api, const HttpRequest& req) {
   auto model = api.click_model();
   bool cached = false;
   auto entry = api.encode_bytes(req, model, *image, &cached);
-  const ObjectResult found = api.run_on_worker(req, [model, entry, prompt](const JobStop&) {
-    return model->segment(entry->embedding, prompt);
+  const ObjectResult found = api.run_on_worker(req, [model, entry, prompt](const JobStop& stop) {
+    InteractiveOptions options;
+    options.stop = stop.token();
+    return model->segment(entry->embedding, prompt, options);
   });
   if (found.masks.empty()) return json_response(200, {{"mask", json::array()}});
   const Mask& m = found.masks.front().mask;

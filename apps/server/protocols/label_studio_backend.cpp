@@ -6,6 +6,7 @@
 #include "label_studio_config.h"
 #include "label_studio_context.h"
 #include "label_studio_regions.h"
+#include "request_json.h"
 #include "sam3/instance_merge.h"
 
 namespace sam3::server {
@@ -15,7 +16,7 @@ using json = nlohmann::ordered_json;
 using namespace label_studio;
 
 json parse_body(const HttpRequest& req) {
-  json body = json::parse(req.body, nullptr, false);
+  json body = parse_request_json<json>(req.body);
   if (!body.is_object()) throw ApiError(400, "invalid_request", req.path + " takes a JSON object");
   return body;
 }
@@ -193,12 +194,14 @@ class LabelStudioBackend {
                 : config_jobs);
     if (context) api_.check_prompts(prompts_of(*jobs), "the interactive context's marks");
     auto found = api_.run_on_worker(req, [model, entry, jobs](const JobStop& stop) {
+      SegmentOptions options;
+      options.stop = stop.token();  // a running decode ends too once the request is given up
       std::vector<std::vector<Instance>> out;
       for (const auto& job : *jobs) {
         std::vector<Instance> all;
         for (const auto& prompt : job.prompts) {
           stop.check();
-          auto r = model->segment(entry->embedding, prompt);
+          auto r = model->segment(entry->embedding, prompt, options);
           std::move(r.instances.begin(), r.instances.end(), std::back_inserter(all));
         }
         out.push_back(merge_instances(std::move(all)));
@@ -228,8 +231,10 @@ class LabelStudioBackend {
     auto entry = api_.encode_bytes(req, click, bytes, &cached);
     const InteractiveContext marks = read_interactive_context(context, entry->embedding.width(), entry->embedding.height());
     auto objects = std::make_shared<const std::vector<InteractivePrompt>>(clicked_objects(marks));
-    auto found = api_.run_on_worker(req, [click, entry, objects](const JobStop&) {
-      return click->segment_objects(entry->embedding, *objects);
+    auto found = api_.run_on_worker(req, [click, entry, objects](const JobStop& stop) {
+      InteractiveOptions options;
+      options.stop = stop.token();
+      return click->segment_objects(entry->embedding, *objects, options);
     });
     const Job job = labelled_job(config, "", marks.named_label);
     json regions = json::array();

@@ -6,6 +6,7 @@
 
 #include "api_error.h"
 #include "base64.h"
+#include "request_json.h"
 #include "http/http_message.h"
 #include "sam3/error.h"
 #include "sam3/image.h"
@@ -69,6 +70,11 @@ std::string without_trailing_slash(std::string url) {
 constexpr size_t kMaxProjects = 1024;
 
 void TaskImages::remember_setup(const std::string& project, const std::string& hostname, const std::string& access_token) {
+  // A token is one header value: a line break in it would add headers (or a second request) of
+  // the client's choosing to what is sent to Label Studio. Tokens are visible ASCII.
+  if (!is_header_token(access_token)) {
+    throw ApiError(400, "invalid_request", "the access_token holds a space, line break or other character no token has");
+  }
   std::lock_guard lock(mutex_);
   SetupPair pair;
   if (!hostname.empty() && !url_origin(hostname).empty()) pair.url = without_trailing_slash(hostname);
@@ -130,7 +136,12 @@ std::string TaskImages::authorization(const Credentials& c, bool renew, const Fe
     throw ApiError(502, "label_studio_unreachable", "cannot reach Label Studio at " + c.url + " to exchange the personal "
                                                     "access token: " + e.what() + "; check LABEL_STUDIO_URL");
   }
-  const auto body = nlohmann::json::parse(r.body, nullptr, false);
+  nlohmann::json body;
+  try {
+    body = parse_request_json<nlohmann::json>(r.body);  // a host /setup named may answer anything
+  } catch (const ApiError&) {
+    body = nlohmann::json::value_t::discarded;
+  }
   if (r.status != 200 || !body.is_object() || !body.contains("access") || !body["access"].is_string()) {
     throw ApiError(502, "label_studio_unauthorized",
                    "Label Studio did not accept the personal access token (POST /api/token/refresh/ answered HTTP " +

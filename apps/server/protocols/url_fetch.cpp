@@ -2,6 +2,7 @@
 
 #include <curl/curl.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include <memory>
@@ -48,6 +49,10 @@ std::string part_of(CURLU* url, CURLUPart part, unsigned flags = 0) {
 
 }  // namespace
 
+bool is_header_token(const std::string& value) {
+  return std::all_of(value.begin(), value.end(), [](char c) { return c > 0x20 && c < 0x7f; });
+}
+
 std::string url_origin(const std::string& url) {
   std::unique_ptr<CURLU, decltype(&curl_url_cleanup)> u(curl_url(), curl_url_cleanup);
   if (curl_url_set(u.get(), CURLUPART_URL, url.c_str(), 0) != CURLUE_OK) return "";
@@ -77,7 +82,15 @@ FetchResponse fetch_url(const FetchRequest& request) {
     sink.given_up = &request.given_up;
     curl_slist* headers = nullptr;
     if (url_origin(url) == request.credentials_origin) {
-      for (const auto& h : request.credentials) headers = curl_slist_append(headers, h.c_str());
+      for (const auto& h : request.credentials) {
+        // libcurl sends a header as given: a line break in one (a token from a client, or
+        // Label Studio's answer) would add headers of someone else's choosing. Never sent.
+        if (h.find_first_of(std::string("\r\n\0", 3)) != std::string::npos) {
+          curl_slist_free_all(headers);
+          throw FetchError(FetchError::kUnreachable, "a credential holds a line break; it was not sent");
+        }
+        headers = curl_slist_append(headers, h.c_str());
+      }
     }
     if (!request.post_json.empty()) headers = curl_slist_append(headers, "Content-Type: application/json");
     std::unique_ptr<curl_slist, decltype(&curl_slist_free_all)> header_list(headers, curl_slist_free_all);

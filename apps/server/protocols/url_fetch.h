@@ -38,6 +38,10 @@ struct FetchResponse {
   std::string url;  // of the last hop
 };
 
+// Whether `value` is visible ASCII only (no space, no control character): what a token in an
+// Authorization header may be.
+bool is_header_token(const std::string& value);
+
 struct FetchError : std::runtime_error {
   enum Kind { kUnreachable, kTooLarge, kRedirectRefused, kTooManyRedirects, kTimedOut, kDeadline, kGivenUp };
   FetchError(Kind kind, const std::string& message) : std::runtime_error(message), kind(kind) {}

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base64.h"
+#include "request_json.h"
 #include "sam3/log.h"
 #include "sam3/mask_encodings.h"
 #include "x_anylabeling_marks.h"
@@ -111,8 +112,10 @@ HttpResponse predict_clicked(Api& api, const HttpRequest& req, const std::string
     auto entry = api.encode_bytes(req, model, image, &cached);
     auto objects = std::make_shared<const std::vector<InteractivePrompt>>(
         x_anylabeling::clicked_objects(marks, entry->embedding.width(), entry->embedding.height()));
-    auto found = api.run_on_worker(req, [model, entry, objects](const JobStop&) {
-      return model->segment_objects(entry->embedding, *objects);
+    auto found = api.run_on_worker(req, [model, entry, objects](const JobStop& stop) {
+      InteractiveOptions options;
+      options.stop = stop.token();
+      return model->segment_objects(entry->embedding, *objects, options);
     });
     json shapes = json::array();
     const std::string label = texts.empty() ? "object" : texts.front();
@@ -126,7 +129,12 @@ HttpResponse predict_clicked(Api& api, const HttpRequest& req, const std::string
 }
 
 HttpResponse predict(Api& api, const HttpRequest& req) {
-  const json body = json::parse(req.body, nullptr, false);
+  json body;
+  try {
+    body = parse_request_json<json>(req.body);
+  } catch (const ApiError& e) {
+    return failure(200, "INVALID_REQUEST", e.what());
+  }
   if (!body.is_object()) return failure(200, "INVALID_REQUEST", "POST /v1/predict takes a JSON object");
   // Fields of the wrong JSON type are the client's error, not a 500 (json::value would throw).
   const std::string model_name = body.contains("model") && body["model"].is_string() ? body["model"].get<std::string>() : "";
@@ -177,10 +185,12 @@ HttpResponse predict(Api& api, const HttpRequest& req) {
     auto entry = api.encode_bytes(req, *image, &cached);
     auto shared = std::make_shared<const std::vector<std::pair<std::string, Prompt>>>(std::move(prompts));
     auto results = api.run_on_worker(req, [model, entry, shared, options](const JobStop& stop) {
+      SegmentOptions stoppable = options;
+      stoppable.stop = stop.token();  // a running decode ends too once the request is given up
       std::vector<PromptResult> out;
       for (const auto& [label, prompt] : *shared) {
         stop.check();
-        out.push_back(model->segment(entry->embedding, prompt, options));
+        out.push_back(model->segment(entry->embedding, prompt, stoppable));
       }
       return out;
     });
