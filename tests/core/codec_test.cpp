@@ -10,6 +10,7 @@
 
 #include "core/codecs.h"
 #include "sam3/error.h"
+#include "support/error_code.h"
 #include "sam3/image.h"
 
 namespace {
@@ -43,15 +44,7 @@ double max_difference(const cv::Mat& a, const cv::Mat& b) {
   return m;
 }
 
-sam3::ErrorCode code_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const sam3::Error& e) {
-    return e.code();
-  }
-  ADD_FAILURE() << "no sam3::Error thrown";
-  return sam3::ErrorCode::kRuntime;
-}
+using sam3::test::code_of;
 
 // A BMP with a 40-byte info header: `bpp` bits, `compression`, an optional palette (BGRx),
 // optional bit-field masks, and `pixels` as stored.

@@ -4,6 +4,7 @@
 #include <opencv2/imgcodecs.hpp>
 
 #include "sam3/error.h"
+#include "support/error_code.h"
 #include "sam3/export.h"
 #include "sam3/image.h"
 #include "support/test_images.h"
@@ -12,15 +13,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-sam3::ErrorCode code_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const sam3::Error& e) {
-    return e.code();
-  }
-  ADD_FAILURE() << "no sam3::Error thrown";
-  return sam3::ErrorCode::kRuntime;
-}
+using sam3::test::code_of;
 
 std::vector<std::uint8_t> bytes_of(const std::string& s) { return {s.begin(), s.end()}; }
 

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "sam3/error.h"
+#include "support/error_code.h"
 #include "sam3/model.h"
 #include "support/test_images.h"
 
@@ -24,15 +25,7 @@ std::shared_ptr<sam3::Model> load(const char* folder) {
   return sam3::Model::load(sam3::test::test_models_dir() / folder, o);
 }
 
-sam3::ErrorCode code_of(const std::function<void()>& call) {
-  try {
-    call();
-  } catch (const sam3::Error& e) {
-    return e.code();
-  }
-  ADD_FAILURE() << "no sam3::Error thrown";
-  return sam3::ErrorCode::kRuntime;
-}
+using sam3::test::code_of;
 
 // Seconds from asking to stop until the encode gave up, with what it threw.
 struct Stopped {
