@@ -153,11 +153,9 @@ std::vector<sam3::BoxPrompt> boxes_from(const py::object& boxes) {
     if (seq.size() == 5) {
       const py::object flag = seq[4];
       if (py::isinstance<py::str>(flag)) {
-        const std::string s = py::str(flag).cast<std::string>();
-        if (s != "pos" && s != "neg" && s != "positive" && s != "negative") {
-          throw sam3::Error(sam3::ErrorCode::kInvalidArgument, "a box's fifth item is True/False or \"pos\"/\"neg\"");
-        }
-        b.positive = s == "pos" || s == "positive";
+        const auto polarity = sam3::parse_polarity(py::str(flag).cast<std::string>());
+        if (!polarity) throw sam3::Error(sam3::ErrorCode::kInvalidArgument, "a box's fifth item is True/False or \"pos\"/\"neg\"");
+        b.positive = *polarity;
       } else {
         b.positive = flag.cast<bool>();
       }
@@ -190,9 +188,9 @@ std::vector<sam3::PointPrompt> points_from(const py::object& obj) {
     if (seq.size() == 3) {
       const py::object flag = seq[2];
       if (py::isinstance<py::str>(flag)) {
-        const std::string f = py::str(flag).cast<std::string>();
-        if (f != "pos" && f != "neg") throw sam3::Error(sam3::ErrorCode::kInvalidArgument, where + ": the third item is True/False or \"pos\"/\"neg\"");
-        p.positive = f == "pos";
+        const auto polarity = sam3::parse_polarity(py::str(flag).cast<std::string>());
+        if (!polarity) throw sam3::Error(sam3::ErrorCode::kInvalidArgument, where + ": the third item is True/False or \"pos\"/\"neg\"");
+        p.positive = *polarity;
       } else {
         p.positive = flag.cast<bool>();
       }

@@ -73,11 +73,9 @@ std::vector<LabelCategory> read_box_prompts(const std::string& file) {
       }
       bool positive = true;
       if (b.size() == 5) {
-        const std::string label = b[4].is_string() ? b[4].get<std::string>() : "";
-        std::string lower;
-        for (char ch : label) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-        if (lower == "neg" || lower == "negative") positive = false;
-        else if (lower != "pos" && lower != "positive") throw bad("a box's fifth field must be \"pos\" or \"neg\": " + b.dump());
+        const auto polarity = b[4].is_string() ? parse_polarity(b[4].get<std::string>()) : std::nullopt;
+        if (!polarity) throw bad("a box's fifth field must be \"pos\" or \"neg\": " + b.dump());
+        positive = *polarity;
       }
       cat.prompt.boxes.push_back({{b[0].get<float>(), b[1].get<float>(), b[2].get<float>(), b[3].get<float>()}, positive});
     }

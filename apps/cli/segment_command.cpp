@@ -56,8 +56,9 @@ BoxPrompt parse_box(const std::string& spec) {
   }
   box.box = {v[0], v[1], v[2], v[3]};
   if (parts.size() == 5) {
-    if (parts[4] == "neg" || parts[4] == "negative") box.positive = false;
-    else if (parts[4] != "pos" && parts[4] != "positive") throw bad("the fifth field must be pos or neg");
+    const auto polarity = parse_polarity(parts[4]);
+    if (!polarity) throw bad("the fifth field must be pos or neg");
+    box.positive = *polarity;
   }
   return box;
 }
@@ -83,8 +84,9 @@ PointPrompt parse_point(const std::string& spec) {
   }
   PointPrompt point{v[0], v[1], true};
   if (parts.size() == 3) {
-    if (parts[2] == "neg" || parts[2] == "negative") point.positive = false;
-    else if (parts[2] != "pos" && parts[2] != "positive") throw bad("the third field must be pos or neg");
+    const auto polarity = parse_polarity(parts[2]);
+    if (!polarity) throw bad("the third field must be pos or neg");
+    point.positive = *polarity;
   }
   return point;
 }

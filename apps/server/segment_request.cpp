@@ -31,8 +31,9 @@ BoxPrompt parse_box(const json& b, size_t p, size_t i) {
   }
   BoxPrompt box{{v[0], v[1], v[2], v[3]}, true};
   if (b.size() == 5) {
-    if (!b[4].is_string() || (b[4] != "pos" && b[4] != "neg")) bad(where + "[4] must be \"pos\" or \"neg\"");
-    box.positive = b[4] == "pos";
+    const auto polarity = b[4].is_string() ? parse_polarity(b[4].get<std::string>()) : std::nullopt;
+    if (!polarity) bad(where + "[4] must be \"pos\" or \"neg\"");
+    box.positive = *polarity;
   }
   return box;
 }
@@ -43,8 +44,9 @@ PointPrompt parse_point(const json& p, size_t prompt, size_t i) {
   if (!p[0].is_number() || !p[1].is_number()) bad(where + " coordinates must be numbers (pixels)");
   PointPrompt point{p[0].get<float>(), p[1].get<float>(), true};
   if (p.size() == 3) {
-    if (!p[2].is_string() || (p[2] != "pos" && p[2] != "neg")) bad(where + "[2] must be \"pos\" or \"neg\"");
-    point.positive = p[2] == "pos";
+    const auto polarity = p[2].is_string() ? parse_polarity(p[2].get<std::string>()) : std::nullopt;
+    if (!polarity) bad(where + "[2] must be \"pos\" or \"neg\"");
+    point.positive = *polarity;
   }
   return point;
 }

@@ -98,11 +98,12 @@ sam3::Prompt prompt_from_json(const json& j) {
       }
       bool positive = true;
       if (b.size() == 5) {
-        const auto label = b[4].get<std::string>();
-        if (label != "pos" && label != "neg") {
+        const auto label = b[4].is_string() ? b[4].get<std::string>() : b[4].dump();
+        const auto polarity = sam3::parse_polarity(label);
+        if (!polarity) {
           throw sam3::Error(sam3::ErrorCode::kInvalidArgument, "a box label is \"pos\" or \"neg\", got \"" + label + "\"");
         }
-        positive = label == "pos";
+        positive = *polarity;
       }
       p.boxes.push_back({{b[0].get<float>(), b[1].get<float>(), b[2].get<float>(), b[3].get<float>()}, positive});
     }

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sam3/stop_token.h"
@@ -18,6 +20,10 @@ struct BoxPrompt {
   Box box;
   bool positive = true;  // false: a negative exemplar ("not like this")
 };
+
+// How every front spells a box's or a point's polarity: "pos"/"positive" -> true,
+// "neg"/"negative" -> false, in any case; nullopt for anything else.
+std::optional<bool> parse_polarity(std::string_view word) noexcept;
 
 // A concept: a noun phrase, exemplar boxes, or both. Box-only prompts use the text "visual"
 // as SAM3 does.

@@ -43,3 +43,15 @@ std::string checked_prompt_text(const Prompt& prompt, const SegmentOptions& opti
 }
 
 }  // namespace sam3::pure
+
+namespace sam3 {
+
+std::optional<bool> parse_polarity(std::string_view word) noexcept {
+  std::string lower;
+  for (char c : word) lower += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  if (lower == "pos" || lower == "positive") return true;
+  if (lower == "neg" || lower == "negative") return false;
+  return std::nullopt;
+}
+
+}  // namespace sam3
