@@ -9,6 +9,7 @@
 #include "assets.h"
 #include "base64.h"
 #include "sam3/export.h"
+#include "sam3/instance_merge.h"
 #include "sam3/log.h"
 #include "sam3/polygons.h"
 #include "sam3/result_json.h"
@@ -76,6 +77,23 @@ json mask_json(const Instance& inst, const SegmentRequest& request) {
 }
 
 }  // namespace
+
+std::vector<std::vector<Instance>> segment_labels(const Model& model, const ImageEmbedding& embedding,
+                                                  const std::vector<std::vector<Prompt>>& labels,
+                                                  const SegmentOptions& options, const JobStop& stop) {
+  const SegmentOptions stoppable = stop.stopping(options);
+  std::vector<std::vector<Instance>> out;
+  for (const auto& prompts : labels) {
+    std::vector<Instance> all;
+    for (const auto& prompt : prompts) {
+      stop.check();
+      auto r = model.segment(embedding, prompt, stoppable);
+      std::move(r.instances.begin(), r.instances.end(), std::back_inserter(all));
+    }
+    out.push_back(merge_instances(std::move(all)));
+  }
+  return out;
+}
 
 HttpResponse json_response(int status, const json& body) {
   HttpResponse r;
@@ -430,8 +448,7 @@ HttpResponse Api::handle_segment(const HttpRequest& req) {
   };
   auto answers = run_on_worker(req, [text_model, click, text_entry, click_entry, shared_request](const JobStop& stop) {
     const SegmentRequest& r = *shared_request;
-    SegmentOptions options = r.options;
-    options.stop = stop.token();  // a running decode ends too once the request is given up
+    const SegmentOptions options = stop.stopping(r.options);
     Answers a;
     for (const auto& prompt : r.prompts) {
       stop.check();
@@ -445,8 +462,7 @@ HttpResponse Api::handle_segment(const HttpRequest& req) {
       EverythingOptions everything;
       everything.points_per_side = item.points_per_side;
       everything.min_area = r.options.min_area;
-      everything.stop = stop.token();
-      a.everything.push_back(click->segment_everything(click_entry->embedding, everything));
+      a.everything.push_back(click->segment_everything(click_entry->embedding, stop.stopping(everything)));
     }
     return a;
   });

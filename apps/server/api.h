@@ -36,10 +36,22 @@ class JobStop {
     if (given_up_.stop_requested()) throw ApiError(503, "cancelled", "the request was given up before its work was done");
   }
   const StopToken& token() const { return given_up_; }
+  // A model call's options that stop with the job (inside a running encode or decode).
+  template <typename Options>
+  Options stopping(Options options) const {
+    options.stop = given_up_;
+    return options;
+  }
 
  private:
   StopToken given_up_;
 };
+
+// Each label's prompts (its synonyms) segmented on one embedding and merged into one list of
+// instances per label, stopping with the job: what Label Studio's and CVAT's labels ask for.
+std::vector<std::vector<Instance>> segment_labels(const Model& model, const ImageEmbedding& embedding,
+                                                  const std::vector<std::vector<Prompt>>& labels,
+                                                  const SegmentOptions& options, const JobStop& stop);
 
 class Api {
  public:

@@ -18,17 +18,8 @@ using sam3::test::ServerProcess;
 
 json body_of(const httplib::Result& r) { return r ? json::parse(r->body, nullptr, false) : json(); }
 
-class InteractiveServer : public ::testing::Test {
+class InteractiveServer : public sam3::test::TextAndClicksServer {
  protected:
-  static void SetUpTestSuite() {
-    server_ = sam3::test::start_serve(
-        "usls", {"--interactive-models", (sam3::test::test_models_dir() / "tracker").string(), "--threads", "1"});
-    ASSERT_GT(server_->port(), 0) << server_->first_line();
-  }
-  static void TearDownTestSuite() {
-    EXPECT_EQ(server_->stop(SIGTERM), 0);
-    delete server_;
-  }
   static httplib::Client client() {
     httplib::Client c("127.0.0.1", server_->port());
     c.set_read_timeout(60, 0);
@@ -41,7 +32,6 @@ class InteractiveServer : public ::testing::Test {
     if (r) EXPECT_EQ(r->status, 200) << r->body;
     return body_of(r);
   }
-  static inline ServerProcess* server_ = nullptr;
   static inline const sam3::test::ClickScene scene_ = sam3::test::make_click_scene();
 };
 

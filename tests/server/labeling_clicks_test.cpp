@@ -111,18 +111,8 @@ std::vector<json> of_type(const json& result, const std::string& type) {
 
 std::string message_of(const json& j) { return j["error"]["message"].get<std::string>(); }
 
-class LabelingClicks : public ::testing::Test {
+class LabelingClicks : public sam3::test::TextAndClicksServer {
  protected:
-  static void SetUpTestSuite() {
-    server_ = sam3::test::start_serve(
-        "usls", {"--interactive-models", (sam3::test::test_models_dir() / "tracker").string(), "--threads", "1"});
-    ASSERT_GT(server_->port(), 0) << server_->first_line();
-  }
-  static void TearDownTestSuite() {
-    EXPECT_EQ(server_->stop(SIGTERM), 0);
-    delete server_;
-  }
-  static inline ServerProcess* server_ = nullptr;
   const sam3::test::ClickScene scene_ = sam3::test::make_click_scene();
 };
 

@@ -2,7 +2,9 @@
 // models, returned once /health says the model is ready (bounded wait).
 #pragma once
 
+#include <gtest/gtest.h>
 #include <httplib.h>
+#include <signal.h>
 
 #include <chrono>
 #include <string>
@@ -32,5 +34,25 @@ inline ServerProcess* start_serve(const std::string& folder, const std::vector<s
   if (server->port() > 0) wait_healthy(server->port());
   return server;
 }
+
+}  // namespace sam3::test
+
+namespace sam3::test {
+
+// A test suite sharing one `sam3 serve` that holds the usls text model and the interactive
+// (tracker) model, started once for the suite.
+class TextAndClicksServer : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    server_ = start_serve("usls", {"--interactive-models", (test_models_dir() / "tracker").string(), "--threads", "1"});
+    ASSERT_GT(server_->port(), 0) << server_->first_line();
+  }
+  static void TearDownTestSuite() {
+    EXPECT_EQ(server_->stop(SIGTERM), 0);
+    delete server_;
+    server_ = nullptr;
+  }
+  static inline ServerProcess* server_ = nullptr;
+};
 
 }  // namespace sam3::test

@@ -9,7 +9,6 @@
 #include "base64.h"
 #include "request_json.h"
 #include "sam3/error.h"
-#include "sam3/instance_merge.h"
 #include "sam3/interactive.h"
 #include "sam3/polygons.h"
 
@@ -118,19 +117,12 @@ HttpResponse detect(Api& api, const Labels& shared, const HttpRequest& req) {
   bool cached = false;
   auto entry = api.encode_bytes(req, *image, &cached);
   auto found = api.run_on_worker(req, [model, entry, shared, options](const JobStop& stop) {
-    SegmentOptions stoppable = options;
-    stoppable.stop = stop.token();  // a running decode ends too once the request is given up
-    std::vector<std::vector<Instance>> out;
+    std::vector<std::vector<Prompt>> labels;
     for (const auto& label : *shared) {
-      std::vector<Instance> instances;
-      for (const auto& text : label.prompts) {
-        stop.check();
-        auto r = model->segment(entry->embedding, Prompt{.text = text, .boxes = {}}, stoppable);
-        std::move(r.instances.begin(), r.instances.end(), std::back_inserter(instances));
-      }
-      out.push_back(merge_instances(std::move(instances)));
+      labels.emplace_back();
+      for (const auto& text : label.prompts) labels.back().push_back({.text = text, .boxes = {}});
     }
-    return out;
+    return segment_labels(*model, entry->embedding, labels, options, stop);
   });
   json items = json::array();
   for (size_t i = 0; i < labels.size(); ++i) {
@@ -193,9 +185,7 @@ HttpResponse interact(Api& api, const HttpRequest& req) {
   bool cached = false;
   auto entry = api.encode_bytes(req, model, *image, &cached);
   const ObjectResult found = api.run_on_worker(req, [model, entry, prompt](const JobStop& stop) {
-    InteractiveOptions options;
-    options.stop = stop.token();
-    return model->segment(entry->embedding, prompt, options);
+    return model->segment(entry->embedding, prompt, stop.stopping(InteractiveOptions{}));
   });
   if (found.masks.empty()) return json_response(200, {{"mask", json::array()}});
   const Mask& m = found.masks.front().mask;

@@ -7,7 +7,6 @@
 #include "label_studio_context.h"
 #include "label_studio_regions.h"
 #include "request_json.h"
-#include "sam3/instance_merge.h"
 
 namespace sam3::server {
 namespace {
@@ -194,19 +193,9 @@ class LabelStudioBackend {
                 : config_jobs);
     if (context) api_.check_prompts(prompts_of(*jobs), "the interactive context's marks");
     auto found = api_.run_on_worker(req, [model, entry, jobs](const JobStop& stop) {
-      SegmentOptions options;
-      options.stop = stop.token();  // a running decode ends too once the request is given up
-      std::vector<std::vector<Instance>> out;
-      for (const auto& job : *jobs) {
-        std::vector<Instance> all;
-        for (const auto& prompt : job.prompts) {
-          stop.check();
-          auto r = model->segment(entry->embedding, prompt, options);
-          std::move(r.instances.begin(), r.instances.end(), std::back_inserter(all));
-        }
-        out.push_back(merge_instances(std::move(all)));
-      }
-      return out;
+      std::vector<std::vector<Prompt>> labels;
+      for (const auto& job : *jobs) labels.push_back(job.prompts);
+      return segment_labels(*model, entry->embedding, labels, {}, stop);
     });
     json regions = json::array();
     double score_sum = 0;
@@ -232,9 +221,7 @@ class LabelStudioBackend {
     const InteractiveContext marks = read_interactive_context(context, entry->embedding.width(), entry->embedding.height());
     auto objects = std::make_shared<const std::vector<InteractivePrompt>>(clicked_objects(marks));
     auto found = api_.run_on_worker(req, [click, entry, objects](const JobStop& stop) {
-      InteractiveOptions options;
-      options.stop = stop.token();
-      return click->segment_objects(entry->embedding, *objects, options);
+      return click->segment_objects(entry->embedding, *objects, stop.stopping(InteractiveOptions{}));
     });
     const Job job = labelled_job(config, "", marks.named_label);
     json regions = json::array();

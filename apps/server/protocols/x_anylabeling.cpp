@@ -113,9 +113,7 @@ HttpResponse predict_clicked(Api& api, const HttpRequest& req, const std::string
     auto objects = std::make_shared<const std::vector<InteractivePrompt>>(
         x_anylabeling::clicked_objects(marks, entry->embedding.width(), entry->embedding.height()));
     auto found = api.run_on_worker(req, [model, entry, objects](const JobStop& stop) {
-      InteractiveOptions options;
-      options.stop = stop.token();
-      return model->segment_objects(entry->embedding, *objects, options);
+      return model->segment_objects(entry->embedding, *objects, stop.stopping(InteractiveOptions{}));
     });
     json shapes = json::array();
     const std::string label = texts.empty() ? "object" : texts.front();
@@ -185,8 +183,7 @@ HttpResponse predict(Api& api, const HttpRequest& req) {
     auto entry = api.encode_bytes(req, *image, &cached);
     auto shared = std::make_shared<const std::vector<std::pair<std::string, Prompt>>>(std::move(prompts));
     auto results = api.run_on_worker(req, [model, entry, shared, options](const JobStop& stop) {
-      SegmentOptions stoppable = options;
-      stoppable.stop = stop.token();  // a running decode ends too once the request is given up
+      const SegmentOptions stoppable = stop.stopping(options);
       std::vector<PromptResult> out;
       for (const auto& [label, prompt] : *shared) {
         stop.check();
