@@ -12,16 +12,33 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "sam3/image.h"
-#include "sam3/label.h"
 #include "sam3/model.h"
+#include "sam3/types.h"
 
 namespace sam3 {
 
 class OutputFolderUpdate;
+
+struct LabelCategory {
+  std::string name;
+  Prompt prompt;  // text and/or exemplar boxes
+  // Set: "segment everything" (SAM's automatic mask generator) on the interactive model
+  // instead of the prompt; every object found is of this category ("object").
+  std::optional<EverythingOptions> everything;
+};
+
+struct TileOptions {
+  enum class Mode { kOff, kAuto, kFixed } mode = Mode::kOff;
+  int tile = 0;     // tile side in pixels (kFixed); kAuto uses the model input size
+  int overlap = 0;  // pixels shared by neighbouring tiles; kAuto uses tile / 8 when 0
+  float merge_iou = 0.5f;          // same object if mask IoU inside the shared strip exceeds this
+  float merge_containment = 0.7f;  // ... or one covers this share of the other there
+};
 
 enum LabelFormat : unsigned { kFormatCoco = 1, kFormatYolo = 2, kFormatMasks = 4, kFormatGeoJson = 8 };
 // "coco,yolo,masks,geojson" -> bit set; throws kInvalidArgument naming an unknown format.

@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "sam3/label.h"
+#include "sam3/labeler.h"
 #include "sam3/model.h"
 #include "sam3/raster.h"
 

@@ -97,28 +97,27 @@ struct ModelStats {
 
 namespace detail {
 struct EmbeddingData;
-}
+struct EmbeddingAccess;
+}  // namespace detail
 
-// One encoded image. Cheap to copy (shared, immutable).
+// One encoded image, made by Model::encode. Cheap to copy (shared, immutable); a
+// default-constructed one is empty and refused by segment (kInvalidArgument).
 class ImageEmbedding {
  public:
+  ImageEmbedding() = default;
   int width() const noexcept { return width_; }    // original image size
   int height() const noexcept { return height_; }
   double preprocess_ms() const noexcept { return preprocess_ms_; }
   double encode_ms() const noexcept { return encode_ms_; }
   std::size_t memory_bytes() const noexcept { return bytes_; }  // feature tensors held
-  const std::shared_ptr<const detail::EmbeddingData>& data() const noexcept { return data_; }
-
-  ImageEmbedding(std::shared_ptr<const detail::EmbeddingData> data, int width, int height,
-                 double preprocess_ms, double encode_ms, std::size_t bytes)
-      : data_(std::move(data)), width_(width), height_(height), preprocess_ms_(preprocess_ms),
-        encode_ms_(encode_ms), bytes_(bytes) {}
+  bool empty() const noexcept { return !data_; }
 
  private:
+  friend struct detail::EmbeddingAccess;  // the model's tensors, read by the library only
   std::shared_ptr<const detail::EmbeddingData> data_;
-  int width_, height_;
-  double preprocess_ms_, encode_ms_;
-  std::size_t bytes_;
+  int width_ = 0, height_ = 0;
+  double preprocess_ms_ = 0, encode_ms_ = 0;
+  std::size_t bytes_ = 0;
 };
 
 struct EncodeOptions {
@@ -182,10 +181,12 @@ class Model {
   std::vector<ModelFileInfo> files() const;
 
   ~Model();
-  struct Impl;
-  explicit Model(std::unique_ptr<Impl> impl);
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
 
  private:
+  struct Impl;
+  explicit Model(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "sam3/image.h"
-#include "sam3/label.h"
+#include "sam3/types.h"
 
 namespace sam3 {
 

@@ -16,6 +16,11 @@ struct Box {
   float x0 = 0, y0 = 0, x1 = 0, y1 = 0;
 };
 
+// A window of whole pixels: columns x0..x1-1, rows y0..y1-1 (a tile, a raster read).
+struct TileRect {
+  int x0, y0, x1, y1;
+};
+
 struct BoxPrompt {
   Box box;
   bool positive = true;  // false: a negative exemplar ("not like this")

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "sam3/label.h"
+#include "label/label_image.h"
 #include "sam3/model.h"
 #include "sam3/map_labeler.h"
 #include "sam3/raster.h"

@@ -3,7 +3,7 @@
 #include "core/timer.h"
 #include "label/tile_prompts.h"
 #include "sam3/error.h"
-#include "sam3/label.h"
+#include "label/label_image.h"
 
 namespace sam3 {
 namespace {

@@ -1,7 +1,7 @@
 #include <algorithm>
 
 #include "predictor/postprocess.h"
-#include "sam3/label.h"
+#include "label/label_image.h"
 
 namespace sam3 {
 

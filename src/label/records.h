@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "label/label_image.h"
 #include "sam3/labeler.h"
 #include "sam3/polygons.h"
 

@@ -2,7 +2,7 @@
 // tiled images (label_image) and maps (label_raster), so a box applies where it is drawn.
 #pragma once
 
-#include "sam3/label.h"
+#include "label/label_image.h"
 
 namespace sam3 {
 

@@ -5,7 +5,7 @@
 #include "label/tile_prompts.h"
 #include "sam3/error.h"
 
-#include "sam3/label.h"
+#include "label/label_image.h"
 
 namespace sam3 {
 namespace {

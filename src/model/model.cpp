@@ -9,6 +9,7 @@
 
 #include "core/timer.h"
 #include "kernels/onednn_int8.h"
+#include "model/embedding_access.h"
 #include "model/backend.h"
 #include "model/interactive.h"
 #include "model/layout.h"
@@ -152,7 +153,7 @@ std::shared_ptr<Model> Model::load(const std::filesystem::path& directory, const
                            " (input " + std::to_string(impl->backend->input_width()) + "x" +
                            std::to_string(impl->backend->input_height()) +
                            (vocab.empty() ? std::string() : ", vocabulary " + vocab.filename().string()) + ") in " + std::to_string(static_cast<int>(impl->load_ms)) + " ms");
-  return std::make_shared<Model>(std::move(impl));
+  return std::shared_ptr<Model>(new Model(std::move(impl)));
 }
 
 Layout Model::layout() const noexcept { return impl_->backend->layout(); }
@@ -203,18 +204,18 @@ ImageEmbedding Model::encode(PreparedImage prepared, const EncodeOptions& option
     bytes += info.GetElementCount() * rt::element_size(info.GetElementType());
   }
   ++impl_->image_encodes;
-  return ImageEmbedding(std::move(data), prepared.width, prepared.height, prepared.preprocess_ms, ms_since(t0), bytes);
+  return detail::EmbeddingAccess::make(std::move(data), prepared.width, prepared.height, prepared.preprocess_ms, ms_since(t0), bytes);
 }
 
 PromptResult Model::segment(const ImageEmbedding& embedding, const Prompt& prompt,
                             const SegmentOptions& options) const {
-  if (!embedding.data()) throw Error(ErrorCode::kInvalidArgument, "the image embedding is empty");
+  if (embedding.empty()) throw Error(ErrorCode::kInvalidArgument, "the image embedding is empty");
   if (interactive()) {
     throw Error(ErrorCode::kInvalidArgument,
                 "this is SAM3's interactive (tracker) model: it takes points and boxes, not text prompts; give "
                 "points (--point X,Y) or a box, or load a text-prompted SAM3 model for words and exemplar boxes");
   }
-  detail::check_embedding_layout(*embedding.data(), layout());
+  detail::check_embedding_layout(*detail::EmbeddingAccess::data(embedding), layout());
   const std::string text = pure::checked_prompt_text(prompt, options, embedding.width(), embedding.height());
   PromptResult result;
   result.prompt = prompt;
@@ -233,7 +234,7 @@ PromptResult Model::segment(const ImageEmbedding& embedding, const Prompt& promp
     impl_->text_cache.put(text, features);
   }
   result.instances = impl_->counting_stops(
-      [&] { return impl_->backend->decode(*embedding.data(), *features, prompt.boxes, options, result.timings); });
+      [&] { return impl_->backend->decode(*detail::EmbeddingAccess::data(embedding), *features, prompt.boxes, options, result.timings); });
   ++impl_->decodes;
   const auto t1 = Clock::now();
   finalize_instances(result.instances, options);
@@ -246,11 +247,11 @@ bool Model::interactive() const noexcept { return impl_->backend->interactive() 
 std::vector<ObjectResult> Model::segment_objects(const ImageEmbedding& embedding,
                                                  const std::vector<InteractivePrompt>& prompts,
                                                  const InteractiveOptions& options) const {
-  if (!embedding.data()) throw Error(ErrorCode::kInvalidArgument, "the image embedding is empty");
+  if (embedding.empty()) throw Error(ErrorCode::kInvalidArgument, "the image embedding is empty");
   int runs = 0;
   const rt::StopScope stop(options.stop);
   auto results = impl_->counting_stops(
-      [&] { return detail::segment_objects(*impl_->backend, *embedding.data(), prompts, options, &runs); });
+      [&] { return detail::segment_objects(*impl_->backend, *detail::EmbeddingAccess::data(embedding), prompts, options, &runs); });
   impl_->decodes += runs;
   return results;
 }
@@ -261,10 +262,10 @@ ObjectResult Model::segment(const ImageEmbedding& embedding, const InteractivePr
 }
 
 PromptResult Model::segment_everything(const ImageEmbedding& embedding, const EverythingOptions& options) const {
-  if (!embedding.data()) throw Error(ErrorCode::kInvalidArgument, "the image embedding is empty");
+  if (embedding.empty()) throw Error(ErrorCode::kInvalidArgument, "the image embedding is empty");
   int runs = 0;
   const rt::StopScope stop(options.stop);
-  auto result = impl_->counting_stops([&] { return detail::segment_everything(*impl_->backend, *embedding.data(), options, &runs); });
+  auto result = impl_->counting_stops([&] { return detail::segment_everything(*impl_->backend, *detail::EmbeddingAccess::data(embedding), options, &runs); });
   impl_->decodes += runs;
   return result;
 }

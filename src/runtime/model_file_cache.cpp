@@ -2,7 +2,7 @@
 
 #include <unistd.h>
 
-#include <chrono>
+#include <atomic>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -16,7 +16,7 @@
 #include "optimize/onnx_onednn_int8.h"
 #include "runtime/cpu_features.h"
 #include "sam3/error.h"
-#include "sam3/export.h"
+#include "sam3/files.h"
 #include "sam3/log.h"
 
 namespace sam3::rt {
@@ -170,6 +170,7 @@ PreparedModelFile prepare_model_file(const fs::path& model, const FileCacheOptio
   const fs::path cached = p.entry / entry_file(options);
   if (fs::is_regular_file(cached, ec)) {
     p.load_path = cached;
+    p.from_cache = true;
     p.pre_optimized = options.save_optimized;
     try {  // what was done to the file, for reports; a missing or damaged meta.json is harmless
       const auto meta = nlohmann::json::parse(read_file(p.entry / "meta.json"));
@@ -180,59 +181,64 @@ PreparedModelFile prepare_model_file(const fs::path& model, const FileCacheOptio
     }
     return p;
   }
-  fs::create_directories(p.entry, ec);
-  if (ec) {
-    p.entry.clear();
-    return p;
-  }
   // Rewrites on the file's bytes; ONNX Runtime then optimizes the result and saves it.
   std::string bytes = read_file(model);
   bool rewritten = false;
   try {
     rewritten = apply_rewrites(bytes, int8, onednn_for(options), options.fuse_attention, model, p);
   } catch (const Error&) {
-    fs::remove(p.entry, ec);
     PreparedModelFile original;
     original.load_path = model;
     return original;
   }
   if (!options.save_optimized) {
     if (!rewritten) {  // nothing of sam3's to keep
-      fs::remove(p.entry, ec);
       p.entry.clear();
       return p;
     }
-    write_file_atomic(cached, bytes);
+    write_file_atomic(cached, bytes);  // another process may write the same bytes: the last rename wins
     write_meta(p, model);
     p.load_path = cached;
     return p;
   }
-  if (rewritten) {
-    write_file_atomic(p.entry / "rewritten.onnx", bytes);
-    p.load_path = p.entry / "rewritten.onnx";
+  // Other processes (a Slurm array, parallel tests) may prepare the same entry at the same
+  // time: what this one writes before the final rename carries its own name, and it removes
+  // only that.
+  fs::create_directories(p.entry, ec);
+  if (ec) {
+    p.entry.clear();
+    return p;
   }
-  p.save_optimized = p.entry / ("optimized.onnx.tmp" + std::to_string(::getpid()));
+  remove_stale_temporaries(p.entry);  // what processes that died here left
+  static std::atomic<unsigned> sessions{0};  // several sessions of one process, too
+  const std::string mine = ".tmp" + std::to_string(::getpid()) + "-" + std::to_string(sessions++);
+  if (rewritten) {
+    p.scratch = p.entry / ("rewritten.onnx" + mine);
+    write_file_atomic(p.scratch, bytes);
+    p.load_path = p.scratch;
+  }
+  p.save_optimized = p.entry / ("optimized.onnx" + mine);
   return p;
 }
 
 void finish_model_file(const PreparedModelFile& p, const fs::path& source) {
   if (p.save_optimized.empty()) return;
   std::error_code ec;
-  if (!fs::is_regular_file(p.save_optimized, ec)) return;
-  fs::rename(p.save_optimized, p.entry / "optimized.onnx", ec);
-  if (ec) {
-    fs::remove(p.save_optimized, ec);
-    return;
+  if (fs::is_regular_file(p.save_optimized, ec)) {
+    fs::rename(p.save_optimized, p.entry / "optimized.onnx", ec);
+    if (!ec) {
+      write_meta(p, source);
+      log(LogLevel::kInfo, source.filename().string() + ": optimized graph cached in " + p.entry.string());
+    }
   }
-  fs::remove(p.entry / "rewritten.onnx", ec);  // folded into the optimized graph
-  write_meta(p, source);
-  log(LogLevel::kInfo, source.filename().string() + ": optimized graph cached in " + p.entry.string());
+  discard_model_file(p);  // the rewritten graph is folded into the optimized one
 }
 
 void discard_model_file(const PreparedModelFile& p) {
-  if (p.entry.empty()) return;
   std::error_code ec;
-  fs::remove_all(p.entry, ec);
+  if (p.from_cache) fs::remove(p.load_path, ec);  // damaged: the next load rebuilds it
+  if (!p.scratch.empty()) fs::remove(p.scratch, ec);
+  if (!p.save_optimized.empty()) fs::remove(p.save_optimized, ec);
 }
 
 }  // namespace sam3::rt

@@ -39,6 +39,8 @@ struct PreparedModelFile {
   bool pre_optimized = false;            // a saved optimized graph: skip graph optimisation
   std::filesystem::path save_optimized;  // where ONNX Runtime should write its optimized graph
   std::filesystem::path entry;           // the cache entry folder (empty when not cached)
+  bool from_cache = false;               // load_path is the entry's finished file
+  std::filesystem::path scratch;         // this process's rewritten graph, removed when done
   int int8_weights = 0;                  // weights rewritten as int8 (0: none or not applied)
   int fused_attention = 0;               // attention patterns fused (0: none or not applied)
   int onednn_int8 = 0;                   // MatMulInteger nodes run by oneDNN
@@ -54,9 +56,11 @@ bool has_prepared_file(const std::filesystem::path& model, const FileCacheOption
 std::filesystem::path cache_folder(const std::filesystem::path& model);
 // The file holding the model's external weights ("<file>.data", "<stem>.data" or "<file>_data"); empty if none.
 std::filesystem::path external_data_file(const std::filesystem::path& model);
-// After a session was created with save_optimized: move the file into place and describe it.
+// After a session was created with save_optimized: move the file into place, describe it, and
+// remove this process's scratch files.
 void finish_model_file(const PreparedModelFile& prepared, const std::filesystem::path& source);
-// A cached entry that failed to load is removed so the next load rebuilds it.
+// After a failed load: this process's scratch files are removed, and a cached file that failed
+// to load, so the next load rebuilds it. Never more: other processes may share the entry.
 void discard_model_file(const PreparedModelFile& prepared);
 
 }  // namespace sam3::rt

@@ -160,7 +160,10 @@ Session::Session(const std::filesystem::path& path, const SessionConfig& config)
     try {
       session_ = create_session(prepared_, config, path);
     } catch (const Ort::Exception& e) {
-      if (prepared_.load_path == path && prepared_.graph_in_memory.empty()) throw;
+      if (prepared_.load_path == path && prepared_.graph_in_memory.empty()) {
+        discard_model_file(prepared_);
+        throw;
+      }
       // A damaged cache entry, or a rewrite this runtime rejects: fall back to the original file.
       const std::string prepared = prepared_.graph_in_memory.empty() ? "the prepared file " + prepared_.load_path.string()
                                                                       : std::string("the attention-fused graph");

@@ -4,7 +4,7 @@
 
 #include "sam3/error.h"
 #include "sam3/export.h"
-#include "sam3/label.h"
+#include "label/label_image.h"
 #include "sam3/model.h"
 #include "support/test_images.h"
 

@@ -1,8 +1,11 @@
 // The int8 weight rewrite is exact, and the per-host model cache is used on later loads.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <fstream>
 #include <sstream>
+#include <thread>
+#include <vector>
 
 #include "optimize/onnx_int8.h"
 #include "runtime/cpu_features.h"
@@ -76,6 +79,47 @@ TEST(ModelFileCache, SecondLoadUsesTheSavedOptimizedGraph) {
   const auto model = sam3::Model::load(dir);
   const auto r = model->segment(model->encode(sam3::test::make_scene(false).image), {"red", {}});
   EXPECT_EQ(r.instances.size(), 2u);
+  for (const auto& e : fs::directory_iterator(dir / ".sam3-cache")) {
+    EXPECT_FALSE(fs::exists(e.path() / "optimized.onnx")) << e.path() << ": the damaged file is removed";
+  }
+  sam3::Model::load(dir);
+  for (const auto& e : fs::directory_iterator(dir / ".sam3-cache")) {
+    EXPECT_NE(read_file(e.path() / "optimized.onnx"), "junk") << e.path() << ": rebuilt on the next load";
+  }
+  fs::remove_all(dir);
+}
+
+// Loads of one folder at once (a Slurm array, parallel tests, a server loading two models)
+// share cache entries: each writes under its own names and removes only what it wrote.
+TEST(ModelFileCache, ConcurrentFirstLoadsOfOneFolderAllSucceed) {
+  const auto dir = fresh_copy("usls", "concurrent");
+  for (int round = 0; round < 3; ++round) {
+    fs::remove_all(dir / ".sam3-cache");
+    std::vector<std::thread> loads;
+    std::atomic<int> failed{0};
+    for (int i = 0; i < 4; ++i) {
+      loads.emplace_back([&] {
+        try {
+          const auto model = sam3::Model::load(dir);
+          if (model->segment(model->encode(sam3::test::make_scene(false).image), {"red", {}}).instances.size() != 2) ++failed;
+        } catch (const std::exception& e) {
+          ADD_FAILURE() << "round " << round << ": " << e.what();
+          ++failed;
+        }
+      });
+    }
+    for (auto& t : loads) t.join();
+    EXPECT_EQ(failed.load(), 0) << "round " << round;
+    for (const auto& entry : fs::directory_iterator(dir / ".sam3-cache")) {
+      EXPECT_TRUE(fs::exists(entry.path() / "optimized.onnx")) << entry.path();
+      EXPECT_TRUE(fs::exists(entry.path() / "meta.json")) << entry.path();
+      for (const auto& f : fs::directory_iterator(entry.path())) {
+        const std::string name = f.path().filename().string();
+        EXPECT_TRUE(name == "optimized.onnx" || name == "meta.json") << f.path() << ": left behind";
+      }
+    }
+  }
+  fs::remove_all(dir);
 }
 
 TEST(ModelFileCache, AttentionIsFusedOnceAndRecorded) {
@@ -103,6 +147,7 @@ TEST(ModelFileCache, AttentionIsFusedOnceAndRecorded) {
   for (size_t i = 0; i < a.instances.size(); ++i) {
     EXPECT_EQ(a.instances[i].mask.data, b.instances[i].mask.data) << "the fused block adds exactly zero";
   }
+  fs::remove_all(dir);
 }
 
 TEST(CpuFeatures, SummaryNamesWhatWasFound) {

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "embedding_cache.h"
+#include "model/embedding_access.h"
 #include "sam3/error.h"
 
 namespace {
@@ -15,7 +16,7 @@ namespace {
 using namespace std::chrono_literals;
 using sam3::server::EmbeddingCache;
 
-sam3::ImageEmbedding embedding(int width) { return sam3::ImageEmbedding(nullptr, width, 1, 0, 0, 0); }
+sam3::ImageEmbedding embedding(int width) { return sam3::detail::EmbeddingAccess::make(nullptr, width, 1, 0, 0, 0); }
 
 // Starts a first encode of "k" that waits for `release`, then throws `error`; returns once a
 // second caller is waiting on it.

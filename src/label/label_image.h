@@ -1,6 +1,8 @@
 // Labeling one image with several categories, optionally in overlapping tiles for images much
 // larger than the model input (maps, aerial photos). Instances crossing tile seams are merged.
 // Masks are kept as crops so an 8000x8000 image with many instances stays small in memory.
+// Internal to the label and geo modules: users call Labeler and MapLabeler (sam3/labeler.h,
+// sam3/map_labeler.h), whose outputs hold full masks and RLE.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "sam3/labeler.h"
 #include "sam3/model.h"
 #include "sam3/types.h"
 
@@ -28,14 +31,6 @@ MaskCrop crop_mask(const Mask& mask);  // crop to the mask's bounds (empty crop 
 // COCO RLE of the full-size mask, computed from the crop without expanding it.
 std::vector<std::uint32_t> rle_counts(const MaskCrop& mask);
 
-struct LabelCategory {
-  std::string name;
-  Prompt prompt;  // text and/or exemplar boxes
-  // Set: "segment everything" (SAM's automatic mask generator) on the interactive model
-  // instead of the prompt; every object found is of this category ("object").
-  std::optional<EverythingOptions> everything;
-};
-
 // Throws kInvalidArgument unless the model answers these categories: "everything" needs the
 // interactive model, which takes no text or exemplar boxes.
 void check_categories_fit(const Model& model, const std::vector<LabelCategory>& categories);
@@ -45,14 +40,6 @@ struct LabeledInstance {
   float score = 0;
   Box box;
   MaskCrop mask;
-};
-
-struct TileOptions {
-  enum class Mode { kOff, kAuto, kFixed } mode = Mode::kOff;
-  int tile = 0;     // tile side in pixels (kFixed); kAuto uses the model input size
-  int overlap = 0;  // pixels shared by neighbouring tiles; kAuto uses tile / 8 when 0
-  float merge_iou = 0.5f;          // same object if mask IoU inside the shared strip exceeds this
-  float merge_containment = 0.7f;  // ... or one covers this share of the other there
 };
 
 struct LabelTimings {
@@ -70,10 +57,6 @@ std::vector<LabeledInstance> label_image(const Model& model, const Image& image,
 
 // Whether label_image will tile an image of this size.
 bool will_tile(const Model& model, int width, int height, const TileOptions& tiles);
-
-struct TileRect {
-  int x0, y0, x1, y1;
-};
 
 // Tiles of side `tile` covering width x height with at least `overlap` shared pixels, row by
 // row; the last row/column is shifted inward so every tile is full size when the image allows.

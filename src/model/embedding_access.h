@@ -1,0 +1,26 @@
+// The library's side of ImageEmbedding: making one from encoder outputs and reading its tensors.
+// Users only hold and copy embeddings (sam3/model.h).
+#pragma once
+
+#include <memory>
+
+#include "sam3/model.h"
+
+namespace sam3::detail {
+
+struct EmbeddingAccess {
+  static ImageEmbedding make(std::shared_ptr<const EmbeddingData> data, int width, int height, double preprocess_ms,
+                             double encode_ms, std::size_t bytes) {
+    ImageEmbedding e;
+    e.data_ = std::move(data);
+    e.width_ = width;
+    e.height_ = height;
+    e.preprocess_ms_ = preprocess_ms;
+    e.encode_ms_ = encode_ms;
+    e.bytes_ = bytes;
+    return e;
+  }
+  static const EmbeddingData* data(const ImageEmbedding& e) { return e.data_.get(); }
+};
+
+}  // namespace sam3::detail
