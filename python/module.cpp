@@ -405,21 +405,28 @@ PYBIND11_MODULE(_native, m) {
                              "True for SAM3's interactive (tracker) model: points and boxes, no text")
       .def("segment_everything", [](const sam3::Model& model, const Embedding& e, int points_per_side,
                                     float pred_iou_threshold, float stability_threshold, float box_nms_threshold,
-                                    std::int64_t min_area) {
+                                    std::int64_t min_area, int crop_layers, const py::object& image) {
              sam3::EverythingOptions o;
              o.points_per_side = points_per_side;
              o.pred_iou_threshold = pred_iou_threshold;
              o.stability_threshold = stability_threshold;
              o.box_nms_threshold = box_nms_threshold;
              o.min_area = min_area;
+             o.crop_layers = crop_layers;
+             if (crop_layers != 0 && image.is_none()) {
+               invalid("crop_layers encode crops of the image: pass the image too (image=..., the one encoded)");
+             }
+             const sam3::Image pixels = image.is_none() ? sam3::Image{} : image_from_object(image, sam3::ImageLoadOptions{}.max_pixels);
              py::gil_scoped_release release;
-             auto r = model.segment_everything(e.value, o);
+             auto r = crop_layers == 0 ? model.segment_everything(e.value, o) : model.segment_everything(pixels, e.value, o);
              r.prompt.text = "everything";
              return result_of(std::move(r), e.value.width(), e.value.height());
            },
            "embedding"_a, py::kw_only(), "points_per_side"_a = 32, "pred_iou_threshold"_a = 0.88f,
-           "stability_threshold"_a = 0.95f, "box_nms_threshold"_a = 0.7f, "min_area"_a = 0,
-           "Every object in the image with the interactive model (SAM's automatic mask generator).")
+           "stability_threshold"_a = 0.95f, "box_nms_threshold"_a = 0.7f, "min_area"_a = 0, "crop_layers"_a = 0,
+           "image"_a = py::none(),
+           "Every object in the image with the interactive model (SAM's automatic mask generator); crop_layers "
+           "(SAM's crop_n_layers) also encodes 2^i x 2^i crops of `image` for small objects.")
       .def("segment_many", [](const sam3::Model& model, const Embedding& e, const py::list& prompts, float threshold,
                               float mask_threshold, std::int64_t min_area, int max_instances, float nms) {
              std::vector<sam3::Prompt> list;

@@ -224,6 +224,9 @@ void add_label_command(CLI::App& app, Runner& run) {
       ->check(CLI::Range(0.0, 1.0))->capture_default_str();
   cmd->add_option("--box-nms", e.box_nms_threshold, "--everything: box NMS IoU threshold")
       ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  cmd->add_option("--crop-layers", e.crop_layers,
+                  "--everything: SAM's crop layers for small objects (layer i encodes 2^i x 2^i crops)")
+      ->check(CLI::Range(0, sam3::kMaxCropLayers))->capture_default_str();
   cmd->add_option("--format", args->formats,
                   "Outputs: coco,yolo,masks,geojson for images; gpkg,fgb,shp[,geojson] for georeferenced rasters (maps)")
       ->capture_default_str();

@@ -232,7 +232,7 @@ int run_segment(const SegmentArgs& args) {
     } else if (args.everything) {
       EverythingOptions everything = args.everything_options;
       everything.min_area = args.options.min_area;
-      auto result = model->segment_everything(embedding, everything);
+      auto result = model->segment_everything(run.image, embedding, everything);
       result.prompt.text = "everything";
       totals.decode += result.timings.decode_ms;
       totals.postprocess += result.timings.postprocess_ms;
@@ -313,6 +313,9 @@ void add_segment_command(CLI::App& app, Runner& run) {
       ->check(CLI::Range(0.0, 1.0))->capture_default_str();
   cmd->add_option("--box-nms", args->everything_options.box_nms_threshold, "--everything: box NMS IoU threshold")
       ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  cmd->add_option("--crop-layers", args->everything_options.crop_layers,
+                  "--everything: SAM's crop layers for small objects (layer i encodes 2^i x 2^i crops)")
+      ->check(CLI::Range(0, sam3::kMaxCropLayers))->capture_default_str();
   cmd->add_option("-t,--threshold", args->options.score_threshold, "Keep instances scoring above this")
       ->check(number_in(0, 1))->capture_default_str();
   cmd->add_option("--mask-threshold", args->options.mask_threshold, "Mask probability cut")

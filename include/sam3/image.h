@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "sam3/types.h"
+
 namespace sam3 {
 
 struct Image {
@@ -32,5 +34,9 @@ Image load_image(const std::filesystem::path& path, const ImageLoadOptions& opti
 // Same, from bytes in memory; `name` is used in error messages.
 Image decode_image(std::span<const std::uint8_t> bytes, const std::string& name,
                    const ImageLoadOptions& options = {});
+
+// The pixels of a window of the image (a tile, a crop). Throws kInvalidArgument when the window
+// is empty or leaves the image.
+Image crop_image(const Image& image, const TileRect& window);
 
 }  // namespace sam3

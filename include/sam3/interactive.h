@@ -6,6 +6,9 @@
 //   sam3::InteractivePrompt car{{{420, 310}, {455, 330, false}}, sam3::Box{380, 260, 520, 380}};
 //   sam3::ObjectResult object = model->segment(embedding, car);  // object.masks[0]: the best mask
 //   sam3::PromptResult all = model->segment_everything(embedding);
+//   sam3::EverythingOptions crops;
+//   crops.crop_layers = 1;                                    // small objects too: 4 crops encoded
+//   sam3::PromptResult small_too = model->segment_everything(image, embedding, crops);
 //
 // Semantics are those of SAM3's tracker processor (transformers' Sam2 processor): the image is
 // stretched to 1008 x 1008, points and boxes are scaled to it, each candidate mask is upsampled
@@ -35,6 +38,7 @@ struct InteractivePrompt {
 // Limits the library enforces on one call (errors name the object and point).
 inline constexpr int kMaxPointsPerObject = 64;
 inline constexpr int kMaxObjectsPerCall = 256;
+inline constexpr int kMaxCropLayers = 3;  // 1 + 4 + 16 + 64 encodes
 
 struct InteractiveOptions {
   bool multimask = false;  // all three candidate masks, best first, instead of the best one
@@ -63,6 +67,15 @@ struct EverythingOptions {
   float box_nms_threshold = 0.7f;      // drop a mask whose box overlaps a better one more
   float object_score_threshold = 0.5f; // SAM2's "no object here" cut (sigmoid of its logit)
   std::int64_t min_area = 0;           // drop masks with fewer pixels
+  // SAM's crop layers, for small objects: layer i cuts the image into 2^i x 2^i overlapping
+  // crops, each encoded and clicked on its own (a grid of points_per_side / downscale^i); masks
+  // touching a crop's inner edge are left to the layers that see them whole, and duplicates
+  // across crops are resolved in favour of the smaller crop. 0: the whole image only. Needs
+  // the image: Model::segment_everything(image, embedding, options).
+  int crop_layers = 0;
+  float crop_overlap_ratio = 512.f / 1500.f;  // overlap of neighbouring crops, share of the short side
+  int crop_points_downscale = 1;              // points per side divided by this for each layer
+  float crop_nms_threshold = 0.7f;            // box IoU above which masks of two crops are one object
   StopToken stop;                      // stops between and inside decoder runs (sam3/stop_token.h)
 };
 

@@ -175,7 +175,12 @@ class Model {
   std::vector<ObjectResult> segment_objects(const ImageEmbedding& embedding, const std::vector<InteractivePrompt>& prompts,
                                             const InteractiveOptions& options = {}) const;
   // Every object in the image (SAM's automatic mask generator), as instances best first.
+  // From an embedding: the whole image's grid only (crop_layers must be 0).
   PromptResult segment_everything(const ImageEmbedding& embedding, const EverythingOptions& options = {}) const;
+  // With crop layers: `embedding` is this image's (the whole-image layer); each crop is
+  // encoded here.
+  PromptResult segment_everything(const Image& image, const ImageEmbedding& embedding,
+                                  const EverythingOptions& options) const;
 
   ModelStats stats() const;
   std::vector<ModelFileInfo> files() const;

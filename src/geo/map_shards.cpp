@@ -53,6 +53,9 @@ std::string map_settings_hash(const Model& model, const Raster& raster, const st
     if (const auto& e = c.everything) {  // only then: runs of text prompts keep their hash
       cat.push_back({e->points_per_side, e->pred_iou_threshold, e->stability_threshold, e->stability_offset,
                      e->box_nms_threshold, e->object_score_threshold, e->min_area});
+      if (e->crop_layers > 0) {  // only then: runs without crops keep their hash
+        cat.push_back({e->crop_layers, e->crop_overlap_ratio, e->crop_points_downscale, e->crop_nms_threshold});
+      }
     }
     cats.push_back(std::move(cat));
   }

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <optional>
 
 #include "core/timer.h"
 #include "label/tile_prompts.h"
@@ -7,16 +8,6 @@
 
 namespace sam3 {
 namespace {
-
-Image crop_image(const Image& image, const TileRect& r) {
-  Image out{r.x1 - r.x0, r.y1 - r.y0, {}};
-  out.rgb.resize(static_cast<size_t>(out.width) * out.height * 3);
-  for (int y = 0; y < out.height; ++y) {
-    std::copy_n(&image.rgb[(static_cast<size_t>(y + r.y0) * image.width + r.x0) * 3], static_cast<size_t>(out.width) * 3,
-                &out.rgb[static_cast<size_t>(y) * out.width * 3]);
-  }
-  return out;
-}
 
 struct TilePlan {
   bool tiled = false;
@@ -76,7 +67,9 @@ std::vector<LabeledInstance> label_image(const Model& model, const Image& image,
     const TileRect r = grid[ti];
     auto t0 = Clock::now();
     const EncodeOptions encode{options.stop};  // a stop asked for mid-tile ends the tile's runs
-    const ImageEmbedding embedding = tiled      ? model.encode(crop_image(image, r), encode)
+    const std::optional<Image> tile_image = tiled ? std::optional<Image>(crop_image(image, r)) : std::nullopt;
+    const Image& pixels = tiled ? *tile_image : image;
+    const ImageEmbedding embedding = tiled      ? model.encode(pixels, encode)
                                      : prepared ? model.encode(std::move(*prepared), encode)
                                                 : model.encode(image, encode);
     t.encode_ms += ms_since(t0);
@@ -86,7 +79,8 @@ std::vector<LabeledInstance> label_image(const Model& model, const Image& image,
       if (const auto& everything = categories[c].everything) {
         EverythingOptions o = *everything;
         o.min_area = std::max(o.min_area, options.min_area);
-        result = model.segment_everything(embedding, o);
+        o.stop = options.stop;
+        result = model.segment_everything(pixels, embedding, o);
       } else {
         const Prompt prompt = tiled ? prompt_for_tile(categories[c].prompt, r) : categories[c].prompt;
         const bool blank = prompt.text.find_first_not_of(" \t\r\n") == std::string::npos;

@@ -102,6 +102,10 @@ ojson config_json(const LabelConfig& c, const Model& model) {
                                 {"stability", e->stability_threshold}, {"stability_offset", e->stability_offset},
                                 {"box_nms", e->box_nms_threshold}, {"object_score", e->object_score_threshold},
                                 {"min_area", e->min_area}};
+      if (e->crop_layers > 0) {  // only then: runs without crops keep their hash
+        category["everything"]["crops"] = {{"layers", e->crop_layers}, {"overlap", e->crop_overlap_ratio},
+                                           {"points_downscale", e->crop_points_downscale}, {"nms", e->crop_nms_threshold}};
+      }
     }
     categories.push_back(std::move(category));
   }

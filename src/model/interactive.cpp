@@ -2,6 +2,7 @@
 // (SAM's automatic mask generator) on top of it.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <tuple>
@@ -218,7 +219,7 @@ std::vector<ObjectResult> segment_objects(const Backend& backend, const Embeddin
 
 namespace {
 
-void check_everything(const EverythingOptions& o) {
+void check_everything_options(const EverythingOptions& o) {
   const auto bad = [](const std::string& what) { throw Error(ErrorCode::kInvalidArgument, what); };
   if (o.points_per_side < 1 || o.points_per_side > 256) bad("points_per_side must be 1 to 256");
   if (o.points_per_batch < 1 || o.points_per_batch > kObjectsPerRun) {
@@ -233,6 +234,14 @@ void check_everything(const EverythingOptions& o) {
   unit(o.object_score_threshold, "object_score_threshold");
   if (!(o.stability_offset >= 0.f && o.stability_offset < 1e3f)) bad("stability_offset must be 0 or more");
   if (o.min_area < 0) bad("min_area must be 0 or more");
+  if (o.crop_layers < 0 || o.crop_layers > kMaxCropLayers) {
+    bad("crop_layers must be 0 to " + std::to_string(kMaxCropLayers) + " (layer i encodes 4^i crops)");
+  }
+  if (!(o.crop_overlap_ratio >= 0.f && o.crop_overlap_ratio < 1.f)) {
+    bad("crop_overlap_ratio must be a number from 0 to below 1, got " + fmt(o.crop_overlap_ratio));
+  }
+  if (o.crop_points_downscale < 1 || o.crop_points_downscale > 16) bad("crop_points_downscale must be 1 to 16");
+  unit(o.crop_nms_threshold, "crop_nms_threshold");
 }
 
 // IoU of the mask cut at +offset with the mask cut at -offset (SAM's stability score).
@@ -244,11 +253,16 @@ float stability_score(const std::vector<float>& logits, float offset) {
 
 }  // namespace
 
+void check_everything(const Backend& backend, const EverythingOptions& options) {
+  decoder_of(backend);
+  check_everything_options(options);
+}
+
 PromptResult segment_everything(const Backend& backend, const EmbeddingData& image, const EverythingOptions& options,
-                                int* decoder_runs) {
+                                int* decoder_runs, const std::function<bool(const Box&)>& keep) {
   const InteractiveDecoder& decoder = decoder_of(backend);
   check_embedding_layout(image, backend.layout());
-  check_everything(options);
+  check_everything_options(options);
   const int model_w = backend.input_width(), model_h = backend.input_height();
   const float sx = static_cast<float>(model_w) / image.width, sy = static_cast<float>(model_h) / image.height;
   const int n = options.points_per_side;
@@ -280,6 +294,7 @@ PromptResult segment_everything(const Backend& backend, const EmbeddingData& ima
       if (stability_score(logits, options.stability_offset) < options.stability_threshold) return;
       Instance inst = instance_from_logits(logits, image.width, image.height, iou);
       if (inst.area == 0 || inst.area < options.min_area) return;
+      if (keep && !keep(inst.box)) return;
       std::lock_guard lock(mutex);
       candidates.push_back(std::move(inst));
     }, 1);

@@ -2,6 +2,7 @@
 // Model::segment_everything.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "model/backend.h"
@@ -19,9 +20,13 @@ std::vector<ObjectResult> segment_objects(const Backend& backend, const Embeddin
                                           const std::vector<InteractivePrompt>& prompts,
                                           const InteractiveOptions& options, int* decoder_runs);
 
+// Throws kInvalidArgument when the model takes no clicks or an option is out of range.
+void check_everything(const Backend& backend, const EverythingOptions& options);
+
 // SAM's automatic mask generator: a grid of single positive clicks, three candidates each,
-// kept when confident, present and stable, deduplicated by box NMS.
+// kept when confident, present, stable and keep(box) (a crop's edge rule), deduplicated by
+// box NMS. Options' crop fields are not read here (model/everything_crops.h).
 PromptResult segment_everything(const Backend& backend, const EmbeddingData& image, const EverythingOptions& options,
-                                int* decoder_runs);
+                                int* decoder_runs, const std::function<bool(const Box&)>& keep = nullptr);
 
 }  // namespace sam3::detail

@@ -11,6 +11,7 @@
 #include "kernels/onednn_int8.h"
 #include "model/embedding_access.h"
 #include "model/backend.h"
+#include "model/everything_crops.h"
 #include "model/interactive.h"
 #include "model/layout.h"
 #include "predictor/postprocess.h"
@@ -263,10 +264,53 @@ ObjectResult Model::segment(const ImageEmbedding& embedding, const InteractivePr
 
 PromptResult Model::segment_everything(const ImageEmbedding& embedding, const EverythingOptions& options) const {
   if (embedding.empty()) throw Error(ErrorCode::kInvalidArgument, "the image embedding is empty");
+  if (options.crop_layers != 0) {
+    throw Error(ErrorCode::kInvalidArgument, "crop layers encode crops of the image: call segment_everything(image, "
+                                             "embedding, options), or set crop_layers to 0");
+  }
   int runs = 0;
   const rt::StopScope stop(options.stop);
   auto result = impl_->counting_stops([&] { return detail::segment_everything(*impl_->backend, *detail::EmbeddingAccess::data(embedding), options, &runs); });
   impl_->decodes += runs;
+  return result;
+}
+
+PromptResult Model::segment_everything(const Image& image, const ImageEmbedding& embedding,
+                                       const EverythingOptions& options) const {
+  EverythingOptions whole = options;
+  whole.crop_layers = 0;
+  if (options.crop_layers == 0) return segment_everything(embedding, whole);
+  if (embedding.empty() || embedding.width() != image.width || embedding.height() != image.height) {
+    throw Error(ErrorCode::kInvalidArgument, "the embedding given with the image is not this image's: encode the image "
+                                             "and pass both");
+  }
+  detail::check_embedding_layout(*detail::EmbeddingAccess::data(embedding), layout());
+  detail::check_everything(*impl_->backend, options);  // before any crop is encoded
+  PromptResult result;
+  std::vector<std::pair<detail::EverythingCrop, std::vector<Instance>>> per_crop;
+  for (const auto& crop : detail::everything_crops(image.width, image.height, options.crop_layers, options.crop_overlap_ratio)) {
+    EverythingOptions layer = whole;
+    for (int i = 0; i < crop.layer; ++i) layer.points_per_side = std::max(1, layer.points_per_side / options.crop_points_downscale);
+    const bool whole_image = crop.layer == 0;
+    const ImageEmbedding crop_embedding = whole_image ? embedding : encode(crop_image(image, crop.window), {options.stop});
+    int runs = 0;
+    const rt::StopScope stop(options.stop);
+    PromptResult part = impl_->counting_stops([&] {
+      return detail::segment_everything(*impl_->backend, *detail::EmbeddingAccess::data(crop_embedding), layer, &runs,
+                                        [&](const Box& box) {
+                                          if (whole_image) return true;
+                                          const Box in_image{box.x0 + crop.window.x0, box.y0 + crop.window.y0,
+                                                             box.x1 + crop.window.x0, box.y1 + crop.window.y0};
+                                          return !detail::cut_by_crop(in_image, crop.window, image.width, image.height);
+                                        });
+    });
+    impl_->decodes += runs;
+    result.timings.decode_ms += part.timings.decode_ms;
+    result.timings.postprocess_ms += part.timings.postprocess_ms;
+    detail::move_into_image(part.instances, crop.window, image.width, image.height);
+    per_crop.emplace_back(crop, std::move(part.instances));
+  }
+  result.instances = detail::merge_crops(std::move(per_crop), options.crop_nms_threshold);
   return result;
 }
 

@@ -77,6 +77,24 @@ TEST_F(InteractiveCli, EverythingFindsTheObjects) {
   EXPECT_EQ(squares, 2) << p.dump().substr(0, 400);
 }
 
+TEST_F(InteractiveCli, EverythingWithCropLayersKeepsEachSquareOnce) {
+  const auto r = segment("--everything --points-per-side 16 --min-area 200 --crop-layers 1 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& p = j["images"][0]["prompts"][0];
+  int left = 0, right = 0;
+  for (const auto& inst : p["instances"]) {
+    const auto mask = sam3::rle_decode(inst["mask"]["counts"], 480, 640);
+    left += sam3::test::iou_with_rect(mask, scene_.red_left) > 0.9;
+    right += sam3::test::iou_with_rect(mask, scene_.red_right) > 0.9;
+  }
+  EXPECT_EQ(left, 1) << "seen whole by the image and by crops, kept once";
+  EXPECT_EQ(right, 1);
+  const auto bad = segment("--everything --crop-layers 9 --json");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("crop-layers"), std::string::npos) << bad.err;
+}
+
 TEST_F(InteractiveCli, BadClicksExit3WithTheReason) {
   auto r = segment("--point 700,20");
   EXPECT_EQ(r.exit_code, 3);

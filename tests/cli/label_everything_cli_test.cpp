@@ -81,6 +81,18 @@ TEST_F(LabelEverything, EveryObjectOfEveryImageOnceInEachFormat) {
   again = label("--everything --points-per-side 8 --min-area 200 --format coco");
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_NE(again.out.find("2 labeled"), std::string::npos) << again.out;
+  // Crop layers change what is found: the images are redone, each square still once.
+  again = label("--everything --points-per-side 8 --min-area 200 --crop-layers 1 --format coco");
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.out.find("2 labeled"), std::string::npos) << again.out;
+  int squares = 0;
+  const auto cropped = json::parse(read_file(root_ / "out" / "coco.json"));
+  for (const auto& a : cropped["annotations"]) {
+    const auto& seg = a["segmentation"];
+    const sam3::Mask m = sam3::rle_decode(seg["counts"], seg["size"][0], seg["size"][1]);
+    for (const auto& rect : {scene_.red, scene_.green, scene_.blue}) squares += sam3::test::iou_with_rect(m, rect) > 0.9;
+  }
+  EXPECT_EQ(squares, 4) << "three in three.png, one in one.png";
 }
 
 TEST_F(LabelEverything, TheWrongModelOrPromptsBesideAreRefusedAtOnce) {

@@ -227,6 +227,46 @@ TEST(Everything, FindsEachObjectOnce) {
   for (const auto& inst : result.instances) EXPECT_NEAR(inst.score, 0.9f, 1e-5);
 }
 
+// A 20-pixel square between the cells of an 8 x 8 grid is missed on the whole image and found
+// by the first crop layer, whose four crops each get their own 8 x 8 grid; the squares seen
+// whole by several crops (and by the whole image) come back once.
+TEST(Everything, CropLayersFindSmallObjectsAndEachObjectOnce) {
+  const auto model = tracker();
+  auto scene = sam3::test::make_everything_scene();
+  const sam3::test::Rect small{436, 296, 456, 316};
+  sam3::test::fill(scene.image, small, 255, 255, 0);
+  const auto embedding = model->encode(scene.image);
+  sam3::EverythingOptions options;
+  options.points_per_side = 8;
+  options.min_area = 200;  // edge slivers of blended colours (see FindsEachObjectOnce)
+  const auto whole = model->segment_everything(embedding, options);
+  ASSERT_EQ(whole.instances.size(), 3u) << "the grid misses the small square";
+  for (const auto& inst : whole.instances) EXPECT_LT(iou_with_rect(inst.mask, small), 0.5);
+
+  options.crop_layers = 1;
+  const auto cropped = model->segment_everything(scene.image, embedding, options);
+  ASSERT_EQ(cropped.instances.size(), 4u) << "each square once, the small one too";
+  for (const auto& rect : {scene.red, scene.green, scene.blue, small}) {
+    // The decoder leaves out the squares' 1-pixel edge of blended colour: a fifth of the small one.
+    const double least = rect.x0 == small.x0 ? 0.75 : 0.9;
+    int matches = 0;
+    for (const auto& inst : cropped.instances) {
+      EXPECT_EQ(inst.mask.width, 512);
+      EXPECT_EQ(inst.mask.height, 384);
+      matches += iou_with_rect(inst.mask, rect) > least;
+    }
+    EXPECT_EQ(matches, 1) << "square at " << rect.x0 << "," << rect.y0;
+  }
+  for (size_t i = 1; i < cropped.instances.size(); ++i) {
+    EXPECT_GE(cropped.instances[i - 1].score, cropped.instances[i].score) << "best first";
+  }
+  const std::string msg = error_of([&] { model->segment_everything(embedding, options); });
+  EXPECT_NE(msg.find("segment_everything(image, embedding, options)"), std::string::npos) << msg;
+  options.crop_layers = sam3::kMaxCropLayers + 1;
+  EXPECT_NE(error_of([&] { model->segment_everything(scene.image, embedding, options); }).find("crop_layers"),
+            std::string::npos);
+}
+
 TEST(Everything, OptionsAreChecked) {
   const auto model = tracker();
   const auto embedding = model->encode(sam3::test::make_everything_scene().image);

@@ -61,6 +61,16 @@ def test_everything(tracker, scene):
     assert found == 2
 
 
+def test_everything_with_crop_layers_needs_the_image(tracker, scene):
+    embedding = tracker.encode(scene)
+    with pytest.raises(sam3cpp.InvalidArgumentError, match="pass the image too"):
+        tracker.segment_everything(embedding, crop_layers=1)
+    r = tracker.segment_everything(embedding, points_per_side=16, min_area=200, crop_layers=1, image=scene)
+    assert r.masks.shape[1:] == (480, 640)
+    found = sum(iou(m, 100, 220, 100, 220) > 0.9 or iou(m, 100, 220, 400, 520) > 0.9 for m in r.masks)
+    assert found == 2, "each square once across the image and its crops"
+
+
 def test_bad_clicks_raise_with_the_point(tracker, scene):
     embedding = tracker.encode(scene)
     with pytest.raises(sam3cpp.InvalidArgumentError, match=r"object 1, point 2 \(700, 20\) is outside"):

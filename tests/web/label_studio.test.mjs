@@ -5,15 +5,9 @@
 // its canvas when it serializes, so the area read back is what a user sees.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import fs from "node:fs";
-import http from "node:http";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { decode } from "@thi.ng/rle-pack";
+import { startEditorPage, showPrediction } from "./label_studio_editor.mjs";
 import { SCENE, scenePng, cocoDecode, startServer, stopServer, launchBrowser } from "./support.mjs";
-
-const here = path.dirname(fileURLToPath(import.meta.url));
-const editorBuild = path.join(here, "node_modules/@heartexlabs/label-studio/build/static");
 
 const CONFIG = `<View>
   <Image name="image" value="$image"/>
@@ -25,39 +19,17 @@ const CONFIG = `<View>
   <RectangleLabels name="box" toName="image"><Label value="Car" predicted_values="red"/></RectangleLabels>
 </View>`;
 
-let server, baseUrl, browser, pageServer, pageUrl;
+let server, baseUrl, browser, editor;
 
 before(async () => {
   ({ server, baseUrl } = await startServer());
   browser = await launchBrowser();
-  // A local page with the editor's built bundle and the task image (loopback only).
-  const files = {
-    "/main.js": [path.join(editorBuild, "js/main.js"), "text/javascript"],
-    "/main.css": [path.join(editorBuild, "css/main.css"), "text/css"],
-  };
-  pageServer = http.createServer((req, res) => {
-    if (req.url === "/") {
-      res.writeHead(200, { "Content-Type": "text/html" });
-      res.end(`<!doctype html><html><head><link rel="stylesheet" href="/main.css"><script src="/main.js"></script></head>
-        <body><div id="label-studio"></div></body></html>`);
-    } else if (req.url === "/scene.png") {
-      res.writeHead(200, { "Content-Type": "image/png" });
-      res.end(scenePng());
-    } else if (files[req.url]) {
-      res.writeHead(200, { "Content-Type": files[req.url][1] });
-      res.end(fs.readFileSync(files[req.url][0]));
-    } else {
-      res.writeHead(404);
-      res.end();
-    }
-  });
-  await new Promise((done) => pageServer.listen(0, "127.0.0.1", done));
-  pageUrl = `http://127.0.0.1:${pageServer.address().port}`;
+  editor = await startEditorPage(scenePng());
 });
 
 after(async () => {
   await browser?.close();
-  pageServer?.close();
+  editor?.close();
   await stopServer(server);
 });
 
@@ -116,43 +88,8 @@ test("the Label Studio editor shows the brush, polygon and rectangle regions at 
     brush: prediction.result.filter((r) => r.type === "brushlabels").map((r) => alphaArea(decode(Uint8Array.from(r.value.rle)))),
     polygon: prediction.result.filter((r) => r.type === "polygonlabels").map((r) => polygonArea(r.value.points, SCENE.width, SCENE.height)),
   };
-  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
-  await page.goto(pageUrl);
-  await page.evaluate(({ config, prediction }) => {
-    window.sam3Loaded = new Promise((resolve) => {
-      new window.LabelStudio("label-studio", {
-        config,
-        interfaces: ["panel", "controls", "side-column", "predictions:menu", "annotations:menu"],
-        user: { id: 1, username: "test" },
-        task: { id: 1, data: { image: "/scene.png" }, annotations: [], predictions: [{ id: 1, ...prediction }] },
-        onLabelStudioLoad(ls) {
-          // The editor adds the task's predictions after this callback and shows the first.
-          const poll = setInterval(() => {
-            const shown = ls.annotationStore.selected;
-            if (shown?.type !== "prediction") return;
-            clearInterval(poll);
-            window.sam3Annotation = shown;
-            resolve("");
-          }, 50);
-        },
-      });
-    });
-  }, { config: CONFIG, prediction });
-  const loadError = await Promise.race([page.evaluate(() => window.sam3Loaded),
-    new Promise((done) => setTimeout(() => done(`the editor did not show the prediction: ${errors.join("; ")}`), 20000))]);
-  assert.equal(loadError, "");
-  await page.waitForFunction(() => window.sam3Annotation.names.get("image").naturalWidth > 0, null, { timeout: 20000 });
-  // Brush regions draw their decoded image asynchronously; serialize once all are on the canvas.
-  const serialized = await page.waitForFunction(() => {
-    const result = window.sam3Annotation.serializeAnnotation();
-    const brushes = result.filter((r) => r.type === "brushlabels");
-    return brushes.length === 3 && brushes.every((b) => b.value.rle?.length > 0) ? result : null;
-  }, null, { timeout: 20000, polling: 200 }).then((h) => h.jsonValue());
-  const regions = await page.evaluate(() => window.sam3Annotation.regionStore.regions.map((r) => r.type));
-  await page.screenshot({ path: path.join(process.env.SAM3_WEB_OUT || "/tmp", "sam3-label-studio-editor.png") });
-  await page.close();
+  const { serialized, regions, errors } = await showPrediction(browser, editor.url,
+    { config: CONFIG, prediction, brushes: 3, screenshot: "sam3-label-studio-editor.png" });
   assert.deepEqual(errors, [], "the editor raised no error");
   assert.equal(regions.filter((t) => t === "brushregion").length, 3, `regions: ${regions}`);
   assert.equal(regions.filter((t) => t === "polygonregion").length, 2, `regions: ${regions}`);

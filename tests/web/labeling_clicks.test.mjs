@@ -2,7 +2,7 @@
 // Studio keypoint or rectangle (interactive mode, the request its editor sends) comes back as
 // one brush region whose RLE, decoded by @thi.ng/rle-pack (the editor's decoder), is the mask
 // `sam3 segment --point`/`--box` gives for the same click, pixel for pixel; X-AnyLabeling's
-// point marks come back as the outline of that mask.
+// point marks come back as the outline of that mask; the editor itself shows the clicked object.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -10,7 +10,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { decode } from "@thi.ng/rle-pack";
-import { CLICK_SCENE, clickScenePng, cocoDecode, startServer, stopServer } from "./support.mjs";
+import { startEditorPage, showPrediction } from "./label_studio_editor.mjs";
+import { CLICK_SCENE, clickScenePng, cocoDecode, startServer, stopServer, launchBrowser } from "./support.mjs";
 
 const { width: W, height: H } = CLICK_SCENE;
 const TRACKER = path.join(process.env.SAM3_TEST_MODELS ?? "", "tracker");
@@ -62,18 +63,23 @@ async function post(route, body) {
   return r.json();
 }
 
-async function labelStudioBrush(marks) {
+async function labelStudioPrediction(marks) {
   const task = { id: 7, data: { image: "data:image/png;base64," + clickScenePng().toString("base64") }, meta: {},
     created_at: "2026-12-02T03:00:00Z", updated_at: "2026-12-02T03:00:00Z", is_labeled: false, overlap: 1, inner_id: 1,
     total_annotations: 0, cancelled_annotations: 0, total_predictions: 0, annotations: [], predictions: [], project: 1 };
   const out = await post("/predict", { tasks: [task], model_version: "sam3", project: "1.1764644400", label_config: CONFIG,
     params: { login: null, password: null, context: { result: marks } } });
   assert.equal(out.results.length, 1);
-  const brushes = out.results[0].result.filter((r) => r.type === "brushlabels");
+  return out.results[0];
+}
+
+async function labelStudioBrush(marks) {
+  const prediction = await labelStudioPrediction(marks);
+  const brushes = prediction.result.filter((r) => r.type === "brushlabels");
   assert.equal(brushes.length, 1, "one brush region for the clicked object");
   assert.deepEqual(brushes[0].value.brushlabels, ["Car"]);
   assert.equal(brushes[0].from_name, "tag");
-  assert.equal(out.results[0].result.length, 1, "no rectangle region: the rectangle control is the prompt");
+  assert.equal(prediction.result.length, 1, "no rectangle region: the rectangle control is the prompt");
   return brushes[0];
 }
 
@@ -108,6 +114,29 @@ test("positive and negative keypoints: the mask of --point X,Y --point X,Y,neg",
 test("a Label Studio rectangle's brush is the mask of sam3 segment --box", async () => {
   const brush = await labelStudioBrush([rectangle([384, 96, 544, 240])]);
   assertSameMask(brush, cliMask(["--box", "384,96,544,240"]), "a box");
+});
+
+test("Label Studio's editor shows a keypoint's object as one Car brush of the --point mask's area", async () => {
+  const prediction = await labelStudioPrediction([keypoint(160, 168, true)]);
+  const browser = await launchBrowser();
+  const editor = await startEditorPage(clickScenePng());
+  try {
+    const { serialized, regions, errors } = await showPrediction(browser, editor.url,
+      { config: CONFIG, prediction, brushes: 1, screenshot: "sam3-label-studio-click.png" });
+    assert.deepEqual(errors, [], "the editor raised no error");
+    assert.deepEqual(regions, ["brushregion"]);
+    const [brush] = serialized;
+    assert.deepEqual(brush.value.brushlabels, ["Car"]);
+    const want = cliMask(["--point", "160,168"]).reduce((a, v) => a + v, 0);
+    const rgba = decode(Uint8Array.from(brush.value.rle));
+    let area = 0;
+    for (let i = 3; i < rgba.length; i += 4) area += rgba[i] > 0;
+    // Redrawn through the editor's canvas: equal up to the antialiased edge.
+    assert.ok(Math.abs(area - want) <= 0.03 * want, `${area} px in the editor, ${want} from sam3 segment --point`);
+  } finally {
+    await browser.close();
+    editor.close();
+  }
 });
 
 test("X-AnyLabeling point marks give the outline of the --point mask", async () => {
