@@ -230,8 +230,18 @@ export class Sam3 {
     const device = await pickDevice(options.device ?? "auto");
     const src = typeof source === "string" || source instanceof URL ? new UrlSource(String(source), options) : new FileSource(source, options);
     const { candidates, vocabularies, external_data: dataSuffixes } = call(core, "sam3_layout_candidates");
-    const names = await src.names([...candidates, ...vocabularies]);
-    const chosen = call(core, "sam3_choose_files", src.where, JSON.stringify(names));
+    let names = await src.names([...candidates, ...vocabularies]);
+    // The hub's layout (geti-instant-learn): the graphs under onnx/, the tokenizer at the root.
+    let graphs = "";
+    if (!candidates.some((c) => names.includes(c))) {
+      const nested = await src.names(candidates.map((c) => `onnx/${c}`));
+      if (nested.length) {
+        graphs = "onnx/";
+        names = [...names, ...nested.map((n) => n.slice(graphs.length))];
+      }
+    }
+    const chosen = call(core, "sam3_choose_files", src.where + graphs, JSON.stringify(names));
+    for (const part of Object.keys(chosen.parts)) chosen.parts[part] = graphs + chosen.parts[part];
     const providers = device === "webgpu" ? ["webgpu", "wasm"] : ["wasm"];
     const sessions = {};
     const parts = {};

@@ -121,7 +121,7 @@ for (const layout of ["usls", "samexporter"]) {
 // The other generations the generator makes, on WASM: a text and a box prompt each (samexporter
 // variants: one box, as their slots allow).
 const OTHERS = ["usls-336", "usls-504x896", "usls-fp16", "usls-q4f16", "usls-v1", "osam", "samexporter-float-4slots",
-  "samexporter-int32-frozen"];
+  "samexporter-int32-frozen", "geti"];
 test("every other generated generation equals the native CLI on WASM", async () => {
   const cases = CASES.slice(1, 2);  // text with an exemplar box: every input of the decoder
   for (const layout of OTHERS) {
