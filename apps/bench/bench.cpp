@@ -1,6 +1,8 @@
 // sam3-bench: per-stage timings of the pipeline (median and spread over repeats), peak
 // memory, and, with --reference, the model card's pipeline (onnxruntime-node, three networks
-// per request) on the same files in the same run, with ratios.
+// per request) on the same files in the same run, with ratios. One column per kernel choice
+// (ONNX Runtime's, int8 on oneDNN, and that with precision "fast"); how far each choice's
+// masks and scores are from the first choice's; and how the time grows with the prompts.
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,6 +14,9 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <cstdlib>
+#include <cstdint>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -31,9 +36,71 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// A prompt's instances: count, then per instance score, width, height, mask bytes.
+void write_instances(std::ofstream& out, const sam3::PromptResult& r) {
+  const auto put = [&](const auto& v) { out.write(reinterpret_cast<const char*>(&v), sizeof v); };
+  put(static_cast<std::uint32_t>(r.instances.size()));
+  for (const auto& inst : r.instances) {
+    put(inst.score);
+    put(static_cast<std::int32_t>(inst.mask.width));
+    put(static_cast<std::int32_t>(inst.mask.height));
+    out.write(reinterpret_cast<const char*>(inst.mask.data.data()), static_cast<std::streamsize>(inst.mask.data.size()));
+  }
+}
+
+struct Instance {
+  float score = 0;
+  std::vector<std::uint8_t> mask;
+};
+std::vector<std::vector<Instance>> read_instances(const std::string& path, size_t prompts) {
+  std::ifstream in(path, std::ios::binary);
+  const auto get = [&](auto& v) { in.read(reinterpret_cast<char*>(&v), sizeof v); };
+  std::vector<std::vector<Instance>> out(prompts);
+  for (auto& p : out) {
+    std::uint32_t n = 0;
+    get(n);
+    p.resize(in ? n : 0);
+    for (auto& inst : p) {
+      std::int32_t w = 0, h = 0;
+      get(inst.score), get(w), get(h);
+      inst.mask.resize(static_cast<size_t>(std::max(0, w)) * static_cast<size_t>(std::max(0, h)));
+      in.read(reinterpret_cast<char*>(inst.mask.data()), static_cast<std::streamsize>(inst.mask.size()));
+    }
+  }
+  return out;
+}
+
+// How far `b`'s instances are from `a`'s (the same prompts): prompts with as many instances,
+// the smallest mask IoU and the largest score difference among instances paired by rank.
+std::string fidelity(const std::vector<std::vector<Instance>>& a, const std::vector<std::vector<Instance>>& b) {
+  size_t same = 0, instances = 0;
+  double worst_iou = 1, worst_score = 0;
+  for (size_t p = 0; p < a.size() && p < b.size(); ++p) {
+    same += a[p].size() == b[p].size();
+    for (size_t i = 0; i < a[p].size() && i < b[p].size(); ++i) {
+      size_t both = 0, either = 0;
+      for (size_t j = 0; j < a[p][i].mask.size() && j < b[p][i].mask.size(); ++j) {
+        both += a[p][i].mask[j] && b[p][i].mask[j];
+        either += a[p][i].mask[j] || b[p][i].mask[j];
+      }
+      worst_iou = std::min(worst_iou, either ? static_cast<double>(both) / static_cast<double>(either) : 1.0);
+      worst_score = std::max(worst_score, static_cast<double>(std::abs(a[p][i].score - b[p][i].score)));
+      ++instances;
+    }
+  }
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "%zu of %zu prompts with as many instances; %zu instances: smallest mask IoU %.4f, largest score difference %.4f",
+                same, a.size(), instances, worst_iou, worst_score);
+  return buf;
+}
+
+// Stage totals; "after N" is the time from preprocessing to the end of the N-th prompt. With a
+// `dump` path, each prompt's instances (score, mask) are written there for the fidelity check.
 Stages run_ours(const fs::path& models, const sam3::Image& image, const std::vector<std::string>& prompts,
-                const sam3::ModelOptions& options) {
+                const sam3::ModelOptions& options, const std::string& dump) {
   Stages s;
+  std::ofstream masks;
+  if (!dump.empty()) masks.open(dump, std::ios::binary);
   auto t0 = std::chrono::steady_clock::now();
   auto model = sam3::Model::load(models, options);
   s["load"] = ms_since(t0);
@@ -41,11 +108,13 @@ Stages run_ours(const fs::path& models, const sam3::Image& image, const std::vec
   const auto embedding = model->encode(image);
   s["preprocess"] = embedding.preprocess_ms();
   s["encode_image"] = embedding.encode_ms();
-  for (const auto& p : prompts) {
-    const auto r = model->segment(embedding, {p, {}});
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    const auto r = model->segment(embedding, {prompts[i], {}});
     s["encode_text"] += r.timings.encode_text_ms;
     s["decode"] += r.timings.decode_ms;
     s["postprocess"] += r.timings.postprocess_ms;
+    s["after " + std::to_string(i + 1)] = ms_since(t0);
+    if (masks.is_open()) write_instances(masks, r);
   }
   s["total"] = ms_since(t0);
   return s;
@@ -53,7 +122,7 @@ Stages run_ours(const fs::path& models, const sam3::Image& image, const std::vec
 
 // run_ours in a child process: each kernel choice gets its own peak memory (the child's).
 Stages run_ours_in_child(const fs::path& models, const sam3::Image& image, const std::vector<std::string>& prompts,
-                         const sam3::ModelOptions& options, double* peak_mb) {
+                         const sam3::ModelOptions& options, const std::string& dump, double* peak_mb) {
   int fds[2];
   if (::pipe(fds) != 0) throw std::runtime_error("pipe failed");
   const pid_t pid = ::fork();
@@ -62,7 +131,7 @@ Stages run_ours_in_child(const fs::path& models, const sam3::Image& image, const
     int code = 0;
     std::string out;
     try {
-      out = nlohmann::json(run_ours(models, image, prompts, options)).dump();
+      out = nlohmann::json(run_ours(models, image, prompts, options, dump)).dump();
     } catch (const std::exception& e) {
       std::fprintf(stderr, "sam3-bench: %s\n", e.what());
       code = 1;
@@ -125,8 +194,11 @@ Stages run_reference(const fs::path& script, const fs::path& models, const fs::p
   const auto j = nlohmann::json::parse(out);
   Stages s;
   s["load"] = j["load_ms"];
+  double total = 0;
+  int n = 0;
   for (const auto& r : j["requests"]) {
-    for (const auto& [k, v] : r.items()) s[k] += v.get<double>();
+    for (const auto& [k, v] : r.items()) s[k] += v.get<double>(), total += v.get<double>();
+    s["after " + std::to_string(++n)] = total;
   }
   s["total"] = s["preprocess"] + s["encode_image"] + s["encode_text"] + s["decode"] + s["postprocess"];
   *peak_mb = std::max(*peak_mb, j["peak_rss_mb"].get<double>());
@@ -185,11 +257,19 @@ int main(int argc, char** argv) {
   std::vector<std::string> providers;
   app.add_option("--provider", providers, "Execution providers as a fallback order (cpu, cuda, tensorrt, ..., auto)")
       ->delimiter(',');
-  std::vector<std::string> kernels = {"ort", "onednn-int8"};
-  app.add_option("--kernels", kernels, "Kernel choices, one column each: ort (ONNX Runtime's), onednn-int8 (int8 products on oneDNN)")
+  std::vector<std::string> kernels = {"ort", "onednn-int8", "onednn-int8+bf16"};
+  app.add_option("--kernels", kernels,
+                 "Kernel choices, one column each: ort (ONNX Runtime's), onednn-int8 (int8 products on oneDNN), "
+                 "onednn-int8+bf16 (and precision fast: attention and large float products in bf16 on oneDNN); "
+                 "the masks of each are compared with the first's")
       ->delimiter(',')
-      ->check(CLI::IsMember({"ort", "onednn-int8"}))
+      ->check(CLI::IsMember({"ort", "onednn-int8", "onednn-int8+bf16"}))
       ->capture_default_str();
+  std::vector<int> growth;
+  app.add_option("--growth", growth, "Prompt counts (e.g. 1,5,20): the prompts are cycled up to the largest, and a "
+                                     "second table gives the time to the end of each count")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1000));
   app.add_option("--json", json_path, "Also write the results as JSON to this file");
   CLI11_PARSE(app, argc, argv);
 
@@ -209,9 +289,16 @@ int main(int argc, char** argv) {
   double ref_peak = 0;
   auto options_for = [&](const std::string& k) {
     sam3::ModelOptions o = options;
-    o.onednn_kernels = k == "onednn-int8";
+    o.onednn_kernels = k != "ort";
+    o.precision = k == "onednn-int8+bf16" ? sam3::Precision::kFast : sam3::Precision::kExact;
     return o;
   };
+  if (!growth.empty()) {
+    const size_t given = prompts.size(), most = static_cast<size_t>(*std::max_element(growth.begin(), growth.end()));
+    for (size_t i = given; i < most; ++i) prompts.push_back(prompts[i % given]);
+    prompts.resize(most);
+  }
+  auto dump_of = [&](const std::string& k) { return (fs::temp_directory_path() / ("sam3-bench-" + k + ".masks")).string(); };
   const fs::path raw = fs::temp_directory_path() / "sam3-bench-image.rgb";
   if (reference) {
     std::ofstream(raw, std::ios::binary).write(reinterpret_cast<const char*>(image.rgb.data()), static_cast<std::streamsize>(image.rgb.size()));
@@ -228,7 +315,8 @@ int main(int argc, char** argv) {
   for (int r = 0; r < repeats; ++r) {
     for (const auto& k : kernels) {
       std::fprintf(stderr, "repeat %d/%d: sam3cpp, %s kernels...\n", r + 1, repeats, k.c_str());
-      for (const auto& [stage, v] : run_ours_in_child(models, image, prompts, options_for(k), &our_peak[k])) ours[k][stage].push_back(v);
+      const auto s = run_ours_in_child(models, image, prompts, options_for(k), r == 0 ? dump_of(k) : "", &our_peak[k]);
+      for (const auto& [stage, v] : s) ours[k][stage].push_back(v);
     }
     if (reference) {
       std::fprintf(stderr, "repeat %d/%d: reference...\n", r + 1, repeats);
@@ -239,11 +327,15 @@ int main(int argc, char** argv) {
   }
   std::string runs_on;
   for (const auto& p : sam3::resolve_execution_providers(options.providers)) runs_on += (runs_on.empty() ? "" : ", ") + p;
-  std::printf("machine: %s, %u hardware threads; ONNX Runtime %s on %s; int8 products on %s here; image %dx%d, %zu prompts, %d repeats\n\n",
-              cpu_name().c_str(), std::thread::hardware_concurrency(), sam3::onnxruntime_version().c_str(), runs_on.c_str(),
-              sam3::int8_kernels().c_str(), image.width, image.height, prompts.size(), repeats);
+  double load[3] = {0, 0, 0};
+  ::getloadavg(load, 3);
+  std::printf("machine: %s, %u hardware threads, load average %.2f %.2f %.2f at the end; ONNX Runtime %s on %s; int8 products on %s;\n"
+              "bf16 work (onednn-int8+bf16) on %s; image %dx%d, %zu prompts, %d repeats\n\n",
+              cpu_name().c_str(), std::thread::hardware_concurrency(), load[0], load[1], load[2], sam3::onnxruntime_version().c_str(),
+              runs_on.c_str(), sam3::int8_kernels().c_str(), sam3::bf16_kernels().c_str(), image.width, image.height, prompts.size(),
+              repeats);
   nlohmann::json out = {{"image", image_path}, {"prompts", prompts}, {"repeats", repeats}, {"int8_kernels", sam3::int8_kernels()},
-                        {"stages", nlohmann::json::object()}};
+                        {"bf16_kernels", sam3::bf16_kernels()}, {"load_average", load}, {"stages", nlohmann::json::object()}};
   // | stage | sam3cpp (k) ... | reference | sam3cpp (k) / reference ... |
   std::string header = "| stage |", rule = "|---|";
   for (const auto& k : kernels) header += " sam3cpp, " + k + " kernels, ms |", rule += "---:|";
@@ -289,6 +381,36 @@ int main(int argc, char** argv) {
     }
   }
   std::printf("%s\n", row.c_str());
+  if (!growth.empty()) {
+    // | prompts | sam3cpp (k) ... | reference | sam3cpp (k) / reference ... |
+    std::printf("\n%s\n%s\n", ("| prompts |" + header.substr(std::string("| stage |").size())).c_str(), rule.c_str());
+    for (const int n : growth) {
+      const std::string stage = "after " + std::to_string(n);
+      std::string line = "| " + std::to_string(n) + " |";
+      for (const auto& k : kernels) line += " " + cell(summarize(ours[k][stage])) + " |";
+      if (reference) {
+        const Summary b = summarize(theirs[stage]);
+        line += " " + cell(b) + " |";
+        for (const auto& k : kernels) {
+          std::snprintf(buf, sizeof buf, " %.2f |", b.median > 0 ? summarize(ours[k][stage]).median / b.median : 0.0);
+          line += buf;
+        }
+      }
+      std::printf("%s\n", line.c_str());
+      out["growth"][std::to_string(n)] = nlohmann::json::object();
+      for (const auto& k : kernels) out["growth"][std::to_string(n)]["sam3cpp " + k] = summarize(ours[k][stage]).median;
+      if (reference) out["growth"][std::to_string(n)]["reference"] = summarize(theirs[stage]).median;
+    }
+    std::printf("(ms from the start of preprocessing to the end of the N-th prompt; the reference encodes the image for each)\n");
+  }
+  if (kernels.size() > 1) std::printf("\nmasks and scores against %s's (first repeat, instances paired by rank):\n", kernels.front().c_str());
+  const auto first = read_instances(dump_of(kernels.front()), prompts.size());
+  for (size_t i = 1; i < kernels.size(); ++i) {
+    const std::string f = fidelity(first, read_instances(dump_of(kernels[i]), prompts.size()));
+    std::printf("  %s: %s\n", kernels[i].c_str(), f.c_str());
+    out["fidelity"][kernels[i]] = f;
+  }
+  for (const auto& k : kernels) fs::remove(dump_of(k));
   std::printf("\n\"total\" is one image with all prompts, from the start of preprocessing, model loading excluded.\n");
   std::printf("sam3cpp's files were prepared first (first load on this host, %.0f ms for all kernel choices, in child\n"
               "processes, not counted); each sam3cpp run is a child process of its own (its own peak memory).\n",
