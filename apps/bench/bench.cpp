@@ -195,10 +195,10 @@ Stages run_reference(const fs::path& script, const fs::path& models, const fs::p
   Stages s;
   s["load"] = j["load_ms"];
   double total = 0;
-  int n = 0;
+  int request = 0;
   for (const auto& r : j["requests"]) {
     for (const auto& [k, v] : r.items()) s[k] += v.get<double>(), total += v.get<double>();
-    s["after " + std::to_string(++n)] = total;
+    s["after " + std::to_string(++request)] = total;
   }
   s["total"] = s["preprocess"] + s["encode_image"] + s["encode_text"] + s["decode"] + s["postprocess"];
   *peak_mb = std::max(*peak_mb, j["peak_rss_mb"].get<double>());
@@ -265,6 +265,9 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->check(CLI::IsMember({"ort", "onednn-int8", "onednn-int8+bf16"}))
       ->capture_default_str();
+  std::int64_t min_weights = sam3::ModelOptions{}.onednn_min_weights;
+  app.add_option("--onednn-min-weights", min_weights, "int8 products with fewer weights (K x N) stay with ONNX Runtime (0: all on oneDNN)")
+      ->capture_default_str();
   std::vector<int> growth;
   app.add_option("--growth", growth, "Prompt counts (e.g. 1,5,20): the prompts are cycled up to the largest, and a "
                                      "second table gives the time to the end of each count")
@@ -281,6 +284,7 @@ int main(int argc, char** argv) {
   options.spin_threads = !no_spin;
   options.fuse_attention = !unfused;
   options.shared_thread_pool = shared_pool;
+  options.onednn_min_weights = min_weights;
   options.int8_weights = int8 == "on" ? sam3::Int8Weights::kOn : int8 == "off" ? sam3::Int8Weights::kOff : sam3::Int8Weights::kAuto;
 
   std::map<std::string, std::map<std::string, std::vector<double>>> ours;  // kernels -> stage -> ms
@@ -304,7 +308,7 @@ int main(int argc, char** argv) {
     std::ofstream(raw, std::ios::binary).write(reinterpret_cast<const char*>(image.rgb.data()), static_cast<std::streamsize>(image.rgb.size()));
   }
   nlohmann::json tokens = nlohmann::json::array();
-  const auto tok = sam3::ClipTokenizer::from_file(options.fallback_vocabulary);
+  const auto tok = sam3::ClipTokenizer::from_file(options.fallback_vocabulary.empty() ? sam3::bundled_vocabulary() : options.fallback_vocabulary);
   for (const auto& p : prompts) {
     const auto t = tok.encode(p);
     tokens.push_back({{"ids", t.ids}, {"mask", t.mask}});
@@ -329,13 +333,13 @@ int main(int argc, char** argv) {
   for (const auto& p : sam3::resolve_execution_providers(options.providers)) runs_on += (runs_on.empty() ? "" : ", ") + p;
   double load[3] = {0, 0, 0};
   ::getloadavg(load, 3);
-  std::printf("machine: %s, %u hardware threads, load average %.2f %.2f %.2f at the end; ONNX Runtime %s on %s; int8 products on %s;\n"
-              "bf16 work (onednn-int8+bf16) on %s; image %dx%d, %zu prompts, %d repeats\n\n",
+  std::printf("machine: %s, %u hardware threads, load average %.2f %.2f %.2f at the end; ONNX Runtime %s on %s; int8 products on %s\n"
+              "(those with %lld weights or more); bf16 work (onednn-int8+bf16) on %s; image %dx%d, %zu prompts, %d repeats\n\n",
               cpu_name().c_str(), std::thread::hardware_concurrency(), load[0], load[1], load[2], sam3::onnxruntime_version().c_str(),
-              runs_on.c_str(), sam3::int8_kernels().c_str(), sam3::bf16_kernels().c_str(), image.width, image.height, prompts.size(),
+              runs_on.c_str(), sam3::int8_kernels().c_str(), static_cast<long long>(min_weights), sam3::bf16_kernels().c_str(), image.width, image.height, prompts.size(),
               repeats);
   nlohmann::json out = {{"image", image_path}, {"prompts", prompts}, {"repeats", repeats}, {"int8_kernels", sam3::int8_kernels()},
-                        {"bf16_kernels", sam3::bf16_kernels()}, {"load_average", load}, {"stages", nlohmann::json::object()}};
+                        {"bf16_kernels", sam3::bf16_kernels()}, {"onednn_min_weights", min_weights}, {"load_average", load}, {"stages", nlohmann::json::object()}};
   // | stage | sam3cpp (k) ... | reference | sam3cpp (k) / reference ... |
   std::string header = "| stage |", rule = "|---|";
   for (const auto& k : kernels) header += " sam3cpp, " + k + " kernels, ms |", rule += "---:|";

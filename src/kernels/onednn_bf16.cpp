@@ -95,6 +95,10 @@ OrtStatusPtr guarded(const char* op, Kernel& kernel, OrtKernelContext* context) 
 std::vector<std::int64_t> shape_of(const Ort::ConstValue& v) { return v.GetTensorTypeAndShapeInfo().GetShape(); }
 
 // y[b] = softmax(scale * q[b] k[b]^T) v[b], q [B, S, D], k [B, L, D], v [B, L, Dv].
+// Work items are (batch, block of query rows), spread over OpenMP's threads; each runs its
+// primitives on one thread, so a block's scores stay in that core's cache (materialising
+// scores for all batches at once made the kernel memory-bound: 2.7x slower than ONNX
+// Runtime's float flash attention on SAM3's shapes).
 class AttentionKernel {
  public:
   AttentionKernel(const OrtKernelInfo* info, int threads) : threads_(threads) {
@@ -121,56 +125,84 @@ class AttentionKernel {
     use_threads(threads_);
     const float scale = scale_ != 0.0f ? scale_ : 1.0f / std::sqrt(static_cast<float>(D));
 
-    // K^T [B, D, L] and V in bf16, once per call.
+    // K^T [B, D, L] and V in bf16, once per call (on all threads).
     auto kt = buffer<std::uint16_t>(B * D * L), vb = buffer<std::uint16_t>(B * L * Dv);
-    const memory kt_mem = wrap(plain({B, D, L}, dt::bf16), kt.get()), v_mem = wrap(plain({B, L, Dv}, dt::bf16), vb.get());
     execute(primitives_.get({0, B, L, D}, [&] { return reorder(plain({B, L, D}, dt::f32), memory::desc({B, L, D}, dt::bf16, tag::acb)); }),
             {{DNNL_ARG_FROM, wrap(plain({B, L, D}, dt::f32), k.GetTensorData<float>())},
              {DNNL_ARG_TO, wrap(memory::desc({B, L, D}, dt::bf16, tag::acb), kt.get())}});
     execute(primitives_.get({1, B, L, Dv}, [&] { return reorder(plain({B, L, Dv}, dt::f32), plain({B, L, Dv}, dt::bf16)); }),
-            {{DNNL_ARG_FROM, wrap(plain({B, L, Dv}, dt::f32), v.GetTensorData<float>())}, {DNNL_ARG_TO, v_mem}});
+            {{DNNL_ARG_FROM, wrap(plain({B, L, Dv}, dt::f32), v.GetTensorData<float>())},
+             {DNNL_ARG_TO, wrap(plain({B, L, Dv}, dt::bf16), vb.get())}});
 
-    const std::int64_t rows = std::clamp<std::int64_t>(kScoreElements / (B * L), 1, S);
-    auto qb = buffer<std::uint16_t>(B * rows * D), p = buffer<std::uint16_t>(B * rows * L);
-    auto scores = buffer<float>(B * rows * L);
-    auto block_out = buffer<float>(rows < S ? B * rows * Dv : 0);
-    for (std::int64_t s0 = 0; s0 < S; s0 += rows) {
-      const std::int64_t r = std::min(rows, S - s0);
-      // Q's rows [s0, s0 + r) of every batch, scaled, in bf16.
-      const memory::desc q_block({B, r, D}, dt::f32, dims{S * D, D, 1});
-      execute(primitives_.get({2, B, r, S, D}, [&] { return reorder(q_block, plain({B, r, D}, dt::bf16), scale); }),
-              {{DNNL_ARG_FROM, wrap(q_block, q.GetTensorData<float>() + s0 * D)}, {DNNL_ARG_TO, wrap(plain({B, r, D}, dt::bf16), qb.get())}});
-      const memory score_mem = wrap(plain({B, r, L}, dt::f32), scores.get());
-      execute(primitives_.get({3, B, r, D, L},
-                              [&] { return checked(bf16_product(plain({B, r, D}, dt::bf16), plain({B, D, L}, dt::bf16), plain({B, r, L}, dt::f32))); }),
-              {{DNNL_ARG_SRC, wrap(plain({B, r, D}, dt::bf16), qb.get())}, {DNNL_ARG_WEIGHTS, kt_mem}, {DNNL_ARG_DST, score_mem}});
-      execute(primitives_.get({4, B, r, L},
-                              [&] {
-                                return make_primitive<dnnl::softmax_forward>(dnnl::softmax_forward::primitive_desc(
-                                    dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference, plain({B, r, L}, dt::f32), 2),
-                                    user_scratchpad(), cpu_engine()));
-                              }),
-              {{DNNL_ARG_SRC, score_mem}, {DNNL_ARG_DST, score_mem}});
-      const memory p_mem = wrap(plain({B, r, L}, dt::bf16), p.get());
-      execute(primitives_.get({5, B, r, L}, [&] { return reorder(plain({B, r, L}, dt::f32), plain({B, r, L}, dt::bf16)); }),
-              {{DNNL_ARG_FROM, score_mem}, {DNNL_ARG_TO, p_mem}});
-      // One block: straight into the output; else a block, then copied into its rows.
-      const memory o_mem = wrap(plain({B, r, Dv}, dt::f32), r == S ? out : block_out.get());
-      execute(primitives_.get({6, B, r, L, Dv},
-                              [&] { return checked(bf16_product(plain({B, r, L}, dt::bf16), plain({B, L, Dv}, dt::bf16), plain({B, r, Dv}, dt::f32))); }),
-              {{DNNL_ARG_SRC, p_mem}, {DNNL_ARG_WEIGHTS, v_mem}, {DNNL_ARG_DST, o_mem}});
-      if (r < S) {
-        const memory::desc y_block({B, r, Dv}, dt::f32, dims{S * Dv, Dv, 1});
-        execute(primitives_.get({7, B, r, S, Dv}, [&] { return reorder(plain({B, r, Dv}, dt::f32), y_block); }),
-                {{DNNL_ARG_FROM, o_mem}, {DNNL_ARG_TO, wrap(y_block, out + s0 * Dv)}});
+    const std::int64_t rows = std::min(S, std::max<std::int64_t>(16, kScoreElements / L));
+    const std::int64_t blocks = (S + rows - 1) / rows;
+    // The primitives of both block heights, made before the threads share them.
+    const std::int64_t last = S - (blocks - 1) * rows;
+    for (const std::int64_t r : {rows, last}) block_primitives(r, D, L, Dv, scale);
+    const float* q_data = q.GetTensorData<float>();
+    std::string failure;
+#if SAM3_HAVE_OPENMP
+#pragma omp parallel
+#endif
+    {
+      auto qb = buffer<std::uint16_t>(rows * D), p = buffer<std::uint16_t>(rows * L);
+      auto scores = buffer<float>(rows * L);
+#if SAM3_HAVE_OPENMP
+#pragma omp for schedule(dynamic)
+#endif
+      for (std::int64_t item = 0; item < B * blocks; ++item) {
+        const std::int64_t b = item / blocks, s0 = (item % blocks) * rows, r = std::min(rows, S - s0);
+        try {
+          const Block& pr = block_primitives(r, D, L, Dv, scale);
+          const memory qb_mem = wrap(plain({r, D}, dt::bf16), qb.get()), score_mem = wrap(plain({r, L}, dt::f32), scores.get());
+          const memory p_mem = wrap(plain({r, L}, dt::bf16), p.get());
+          execute(*pr.q, {{DNNL_ARG_FROM, wrap(plain({r, D}, dt::f32), q_data + (b * S + s0) * D)}, {DNNL_ARG_TO, qb_mem}});
+          execute(*pr.scores, {{DNNL_ARG_SRC, qb_mem}, {DNNL_ARG_WEIGHTS, wrap(plain({D, L}, dt::bf16), kt.get() + b * D * L)},
+                               {DNNL_ARG_DST, score_mem}});
+          execute(*pr.softmax, {{DNNL_ARG_SRC, score_mem}, {DNNL_ARG_DST, score_mem}});
+          execute(*pr.p, {{DNNL_ARG_FROM, score_mem}, {DNNL_ARG_TO, p_mem}});
+          execute(*pr.out, {{DNNL_ARG_SRC, p_mem}, {DNNL_ARG_WEIGHTS, wrap(plain({L, Dv}, dt::bf16), vb.get() + b * L * Dv)},
+                            {DNNL_ARG_DST, wrap(plain({r, Dv}, dt::f32), out + (b * S + s0) * Dv)}});
+        } catch (const std::exception& e) {
+#if SAM3_HAVE_OPENMP
+#pragma omp critical
+#endif
+          failure = e.what();
+        }
       }
     }
+    if (!failure.empty()) throw std::runtime_error(failure);
   }
 
  private:
+  // One block of r query rows: Q to bf16 (scaled), the scores, their softmax, P to bf16, P V.
+  struct Block {
+    const Primitive *q, *scores, *softmax, *p, *out;
+  };
+  const Block& block_primitives(std::int64_t r, std::int64_t D, std::int64_t L, std::int64_t Dv, float scale) {
+    std::lock_guard lock(blocks_mutex_);
+    const std::vector<std::int64_t> key = {r, D, L, Dv};
+    auto it = blocks_.find(key);
+    if (it != blocks_.end()) return it->second;
+    Block b;
+    b.q = &primitives_.get({2, r, D}, [&] { return reorder(plain({r, D}, dt::f32), plain({r, D}, dt::bf16), scale); });
+    b.scores = &primitives_.get(
+        {3, r, D, L}, [&] { return checked(bf16_product(plain({r, D}, dt::bf16), plain({D, L}, dt::bf16), plain({r, L}, dt::f32))); });
+    b.softmax = &primitives_.get({4, r, L}, [&] {
+      return make_primitive<dnnl::softmax_forward>(dnnl::softmax_forward::primitive_desc(
+          dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference, plain({r, L}, dt::f32), 1), user_scratchpad(), cpu_engine()));
+    });
+    b.p = &primitives_.get({5, r, L}, [&] { return reorder(plain({r, L}, dt::f32), plain({r, L}, dt::bf16)); });
+    b.out = &primitives_.get(
+        {6, r, L, Dv}, [&] { return checked(bf16_product(plain({r, L}, dt::bf16), plain({L, Dv}, dt::bf16), plain({r, Dv}, dt::f32))); });
+    return blocks_.emplace(key, b).first->second;
+  }
+
   int threads_ = 0;
   float scale_ = 0.0f;
   Primitives primitives_;
+  std::mutex blocks_mutex_;
+  std::map<std::vector<std::int64_t>, Block> blocks_;
 };
 
 // y[..., N] = x[..., K] w[K, N] with w constant.

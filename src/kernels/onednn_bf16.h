@@ -19,7 +19,7 @@
 namespace sam3::kernels {
 
 inline constexpr const char* kOneDnnBf16Domain = "ai.sam3.onednn.bf16";
-inline constexpr std::int64_t kScoreElements = 4 << 20;  // one block of attention scores: 16 MB
+inline constexpr std::int64_t kScoreElements = 64 * 1024;  // one block of attention scores: 256 KB, in a core's cache
 
 // Whether this build has oneDNN and oneDNN has a native bf16 product kernel on this CPU.
 bool onednn_bf16_available();
