@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cli_common.h"
+#include "model_resolver.h"
 #include "progress_bar.h"
 #include "sam3/hub.h"
 #include "sam3/model.h"

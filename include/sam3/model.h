@@ -45,6 +45,7 @@ enum class Int8Weights { kAuto, kOn, kOff };
 // Used only where oneDNN has native bf16 kernels for the CPU (AVX512-BF16 or AMX; else the
 // exact path runs and the log says so once); int8 products are exact either way. Masks and
 // scores may differ slightly from kExact (docs/performance.md has the measured differences).
+// Applied by the prepare step, so it needs ModelOptions::cache_optimized, like fuse_attention.
 enum class Precision { kExact, kFast };
 const char* precision_name(Precision precision) noexcept;  // "exact", "fast"
 
