@@ -340,8 +340,12 @@ PYBIND11_MODULE(_native, m) {
 
   py::class_<sam3::Model, std::shared_ptr<sam3::Model>>(m, "Model", "A SAM3 ONNX model folder, loaded once and shared by threads.")
       .def(py::init([](const std::filesystem::path& path, int threads, const std::filesystem::path& vocabulary,
-                       const py::object& providers) {
+                       const py::object& providers, const std::string& precision) {
              sam3::ModelOptions o;
+             if (precision != "exact" && precision != "fast") {
+               throw sam3::Error(sam3::ErrorCode::kInvalidArgument, "precision must be \"exact\" or \"fast\", got \"" + precision + "\"");
+             }
+             o.precision = precision == "fast" ? sam3::Precision::kFast : sam3::Precision::kExact;
              o.providers = providers_from_object(providers);
              o.intra_op_threads = threads;
              o.fallback_vocabulary = vocabulary;
@@ -349,9 +353,16 @@ PYBIND11_MODULE(_native, m) {
              return sam3::Model::load(path, o);
            }),
            "path"_a, py::kw_only(), "threads"_a = 0, "vocabulary"_a = std::filesystem::path(), "providers"_a = py::none(),
+           "precision"_a = "exact",
            "Loads a model folder (either public layout). threads: ONNX Runtime threads, 0 = one per core. providers: "
            "execution providers as a fallback order, e.g. [\"cuda\", \"cpu\"], \"auto\" or [(\"cuda\", {\"device_id\": 1})]; "
-           "None = the CPU.")
+           "None = the CPU. precision: \"exact\", or \"fast\" (attention and large float products in bf16 where the CPU "
+           "has bf16 instructions).")
+      .def_property_readonly("bf16_nodes", [](const sam3::Model& model) {  // 0 unless precision "fast" took effect
+        int n = 0;
+        for (const auto& f : model.files()) n += f.bf16_attention + f.bf16_matmuls;
+        return n;
+      })
       .def_property_readonly("providers", &sam3::Model::providers)
       .def_property_readonly("layout", [](const sam3::Model& model) { return std::string(sam3::layout_name(model.layout())); })
       .def_property_readonly("input_size", &sam3::Model::input_size)

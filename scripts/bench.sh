@@ -2,8 +2,11 @@
 # Side-by-side benchmark on SAM3-shaped models with random weights (the real shapes and the
 # public files' uint8 quantization): sam3cpp against the model card's pipeline in Node.js
 # (onnxruntime-node, same ONNX Runtime version), same files, same run, median of 3. sam3cpp runs
-# once per kernel choice (--kernels ort,onednn-int8 by default: ONNX Runtime's int8 kernels, and
-# the int8 products on oneDNN where the build and CPU have them), each a column.
+# once per kernel choice, each a column (--kernels ort,onednn-int8,onednn-int8+bf16 by default:
+# ONNX Runtime's int8 kernels; the large int8 products on oneDNN where the build and CPU have
+# them; and that with precision "fast", attention and large float products in bf16 on oneDNN
+# where the CPU has bf16 instructions), with each choice's masks and scores against the first's.
+# --growth 1,5,20 adds the time to the end of the 1st, 5th and 20th prompt (prompts cycled).
 #   scripts/bench.sh [--quick] [extra sam3-bench options]
 #   scripts/bench.sh [--quick] --clicks [extra sam3-bench-clicks options]
 # --clicks: the interactive model instead (tools/make_bench_tracker.py: the same vision trunk,

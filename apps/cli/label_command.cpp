@@ -186,6 +186,7 @@ int run_label(LabelArgs& a) {
   ModelOptions mo;
   mo.providers = execution_providers(a.models);
   mo.intra_op_threads = a.threads;
+  mo.precision = precision_of(a.models.precision);
   auto model = Model::load(resolve_model_dir(a.models), mo);
   Labeler labeler(model, a.config, a.out);
 

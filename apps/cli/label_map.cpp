@@ -68,6 +68,7 @@ int run_map_label(const MapLabelJob& job, const ModelSelection& models, int thre
   ModelOptions mo;
   mo.providers = execution_providers(models);
   mo.intra_op_threads = threads;
+  mo.precision = precision_of(models.precision);
   const auto model = Model::load(resolve_model_dir(models), mo);
   const bool tty = ::isatty(STDERR_FILENO) != 0;
   const auto t0 = std::chrono::steady_clock::now();

@@ -29,7 +29,17 @@ void add_model_options(CLI::App& cmd, ModelSelection& selection) {
             }
           },
           "PROVIDER"));
+  add_precision_option(cmd, selection.precision);
 }
+
+void add_precision_option(CLI::App& cmd, std::string& value) {
+  cmd.add_option("--precision", value,
+                 "exact (default): float work in float; fast: attention and large float products in bf16 on oneDNN "
+                 "where the CPU has bf16 instructions (masks may differ slightly; 'sam3 --version' says what runs)")
+      ->check(CLI::IsMember({"exact", "fast"}));
+}
+
+Precision precision_of(const std::string& value) { return value == "fast" ? Precision::kFast : Precision::kExact; }
 
 std::vector<ExecutionProvider> execution_providers(const ModelSelection& selection) {
   return parse_execution_providers(selection.providers);

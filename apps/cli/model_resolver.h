@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sam3/execution_provider.h"
+#include "sam3/model.h"
 
 namespace sam3::cli {
 
@@ -16,9 +17,13 @@ struct ModelSelection {
   std::string dir;
   bool offline = false;
   std::vector<std::string> providers;  // --provider, as given (each checked when parsed)
+  std::string precision = "exact";     // --precision
 };
 
 void add_model_options(CLI::App& cmd, ModelSelection& selection);
+// --precision exact|fast into `value` (add_model_options adds it too).
+void add_precision_option(CLI::App& cmd, std::string& value);
+Precision precision_of(const std::string& value);
 // The --provider list in order (empty: the CPU). Throws kInvalidArgument for a bad list.
 std::vector<ExecutionProvider> execution_providers(const ModelSelection& selection);
 // Throws kModelNotFound / kNetwork with what to do when no model is available.

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cli_common.h"
+#include "model_resolver.h"
 #include "progress_bar.h"
 #include "sam3/hub.h"
 #include "sam3/model.h"
@@ -18,6 +19,7 @@ struct ModelsArgs {
   std::string source;
   std::string models_dir;
   std::string int8 = "auto";
+  std::string precision = "exact";
   bool json = false;
   bool accept_unpinned = false;
 };
@@ -87,6 +89,7 @@ int run_optimize(const ModelsArgs& args) {
                               : std::filesystem::path(args.models_dir);
   ModelOptions options;
   options.int8_weights = args.int8 == "on" ? Int8Weights::kOn : args.int8 == "off" ? Int8Weights::kOff : Int8Weights::kAuto;
+  options.precision = precision_of(args.precision);
   const auto first = Model::load(dir, options);
   const double first_ms = first->load_ms();
   for (const auto& f : first->files()) {
@@ -101,6 +104,10 @@ int run_optimize(const ModelsArgs& args) {
     if (f.fused_attention) {
       std::printf("%-28s %d attention block%s fused into MultiHeadAttention\n", "", f.fused_attention,
                   f.fused_attention == 1 ? "" : "s");
+    }
+    if (f.bf16_attention + f.bf16_matmuls) {
+      std::printf("%-28s %d attention and %d float product%s in bf16 on %s\n", "", f.bf16_attention, f.bf16_matmuls,
+                  f.bf16_matmuls == 1 ? "" : "s", bf16_kernels().c_str());
     }
   }
   const auto second = Model::load(dir, options);
@@ -192,6 +199,7 @@ void add_models_command(CLI::App& app, Runner& run) {
   auto* optimize = cmd->add_subcommand("optimize", "Prepare a model for this host: int8 weights on VNNI/AMX CPUs, saved optimized graphs");
   optimize->add_option("name", args->name, name_help);
   optimize->add_option("-m,--models", args->models_dir, "A model folder instead of a registry model");
+  add_precision_option(*optimize, args->precision);
   optimize->add_option("--int8", args->int8, "int8 weights: auto (only where exact and fast), on, off")
       ->check(CLI::IsMember({"auto", "on", "off"}))->capture_default_str();
   optimize->callback([args, &run] { run = [args] { return run_optimize(*args); }; });

@@ -200,6 +200,7 @@ int run_segment(const SegmentArgs& args) {
   ModelOptions model_options;
   model_options.providers = execution_providers(args.models);
   model_options.intra_op_threads = args.threads;
+  model_options.precision = precision_of(args.models.precision);
   const auto model = Model::load(model_dir, model_options);
   std::vector<InteractivePrompt> objects;
   if (model->interactive()) {

@@ -80,6 +80,7 @@ void add_serve_command(CLI::App& app, Runner& run) {
       if (!args->cvat_labels_file.empty()) cvat = server::read_cvat_labels(args->cvat_labels_file);
       for (const auto& l : args->cvat_labels) cvat.push_back(server::parse_cvat_label(l));
       args->options.providers = execution_providers(args->models);
+      args->options.precision = precision_of(args->models.precision);
       args->options.model_dir = resolve_model_dir(args->models);
       return server::run_server(args->options);
     };

@@ -263,6 +263,7 @@ void Api::load_model() {
   try {
     ModelOptions mo;
     mo.providers = options_.providers;
+    mo.precision = options_.precision;
     mo.intra_op_threads = options_.threads;
     mo.fallback_vocabulary = options_.fallback_vocabulary;
     auto model = Model::load(options_.model_dir, mo);

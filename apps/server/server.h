@@ -9,6 +9,7 @@
 #include "protocols/cvat.h"
 #include "protocols/task_images.h"
 #include "sam3/execution_provider.h"
+#include "sam3/model.h"
 
 namespace sam3::server {
 
@@ -19,6 +20,7 @@ struct ServerOptions {
   std::filesystem::path interactive_model_dir;
   std::filesystem::path fallback_vocabulary;
   std::vector<ExecutionProvider> providers;  // empty: the CPU; checked before the server listens
+  Precision precision = Precision::kExact;   // of the models' float work (sam3/model.h)
   std::string host = "127.0.0.1";
   int port = 8080;  // 0 picks a free port
   int workers = 1;  // inference workers sharing the model (each uses ONNX Runtime's threads)

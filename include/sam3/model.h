@@ -39,6 +39,16 @@ const char* layout_name(Layout layout) noexcept;
 // CPUs with VNNI/AMX/dot-product; kAuto uses it only there: AVX2's u8s8 path can saturate).
 enum class Int8Weights { kAuto, kOn, kOff };
 
+// How float work is computed on the CPU. kExact: in float, as the files say. kFast: the fused
+// attention and large float matrix products (constant weights of 256 K elements or more) in
+// bf16 on oneDNN: operands rounded to bf16, products summed and the softmax computed in float.
+// Used only where oneDNN has native bf16 kernels for the CPU (AVX512-BF16 or AMX; else the
+// exact path runs and the log says so once); int8 products are exact either way. Masks and
+// scores may differ slightly from kExact (docs/performance.md has the measured differences).
+// Applied by the prepare step, so it needs ModelOptions::cache_optimized, like fuse_attention.
+enum class Precision { kExact, kFast };
+const char* precision_name(Precision precision) noexcept;  // "exact", "fast"
+
 struct ModelOptions {
   // Where the sessions run, as a fallback order (sam3/execution_provider.h); empty: the CPU.
   // A provider the loaded ONNX Runtime lacks makes load() throw kRuntime (unless a later one in
@@ -71,6 +81,10 @@ struct ModelOptions {
   // VNNI/AMX engines, where the build has oneDNN and the CPU has them; results are
   // bit-identical to ONNX Runtime's. false: ONNX Runtime's kernels.
   bool onednn_kernels = true;
+  // Products with fewer weights (K x N) stay with ONNX Runtime, whose fused DynamicQuantizeMatMul
+  // is faster on small products such as the decoder's width-256 ones (docs/performance.md).
+  std::int64_t onednn_min_weights = 1024 * 1024;
+  Precision precision = Precision::kExact;
   // Vocabulary used when the directory has neither tokenizer.json nor clip_tokenizer.json.
   std::filesystem::path fallback_vocabulary;
   std::size_t text_cache_entries = 256;
@@ -85,6 +99,8 @@ struct ModelFileInfo {
   int fused_attention = 0;            // attention blocks fused into MultiHeadAttention
   std::vector<std::string> providers;  // execution providers of its session, first choice first ("cpu" last)
   int onednn_int8 = 0;                // int8 products (MatMulInteger nodes) run by oneDNN
+  int bf16_attention = 0;             // attention nodes run in bf16 on oneDNN (Precision::kFast)
+  int bf16_matmuls = 0;               // float products (MatMul nodes) run in bf16 on oneDNN
 };
 
 struct ModelStats {
@@ -200,5 +216,8 @@ std::string onnxruntime_version();
 // What runs the int8 products on this host: "oneDNN 2.6.3 (brg:avx512_core_vnni)", or
 // "ONNX Runtime (...)" with the reason oneDNN does not.
 std::string int8_kernels();
+// What runs Precision::kFast's bf16 work on this host: "oneDNN 2.6.3 (brg:avx512_core_bf16)",
+// or "none (...)" with the reason (kFast then computes exactly).
+std::string bf16_kernels();
 
 }  // namespace sam3

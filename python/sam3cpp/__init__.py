@@ -57,15 +57,19 @@ def _vocabulary() -> Path:
 class Model(_native.Model):
     """A SAM3 ONNX model folder (either public layout), loaded once; share it between threads."""
 
-    def __init__(self, path: str | os.PathLike, *, threads: int = 0, providers=None) -> None:
+    def __init__(self, path: str | os.PathLike, *, threads: int = 0, providers=None, precision: str = "exact") -> None:
         """providers: execution providers as a fallback order, e.g. ["cuda", "cpu"], "auto" or
-        [("cuda", {"device_id": 1})]; None runs on the CPU (see sam3cpp.available_providers())."""
-        super().__init__(os.fspath(path), threads=threads, vocabulary=_vocabulary(), providers=providers)
+        [("cuda", {"device_id": 1})]; None runs on the CPU (see sam3cpp.available_providers()).
+        precision: "exact", or "fast": attention and large float products in bf16 on oneDNN where
+        the CPU has bf16 instructions (masks may differ slightly; see docs/performance.md)."""
+        super().__init__(os.fspath(path), threads=threads, vocabulary=_vocabulary(), providers=providers,
+                         precision=precision)
 
     @classmethod
-    def from_registry(cls, name: str | None = None, *, threads: int = 0, providers=None) -> "Model":
+    def from_registry(cls, name: str | None = None, *, threads: int = 0, providers=None,
+                      precision: str = "exact") -> "Model":
         """A model of the registry that is already downloaded (never downloads: see sam3cpp.pull)."""
-        return cls(_native.registry_path(name), threads=threads, providers=providers)
+        return cls(_native.registry_path(name), threads=threads, providers=providers, precision=precision)
 
 
 def tokenize(text: str) -> dict:

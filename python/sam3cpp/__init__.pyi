@@ -1,6 +1,6 @@
 import os
 from pathlib import Path
-from typing import Callable, Iterator, Sequence, TypedDict, Union
+from typing import Callable, Iterator, Literal, Sequence, TypedDict, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -67,10 +67,13 @@ class PromptDict(TypedDict, total=False):
     boxes: Sequence[BoxLike]
 
 class Model:
-    def __init__(self, path: str | os.PathLike, *, threads: int = 0, providers: ProvidersLike | None = None) -> None: ...
+    def __init__(self, path: str | os.PathLike, *, threads: int = 0, providers: ProvidersLike | None = None,
+                 precision: Literal["exact", "fast"] = "exact") -> None: ...
     @classmethod
     def from_registry(cls, name: str | None = None, *, threads: int = 0,
-                      providers: ProvidersLike | None = None) -> Model: ...
+                      providers: ProvidersLike | None = None, precision: Literal["exact", "fast"] = "exact") -> Model: ...
+    @property
+    def bf16_nodes(self) -> int: ...  # nodes run in bf16 (0 unless precision="fast" took effect here)
     @property
     def providers(self) -> list[str]: ...
     @property

@@ -1,4 +1,5 @@
 #include "kernels/onednn_int8.h"
+#include "kernels/onednn_common.h"
 
 #include <oneapi/dnnl/dnnl.hpp>
 #if SAM3_HAVE_OPENMP
@@ -21,10 +22,7 @@ using dnnl::memory;
 using tag = memory::format_tag;
 using dt = memory::data_type;
 
-dnnl::engine& engine() {
-  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
-  return e;
-}
+dnnl::engine& engine() { return cpu_engine(); }
 
 dnnl::matmul::primitive_desc product_desc(memory::dim m, const memory::desc& weights, memory::dim n) {
   const memory::dim k = weights.dims()[0];
@@ -218,8 +216,7 @@ struct MatMulIntegerOp : Ort::CustomOpBase<MatMulIntegerOp, MatMulIntegerKernel,
 bool onednn_int8_available() { return !probe().empty(); }
 
 std::string int8_kernels_description() {
-  const auto* v = dnnl::version();
-  const std::string onednn = "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
+  const std::string onednn = onednn_version();
   if (!probe().empty()) return onednn + " (" + probe() + ")";
   return "ONNX Runtime (" + onednn + " has no exact int8 kernel for this CPU: no VNNI or AMX)";
 }

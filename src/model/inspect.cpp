@@ -53,6 +53,8 @@ ModelInspection inspect_model(const std::filesystem::path& directory, const Mode
   rt::FileCacheOptions cache;
   cache.fuse_attention = options.fuse_attention;
   cache.onednn = options.onednn_kernels;
+  cache.bf16 = options.precision == Precision::kFast;
+  cache.onednn_min_weights = options.onednn_min_weights;
   cache.int8 = options.int8_weights == Int8Weights::kOn    ? rt::Int8Weights::kOn
                : options.int8_weights == Int8Weights::kOff ? rt::Int8Weights::kOff
                                                            : rt::Int8Weights::kAuto;

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "core/timer.h"
+#include "kernels/onednn_bf16.h"
 #include "kernels/onednn_int8.h"
 #include "model/embedding_access.h"
 #include "model/backend.h"
@@ -36,6 +37,10 @@ const char* layout_name(Layout layout) noexcept {
 std::string onnxruntime_version() { return Ort::GetVersionString(); }
 
 std::string int8_kernels() { return kernels::int8_kernels_description(); }
+
+std::string bf16_kernels() { return kernels::bf16_kernels_description(); }
+
+const char* precision_name(Precision precision) noexcept { return precision == Precision::kFast ? "fast" : "exact"; }
 
 namespace {
 
@@ -132,6 +137,8 @@ std::shared_ptr<Model> Model::load(const std::filesystem::path& directory, const
   config.cache.enabled = options.cache_optimized;
   config.cache.fuse_attention = options.fuse_attention;
   config.cache.onednn = options.onednn_kernels;
+  config.cache.bf16 = options.precision == Precision::kFast;
+  config.cache.onednn_min_weights = options.onednn_min_weights;
   config.cache.int8 = options.int8_weights == Int8Weights::kOn    ? rt::Int8Weights::kOn
                       : options.int8_weights == Int8Weights::kOff ? rt::Int8Weights::kOff
                                                                   : rt::Int8Weights::kAuto;
@@ -319,7 +326,8 @@ std::vector<ModelFileInfo> Model::files() const {
   for (const auto* s : impl_->backend->sessions()) {
     const auto& p = s->prepared();
     out.push_back({s->path(), p.pre_optimized ? p.load_path : (p.entry.empty() ? s->path() : p.entry / "optimized.onnx"),
-                   p.pre_optimized, p.int8_weights, p.fused_attention, s->providers(), p.onednn_int8});
+                   p.pre_optimized, p.int8_weights, p.fused_attention, s->providers(), p.onednn_int8,
+                   p.bf16_attention, p.bf16_matmuls});
   }
   return out;
 }

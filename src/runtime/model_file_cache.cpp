@@ -5,14 +5,17 @@
 #include <atomic>
 #include <cstdlib>
 #include <fstream>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <onnxruntime_cxx_api.h>
 #include <sstream>
 
 #include "core/hash.h"
+#include "kernels/onednn_bf16.h"
 #include "kernels/onednn_int8.h"
 #include "optimize/onnx_attention.h"
 #include "optimize/onnx_int8.h"
+#include "optimize/onnx_onednn_bf16.h"
 #include "optimize/onnx_onednn_int8.h"
 #include "runtime/cpu_features.h"
 #include "sam3/error.h"
@@ -44,8 +47,8 @@ std::string read_file(const fs::path& p) {
 
 // Applies the graph rewrites to `bytes` and records them in `p`; false when nothing changed.
 // Throws sam3::Error when the bytes are not an ONNX protobuf.
-bool apply_rewrites(std::string& bytes, bool int8, bool onednn, bool fuse_attention, const fs::path& model,
-                    PreparedModelFile& p) {
+bool apply_rewrites(std::string& bytes, bool int8, bool onednn, bool fuse_attention, bool bf16, const FileCacheOptions& options,
+                    const fs::path& model, PreparedModelFile& p) {
   bool changed = false;
   if (int8) {
     optimize::Int8RewriteStats stats;
@@ -60,7 +63,7 @@ bool apply_rewrites(std::string& bytes, bool int8, bool onednn, bool fuse_attent
   }
   if (int8 && onednn) {
     optimize::OneDnnInt8Stats stats;
-    std::string moved = optimize::move_matmulinteger_to_onednn(bytes, &stats);
+    std::string moved = optimize::move_matmulinteger_to_onednn(bytes, &stats, options.onednn_min_weights);
     if (stats.nodes > 0) {
       bytes = std::move(moved);
       changed = true;
@@ -78,6 +81,18 @@ bool apply_rewrites(std::string& bytes, bool int8, bool onednn, bool fuse_attent
       p.fused_attention = stats.fused;
       log(LogLevel::kInfo, model.filename().string() + ": " + std::to_string(stats.fused) +
                                " attention blocks fused into MultiHeadAttention");
+    }
+  }
+  if (bf16) {  // after the fusion: its attention nodes are what moves
+    optimize::OneDnnBf16Stats stats;
+    std::string moved = optimize::move_float_work_to_onednn_bf16(bytes, &stats);
+    if (stats.attention + stats.matmuls > 0) {
+      bytes = std::move(moved);
+      changed = true;
+      p.bf16_attention = stats.attention;
+      p.bf16_matmuls = stats.matmuls;
+      log(LogLevel::kInfo, model.filename().string() + ": " + std::to_string(stats.attention) + " attention and " +
+                               std::to_string(stats.matmuls) + " float products run in bf16 on " + kernels::bf16_kernels_description());
     }
   }
   return changed;
@@ -101,12 +116,26 @@ void write_meta(const PreparedModelFile& p, const fs::path& source) {
       {"int8_weights", p.int8_weights},
       {"fused_attention", p.fused_attention},
       {"onednn_int8", p.onednn_int8},
+      {"bf16_attention", p.bf16_attention},
+      {"bf16_matmuls", p.bf16_matmuls},
   };
   write_file_atomic(p.entry / "meta.json", meta.dump(2) + "\n");
 }
 
 bool onednn_for(const FileCacheOptions& options) {
   return options.onednn && int8_for(options) && kernels::onednn_int8_available();
+}
+
+// Precision "fast" on a CPU session, where oneDNN has native bf16 kernels; else, once per
+// process, a line saying that the exact path runs.
+bool bf16_for(const FileCacheOptions& options) {
+  if (!options.bf16 || !options.provider_key.empty()) return false;
+  if (kernels::onednn_bf16_available()) return true;
+  static std::once_flag said;
+  std::call_once(said, [] {
+    log(LogLevel::kInfo, "precision fast: float work stays exact, no bf16 kernels here: " + kernels::bf16_kernels_description());
+  });
+  return false;
 }
 
 // The cache entry of this file for this host and these rewrites; empty if the file is unreadable.
@@ -117,8 +146,8 @@ fs::path entry_for(const fs::path& model, const FileCacheOptions& options) {
   if (ec) return {};
   const std::string key = model.filename().string() + "|" + std::to_string(size) + "|" + std::to_string(mtime) + "|" +
                           Ort::GetVersionString() + "|" + detect_cpu_features().summary() + "|" +
-                          (int8_for(options) ? "int8" : "uint8") + (onednn_for(options) ? "|onednn-int8" : "") +
-                          (options.fuse_attention ? "|fused-attention" : "") +
+                          (int8_for(options) ? "int8" : "uint8") + (onednn_for(options) ? "|onednn-int8>=" + std::to_string(options.onednn_min_weights) : "") +
+                          (options.fuse_attention ? "|fused-attention" : "") + (bf16_for(options) ? "|bf16" : "") +
                           (options.provider_key.empty() ? "" : "|providers=" + options.provider_key);
   return cache_root_of(model) / (model.stem().string() + "-" + hex64(fnv1a64(key)));
 }
@@ -159,7 +188,9 @@ PreparedModelFile prepare_model_file(const fs::path& model, const FileCacheOptio
     // graph would copy the weights). The int8 rewrite does not reach external weights.
     std::string graph = read_file(model);
     try {
-      if (apply_rewrites(graph, false, false, options.fuse_attention, model, p)) p.graph_in_memory = std::move(graph);
+      if (apply_rewrites(graph, false, false, options.fuse_attention, bf16_for(options), options, model, p)) {
+        p.graph_in_memory = std::move(graph);
+      }
     } catch (const Error&) {
     }
     return p;
@@ -177,6 +208,8 @@ PreparedModelFile prepare_model_file(const fs::path& model, const FileCacheOptio
       p.int8_weights = meta.value("int8_weights", 0);
       p.fused_attention = meta.value("fused_attention", 0);
       p.onednn_int8 = meta.value("onednn_int8", 0);
+      p.bf16_attention = meta.value("bf16_attention", 0);
+      p.bf16_matmuls = meta.value("bf16_matmuls", 0);
     } catch (const nlohmann::json::exception&) {
     }
     return p;
@@ -185,7 +218,7 @@ PreparedModelFile prepare_model_file(const fs::path& model, const FileCacheOptio
   std::string bytes = read_file(model);
   bool rewritten = false;
   try {
-    rewritten = apply_rewrites(bytes, int8, onednn_for(options), options.fuse_attention, model, p);
+    rewritten = apply_rewrites(bytes, int8, onednn_for(options), options.fuse_attention, bf16_for(options), options, model, p);
   } catch (const Error&) {
     PreparedModelFile original;
     original.load_path = model;

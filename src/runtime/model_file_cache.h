@@ -7,6 +7,8 @@
 //  - attention written out op by op fused into ONNX Runtime's MultiHeadAttention, which never
 //    materialises the score matrix (optimize/onnx_attention.h); for files with external
 //    weights only this, in memory, on every load;
+//  - with FileCacheOptions::bf16 (precision "fast"), the fused attention and large float
+//    products handed to oneDNN's bf16 kernels where the CPU has them (kernels/onednn_bf16.h);
 //  - the graph as ONNX Runtime optimized it, saved on the first load, so later loads skip
 //    graph optimisation.
 // Entries are keyed by the file's size and modification time, the CPU features, the ONNX
@@ -16,8 +18,11 @@
 // optimizes it on each load, as their compiled nodes cannot be saved.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
+
+#include "optimize/onnx_onednn_int8.h"
 
 namespace sam3::rt {
 
@@ -32,6 +37,8 @@ struct FileCacheOptions {
   bool save_optimized = true;    // keep ONNX Runtime's optimized graph; else only the rewritten one
   std::string provider_key;      // part of the cache key ("" for the CPU, e.g. "cuda+cpu")
   bool onednn = true;  // int8 products on oneDNN where available (needs the int8 weights)
+  std::int64_t onednn_min_weights = optimize::kOneDnnInt8MinWeights;  // smaller products stay with ONNX Runtime
+  bool bf16 = false;   // float work in bf16 on oneDNN where available (CPU sessions only)
 };
 
 struct PreparedModelFile {
@@ -44,6 +51,8 @@ struct PreparedModelFile {
   int int8_weights = 0;                  // weights rewritten as int8 (0: none or not applied)
   int fused_attention = 0;               // attention patterns fused (0: none or not applied)
   int onednn_int8 = 0;                   // MatMulInteger nodes run by oneDNN
+  int bf16_attention = 0;                // MultiHeadAttention nodes run in bf16 by oneDNN
+  int bf16_matmuls = 0;                  // MatMul nodes run in bf16 by oneDNN
   // Files with external weights: the fused graph, held in memory (nothing is cached: a saved
   // graph would copy gigabytes of weights); its weights are read from load_path's folder.
   std::string graph_in_memory;

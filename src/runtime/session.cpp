@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "kernels/onednn_bf16.h"
 #include "kernels/onednn_int8.h"
 #include "runtime/run_stop.h"
 #include "sam3/error.h"
@@ -129,6 +130,7 @@ Ort::Session create_session(const PreparedModelFile& p, const SessionConfig& con
   }
   // Always there when available: a cached graph may hold oneDNN nodes whatever this load did.
   kernels::register_onednn_ops(options, config.shared_thread_pool ? 0 : config.intra_op_threads);
+  kernels::register_onednn_bf16_ops(options, config.shared_thread_pool ? 0 : config.intra_op_threads);
   const bool arena = config.memory_arena == SessionConfig::Arena::kOn ||
                      (config.memory_arena == SessionConfig::Arena::kWhenAttentionFused && p.fused_attention > 0);
   if (!arena) options.DisableCpuMemArena();
@@ -143,8 +145,11 @@ Ort::Session create_session(const PreparedModelFile& p, const SessionConfig& con
 }  // namespace
 
 Session::Session(const std::filesystem::path& path, const SessionConfig& config) : path_(path) {
-  static std::once_flag said;  // one line per process: which kernels run the int8 products
-  std::call_once(said, [] { log(LogLevel::kInfo, "int8 kernels: " + kernels::int8_kernels_description()); });
+  static std::once_flag said;  // one line per process: which kernels run the int8 products and bf16 work
+  std::call_once(said, [] {
+    log(LogLevel::kInfo, "int8 kernels: " + kernels::int8_kernels_description() +
+                             "; bf16 kernels (precision fast): " + kernels::bf16_kernels_description());
+  });
   if (!std::filesystem::is_regular_file(path)) {
     throw Error(ErrorCode::kModelNotFound, path.string() + ": no such model file");
   }

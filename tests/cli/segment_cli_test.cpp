@@ -156,6 +156,7 @@ TEST(Cli, HelpAndVersion) {
   EXPECT_EQ(version.exit_code, 0);
   EXPECT_NE(version.out.find("ONNX Runtime 1."), std::string::npos) << version.out;
   EXPECT_NE(version.out.find("int8 products on "), std::string::npos) << "which kernels run them: " << version.out;
+  EXPECT_NE(version.out.find("bf16 work of --precision fast on "), std::string::npos) << version.out;
   EXPECT_EQ(run_command(kSam3).exit_code, 2) << "no subcommand is a usage error";
 }
 
@@ -257,6 +258,37 @@ TEST_F(SegmentCli, AnyCommandLineLengthAndThreadCountWork) {
   r = run_command(segment("-i " + quote(image_.string()) + " -p red --threads 100000 --json"));
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("threads asked for"), std::string::npos) << r.err;
+}
+
+// Precision "fast" (bf16 on oneDNN where the CPU has it): the same instances as "exact" within the
+// issue's bar, the log line saying what runs the bf16 work, and no other value accepted.
+TEST_F(SegmentCli, PrecisionFastFindsTheExactMasksAndSaysWhatRunsIt) {
+  const std::string args = "-i " + quote(image_.string()) + " -p red -p blue --json";
+  const auto exact = run_command(segment(args));
+  const auto fast = run_command(kSam3 + " -v segment --models " + quote((sam3::test::test_models_dir() / "usls").string()) +
+                                " " + args + " --precision fast");
+  ASSERT_EQ(exact.exit_code, 0) << exact.err;
+  ASSERT_EQ(fast.exit_code, 0) << fast.err;
+  EXPECT_NE(fast.err.find("bf16 kernels (precision fast): "), std::string::npos) << fast.err;
+  const auto a = nlohmann::json::parse(exact.out)["images"][0]["prompts"], b = nlohmann::json::parse(fast.out)["images"][0]["prompts"];
+  ASSERT_EQ(a.size(), 2u);
+  ASSERT_EQ(b.size(), 2u);
+  for (size_t p = 0; p < a.size(); ++p) {
+    ASSERT_EQ(a[p]["instances"].size(), b[p]["instances"].size()) << p;
+    ASSERT_FALSE(a[p]["instances"].empty()) << p;
+    for (size_t i = 0; i < a[p]["instances"].size(); ++i) {
+      const auto& x = a[p]["instances"][i];
+      const auto& y = b[p]["instances"][i];
+      EXPECT_NEAR(x["score"].get<double>(), y["score"].get<double>(), 0.01);
+      const auto mx = sam3::rle_decode(x["mask"]["counts"], 240, 400), my = sam3::rle_decode(y["mask"]["counts"], 240, 400);
+      size_t both = 0, either = 0;
+      for (size_t k = 0; k < mx.data.size(); ++k) both += mx.data[k] && my.data[k], either += mx.data[k] || my.data[k];
+      EXPECT_GE(static_cast<double>(both) / static_cast<double>(std::max<size_t>(either, 1)), 0.99);
+    }
+  }
+  const auto bad = run_command(segment(args + " --precision fastest"));
+  EXPECT_EQ(bad.exit_code, 2) << "a usage error: " << bad.err;
+  EXPECT_TRUE(bad.out.empty());
 }
 
 TEST_F(SegmentCli, MessagesSayWhatIsActuallyWrong) {

@@ -8,6 +8,8 @@
 
 #include "optimize/onnx_attention.h"
 #include "optimize/onnx_int8.h"
+#include "optimize/onnx_onednn_bf16.h"
+#include "optimize/onnx_onednn_int8.h"
 #include "optimize/protobuf_wire.h"
 #include "sam3/error.h"
 
@@ -47,6 +49,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, size_t size) {
   rewrite(bytes, [](const std::string& b) {
     sam3::optimize::AttentionFusionStats stats;
     return sam3::optimize::fuse_attention(b, &stats);
+  });
+  rewrite(bytes, [](const std::string& b) {
+    sam3::optimize::OneDnnInt8Stats stats;
+    return sam3::optimize::move_matmulinteger_to_onednn(b, &stats, 0);
+  });
+  rewrite(bytes, [](const std::string& b) {
+    sam3::optimize::OneDnnBf16Stats stats;
+    return sam3::optimize::move_float_work_to_onednn_bf16(b, &stats);
   });
   return 0;
 }

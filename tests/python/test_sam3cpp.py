@@ -147,6 +147,20 @@ def test_threads_segment_at_once_while_python_keeps_running(model):
     assert ticks[0] > 1000 * max(elapsed, 0.01), (ticks[0], elapsed)
 
 
+def test_precision_fast_gives_the_exact_masks(model):
+    fast = sam3cpp.Model(MODELS / "usls", precision="fast")
+    assert model.bf16_nodes == 0
+    assert fast.bf16_nodes >= 0  # 0 where the CPU has no bf16 instructions: the exact path
+    for text in ("red", "blue"):
+        a, b = model.segment(scene(), text), fast.segment(scene(), text)
+        assert len(a.instances) == len(b.instances) > 0
+        for x, y in zip(a.instances, b.instances):
+            assert abs(x.score - y.score) <= 0.01
+            assert (x.mask & y.mask).sum() >= 0.99 * (x.mask | y.mask).sum()
+    with pytest.raises(sam3cpp.InvalidArgumentError, match="precision"):
+        sam3cpp.Model(MODELS / "usls", precision="fastest")
+
+
 def test_every_error_is_a_typed_python_exception(model, tmp_path):
     for name in ("InvalidArgumentError", "InvalidTextError", "ImageUnreadableError", "ImageUnsupportedError",
                  "ImageCorruptError", "ImageTooLargeError", "ModelNotFoundError", "ModelMismatchError", "TokenizerError",

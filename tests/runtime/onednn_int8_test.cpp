@@ -31,19 +31,24 @@ sam3::rt::SessionConfig config(bool onednn) {
   c.intra_op_threads = 2;
   c.cache.int8 = onednn ? sam3::rt::Int8Weights::kOn : sam3::rt::Int8Weights::kOff;  // off: the file as written
   c.cache.onednn = onednn;
+  c.cache.onednn_min_weights = 0;  // the test graph's products are all small
   return c;
 }
 
 TEST(OneDnnInt8, MovesOnlyInt8ProductsOfQuantizedActivations) {
   const std::string original = sam3::test::read_file(sam3::test::test_models_dir() / "int8" / "matmulinteger.onnx");
   sam3::optimize::OneDnnInt8Stats stats;
-  sam3::optimize::move_matmulinteger_to_onednn(original, &stats);
+  sam3::optimize::move_matmulinteger_to_onednn(original, &stats, 0);
   EXPECT_EQ(stats.nodes, 3) << "only the int8 weights; the uint8 ones stay with ONNX Runtime until the int8 rewrite";
   const std::string int8 = sam3::optimize::rewrite_matmulinteger_weights_to_int8(original, nullptr);
-  const std::string moved = sam3::optimize::move_matmulinteger_to_onednn(int8, &stats);
+  const std::string moved = sam3::optimize::move_matmulinteger_to_onednn(int8, &stats, 0);
   EXPECT_EQ(stats.nodes, 6) << "every node once its weights are int8";
+  sam3::optimize::move_matmulinteger_to_onednn(int8, &stats, 4736 * 40);
+  EXPECT_EQ(stats.nodes, 1) << "only the largest, 4736 x 40, at a threshold of its size";
+  sam3::optimize::move_matmulinteger_to_onednn(int8, &stats);
+  EXPECT_EQ(stats.nodes, 0) << "all below the default threshold: ONNX Runtime's fused kernel";
   EXPECT_NE(moved.find(sam3::kernels::kOneDnnDomain), std::string::npos);
-  sam3::optimize::move_matmulinteger_to_onednn(moved, &stats);
+  sam3::optimize::move_matmulinteger_to_onednn(moved, &stats, 0);
   EXPECT_EQ(stats.nodes, 0) << "already moved: nothing left to do";
 }
 
@@ -98,6 +103,7 @@ TEST(OneDnnInt8, ModelResultsAreIdentical) {
     sam3::ModelOptions ort, onednn;
     ort.int8_weights = onednn.int8_weights = sam3::Int8Weights::kOn;
     ort.onednn_kernels = false;
+    onednn.onednn_min_weights = 0;  // the test models' products are small
     const fs::path ort_dir = copy_of(layout, layout + "_ort"), onednn_dir = copy_of(layout, layout + "_onednn");
     const auto a = sam3::Model::load(ort_dir, ort);
     const auto b = sam3::Model::load(onednn_dir, onednn);
