@@ -18,25 +18,9 @@ using namespace onnx;
 using wire::Field;
 using wire::parse;
 
-struct Constant {
-  int data_type = 0;
-  std::vector<std::int64_t> dims;
-  bool external = false;
-};
+using Constant = TensorHeader;
 
-Constant read_constant(std::string_view tensor) {
-  Constant c;
-  for (const auto& f : parse(tensor)) {
-    if (f.number == kTensorDataType && f.wire == 0) c.data_type = static_cast<int>(f.varint);
-    else if (f.number == kTensorDataLocation && f.wire == 0) c.external = f.varint == 1;
-    else if (f.number == kTensorDims && f.wire == 0) c.dims.push_back(static_cast<std::int64_t>(f.varint));
-    else if (f.number == kTensorDims && f.wire == 2) {
-      size_t p = 0;
-      while (p < f.bytes.size()) c.dims.push_back(static_cast<std::int64_t>(wire::read_varint(f.bytes, p)));
-    }
-  }
-  return c;
-}
+Constant read_constant(std::string_view tensor) { return tensor_header(tensor); }
 
 std::int64_t elements(const Constant& c) {
   std::int64_t n = 1;

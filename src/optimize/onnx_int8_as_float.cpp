@@ -1,0 +1,223 @@
+#include "optimize/onnx_int8_as_float.h"
+
+#include <cfloat>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string_view>
+#include <vector>
+
+#include "optimize/onnx_build.h"
+#include "optimize/onnx_fields.h"
+#include "optimize/onnx_graph_view.h"
+#include "optimize/protobuf_wire.h"
+
+namespace sam3::optimize {
+namespace {
+
+using namespace onnx;
+using wire::Field;
+using wire::parse;
+
+struct Product {
+  const Node* node = nullptr;      // MatMulInteger or ConvInteger
+  const Node* quantize = nullptr;  // the DynamicQuantizeLinear of its activation
+  const Node* cast = nullptr;      // the Cast to float of its result: the float product writes its output
+  bool conv = false;
+  bool centered = false;           // subtracts the activation's zero point (else reads the raw values)
+  std::string weight_zp;           // "" when none
+  std::int64_t axis = -1;          // the weight's channel axis for one zero point per channel; -1: scalar
+  std::int64_t channels = 0;
+};
+
+std::optional<Product> match(const GraphView& g, const Node& n) {
+  Product p;
+  p.node = &n;
+  p.conv = is_op(&n, "ConvInteger");
+  if (n.inputs.size() < 2 || n.inputs.size() > 4 || n.outputs.size() != 1) return std::nullopt;
+  p.quantize = g.producer(n.inputs[0]);
+  if (!is_op(p.quantize, "DynamicQuantizeLinear") || p.quantize->inputs.size() != 1 || p.quantize->outputs.size() != 3 ||
+      p.quantize->outputs[0] != n.inputs[0]) {
+    return std::nullopt;
+  }
+  const std::string activation_zp = n.inputs.size() >= 3 ? n.inputs[2] : "";
+  if (!activation_zp.empty() && activation_zp != p.quantize->outputs[2]) return std::nullopt;
+  p.centered = !activation_zp.empty();
+  const auto readers = g.readers(n.outputs[0]);
+  if (readers.size() != 1 || readers[0] < 0) return std::nullopt;
+  p.cast = &g.nodes()[static_cast<size_t>(readers[0])];
+  if (!is_op(p.cast, "Cast") || p.cast->outputs.size() != 1 || int_attribute(*p.cast, "to") != kFloat) return std::nullopt;
+  if (n.inputs.size() == 4 && !n.inputs[3].empty()) {
+    p.weight_zp = n.inputs[3];
+    const auto zp = g.constant_tensor(p.weight_zp);
+    if (!zp) return std::nullopt;
+    const auto z = tensor_header(*zp);
+    if (z.dims.size() > 1) return std::nullopt;
+    if (z.dims.size() == 1) {
+      // One per output channel: axis 0 of a Conv weight, the columns of a 2-D MatMul weight.
+      const auto w = g.constant_tensor(n.inputs[1]);
+      if (!w) return std::nullopt;
+      const auto wh = tensor_header(*w);
+      if (p.conv ? wh.dims.size() < 3 : wh.dims.size() != 2) return std::nullopt;
+      p.axis = p.conv ? 0 : 1;
+      if (wh.dims[static_cast<size_t>(p.axis)] != z.dims[0]) return std::nullopt;
+      p.channels = z.dims[0];
+    }
+  }
+  return p;
+}
+
+struct Names {
+  std::string prefix;
+  std::string zero, one, c255, lowest, highest, smallest, magic;
+};
+
+// The float twin of a DynamicQuantizeLinear: `scale` named `scale_name`; `values` the quantized
+// activation (0..255); `centered` the values minus the zero point.
+struct Twin {
+  std::string scale, values, centered;
+};
+
+// ONNX Runtime Web's WebGPU provider has no Round: x + 1.5 * 2^23 - 1.5 * 2^23 rounds to the
+// nearest integer, ties to even, for |x| < 2^22 (float32 addition rounds so; here |x| <= 256).
+// Two nodes, so nothing folds them into one expression.
+std::string round_half_even(const Names& c, const std::string& x, const std::string& out, std::string& graph) {
+  graph += node("Add", {x, c.magic}, out + "_biased");
+  graph += node("Sub", {out + "_biased", c.magic}, out);
+  return out;
+}
+
+Twin quantizer_twin(const Names& c, const Node& q, int index, bool replaces, std::string& graph) {
+  const std::string p = c.prefix + "q" + std::to_string(index) + "_";
+  const std::string& x = q.inputs[0];
+  Twin t;
+  t.scale = replaces ? q.outputs[1] : p + "scale";
+  t.values = p + "values";
+  t.centered = p + "centered";
+  const std::vector<std::string> all = {int_attr("keepdims", 0)};
+  graph += node("ReduceMin", {x}, p + "min", all);
+  graph += node("ReduceMax", {x}, p + "max", all);
+  // The range includes 0; scale (max - min) / 255, kept finite for an all-zero tensor (whose
+  // quantized values are 0 whatever the scale).
+  graph += node("Clip", {p + "min", c.lowest, c.zero}, p + "lo");
+  graph += node("Clip", {p + "max", c.zero, c.highest}, p + "hi");
+  graph += node("Sub", {p + "hi", p + "lo"}, p + "range");
+  graph += node("Div", {p + "range", c.c255}, p + "scale_raw");
+  graph += node("Clip", {p + "scale_raw", c.smallest, c.highest}, t.scale);
+  // Zero point: round(clamp(0 - min / scale, 0, 255)).
+  graph += node("Div", {p + "lo", t.scale}, p + "lo_steps");
+  graph += node("Neg", {p + "lo_steps"}, p + "zp_raw");
+  graph += node("Clip", {p + "zp_raw", c.zero, c.c255}, p + "zp_clipped");
+  const std::string zp = round_half_even(c, p + "zp_clipped", p + "zp", graph);
+  // Values: clamp(round(x / scale) + zero point, 0, 255).
+  graph += node("Div", {x, t.scale}, p + "steps");
+  const std::string rounded = round_half_even(c, p + "steps", p + "rounded", graph);
+  graph += node("Add", {rounded, zp}, p + "shifted");
+  graph += node("Clip", {p + "shifted", c.zero, c.c255}, t.values);
+  graph += node("Sub", {t.values, zp}, t.centered);
+  return t;
+}
+
+std::string float_product(const Names& c, const Product& p, const Twin& twin, int index, std::string& graph) {
+  const Node& n = *p.node;
+  const std::string weight = c.prefix + "w" + std::to_string(index);
+  std::vector<std::string> dq_inputs = {n.inputs[1], p.axis < 0 ? c.one : c.prefix + "ones" + std::to_string(p.channels)};
+  std::vector<std::string> dq_attrs;
+  if (!p.weight_zp.empty()) dq_inputs.push_back(p.weight_zp);
+  if (p.axis >= 0) dq_attrs.push_back(int_attr("axis", p.axis));
+  graph += node("DequantizeLinear", dq_inputs, weight, dq_attrs);
+  const std::string& activation = p.centered ? twin.centered : twin.values;
+  if (!p.conv) {
+    graph += node("MatMul", {activation, weight}, p.cast->outputs[0]);
+  } else {
+    std::vector<std::string> attrs;  // ConvInteger's attributes are Conv's
+    for (const auto& a : n.attributes) attrs.emplace_back(a.bytes);
+    graph += node("Conv", {activation, weight}, p.cast->outputs[0], attrs);
+  }
+  return weight;
+}
+
+}  // namespace
+
+std::string int8_products_as_float(std::string_view model_bytes, Int8AsFloatStats* stats) {
+  Int8AsFloatStats local;
+  Int8AsFloatStats& st = stats ? *stats : local;
+  st = {};
+  const auto model = parse(model_bytes);
+  const Field& graph_field = wire::message_field(model, kModelGraph);
+  bool has_microsoft = false;
+  // Clip takes its bounds as inputs and DequantizeLinear an axis from opset 13 on.
+  if (default_opset(model, &has_microsoft) < 13) return std::string(model_bytes);
+
+  const auto graph_fields = parse(graph_field.bytes);
+  const GraphView g(graph_fields);
+  std::vector<Product> products;
+  for (const auto& n : g.nodes()) {
+    if (!is_op(&n, "MatMulInteger") && !is_op(&n, "ConvInteger")) continue;
+    auto p = match(g, n);
+    // (The quantizer's float twin is written where it stood, so it must come first in the file.)
+    if (p && g.index(p->quantize) < g.index(&n)) products.push_back(*p);
+    else ++st.skipped;
+  }
+  if (products.empty()) return std::string(model_bytes);
+
+  std::map<const Node*, int> product_at, quantizer_index;
+  std::set<const Node*> removed;
+  std::set<std::int64_t> channel_counts;
+  for (size_t i = 0; i < products.size(); ++i) {
+    product_at[products[i].node] = static_cast<int>(i);
+    removed.insert(products[i].cast);
+    quantizer_index.emplace(products[i].quantize, static_cast<int>(quantizer_index.size()));
+    if (products[i].axis >= 0) channel_counts.insert(products[i].channels);
+  }
+  // A DynamicQuantizeLinear goes when only rewritten products read its values and zero point.
+  std::set<const Node*> replaced_quantizers;
+  for (const auto& [q, index] : quantizer_index) {
+    bool only_products = true;
+    for (const auto& out : {q->outputs[0], q->outputs[2]}) {
+      for (int r : g.readers(out)) only_products = only_products && r >= 0 && product_at.contains(&g.nodes()[static_cast<size_t>(r)]);
+    }
+    if (only_products) replaced_quantizers.insert(q);
+  }
+
+  Names c;
+  c.prefix = "sam3_int8_as_float_";
+  while (g.name_taken(c.prefix)) c.prefix += "x_";
+  c.zero = c.prefix + "zero", c.one = c.prefix + "one", c.c255 = c.prefix + "255";
+  c.lowest = c.prefix + "lowest", c.highest = c.prefix + "highest", c.smallest = c.prefix + "smallest";
+  c.magic = c.prefix + "round";
+
+  std::map<const Node*, Twin> twins;
+  std::string new_graph;
+  new_graph.reserve(graph_field.bytes.size() + (64u << 10) * (products.size() + 1));
+  for (const auto& f : graph_fields) {
+    const Node* n = f.number == kGraphNode && f.wire == 2 ? g.node_of(f) : nullptr;
+    if (n && removed.contains(n)) continue;
+    if (auto it = quantizer_index.find(n); n && it != quantizer_index.end()) {
+      const bool replaces = replaced_quantizers.contains(n);
+      if (!replaces) new_graph.append(f.whole);
+      twins[n] = quantizer_twin(c, *n, it->second, replaces, new_graph);
+      continue;
+    }
+    if (auto it = product_at.find(n); n && it != product_at.end()) {
+      const Product& p = products[static_cast<size_t>(it->second)];
+      float_product(c, p, twins.at(p.quantize), it->second, new_graph);
+      (p.conv ? st.convs : st.matmuls)++;
+      continue;
+    }
+    new_graph.append(f.whole);
+  }
+  new_graph += float_initializer(c.zero, 0.0f);
+  new_graph += float_initializer(c.one, 1.0f);
+  new_graph += float_initializer(c.c255, 255.0f);
+  new_graph += float_initializer(c.lowest, -FLT_MAX);
+  new_graph += float_initializer(c.highest, FLT_MAX);
+  new_graph += float_initializer(c.smallest, FLT_MIN);
+  new_graph += float_initializer(c.magic, 12582912.0f);
+  for (auto n : channel_counts) new_graph += float_vector_initializer(c.prefix + "ones" + std::to_string(n), n, 1.0f);
+  st.quantizers = static_cast<int>(twins.size());
+  return wire::with_payload(model, graph_field, new_graph);
+}
+
+}  // namespace sam3::optimize
