@@ -20,8 +20,8 @@ ConvInteger -> Cast -> Mul by the scales, float outputs) for the rewrite into fl
   y_per_column  x_a again (one quantizer, two products), one uint8 zero point per column
   y_no_b_zp     x_b [5, 19] x int8 [19, 33], no weight zero point
   y_extreme     x_c [3, 4736] x int8 extremes, zero point -128
-  y_conv        x_img [1, 3, 12, 10] ConvInteger, uint8 [6, 3, 3, 3], one zero point per output
-                channel, stride 2, padding 1
+  y_conv        x_img [1, 3, 12, 10] ConvInteger, uint8 [6, 3, 3, 3], scalar zero point (ONNX
+                Runtime's ConvInteger takes no other), stride 2, padding 1
   y_kept        x_b again, its int32 product read by an Add: left alone, and x_b's quantizer with it
 
   make_int8_models.py --out DIR
@@ -89,7 +89,7 @@ def linears(path):
         "y_extreme": scaled("x_c", product("x_c", "MatMulInteger", np.where(rng.random((4736, 40)) < 0.5, -128, 127), np.int8,
                                            np.int8(-128)), 1e-3),
         "y_conv": scaled("x_img", product("x_img", "ConvInteger", rng.integers(0, 256, (6, 3, 3, 3)), np.uint8,
-                                          rng.integers(0, 256, 6), strides=[2, 2], pads=[1, 1, 1, 1]), 0.01),
+                                          np.uint8(120), strides=[2, 2], pads=[1, 1, 1, 1]), 0.01),
     }
     acc = product("x_b", "MatMulInteger", rng.integers(0, 256, (19, 7)), np.uint8, np.uint8(128))
     outs["y_kept"] = g.op("Cast", [g.op("Add", [acc, g.const(np.int32(1), np.int32)])], to=TensorProto.FLOAT)

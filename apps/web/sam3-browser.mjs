@@ -236,8 +236,8 @@ export class Sam3 {
   // options: {device: "auto"|"webgpu"|"wasm", ort (the onnxruntime-web module, else imported
   // from options.ortUrl or ./ort/ort.all.min.mjs), cache (Cache Storage, default true),
   // onProgress({stage, file, loaded, total}), vocabulary (URL of a fallback vocabulary),
-  // threads (WASM threads; default one per core), int8AsFloat (on WebGPU, the int8 products as
-  // float operators; default true), logSeverityLevel (ONNX Runtime's, default 3)}.
+  // threads (WASM threads; default one per core), int8AsFloat (the int8 products as float
+  // operators; default on WebGPU only), logSeverityLevel (ONNX Runtime's, default 3)}.
   static async load(source, options = {}) {
     const core = await loadCore();
     const ort = options.ort ?? (await import(options.ortUrl ?? new URL("./ort/ort.all.min.mjs", import.meta.url).href));
@@ -256,7 +256,7 @@ export class Sam3 {
     const rewrites = {};
     for (const [part, file] of Object.entries(chosen.parts)) {
       let bytes = await src.bytes(file);
-      if (device === "webgpu" && options.int8AsFloat !== false) {
+      if (options.int8AsFloat ?? device === "webgpu") {
         const r = int8AsFloat(core, bytes, file);
         bytes = r.bytes;
         rewrites[part] = r.stats;

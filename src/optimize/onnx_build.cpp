@@ -42,6 +42,15 @@ std::string float_attr(std::string_view name, float v) {
   return a;
 }
 
+std::string ints_attr(std::string_view name, const std::vector<std::int64_t>& v) {
+  std::string a, packed;
+  wire::write_len(a, kAttrName, name);
+  for (auto x : v) wire::write_varint(packed, static_cast<std::uint64_t>(x));
+  wire::write_len(a, kAttrInts, packed);
+  wire::write_varint_field(a, kAttrType, kAttrTypeInts);
+  return a;
+}
+
 std::string node(std::string_view op, const std::vector<std::string>& inputs, const std::string& output,
                  const std::vector<std::string>& attributes, std::string_view domain) {
   std::string n;

@@ -12,6 +12,7 @@ namespace sam3::optimize::onnx {
 // AttributeProto payloads.
 std::string int_attr(std::string_view name, std::int64_t v);
 std::string float_attr(std::string_view name, float v);
+std::string ints_attr(std::string_view name, const std::vector<std::int64_t>& v);
 
 // A graph's `node` field: one output, named after it (outputs are unique, so are the names).
 // `attributes` are AttributeProto payloads.

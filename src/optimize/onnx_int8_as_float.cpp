@@ -27,8 +27,7 @@ struct Product {
   bool conv = false;
   bool centered = false;           // subtracts the activation's zero point (else reads the raw values)
   std::string weight_zp;           // "" when none
-  std::int64_t axis = -1;          // the weight's channel axis for one zero point per channel; -1: scalar
-  std::int64_t channels = 0;
+  std::vector<std::int64_t> weight_dims, zp_dims;  // of the constant weight and its zero point
 };
 
 std::optional<Product> match(const GraphView& g, const Node& n) {
@@ -44,6 +43,10 @@ std::optional<Product> match(const GraphView& g, const Node& n) {
   const std::string activation_zp = n.inputs.size() >= 3 ? n.inputs[2] : "";
   if (!activation_zp.empty() && activation_zp != p.quantize->outputs[2]) return std::nullopt;
   p.centered = !activation_zp.empty();
+  const auto w = g.constant_tensor(n.inputs[1]);
+  if (!w) return std::nullopt;
+  p.weight_dims = tensor_header(*w).dims;
+  if (p.conv ? p.weight_dims.size() < 3 : p.weight_dims.size() != 2) return std::nullopt;
   const auto readers = g.readers(n.outputs[0]);
   if (readers.size() != 1 || readers[0] < 0) return std::nullopt;
   p.cast = &g.nodes()[static_cast<size_t>(readers[0])];
@@ -52,18 +55,10 @@ std::optional<Product> match(const GraphView& g, const Node& n) {
     p.weight_zp = n.inputs[3];
     const auto zp = g.constant_tensor(p.weight_zp);
     if (!zp) return std::nullopt;
-    const auto z = tensor_header(*zp);
-    if (z.dims.size() > 1) return std::nullopt;
-    if (z.dims.size() == 1) {
-      // One per output channel: axis 0 of a Conv weight, the columns of a 2-D MatMul weight.
-      const auto w = g.constant_tensor(n.inputs[1]);
-      if (!w) return std::nullopt;
-      const auto wh = tensor_header(*w);
-      if (p.conv ? wh.dims.size() < 3 : wh.dims.size() != 2) return std::nullopt;
-      p.axis = p.conv ? 0 : 1;
-      if (wh.dims[static_cast<size_t>(p.axis)] != z.dims[0]) return std::nullopt;
-      p.channels = z.dims[0];
-    }
+    p.zp_dims = tensor_header(*zp).dims;
+    // A scalar, or one per column of the MatMul weight (ConvInteger takes only a scalar).
+    if (p.zp_dims.size() > 1 || (p.conv && !p.zp_dims.empty())) return std::nullopt;
+    if (p.zp_dims.size() == 1 && p.zp_dims[0] != p.weight_dims[1]) return std::nullopt;
   }
   return p;
 }
@@ -119,20 +114,48 @@ Twin quantizer_twin(const Names& c, const Node& q, int index, bool replaces, std
   return t;
 }
 
-std::string float_product(const Names& c, const Product& p, const Twin& twin, int index, std::string& graph) {
+// DequantizeLinear(x, 1): x's integers as floats. Two bugs of ONNX Runtime Web 1.30's WebGPU
+// DequantizeLinear shape this: with a zero point it subtracts uint8 values in unsigned integers
+// (100 - 131 wraps to 4294967265), so the zero point is subtracted afterwards in float; and with
+// one scale for the whole tensor it unpacks four values per thread from the wrong word when the
+// size is a multiple of 4, and caches its shader by input types and ranks only, so one node's
+// variant runs the next's. Scales of ones along an axis longer than 1 (one value per thread, the
+// same shader for every size) avoid both. `ones` collects the lengths used.
+std::string integers_as_float(const Names& c, const std::string& x, const std::vector<std::int64_t>& dims,
+                              const std::string& out, std::set<std::int64_t>& ones, std::string& graph) {
+  for (size_t axis = dims.size(); axis-- > 0;) {
+    if (dims[axis] <= 1) continue;
+    ones.insert(dims[axis]);
+    graph += node("DequantizeLinear", {x, c.prefix + "ones" + std::to_string(dims[axis])}, out,
+                  {int_attr("axis", static_cast<std::int64_t>(axis))});
+    return out;
+  }
+  graph += node("DequantizeLinear", {x, c.one}, out);  // one element: one thread, one value
+  return out;
+}
+
+std::string float_product(const Names& c, const Product& p, const Twin& twin, int index, std::set<std::int64_t>& ones,
+                          std::string& graph) {
   const Node& n = *p.node;
-  const std::string weight = c.prefix + "w" + std::to_string(index);
-  std::vector<std::string> dq_inputs = {n.inputs[1], p.axis < 0 ? c.one : c.prefix + "ones" + std::to_string(p.channels)};
-  std::vector<std::string> dq_attrs;
-  if (!p.weight_zp.empty()) dq_inputs.push_back(p.weight_zp);
-  if (p.axis >= 0) dq_attrs.push_back(int_attr("axis", p.axis));
-  graph += node("DequantizeLinear", dq_inputs, weight, dq_attrs);
+  const std::string w = c.prefix + "w" + std::to_string(index);
+  std::string weight = integers_as_float(c, n.inputs[1], p.weight_dims, w + "_raw", ones, graph);
+  if (!p.weight_zp.empty()) {
+    integers_as_float(c, p.weight_zp, p.zp_dims, w + "_zp", ones, graph);
+    graph += node("Sub", {weight, w + "_zp"}, w);  // a zero point per column broadcasts over the rows
+    weight = w;
+  }
   const std::string& activation = p.centered ? twin.centered : twin.values;
   if (!p.conv) {
     graph += node("MatMul", {activation, weight}, p.cast->outputs[0]);
   } else {
     std::vector<std::string> attrs;  // ConvInteger's attributes are Conv's
     for (const auto& a : n.attributes) attrs.emplace_back(a.bytes);
+    // WebGPU's Conv wants the kernel shape and dilations written out when its weight is computed.
+    const size_t spatial = p.weight_dims.size() - 2;
+    if (ints_attribute(n, "kernel_shape").empty()) {
+      attrs.push_back(ints_attr("kernel_shape", {p.weight_dims.begin() + 2, p.weight_dims.end()}));
+    }
+    if (ints_attribute(n, "dilations").empty()) attrs.push_back(ints_attr("dilations", std::vector<std::int64_t>(spatial, 1)));
     graph += node("Conv", {activation, weight}, p.cast->outputs[0], attrs);
   }
   return weight;
@@ -147,7 +170,7 @@ std::string int8_products_as_float(std::string_view model_bytes, Int8AsFloatStat
   const auto model = parse(model_bytes);
   const Field& graph_field = wire::message_field(model, kModelGraph);
   bool has_microsoft = false;
-  // Clip takes its bounds as inputs and DequantizeLinear an axis from opset 13 on.
+  // Clip takes its bounds as inputs from opset 11 on, ReduceMin/Max reduce all axes alike from 13 on.
   if (default_opset(model, &has_microsoft) < 13) return std::string(model_bytes);
 
   const auto graph_fields = parse(graph_field.bytes);
@@ -164,12 +187,10 @@ std::string int8_products_as_float(std::string_view model_bytes, Int8AsFloatStat
 
   std::map<const Node*, int> product_at, quantizer_index;
   std::set<const Node*> removed;
-  std::set<std::int64_t> channel_counts;
   for (size_t i = 0; i < products.size(); ++i) {
     product_at[products[i].node] = static_cast<int>(i);
     removed.insert(products[i].cast);
     quantizer_index.emplace(products[i].quantize, static_cast<int>(quantizer_index.size()));
-    if (products[i].axis >= 0) channel_counts.insert(products[i].channels);
   }
   // A DynamicQuantizeLinear goes when only rewritten products read its values and zero point.
   std::set<const Node*> replaced_quantizers;
@@ -189,6 +210,7 @@ std::string int8_products_as_float(std::string_view model_bytes, Int8AsFloatStat
   c.magic = c.prefix + "round";
 
   std::map<const Node*, Twin> twins;
+  std::set<std::int64_t> ones;
   std::string new_graph;
   new_graph.reserve(graph_field.bytes.size() + (64u << 10) * (products.size() + 1));
   for (const auto& f : graph_fields) {
@@ -202,7 +224,7 @@ std::string int8_products_as_float(std::string_view model_bytes, Int8AsFloatStat
     }
     if (auto it = product_at.find(n); n && it != product_at.end()) {
       const Product& p = products[static_cast<size_t>(it->second)];
-      float_product(c, p, twins.at(p.quantize), it->second, new_graph);
+      float_product(c, p, twins.at(p.quantize), it->second, ones, new_graph);
       (p.conv ? st.convs : st.matmuls)++;
       continue;
     }
@@ -215,7 +237,7 @@ std::string int8_products_as_float(std::string_view model_bytes, Int8AsFloatStat
   new_graph += float_initializer(c.highest, FLT_MAX);
   new_graph += float_initializer(c.smallest, FLT_MIN);
   new_graph += float_initializer(c.magic, 12582912.0f);
-  for (auto n : channel_counts) new_graph += float_vector_initializer(c.prefix + "ones" + std::to_string(n), n, 1.0f);
+  for (auto n : ones) new_graph += float_vector_initializer(c.prefix + "ones" + std::to_string(n), n, 1.0f);
   st.quantizers = static_cast<int>(twins.size());
   return wire::with_payload(model, graph_field, new_graph);
 }

@@ -6,9 +6,10 @@
 //     DynamicQuantizeLinear defines it (range widened to include 0, scale (max - min) / 255,
 //     zero point and values rounded half to even and saturated to 0..255), the quantized values
 //     minus their zero point left as integer-valued floats;
-//   - the weight as DequantizeLinear(w, 1, zero point): integer-valued floats made at run time
-//     from the uint8/int8 weight, which stays as it is in memory (ONNX Runtime does not fold a
-//     DequantizeLinear into a float constant);
+//   - the weight as DequantizeLinear(w, 1) - DequantizeLinear(zero point, 1) (scales of ones,
+//     shaped around two bugs of the WebGPU kernel, see the source): integer-valued floats made at
+//     run time from the uint8/int8 weight, which stays as it is in memory (ONNX Runtime does not
+//     fold a DequantizeLinear into a float constant);
 //   - the product as a float MatMul or Conv writing the Cast's output.
 // Every value is an integer below 2^24 up to the product's sums, so the results equal the
 // integer graph's up to float rounding of large sums. ONNX Runtime Web's WebGPU provider has
@@ -16,8 +17,9 @@
 // (docs/browser.md), so the rewritten graph runs on the GPU instead of falling back to WASM.
 //
 // A product is left alone when its result is read by anything but one Cast to float, its
-// activation does not come from DynamicQuantizeLinear, or its weight zero point is neither a
-// scalar nor one constant per output channel. Graphs with a default opset below 13 are
+// activation does not come from DynamicQuantizeLinear, its weight is not a constant (2-D for
+// MatMulInteger), or its weight zero point is neither a constant scalar nor, for MatMulInteger,
+// one constant per column. Graphs with a default opset below 13 are
 // returned unchanged. Works on the serialized protobuf, like the other rewrites here.
 #pragma once
 

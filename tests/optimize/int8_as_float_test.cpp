@@ -18,27 +18,31 @@ namespace fs = std::filesystem;
 
 fs::path linears() { return sam3::test::test_models_dir() / "int8" / "linears.onnx"; }
 
-sam3::rt::SessionConfig as_written() {
-  sam3::rt::SessionConfig config;
-  config.cache.enabled = false;
-  config.cache.int8 = sam3::rt::Int8Weights::kOff;
-  config.cache.onednn = false;
-  return config;
-}
-
-std::map<std::string, std::vector<float>> run(const sam3::rt::Session& session, std::map<std::string, std::vector<float>>& inputs) {
+// ONNX Runtime on the file as written, with graph optimizations at `level`.
+std::map<std::string, std::vector<float>> run(const fs::path& file, GraphOptimizationLevel level,
+                                              std::map<std::string, std::vector<float>>& inputs) {
+  Ort::SessionOptions options;
+  options.SetGraphOptimizationLevel(level);
+  options.SetIntraOpNumThreads(2);
+  Ort::Session session(sam3::rt::env(), file.c_str(), options);
+  Ort::AllocatorWithDefaultOptions allocator;
   std::vector<Ort::Value> values;
-  std::map<std::string, const OrtValue*> feeds;
-  values.reserve(session.inputs().size());
-  for (const auto& in : session.inputs()) {
-    auto& data = inputs.at(in.name);
-    values.push_back(sam3::rt::view(data.data(), data.size(), in.shape));
-    feeds[in.name] = values.back();
+  std::vector<std::string> in_names, out_names;
+  for (size_t i = 0; i < session.GetInputCount(); ++i) {
+    in_names.push_back(session.GetInputNameAllocated(i, allocator).get());
+    auto shape = session.GetInputTypeInfo(i).GetTensorTypeAndShapeInfo().GetShape();
+    auto& data = inputs.at(in_names.back());
+    values.push_back(sam3::rt::view(data.data(), data.size(), shape));
   }
+  for (size_t i = 0; i < session.GetOutputCount(); ++i) out_names.push_back(session.GetOutputNameAllocated(i, allocator).get());
+  std::vector<const char*> in_ptrs, out_ptrs;
+  for (const auto& n : in_names) in_ptrs.push_back(n.c_str());
+  for (const auto& n : out_names) out_ptrs.push_back(n.c_str());
+  auto outputs = session.Run(Ort::RunOptions{}, in_ptrs.data(), values.data(), values.size(), out_ptrs.data(), out_ptrs.size());
   std::map<std::string, std::vector<float>> out;
-  for (auto& [name, value] : session.run(feeds)) {
-    const float* p = value.GetTensorData<float>();
-    out[name].assign(p, p + value.GetTensorTypeAndShapeInfo().GetElementCount());
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const float* p = outputs[i].GetTensorData<float>();
+    out[out_names[i]].assign(p, p + outputs[i].GetTensorTypeAndShapeInfo().GetElementCount());
   }
   return out;
 }
@@ -65,7 +69,6 @@ TEST(Int8AsFloat, ComputesTheIntegerGraphsResults) {
   const fs::path dir = sam3::test::fresh_test_dir("sam3_int8_as_float");
   const fs::path rewritten_file = dir / "linears.onnx";
   sam3::write_file_atomic(rewritten_file, sam3::optimize::int8_products_as_float(sam3::test::read_file(linears()), nullptr));
-  const sam3::rt::Session integer(linears(), as_written()), floats(rewritten_file, as_written());
   std::mt19937 rng(22);
   // Activations quantized with zero points 0 (all positive), 255 (all negative), in between; a
   // constant input; all zeros (scale 1 in DynamicQuantizeLinear, any finite one here); a wide range.
@@ -78,7 +81,12 @@ TEST(Int8AsFloat, ComputesTheIntegerGraphsResults) {
       inputs[name].resize(n);
       for (float& x : inputs[name]) x = value(rng);
     }
-    const auto want = run(integer, inputs), got = run(floats, inputs);
+    // The float graph at the basic level, as the browser's WebGPU provider sees it (the extended
+    // level's CPU fusions are not its own): native ONNX Runtime 1.30's extended fusions get
+    // y_per_column's second row wrong (DequantizeLinear per column into MatMul; ONNX Runtime
+    // Web's WASM build computes it exactly).
+    const auto want = run(linears(), ORT_ENABLE_ALL, inputs);
+    const auto got = run(rewritten_file, ORT_ENABLE_BASIC, inputs);
     ASSERT_EQ(want.size(), got.size());
     for (const auto& [name, w] : want) {
       const auto& g = got.at(name);
@@ -88,8 +96,9 @@ TEST(Int8AsFloat, ComputesTheIntegerGraphsResults) {
         largest = std::max(largest, std::abs(double(w[i])));
         worst = std::max(worst, std::abs(double(w[i]) - g[i]));
       }
-      // The same integers up to float rounding of the sums (exact below 2^24).
-      EXPECT_LE(worst, 1e-6 * std::max(largest, 1.0)) << name << " on inputs in [" << lo << ", " << hi << "]";
+      // The same integers up to float rounding of the sums (exact below 2^24; y_extreme's reach
+      // 1.5e8 over 4736 terms).
+      EXPECT_LE(worst, 2e-5 * std::max(largest, 1.0)) << name << " on inputs in [" << lo << ", " << hi << "]";
     }
   }
 }
