@@ -254,10 +254,14 @@ export class Sam3 {
     const sessions = {};
     const parts = {};
     const rewrites = {};
+    // The rewrite runs in a core instance of its own, dropped after the load: a WebAssembly
+    // memory never shrinks, and the rewrite grows it to twice the largest file.
+    let rewriter = null;
     for (const [part, file] of Object.entries(chosen.parts)) {
       let bytes = await src.bytes(file);
       if (options.int8AsFloat ?? device === "webgpu") {
-        const r = int8AsFloat(core, bytes, file);
+        rewriter ??= await createSam3Core();
+        const r = int8AsFloat(rewriter, bytes, file);
         bytes = r.bytes;
         rewrites[part] = r.stats;
       }

@@ -2,6 +2,7 @@
 
 #include <cfloat>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <set>
@@ -63,13 +64,29 @@ std::optional<Product> match(const GraphView& g, const Node& n) {
   return p;
 }
 
+// The new graph as pieces: unchanged fields are views of the input, new ones are held here.
+struct Pieces {
+  std::vector<std::string_view> views;
+  std::deque<std::string> owned;  // (a deque: views of its strings stay valid)
+  size_t size = 0;
+  void copy(std::string_view v) {
+    views.push_back(v);
+    size += v.size();
+  }
+  void add(std::string s) {
+    owned.push_back(std::move(s));
+    copy(owned.back());
+  }
+};
+
 struct Names {
   std::string prefix;
   std::string zero, one, c255, lowest, highest, smallest, magic;
 };
 
-// The float twin of a DynamicQuantizeLinear: `scale` named `scale_name`; `values` the quantized
-// activation (0..255); `centered` the values minus the zero point.
+// The float twin of a DynamicQuantizeLinear: `scale` (under the node's own output name when the
+// twin replaces it); `values` the quantized activation (0..255); `centered` them minus the zero
+// point.
 struct Twin {
   std::string scale, values, centered;
 };
@@ -211,35 +228,52 @@ std::string int8_products_as_float(std::string_view model_bytes, Int8AsFloatStat
 
   std::map<const Node*, Twin> twins;
   std::set<std::int64_t> ones;
-  std::string new_graph;
-  new_graph.reserve(graph_field.bytes.size() + (64u << 10) * (products.size() + 1));
+  Pieces graph;
   for (const auto& f : graph_fields) {
     const Node* n = f.number == kGraphNode && f.wire == 2 ? g.node_of(f) : nullptr;
     if (n && removed.contains(n)) continue;
     if (auto it = quantizer_index.find(n); n && it != quantizer_index.end()) {
       const bool replaces = replaced_quantizers.contains(n);
-      if (!replaces) new_graph.append(f.whole);
-      twins[n] = quantizer_twin(c, *n, it->second, replaces, new_graph);
+      if (!replaces) graph.copy(f.whole);
+      std::string nodes;
+      twins[n] = quantizer_twin(c, *n, it->second, replaces, nodes);
+      graph.add(std::move(nodes));
       continue;
     }
     if (auto it = product_at.find(n); n && it != product_at.end()) {
       const Product& p = products[static_cast<size_t>(it->second)];
-      float_product(c, p, twins.at(p.quantize), it->second, ones, new_graph);
+      std::string nodes;
+      float_product(c, p, twins.at(p.quantize), it->second, ones, nodes);
+      graph.add(std::move(nodes));
       (p.conv ? st.convs : st.matmuls)++;
       continue;
     }
-    new_graph.append(f.whole);
+    graph.copy(f.whole);
   }
-  new_graph += float_initializer(c.zero, 0.0f);
-  new_graph += float_initializer(c.one, 1.0f);
-  new_graph += float_initializer(c.c255, 255.0f);
-  new_graph += float_initializer(c.lowest, -FLT_MAX);
-  new_graph += float_initializer(c.highest, FLT_MAX);
-  new_graph += float_initializer(c.smallest, FLT_MIN);
-  new_graph += float_initializer(c.magic, 12582912.0f);
-  for (auto n : ones) new_graph += float_vector_initializer(c.prefix + "ones" + std::to_string(n), n, 1.0f);
+  std::string constants;
+  constants += float_initializer(c.zero, 0.0f);
+  constants += float_initializer(c.one, 1.0f);
+  constants += float_initializer(c.c255, 255.0f);
+  constants += float_initializer(c.lowest, -FLT_MAX);
+  constants += float_initializer(c.highest, FLT_MAX);
+  constants += float_initializer(c.smallest, FLT_MIN);
+  constants += float_initializer(c.magic, 12582912.0f);
+  for (auto n : ones) constants += float_vector_initializer(c.prefix + "ones" + std::to_string(n), n, 1.0f);
+  graph.add(std::move(constants));
   st.quantizers = static_cast<int>(twins.size());
-  return wire::with_payload(model, graph_field, new_graph);
+  // The model with the new graph, written once (the browser holds a model twice, not three times).
+  std::string out;
+  out.reserve(model_bytes.size() - graph_field.bytes.size() + graph.size + 16);
+  for (const auto& f : model) {
+    if (&f != &graph_field) {
+      out.append(f.whole);
+      continue;
+    }
+    wire::write_varint(out, (static_cast<std::uint64_t>(kModelGraph) << 3) | 2);
+    wire::write_varint(out, graph.size);
+    for (auto v : graph.views) out.append(v);
+  }
+  return out;
 }
 
 }  // namespace sam3::optimize

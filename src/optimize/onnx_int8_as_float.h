@@ -19,8 +19,8 @@
 // A product is left alone when its result is read by anything but one Cast to float, its
 // activation does not come from DynamicQuantizeLinear, its weight is not a constant (2-D for
 // MatMulInteger), or its weight zero point is neither a constant scalar nor, for MatMulInteger,
-// one constant per column. Graphs with a default opset below 13 are
-// returned unchanged. Works on the serialized protobuf, like the other rewrites here.
+// one constant per column. Graphs with a default opset below 13 are returned unchanged. Works on
+// the serialized protobuf, like the other rewrites here.
 #pragma once
 
 #include <string>
