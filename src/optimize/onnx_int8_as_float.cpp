@@ -48,6 +48,9 @@ std::optional<Product> match(const GraphView& g, const Node& n) {
   if (!w) return std::nullopt;
   p.weight_dims = tensor_header(*w).dims;
   if (p.conv ? p.weight_dims.size() < 3 : p.weight_dims.size() != 2) return std::nullopt;
+  for (auto d : p.weight_dims) {
+    if (d < 1 || d > (1 << 24)) return std::nullopt;  // (the scales of ones are made this long)
+  }
   const auto readers = g.readers(n.outputs[0]);
   if (readers.size() != 1 || readers[0] < 0) return std::nullopt;
   p.cast = &g.nodes()[static_cast<size_t>(readers[0])];
