@@ -4,10 +4,11 @@
 // (the tab's renderer process against the CLI's), printed as a table. Headless Debian
 // Chromium through playwright-core (tests/web/node_modules); WASM with threads (the page is
 // cross-origin isolated), and WebGPU on SwiftShader's adapter when asked (correct, slow: it is
-// the CPU).
+// the CPU). "webgpu" runs the int8 products rewritten into float operators (the module's
+// default), "webgpu-int8" the files as written (their integer products on WASM).
 //
 //   node scripts/bench_browser.mjs --models DIR [--cli build/bin/sam3] [--web build/web]
-//        [--devices wasm,webgpu] [--prompts 5] [--vocabulary data/clip/bpe_simple_vocab_16e6.txt.gz]
+//        [--devices wasm,webgpu,webgpu-int8] [--prompts 5] [--vocabulary data/clip/bpe_simple_vocab_16e6.txt.gz]
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -69,7 +70,9 @@ function rendererPeak(profile) {
   return { stop: () => (clearInterval(timer), peak) };
 }
 
-async function browserRun(device, baseUrl) {
+async function browserRun(variant, baseUrl) {
+  const device = variant.startsWith("webgpu") ? "webgpu" : variant;
+  const int8AsFloat = variant !== "webgpu-int8";
   const flags = ["--no-sandbox", "--disable-quic", "--no-first-run", "--disable-background-networking"];
   if (device === "webgpu") flags.push("--enable-unsafe-webgpu", "--use-webgpu-adapter=swiftshader");
   const profile = mkdtempSync(path.join(os.tmpdir(), "sam3-bench-profile-"));
@@ -79,10 +82,10 @@ async function browserRun(device, baseUrl) {
   try {
     const page = await context.newPage();
     await page.goto(`${baseUrl}/`);
-    return await page.evaluate(async ({ device, texts }) => {
+    return await page.evaluate(async ({ device, int8AsFloat, texts }) => {
       const { Sam3 } = await import("/web/sam3-browser.mjs");
       const t0 = performance.now();
-      const m = await Sam3.load("/models/", { device, cache: false, vocabulary: "/vocab/bpe_simple_vocab_16e6.txt.gz" });
+      const m = await Sam3.load("/models/", { device, int8AsFloat, cache: false, vocabulary: "/vocab/bpe_simple_vocab_16e6.txt.gz" });
       const load = performance.now() - t0;
       const e = await m.encode(await (await fetch("/test/scene.png")).blob());
       const sum = { encode_text: 0, decode: 0, postprocess: 0 };
@@ -90,9 +93,9 @@ async function browserRun(device, baseUrl) {
         await m.segment(e, { text });
         for (const k of Object.keys(sum)) sum[k] += m.lastTimings[k];
       }
-      return { device: m.device, threads: crossOriginIsolated ? navigator.hardwareConcurrency : 1, load,
+      return { device: m.device, rewritten: Object.values(m.rewrites).some((r) => r.matmuls + r.convs > 0), threads: crossOriginIsolated ? navigator.hardwareConcurrency : 1, load,
         preprocess: e.timings_ms.preprocess, encode_image: e.timings_ms.encode_image, ...sum };
-    }, { device, texts: TEXTS });
+    }, { device, int8AsFloat, texts: TEXTS });
   } finally {
     browserRun.peak = memory.stop();
     await context.close();
@@ -132,7 +135,8 @@ try {
       console.log(`| browser ${device} | failed: ${String(e.message).split("\n")[0]} (peak ${Math.round(browserRun.peak)} MB) |`);
       continue;
     }
-    const cells = [`browser ${r.device}${r.device === "webgpu" ? " (SwiftShader)" : ` (${r.threads} threads)`}`, r.load, r.preprocess,
+    const how = r.device === "webgpu" ? ` (SwiftShader, ${r.rewritten ? "int8 products as float" : "files as written"})` : ` (${r.threads} threads)`;
+    const cells = [`browser ${r.device}${how}`, r.load, r.preprocess,
       r.encode_image, r.encode_text, r.decode, r.postprocess, browserRun.peak];
     row(cells);
     const total = (x) => x[3] + x[4] + x[5] + x[6];

@@ -12,6 +12,18 @@ the raw integer products:
                 sums (16-bit intermediate sums would saturate)
   y_shared      [2, 37, 64] x y_published's weights again (a weight read by two nodes)
 
+and linears.onnx, the whole quantized patterns (DynamicQuantizeLinear -> MatMulInteger or
+ConvInteger -> Cast -> Mul by the scales, float outputs) for the rewrite into float operators
+(src/optimize/onnx_int8_as_float.h):
+
+  y_published   x_a [2, 37, 64] x uint8 [64, 48], scalar zero point
+  y_per_column  x_a again (one quantizer, two products), one uint8 zero point per column
+  y_no_b_zp     x_b [5, 19] x int8 [19, 33], no weight zero point
+  y_extreme     x_c [3, 4736] x int8 extremes, zero point -128
+  y_conv        x_img [1, 3, 12, 10] ConvInteger, uint8 [6, 3, 3, 3], scalar zero point (ONNX
+                Runtime's ConvInteger takes no other), stride 2, padding 1
+  y_kept        x_b again, its int32 product read by an Add: left alone, and x_b's quantizer with it
+
   make_int8_models.py --out DIR
 """
 import argparse
@@ -55,6 +67,39 @@ def main():
               "y_extreme": [3, 40], "y_shared": [2, 37, 48]}
     g.save(os.path.join(args.out, "matmulinteger.onnx"), inputs, [tensor(n, I32, shapes[n]) for n in outs],
            "int8 products", "sam3cpp make_int8_models.py")
+    linears(os.path.join(args.out, "linears.onnx"))
+
+
+def linears(path):
+    g = onnx_graph.Graph()
+    q = {x: g.op("DynamicQuantizeLinear", [x], outputs=3) for x in ("x_a", "x_b", "x_c", "x_img")}
+
+    def scaled(x, acc, w_scale):  # Cast -> Mul(activation scale * weight scale), as quantize_dynamic writes it
+        return g.op("Mul", [g.op("Cast", [acc], to=TensorProto.FLOAT), g.op("Mul", [q[x][1], g.const(np.float32(w_scale))])])
+
+    def product(x, op, weight, dtype, zp=None, **attrs):
+        inputs = [q[x][0], g.const(weight, dtype), q[x][2]] + ([g.const(zp, dtype)] if zp is not None else [])
+        return g.op(op, inputs, **attrs)
+
+    outs = {
+        "y_published": scaled("x_a", product("x_a", "MatMulInteger", rng.integers(0, 256, (64, 48)), np.uint8, np.uint8(131)), 0.02),
+        "y_per_column": scaled("x_a", product("x_a", "MatMulInteger", rng.integers(0, 256, (64, 48)), np.uint8,
+                                              rng.integers(0, 256, 48)), 0.03),
+        "y_no_b_zp": scaled("x_b", product("x_b", "MatMulInteger", rng.integers(-128, 128, (19, 33)), np.int8), 0.05),
+        "y_extreme": scaled("x_c", product("x_c", "MatMulInteger", np.where(rng.random((4736, 40)) < 0.5, -128, 127), np.int8,
+                                           np.int8(-128)), 1e-3),
+        "y_conv": scaled("x_img", product("x_img", "ConvInteger", rng.integers(0, 256, (6, 3, 3, 3)), np.uint8,
+                                          np.uint8(120), strides=[2, 2], pads=[1, 1, 1, 1]), 0.01),
+    }
+    acc = product("x_b", "MatMulInteger", rng.integers(0, 256, (19, 7)), np.uint8, np.uint8(128))
+    outs["y_kept"] = g.op("Cast", [g.op("Add", [acc, g.const(np.int32(1), np.int32)])], to=TensorProto.FLOAT)
+    for name, t in outs.items():
+        g.name(t, name)
+    inputs = [tensor("x_a", F, [2, 37, 64]), tensor("x_b", F, [5, 19]), tensor("x_c", F, [3, 4736]),
+              tensor("x_img", F, [1, 3, 12, 10])]
+    shapes = {"y_published": [2, 37, 48], "y_per_column": [2, 37, 48], "y_no_b_zp": [5, 33], "y_extreme": [3, 40],
+              "y_conv": [1, 6, 6, 5], "y_kept": [5, 7]}
+    g.save(path, inputs, [tensor(n, F, shapes[n]) for n in outs], "quantized linears", "sam3cpp make_int8_models.py")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,9 @@ export interface LoadOptions {
   vocabulary?: string;       // URL of a vocabulary when the folder holds none
   threads?: number;          // WASM threads (default: one per core; needs cross-origin isolation)
   logSeverityLevel?: 0 | 1 | 2 | 3 | 4;  // ONNX Runtime Web's log (0: verbose)
+  /** Rewrite the int8 products (DynamicQuantizeLinear -> MatMulInteger/ConvInteger) into float
+   * operators WebGPU has kernels for (default: on WebGPU only); false runs the files as written. */
+  int8AsFloat?: boolean;
   onProgress?: (p: Progress) => void;
 }
 
@@ -68,6 +71,8 @@ export class Sam3Model {
   readonly inputHeight: number;
   /** Why the model may run slower than it could (e.g. not cross-origin isolated). */
   readonly warnings: string[];
+  /** Per network ("image", "text", "decoder", ...): what the int8 rewrite did (empty when off). */
+  readonly rewrites: Record<string, { quantizers: number; matmuls: number; convs: number; skipped: number }>;
   readonly lastTimings?: { encode_text: number; decode: number; postprocess: number };
   tokenize(text: string): { text: string; ids: number[]; mask: number[] };
   encode(image: ImageBitmap | ImageData | HTMLImageElement | Blob,

@@ -187,6 +187,23 @@ class FileSource {
   }
 }
 
+// ONNX Runtime Web's WebGPU provider has no kernels for DynamicQuantizeLinear, MatMulInteger or
+// ConvInteger: on the int8 files it would run every product on WASM, with copies between the GPU
+// and the CPU around each. The core rewrites them into float operators it has kernels for, the
+// weights staying uint8/int8 (docs/browser.md). -> {bytes, stats}
+function int8AsFloat(core, bytes, file) {
+  const p = core._malloc(bytes.byteLength);
+  if (!p) throw new Sam3Error("out_of_memory", `${file}: not enough memory in the tab to prepare it for WebGPU`);
+  try {
+    core.HEAPU8.set(bytes, p);
+    const { ptr, bytes: size, ...stats } = call(core, "sam3_int8_as_float", p, bytes.byteLength);
+    return { bytes: ptr ? core.HEAPU8.slice(ptr, ptr + size) : bytes, stats };
+  } finally {
+    core._free(p);
+    core._sam3_release_rewritten();
+  }
+}
+
 async function gunzip(bytes) {
   const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
   return new Uint8Array(await new Response(stream).arrayBuffer());
@@ -219,7 +236,8 @@ export class Sam3 {
   // options: {device: "auto"|"webgpu"|"wasm", ort (the onnxruntime-web module, else imported
   // from options.ortUrl or ./ort/ort.all.min.mjs), cache (Cache Storage, default true),
   // onProgress({stage, file, loaded, total}), vocabulary (URL of a fallback vocabulary),
-  // threads (WASM threads; default one per core)}.
+  // threads (WASM threads; default one per core), int8AsFloat (the int8 products as float
+  // operators; default on WebGPU only), logSeverityLevel (ONNX Runtime's, default 3)}.
   static async load(source, options = {}) {
     const core = await loadCore();
     const ort = options.ort ?? (await import(options.ortUrl ?? new URL("./ort/ort.all.min.mjs", import.meta.url).href));
@@ -245,8 +263,18 @@ export class Sam3 {
     const providers = device === "webgpu" ? ["webgpu", "wasm"] : ["wasm"];
     const sessions = {};
     const parts = {};
+    const rewrites = {};
+    // The rewrite runs in a core instance of its own, dropped after the load: a WebAssembly
+    // memory never shrinks, and the rewrite grows it to twice the largest file.
+    let rewriter = null;
     for (const [part, file] of Object.entries(chosen.parts)) {
-      const bytes = await src.bytes(file);
+      let bytes = await src.bytes(file);
+      if (options.int8AsFloat ?? device === "webgpu") {
+        rewriter ??= await createSam3Core();
+        const r = int8AsFloat(rewriter, bytes, file);
+        bytes = r.bytes;
+        rewrites[part] = r.stats;
+      }
       // Weights stored beside the graph (ONNX external data, named in the graph by file name).
       const externalData = [];
       for (const name of await src.names(dataSuffixes.map((s) => file + s))) {
@@ -277,6 +305,7 @@ export class Sam3 {
     }
     if (vocab.name.endsWith(".gz")) vocab.bytes = await gunzip(vocab.bytes);
     const model = new Sam3Model(core, ort, info, sessions, device);
+    model.rewrites = rewrites;
     model.setVocabulary(vocab.bytes, vocab.name);
     return model;
   }

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "optimize/onnx_int8_as_float.h"
 #include "predictor/postprocess.h"
 #include "predictor/preprocess.h"
 #include "pure/generation.h"
@@ -44,6 +45,7 @@ struct Model {
 std::map<int, std::unique_ptr<Model>> models;
 int next_handle = 1;
 std::string reply;
+std::string rewritten;  // the last sam3_int8_as_float's graph, until sam3_release_rewritten
 
 template <typename J>
 const char* answer(const J& j) {
@@ -296,6 +298,24 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_prompt_sequence(int handle, const char* ge
     return json{{"tensors", tensors_json(m.staged_inputs)}};
   });
 }
+
+// A model file's bytes -> the same graph with its int8 products as float operators, which ONNX
+// Runtime Web's WebGPU provider has kernels for (optimize/onnx_int8_as_float.h):
+// {"ptr", "bytes", "quantizers", "matmuls", "convs", "skipped"}; ptr 0 when nothing changed.
+// The bytes stay in the module's memory until sam3_release_rewritten.
+EMSCRIPTEN_KEEPALIVE const char* sam3_int8_as_float(const char* data, std::uint32_t length) {
+  return guarded([&] {
+    sam3::optimize::Int8AsFloatStats stats;
+    rewritten = sam3::optimize::int8_products_as_float(std::string_view(data, length), &stats);
+    const bool changed = stats.matmuls + stats.convs > 0;
+    if (!changed) std::string().swap(rewritten);
+    return json{{"ptr", changed ? reinterpret_cast<std::uintptr_t>(rewritten.data()) : 0}, {"bytes", rewritten.size()},
+                {"quantizers", stats.quantizers}, {"matmuls", stats.matmuls}, {"convs", stats.convs},
+                {"skipped", stats.skipped}};
+  });
+}
+
+EMSCRIPTEN_KEEPALIVE void sam3_release_rewritten() { std::string().swap(rewritten); }
 
 // The staged decoder outputs -> the CLI's prompts[] entry {"text", "boxes", "instances"}.
 // request: as sam3_prompt_inputs.

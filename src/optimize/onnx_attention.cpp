@@ -1,6 +1,5 @@
 #include "optimize/onnx_attention.h"
 
-#include <bit>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -8,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "optimize/onnx_build.h"
 #include "optimize/onnx_fields.h"
 #include "optimize/onnx_graph_view.h"
 #include "optimize/protobuf_wire.h"
@@ -18,50 +18,6 @@ namespace {
 using namespace onnx;
 using wire::Field;
 using wire::parse;
-
-// ---- writing new nodes and tensors --------------------------------------------------------
-std::string int_attr(std::string_view name, std::int64_t v) {
-  std::string a;
-  wire::write_len(a, kAttrName, name);
-  wire::write_varint_field(a, kAttrI, static_cast<std::uint64_t>(v));
-  wire::write_varint_field(a, kAttrType, kAttrTypeInt);
-  return a;
-}
-
-std::string float_attr(std::string_view name, float v) {
-  std::string a;
-  wire::write_len(a, kAttrName, name);
-  wire::write_fixed32_field(a, kAttrF, std::bit_cast<std::uint32_t>(v));
-  wire::write_varint_field(a, kAttrType, kAttrTypeFloat);
-  return a;
-}
-
-std::string node(std::string_view op, const std::vector<std::string>& inputs, const std::string& output,
-                 const std::vector<std::string>& attributes = {}, std::string_view domain = {}) {
-  std::string n;
-  for (const auto& i : inputs) wire::write_len(n, kNodeInput, i);
-  wire::write_len(n, kNodeOutput, output);
-  wire::write_len(n, kNodeName, output);
-  wire::write_len(n, kNodeOpType, op);
-  for (const auto& a : attributes) wire::write_len(n, kNodeAttribute, a);
-  if (!domain.empty()) wire::write_len(n, kNodeDomain, domain);
-  std::string field;
-  wire::write_len(field, kGraphNode, n);
-  return field;
-}
-
-std::string int64_vector_initializer(const std::string& name, std::int64_t value) {
-  std::string t;
-  wire::write_varint_field(t, kTensorDims, 1);
-  wire::write_varint_field(t, kTensorDataType, kInt64);
-  wire::write_len(t, kTensorName, name);
-  std::string raw;
-  for (int i = 0; i < 8; ++i) raw.push_back(static_cast<char>((static_cast<std::uint64_t>(value) >> (8 * i)) & 0xFF));
-  wire::write_len(t, kTensorRawData, raw);
-  std::string field;
-  wire::write_len(field, kGraphInitializer, t);
-  return field;
-}
 
 // ---- matching ---------------------------------------------------------------------------------
 // The scale applied to the scores: constant factors, and factors sqrt(1 / sqrt(d)) with d the

@@ -24,26 +24,6 @@ std::string in_domain(const Field& node_field, std::string_view domain) {
 
 }  // namespace
 
-std::int64_t TensorHeader::elements() const {
-  std::int64_t n = 1;
-  for (auto d : dims) n *= d;
-  return n;
-}
-
-TensorHeader read_tensor_header(std::string_view tensor) {
-  TensorHeader c;
-  for (const auto& f : parse(tensor)) {
-    if (f.number == kTensorDataType && f.wire == 0) c.data_type = static_cast<int>(f.varint);
-    else if (f.number == kTensorDataLocation && f.wire == 0) c.external = f.varint == 1;
-    else if (f.number == kTensorDims && f.wire == 0) c.dims.push_back(static_cast<std::int64_t>(f.varint));
-    else if (f.number == kTensorDims && f.wire == 2) {
-      size_t p = 0;
-      while (p < f.bytes.size()) c.dims.push_back(static_cast<std::int64_t>(wire::read_varint(f.bytes, p)));
-    }
-  }
-  return c;
-}
-
 std::vector<std::string> attribute_names(const Node& n) {
   std::vector<std::string> names;
   for (const auto& a : n.attributes) {

@@ -13,15 +13,6 @@
 
 namespace sam3::optimize {
 
-// What a TensorProto's header says (its data is not read).
-struct TensorHeader {
-  int data_type = 0;
-  std::vector<std::int64_t> dims;
-  bool external = false;  // data in an external file
-  std::int64_t elements() const;
-};
-TensorHeader read_tensor_header(std::string_view tensor);
-
 // The names of a node's attributes.
 std::vector<std::string> attribute_names(const onnx::Node& n);
 

@@ -1,6 +1,6 @@
 #include "optimize/onnx_graph_view.h"
 
-#include <bit>
+#include <cstring>
 
 #include "optimize/onnx_fields.h"
 
@@ -54,7 +54,9 @@ std::int64_t product(const std::vector<std::uint64_t>& dims, std::int64_t start)
 float float_from_le(std::string_view b) {
   std::uint32_t u = 0;
   for (int i = 3; i >= 0; --i) u = (u << 8) | static_cast<std::uint8_t>(b[static_cast<size_t>(i)]);
-  return std::bit_cast<float>(u);
+  float f;
+  std::memcpy(&f, &u, sizeof f);  // (Emscripten's libc++ has no std::bit_cast)
+  return f;
 }
 
 // The value of a float TensorProto with exactly one element stored in the file.
@@ -104,6 +106,24 @@ std::optional<std::int64_t> int64_scalar_tensor(std::string_view tensor) {
 }
 
 }  // namespace
+
+std::int64_t TensorHeader::elements() const {
+  std::int64_t n = 1;
+  for (auto d : dims) n *= d;
+  return n;
+}
+
+TensorHeader tensor_header(std::string_view tensor) {
+  TensorHeader t;
+  for (const auto& f : parse(tensor)) {
+    if (f.number == kTensorDataType && f.wire == 0) t.data_type = static_cast<int>(f.varint);
+    else if (f.number == kTensorDataLocation && f.wire == 0) t.external = f.varint == 1;
+    else if (f.number == kTensorDims) {
+      for (auto d : varints(f)) t.dims.push_back(static_cast<std::int64_t>(d));
+    }
+  }
+  return t;
+}
 
 bool is_op(const Node* n, std::string_view op) { return n && n->op == op && n->domain.empty(); }
 

@@ -21,6 +21,15 @@ struct Node {
   std::vector<wire::Field> attributes;  // AttributeProto messages
 };
 
+// What a TensorProto says about itself, without its values.
+struct TensorHeader {
+  int data_type = 0;
+  std::vector<std::int64_t> dims;
+  bool external = false;  // values in an external data file
+  std::int64_t elements() const;
+};
+TensorHeader tensor_header(std::string_view tensor);
+
 bool is_op(const Node* n, std::string_view op);  // in the default domain
 std::optional<std::int64_t> int_attribute(const Node& n, std::string_view name);
 std::vector<std::int64_t> ints_attribute(const Node& n, std::string_view name);

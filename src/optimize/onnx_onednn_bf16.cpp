@@ -27,7 +27,7 @@ bool movable_matmul(const GraphView& g, const Node& n) {
   if (!is_op(&n, "MatMul") || n.inputs.size() != 2 || n.outputs.size() != 1) return false;
   const auto w = g.constant_tensor(n.inputs[1]);
   if (!w) return false;
-  const TensorHeader h = read_tensor_header(*w);
+  const TensorHeader h = tensor_header(*w);
   return h.data_type == kFloat && !h.external && h.dims.size() == 2 && h.elements() >= kBf16MinWeights;
 }
 

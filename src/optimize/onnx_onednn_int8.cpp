@@ -21,12 +21,12 @@ bool movable(const GraphView& g, const Node& n, std::int64_t min_weights) {
   // Weights: a constant int8 matrix; their zero point a constant int8 scalar or one per column.
   const auto b = g.constant_tensor(n.inputs[1]);
   if (!b) return false;
-  const TensorHeader w = read_tensor_header(*b);
+  const TensorHeader w = tensor_header(*b);
   if (w.data_type != kInt8 || w.external || w.dims.size() != 2 || w.elements() < min_weights) return false;
   if (n.inputs.size() == 4 && !n.inputs[3].empty()) {
     const auto zp = g.constant_tensor(n.inputs[3]);
     if (!zp) return false;
-    const TensorHeader z = read_tensor_header(*zp);
+    const TensorHeader z = tensor_header(*zp);
     if (z.data_type != kInt8 || z.external || z.dims.size() > 1) return false;
     if (z.elements() != 1 && z.elements() != w.dims[1]) return false;
   }

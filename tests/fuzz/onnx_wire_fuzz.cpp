@@ -1,5 +1,6 @@
 // libFuzzer target: arbitrary bytes as an ONNX file, through the protobuf reader that the
-// int8 weight rewrite and the attention fusion run on every model they prepare. A file that is
+// int8 weight rewrite and the attention fusion run on every model they prepare, and the browser's
+// int8-as-float rewrite on every file it loads for WebGPU. A file that is
 // not a valid ModelProto must be sam3::Error(kModelMismatch); one that is must come out as a
 // message the reader parses again. Never a crash, hang or sanitizer report.
 #include <cstdint>
@@ -8,6 +9,7 @@
 
 #include "optimize/onnx_attention.h"
 #include "optimize/onnx_int8.h"
+#include "optimize/onnx_int8_as_float.h"
 #include "optimize/onnx_onednn_bf16.h"
 #include "optimize/onnx_onednn_int8.h"
 #include "optimize/protobuf_wire.h"
@@ -57,6 +59,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, size_t size) {
   rewrite(bytes, [](const std::string& b) {
     sam3::optimize::OneDnnBf16Stats stats;
     return sam3::optimize::move_float_work_to_onednn_bf16(b, &stats);
+  });
+  rewrite(bytes, [](const std::string& b) {
+    sam3::optimize::Int8AsFloatStats stats;
+    return sam3::optimize::int8_products_as_float(b, &stats);
   });
   return 0;
 }

@@ -1,6 +1,7 @@
 // sam3 in the browser (build/web: the pure core in WebAssembly + ONNX Runtime Web) against the
 // native CLI on the generated models of both layouts: the same instances (mask IoU >= 0.99,
-// scores within 0.01), and the tokenizer's golden vectors, in headless Chromium on WASM.
+// scores within 0.01), and the tokenizer's golden vectors, in headless Chromium on WASM; and on
+// WebGPU (SwiftShader) with the int8 products rewritten to run there, not on WASM.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -68,17 +69,53 @@ const CASES = [
   { text: "red", threshold: 0.7, cli: ["--prompt", "red", "--threshold", "0.7"] },
 ];
 
-async function inBrowser(layout, cases, device = "wasm", on = page) {
-  return on.evaluate(async ({ layout, cases, device }) => {
+async function inBrowser(layout, cases, device = "wasm", on = page, options = {}) {
+  return on.evaluate(async ({ layout, cases, device, options }) => {
     const { Sam3 } = await import("/web/sam3-browser.mjs");
-    const m = await Sam3.load(`/models/${layout}/`, { device, cache: false, vocabulary: "/data/clip/bpe_simple_vocab_16e6.txt.gz" });
+    const m = await Sam3.load(`/models/${layout}/`, { device, cache: false, vocabulary: "/data/clip/bpe_simple_vocab_16e6.txt.gz",
+      ...options });
     const blob = await (await fetch("/test/scene.png")).blob();
     const e = await m.encode(blob);
     const results = [];
     for (const c of cases) results.push(await m.segment(e, { text: c.text, boxes: c.boxes ?? [], threshold: c.threshold }));
-    return { device: m.device, layout: m.layout, generation: m.generation, isolated: crossOriginIsolated, results };
-  }, { layout, cases: cases.map(({ cli, ...c }) => c), device });
+    return { device: m.device, layout: m.layout, generation: m.generation, isolated: crossOriginIsolated, rewrites: m.rewrites,
+      results };
+  }, { layout, cases: cases.map(({ cli, ...c }) => c), device, options });
 }
+
+// ONNX Runtime's verbose session log: each session's "VerifyEachNodeIsAssignedToAnEp]  Node(s)
+// placed on [JsExecutionProvider]. Number of nodes: N", then one "VerifyEachNodeIsAssignedToAnEp]
+//   OpType (node name)" line per node -> {provider: {op type: count}}, over every session created
+// while `fn` runs on the WebGPU page.
+async function placements(fn) {
+  const lines = [];
+  const listen = (m) => lines.push(m.text());
+  gpuPage.on("console", listen);
+  try {
+    return { value: await fn(), placed: parsePlacements(lines) };
+  } finally {
+    gpuPage.off("console", listen);
+  }
+}
+
+function parsePlacements(lines) {
+  const placed = {};
+  let ep = null;
+  for (const line of lines) {
+    const at = line.match(/VerifyEachNodeIsAssignedToAnEp\]\s+(.*)$/);
+    if (!at) continue;
+    const header = at[1].match(/(?:All nodes|Node\(s\)) placed on \[(\w+)\]/);
+    const node = at[1].match(/^(\w+) \(.*\)\s*$/);
+    if (header) placed[ep = header[1]] ??= {};
+    else if (node && ep) placed[ep][node[1]] = (placed[ep][node[1]] ?? 0) + 1;
+  }
+  return placed;
+}
+
+// The integer products and what the rewrite makes of them: none may run on the CPU provider
+// (WASM) when WebGPU is asked for.
+const HEAVY = ["DynamicQuantizeLinear", "MatMulInteger", "ConvInteger", "MatMul", "Conv", "DequantizeLinear", "ReduceMin",
+  "ReduceMax", "Div", "Clip"];
 
 function assertSame(got, want, label) {
   assert.equal(got.text, want.text, `${label}: text`);
@@ -112,11 +149,31 @@ for (const layout of ["usls", "samexporter"]) {
       return a ? a.info?.architecture ?? "adapter" : null;
     });
     assert.equal(adapter, "swiftshader", "Chromium gives SwiftShader's WebGPU adapter with these flags");
-    const got = await inBrowser(layout, CASES.slice(0, 2), "webgpu", gpuPage);
+    const { value: got, placed } = await placements(() => inBrowser(layout, CASES.slice(0, 2), "webgpu", gpuPage,
+      { logSeverityLevel: 0 }));
     assert.equal(got.device, "webgpu");
     CASES.slice(0, 2).forEach((c, i) => assertSame(got.results[i], native(layout, c.cli)[0], `${layout} webgpu ${JSON.stringify(c.cli)}`));
+    // The int8 products of every network were rewritten into float operators, and they ran on WebGPU.
+    for (const part of ["image", "text"]) {
+      assert.ok(got.rewrites[part]?.matmuls > 0, `${layout} ${part}: int8 products rewritten (${JSON.stringify(got.rewrites)})`);
+    }
+    for (const r of Object.values(got.rewrites)) assert.equal(r.skipped, 0, `${layout}: none left as integer products`);
+    assert.ok(placed.JsExecutionProvider?.MatMul > 0, `${layout}: the verbose log shows MatMul on WebGPU (${JSON.stringify(placed)})`);
+    const onCpu = Object.keys(placed.CPUExecutionProvider ?? {}).filter((op) => HEAVY.includes(op));
+    assert.deepEqual(onCpu, [], `${layout}: on WASM: ${JSON.stringify(placed.CPUExecutionProvider)}`);
   });
 }
+
+test("WebGPU without the rewrite: the integer products fall back to WASM (what the WebGPU test rules out)", async () => {
+  const { value: rewrites, placed } = await placements(() => gpuPage.evaluate(async () => {
+    const { Sam3 } = await import("/web/sam3-browser.mjs");
+    const m = await Sam3.load("/models/usls/", { device: "webgpu", cache: false, logSeverityLevel: 0, int8AsFloat: false });
+    return m.rewrites;
+  }));
+  assert.deepEqual(rewrites, {});
+  const cpu = placed.CPUExecutionProvider ?? {};
+  assert.ok(cpu.MatMulInteger > 0 && cpu.DynamicQuantizeLinear > 0, `on WASM: ${JSON.stringify(cpu)}`);
+});
 
 // The other generations the generator makes, on WASM: a text and a box prompt each (samexporter
 // variants: one box, as their slots allow).
