@@ -292,26 +292,10 @@ std::string bf16_kernels_description() {
 
 void register_onednn_bf16_ops(Ort::SessionOptions& options, int threads) {
   if (!onednn_bf16_available()) return;
-  // A domain per thread count, alive for the whole process: sessions keep pointers to them.
-  struct Registered {
-    std::unique_ptr<AttentionOp> attention;
-    std::unique_ptr<MatMulOp> matmul;
-    Ort::CustomOpDomain domain{nullptr};
-  };
-  static std::mutex mutex;
-  static auto* domains = new std::map<int, Registered>();
-  std::lock_guard lock(mutex);
-  auto it = domains->find(threads);
-  if (it == domains->end()) {
-    Registered r;
-    r.attention = std::make_unique<AttentionOp>("MultiHeadAttention", threads);
-    r.matmul = std::make_unique<MatMulOp>("MatMul", threads);
-    r.domain = Ort::CustomOpDomain(kOneDnnBf16Domain);
-    r.domain.Add(r.attention.get());
-    r.domain.Add(r.matmul.get());
-    it = domains->emplace(threads, std::move(r)).first;
-  }
-  options.Add(it->second.domain);
+  add_op_domain(options, kOneDnnBf16Domain, threads, [](int t) {
+    return std::vector<std::shared_ptr<OrtCustomOp>>{std::make_shared<AttentionOp>("MultiHeadAttention", t),
+                                                     std::make_shared<MatMulOp>("MatMul", t)};
+  });
 }
 
 }  // namespace sam3::kernels

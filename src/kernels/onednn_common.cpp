@@ -5,7 +5,9 @@
 #endif
 
 #include <algorithm>
+#include <map>
 #include <memory>
+#include <mutex>
 
 namespace sam3::kernels {
 
@@ -42,6 +44,26 @@ dnnl::primitive_attr user_scratchpad() {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   return attr;
+}
+
+void add_op_domain(Ort::SessionOptions& options, const char* domain, int threads,
+                   const std::function<std::vector<std::shared_ptr<OrtCustomOp>>(int threads)>& make) {
+  struct Registered {
+    std::vector<std::shared_ptr<OrtCustomOp>> ops;
+    Ort::CustomOpDomain domain{nullptr};
+  };
+  static std::mutex mutex;
+  static auto* domains = new std::map<std::pair<std::string, int>, Registered>();
+  std::lock_guard lock(mutex);
+  auto it = domains->find({domain, threads});
+  if (it == domains->end()) {
+    Registered r;
+    r.ops = make(threads);
+    r.domain = Ort::CustomOpDomain(domain);
+    for (const auto& op : r.ops) r.domain.Add(op.get());
+    it = domains->emplace(std::make_pair(std::string(domain), threads), std::move(r)).first;
+  }
+  options.Add(it->second.domain);
 }
 
 }  // namespace sam3::kernels

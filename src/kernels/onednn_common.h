@@ -2,10 +2,14 @@
 // own per call (so concurrent runs of one session are safe), and OpenMP's team size.
 #pragma once
 
+#include <onnxruntime_cxx_api.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <functional>
+#include <memory>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace sam3::kernels {
 
@@ -29,5 +33,10 @@ Primitive make_primitive(const Desc& pd) {
 void execute(const Primitive& p, std::unordered_map<int, dnnl::memory> args);
 // Attributes asking for a user scratchpad.
 dnnl::primitive_attr user_scratchpad();
+
+// Adds the custom-op domain `domain` to `options`, its ops made by make(threads) once per
+// domain and thread count and kept for the whole process (sessions keep pointers to them).
+void add_op_domain(Ort::SessionOptions& options, const char* domain, int threads,
+                   const std::function<std::vector<std::shared_ptr<OrtCustomOp>>(int threads)>& make);
 
 }  // namespace sam3::kernels

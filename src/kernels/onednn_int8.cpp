@@ -223,23 +223,9 @@ std::string int8_kernels_description() {
 
 void register_onednn_ops(Ort::SessionOptions& options, int threads) {
   if (!onednn_int8_available()) return;
-  // A domain per thread count, alive for the whole process: sessions keep pointers to them.
-  struct Registered {
-    std::unique_ptr<MatMulIntegerOp> op;
-    Ort::CustomOpDomain domain{nullptr};
-  };
-  static std::mutex mutex;
-  static auto* domains = new std::map<int, Registered>();
-  std::lock_guard lock(mutex);
-  auto it = domains->find(threads);
-  if (it == domains->end()) {
-    Registered r;
-    r.op = std::make_unique<MatMulIntegerOp>(threads);
-    r.domain = Ort::CustomOpDomain(kOneDnnDomain);
-    r.domain.Add(r.op.get());
-    it = domains->emplace(threads, std::move(r)).first;
-  }
-  options.Add(it->second.domain);
+  add_op_domain(options, kOneDnnDomain, threads, [](int t) {
+    return std::vector<std::shared_ptr<OrtCustomOp>>{std::make_shared<MatMulIntegerOp>(t)};
+  });
 }
 
 }  // namespace sam3::kernels
