@@ -113,7 +113,10 @@ TEST_F(LabelCli, ASecondRunOnTheSameFolderIsRefusedWhileTheFirstRuns) {
   const auto second = run_command(label(""));
   EXPECT_EQ(second.exit_code, 6) << second.err;
   EXPECT_NE(second.err.find("is writing to this folder"), std::string::npos) << second.err;
-  EXPECT_EQ(first.stop(SIGINT), 130);
+  // The refusal above proves the first run was still writing; on a quiet machine it may have
+  // finished its 24 images by now (0) rather than being interrupted (130).
+  const int first_exit = first.stop(SIGINT);
+  EXPECT_TRUE(first_exit == 130 || first_exit == 0) << first_exit;
 }
 
 TEST_F(LabelCli, AnOutputFolderInsideTheInputsIsNeverLabeled) {
