@@ -32,6 +32,31 @@ using BoolArray = py::array_t<bool, py::array::c_style>;
 
 [[noreturn]] void invalid(const std::string& message) { throw sam3::Error(sam3::ErrorCode::kInvalidArgument, message); }
 
+// A value of the caller's as a C++ one, or sam3's error naming it (never pybind's bare cast
+// error): `what` says which value ("point 1's x") and what it should be.
+template <typename T>
+T value_of(const py::handle& v, const std::string& what, const char* should_be) {
+  try {
+    return v.cast<T>();
+  } catch (const py::cast_error&) {
+    invalid(what + " must be " + should_be + ", got " + std::string(py::repr(v)));
+  }
+}
+float number_of(const py::handle& v, const std::string& what) { return value_of<float>(v, what, "a number (pixels)"); }
+std::string text_of(const py::handle& v, const std::string& what) {
+  if (!py::isinstance<py::str>(v)) invalid(what + " must be a string, got " + std::string(py::repr(v)));
+  return v.cast<std::string>();
+}
+// True/False or "pos"/"neg".
+bool polarity_of(const py::handle& v, const std::string& what) {
+  if (py::isinstance<py::str>(v)) {
+    const auto polarity = sam3::parse_polarity(v.cast<std::string>());
+    if (!polarity) invalid(what + " is True/False or \"pos\"/\"neg\", got " + std::string(py::repr(v)));
+    return *polarity;
+  }
+  return value_of<bool>(v, what, "True/False or \"pos\"/\"neg\"");
+}
+
 // Refuses a width x height of over max_pixels before anything is allocated or copied for it.
 void check_pixels(std::int64_t width, std::int64_t height, std::int64_t max_pixels, const char* what) {
   if (width > 0 && height > 0 && (width > max_pixels / height || width > INT32_MAX || height > INT32_MAX)) {
@@ -139,27 +164,16 @@ std::vector<sam3::BoxPrompt> boxes_from(const py::object& boxes) {
   if (boxes.is_none()) return out;
   if (!py::isinstance<py::iterable>(boxes) || py::isinstance<py::str>(boxes)) invalid("boxes must be a list of boxes");
   for (const auto& item : boxes) {
+    const std::string where = "box " + std::to_string(out.size() + 1);
     if (!py::isinstance<py::sequence>(item) || py::isinstance<py::str>(item)) {
-      invalid("a box is (x0, y0, x1, y1) or (x0, y0, x1, y1, positive)");
+      invalid(where + ": a box is (x0, y0, x1, y1) or (x0, y0, x1, y1, positive)");
     }
     const auto seq = py::reinterpret_borrow<py::sequence>(item);
-    if (seq.size() != 4 && seq.size() != 5) invalid("a box is (x0, y0, x1, y1) or (x0, y0, x1, y1, positive)");
+    if (seq.size() != 4 && seq.size() != 5) invalid(where + ": a box is (x0, y0, x1, y1) or (x0, y0, x1, y1, positive)");
     sam3::BoxPrompt b;
-    try {
-      b.box = {seq[0].cast<float>(), seq[1].cast<float>(), seq[2].cast<float>(), seq[3].cast<float>()};
-    } catch (const py::cast_error&) {
-      invalid("a box's coordinates must be numbers (pixels)");
-    }
-    if (seq.size() == 5) {
-      const py::object flag = seq[4];
-      if (py::isinstance<py::str>(flag)) {
-        const auto polarity = sam3::parse_polarity(py::str(flag).cast<std::string>());
-        if (!polarity) throw sam3::Error(sam3::ErrorCode::kInvalidArgument, "a box's fifth item is True/False or \"pos\"/\"neg\"");
-        b.positive = *polarity;
-      } else {
-        b.positive = flag.cast<bool>();
-      }
-    }
+    b.box = {number_of(seq[0], where + "'s x0"), number_of(seq[1], where + "'s y0"), number_of(seq[2], where + "'s x1"),
+             number_of(seq[3], where + "'s y1")};
+    if (seq.size() == 5) b.positive = polarity_of(seq[4], where + "'s fifth item");
     out.push_back(b);
   }
   return out;
@@ -178,23 +192,14 @@ struct Result {
 std::vector<sam3::PointPrompt> points_from(const py::object& obj) {
   std::vector<sam3::PointPrompt> out;
   if (obj.is_none()) return out;
+  if (!py::isinstance<py::iterable>(obj) || py::isinstance<py::str>(obj)) invalid("points must be a list of (x, y) points");
   for (const auto& item : obj) {
-    const auto seq = py::reinterpret_borrow<py::sequence>(item);
     const std::string where = "point " + std::to_string(out.size() + 1);
-    if (!py::isinstance<py::sequence>(item) || py::isinstance<py::str>(item) || (seq.size() != 2 && seq.size() != 3)) {
-      throw sam3::Error(sam3::ErrorCode::kInvalidArgument, where + ": a point is (x, y) or (x, y, positive)");
-    }
-    sam3::PointPrompt p{seq[0].cast<float>(), seq[1].cast<float>(), true};
-    if (seq.size() == 3) {
-      const py::object flag = seq[2];
-      if (py::isinstance<py::str>(flag)) {
-        const auto polarity = sam3::parse_polarity(py::str(flag).cast<std::string>());
-        if (!polarity) throw sam3::Error(sam3::ErrorCode::kInvalidArgument, where + ": the third item is True/False or \"pos\"/\"neg\"");
-        p.positive = *polarity;
-      } else {
-        p.positive = flag.cast<bool>();
-      }
-    }
+    if (!py::isinstance<py::sequence>(item) || py::isinstance<py::str>(item)) invalid(where + ": a point is (x, y) or (x, y, positive)");
+    const auto seq = py::reinterpret_borrow<py::sequence>(item);
+    if (seq.size() != 2 && seq.size() != 3) invalid(where + ": a point is (x, y) or (x, y, positive)");
+    sam3::PointPrompt p{number_of(seq[0], where + "'s x"), number_of(seq[1], where + "'s y"), true};
+    if (seq.size() == 3) p.positive = polarity_of(seq[2], where + "'s third item");
     out.push_back(p);
   }
   return out;
@@ -202,11 +207,12 @@ std::vector<sam3::PointPrompt> points_from(const py::object& obj) {
 
 std::optional<sam3::Box> box_from(const py::object& obj) {
   if (obj.is_none()) return std::nullopt;
-  const auto seq = py::reinterpret_borrow<py::sequence>(obj);
-  if (!py::isinstance<py::sequence>(obj) || seq.size() != 4) {
-    throw sam3::Error(sam3::ErrorCode::kInvalidArgument, "box is (x0, y0, x1, y1) in pixels");
+  if (!py::isinstance<py::sequence>(obj) || py::isinstance<py::str>(obj) || py::len(obj) != 4) {
+    invalid("box is (x0, y0, x1, y1) in pixels");
   }
-  return sam3::Box{seq[0].cast<float>(), seq[1].cast<float>(), seq[2].cast<float>(), seq[3].cast<float>()};
+  const auto seq = py::reinterpret_borrow<py::sequence>(obj);
+  return sam3::Box{number_of(seq[0], "box's x0"), number_of(seq[1], "box's y0"), number_of(seq[2], "box's x1"),
+                   number_of(seq[3], "box's y1")};
 }
 
 struct Embedding {
@@ -446,7 +452,8 @@ PYBIND11_MODULE(_native, m) {
                else if (!py::isinstance<py::dict>(p)) invalid("a prompt is a string or {\"text\": ..., \"boxes\": [...]}");
                else {
                  const auto d = py::reinterpret_borrow<py::dict>(p);
-                 list.push_back({d.contains("text") ? d["text"].cast<std::string>() : "",
+                 const std::string where = "prompt " + std::to_string(list.size() + 1) + "'s text";
+                 list.push_back({d.contains("text") ? text_of(d["text"], where) : "",
                                  boxes_from(d.contains("boxes") ? py::object(d["boxes"]) : py::none())});
                }
              }

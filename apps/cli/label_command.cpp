@@ -126,7 +126,7 @@ int run_map(const LabelArgs& a) {
   job.formats = parse_map_formats(a.formats);
   job.out = a.out;
   job.segment = a.config.segment;
-  if (a.tile != "off" && a.tile != "auto") job.tile = parse_int(a.tile, "--tile", 64, kMaxMapTile);
+  if (a.tile != "off" && a.tile != "auto") job.tile = parse_int(a.tile, "--tile", kMinTile, kMaxMapTile);
   job.overlap = a.overlap;
   job.raster = parse_raster_options(a.bands, a.scale);
   job.raster.gsd_m = a.gsd;
@@ -174,7 +174,7 @@ int run_label(LabelArgs& a) {
     a.config.tiles.mode = TileOptions::Mode::kAuto;
   } else if (a.tile != "off") {
     a.config.tiles.mode = TileOptions::Mode::kFixed;
-    a.config.tiles.tile = parse_int(a.tile, "--tile (auto, off or a size in pixels)", 64);
+    a.config.tiles.tile = parse_int(a.tile, "--tile (auto, off or a size in pixels)", kMinTile);
   }
   a.config.tiles.overlap = a.overlap;
   int k = 1, n = 1, used = 0;

@@ -98,6 +98,10 @@ int run_optimize(const ModelsArgs& args) {
     if (f.int8_weights) {
       std::printf("%-28s %d MatMulInteger weight%s rewritten as int8\n", "", f.int8_weights, f.int8_weights == 1 ? "" : "s");
     }
+    if (f.uint8_weights) {
+      std::printf("%-28s %d int8 MatMulInteger weight%s rewritten as uint8 (exact on this CPU)\n", "", f.uint8_weights,
+                  f.uint8_weights == 1 ? "" : "s");
+    }
     if (f.onednn_int8) {
       std::printf("%-28s %d int8 product%s on %s\n", "", f.onednn_int8, f.onednn_int8 == 1 ? "" : "s", int8_kernels().c_str());
     }

@@ -94,12 +94,18 @@ std::vector<std::string> export_web_app(const WebExportOptions& o) {
                                   "export into an empty folder or remove it");
     }
   }
+  for (const auto& [rel, from] : copies) {
+    if (!std::filesystem::is_regular_file(from, ec)) throw Error(ErrorCode::kIo, "cannot read " + from.string() + ": not a file");
+  }
   std::filesystem::create_directories(o.out / "ort", ec);
   if (ec) throw Error(ErrorCode::kIo, "cannot create " + (o.out / "ort").string() + ": " + ec.message());
   if (!vocabulary_url.empty()) std::filesystem::create_directories(o.out / "vocabulary", ec);
+  // The manifest first: an export stopped half-way (killed, disk full) has claimed what it was
+  // writing, so running it again finishes the job instead of refusing sam3's own files.
+  ours.insert(all.begin(), all.end());
+  write_file_atomic(manifest, nlohmann::json{{"files", ours}}.dump(1) + "\n");
   for (const auto& [rel, data] : bytes) write_file_atomic(o.out / rel, data);
   for (const auto& [rel, from] : copies) write_file_atomic(o.out / rel, read_all(from));
-  write_file_atomic(manifest, nlohmann::json{{"files", all}}.dump(1) + "\n");
   return all;
 }
 

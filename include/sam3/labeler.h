@@ -32,6 +32,10 @@ struct LabelCategory {
   std::optional<EverythingOptions> everything;
 };
 
+// The smallest tile side sam3 takes (image folders and maps): smaller tiles only multiply the
+// encodes (the model sees each at its input size) and the seams.
+inline constexpr int kMinTile = 64;
+
 struct TileOptions {
   enum class Mode { kOff, kAuto, kFixed } mode = Mode::kOff;
   int tile = 0;     // tile side in pixels (kFixed); kAuto uses the model input size

@@ -101,6 +101,7 @@ struct ModelFileInfo {
   int onednn_int8 = 0;                // int8 products (MatMulInteger nodes) run by oneDNN
   int bf16_attention = 0;             // attention nodes run in bf16 on oneDNN (Precision::kFast)
   int bf16_matmuls = 0;               // float products (MatMul nodes) run in bf16 on oneDNN
+  int uint8_weights = 0;              // int8 weights rewritten as uint8 (CPUs whose u8 x s8 saturates)
 };
 
 struct ModelStats {

@@ -3,6 +3,10 @@
 // shard's instances) in one swap. The CLI and the Python module only translate into a job.
 #include "sam3/map_labeler.h"
 
+#include <cpl_vsi.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -90,6 +94,31 @@ void write_outputs(OutputFolderUpdate& update, const MapLabelJob& job, const std
     summary.outputs.push_back(update.root() / job.raster_out);
   }
   update.commit();
+}
+
+// The vector outputs written empty into GDAL's memory before any tile is labelled: layer names a
+// format refuses or holds twice ("white" and "White" in a GeoPackage, a leading "-"), a CRS GDAL
+// does not know, a raster without one where a CRS is asked for, fail now, not after the work.
+void check_vector_outputs(const MapLabelJob& job, const std::vector<Raster>& rasters) {
+  const std::vector<MapLabelResult> nothing(rasters.size());
+  std::vector<MapPart> parts;
+  for (size_t i = 0; i < rasters.size(); ++i) parts.push_back({&rasters[i], &nothing[i]});
+  static std::atomic<unsigned> checks{0};
+  for (auto format : job.formats) {
+    const std::string name = map_output_name(format);
+    const std::string dir = "/vsimem/sam3-check-" + std::to_string(::getpid()) + "-" + std::to_string(checks++);
+    const std::string scratch = dir + "/" + name;
+    try {
+      write_map_vectors({scratch, job.target_crs}, job.categories, parts);
+    } catch (const Error& e) {
+      VSIRmdirRecursive(dir.c_str());
+      std::string message = e.what();
+      for (size_t at; (at = message.find(scratch)) != std::string::npos;) message.replace(at, scratch.size(), name);
+      // Into memory nothing fails for want of disk: what failed is in the arguments.
+      throw Error(ErrorCode::kInvalidArgument, message + " (checked before labelling; nothing was written)");
+    }
+    VSIRmdirRecursive(dir.c_str());
+  }
 }
 
 void add_totals(const std::vector<MapLabelResult>& results, MapRunSummary& s) {
@@ -182,6 +211,7 @@ MapRunSummary MapLabeler::run(const MapLabelJob& job, const std::function<void(c
   }
   if (!job.raster_out.empty()) check_class_raster_size(rasters[0]);
   for (const auto& raster : rasters) check_exemplar_boxes(raster, job.categories);
+  check_vector_outputs(job, rasters);
   // Held for the whole run: one run per folder, and the tile records are sam3's own. Made
   // after the inputs and the model are known good, so a run refused at once leaves no folder.
   OutputFolderUpdate update(job.out);

@@ -110,6 +110,10 @@ void check_exemplar_boxes(const Raster& raster, const std::vector<LabelCategory>
 TileGrid map_tile_grid(const Model& model, const Raster& raster, const MapLabelOptions& options) {
   const int tile = options.tile > 0 ? options.tile : model.input_size();
   const int overlap = options.overlap > 0 ? options.overlap : tile / 8;
+  if (tile < kMinTile && options.tile != 0) {
+    throw Error(ErrorCode::kInvalidArgument, "--tile " + std::to_string(tile) + ": a map tile is at least " +
+                                                 std::to_string(kMinTile) + " pixels a side");
+  }
   if (tile > kMaxMapTile) {
     throw Error(ErrorCode::kInvalidArgument, "--tile " + std::to_string(tile) + ": a map tile is at most " +
                                                  std::to_string(kMaxMapTile) + " pixels a side (the model sees it at " +

@@ -138,6 +138,12 @@ std::unique_ptr<OutputFolderUpdate> open_label_folder(const fs::path& out) {
 Labeler::Labeler(std::shared_ptr<const Model> model, LabelConfig config, fs::path out_dir)
     : model_(std::move(model)), config_(std::move(config)), out_(std::move(out_dir)) {
   if (config_.categories.empty()) throw Error(ErrorCode::kInvalidArgument, "no categories: give --prompt TEXT (repeatable)");
+  const auto& tiles = config_.tiles;
+  if (tiles.mode == TileOptions::Mode::kFixed && tiles.tile < kMinTile) {
+    throw Error(ErrorCode::kInvalidArgument, "--tile " + std::to_string(tiles.tile) + ": a tile is at least " +
+                                                 std::to_string(kMinTile) + " pixels a side");
+  }
+  if (tiles.overlap < 0) throw Error(ErrorCode::kInvalidArgument, "--overlap " + std::to_string(tiles.overlap) + ": must be positive");
   check_categories_fit(*model_, config_.categories);
   const auto json = label::config_json(config_, *model_);
   config_hash_ = json["hash"];

@@ -327,7 +327,7 @@ std::vector<ModelFileInfo> Model::files() const {
     const auto& p = s->prepared();
     out.push_back({s->path(), p.pre_optimized ? p.load_path : (p.entry.empty() ? s->path() : p.entry / "optimized.onnx"),
                    p.pre_optimized, p.int8_weights, p.fused_attention, s->providers(), p.onednn_int8,
-                   p.bf16_attention, p.bf16_matmuls});
+                   p.bf16_attention, p.bf16_matmuls, p.uint8_weights});
   }
   return out;
 }

@@ -244,8 +244,7 @@ std::string fuse_attention(const std::string& model_bytes, AttentionFusionStats*
   }
 
   Names names;
-  names.prefix = "sam3_fused_attention_";
-  while (g.name_taken(names.prefix)) names.prefix += "x_";
+  names.prefix = g.unused_prefix("sam3_fused_attention_");
   names.c0 = names.prefix + "c0", names.c2 = names.prefix + "c2", names.c3 = names.prefix + "c3";
   names.c4 = names.prefix + "c4", names.cm1 = names.prefix + "cm1";
   std::map<const Node*, int> replaced;  // the last MatMul of each match -> match index

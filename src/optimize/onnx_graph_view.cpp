@@ -206,6 +206,26 @@ bool GraphView::name_taken(std::string_view prefix) const {
   return it != names_.end() && it->compare(0, prefix.size(), prefix) == 0;
 }
 
+std::string GraphView::unused_prefix(std::string_view base) const {
+  if (!name_taken(base)) return std::string(base);
+  // The prefixes "<base><k>_" are prefix-free: each name blocks at most one k, so one of
+  // 0..count is free.
+  const auto first = names_.lower_bound(std::string(base));
+  auto starts = [&](const std::string& n) { return n.compare(0, base.size(), base) == 0; };
+  size_t count = 0;
+  for (auto it = first; it != names_.end() && starts(*it); ++it) ++count;
+  std::vector<bool> blocked(count + 1, false);
+  for (auto it = first; it != names_.end() && starts(*it); ++it) {
+    size_t k = 0, p = base.size();
+    for (; p < it->size() && p - base.size() < 19 && (*it)[p] >= '0' && (*it)[p] <= '9'; ++p) k = k * 10 + size_t((*it)[p] - '0');
+    const bool number = p > base.size() && p < it->size() && (*it)[p] == '_' && ((*it)[base.size()] != '0' || p == base.size() + 1);
+    if (number && k <= count) blocked[k] = true;
+  }
+  size_t k = 0;
+  while (blocked[k]) ++k;
+  return std::string(base) + std::to_string(k) + "_";
+}
+
 std::optional<float> GraphView::scalar_constant(const std::string& tensor) const {
   if (auto t = constant_tensor(tensor)) return scalar_tensor(*t);
   const Node* p = producer(tensor);

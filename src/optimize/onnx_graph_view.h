@@ -51,6 +51,9 @@ class GraphView {
   bool only_reader(const std::string& tensor, const Node* reader) const;
   // Whether any tensor name starts with `prefix`.
   bool name_taken(std::string_view prefix) const;
+  // A prefix no tensor name starts with: `base` itself when free, else `base` + a number + "_".
+  // Linear in the length of the names that start with `base`, whatever a file names its tensors.
+  std::string unused_prefix(std::string_view base) const;
 
   // Values of one-element constants (initializers that are not graph inputs, Constant nodes).
   std::optional<float> scalar_constant(const std::string& tensor) const;

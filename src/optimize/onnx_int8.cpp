@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "optimize/onnx_fields.h"
@@ -109,26 +110,38 @@ std::string rewrite_matmulinteger_weights_to_int8(const std::string& model_bytes
     return t.data_type == kUint8 && !t.external;
   };
   // A weight and all its zero points change together, or not at all; a zero point shared with
-  // a weight that stays uint8 stays uint8, and so does every weight it belongs to.
-  std::set<std::string> weights;
+  // a weight that stays uint8 stays uint8, and so does every weight it belongs to: weights and
+  // zero points joined through shared zero points form groups that change as a whole (a
+  // union-find over the names, linear in the graph however the zero points are chained).
+  std::map<std::string, std::string> parent;
+  auto find = [&](std::string name) {
+    std::string root = name;
+    while (parent.contains(root) && parent[root] != root) root = parent[root];
+    while (parent.contains(name) && parent[name] != root) name = std::exchange(parent[name], root);
+    return root;
+  };
+  for (const auto& [weight, zps] : weight_to_zps) {
+    parent.try_emplace(weight, weight);
+    for (const auto& zp : zps) {
+      parent.try_emplace(zp, zp);
+      parent[find(zp)] = find(weight);
+    }
+  }
+  std::map<std::string, bool> group_ok;
   for (const auto& [weight, zps] : weight_to_zps) {
     bool ok = rewritable(weight);
     for (const auto& zp : zps) ok = ok && rewritable(zp);
-    if (ok) weights.insert(weight);
+    auto [it, fresh] = group_ok.try_emplace(find(weight), ok);
+    if (!fresh) it->second = it->second && ok;
   }
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (const auto& [weight, zps] : weight_to_zps) {
-      if (weights.contains(weight)) continue;
-      for (const auto& [w2, z2] : weight_to_zps) {
-        for (const auto& zp : zps) changed = (z2.contains(zp) && weights.erase(w2) > 0) || changed;
-      }
-    }
-  }
-  std::set<std::string> rewrite = weights;
+  std::set<std::string> rewrite;
   for (const auto& [weight, zps] : weight_to_zps) {
-    if (!weights.contains(weight)) ++st.skipped;
-    else rewrite.insert(zps.begin(), zps.end());
+    if (!group_ok[find(weight)]) {
+      ++st.skipped;
+      continue;
+    }
+    rewrite.insert(weight);
+    rewrite.insert(zps.begin(), zps.end());
   }
   std::string new_graph;
   for (const auto& f : graph) {

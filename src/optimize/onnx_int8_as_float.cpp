@@ -223,8 +223,7 @@ std::string int8_products_as_float(std::string_view model_bytes, Int8AsFloatStat
   }
 
   Names c;
-  c.prefix = "sam3_int8_as_float_";
-  while (g.name_taken(c.prefix)) c.prefix += "x_";
+  c.prefix = g.unused_prefix("sam3_int8_as_float_");
   c.zero = c.prefix + "zero", c.one = c.prefix + "one", c.c255 = c.prefix + "255";
   c.lowest = c.prefix + "lowest", c.highest = c.prefix + "highest", c.smallest = c.prefix + "smallest";
   c.magic = c.prefix + "round";

@@ -1,5 +1,6 @@
 #include "runtime/model_file_cache.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -15,6 +16,7 @@
 #include "kernels/onednn_int8.h"
 #include "optimize/onnx_attention.h"
 #include "optimize/onnx_int8.h"
+#include "optimize/onnx_uint8.h"
 #include "optimize/onnx_onednn_bf16.h"
 #include "optimize/onnx_onednn_int8.h"
 #include "runtime/cpu_features.h"
@@ -27,11 +29,26 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// A folder sam3 made for the cache, or may make: not a link (to a folder of the user's, where
+// sam3 would remove and overwrite files it did not create), not a file.
+bool own_folder_or_none(const fs::path& p) {
+  std::error_code ec;
+  const auto type = fs::symlink_status(p, ec).type();
+  return type == fs::file_type::not_found || type == fs::file_type::directory;
+}
+
+bool regular_file_not_link(const fs::path& p) {
+  std::error_code ec;
+  return fs::symlink_status(p, ec).type() == fs::file_type::regular;
+}
+
 fs::path cache_root_of(const fs::path& model) {
   const fs::path next_to_model = model.parent_path() / ".sam3-cache";
   std::error_code ec;
-  fs::create_directories(next_to_model, ec);
-  if (!ec && ::access(next_to_model.c_str(), W_OK) == 0) return next_to_model;
+  if (own_folder_or_none(next_to_model)) {
+    fs::create_directories(next_to_model, ec);
+    if (!ec && ::access(next_to_model.c_str(), W_OK) == 0 && own_folder_or_none(next_to_model)) return next_to_model;
+  }
   const char* xdg = std::getenv("XDG_CACHE_HOME");
   const char* home = std::getenv("HOME");
   const fs::path base = xdg && *xdg ? fs::path(xdg) : fs::path(home ? home : "/tmp") / ".cache";
@@ -47,9 +64,21 @@ std::string read_file(const fs::path& p) {
 
 // Applies the graph rewrites to `bytes` and records them in `p`; false when nothing changed.
 // Throws sam3::Error when the bytes are not an ONNX protobuf.
-bool apply_rewrites(std::string& bytes, bool int8, bool onednn, bool fuse_attention, bool bf16, const FileCacheOptions& options,
-                    const fs::path& model, PreparedModelFile& p) {
+bool apply_rewrites(std::string& bytes, bool int8, bool exact_uint8, bool onednn, bool fuse_attention, bool bf16,
+                    const FileCacheOptions& options, const fs::path& model, PreparedModelFile& p) {
   bool changed = false;
+  if (exact_uint8) {
+    optimize::Int8RewriteStats stats;
+    std::string rewritten = optimize::rewrite_matmulinteger_weights_to_uint8(bytes, &stats);
+    if (stats.weights > 0) {
+      bytes = std::move(rewritten);
+      changed = true;
+      p.uint8_weights = stats.weights;
+      log(LogLevel::kInfo, model.filename().string() + ": " + std::to_string(stats.weights) +
+                               " int8 MatMulInteger weights rewritten as uint8: this CPU's u8 x s8 kernels saturate (" +
+                               detect_cpu_features().summary() + ")");
+    }
+  }
   if (int8) {
     optimize::Int8RewriteStats stats;
     std::string rewritten = optimize::rewrite_matmulinteger_weights_to_int8(bytes, &stats);
@@ -103,6 +132,11 @@ bool int8_for(const FileCacheOptions& options) {
          (options.int8 == Int8Weights::kAuto && options.cpu_int8 && detect_cpu_features().int8_weights_help());
 }
 
+// CPU sessions where ONNX Runtime's u8 x s8 kernels saturate, unless int8 weights are forced.
+bool exact_uint8_for(const FileCacheOptions& options) {
+  return options.int8 != Int8Weights::kOn && options.cpu_int8 && !detect_cpu_features().int8_weights_help();
+}
+
 // What the entry holds: ONNX Runtime's optimized graph (CPU), or sam3's rewritten one.
 const char* entry_file(const FileCacheOptions& options) { return options.save_optimized ? "optimized.onnx" : "prepared.onnx"; }
 
@@ -114,6 +148,7 @@ void write_meta(const PreparedModelFile& p, const fs::path& source) {
       {"onnxruntime", Ort::GetVersionString()},
       {"cpu", detect_cpu_features().summary()},
       {"int8_weights", p.int8_weights},
+      {"uint8_weights", p.uint8_weights},
       {"fused_attention", p.fused_attention},
       {"onednn_int8", p.onednn_int8},
       {"bf16_attention", p.bf16_attention},
@@ -138,18 +173,34 @@ bool bf16_for(const FileCacheOptions& options) {
   return false;
 }
 
-// The cache entry of this file for this host and these rewrites; empty if the file is unreadable.
+// What tells this file from another put in its place: size and modification time, which a copy
+// can keep (cp -p, rsync -t, a download tool), and the file's identity and change time, which it
+// cannot (a new file has another inode; writing into the old one sets its change time).
+std::string file_identity(const fs::path& model) {
+  struct stat st {};
+  if (::stat(model.c_str(), &st) != 0) return {};
+  return std::to_string(st.st_size) + "|" + std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) +
+         "|" + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + "|" + std::to_string(st.st_ctim.tv_sec) + "." +
+         std::to_string(st.st_ctim.tv_nsec);
+}
+
+// The cache entry of this file for this host and these rewrites; empty if the file is unreadable
+// or the entry is not sam3's own folder.
 fs::path entry_for(const fs::path& model, const FileCacheOptions& options) {
-  std::error_code ec;
-  const auto size = fs::file_size(model, ec);
-  const auto mtime = fs::last_write_time(model, ec).time_since_epoch().count();
-  if (ec) return {};
-  const std::string key = model.filename().string() + "|" + std::to_string(size) + "|" + std::to_string(mtime) + "|" +
+  const std::string identity = file_identity(model);
+  if (identity.empty()) return {};
+  const std::string key = model.filename().string() + "|" + identity + "|" +
                           Ort::GetVersionString() + "|" + detect_cpu_features().summary() + "|" +
-                          (int8_for(options) ? "int8" : "uint8") + (onednn_for(options) ? "|onednn-int8>=" + std::to_string(options.onednn_min_weights) : "") +
+                          (int8_for(options) ? "int8" : exact_uint8_for(options) ? "uint8-exact" : "uint8") + (onednn_for(options) ? "|onednn-int8>=" + std::to_string(options.onednn_min_weights) : "") +
                           (options.fuse_attention ? "|fused-attention" : "") + (bf16_for(options) ? "|bf16" : "") +
                           (options.provider_key.empty() ? "" : "|providers=" + options.provider_key);
-  return cache_root_of(model) / (model.stem().string() + "-" + hex64(fnv1a64(key)));
+  const fs::path root = cache_root_of(model), entry = root / (model.stem().string() + "-" + hex64(fnv1a64(key)));
+  if (!own_folder_or_none(root) || !own_folder_or_none(entry)) {
+    log(LogLevel::kWarning, model.filename().string() + ": cache not used: " + entry.string() +
+                                " is a link or not a folder (sam3 writes only into folders it made)");
+    return {};
+  }
+  return entry;
 }
 
 }  // namespace
@@ -172,7 +223,7 @@ bool has_prepared_file(const fs::path& model, const FileCacheOptions& options) {
   if (has_external_data(model)) return false;  // never cached (see prepare_model_file)
   const fs::path entry = entry_for(model, options);
   std::error_code ec;
-  return !entry.empty() && fs::is_regular_file(entry / entry_file(options), ec);
+  return !entry.empty() && regular_file_not_link(entry / entry_file(options));
 }
 
 PreparedModelFile prepare_model_file(const fs::path& model, const FileCacheOptions& options) {
@@ -188,7 +239,7 @@ PreparedModelFile prepare_model_file(const fs::path& model, const FileCacheOptio
     // graph would copy the weights). The int8 rewrite does not reach external weights.
     std::string graph = read_file(model);
     try {
-      if (apply_rewrites(graph, false, false, options.fuse_attention, bf16_for(options), options, model, p)) {
+      if (apply_rewrites(graph, false, false, false, options.fuse_attention, bf16_for(options), options, model, p)) {
         p.graph_in_memory = std::move(graph);
       }
     } catch (const Error&) {
@@ -199,13 +250,14 @@ PreparedModelFile prepare_model_file(const fs::path& model, const FileCacheOptio
   p.entry = entry_for(model, options);
   if (p.entry.empty()) return p;
   const fs::path cached = p.entry / entry_file(options);
-  if (fs::is_regular_file(cached, ec)) {
+  if (regular_file_not_link(cached)) {
     p.load_path = cached;
     p.from_cache = true;
     p.pre_optimized = options.save_optimized;
     try {  // what was done to the file, for reports; a missing or damaged meta.json is harmless
       const auto meta = nlohmann::json::parse(read_file(p.entry / "meta.json"));
       p.int8_weights = meta.value("int8_weights", 0);
+      p.uint8_weights = meta.value("uint8_weights", 0);
       p.fused_attention = meta.value("fused_attention", 0);
       p.onednn_int8 = meta.value("onednn_int8", 0);
       p.bf16_attention = meta.value("bf16_attention", 0);
@@ -218,7 +270,8 @@ PreparedModelFile prepare_model_file(const fs::path& model, const FileCacheOptio
   std::string bytes = read_file(model);
   bool rewritten = false;
   try {
-    rewritten = apply_rewrites(bytes, int8, onednn_for(options), options.fuse_attention, bf16_for(options), options, model, p);
+    rewritten = apply_rewrites(bytes, int8, exact_uint8_for(options), onednn_for(options), options.fuse_attention,
+                               bf16_for(options), options, model, p);
   } catch (const Error&) {
     PreparedModelFile original;
     original.load_path = model;
@@ -238,7 +291,7 @@ PreparedModelFile prepare_model_file(const fs::path& model, const FileCacheOptio
   // time: what this one writes before the final rename carries its own name, and it removes
   // only that.
   fs::create_directories(p.entry, ec);
-  if (ec) {
+  if (ec || !own_folder_or_none(p.entry)) {
     p.entry.clear();
     return p;
   }

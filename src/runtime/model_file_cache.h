@@ -1,7 +1,8 @@
 // Per-host preparation of an ONNX file before ONNX Runtime loads it, cached next to the model
 // (<dir>/.sam3-cache/, or the user cache when the model folder is read-only):
 //  - int8 weights: MatMulInteger's uint8 weights rewritten as int8 (exact) when the CPU has
-//    VNNI/AMX/dot-product instructions;
+//    VNNI/AMX/dot-product instructions; without them, where ONNX Runtime's u8 x s8 kernels
+//    saturate, int8 weights rewritten as uint8 so that the products stay exact;
 //  - those int8 products handed to oneDNN (kernels/onednn_int8.h) when the build has it and
 //    oneDNN runs them exactly on this CPU (VNNI/AMX);
 //  - attention written out op by op fused into ONNX Runtime's MultiHeadAttention, which never
@@ -49,6 +50,7 @@ struct PreparedModelFile {
   bool from_cache = false;               // load_path is the entry's finished file
   std::filesystem::path scratch;         // this process's rewritten graph, removed when done
   int int8_weights = 0;                  // weights rewritten as int8 (0: none or not applied)
+  int uint8_weights = 0;                 // int8 weights rewritten as uint8 where u8 x s8 saturates
   int fused_attention = 0;               // attention patterns fused (0: none or not applied)
   int onednn_int8 = 0;                   // MatMulInteger nodes run by oneDNN
   int bf16_attention = 0;                // MultiHeadAttention nodes run in bf16 by oneDNN

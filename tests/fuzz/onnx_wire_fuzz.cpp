@@ -1,5 +1,5 @@
 // libFuzzer target: arbitrary bytes as an ONNX file, through the protobuf reader that the
-// int8 weight rewrite and the attention fusion run on every model they prepare, and the browser's
+// int8 and uint8 weight rewrites and the attention fusion run on every model they prepare, and the browser's
 // int8-as-float rewrite on every file it loads for WebGPU. A file that is
 // not a valid ModelProto must be sam3::Error(kModelMismatch); one that is must come out as a
 // message the reader parses again. Never a crash, hang or sanitizer report.
@@ -12,6 +12,7 @@
 #include "optimize/onnx_int8_as_float.h"
 #include "optimize/onnx_onednn_bf16.h"
 #include "optimize/onnx_onednn_int8.h"
+#include "optimize/onnx_uint8.h"
 #include "optimize/protobuf_wire.h"
 #include "sam3/error.h"
 
@@ -47,6 +48,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, size_t size) {
   rewrite(bytes, [](const std::string& b) {
     sam3::optimize::Int8RewriteStats stats;
     return sam3::optimize::rewrite_matmulinteger_weights_to_int8(b, &stats);
+  });
+  rewrite(bytes, [](const std::string& b) {
+    sam3::optimize::Int8RewriteStats stats;
+    return sam3::optimize::rewrite_matmulinteger_weights_to_uint8(b, &stats);
   });
   rewrite(bytes, [](const std::string& b) {
     sam3::optimize::AttentionFusionStats stats;

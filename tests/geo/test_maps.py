@@ -666,3 +666,24 @@ def test_python_label_map_writes_what_the_cli_writes(tmp_path):
     with pytest.raises(sam3cpp.InvalidArgumentError, match="image output"):
         sam3cpp.label_map([tmp_path / "utm.tif"], ["red"], tmp_path / "bad", model=model, formats="coco")
     assert not (tmp_path / "bad").exists()
+    # The library's bounds, not the CLI's alone: a 1-pixel tile (1.2 million tiles here) is refused
+    # as `--tile 1` is, and so is a layer name the GeoPackage refuses.
+    with pytest.raises(sam3cpp.InvalidArgumentError, match="at least 64 pixels"):
+        sam3cpp.label_map([tmp_path / "utm.tif"], ["red"], tmp_path / "bad", model=model, tile=1)
+    with pytest.raises(sam3cpp.InvalidArgumentError, match="layer White"):
+        sam3cpp.label_map([tmp_path / "utm.tif"], ["white", "White"], tmp_path / "bad", model=model)
+    assert not (tmp_path / "bad").exists()
+
+
+@pytest.mark.parametrize("fmt,prompts,layer", [
+    ("gpkg", ("white", "White"), "White"), ("gpkg", ("red", "-red"), "-red"), ("shp", ("white", "White"), "White")])
+def test_layer_names_a_format_refuses_fail_before_any_tile_is_labelled(tmp_path, fmt, prompts, layer):
+    # GeoPackage layer names ignore case and may not start with "-"; a folder of shapefiles holds
+    # one file per layer. Found by writing the outputs empty first, not after every tile.
+    write_raster(tmp_path / "utm.tif", objects={0: RED})
+    args = [f"--prompt={p}" for p in prompts]
+    r = run_cli("label", tmp_path / "utm.tif", "--models", MODELS, *args, "--format", fmt, "--out", tmp_path / "out")
+    assert r.returncode == 3, f"exit {r.returncode}: {r.stderr}"
+    assert f"layer {layer}" in r.stderr and "before labelling" in r.stderr, r.stderr
+    assert "/vsimem/" not in r.stderr, "names the output, not the scratch copy"
+    assert not (tmp_path / "out").exists(), "refused at once: no folder"

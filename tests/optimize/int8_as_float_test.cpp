@@ -1,8 +1,10 @@
 // The int8 products rewritten into float operators (the browser's WebGPU path) compute what the
-// integer graph computes, in ONNX Runtime, and leave alone what they cannot take.
+// integer graph computes exactly, and leave alone what they cannot take.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
+#include <numeric>
 #include <random>
 
 #include "optimize/onnx_int8_as_float.h"
@@ -10,6 +12,7 @@
 #include "sam3/error.h"
 #include "sam3/export.h"
 #include "support/files.h"
+#include "support/int8_reference.h"
 #include "support/test_images.h"
 
 namespace {
@@ -68,39 +71,48 @@ TEST(Int8AsFloat, RewritesEveryQuantizedProductItCanAndNothingElse) {
 TEST(Int8AsFloat, ComputesTheIntegerGraphsResults) {
   const fs::path dir = sam3::test::fresh_test_dir("sam3_int8_as_float");
   const fs::path rewritten_file = dir / "linears.onnx";
-  sam3::write_file_atomic(rewritten_file, sam3::optimize::int8_products_as_float(sam3::test::read_file(linears()), nullptr));
+  const std::string original = sam3::test::read_file(linears());
+  sam3::write_file_atomic(rewritten_file, sam3::optimize::int8_products_as_float(original, nullptr));
   std::mt19937 rng(22);
   // Activations quantized with zero points 0 (all positive), 255 (all negative), in between; a
   // constant input; all zeros (scale 1 in DynamicQuantizeLinear, any finite one here); a wide range.
   const std::vector<std::pair<float, float>> ranges = {{-1, 1}, {0.5f, 3}, {-7, -0.1f}, {2, 2}, {0, 0}, {-1e4f, 3e4f}};
-  const std::map<std::string, size_t> sizes = {{"x_a", 2 * 37 * 64}, {"x_b", 5 * 19}, {"x_c", 3 * 4736}, {"x_img", 3 * 12 * 10}};
+  const std::map<std::string, std::vector<std::int64_t>> shapes = {
+      {"x_a", {2, 37, 64}}, {"x_b", {5, 19}}, {"x_c", {3, 4736}}, {"x_img", {1, 3, 12, 10}}};
   for (const auto& [lo, hi] : ranges) {
     std::uniform_real_distribution<float> value(lo, hi);
     std::map<std::string, std::vector<float>> inputs;
-    for (const auto& [name, n] : sizes) {
-      inputs[name].resize(n);
-      for (float& x : inputs[name]) x = value(rng);
+    std::map<std::string, sam3::test::RefTensor> exact_inputs;
+    for (const auto& [name, shape] : shapes) {
+      auto& x = inputs[name];
+      x.resize(std::accumulate(shape.begin(), shape.end(), size_t{1}, std::multiplies<>()));
+      for (float& v : x) v = value(rng);
+      exact_inputs[name] = {shape, {x.begin(), x.end()}};
     }
-    // The float graph at the basic level, as the browser's WebGPU provider sees it (the extended
-    // level's CPU fusions are not its own): native ONNX Runtime 1.30's extended fusions get
-    // y_per_column's second row wrong (DequantizeLinear per column into MatMul; ONNX Runtime
-    // Web's WASM build computes it exactly).
-    const auto want = run(linears(), ORT_ENABLE_ALL, inputs);
+    // The reference: the integer graph evaluated exactly (not ONNX Runtime's MatMulInteger, whose
+    // u8 x s8 kernel saturates on AVX2). The float graph at the basic level, as the browser's
+    // WebGPU provider sees it: native ONNX Runtime 1.30's extended fusions get y_per_column's
+    // second row wrong (DequantizeLinear per column into MatMul; ONNX Runtime Web's WASM build
+    // computes it exactly).
+    const auto want = sam3::test::evaluate_int8_graph(original, exact_inputs);
     const auto got = run(rewritten_file, ORT_ENABLE_BASIC, inputs);
     ASSERT_EQ(want.size(), got.size());
     for (const auto& [name, w] : want) {
       const auto& g = got.at(name);
-      ASSERT_EQ(w.size(), g.size()) << name;
+      ASSERT_EQ(w.values.size(), g.size()) << name;
       double largest = 0, worst = 0;
-      for (size_t i = 0; i < w.size(); ++i) {
-        largest = std::max(largest, std::abs(double(w[i])));
-        worst = std::max(worst, std::abs(double(w[i]) - g[i]));
+      for (size_t i = 0; i < g.size(); ++i) {
+        largest = std::max(largest, std::abs(w.values[i]));
+        worst = std::max(worst, std::abs(w.values[i] - g[i]));
       }
-      // The same integers up to float rounding of the sums (exact below 2^24; y_extreme's reach
-      // 1.5e8 over 4736 terms).
+      // The same integers; the rewritten graph sums their products in float32 (exact below 2^24).
+      // y_extreme's sums reach 1.5e8 over 4736 terms: rounding errors of random sign grow like
+      // sqrt(4736) * 2^-24 = 4e-6 of the largest output; 2e-5 leaves 5x. A zero point or a
+      // quantized value off by one moves y_extreme by about 1/255 = 4e-3 of it.
       EXPECT_LE(worst, 2e-5 * std::max(largest, 1.0)) << name << " on inputs in [" << lo << ", " << hi << "]";
     }
   }
+  fs::remove_all(dir);
 }
 
 TEST(Int8AsFloat, LeavesOldOpsetsAndNonModelsAlone) {

@@ -113,7 +113,7 @@ def test_rle_sizes_get_sam3cpps_errors():
 def test_junk_boxes_and_prompts_get_sam3cpps_errors(model):
     e = model.encode(scene())
     for boxes, words in [(5, "list of boxes"), ("0,0,1,1", "list of boxes"), ([5], "a box is"), (["abcd"], "a box is"),
-                         ([("a", 1, 2, 3)], "must be numbers"), ([(1, 2, 3)], "a box is")]:
+                         ([("a", 1, 2, 3)], "box 1's x0 must be a number"), ([(1, 2, 3, 4, 7)], "box 1's fifth item"), ([(1, 2, 3)], "a box is")]:
         with pytest.raises(sam3cpp.InvalidArgumentError, match=words):
             model.segment(e, boxes=boxes)
     with pytest.raises(sam3cpp.InvalidArgumentError, match="a prompt is a string or"):

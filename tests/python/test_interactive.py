@@ -83,6 +83,13 @@ def test_bad_clicks_raise_with_the_point(tracker, scene):
         tracker.segment(embedding, points=[(10, 10)] * 5000)
     with pytest.raises(sam3cpp.InvalidArgumentError, match=r"\(x, y\) or \(x, y, positive\)"):
         tracker.segment(embedding, points=[(10,)])
+    # Values of the wrong type: sam3's error naming the value, not pybind's bare cast error.
+    for points, words in (([("a", "b")], "point 1's x must be a number"), ([(1, 2), (3, None)], "point 2's y must be a number"),
+                          ([(1, 2, 7)], "point 1's third item"), ("10,10", "a list of")):
+        with pytest.raises(sam3cpp.InvalidArgumentError, match=words):
+            tracker.segment(embedding, points=points)
+    with pytest.raises(sam3cpp.InvalidArgumentError, match="box's x0 must be a number"):
+        tracker.segment(embedding, box=("a", 1, 2, 3))
     with pytest.raises(sam3cpp.InvalidArgumentError, match="either points/box"):
         tracker.segment(embedding, "red", points=[(10, 10)])
     with pytest.raises(sam3cpp.InvalidArgumentError, match="not text"):

@@ -3,15 +3,19 @@
 
 #include <atomic>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <thread>
 #include <vector>
 
 #include "optimize/onnx_int8.h"
+#include "optimize/onnx_uint8.h"
+#include "runtime/session.h"
 #include "runtime/cpu_features.h"
 #include "sam3/error.h"
 #include "sam3/model.h"
 #include "support/files.h"
+#include "support/int8_reference.h"
 #include "support/test_images.h"
 
 namespace {
@@ -62,6 +66,48 @@ TEST(Int8Rewrite, ResultsAreIdenticalWithInt8Weights) {
       }
     }
   }
+}
+
+TEST(Uint8Rewrite, RewritesTheInt8WeightsOfDynamicallyQuantizedProducts) {
+  const std::string original = read_file(sam3::test::test_models_dir() / "int8" / "matmulinteger.onnx");
+  sam3::optimize::Int8RewriteStats stats;
+  const std::string once = sam3::optimize::rewrite_matmulinteger_weights_to_uint8(original, &stats);
+  EXPECT_EQ(stats.weights, 3) << "y_no_b_zp, y_no_zp and y_extreme have int8 weights";
+  EXPECT_EQ(stats.zero_points, 1) << "y_extreme's -128; the other two get an explicit 128";
+  sam3::optimize::rewrite_matmulinteger_weights_to_uint8(once, &stats);
+  EXPECT_EQ(stats.weights, 0) << "all uint8 now: nothing left to do";
+  EXPECT_THROW(sam3::optimize::rewrite_matmulinteger_weights_to_uint8("not a model", &stats), sam3::Error);
+}
+
+// What sam3 prepares for this CPU computes the exact integer products, whichever kernels it
+// has: int8 weights where VNNI/AMX sum u8 x s8 exactly, uint8 ones where they saturate (AVX2).
+TEST(Int8Rewrite, ProductsAreExactOnThisCpu) {
+  const fs::path dir = fresh_copy("int8", "exact_here");
+  const std::string original = read_file(dir / "matmulinteger.onnx");
+  sam3::rt::SessionConfig config;
+  config.intra_op_threads = 2;
+  const sam3::rt::Session session(dir / "matmulinteger.onnx", config);
+  std::mt19937 rng(31);
+  for (const auto& [lo, hi] : std::vector<std::pair<float, float>>{{-1, 1}, {0.5f, 3}, {-7, -0.1f}, {-1e4f, 3e4f}}) {
+    std::uniform_real_distribution<float> value(lo, hi);
+    std::vector<float> a(2 * 37 * 64), b(5 * 19), c(3 * 4736);
+    for (auto* v : {&a, &b, &c}) for (float& x : *v) x = value(rng);
+    const Ort::Value va = sam3::rt::view(a.data(), a.size(), {2, 37, 64});
+    const Ort::Value vb = sam3::rt::view(b.data(), b.size(), {5, 19});
+    const Ort::Value vc = sam3::rt::view(c.data(), c.size(), {3, 4736});
+    auto got = session.run({{"x_a", va}, {"x_b", vb}, {"x_c", vc}});
+    const auto want = sam3::test::evaluate_int8_graph(
+        original, {{"x_a", {{2, 37, 64}, {a.begin(), a.end()}}}, {"x_b", {{5, 19}, {b.begin(), b.end()}}},
+                   {"x_c", {{3, 4736}, {c.begin(), c.end()}}}});
+    for (const auto& [name, w] : want) {
+      const auto* g = got.at(name).GetTensorData<std::int32_t>();
+      size_t differ = 0;
+      for (size_t i = 0; i < w.values.size(); ++i) differ += w.values[i] != g[i];
+      EXPECT_EQ(differ, 0u) << name << ": " << differ << " of " << w.values.size() << " products differ for inputs in [" << lo
+                            << ", " << hi << "] on " << sam3::rt::detect_cpu_features().summary();
+    }
+  }
+  fs::remove_all(dir);
 }
 
 TEST(ModelFileCache, SecondLoadUsesTheSavedOptimizedGraph) {

@@ -3,7 +3,7 @@
 // static server. Same instances as the native CLI; no request carries the image.
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, before, test } from "node:test";
@@ -103,6 +103,17 @@ test("sam3 web export: the same app from a plain static server, and never over f
   assert.equal(refused.status, 6, refused.stderr);
   assert.match(refused.stderr, /was not written by sam3 web export/);
   assert.equal(readFileSync(path.join(foreign, "index.html"), "utf8"), "mine");
+  // Stopped half-way (files over 64 KB refused, as on a full disk): the small files are written,
+  // sam3.wasm is not; run again, it finishes over its own files.
+  const stopped = path.join(tmp, "stopped");
+  const partial = spawnSync("bash", ["-c", `trap '' XFSZ; ulimit -f 64; exec "$0" web export "$1"`, CLI, stopped],
+                            { encoding: "utf8" });
+  assert.equal(partial.status, 6, partial.stderr);
+  assert.match(partial.stderr, /cannot write/);
+  assert.ok(existsSync(path.join(stopped, "index.html")) && !existsSync(path.join(stopped, "sam3.wasm")));
+  const resumed = spawnSync(CLI, ["web", "export", stopped], { encoding: "utf8" });
+  assert.equal(resumed.status, 0, resumed.stderr);
+  assert.ok(existsSync(path.join(stopped, "sam3.wasm")));
 
   const { server, baseUrl } = await startStatic({ routes: { "/models/": MODELS, "/": site } });
   try {

@@ -1,0 +1,26 @@
+// An exact evaluation of the int8 test graphs (tools/make_int8_models.py), the reference every
+// int8 kernel and rewrite is compared with: DynamicQuantizeLinear as the ONNX specification
+// defines it (float32 arithmetic, round half to even), MatMulInteger and ConvInteger summed in
+// 64-bit integers, Cast and the float operators in float32. Independent of the CPU: ONNX
+// Runtime's own u8 x s8 kernel saturates 16-bit pair sums on AVX2 (vpmaddubsw), so it cannot be
+// the reference.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace sam3::test {
+
+struct RefTensor {
+  std::vector<std::int64_t> shape;
+  std::vector<double> values;  // integers exactly; float32 values as doubles
+};
+
+// Evaluates the graph output by output. Throws std::runtime_error naming the node for an operator
+// or a form the test graphs do not use.
+std::map<std::string, RefTensor> evaluate_int8_graph(const std::string& model_bytes,
+                                                     const std::map<std::string, RefTensor>& inputs);
+
+}  // namespace sam3::test
