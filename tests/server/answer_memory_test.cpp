@@ -95,6 +95,15 @@ TEST(AnswerMemory, AnswersWrittenAsTextAreTheBytesOfTheirTree) {
             "CVAT's detector");
   const json click = {{"image", image}, {"pos_points", {{scene.red_big.x0 + 5, scene.red_big.y0 + 5}}}, {"neg_points", json::array()}};
   same_text(c.Post("/api/function_invocations", nuclio("sam3-interactor"), click.dump(), "application/json"), "CVAT's interactor");
+  for (const double tolerance : {0.0, 1.0}) {
+    const json segment = {{"image", image}, {"prompts", {"red"}}, {"mask_format", "polygon"}, {"polygon_tolerance", tolerance}};
+    const auto r = c.Post("/v1/segment", segment.dump(), "application/json");
+    same_text(r, "/v1/segment's polygons");
+    if (r && r->status == 200) {
+      const json answer = json::parse(r->body);
+      EXPECT_GE(answer["images"][0]["prompts"][0]["instances"][0]["mask"]["polygons"][0].size(), 8u) << "a polygon, spliced";
+    }
+  }
   for (const double epsilon : {0.0, 0.001}) {
     const json predict = {{"model", "segment_anything_3"},
                           {"image", "data:image/png;base64," + image},
