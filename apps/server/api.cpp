@@ -22,7 +22,7 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-std::string image_id_of(const std::string& bytes) {
+std::string image_id_of(std::string_view bytes) {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned n = 0;
   EVP_Digest(bytes.data(), bytes.size(), md, &n, EVP_sha256(), nullptr);
@@ -357,7 +357,7 @@ std::shared_ptr<const CachedImage> Api::encode_bytes(const HttpRequest& req, std
 
 std::shared_ptr<const CachedImage> Api::encode_bytes(const HttpRequest& req, const std::shared_ptr<Model>& model,
                                                      std::string_view bytes, bool* cached) {
-  return embedding_for(req, model, image_id_of(std::string(bytes)), &bytes, cached);
+  return embedding_for(req, model, image_id_of(bytes), &bytes, cached);
 }
 
 std::shared_ptr<const CachedImage> Api::embedding_for(const HttpRequest& req, const std::shared_ptr<Model>& model,

@@ -110,8 +110,9 @@ HttpResponse detect(Api& api, const Labels& shared, const HttpRequest& req) {
   const std::vector<CvatLabel>& labels = *shared;
   const json body = parse_request_json<json>(req.body);
   if (!body.is_object()) throw ApiError(400, "invalid_request", "the invocation body must be a JSON object");
-  const auto image = body.contains("image") && body["image"].is_string() ? base64_decode(body["image"].get<std::string>())
-                                                                          : std::nullopt;
+  const auto image = body.contains("image") && body["image"].is_string()
+                         ? base64_decode(body["image"].get_ref<const std::string&>())  // not copied first
+                         : std::nullopt;
   if (!image || image->empty()) throw ApiError(400, "invalid_image", "\"image\" must be the frame's bytes in base64");
   SegmentOptions options;
   if (body.contains("threshold") && !body["threshold"].is_null()) {
@@ -183,8 +184,9 @@ std::vector<PointPrompt> points_of(const json& body, const char* key, bool posit
 HttpResponse interact(Api& api, const HttpRequest& req) {
   const json body = parse_request_json<json>(req.body);
   if (!body.is_object()) throw ApiError(400, "invalid_request", "the invocation body must be a JSON object");
-  const auto image = body.contains("image") && body["image"].is_string() ? base64_decode(body["image"].get<std::string>())
-                                                                          : std::nullopt;
+  const auto image = body.contains("image") && body["image"].is_string()
+                         ? base64_decode(body["image"].get_ref<const std::string&>())  // not copied first
+                         : std::nullopt;
   if (!image || image->empty()) throw ApiError(400, "invalid_image", "\"image\" must be the frame's bytes in base64");
   InteractivePrompt prompt;
   prompt.points = points_of(body, "pos_points", true);

@@ -172,7 +172,7 @@ class LabelStudioBackend {
                            (keys.empty() ? "nothing" : keys) + "); the label config's <Image name=\"" +
                            config.image_name + "\" value=\"$" + config.data_key + "\"> must name the task's image key");
       }
-      const std::string bytes = images_.fetch(data[config.data_key].get<std::string>(), id, project, budget);
+      const std::string bytes = images_.fetch(data[config.data_key].get_ref<const std::string&>(), id, project, budget);
       results.push_back(clicks ? predict_clicked(req, config, context, click, bytes, answer)
                                : predict_concepts(req, config, interactive ? &context : nullptr, model, config_jobs, bytes, answer));
     }

@@ -149,8 +149,9 @@ HttpResponse predict(Api& api, const HttpRequest& req) {
     return failure(200, "MODEL_NOT_FOUND", "no model \"" + model_name + "\"; this server has \"" + kModel + "\"" +
                                                (api.has_click_model() ? std::string(" and \"") + kClickModel + "\"" : ""));
   }
-  const auto image = body.contains("image") && body["image"].is_string() ? base64_decode(body["image"].get<std::string>())
-                                                                          : std::nullopt;
+  const auto image = body.contains("image") && body["image"].is_string()
+                         ? base64_decode(body["image"].get_ref<const std::string&>())  // not copied first
+                         : std::nullopt;
   if (!image || image->empty()) return failure(200, "INVALID_IMAGE", "\"image\" must be a base64 image (a data: URI is fine)");
   const json params = body.contains("params") && body["params"].is_object() ? body["params"] : json::object();
   SegmentOptions options;
