@@ -91,7 +91,7 @@ SegmentRequest parse_segment_request(const std::string& body) {
     if (r.image_id.empty()) bad("\"image_id\" is empty; use the id returned by POST /v1/images");
   } else if (j.contains("image")) {
     if (!j["image"].is_string()) bad("\"image\" must be a base64 string");
-    auto bytes = base64_decode(j["image"].get<std::string>());
+    auto bytes = base64_decode(j["image"].get_ref<const std::string&>());  // not copied first
     if (!bytes) bad("\"image\" is not valid base64");
     if (bytes->empty()) bad("\"image\" is empty; send the image file's bytes in base64");
     r.inline_image = std::move(*bytes);

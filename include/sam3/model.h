@@ -201,6 +201,10 @@ class Model {
 
   ModelStats stats() const;
   std::vector<ModelFileInfo> files() const;
+  // Every file this model was read from: each network's graph, the weights stored beside it
+  // (ONNX external data: "<file>.data", "<stem>.data", "<file>_data") and the vocabulary
+  // (which may lie outside directory(): ModelOptions::fallback_vocabulary or the bundled one).
+  std::vector<std::filesystem::path> source_files() const;
 
   ~Model();
   Model(const Model&) = delete;
