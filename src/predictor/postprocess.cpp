@@ -115,7 +115,7 @@ void set_final_box(Instance& inst, const FinalDetections& d, int i, int width, i
 
 std::vector<Instance> instances_from_raw_heads(const RawHeads& h, int width, int height,
                                                const SegmentOptions& options) {
-  const float presence = sigmoid(h.presence_logit);
+  const float presence = h.has_presence ? sigmoid(h.presence_logit) : 1.f;
   const float p = std::clamp(options.mask_threshold, 1e-6f, 1.f - 1e-6f);
   const float cut = std::log(p / (1.f - p));
   std::vector<int> kept;
