@@ -21,6 +21,7 @@ struct Case {
 std::string case_name(const ::testing::TestParamInfo<Case>& info) {
   std::string name = info.param.model + (info.param.portrait ? "_portrait" : "_landscape");
   std::replace(name.begin(), name.end(), '-', '_');
+  std::replace(name.begin(), name.end(), '.', '_');
   return name;
 }
 
@@ -132,6 +133,7 @@ INSTANTIATE_TEST_SUITE_P(BothLayouts, PipelineTest,
                                            Case{"usls-fp16", false}, Case{"usls-fp16", true}, Case{"usls-q4f16", true},
                                            Case{"usls-v1", false},
                                            Case{"usls-v1", true}, Case{"geti", false}, Case{"geti", true},
+                                           Case{"sam3.1-ailia", false}, Case{"sam3.1-ailia", true},
                                            Case{"samexporter-float-4slots", false},
                                            Case{"samexporter-float-4slots", true}),
                          case_name);

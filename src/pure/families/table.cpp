@@ -6,6 +6,9 @@
 
 namespace sam3::pure {
 
+// Each new family's builder, defined in its own file beside this one.
+Generation build_sam31_ailia(const PartSpecs& parts);
+
 namespace {
 
 Generation build_geti(const PartSpecs& p) { return Generation::geti(p.at("image"), p.at("text"), p.at("decoder"), p.at("geometry")); }
@@ -39,6 +42,10 @@ const std::vector<FamilyRow>& families() {
         {"text", {"sam3_language_encoder"}, true},
         {"decoder", {"sam3_decoder"}, true}},
        build_samexporter, true},
+      {"sam3.1-ailia", "SAM 3.1 (ailia)",
+       {{"image", {"sam3.1_image_encoder", "sam3.1_image_encoder.opt"}, true},
+        {"decoder", {"sam3.1_grounding"}, true}},
+       build_sam31_ailia, true},
   };
   return rows;
 }
