@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "pure/families.h"
+#include "pure/families/policies.h"
 #include "sam3/error.h"
 
 namespace {
@@ -242,6 +243,34 @@ TEST(Sam31Ailia, CxCyWhBoxesAndItsPresenceOutput) {
   EXPECT_FLOAT_EQ(found[0].box.y1, 60.f);
   const float s = 1.f / (1.f + std::exp(-4.f));
   EXPECT_FLOAT_EQ(found[0].score, s * s);
+}
+
+}  // namespace
+
+namespace {
+
+// The PyTorch EfficientSAM3's suppression: greedy by score, intersection over the smaller.
+sam3::Instance square(int x0, int y0, int side, float score) {
+  sam3::Instance inst;
+  inst.score = score;
+  inst.mask = {20, 20, std::vector<std::uint8_t>(400, 0)};
+  for (int y = y0; y < y0 + side; ++y)
+    for (int x = x0; x < x0 + side; ++x) inst.mask.data[static_cast<size_t>(y) * 20 + x] = 1;
+  inst.area = side * side;
+  inst.box = {float(x0), float(y0), float(x0 + side), float(y0 + side)};
+  return inst;
+}
+
+TEST(IomSuppression, ASmallPartInsideABetterWholeGoesANeighbourStays) {
+  std::vector<const sam3::Instance*> all;
+  const auto whole = square(0, 0, 10, 0.9f), part = square(2, 2, 3, 0.8f), half_over = square(5, 0, 10, 0.7f),
+             apart = square(12, 12, 5, 0.95f);
+  const auto dropped = sam3::pure::policy::iom_suppressed({&whole, &part, &half_over, &apart}, 0.5f, 0.f);
+  // part: 9 of its 9 pixels inside whole; half_over: 50 of its 100 inside whole (not > 0.5).
+  EXPECT_EQ(dropped, (std::vector<bool>{false, true, false, false}));
+  // At 0.3 (within one prompt) the half-overlapping one goes too.
+  EXPECT_EQ(sam3::pure::policy::iom_suppressed({&whole, &part, &half_over, &apart}, 0.3f, 0.f),
+            (std::vector<bool>{false, true, true, false}));
 }
 
 }  // namespace

@@ -8,6 +8,7 @@ namespace sam3::pure {
 
 // Each new family's builder, defined in its own file beside this one.
 Generation build_sam31_ailia(const PartSpecs& parts);
+Generation build_efficientsam3(const PartSpecs& parts);
 
 namespace {
 
@@ -23,8 +24,15 @@ Generation build_samexporter(const PartSpecs& p) { return Generation::samexporte
 const std::vector<FamilyRow>& families() {
   // usls's release files carry a precision suffix (vision-encoder-q4f16.onnx) and usls's own
   // runtime calls the decoder geo-encoder-mask-decoder. geti-instant-learn shares usls's
-  // encoder names: its own prompt-decoder decides, so it is tried first.
+  // encoder names: its own prompt-decoder decides, so it is tried first; EfficientSAM3 has
+  // geti's five names and two more decoder inputs, so it comes before geti.
   static const std::vector<FamilyRow> rows = {
+      {"efficientsam3", "EfficientSAM3",
+       {{"image", {"vision-encoder"}, true},
+        {"text", {"text-encoder"}, true},
+        {"decoder", {"prompt-decoder"}, true},
+        {"geometry", {"geometry-encoder"}, true}},
+       build_efficientsam3, true},
       {"geti", "geti-instant-learn",
        {{"image", {"vision-encoder"}, true},
         {"text", {"text-encoder"}, true},
