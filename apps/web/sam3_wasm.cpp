@@ -21,6 +21,7 @@
 #include "predictor/preprocess.h"
 #include "pure/generation.h"
 #include "pure/layout_names.h"
+#include "pure/prompt_json.h"
 #include "pure/prompt_rules.h"
 #include "sam3/error.h"
 #include "sam3/image.h"
@@ -90,28 +91,8 @@ json tensors_json(std::vector<Tensor>& tensors) {
   return out;
 }
 
-sam3::Prompt prompt_from_json(const json& j) {
-  sam3::Prompt p;
-  if (j.contains("text") && !j["text"].is_null()) p.text = j["text"].get<std::string>();
-  if (j.contains("boxes")) {
-    for (const auto& b : j["boxes"]) {
-      if (!b.is_array() || b.size() < 4 || b.size() > 5) {
-        throw sam3::Error(sam3::ErrorCode::kInvalidArgument, "a box is [x0, y0, x1, y1] or [x0, y0, x1, y1, \"pos\"|\"neg\"]");
-      }
-      bool positive = true;
-      if (b.size() == 5) {
-        const auto label = b[4].is_string() ? b[4].get<std::string>() : b[4].dump();
-        const auto polarity = sam3::parse_polarity(label);
-        if (!polarity) {
-          throw sam3::Error(sam3::ErrorCode::kInvalidArgument, "a box label is \"pos\" or \"neg\", got \"" + label + "\"");
-        }
-        positive = *polarity;
-      }
-      p.boxes.push_back({{b[0].get<float>(), b[1].get<float>(), b[2].get<float>(), b[3].get<float>()}, positive});
-    }
-  }
-  return p;
-}
+// segment()'s {text, boxes}, read by sam3's one prompt codec (errors name the field: prompt.boxes[0][4]).
+sam3::Prompt prompt_from_json(const json& j) { return sam3::pure::concept_from_json(j, "prompt"); }
 
 // The server's request names: threshold, mask_threshold, nms, min_area, max_instances.
 sam3::SegmentOptions options_from_json(const json& j) {
