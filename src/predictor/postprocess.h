@@ -16,6 +16,9 @@ struct RawHeads {
   const float* masks = nullptr;   // [Q,mask_h,mask_w] logits
   float presence_logit = 0;
   bool has_presence = true;  // false: no presence head (the score is sigmoid(logit) alone)
+  // Resize sigmoid(logits) and cut them at mask_threshold (geti-instant-learn's processor),
+  // instead of resizing the logits and cutting at logit(mask_threshold) (SAM3's).
+  bool resize_probabilities = false;
 };
 
 // Results the graph already thresholded (samexporter and osam decoders).

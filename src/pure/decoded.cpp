@@ -66,6 +66,7 @@ std::vector<Instance> from_raw_heads(const TensorViews& outputs, int width, int 
   const Floats m(masks, "pred_masks"), l(logits, "pred_logits"), b(boxes, "pred_boxes");
   RawHeads heads;
   heads.has_presence = !format.presence.empty();
+  heads.resize_probabilities = format.resize_probabilities;
   if (heads.has_presence) {
     const auto& presence = need(outputs, format.presence);
     expect_count(presence, format.presence, 1, "one presence score");

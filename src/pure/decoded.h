@@ -18,6 +18,7 @@ namespace sam3::pure {
 struct OutputFormat {
   std::string presence = "presence_logits";
   bool cxcywh_boxes = false;
+  bool resize_probabilities = false;  // masks: sigmoid, resize, cut at mask_threshold
   bool normalized_boxes = false;
   std::vector<int> export_sides;
 };

@@ -24,7 +24,7 @@ class EfficientSam3 final : public GetiRules {
     std::vector<std::string> q = {"geti-instant-learn's files: image rounded to 0..255 then normalized, ids padded with 0, "
                                   "geometry-encoder.onnx for every prompt",
                                   "the decoder also takes the text features alone (text_features, text_mask)",
-                                  "no presence head: scores are sigmoid(logit) alone",
+                                  "no presence head: scores are sigmoid(logit) alone; mask probabilities resized, then cut",
                                   "mask IoM suppression at 0.3 within a prompt; mask and box IoM at 0.5 across the prompts "
                                   "of an image (the PyTorch EfficientSAM3's post-processing)",
                                   "the reference keeps scores > 0.4; sam3 keeps the front's threshold (0.5 unless set)"};
@@ -38,12 +38,23 @@ class EfficientSam3 final : public GetiRules {
                                   const SegmentOptions& options) const override {
     OutputFormat format;
     format.presence.clear();
+    format.resize_probabilities = true;  // as geti's processor
     auto found = policy::decoded_instances(outputs, width, height, options, format);
     policy::suppress_by_iom(found, kWithinPromptMaskIom, 0.f);
     return found;
   }
+  // The reference's default post-processor: mask IoM NMS over everything, then box IoM NMS
+  // over what is left (two passes, as its pipeline runs them).
   std::vector<bool> suppressed_across_prompts(const std::vector<const Instance*>& all) const override {
-    return policy::iom_suppressed(all, kAcrossPromptsMaskIom, kAcrossPromptsBoxIom);
+    auto dropped = policy::iom_suppressed(all, kAcrossPromptsMaskIom, 0.f);
+    std::vector<const Instance*> left;
+    std::vector<size_t> index;
+    for (size_t i = 0; i < all.size(); ++i) {
+      if (!dropped[i]) left.push_back(all[i]), index.push_back(i);
+    }
+    const auto by_box = policy::iom_suppressed(left, 0.f, kAcrossPromptsBoxIom);
+    for (size_t k = 0; k < left.size(); ++k) dropped[index[k]] = dropped[index[k]] || by_box[k];
+    return dropped;
   }
 };
 

@@ -19,7 +19,7 @@ std::vector<std::string> GetiRules::quirks() const {
   std::vector<std::string> q = {"image rounded to 0..255, then normalized outside the graph ((x/255 - 0.5)/0.5)",
                                 "Hugging Face attention mask, ids padded with 0",
                                 "geometry-encoder.onnx runs for every prompt (boxes and points, a dummy of each labelled -10)",
-                                "raw decoder heads: scores, mask upsampling and thresholds in sam3"};
+                                "raw decoder heads: scores and thresholds in sam3; mask probabilities resized, then cut"};
   if (half_) q.push_back("float16 inputs and outputs, converted at the edges");
   return q;
 }
@@ -49,6 +49,13 @@ std::map<std::string, std::string> GetiRules::geometry_image_feeds() const {
 
 std::vector<Tensor> GetiRules::prompt_inputs(const TensorViews& text, const TensorViews* geometry) const {
   return policy::text_then_geometry(decoder(), text, geometry);
+}
+
+std::vector<Instance> GetiRules::instances(const TensorViews& outputs, int width, int height,
+                                           const SegmentOptions& options) const {
+  OutputFormat format;
+  format.resize_probabilities = true;
+  return policy::decoded_instances(outputs, width, height, options, format);
 }
 
 void GetiRules::check(const PartSpecs& parts) {

@@ -135,10 +135,15 @@ std::vector<bool> iom_suppressed(const std::vector<const Instance*>& instances, 
   std::vector<size_t> order(instances.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return instances[a]->score > instances[b]->score; });
-  // The box test is on each mask's bounds, as the reference derives boxes from masks.
+  // The box test is on each mask's bounds as the reference derives them (the last pixel's
+  // index, not one past it: masks_to_boxes).
   std::vector<Box> bounds;
   if (box_threshold > 0) {
-    for (const auto* inst : instances) bounds.push_back(mask_bounds(inst->mask));
+    for (const auto* inst : instances) {
+      Box b = mask_bounds(inst->mask);
+      if (b.x1 > b.x0) b.x1 -= 1, b.y1 -= 1;
+      bounds.push_back(b);
+    }
   }
   std::vector<bool> dropped(instances.size(), false);
   std::vector<size_t> kept;

@@ -54,8 +54,9 @@ std::vector<Tensor> text_then_geometry(const PartSpec& decoder, const TensorView
 std::vector<Instance> decoded_instances(const TensorViews& outputs, int width, int height, const SegmentOptions& options,
                                         const OutputFormat& format);
 // Greedy suppression by score: an instance whose mask overlaps a kept one's by more than
-// mask_iom of the smaller mask, or whose box does by more than box_iom of the smaller box, is
-// dropped (intersection over minimum; 0 turns a test off). Keeps the order of the survivors.
+// mask_iom of the smaller mask, or whose box (its mask's bounds, inclusive as masks_to_boxes
+// gives them) does by more than box_iom of the smaller box, is dropped (intersection over
+// minimum; 0 turns a test off). Keeps the order of the survivors.
 void suppress_by_iom(std::vector<Instance>& instances, float mask_iom, float box_iom);
 // The same over instances of several prompts: true for each one dropped.
 std::vector<bool> iom_suppressed(const std::vector<const Instance*>& instances, float mask_iom, float box_iom);
