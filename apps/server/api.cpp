@@ -459,6 +459,7 @@ HttpResponse Api::handle_segment(const HttpRequest& req) {
       stop.check();
       a.concepts.push_back(text_model->segment(text_entry->embedding, prompt, options));
     }
+    if (text_model) text_model->suppress_across_prompts(a.concepts);  // the family's rule over the image's prompts
     stop.check();
     if (!r.objects.empty()) a.objects = click->segment_objects(click_entry->embedding, r.objects, {r.multimask, stop.token()});
     for (const auto& item : r.order) {

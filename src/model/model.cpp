@@ -25,15 +25,7 @@
 
 namespace sam3 {
 
-const char* layout_name(Layout layout) noexcept {
-  switch (layout) {
-    case Layout::kUsls: return "usls";
-    case Layout::kSamexporter: return "samexporter";
-    case Layout::kTracker: return "sam3-tracker";
-    case Layout::kGeti: return "geti";
-  }
-  return "unknown";
-}
+const char* layout_name(Layout layout) noexcept { return layout.id(); }
 
 std::string onnxruntime_version() { return Ort::GetVersionString(); }
 
@@ -150,17 +142,17 @@ std::shared_ptr<Model> Model::load(const std::filesystem::path& directory, const
                                 : *options.encoder_memory_arena        ? rt::SessionConfig::Arena::kOn
                                                                        : rt::SessionConfig::Arena::kOff;
   try {
-    impl->backend = layout == Layout::kUsls || layout == Layout::kGeti ? detail::make_usls_backend(files, encoder_config, config)
-                    : layout == Layout::kTracker ? detail::make_tracker_backend(files, encoder_config, config)
-                                                 : detail::make_samexporter_backend(files, encoder_config, config);
+    impl->backend = layout == Layout::kTracker ? detail::make_tracker_backend(files, encoder_config, config)
+                                               : detail::make_text_backend(files, encoder_config, config);
   } catch (const Error& e) {
     if (e.code() != ErrorCode::kModelMismatch) throw;
     // Which generation the folder looked like, then the file, tensor, expected and found.
-    throw Error(ErrorCode::kModelMismatch, std::string("the file names are those of the ") + layout_name(layout) +
+    const char* family = files.families.empty() ? layout_name(layout) : files.families.back()->display;
+    throw Error(ErrorCode::kModelMismatch, std::string("the file names are those of the ") + family +
                                                " layout, but its files do not fit it: " + e.what());
   }
   impl->load_ms = ms_since(t0);
-  log(LogLevel::kInfo, "loaded " + std::string(layout_name(layout)) + " model from " + directory.string() +
+  log(LogLevel::kInfo, "loaded " + std::string(layout_name(impl->backend->layout())) + " model from " + directory.string() +
                            " (input " + std::to_string(impl->backend->input_width()) + "x" +
                            std::to_string(impl->backend->input_height()) +
                            (vocab.empty() ? std::string() : ", vocabulary " + vocab.filename().string()) + ") in " + std::to_string(static_cast<int>(impl->load_ms)) + " ms");
@@ -252,6 +244,8 @@ PromptResult Model::segment(const ImageEmbedding& embedding, const Prompt& promp
   result.timings.postprocess_ms += ms_since(t1);
   return result;
 }
+
+void Model::suppress_across_prompts(std::vector<PromptResult>& results) const { impl_->backend->suppress_across_prompts(results); }
 
 bool Model::interactive() const noexcept { return impl_->backend->interactive() != nullptr; }
 
