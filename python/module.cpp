@@ -54,7 +54,11 @@ bool polarity_of(const py::handle& v, const std::string& what) {
     if (!polarity) invalid(what + " is True/False or \"pos\"/\"neg\", got " + std::string(py::repr(v)));
     return *polarity;
   }
-  return value_of<bool>(v, what, "True/False or \"pos\"/\"neg\"");
+  // Only bools (Python's or numpy's): pybind would take any object with a truth value (7, [0]).
+  if (!py::isinstance<py::bool_>(v) && !py::isinstance(v, py::module_::import("numpy").attr("bool_"))) {
+    invalid(what + " is True/False or \"pos\"/\"neg\", got " + std::string(py::repr(v)));
+  }
+  return v.cast<bool>();
 }
 
 // Refuses a width x height of over max_pixels before anything is allocated or copied for it.
