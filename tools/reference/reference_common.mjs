@@ -53,3 +53,22 @@ export function scene(size) {
   return { rgb, bmp: Buffer.concat([header, data]) };
 }
 
+
+// sam3's instances of one prompt (its result document: boxes clamped to the image, masks as
+// column-major COCO RLE) against a reference's ({score, box, mask: row-major 0/1}, best
+// first): what differs, empty when nothing does.
+export function differences(got, want, size, maskOf) {
+  const problems = [];
+  if (got.length !== want.length) problems.push(`${got.length} instances, the reference ${want.length}`);
+  for (let k = 0; k < Math.min(got.length, want.length); k++) {
+    const g = got[k], w = want[k];
+    if (Math.abs(g.score - w.score) > 1e-4) problems.push(`instance ${k}: score ${g.score} against ${w.score}`);
+    const clamped = w.box.map((v) => Math.min(Math.max(v, 0), size));
+    if (g.box.some((v, i) => Math.abs(v - clamped[i]) > 1e-2)) problems.push(`instance ${k}: box ${g.box} against ${clamped}`);
+    const m = maskOf(g.mask);
+    let differ = 0;
+    for (let y = 0; y < size; y++) for (let x = 0; x < size; x++) differ += m[x * size + y] !== w.mask[y * size + x] ? 1 : 0;
+    if (differ) problems.push(`instance ${k}: ${differ} mask pixels differ`);
+  }
+  return problems;
+}

@@ -14,7 +14,7 @@ import os from "node:os";
 import path from "node:path";
 import { createRequire } from "node:module";
 import { maskOf } from "../../tests/web/coco_rle.mjs";
-import { resizeLinear, scene, sigmoid } from "./reference_common.mjs";
+import { differences, resizeLinear, scene, sigmoid } from "./reference_common.mjs";
 
 const require = createRequire(path.join(path.dirname(new URL(import.meta.url).pathname), "../../tests/web/package.json"));
 const ort = require("onnxruntime-node");
@@ -89,19 +89,7 @@ try {
     const doc = JSON.parse(execFileSync(cli, ["segment", "--models", dir, "--image", imagePath, "--prompt", text, "--json"],
       { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }));
     const got = (doc.images?.[0] ?? doc).prompts[0].instances;
-    const problems = [];
-    if (got.length !== want.length) problems.push(`${got.length} instances, the driver ${want.length}`);
-    for (let k = 0; k < Math.min(got.length, want.length); k++) {
-      const g = got[k], w = want[k];
-      if (Math.abs(g.score - w.score) > 1e-4) problems.push(`instance ${k}: score ${g.score} against ${w.score}`);
-      const clamped = w.box.map((v) => Math.min(Math.max(v, 0), size));  // sam3 clamps boxes to the image
-      if (g.box.some((v, i) => Math.abs(v - clamped[i]) > 1e-2)) problems.push(`instance ${k}: box ${g.box} against ${clamped}`);
-      // sam3's RLE is column-major; the reference mask is row-major.
-      const m = maskOf(g.mask);
-      let differ = 0;
-      for (let y = 0; y < size; y++) for (let x = 0; x < size; x++) differ += m[x * size + y] !== w.mask[y * size + x] ? 1 : 0;
-      if (differ) problems.push(`instance ${k}: ${differ} mask pixels differ`);
-    }
+    const problems = differences(got, want, size, maskOf);
     console.log(`${text}: sam3 ${got.length} instance(s), the driver's pipeline ${want.length}: ${problems.length ? problems.join("; ") : "equal"}`);
     failures += problems.length;
   }

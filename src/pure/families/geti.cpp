@@ -9,9 +9,7 @@
 namespace sam3::pure {
 
 GetiRules::GetiRules(PartSpecs parts) : FamilyRules(std::move(parts)) {
-  const auto& shape = image().input("pixel_values")->shape;
-  height_ = shape.size() == 4 && shape[2] > 0 ? static_cast<int>(shape[2]) : 1008;
-  width_ = shape.size() == 4 && shape[3] > 0 ? static_cast<int>(shape[3]) : 1008;
+  policy::input_size(image().input("pixel_values")->shape, width_, height_);
   half_ = image().input("pixel_values")->type == static_cast<int>(DType::kFloat16);
 }
 

@@ -29,6 +29,11 @@ Tensor image_tensor(const std::string& name, int onnx_type, std::vector<float>& 
   return float_tensor(name, onnx_type, shape, planes);
 }
 
+void input_size(const std::vector<std::int64_t>& shape, int& width, int& height) {
+  height = shape.size() == 4 && shape[2] > 0 ? static_cast<int>(shape[2]) : 1008;
+  width = shape.size() == 4 && shape[3] > 0 ? static_cast<int>(shape[3]) : 1008;
+}
+
 std::vector<Tensor> hf_text_inputs(const PartSpec& text, const TokenizedText& tokens, std::int64_t pad_id) {
   const std::vector<std::int64_t> shape = {1, kContextLength};
   std::vector<std::int64_t> ids(kContextLength, pad_id), mask(kContextLength, 0);

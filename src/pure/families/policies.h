@@ -23,6 +23,8 @@ enum class Pixels {
 };
 Tensor image_tensor(const std::string& name, int onnx_type, std::vector<float>& planes, int width, int height,
                     Pixels rule, bool batch = true);
+// The input size from an image input's [B,3,H,W] shape (1008 for a dynamic side).
+void input_size(const std::vector<std::int64_t>& shape, int& width, int& height);
 
 // --- text ids: the tokenizer's ids into [1,32] input_ids and attention_mask as Hugging Face's
 // CLIP tokenizer gives them (every real token has mask 1, "!" = id 0 included), padded with

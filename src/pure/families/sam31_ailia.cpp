@@ -14,9 +14,7 @@ namespace {
 class Sam31Ailia final : public FamilyRules {
  public:
   explicit Sam31Ailia(PartSpecs parts) : FamilyRules(std::move(parts)) {
-    const auto& shape = image().input("image")->shape;
-    height_ = shape.size() == 4 && shape[2] > 0 ? static_cast<int>(shape[2]) : 1008;
-    width_ = shape.size() == 4 && shape[3] > 0 ? static_cast<int>(shape[3]) : 1008;
+    policy::input_size(image().input("image")->shape, width_, height_);
     format_.presence = "presence_logit_dec";
     format_.cxcywh_boxes = true;
   }

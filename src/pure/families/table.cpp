@@ -19,6 +19,14 @@ Generation build_usls(const PartSpecs& p) {
 }
 Generation build_samexporter(const PartSpecs& p) { return Generation::samexporter(p.at("image"), p.at("text"), p.at("decoder")); }
 
+// Intel's five names (the -exemplar geometry encoder is not used), for geti and EfficientSAM3.
+std::vector<PartNames> geti_files() {
+  return {{"image", {"vision-encoder"}, true},
+          {"text", {"text-encoder"}, true},
+          {"decoder", {"prompt-decoder"}, true},
+          {"geometry", {"geometry-encoder"}, true}};
+}
+
 }  // namespace
 
 const std::vector<FamilyRow>& families() {
@@ -28,16 +36,10 @@ const std::vector<FamilyRow>& families() {
   // geti's five names and two more decoder inputs, so it comes before geti.
   static const std::vector<FamilyRow> rows = {
       {"efficientsam3", "EfficientSAM3",
-       {{"image", {"vision-encoder"}, true},
-        {"text", {"text-encoder"}, true},
-        {"decoder", {"prompt-decoder"}, true},
-        {"geometry", {"geometry-encoder"}, true}},
+       geti_files(),
        build_efficientsam3, true},
       {"geti", "geti-instant-learn",
-       {{"image", {"vision-encoder"}, true},
-        {"text", {"text-encoder"}, true},
-        {"decoder", {"prompt-decoder"}, true},
-        {"geometry", {"geometry-encoder"}, true}},
+       geti_files(),
        build_geti, true},
       {"usls", "usls",
        {{"image", {"vision-encoder"}, true},

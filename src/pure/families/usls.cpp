@@ -14,9 +14,7 @@ const char* const kFeatures[] = {"fpn_feat_0", "fpn_feat_1", "fpn_feat_2", "fpn_
 class Usls final : public FamilyRules {
  public:
   explicit Usls(PartSpecs parts) : FamilyRules(std::move(parts)) {
-    const auto& shape = image().input("images")->shape;
-    height_ = shape.size() == 4 && shape[2] > 0 ? static_cast<int>(shape[2]) : 1008;
-    width_ = shape.size() == 4 && shape[3] > 0 ? static_cast<int>(shape[3]) : 1008;
+    policy::input_size(image().input("images")->shape, width_, height_);
     half_ = image().input("images")->type == static_cast<int>(DType::kFloat16) ||
             decoder().output("pred_masks")->type == static_cast<int>(DType::kFloat16);
   }
