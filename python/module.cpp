@@ -463,8 +463,11 @@ PYBIND11_MODULE(_native, m) {
              }
              const auto o = options_of(threshold, mask_threshold, min_area, max_instances, nms);
              py::gil_scoped_release release;
+             std::vector<sam3::PromptResult> results;
+             for (const auto& p : list) results.push_back(model.segment(e.value, p, o));
+             model.suppress_across_prompts(results);  // the family's rule over the image's prompts
              std::vector<Result> out;
-             for (const auto& p : list) out.push_back(result_of(model.segment(e.value, p, o), e.value.width(), e.value.height()));
+             for (auto& r : results) out.push_back(result_of(std::move(r), e.value.width(), e.value.height()));
              return out;
            },
            "embedding"_a, "prompts"_a, py::kw_only(), "threshold"_a = 0.5f, "mask_threshold"_a = 0.5f, "min_area"_a = 0,

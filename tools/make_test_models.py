@@ -17,6 +17,7 @@ attention block (multiplied by zero) for the attention fusion. Needs python3-onn
   make_test_models.py --layout usls --out DIR [--size 224 | --height 504 --width 896] [--fp16 | --q4f16] [--v1]
   make_test_models.py --layout samexporter --out DIR [--size 252] [--int32] [--frozen-box-scale]
                      [--float-image] [--box-slots K]
+  make_test_models.py --layout geti|efficientsam3|sam3.1-ailia --out DIR [--size 224]
   make_test_models.py --layout osam --out DIR [--size 252]   (wkentaro/sam3-onnx's newer decoder:
       no size inputs, normalized boxes, float probability masks at the model's resolution; every
       file's weights in a .onnx.data sidecar and no tokenizer file, as wkentaro/sam3-onnx-models)
@@ -25,6 +26,7 @@ import argparse
 import gzip
 import json
 import os
+import shutil
 
 import numpy as np
 from onnx import TensorProto, helper
@@ -311,11 +313,15 @@ def read_prompt_sequence(g, prompt, prompt_mask):
     return word, box_in, g.op("Cast", [label_f], to=TensorProto.INT64)
 
 
-def make_geti(out, size):
+def make_geti(out, size, efficient=False):
     """Intel geti-instant-learn's five files in the hub's layout (graphs under onnx/, the
     tokenizer at the root): usls's tensors, the image as pixel_values, a geometry encoder that
     takes boxes and points (rows: boxes, points, then a CLS row) and runs for every prompt, and
-    a prompt-decoder on the joined sequence."""
+    a prompt-decoder on the joined sequence.
+    efficient: EfficientSAM3 as Intel exports it: the prompt-decoder also takes text_features and
+    text_mask (the word is read from them), its presence_logits is a constant 0 (no presence
+    head: the word's presence is folded into each query's logit, so the scores equal the other
+    families'), and the tokenizer sits beside the graphs in onnx/."""
     mh = mw = size * 2 // 7
     graphs = os.path.join(out, "onnx")
     os.makedirs(graphs, exist_ok=True)
@@ -361,23 +367,85 @@ def make_geti(out, size):
     g = Graph()
     feat0 = g.op("Add", ["fpn_feat_0", g.op("ReduceMean", ["fpn_pos_2"], keepdims=1)])
     word, box_in, label_in = read_prompt_sequence(g, "prompt_features", "prompt_mask")
+    if efficient:  # the word from the text features alone
+        word = first_content_token(g, g.op("Where", [g.op("Unsqueeze", ["text_mask", g.const([2], np.int64)]),
+                                                     "text_features", g.const(np.float32(0.0))]))
     masks, logits, boxes, presence = decode_queries(g, feat0, word, box_in, label_in, mh, mw)
+    if efficient:
+        # logit(sigmoid(q) * sigmoid(presence)) per query, and a constant presence of 0.
+        s = g.op("Mul", [g.op("Sigmoid", [logits]), g.op("Sigmoid", [presence])])
+        logits = g.op("Sub", [g.op("Log", [s]), g.op("Log", [g.op("Sub", [g.const(np.float32(1.0)), s])])])
+        presence = g.op("Mul", [presence, g.const(np.float32(0.0))])
     aux = g.op("Mul", [g.op("Add", [g.op("ReduceMean", ["fpn_feat_1"], keepdims=0),
                                     g.op("ReduceMean", ["fpn_feat_2"], keepdims=0)]), g.const(np.float32(0.0))])
     g.name(g.op("Add", [masks, aux]), "pred_masks")
     g.name(boxes, "pred_boxes")
     g.name(logits, "pred_logits")
     g.name(presence, "presence_logits")
+    text_inputs = ([tensor("text_features", TensorProto.FLOAT, ["B", 32, FEATURES]), tensor("text_mask", TensorProto.BOOL, ["B", 32])]
+                   if efficient else [])
     g.save(os.path.join(graphs, "prompt-decoder.onnx"),
            [tensor(f"fpn_feat_{k}", TensorProto.FLOAT, [1, FEATURES, mh >> k, mw >> k]) for k in range(3)]
            + [tensor("fpn_pos_2", TensorProto.FLOAT, [1, FEATURES, mh >> 2, mw >> 2]),
-              tensor("prompt_features", TensorProto.FLOAT, ["B", "L", FEATURES]), tensor("prompt_mask", TensorProto.BOOL, ["B", "L"])],
+              tensor("prompt_features", TensorProto.FLOAT, ["B", "L", FEATURES]), tensor("prompt_mask", TensorProto.BOOL, ["B", "L"])]
+           + text_inputs,
            [tensor("pred_masks", TensorProto.FLOAT, ["B", QUERIES, mh, mw]), tensor("pred_boxes", TensorProto.FLOAT, ["B", QUERIES, 4]),
             tensor("pred_logits", TensorProto.FLOAT, ["B", QUERIES]), tensor("presence_logits", TensorProto.FLOAT, ["B", 1])],
            "prompt_decoder")
     encoder, merges, _ = clip_vocabulary()
-    with open(os.path.join(out, "tokenizer.json"), "w", encoding="utf-8") as f:  # at the root, above onnx/
+    # geti: at the root, above onnx/; EfficientSAM3: beside the graphs.
+    with open(os.path.join(graphs if efficient else out, "tokenizer.json"), "w", encoding="utf-8") as f:
         json.dump({"model": {"type": "BPE", "vocab": encoder, "merges": merges}}, f, ensure_ascii=False)
+
+
+def make_sam31_ailia(out, size):
+    """SAM 3.1 as ailia-models publishes it: sam3.1_image_encoder.onnx (image -> the detector's
+    fpn0..2, pos0..2 and the tracker's prop_fpn0..2, prop_pos2) and sam3.1_grounding.onnx (the
+    text encoder inside: text_tokens; boxes sequence-first, possibly none; pred_boxes cx,cy,w,h;
+    pred_logits [1,Q,1]; presence_logit_dec), with the CLIP vocabulary file beside them."""
+    mh = mw = size * 2 // 7
+    g = Graph()
+    feats, pos = vision_features(g, "image", size, size, 3)
+    for k, f in enumerate(feats):
+        g.name(f, f"fpn{k}")
+        if k != 2:
+            g.name(g.op("Mul", [f, g.const(np.float32(0.0))]), f"pos{k}")
+        g.name(g.op("Mul", [f, g.const(np.float32(0.5))]), f"prop_fpn{k}")
+    g.name(g.op("Add", [pos, attention_probe(g, feats[2])]), "pos2")
+    g.name(g.op("Mul", [pos, g.const(np.float32(2.0))]), "prop_pos2")
+    level = lambda k: [1, FEATURES, mh >> k, mw >> k]
+    g.save(os.path.join(out, "sam3.1_image_encoder.onnx"), [tensor("image", TensorProto.FLOAT, [1, 3, size, size])],
+           [tensor(f"fpn{k}", TensorProto.FLOAT, level(k)) for k in range(3)]
+           + [tensor(f"pos{k}", TensorProto.FLOAT, level(k)) for k in range(3)]
+           + [tensor(f"prop_fpn{k}", TensorProto.FLOAT, level(k)) for k in range(3)]
+           + [tensor("prop_pos2", TensorProto.FLOAT, level(2))], "image_encoder")
+
+    g = Graph()
+    feat0 = g.op("Add", ["fpn0", g.op("ReduceMean", ["pos2"], keepdims=1)])
+    word = first_content_token(g, text_rows(g, "text_tokens"))
+    boxes = g.op("Transpose", ["box_coords"], perm=[1, 0, 2])                 # [1,N,4]
+    labels = g.op("Transpose", ["box_labels"], perm=[1, 0])                   # [1,N]
+    labels = g.op("Where", ["box_mask", g.const(np.array([[-10]], np.int64), np.int64), labels])
+    # A padding row first, so that a prompt without boxes (N = 0) reduces over one row.
+    boxes = g.op("Concat", [g.const(np.zeros((1, 1, 4), np.float32)), boxes], axis=1)
+    labels = g.op("Concat", [g.const(np.array([[-10]], np.int64), np.int64), labels], axis=1)
+    masks, logits, xyxy, presence = decode_queries(g, feat0, word, boxes, labels, mh, mw)
+    to_cxcywh = np.array([[0.5, 0, -1, 0], [0, 0.5, 0, -1], [0.5, 0, 1, 0], [0, 0.5, 0, 1]], np.float32)
+    aux = g.op("Mul", [g.op("Add", [g.op("ReduceMean", ["fpn1"], keepdims=0),
+                                    g.op("ReduceMean", ["fpn2"], keepdims=0)]), g.const(np.float32(0.0))])
+    g.name(g.op("Add", [masks, aux]), "pred_masks")
+    g.name(g.op("MatMul", [xyxy, g.const(to_cxcywh)]), "pred_boxes")
+    g.name(g.op("Unsqueeze", [logits, g.const([2], np.int64)]), "pred_logits")
+    g.name(presence, "presence_logit_dec")
+    g.save(os.path.join(out, "sam3.1_grounding.onnx"),
+           [tensor(f"fpn{k}", TensorProto.FLOAT, level(k)) for k in range(3)]
+           + [tensor("pos2", TensorProto.FLOAT, level(2)), tensor("text_tokens", TensorProto.INT64, [1, 32]),
+              tensor("box_coords", TensorProto.FLOAT, ["N", 1, 4]), tensor("box_labels", TensorProto.INT64, ["N", 1]),
+              tensor("box_mask", TensorProto.BOOL, [1, "N"])],
+           [tensor("pred_masks", TensorProto.FLOAT, [1, QUERIES, mh, mw]), tensor("pred_boxes", TensorProto.FLOAT, [1, QUERIES, 4]),
+            tensor("pred_logits", TensorProto.FLOAT, [1, QUERIES, 1]), tensor("presence_logit_dec", TensorProto.FLOAT, [1, 1])],
+           "grounding")
+    shutil.copyfile(VOCAB, os.path.join(out, "bpe_simple_vocab_16e6.txt.gz"))
 
 
 def padding_row():
@@ -544,7 +612,8 @@ def write_clip_tokenizer_json(path):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--layout", choices=["usls", "samexporter", "osam", "geti"], required=True)
+    # The family registry's ids (src/pure/families/table.cpp), and osam (a samexporter variant).
+    ap.add_argument("--layout", choices=["usls", "samexporter", "osam", "geti", "efficientsam3", "sam3.1-ailia"], required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--size", type=int, default=None, help="model input size (default 224 usls, 252 samexporter)")
     ap.add_argument("--height", type=int, default=None, help="usls: input height (default --size)")
@@ -568,6 +637,10 @@ def main():
                   args.q4f16, args.slow_encoder)
     elif args.layout == "geti":
         make_geti(args.out, args.size or 224)
+    elif args.layout == "efficientsam3":
+        make_geti(args.out, args.size or 224, efficient=True)
+    elif args.layout == "sam3.1-ailia":
+        make_sam31_ailia(args.out, args.size or 224)
     elif args.layout == "osam":
         Graph.external_data = True
         make_samexporter(args.out, args.size or 252, False, False, osam=True)

@@ -16,6 +16,7 @@
 #include "number_options.h"
 #include "sam3/labeler.h"
 #include "sam3/log.h"
+#include "sam3/prompt_json.h"
 
 namespace sam3::cli {
 namespace {
@@ -61,24 +62,23 @@ std::vector<LabelCategory> read_box_prompts(const std::string& file) {
   };
   if (!j.is_array()) throw bad("not a JSON list");
   std::vector<LabelCategory> out;
-  for (const auto& c : j) {
+  for (size_t i = 0; i < j.size(); ++i) {
+    const auto& c = j[i];
     if (!c.is_object()) throw bad("an entry is not an object");
     LabelCategory cat;
-    cat.prompt.text = c.value("text", "");
-    cat.name = c.value("name", cat.prompt.text);
-    for (const auto& b : c.value("boxes", nlohmann::json::array())) {
-      if (!b.is_array() || b.size() < 4 || b.size() > 5) throw bad("a box is not [x0, y0, x1, y1] or [x0, y0, x1, y1, \"pos\"|\"neg\"]");
-      for (int i = 0; i < 4; ++i) {
-        if (!b[static_cast<size_t>(i)].is_number()) throw bad("a box corner is not a number: " + b.dump());
+    // Text and boxes through sam3's one prompt codec (its errors name the field: [0].boxes[1][4]).
+    nlohmann::json text_and_boxes = c;
+    text_and_boxes.erase("name");
+    if (text_and_boxes.contains("text") || text_and_boxes.contains("boxes")) {
+      try {
+        cat.prompt = parse_prompts_json("[" + text_and_boxes.dump() + "]", "")[0].prompt;
+      } catch (const Error& e) {
+        std::string where = e.what();
+        if (where.starts_with("[0]")) where = "[" + std::to_string(i) + "]" + where.substr(3);
+        throw bad(where);
       }
-      bool positive = true;
-      if (b.size() == 5) {
-        const auto polarity = b[4].is_string() ? parse_polarity(b[4].get<std::string>()) : std::nullopt;
-        if (!polarity) throw bad("a box's fifth field must be \"pos\" or \"neg\": " + b.dump());
-        positive = *polarity;
-      }
-      cat.prompt.boxes.push_back({{b[0].get<float>(), b[1].get<float>(), b[2].get<float>(), b[3].get<float>()}, positive});
     }
+    cat.name = c.value("name", cat.prompt.text);
     if (cat.name.empty()) throw bad("an entry has neither name nor text");
     out.push_back(std::move(cat));
   }

@@ -227,9 +227,10 @@ int run_segment(const SegmentArgs& args) {
         totals.encode_text += result.timings.encode_text_ms;
         totals.decode += result.timings.decode_ms;
         totals.postprocess += result.timings.postprocess_ms;
-        run.docs.push_back(nlohmann::ordered_json::parse(prompt_result_json(result)));
         run.results.push_back(std::move(result));
       }
+      model->suppress_across_prompts(run.results);  // the family's rule over the image's prompts
+      for (const auto& result : run.results) run.docs.push_back(nlohmann::ordered_json::parse(prompt_result_json(result)));
     } else if (args.everything) {
       EverythingOptions everything = args.everything_options;
       everything.min_area = args.options.min_area;

@@ -51,6 +51,9 @@ void add_serve_command(CLI::App& app, Runner& run) {
       ->capture_default_str()->check(CLI::Range(1, 3600));
   cmd->add_option("--idle-timeout", o.idle_timeout_s, "Seconds an idle keep-alive connection stays open")
       ->capture_default_str()->check(CLI::Range(1, 3600));
+  cmd->add_option("--write-timeout", o.write_timeout_s,
+                  "Seconds a client may take no byte of an answer before it is cut off (a slow client that keeps reading gets it whole)")
+      ->capture_default_str()->check(CLI::Range(1, 3600));
   cmd->add_option("--shutdown-timeout", o.shutdown_timeout_s, "Seconds requests in flight get after SIGTERM/SIGINT")
       ->capture_default_str()->check(CLI::Range(0, 3600));
   auto& ls = o.label_studio;

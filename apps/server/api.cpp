@@ -14,6 +14,7 @@
 #include "sam3/polygons.h"
 #include "sam3/result_json.h"
 #include "http/multipart.h"
+#include "json_splice.h"
 #include "segment_request.h"
 
 namespace sam3::server {
@@ -21,7 +22,7 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-std::string image_id_of(const std::string& bytes) {
+std::string image_id_of(std::string_view bytes) {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned n = 0;
   EVP_Digest(bytes.data(), bytes.size(), md, &n, EVP_sha256(), nullptr);
@@ -52,21 +53,24 @@ ApiError api_error_of(const Error& e) {
   return a;
 }
 
-json mask_json(const Instance& inst, const SegmentRequest& request) {
+// The polygons' points are `answer`'s text (with polygon_tolerance 0, every boundary pixel).
+json mask_json(const Instance& inst, const SegmentRequest& request, SplicedJson& answer) {
   json mask = {{"size", {inst.mask.height, inst.mask.width}}};
   switch (request.mask_format) {
     case MaskFormat::kRle: mask["counts"] = rle_encode(inst.mask); break;
     case MaskFormat::kPng: mask["png"] = base64_encode(encode_mask_png(inst.mask)); break;
     case MaskFormat::kPolygon: {
       json outer = json::array(), holes = json::array();
-      auto flat = [](const Ring& ring) {
-        json a = json::array();
-        for (const auto& p : ring) a.push_back(p.x), a.push_back(p.y);
-        return a;
+      auto flat = [&answer](Ring ring) {
+        return answer.value([ring = std::move(ring)](std::string& text) {
+          text += '[';
+          for (size_t i = 0; i < ring.size(); ++i) text += (i ? "," : "") + json(ring[i].x).dump() + "," + json(ring[i].y).dump();
+          text += ']';
+        });
       };
-      for (const auto& poly : mask_to_polygons(inst.mask, request.polygon_tolerance)) {
-        outer.push_back(flat(poly.outer));
-        for (const auto& h : poly.holes) holes.push_back(flat(h));
+      for (auto& poly : mask_to_polygons(inst.mask, request.polygon_tolerance)) {
+        outer.push_back(flat(std::move(poly.outer)));
+        for (auto& h : poly.holes) holes.push_back(flat(std::move(h)));
       }
       mask["polygons"] = outer;
       mask["holes"] = holes;
@@ -353,7 +357,7 @@ std::shared_ptr<const CachedImage> Api::encode_bytes(const HttpRequest& req, std
 
 std::shared_ptr<const CachedImage> Api::encode_bytes(const HttpRequest& req, const std::shared_ptr<Model>& model,
                                                      std::string_view bytes, bool* cached) {
-  return embedding_for(req, model, image_id_of(std::string(bytes)), &bytes, cached);
+  return embedding_for(req, model, image_id_of(bytes), &bytes, cached);
 }
 
 std::shared_ptr<const CachedImage> Api::embedding_for(const HttpRequest& req, const std::shared_ptr<Model>& model,
@@ -455,6 +459,7 @@ HttpResponse Api::handle_segment(const HttpRequest& req) {
       stop.check();
       a.concepts.push_back(text_model->segment(text_entry->embedding, prompt, options));
     }
+    if (text_model) text_model->suppress_across_prompts(a.concepts);  // the family's rule over the image's prompts
     stop.check();
     if (!r.objects.empty()) a.objects = click->segment_objects(click_entry->embedding, r.objects, {r.multimask, stop.token()});
     for (const auto& item : r.order) {
@@ -476,9 +481,10 @@ HttpResponse Api::handle_segment(const HttpRequest& req) {
   json image = {{"image_id", id}, {"width", any->embedding.width()}, {"height", any->embedding.height()},
                 {"prompts", json::array()}};
   const auto add_time = [&](const char* key, double ms) { timings[key] = timings[key].get<double>() + ms; };
+  SplicedJson answer;  // polygon points written as text
   const auto with_masks = [&](json p, const std::vector<Instance>& instances) {
     if (request.mask_format != MaskFormat::kRle) {
-      for (size_t i = 0; i < instances.size(); ++i) p["instances"][i]["mask"] = mask_json(instances[i], request);
+      for (size_t i = 0; i < instances.size(); ++i) p["instances"][i]["mask"] = mask_json(instances[i], request, answer);
     }
     return p;
   };
@@ -511,7 +517,9 @@ HttpResponse Api::handle_segment(const HttpRequest& req) {
   }
   body["images"] = json::array({image});
   body["timings_ms"] = timings;
-  return json_response(200, body);
+  HttpResponse response;
+  response.body = answer.dump(body);
+  return response;
 }
 
 HttpResponse Api::handle_info() {

@@ -73,6 +73,7 @@ int run_server(const ServerOptions& options) {
   limits.max_connections = options.max_connections;
   limits.header_timeout = std::chrono::seconds(options.header_timeout_s);
   limits.idle_timeout = std::chrono::seconds(options.idle_timeout_s);
+  limits.write_timeout = std::chrono::seconds(options.write_timeout_s);
   // Room for every request a worker or the queue can hold and every fetch in flight, so that
   // neither kind can take the threads the other (and /v1/images) needs.
   limits.handler_threads =

@@ -38,6 +38,7 @@ struct ServerOptions {
   int max_connections = 256;
   int header_timeout_s = 10;  // for a request's line and headers to arrive
   int idle_timeout_s = 15;    // an idle keep-alive connection is closed after this
+  int write_timeout_s = 60;   // a client taking no byte of an answer this long is cut off
   int shutdown_timeout_s = 30;  // requests in flight get this long after SIGTERM
   LabelStudioOptions label_studio;  // where the Label Studio backend fetches task images
   std::vector<CvatLabel> cvat_labels;  // what the CVAT detector finds (none: it is not listed)

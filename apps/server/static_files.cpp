@@ -1,11 +1,14 @@
 #include "static_files.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cctype>
-#include <fstream>
+#include <cerrno>
 #include <functional>
 #include <optional>
-
-#include "api_error.h"
+#include <utility>
 
 namespace sam3::server {
 namespace {
@@ -93,9 +96,10 @@ std::optional<Range> parse_range(const std::string& header, std::uint64_t size, 
   return r;
 }
 
+// `fill` puts bytes first..first+count-1 in the response (as its body or its source).
 HttpResponse answer(const HttpRequest& request, std::uint64_t size, const std::string& etag, const std::string& content_type,
                     const std::vector<std::pair<std::string, std::string>>& headers,
-                    const std::function<std::string(std::uint64_t, std::uint64_t)>& read) {
+                    const std::function<void(HttpResponse&, std::uint64_t, std::uint64_t)>& fill) {
   HttpResponse r;
   r.headers = headers;
   r.headers.emplace_back("Accept-Ranges", "bytes");
@@ -127,8 +131,48 @@ HttpResponse answer(const HttpRequest& request, std::uint64_t size, const std::s
     r.headers.emplace_back("Content-Length", std::to_string(count));
     return r;
   }
-  r.body = read(first, count);
+  fill(r, first, count);
   return r;
+}
+
+// An open file's bytes first..first+count-1, read piece by piece while they are sent. The file
+// stays open, so a file replaced meanwhile is still sent as it was when the request came.
+class FileRange final : public BodySource {
+ public:
+  FileRange(int fd, std::uint64_t first, std::uint64_t count) : fd_(fd), at_(first), left_(count), size_(count) {}
+  ~FileRange() override { ::close(fd_); }
+  FileRange(const FileRange&) = delete;
+  FileRange& operator=(const FileRange&) = delete;
+  std::uint64_t size() const override { return size_; }
+  std::size_t read(char* buffer, std::size_t n) override {
+    n = static_cast<std::size_t>(std::min<std::uint64_t>(n, left_));
+    ssize_t got = -1;
+    do {
+      got = ::pread(fd_, buffer, n, static_cast<off_t>(at_));
+    } while (got < 0 && errno == EINTR);
+    if (got <= 0) return 0;
+    at_ += static_cast<std::uint64_t>(got);
+    left_ -= static_cast<std::uint64_t>(got);
+    return static_cast<std::size_t>(got);
+  }
+
+ private:
+  int fd_;
+  std::uint64_t at_, left_, size_;
+};
+
+// The regular file at `path`, opened; -1 when it is not one. Links the folder holds are
+// followed; anything else is not opened (a device may act on open), and what is opened is
+// checked again (a FIFO put there in between is not waited on: opened without blocking).
+int open_regular_file(const std::filesystem::path& path, struct stat* st) {
+  if (::stat(path.c_str(), st) != 0 || !S_ISREG(st->st_mode)) return -1;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return -1;
+  if (::fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
 }
 
 }  // namespace
@@ -146,32 +190,33 @@ std::string content_type_of(const std::filesystem::path& path) {
 }
 
 HttpResponse serve_file(const HttpRequest& request, const std::filesystem::path& root, const std::string& relative,
-                        const std::vector<std::pair<std::string, std::string>>& headers) {
+                        const std::vector<std::pair<std::string, std::string>>& headers,
+                        const std::function<bool(const std::string&)>& allowed) {
   const auto decoded = percent_decode(relative);
-  if (!decoded || !safe_relative(*decoded) || root.empty()) return not_found(headers);
+  if (!decoded || !safe_relative(*decoded) || root.empty() || (allowed && !allowed(*decoded))) return not_found(headers);
   const std::filesystem::path path = root / *decoded;
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return not_found(headers);  // follows links the folder holds
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec) return not_found(headers);
-  const auto mtime = static_cast<std::uint64_t>(std::filesystem::last_write_time(path, ec).time_since_epoch().count());
-  const std::string etag = "\"" + std::to_string(size) + "-" + std::to_string(mtime) + "\"";
-  return answer(request, size, etag, content_type_of(path), headers, [&](std::uint64_t first, std::uint64_t count) {
-    std::ifstream in(path, std::ios::binary);
-    std::string data(count, '\0');
-    in.seekg(static_cast<std::streamoff>(first));
-    if (!in.read(data.data(), static_cast<std::streamsize>(count))) {
-      throw ApiError(500, "internal", "cannot read " + path.filename().string());
+  struct stat st {};
+  struct OpenFile {
+    int fd;
+    ~OpenFile() {
+      if (fd >= 0) ::close(fd);
     }
-    return data;
+  } file{open_regular_file(path, &st)};
+  if (file.fd < 0) return not_found(headers);
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  const auto mtime = static_cast<std::uint64_t>(st.st_mtim.tv_sec) * 1'000'000'000ull + static_cast<std::uint64_t>(st.st_mtim.tv_nsec);
+  const std::string etag = "\"" + std::to_string(size) + "-" + std::to_string(mtime) + "\"";
+  return answer(request, size, etag, content_type_of(path), headers, [&](HttpResponse& r, std::uint64_t first, std::uint64_t count) {
+    r.source = std::make_shared<FileRange>(std::exchange(file.fd, -1), first, count);
   });
 }
 
 HttpResponse serve_bytes(const HttpRequest& request, std::string_view data, const std::string& content_type,
                          const std::vector<std::pair<std::string, std::string>>& headers) {
   const std::string etag = "\"" + std::to_string(data.size()) + "-" + std::to_string(std::hash<std::string_view>{}(data)) + "\"";
-  return answer(request, data.size(), etag, content_type, headers,
-                [&](std::uint64_t first, std::uint64_t count) { return std::string(data.substr(first, count)); });
+  return answer(request, data.size(), etag, content_type, headers, [&](HttpResponse& r, std::uint64_t first, std::uint64_t count) {
+    r.body = std::string(data.substr(first, count));
+  });
 }
 
 }  // namespace sam3::server

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "assets.h"
 #include "static_files.h"
@@ -27,6 +28,19 @@ HttpResponse missing_build(const std::string& what) {
   r.body = nlohmann::json{{"error", {{"code", "not_found"}, {"message", what}}}}.dump();
   r.headers = isolation_headers();
   return r;
+}
+
+// The files the model was read from (graphs, their external weights, its vocabulary), as paths
+// relative to its folder: all that /models/ serves.
+std::set<std::string> model_file_names(const Model& model) {
+  const std::filesystem::path dir = model.directory().lexically_normal();
+  std::set<std::string> names;
+  for (const auto& file : model.source_files()) {
+    const std::filesystem::path rel = file.lexically_normal().lexically_relative(dir);
+    if (rel.empty() || *rel.begin() == "..") continue;  // a vocabulary from elsewhere: /app/vocabulary/ has it
+    names.insert(rel.generic_string());
+  }
+  return names;
 }
 
 }  // namespace
@@ -80,8 +94,12 @@ void add_web_app_routes(Api& api, const ServerOptions& options, const WebAppFile
     }
     return serve_file(r, files.web_dir, rel, h);
   };
-  const auto model_files = [models](const HttpRequest& r) {
-    return serve_file(r, models, r.path.substr(std::string("/models/").size()), isolation_headers());
+  // Only what the loaded model is made of, and nothing else the folder holds (notes, other
+  // models, subfolders, what a link there reaches): the route needs no key (docs/browser.md).
+  const auto model_files = [&api, models](const HttpRequest& r) {
+    const std::set<std::string> names = model_file_names(*api.ready_model());  // 503 while it loads
+    return serve_file(r, models, r.path.substr(std::string("/models/").size()), isolation_headers(),
+                      [&names](const std::string& name) { return names.contains(name); });
   };
   for (const char* method : {"GET", "HEAD"}) {
     Api::Route a{method, "/app/", false, false, {}, app, {}};

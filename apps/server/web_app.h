@@ -1,6 +1,7 @@
 // sam3 in the browser, served by `sam3 serve`: the web page at /app/ computing in the tab (the
 // WebAssembly module and ONNX Runtime Web from disk), cross-origin isolated (COOP/COEP, for
-// WASM threads), and the loaded model's folder read-only under /models/.
+// WASM threads), and the files the loaded model was read from (nothing else of its folder)
+// read-only under /models/, streamed from disk.
 #pragma once
 
 #include <filesystem>

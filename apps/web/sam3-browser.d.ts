@@ -64,7 +64,8 @@ export class Sam3Error extends Error {
 
 export class Sam3Model {
   readonly device: "webgpu" | "wasm";
-  readonly layout: "usls" | "samexporter";
+  /** The family's id in sam3's family registry (src/pure/families/table.cpp). */
+  readonly layout: "efficientsam3" | "geti" | "usls" | "samexporter" | "sam3.1-ailia";
   readonly generation: string;
   readonly quirks: string[];
   readonly inputWidth: number;

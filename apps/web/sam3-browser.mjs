@@ -292,7 +292,7 @@ export class Sam3 {
       }
       parts[part] = partSpec(file, sessions[part]);
     }
-    const info = call(core, "sam3_create", JSON.stringify({ layout: chosen.layout, parts }));
+    const info = call(core, "sam3_create", JSON.stringify({ layout: chosen.layout, candidates: chosen.candidates, parts }));
     const vocabName = vocabularies.find((v) => names.includes(v));
     let vocab;
     if (vocabName) vocab = { name: vocabName, bytes: await src.bytes(vocabName) };
@@ -386,7 +386,9 @@ export class Sam3Model {
     const geometryInputs = ortTensors(this.ort, this.core, prepared.geometry_tensors);
     let textOutputs = this.textCache.get(prepared.text);
     if (!textOutputs) {
-      textOutputs = await this.sessions.text.run(ortTensors(this.ort, this.core, prepared.text_tensors));
+      // Without a text encoder (SAM 3.1's grounding graph encodes the text) the ids feed the decoder.
+      const textInputs = ortTensors(this.ort, this.core, prepared.text_tensors);
+      textOutputs = this.sessions.text ? await this.sessions.text.run(textInputs) : textInputs;
       this.textCache.set(prepared.text, textOutputs);
     }
     const t1 = performance.now();

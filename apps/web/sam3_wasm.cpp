@@ -21,6 +21,7 @@
 #include "predictor/preprocess.h"
 #include "pure/generation.h"
 #include "pure/layout_names.h"
+#include "pure/prompt_json.h"
 #include "pure/prompt_rules.h"
 #include "sam3/error.h"
 #include "sam3/image.h"
@@ -90,28 +91,8 @@ json tensors_json(std::vector<Tensor>& tensors) {
   return out;
 }
 
-sam3::Prompt prompt_from_json(const json& j) {
-  sam3::Prompt p;
-  if (j.contains("text") && !j["text"].is_null()) p.text = j["text"].get<std::string>();
-  if (j.contains("boxes")) {
-    for (const auto& b : j["boxes"]) {
-      if (!b.is_array() || b.size() < 4 || b.size() > 5) {
-        throw sam3::Error(sam3::ErrorCode::kInvalidArgument, "a box is [x0, y0, x1, y1] or [x0, y0, x1, y1, \"pos\"|\"neg\"]");
-      }
-      bool positive = true;
-      if (b.size() == 5) {
-        const auto label = b[4].is_string() ? b[4].get<std::string>() : b[4].dump();
-        const auto polarity = sam3::parse_polarity(label);
-        if (!polarity) {
-          throw sam3::Error(sam3::ErrorCode::kInvalidArgument, "a box label is \"pos\" or \"neg\", got \"" + label + "\"");
-        }
-        positive = *polarity;
-      }
-      p.boxes.push_back({{b[0].get<float>(), b[1].get<float>(), b[2].get<float>(), b[3].get<float>()}, positive});
-    }
-  }
-  return p;
-}
+// segment()'s {text, boxes}, read by sam3's one prompt codec (errors name the field: prompt.boxes[0][4]).
+sam3::Prompt prompt_from_json(const json& j) { return sam3::pure::concept_from_json(j, "prompt"); }
 
 // The server's request names: threshold, mask_threshold, nms, min_area, max_instances.
 sam3::SegmentOptions options_from_json(const json& j) {
@@ -141,44 +122,40 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_layout_candidates() {
   });
 }
 
-// names: ["vision-encoder.onnx", ...] (what exists) -> {"layout", "parts": {part: file name}}
+// names: ["vision-encoder.onnx", ...] (what exists) -> {"layout", "candidates": [family ids], "parts": {part: file name}}
 EMSCRIPTEN_KEEPALIVE const char* sam3_choose_files(const char* where, const char* names_json) {
   return guarded([&] {
     const auto names = json::parse(names_json).get<std::set<std::string>>();
     const auto chosen = sam3::pure::choose_files(where, names);
     if (!chosen) {
-      throw sam3::Error(sam3::ErrorCode::kModelNotFound,
-                        std::string(where) + ": not a SAM3 model folder for the browser; expected " +
-                            sam3::pure::required_names(sam3::pure::text_layouts()[1]) + " (usls layout) or " +
-                            sam3::pure::required_names(sam3::pure::text_layouts()[2]) + " (samexporter layout)");
+      throw sam3::Error(sam3::ErrorCode::kModelNotFound, std::string(where) + ": not a SAM3 model folder for the browser; expected " +
+                                                             sam3::pure::every_family_names());
     }
-    return json{{"layout", sam3::pure::family_name(chosen->family)}, {"parts", chosen->parts}};
+    json candidates = json::array();
+    for (const auto* row : chosen->families) candidates.push_back(row->id);
+    return json{{"layout", chosen->families.front()->id}, {"candidates", candidates}, {"parts", chosen->parts}};
   });
 }
 
-// {"layout", "parts": {"image": {"file", "inputs": [{name, type, shape}], "outputs": [...]}, ...}}
+// {"layout", "candidates", "parts": {"image": {"file", "inputs": [{name, type, shape}], "outputs": [...]}, ...}}
 // -> {"handle", "layout", "generation", "quirks", "input_width", "input_height", "box_limit",
 //     "image_feeds", "text_feeds", "geometry_image_feeds", "has_geometry"}
 EMSCRIPTEN_KEEPALIVE const char* sam3_create(const char* spec_json) {
   return guarded([&] {
     const auto j = json::parse(spec_json);
     const auto& parts = j.at("parts");
-    const auto layout = j.at("layout").get<std::string>();
-    std::optional<Generation> g;
-    if (layout == "usls") {
-      std::optional<sam3::pure::PartSpec> geometry;
-      if (parts.contains("geometry")) geometry = part_from_json(parts["geometry"]);
-      g = Generation::usls(part_from_json(parts.at("image")), part_from_json(parts.at("text")),
-                           part_from_json(parts.at("decoder")), geometry ? &*geometry : nullptr);
-    } else if (layout == "geti-instant-learn") {
-      g = Generation::geti(part_from_json(parts.at("image")), part_from_json(parts.at("text")),
-                           part_from_json(parts.at("decoder")), part_from_json(parts.at("geometry")));
-    } else if (layout == "samexporter") {
-      g = Generation::samexporter(part_from_json(parts.at("image")), part_from_json(parts.at("text")),
-                                  part_from_json(parts.at("decoder")));
-    } else {
-      throw sam3::Error(sam3::ErrorCode::kModelMismatch, "layout '" + layout + "' does not run in the browser");
+    // The families whose names fit (sam3_choose_files' "candidates"), else the one named.
+    std::vector<std::string> ids = {j.at("layout").get<std::string>()};
+    if (j.contains("candidates")) ids = j["candidates"].get<std::vector<std::string>>();
+    std::vector<const sam3::pure::FamilyRow*> rows;
+    for (const auto& id : ids) {
+      const auto* row = sam3::pure::find_family(id);
+      if (!row || !row->browser) throw sam3::Error(sam3::ErrorCode::kModelMismatch, "layout '" + id + "' does not run in the browser");
+      rows.push_back(row);
     }
+    sam3::pure::PartSpecs specs;
+    for (const auto& [part, spec] : parts.items()) specs[part] = part_from_json(spec);
+    std::optional<Generation> g = sam3::pure::build_generation(rows, specs);
     const int handle = next_handle++;
     models[handle] = std::make_unique<Model>(Model{std::move(*g), std::nullopt, {}, {}, {}});
     const auto& gen = models[handle]->generation;

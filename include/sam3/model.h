@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sam3/execution_provider.h"
@@ -27,12 +28,30 @@
 
 namespace sam3 {
 
-enum class Layout {
-  kUsls,         // vision-encoder.onnx, text-encoder.onnx, decoder.onnx, tokenizer.json
-  kSamexporter,  // sam3_image_encoder.onnx, sam3_language_encoder.onnx, sam3_decoder.onnx
-  kTracker,      // vision_encoder.onnx, prompt_encoder_mask_decoder.onnx (interactive: points, boxes)
-  kGeti,         // vision-encoder, text-encoder, geometry-encoder, prompt-decoder (.onnx; Intel geti-instant-learn)
+// A model's family: the stable id of its row in the family registry (src/pure/families/,
+// docs/architecture.md): "usls", "samexporter", "geti", "sam3.1-ailia", "efficientsam3", or
+// "sam3-tracker" for the interactive model. Compared by id; the constants name the families
+// code may test for.
+class Layout {
+ public:
+  constexpr Layout() noexcept = default;
+  constexpr explicit Layout(const char* id) noexcept : id_(id) {}
+  constexpr const char* id() const noexcept { return id_; }
+  friend constexpr bool operator==(Layout a, Layout b) noexcept { return std::string_view(a.id_) == std::string_view(b.id_); }
+
+  static const Layout kUsls;         // vision-encoder.onnx, text-encoder.onnx, decoder.onnx, tokenizer.json
+  static const Layout kSamexporter;  // sam3_image_encoder.onnx, sam3_language_encoder.onnx, sam3_decoder.onnx
+  static const Layout kTracker;      // vision_encoder.onnx, prompt_encoder_mask_decoder.onnx (interactive: points, boxes)
+  static const Layout kGeti;         // vision-encoder, text-encoder, geometry-encoder, prompt-decoder (Intel geti-instant-learn)
+
+ private:
+  const char* id_ = "usls";
 };
+inline constexpr Layout Layout::kUsls{"usls"};
+inline constexpr Layout Layout::kSamexporter{"samexporter"};
+inline constexpr Layout Layout::kTracker{"sam3-tracker"};
+inline constexpr Layout Layout::kGeti{"geti"};
+// The family's stable id (Layout::id()).
 const char* layout_name(Layout layout) noexcept;
 
 // Whether MatMulInteger's uint8 weights are rewritten as int8 (exact, about twice as fast on
@@ -181,6 +200,10 @@ class Model {
   // kCancelled once options.stop asks to stop.
   PromptResult segment(const ImageEmbedding& embedding, const Prompt& prompt,
                        const SegmentOptions& options = {}) const;
+  // What the family's reference pipeline does across the prompts of one image, on all of
+  // their results (EfficientSAM3: an instance overlapping a better one of any prompt by more
+  // than half of the smaller mask, or of the smaller box, is dropped); nothing for the others.
+  void suppress_across_prompts(std::vector<PromptResult>& results) const;
 
   // Whether this is the interactive generation (points and boxes, no text); see interactive.h.
   bool interactive() const noexcept;
@@ -201,6 +224,10 @@ class Model {
 
   ModelStats stats() const;
   std::vector<ModelFileInfo> files() const;
+  // Every file this model was read from: each network's graph, the weights stored beside it
+  // (ONNX external data: "<file>.data", "<stem>.data", "<file>_data") and the vocabulary
+  // (which may lie outside directory(): ModelOptions::fallback_vocabulary or the bundled one).
+  std::vector<std::filesystem::path> source_files() const;
 
   ~Model();
   Model(const Model&) = delete;

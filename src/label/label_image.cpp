@@ -74,6 +74,8 @@ std::vector<LabeledInstance> label_image(const Model& model, const Image& image,
                                                 : model.encode(image, encode);
     t.encode_ms += ms_since(t0);
     t0 = Clock::now();
+    std::vector<PromptResult> results;  // this tile's, one per category that ran
+    std::vector<size_t> category_of;
     for (size_t c = 0; c < categories.size(); ++c) {
       PromptResult result;
       if (const auto& everything = categories[c].everything) {
@@ -87,7 +89,13 @@ std::vector<LabeledInstance> label_image(const Model& model, const Image& image,
         if (blank && prompt.boxes.empty()) continue;  // a box-only category with no box in this tile
         result = model.segment(embedding, prompt, options);
       }
-      for (auto& inst : result.instances) {
+      results.push_back(std::move(result));
+      category_of.push_back(c);
+    }
+    model.suppress_across_prompts(results);  // the family's rule over the image's prompts
+    for (size_t k = 0; k < results.size(); ++k) {
+      const size_t c = category_of[k];
+      for (auto& inst : results[k].instances) {
         LabeledInstance li;
         li.category = static_cast<int>(c);
         li.score = inst.score;

@@ -68,15 +68,16 @@ class Backend {
   virtual std::vector<Instance> decode(const EmbeddingData& image, const TextFeatures& text,
                                        const std::vector<BoxPrompt>& boxes,
                                        const SegmentOptions& options, PromptTimings& timings) const = 0;
+  // What the family's reference drops across the prompts of one image.
+  virtual void suppress_across_prompts(std::vector<PromptResult>&) const {}
   // The interactive generation's decoder; null for the text-prompted generations.
   virtual const InteractiveDecoder* interactive() const { return nullptr; }
 };
 
 // `encoder` configures the image encoder session, `config` the text encoder and decoder.
-std::unique_ptr<Backend> make_usls_backend(const ModelFiles& files, const rt::SessionConfig& encoder,
+// Every text-prompted family of the registry (pure/families.h).
+std::unique_ptr<Backend> make_text_backend(const ModelFiles& files, const rt::SessionConfig& encoder,
                                            const rt::SessionConfig& config);
-std::unique_ptr<Backend> make_samexporter_backend(const ModelFiles& files, const rt::SessionConfig& encoder,
-                                                  const rt::SessionConfig& config);
 std::unique_ptr<Backend> make_tracker_backend(const ModelFiles& files, const rt::SessionConfig& encoder,
                                               const rt::SessionConfig& config);
 

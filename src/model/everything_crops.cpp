@@ -37,44 +37,32 @@ bool cut_by_crop(const Box& box, const TileRect& crop, int image_width, int imag
   return false;
 }
 
-void move_into_image(std::vector<Instance>& instances, const TileRect& crop, int image_width, int image_height) {
-  if (crop.x0 == 0 && crop.y0 == 0 && crop.x1 == image_width && crop.y1 == image_height) return;
-  for (Instance& inst : instances) {
-    Mask full;
-    full.width = image_width;
-    full.height = image_height;
-    full.data.assign(static_cast<size_t>(image_width) * image_height, 0);
-    for (int y = 0; y < inst.mask.height; ++y) {
-      std::copy_n(&inst.mask.data[static_cast<size_t>(y) * inst.mask.width], inst.mask.width,
-                  &full.data[static_cast<size_t>(y + crop.y0) * image_width + crop.x0]);
-    }
-    inst.mask = std::move(full);
-    inst.box = {inst.box.x0 + crop.x0, inst.box.y0 + crop.y0, inst.box.x1 + crop.x0, inst.box.y1 + crop.y0};
-  }
+void move_into_image(std::vector<CompactInstance>& instances, const TileRect& crop, int image_width, int image_height) {
+  for (CompactInstance& inst : instances) move_mask(inst, crop.x0, crop.y0, image_width, image_height);
 }
 
-std::vector<Instance> merge_crops(std::vector<std::pair<EverythingCrop, std::vector<Instance>>> per_crop,
-                                  float nms_threshold) {
+std::vector<CompactInstance> merge_crops(std::vector<std::pair<EverythingCrop, std::vector<CompactInstance>>> per_crop,
+                                         float nms_threshold) {
   struct Candidate {
     std::int64_t crop_area;
-    Instance* inst;
+    CompactInstance* inst;
   };
   std::vector<Candidate> all;
   for (auto& [crop, instances] : per_crop) {
     const std::int64_t area = static_cast<std::int64_t>(crop.window.x1 - crop.window.x0) * (crop.window.y1 - crop.window.y0);
-    for (Instance& inst : instances) all.push_back({area, &inst});
+    for (CompactInstance& inst : instances) all.push_back({area, &inst});
   }
   // Smaller crops first (SAM scores each mask 1 / its crop's area); within a crop, the crop's
   // own order (best predicted IoU first) stays.
   std::stable_sort(all.begin(), all.end(), [](const Candidate& a, const Candidate& b) { return a.crop_area < b.crop_area; });
-  std::vector<Instance> kept;
+  std::vector<CompactInstance> kept;
   for (const Candidate& c : all) {
-    const bool duplicate = std::any_of(kept.begin(), kept.end(), [&](const Instance& k) {
+    const bool duplicate = std::any_of(kept.begin(), kept.end(), [&](const CompactInstance& k) {
       return box_iou(k.box, c.inst->box) > nms_threshold;
     });
     if (!duplicate) kept.push_back(std::move(*c.inst));
   }
-  std::stable_sort(kept.begin(), kept.end(), [](const Instance& a, const Instance& b) { return a.score > b.score; });
+  std::stable_sort(kept.begin(), kept.end(), [](const CompactInstance& a, const CompactInstance& b) { return a.score > b.score; });
   return kept;
 }
 

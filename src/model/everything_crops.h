@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "model/compact_mask.h"
 #include "sam3/interactive.h"
 #include "sam3/types.h"
 
@@ -22,12 +23,14 @@ std::vector<EverythingCrop> everything_crops(int width, int height, int layers, 
 // is not an edge of the image is cut by the crop: another layer sees that object whole.
 bool cut_by_crop(const Box& box, const TileRect& crop, int image_width, int image_height);
 
-// The crop's instances moved into the image: masks at the image's size, boxes shifted.
-void move_into_image(std::vector<Instance>& instances, const TileRect& crop, int image_width, int image_height);
+// The crop's instances moved into the image: masks of the image's size, boxes shifted.
+void move_into_image(std::vector<CompactInstance>& instances, const TileRect& crop, int image_width, int image_height);
 
 // Masks of all crops, one per object: between two whose boxes overlap by more than
 // nms_threshold, the one from the smaller crop stays (it saw the object at a finer scale).
 // Returned best predicted IoU first.
-std::vector<Instance> merge_crops(std::vector<std::pair<EverythingCrop, std::vector<Instance>>> per_crop, float nms_threshold);
+// The masks stay compact (expand() gives the survivors' full masks).
+std::vector<CompactInstance> merge_crops(std::vector<std::pair<EverythingCrop, std::vector<CompactInstance>>> per_crop,
+                                         float nms_threshold);
 
 }  // namespace sam3::detail

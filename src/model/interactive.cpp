@@ -244,6 +244,15 @@ void check_everything_options(const EverythingOptions& o) {
   unit(o.crop_nms_threshold, "crop_nms_threshold");
 }
 
+// parallel_for's items per thread so that the threads' scratch (`scratch` bytes each) stays
+// within 512 MB: on many cores and a large image it was cores x 5 bytes a pixel (a 100 MP image
+// on 64 cores: 32 GB); one thread always runs.
+size_t items_per_thread(size_t items, std::uint64_t scratch) {
+  constexpr std::uint64_t kBudget = 512ull << 20;
+  const std::uint64_t threads = std::max<std::uint64_t>(1, kBudget / std::max<std::uint64_t>(scratch, 1));
+  return std::max<size_t>(1, static_cast<size_t>((items + threads - 1) / threads));
+}
+
 // IoU of the mask cut at +offset with the mask cut at -offset (SAM's stability score).
 float stability_score(const std::vector<float>& logits, float offset) {
   std::int64_t high = 0, low = 0;
@@ -258,16 +267,20 @@ void check_everything(const Backend& backend, const EverythingOptions& options) 
   check_everything_options(options);
 }
 
-PromptResult segment_everything(const Backend& backend, const EmbeddingData& image, const EverythingOptions& options,
-                                int* decoder_runs, const std::function<bool(const Box&)>& keep) {
+EverythingCandidates segment_everything(const Backend& backend, const EmbeddingData& image, const EverythingOptions& options,
+                                        int* decoder_runs, const std::function<bool(const Box&)>& keep) {
   const InteractiveDecoder& decoder = decoder_of(backend);
   check_embedding_layout(image, backend.layout());
   check_everything_options(options);
   const int model_w = backend.input_width(), model_h = backend.input_height();
   const float sx = static_cast<float>(model_w) / image.width, sy = static_cast<float>(model_h) / image.height;
   const int n = options.points_per_side;
-  PromptResult result;
-  std::vector<Instance> candidates;
+  // Each thread's scratch for a candidate: its logits at the model's and the image's size
+  // (floats) and its mask (bytes).
+  const std::uint64_t scratch = static_cast<std::uint64_t>(model_w) * model_h * 4 + static_cast<std::uint64_t>(image.width) * image.height * 5;
+  EverythingCandidates result;
+  // Compact until the deduplication: a full mask per candidate was the image's size each.
+  std::vector<CompactInstance> candidates;
   std::mutex mutex;
   for (int start = 0; start < n * n; start += options.points_per_batch) {
     const int count = std::min(options.points_per_batch, n * n - start);
@@ -285,7 +298,8 @@ PromptResult segment_everything(const Backend& backend, const EmbeddingData& ima
     if (decoder_runs) ++*decoder_runs;
     result.timings.decode_ms += ms_since(t0);
     const auto t1 = Clock::now();
-    parallel_for(static_cast<size_t>(count) * d.candidates, [&](size_t i) {
+    const size_t items = static_cast<size_t>(count) * d.candidates;
+    parallel_for(items, [&](size_t i) {
       const size_t object = i / d.candidates, candidate = i % d.candidates;
       const float iou = d.iou[i];
       if (!(iou > options.pred_iou_threshold)) return;
@@ -295,19 +309,20 @@ PromptResult segment_everything(const Backend& backend, const EmbeddingData& ima
       Instance inst = instance_from_logits(logits, image.width, image.height, iou);
       if (inst.area == 0 || inst.area < options.min_area) return;
       if (keep && !keep(inst.box)) return;
+      CompactInstance small = compact(inst);
       std::lock_guard lock(mutex);
-      candidates.push_back(std::move(inst));
-    }, 1);
+      candidates.push_back(std::move(small));
+    }, items_per_thread(items, scratch));
     result.timings.postprocess_ms += ms_since(t1);
   }
   // Box NMS, best predicted IoU first (the order of equal scores fixed by the boxes).
   const auto t2 = Clock::now();
-  std::sort(candidates.begin(), candidates.end(), [](const Instance& a, const Instance& b) {
+  std::sort(candidates.begin(), candidates.end(), [](const CompactInstance& a, const CompactInstance& b) {
     if (a.score != b.score) return a.score > b.score;
     return std::tie(a.box.y0, a.box.x0, a.box.y1, a.box.x1) < std::tie(b.box.y0, b.box.x0, b.box.y1, b.box.x1);
   });
   for (auto& c : candidates) {
-    const bool duplicate = std::any_of(result.instances.begin(), result.instances.end(), [&](const Instance& kept) {
+    const bool duplicate = std::any_of(result.instances.begin(), result.instances.end(), [&](const CompactInstance& kept) {
       return box_iou(kept.box, c.box) > options.box_nms_threshold;
     });
     if (!duplicate) result.instances.push_back(std::move(c));

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "model/backend.h"
+#include "model/compact_mask.h"
 #include "sam3/interactive.h"
 
 namespace sam3::detail {
@@ -23,10 +24,16 @@ std::vector<ObjectResult> segment_objects(const Backend& backend, const Embeddin
 // Throws kInvalidArgument when the model takes no clicks or an option is out of range.
 void check_everything(const Backend& backend, const EverythingOptions& options);
 
+struct EverythingCandidates {
+  std::vector<CompactInstance> instances;  // deduplicated, best predicted IoU first
+  PromptTimings timings;
+};
+
 // SAM's automatic mask generator: a grid of single positive clicks, three candidates each,
 // kept when confident, present, stable and keep(box) (a crop's edge rule), deduplicated by
-// box NMS. Options' crop fields are not read here (model/everything_crops.h).
-PromptResult segment_everything(const Backend& backend, const EmbeddingData& image, const EverythingOptions& options,
-                                int* decoder_runs, const std::function<bool(const Box&)>& keep = nullptr);
+// box NMS; the candidates are held compact throughout (expand() gives the masks). Options'
+// crop fields are not read here (model/everything_crops.h).
+EverythingCandidates segment_everything(const Backend& backend, const EmbeddingData& image, const EverythingOptions& options,
+                                        int* decoder_runs, const std::function<bool(const Box&)>& keep = nullptr);
 
 }  // namespace sam3::detail

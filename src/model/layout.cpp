@@ -28,7 +28,7 @@ std::optional<ModelFiles> find_tracker(const std::filesystem::path& dir) {
       const auto image = where / (std::string(kTrackerImage) + suffix + ".onnx");
       const auto decoder = where / (std::string(kTrackerDecoder) + suffix + ".onnx");
       const bool has_image = std::filesystem::is_regular_file(image, ec), has_decoder = std::filesystem::is_regular_file(decoder, ec);
-      if (has_image && has_decoder) return ModelFiles{Layout::kTracker, {{"image", image}, {"decoder", decoder}}};
+      if (has_image && has_decoder) return ModelFiles{Layout::kTracker, {}, {{"image", image}, {"decoder", decoder}}};
       if (half.empty() && (has_image || has_decoder)) half = (has_image ? image : decoder).string();
     }
   }
@@ -92,10 +92,7 @@ ModelFiles detect_layout(const std::filesystem::path& dir) {
     }
   }
   if (auto chosen = pure::choose_files(graphs.string(), names)) {
-    const Layout layout = chosen->family == pure::Family::kUsls   ? Layout::kUsls
-                          : chosen->family == pure::Family::kGeti ? Layout::kGeti
-                                                                  : Layout::kSamexporter;
-    ModelFiles files{layout, {}};
+    ModelFiles files{Layout(chosen->families.front()->id), chosen->families, {}};
     for (const auto& [part, name] : chosen->parts) files.parts[part] = graphs / name;
     return files;
   }
@@ -104,11 +101,9 @@ ModelFiles detect_layout(const std::filesystem::path& dir) {
     if (entry.path().extension() == ".onnx") found += (found.empty() ? "" : ", ") + entry.path().filename().string();
   }
   throw Error(ErrorCode::kModelNotFound,
-              dir.string() + ": not a SAM3 model directory; expected " + pure::required_names(pure::text_layouts()[1]) +
-                  " (usls layout, also with -int8/-fp16/-q4f16 suffixes), " + pure::required_names(pure::text_layouts()[2]) +
-                  " (samexporter layout), " + pure::required_names(pure::text_layouts()[0]) +
-                  " (geti-instant-learn, also under onnx/) or onnx/vision_encoder.onnx, onnx/prompt_encoder_mask_decoder.onnx "
-                  "(the interactive sam3-tracker model), found " + (found.empty() ? "no .onnx files" : found));
+              dir.string() + ": not a SAM3 model directory; expected " + pure::every_family_names() +
+                  " (also with -int8/-fp16/-q4f16 suffixes, also under onnx/), or onnx/vision_encoder.onnx, "
+                  "onnx/prompt_encoder_mask_decoder.onnx (the interactive sam3-tracker model), found " + (found.empty() ? "no .onnx files" : found));
 }
 
 std::filesystem::path find_vocabulary(const std::filesystem::path& dir) {

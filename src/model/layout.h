@@ -1,17 +1,22 @@
-// Which public layout a model directory holds and which file plays each part, from the file
+// Which public family a model directory holds and which file plays each part, from the file
 // names (the I/O of the files then decides the generation, in the backends).
 #pragma once
 
 #include <filesystem>
 #include <map>
 #include <string>
+#include <vector>
 
+#include "pure/families.h"
 #include "sam3/model.h"
 
 namespace sam3::detail {
 
 struct ModelFiles {
-  Layout layout;
+  Layout layout;  // the first candidate family's (or the interactive model's)
+  // Text-prompted families whose names fit these files, in the registry's order: the files'
+  // I/O decides between them (pure::build_generation).
+  std::vector<const pure::FamilyRow*> families;
   // Part -> file: "image", "text", "decoder", and for the first usls generation "geometry".
   std::map<std::string, std::filesystem::path> parts;
   const std::filesystem::path* find(const std::string& part) const {

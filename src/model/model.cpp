@@ -18,21 +18,14 @@
 #include "predictor/postprocess.h"
 #include "predictor/preprocess.h"
 #include "pure/prompt_rules.h"
+#include "runtime/model_file_cache.h"
 #include "runtime/run_stop.h"
 #include "sam3/error.h"
 #include "sam3/log.h"
 
 namespace sam3 {
 
-const char* layout_name(Layout layout) noexcept {
-  switch (layout) {
-    case Layout::kUsls: return "usls";
-    case Layout::kSamexporter: return "samexporter";
-    case Layout::kTracker: return "sam3-tracker";
-    case Layout::kGeti: return "geti";
-  }
-  return "unknown";
-}
+const char* layout_name(Layout layout) noexcept { return layout.id(); }
 
 std::string onnxruntime_version() { return Ort::GetVersionString(); }
 
@@ -96,6 +89,7 @@ struct Model::Impl {
   std::filesystem::path directory;
   std::unique_ptr<detail::Backend> backend;
   std::unique_ptr<ClipTokenizer> tokenizer;
+  std::filesystem::path vocabulary;  // the tokenizer's file; empty for the interactive generation
   double load_ms = 0;
   TextCache text_cache;
   std::atomic<std::int64_t> image_encodes{0}, text_encodes{0}, decodes{0}, cache_hits{0}, stopped{0};
@@ -130,6 +124,7 @@ std::shared_ptr<Model> Model::load(const std::filesystem::path& directory, const
     vocab = detail::find_vocabulary(directory);
     if (vocab.empty()) vocab = options.fallback_vocabulary.empty() ? bundled_vocabulary() : options.fallback_vocabulary;
     impl->tokenizer = std::make_unique<ClipTokenizer>(ClipTokenizer::from_file(vocab));
+    impl->vocabulary = vocab;
   }
   config.intra_op_threads = capped_threads(options.intra_op_threads);
   config.spin_threads = options.spin_threads;
@@ -147,17 +142,17 @@ std::shared_ptr<Model> Model::load(const std::filesystem::path& directory, const
                                 : *options.encoder_memory_arena        ? rt::SessionConfig::Arena::kOn
                                                                        : rt::SessionConfig::Arena::kOff;
   try {
-    impl->backend = layout == Layout::kUsls || layout == Layout::kGeti ? detail::make_usls_backend(files, encoder_config, config)
-                    : layout == Layout::kTracker ? detail::make_tracker_backend(files, encoder_config, config)
-                                                 : detail::make_samexporter_backend(files, encoder_config, config);
+    impl->backend = layout == Layout::kTracker ? detail::make_tracker_backend(files, encoder_config, config)
+                                               : detail::make_text_backend(files, encoder_config, config);
   } catch (const Error& e) {
     if (e.code() != ErrorCode::kModelMismatch) throw;
     // Which generation the folder looked like, then the file, tensor, expected and found.
-    throw Error(ErrorCode::kModelMismatch, std::string("the file names are those of the ") + layout_name(layout) +
+    const char* family = files.families.empty() ? layout_name(layout) : files.families.back()->display;
+    throw Error(ErrorCode::kModelMismatch, std::string("the file names are those of the ") + family +
                                                " layout, but its files do not fit it: " + e.what());
   }
   impl->load_ms = ms_since(t0);
-  log(LogLevel::kInfo, "loaded " + std::string(layout_name(layout)) + " model from " + directory.string() +
+  log(LogLevel::kInfo, "loaded " + std::string(layout_name(impl->backend->layout())) + " model from " + directory.string() +
                            " (input " + std::to_string(impl->backend->input_width()) + "x" +
                            std::to_string(impl->backend->input_height()) +
                            (vocab.empty() ? std::string() : ", vocabulary " + vocab.filename().string()) + ") in " + std::to_string(static_cast<int>(impl->load_ms)) + " ms");
@@ -250,6 +245,8 @@ PromptResult Model::segment(const ImageEmbedding& embedding, const Prompt& promp
   return result;
 }
 
+void Model::suppress_across_prompts(std::vector<PromptResult>& results) const { impl_->backend->suppress_across_prompts(results); }
+
 bool Model::interactive() const noexcept { return impl_->backend->interactive() != nullptr; }
 
 std::vector<ObjectResult> Model::segment_objects(const ImageEmbedding& embedding,
@@ -277,8 +274,11 @@ PromptResult Model::segment_everything(const ImageEmbedding& embedding, const Ev
   }
   int runs = 0;
   const rt::StopScope stop(options.stop);
-  auto result = impl_->counting_stops([&] { return detail::segment_everything(*impl_->backend, *detail::EmbeddingAccess::data(embedding), options, &runs); });
+  auto found = impl_->counting_stops([&] { return detail::segment_everything(*impl_->backend, *detail::EmbeddingAccess::data(embedding), options, &runs); });
   impl_->decodes += runs;
+  PromptResult result;
+  result.timings = found.timings;
+  result.instances = detail::expand(found.instances);  // the survivors' full masks, at last
   return result;
 }
 
@@ -294,7 +294,7 @@ PromptResult Model::segment_everything(const Image& image, const ImageEmbedding&
   detail::check_embedding_layout(*detail::EmbeddingAccess::data(embedding), layout());
   detail::check_everything(*impl_->backend, options);  // before any crop is encoded
   PromptResult result;
-  std::vector<std::pair<detail::EverythingCrop, std::vector<Instance>>> per_crop;
+  std::vector<std::pair<detail::EverythingCrop, std::vector<detail::CompactInstance>>> per_crop;
   for (const auto& crop : detail::everything_crops(image.width, image.height, options.crop_layers, options.crop_overlap_ratio)) {
     EverythingOptions layer = whole;
     for (int i = 0; i < crop.layer; ++i) layer.points_per_side = std::max(1, layer.points_per_side / options.crop_points_downscale);
@@ -302,7 +302,7 @@ PromptResult Model::segment_everything(const Image& image, const ImageEmbedding&
     const ImageEmbedding crop_embedding = whole_image ? embedding : encode(crop_image(image, crop.window), {options.stop});
     int runs = 0;
     const rt::StopScope stop(options.stop);
-    PromptResult part = impl_->counting_stops([&] {
+    detail::EverythingCandidates part = impl_->counting_stops([&] {
       return detail::segment_everything(*impl_->backend, *detail::EmbeddingAccess::data(crop_embedding), layer, &runs,
                                         [&](const Box& box) {
                                           if (whole_image) return true;
@@ -317,7 +317,7 @@ PromptResult Model::segment_everything(const Image& image, const ImageEmbedding&
     detail::move_into_image(part.instances, crop.window, image.width, image.height);
     per_crop.emplace_back(crop, std::move(part.instances));
   }
-  result.instances = detail::merge_crops(std::move(per_crop), options.crop_nms_threshold);
+  result.instances = detail::expand(detail::merge_crops(std::move(per_crop), options.crop_nms_threshold));
   return result;
 }
 
@@ -329,6 +329,16 @@ std::vector<ModelFileInfo> Model::files() const {
                    p.pre_optimized, p.int8_weights, p.fused_attention, s->providers(), p.onednn_int8,
                    p.bf16_attention, p.bf16_matmuls, p.uint8_weights});
   }
+  return out;
+}
+
+std::vector<std::filesystem::path> Model::source_files() const {
+  std::vector<std::filesystem::path> out;
+  for (const auto* s : impl_->backend->sessions()) {
+    out.push_back(s->path());
+    if (auto weights = rt::external_data_file(s->path()); !weights.empty()) out.push_back(std::move(weights));
+  }
+  if (!impl_->vocabulary.empty()) out.push_back(impl_->vocabulary);
   return out;
 }
 

@@ -1,12 +1,22 @@
 #include "model/ort_tensors.h"
 
+#include <cstring>
+
 namespace sam3::detail {
 
 void Feeds::add(pure::Tensor& t) {
   static const auto info = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
-  views_.push_back(Ort::Value::CreateTensor(info, t.bytes.data(), t.bytes.size(), t.shape.data(), t.shape.size(),
-                                            static_cast<ONNXTensorElementDataType>(t.type)));
+  static std::uint8_t none = 0;  // an empty tensor (SAM 3.1's zero boxes) still needs an address
+  views_.push_back(Ort::Value::CreateTensor(info, t.bytes.empty() ? &none : t.bytes.data(), t.bytes.size(), t.shape.data(),
+                                            t.shape.size(), static_cast<ONNXTensorElementDataType>(t.type)));
   feeds_[t.name] = views_.back();
+}
+
+Ort::Value owned_value(const pure::Tensor& t) {
+  Ort::AllocatorWithDefaultOptions allocator;
+  auto value = Ort::Value::CreateTensor(allocator, t.shape.data(), t.shape.size(), static_cast<ONNXTensorElementDataType>(t.type));
+  if (!t.bytes.empty()) std::memcpy(value.GetTensorMutableRawData(), t.bytes.data(), t.bytes.size());
+  return value;
 }
 
 pure::TensorView view_of(const Ort::Value& value) {

@@ -26,6 +26,8 @@ class Feeds {
   std::map<std::string, const OrtValue*> feeds_;
 };
 
+// A copy of the core's tensor that ONNX Runtime owns (kept beyond one run).
+Ort::Value owned_value(const pure::Tensor& tensor);
 pure::TensorView view_of(const Ort::Value& value);
 pure::TensorViews views_of(const std::map<std::string, Ort::Value>& values);
 

@@ -115,7 +115,7 @@ void set_final_box(Instance& inst, const FinalDetections& d, int i, int width, i
 
 std::vector<Instance> instances_from_raw_heads(const RawHeads& h, int width, int height,
                                                const SegmentOptions& options) {
-  const float presence = sigmoid(h.presence_logit);
+  const float presence = h.has_presence ? sigmoid(h.presence_logit) : 1.f;
   const float p = std::clamp(options.mask_threshold, 1e-6f, 1.f - 1e-6f);
   const float cut = std::log(p / (1.f - p));
   std::vector<int> kept;
@@ -131,8 +131,14 @@ std::vector<Instance> instances_from_raw_heads(const RawHeads& h, int width, int
     const float* b = h.boxes + static_cast<size_t>(q) * 4;
     inst.box = clamp_box({b[0] * width, b[1] * height, b[2] * width, b[3] * height}, width, height);
     inst.mask = {width, height, std::vector<std::uint8_t>(static_cast<size_t>(width) * height)};
-    upsample_threshold(h.masks + static_cast<size_t>(q) * h.mask_h * h.mask_w, h.mask_h, h.mask_w,
-                       height, width, cut, inst.mask.data.data());
+    const float* plane = h.masks + static_cast<size_t>(q) * h.mask_h * h.mask_w;
+    if (h.resize_probabilities) {
+      std::vector<float> probabilities(plane, plane + static_cast<size_t>(h.mask_h) * h.mask_w);
+      for (auto& v : probabilities) v = sigmoid(v);
+      upsample_threshold(probabilities.data(), h.mask_h, h.mask_w, height, width, options.mask_threshold, inst.mask.data.data());
+    } else {
+      upsample_threshold(plane, h.mask_h, h.mask_w, height, width, cut, inst.mask.data.data());
+    }
     inst.area = count_ones(inst.mask.data);
   });
   return out;

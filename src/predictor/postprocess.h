@@ -15,6 +15,10 @@ struct RawHeads {
   const float* boxes = nullptr;   // [Q,4] normalized x0,y0,x1,y1
   const float* masks = nullptr;   // [Q,mask_h,mask_w] logits
   float presence_logit = 0;
+  bool has_presence = true;  // false: no presence head (the score is sigmoid(logit) alone)
+  // Resize sigmoid(logits) and cut them at mask_threshold (geti-instant-learn's processor),
+  // instead of resizing the logits and cutting at logit(mask_threshold) (SAM3's).
+  bool resize_probabilities = false;
 };
 
 // Results the graph already thresholded (samexporter and osam decoders).
@@ -37,7 +41,7 @@ bool boxes_agree(const Box& box, const Box& bounds);
 
 float sigmoid(float x);
 
-// score = sigmoid(logit) * sigmoid(presence) > threshold; kept masks' logits are upsampled
+// score = sigmoid(logit) * sigmoid(presence) (or sigmoid(logit) without a presence head) > threshold; kept masks' logits are upsampled
 // bilinearly (align_corners=False) and cut at logit(mask_threshold); boxes scaled, clamped.
 std::vector<Instance> instances_from_raw_heads(const RawHeads& heads, int width, int height,
                                                const SegmentOptions& options);

@@ -49,7 +49,8 @@ void expect_mask_size(std::int64_t h, std::int64_t w, const std::string& name) {
   }
 }
 
-std::vector<Instance> from_raw_heads(const TensorViews& outputs, int width, int height, const SegmentOptions& options) {
+std::vector<Instance> from_raw_heads(const TensorViews& outputs, int width, int height, const SegmentOptions& options,
+                                     const OutputFormat& format) {
   const auto& masks = need(outputs, "pred_masks");
   const auto& mshape = masks.shape;  // [1,Q,h,w]
   if (mshape.size() != 4 || mshape[0] != 1) {
@@ -59,25 +60,38 @@ std::vector<Instance> from_raw_heads(const TensorViews& outputs, int width, int 
   expect_mask_size(mshape[2], mshape[3], "pred_masks");
   const std::int64_t queries = mshape[1];
   const std::string per_query = std::to_string(queries) + " queries of pred_masks " + shape_string(mshape);
-  const auto &logits = need(outputs, "pred_logits"), &boxes = need(outputs, "pred_boxes"),
-             &presence = need(outputs, "presence_logits");
+  const auto &logits = need(outputs, "pred_logits"), &boxes = need(outputs, "pred_boxes");
   expect_count(logits, "pred_logits", queries, "one score per query: " + per_query);
   expect_count(boxes, "pred_boxes", queries * 4, "four box numbers per query: " + per_query);
-  expect_count(presence, "presence_logits", 1, "one presence score");
-  const Floats m(masks, "pred_masks"), l(logits, "pred_logits"), b(boxes, "pred_boxes"), p(presence, "presence_logits");
+  const Floats m(masks, "pred_masks"), l(logits, "pred_logits"), b(boxes, "pred_boxes");
   RawHeads heads;
+  heads.has_presence = !format.presence.empty();
+  heads.resize_probabilities = format.resize_probabilities;
+  if (heads.has_presence) {
+    const auto& presence = need(outputs, format.presence);
+    expect_count(presence, format.presence, 1, "one presence score");
+    heads.presence_logit = Floats(presence, format.presence).data()[0];
+  }
+  std::vector<float> xyxy;  // pred_boxes as x0,y0,x1,y1 where the decoder gives cx,cy,w,h
+  if (format.cxcywh_boxes) {
+    xyxy.assign(b.data(), b.data() + queries * 4);
+    for (size_t q = 0; q < static_cast<size_t>(queries); ++q) {
+      float* r = xyxy.data() + q * 4;
+      const float cx = r[0], cy = r[1], w = r[2], h = r[3];
+      r[0] = cx - w / 2, r[1] = cy - h / 2, r[2] = cx + w / 2, r[3] = cy + h / 2;
+    }
+  }
   heads.queries = static_cast<int>(queries);
   heads.mask_h = static_cast<int>(mshape[2]);
   heads.mask_w = static_cast<int>(mshape[3]);
   heads.masks = m.data();
   heads.logits = l.data();
-  heads.boxes = b.data();
-  heads.presence_logit = p.data()[0];
+  heads.boxes = format.cxcywh_boxes ? xyxy.data() : b.data();
   return instances_from_raw_heads(heads, width, height, options);
 }
 
 std::vector<Instance> from_final(const TensorViews& outputs, int width, int height, const SegmentOptions& options,
-                                 int* corrected, const FinalOutputFormat& format) {
+                                 int* corrected, const OutputFormat& format) {
   const auto& masks = need(outputs, "masks");
   const auto& mshape = masks.shape;  // [N,1,H,W] or [N,H,W]
   if (mshape.size() != 3 && !(mshape.size() == 4 && mshape[1] == 1)) {
@@ -115,9 +129,9 @@ std::vector<Instance> from_final(const TensorViews& outputs, int width, int heig
 
 std::vector<Instance> instances_from_outputs(const TensorViews& outputs, int width, int height,
                                              const SegmentOptions& options, int* corrected,
-                                             const FinalOutputFormat& format) {
+                                             const OutputFormat& format) {
   if (corrected) *corrected = 0;
-  if (outputs.contains("pred_logits")) return from_raw_heads(outputs, width, height, options);
+  if (outputs.contains("pred_logits")) return from_raw_heads(outputs, width, height, options, format);
   return from_final(outputs, width, height, options, corrected, format);
 }
 

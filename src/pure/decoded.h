@@ -3,6 +3,7 @@
 // predictor/postprocess's rules. Pure: the outputs are borrowed bytes from any runtime.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "pure/tensor.h"
@@ -10,9 +11,14 @@
 
 namespace sam3::pure {
 
-// What in-graph results mean beyond their names: osam's decoder (no image size inputs) gives
-// normalized boxes; samexporter's may scale boxes by a side frozen at export.
-struct FinalOutputFormat {
+// What a decoder's outputs mean beyond their names. Raw heads: the presence output's name
+// (empty: no presence head, scores are sigmoid(logit) alone) and whether pred_boxes are
+// cx,cy,w,h. In-graph results: osam's decoder (no image size inputs) gives normalized boxes;
+// samexporter's may scale boxes by a side frozen at export.
+struct OutputFormat {
+  std::string presence = "presence_logits";
+  bool cxcywh_boxes = false;
+  bool resize_probabilities = false;  // masks: sigmoid, resize, cut at mask_threshold
   bool normalized_boxes = false;
   std::vector<int> export_sides;
 };
@@ -22,6 +28,6 @@ struct FinalOutputFormat {
 // Unsorted, unfiltered by area. *corrected: boxes that disagreed with their masks.
 std::vector<Instance> instances_from_outputs(const TensorViews& outputs, int width, int height,
                                              const SegmentOptions& options, int* corrected,
-                                             const FinalOutputFormat& format = {});
+                                             const OutputFormat& format = {});
 
 }  // namespace sam3::pure

@@ -1,12 +1,14 @@
 // A SAM3 export generation as data: recognised from its files' inputs and outputs (any
 // runtime's), it turns an image, a tokenized text and exemplar boxes into the named tensors its
 // sessions take, says which encoder output feeds which decoder input, and turns the decoder's
-// outputs into instances. The one implementation of each generation's rules: the native
-// backends (model/usls_backend.cpp, model/samexporter_backend.cpp) and the WebAssembly module
-// (web/sam3_wasm.cpp) both run these. Pure: standard library only.
+// outputs into instances. Each family's rules are one FamilyRules subclass in one file under
+// pure/families/, built by its row of the family registry (pure/families.h); the native
+// backend (model/text_backend.cpp) and the WebAssembly module (web/sam3_wasm.cpp) both run
+// them through Generation. Pure: standard library only.
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,67 +19,104 @@
 
 namespace sam3::pure {
 
-// kGeti: Intel geti-instant-learn's export (usls-like, with a geometry encoder that also takes
-// points and runs for every prompt).
-enum class Family { kUsls, kSamexporter, kGeti };
+// A model's files' I/O by part: "image", "text", "decoder", "geometry".
+using PartSpecs = std::map<std::string, PartSpec>;
+
+// One family's rules. The defaults are what most families do; a family overrides the rest.
+class FamilyRules {
+ public:
+  virtual ~FamilyRules() = default;
+
+  virtual std::string name() const = 0;                 // e.g. "usls", "osam"
+  virtual std::vector<std::string> quirks() const = 0;  // what sam3 does differently for it
+  // [3,H,W] planes in 0..255 at width x height (normalized in place where the family
+  // normalizes outside the graph) -> the image encoder's inputs.
+  virtual std::vector<Tensor> image_inputs(std::vector<float>& planes) const = 0;
+  virtual std::vector<Tensor> text_inputs(const TokenizedText& tokens) const = 0;
+  // Image encoder outputs kept in an embedding. Default: those the decoder or geometry encoder take.
+  virtual bool keeps_image_output(const std::string& name) const;
+  // Decoder input -> the text encoder output (or, without a text encoder, the text input) that
+  // feeds it. Default: the decoder inputs the text encoder outputs under the same name.
+  virtual std::map<std::string, std::string> text_feeds() const;
+  // Decoder inputs fed by the image encoder output of the same name. Default: all it has and keeps.
+  virtual std::vector<std::string> image_feeds() const;
+  // The decoder's box inputs (and the image size where the graph takes it); throws
+  // kInvalidArgument for more boxes than the family takes.
+  virtual std::vector<Tensor> decoder_inputs(const std::vector<BoxPrompt>&, int /*width*/, int /*height*/) const { return {}; }
+  // With a geometry encoder: its inputs for a prompt (empty: not run for this prompt), the
+  // image outputs it takes, and the decoder's prompt sequence from the text and geometry outputs.
+  virtual std::vector<Tensor> geometry_inputs(const std::vector<BoxPrompt>&, int /*width*/, int /*height*/) const { return {}; }
+  virtual std::map<std::string, std::string> geometry_image_feeds() const { return {}; }
+  virtual std::vector<Tensor> prompt_inputs(const TensorViews& /*text*/, const TensorViews* /*geometry*/) const { return {}; }
+  // The decoder's outputs -> instances (unsorted, unfiltered by area). Default: raw heads.
+  virtual std::vector<Instance> instances(const TensorViews& outputs, int width, int height,
+                                          const SegmentOptions& options) const;
+  virtual std::int64_t box_limit() const { return 0; }  // exemplar boxes per prompt (0: any)
+  // The instances of every prompt of one image -> which of them the family's reference drops
+  // (empty: none).
+  virtual std::vector<bool> suppressed_across_prompts(const std::vector<const Instance*>&) const { return {}; }
+
+  const PartSpec& image() const { return parts_.at("image"); }
+  const PartSpec& decoder() const { return parts_.at("decoder"); }
+  const PartSpec* part(const std::string& name) const {
+    auto it = parts_.find(name);
+    return it == parts_.end() ? nullptr : &it->second;
+  }
+  int width() const { return width_; }
+  int height() const { return height_; }
+
+ protected:
+  explicit FamilyRules(PartSpecs parts) : parts_(std::move(parts)) {}
+  PartSpecs parts_;
+  int width_ = 1008, height_ = 1008;
+};
 
 class Generation {
  public:
+  // family: the registry's stable id (static storage).
+  Generation(const char* family, std::shared_ptr<const FamilyRules> rules) : family_(family), rules_(std::move(rules)) {}
+
+  // The first three families' builders (their rows in the registry call these; tests too).
   // Throw kModelMismatch naming the file, tensor, expected and found when the files do not fit.
   // geometry: the first usls generation's geometry-encoder.onnx, or null.
   static Generation usls(const PartSpec& image, const PartSpec& text, const PartSpec& decoder, const PartSpec* geometry);
   static Generation samexporter(const PartSpec& image, const PartSpec& text, const PartSpec& decoder);
   static Generation geti(const PartSpec& image, const PartSpec& text, const PartSpec& decoder, const PartSpec& geometry);
 
-  Family family() const { return family_; }
-  const char* layout() const { return family_ == Family::kUsls ? "usls" : family_ == Family::kGeti ? "geti" : "samexporter"; }
-  std::string name() const;                 // e.g. "usls", "samexporter (raw heads)", "osam"
-  std::vector<std::string> quirks() const;  // what sam3 does differently for it
-  int input_width() const { return width_; }
-  int input_height() const { return height_; }
-  bool has_geometry() const { return !geometry_.file.empty(); }
-  // Exemplar boxes one prompt takes at most (0: any number).
-  std::int64_t box_limit() const { return family_ == Family::kSamexporter ? box_slots_or_one() : 0; }
+  const char* layout() const { return family_; }  // the family's registry id
+  std::string name() const { return rules_->name(); }
+  std::vector<std::string> quirks() const { return rules_->quirks(); }
+  int input_width() const { return rules_->width(); }
+  int input_height() const { return rules_->height(); }
+  bool has_geometry() const { return rules_->part("geometry") != nullptr; }
+  // False when the decoder encodes the text itself (the text inputs then feed it directly).
+  bool has_text_encoder() const { return rules_->part("text") != nullptr; }
+  std::int64_t box_limit() const { return rules_->box_limit(); }
 
-  // The image encoder's inputs from [3,H,W] planes in 0..255 at input_width x input_height
-  // (normalized in place where the layout normalizes outside the graph).
   std::vector<Tensor> image_inputs(std::vector<float>& planes) const;
-  // Which image encoder outputs the decoder takes (the others may be dropped).
-  bool keeps_image_output(const std::string& name) const;
-  std::vector<Tensor> text_inputs(const TokenizedText& tokens) const;
-  // The decoder's prompt inputs: exemplar boxes (pixels of a width x height image, already
-  // checked) in the layout's encoding and padding, and the image size where the graph takes it.
-  // Throws kInvalidArgument for more boxes than the layout takes.
-  std::vector<Tensor> decoder_inputs(const std::vector<BoxPrompt>& boxes, int width, int height) const;
-  // Decoder input -> the text encoder output that feeds it (the names differ in samexporter).
-  std::map<std::string, std::string> text_feeds() const;
-  // Decoder input -> image encoder output (the same names).
-  std::vector<std::string> image_feeds() const;
-
-  // The first usls generation: boxes go through geometry-encoder.onnx (these inputs, plus
-  // geometry_image_feeds from the image encoder's outputs), and the decoder takes one prompt
-  // sequence, the text features then the geometry features (prompt_inputs; geometry null for
-  // a text-only prompt, whose prompt is the text alone).
-  std::vector<Tensor> geometry_inputs(const std::vector<BoxPrompt>& boxes, int width, int height) const;
-  std::map<std::string, std::string> geometry_image_feeds() const;  // geometry input -> image output
-  std::vector<Tensor> prompt_inputs(const TensorViews& text, const TensorViews* geometry) const;
-
-  // The decoder's outputs -> instances (unsorted, unfiltered by area); logs boxes it corrected.
-  std::vector<Instance> instances(const TensorViews& outputs, int width, int height, const SegmentOptions& options) const;
+  bool keeps_image_output(const std::string& name) const { return rules_->keeps_image_output(name); }
+  std::vector<Tensor> text_inputs(const TokenizedText& tokens) const { return rules_->text_inputs(tokens); }
+  std::vector<Tensor> decoder_inputs(const std::vector<BoxPrompt>& boxes, int width, int height) const {
+    return rules_->decoder_inputs(boxes, width, height);
+  }
+  std::map<std::string, std::string> text_feeds() const { return rules_->text_feeds(); }
+  std::vector<std::string> image_feeds() const { return rules_->image_feeds(); }
+  std::vector<Tensor> geometry_inputs(const std::vector<BoxPrompt>& boxes, int width, int height) const {
+    return rules_->geometry_inputs(boxes, width, height);
+  }
+  std::map<std::string, std::string> geometry_image_feeds() const { return rules_->geometry_image_feeds(); }
+  std::vector<Tensor> prompt_inputs(const TensorViews& text, const TensorViews* geometry) const {
+    return rules_->prompt_inputs(text, geometry);
+  }
+  std::vector<Instance> instances(const TensorViews& outputs, int width, int height, const SegmentOptions& options) const {
+    return rules_->instances(outputs, width, height, options);
+  }
+  // Drops what the family's reference drops across the prompts of one image.
+  void suppress_across_prompts(std::vector<std::vector<Instance>*>& per_prompt) const;
 
  private:
-  std::int64_t box_slots_or_one() const { return box_slots_ > 0 ? box_slots_ : 1; }
-
-  Family family_ = Family::kUsls;
-  PartSpec image_, text_, decoder_, geometry_;
-  int width_ = 1008, height_ = 1008;
-  bool half_ = false;          // usls: float16 files
-  int image_rank_ = 3;         // samexporter: [3,S,S] or [1,3,S,S]
-  bool float_image_ = false;   // samexporter: float input normalized by sam3
-  bool sequence_first_ = false;
-  bool raw_heads_ = false;
-  std::int64_t box_slots_ = 1;
-  FinalOutputFormat format_;
+  const char* family_;
+  std::shared_ptr<const FamilyRules> rules_;
 };
 
 }  // namespace sam3::pure

@@ -208,12 +208,15 @@ INSTANTIATE_TEST_SUITE_P(
                       InspectCase{"samexporter-float-4slots", "samexporter", 252, 252, "sequence-first"},
                       InspectCase{"usls-v1", "usls v1 (separate geometry encoder)", 224, 224, "geometry-encoder.onnx"},
                       InspectCase{"geti", "geti-instant-learn", 224, 224, "runs for every prompt"},
+                      InspectCase{"efficientsam3", "EfficientSAM3", 224, 224, "no presence head"},
+                      InspectCase{"sam3.1-ailia", "sam3.1 (ailia)", 224, 224, "in float16"},
                       InspectCase{"tracker", "sam3-tracker (interactive: points and boxes)", 1008, 1008, ".onnx_data sidecars"},
                       InspectCase{"tracker-root-quantized", "sam3-tracker (interactive: points and boxes)", 1008, 1008,
                                   "no text"}),
     [](const auto& info) {
       std::string n = info.param.folder;
       std::replace(n.begin(), n.end(), '-', '_');
+      std::replace(n.begin(), n.end(), '.', '_');
       return n;
     });
 

@@ -61,9 +61,9 @@ sam3::Instance square(int x0, int y0, int x1, int y1, int width, int height, flo
 }
 
 TEST(EverythingCrops, CropMasksMoveIntoTheImage) {
-  std::vector<sam3::Instance> in_crop{square(10, 20, 30, 40, 321, 257, 0.9f)};
+  std::vector<sam3::detail::CompactInstance> in_crop{sam3::detail::compact(square(10, 20, 30, 40, 321, 257, 0.9f))};
   sam3::detail::move_into_image(in_crop, {191, 127, 512, 384}, 512, 384);
-  const auto& m = in_crop[0].mask;
+  const auto m = sam3::detail::expand(in_crop[0]).mask;
   ASSERT_EQ(m.width, 512);
   ASSERT_EQ(m.height, 384);
   EXPECT_EQ(m.data[static_cast<size_t>(127 + 20) * 512 + 191 + 10], 1);
@@ -75,9 +75,10 @@ TEST(EverythingCrops, CropMasksMoveIntoTheImage) {
 TEST(EverythingCrops, DuplicatesAcrossCropsKeepTheSmallerCropsMask) {
   using sam3::detail::EverythingCrop;
   const EverythingCrop whole{{0, 0, 512, 384}, 0}, quarter{{191, 0, 512, 258}, 1};
-  std::vector<std::pair<EverythingCrop, std::vector<sam3::Instance>>> per_crop;
-  per_crop.push_back({whole, {square(300, 80, 360, 140, 512, 384, 0.95f), square(60, 60, 120, 120, 512, 384, 0.9f)}});
-  per_crop.push_back({quarter, {square(301, 80, 360, 141, 512, 384, 0.91f)}});
+  using sam3::detail::compact;
+  std::vector<std::pair<EverythingCrop, std::vector<sam3::detail::CompactInstance>>> per_crop;
+  per_crop.push_back({whole, {compact(square(300, 80, 360, 140, 512, 384, 0.95f)), compact(square(60, 60, 120, 120, 512, 384, 0.9f))}});
+  per_crop.push_back({quarter, {compact(square(301, 80, 360, 141, 512, 384, 0.91f))}});
   const auto merged = sam3::detail::merge_crops(std::move(per_crop), 0.7f);
   ASSERT_EQ(merged.size(), 2u) << "the green square once, the red one once";
   EXPECT_FLOAT_EQ(merged[0].score, 0.91f) << "the quarter crop's mask of the green square, best score first";

@@ -210,3 +210,25 @@ TEST(Postprocess, RegionRestrictedUpsamplingIsExact) {
 }
 
 }  // namespace
+
+namespace {
+
+// geti-instant-learn's and EfficientSAM3's processor resizes the probabilities, SAM3's the
+// logits: on a sharp edge they cut at different pixels, and no presence head means the query
+// alone scores.
+TEST(Postprocess, ProbabilitiesResizedOrLogitsAndNoPresenceHead) {
+  const std::vector<float> logits = {4.f}, boxes = {0.f, 0.f, 1.f, 1.f}, masks = {-10.f, 2.f};
+  sam3::RawHeads h{1, 1, 2, logits.data(), boxes.data(), masks.data(), 0.f};
+  h.has_presence = false;
+  auto out = sam3::instances_from_raw_heads(h, 4, 1, {});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_FLOAT_EQ(out[0].score, 1.f / (1.f + std::exp(-4.f)));
+  // At x = 2: 0.25 x -10 + 0.75 x 2 = -1 as a logit; 0.25 x 0.00005 + 0.75 x 0.88 = 0.66 as a probability.
+  EXPECT_EQ(out[0].mask.data, (std::vector<std::uint8_t>{0, 0, 0, 1}));
+  h.resize_probabilities = true;
+  out = sam3::instances_from_raw_heads(h, 4, 1, {});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].mask.data, (std::vector<std::uint8_t>{0, 0, 1, 1}));
+}
+
+}  // namespace

@@ -6,6 +6,10 @@
 
 #include <cstring>
 
+#include <cmath>
+
+#include "pure/families.h"
+#include "pure/families/policies.h"
 #include "sam3/error.h"
 
 namespace {
@@ -157,6 +161,116 @@ TEST(Half, EveryFloat16RoundTripsAndRoundingIsToNearestEven) {
   EXPECT_EQ(sam3::pure::float_to_half(1.f + 1.f / 2048), 0x3C00) << "halfway: to the even neighbour";
   EXPECT_EQ(sam3::pure::float_to_half(1.f + 3.f / 2048), 0x3C02);
   EXPECT_EQ(sam3::pure::float_to_half(70000.f), 0x7C00) << "past the largest half: infinity";
+}
+
+}  // namespace
+
+namespace {
+
+// SAM 3.1 as ailia publishes it: the image through float16 as its driver computes it, the
+// text as SAM3's ids into the grounding graph, boxes sequence-first and possibly none.
+sam3::pure::PartSpecs sam31_ailia() {
+  PartSpec image{"sam3.1_image_encoder.onnx", {{"image", kF, {1, 3, 1008, 1008}}}, {}};
+  PartSpec decoder{"sam3.1_grounding.onnx",
+                   {{"text_tokens", kI64, {1, 32}}, {"box_coords", kF, {-1, 1, 4}}, {"box_labels", kI64, {-1, 1}},
+                    {"box_mask", kB, {1, -1}}},
+                   {{"pred_masks", kF, {1, 200, 288, 288}}, {"pred_boxes", kF, {1, 200, 4}}, {"pred_logits", kF, {1, 200, 1}},
+                    {"presence_logit_dec", kF, {1, 1}}}};
+  for (const char* n : {"fpn0", "fpn1", "fpn2", "pos0", "pos1", "pos2", "prop_fpn0", "prop_fpn1", "prop_fpn2", "prop_pos2"}) {
+    image.outputs.push_back({n, kF, {1, 256, 72, 72}});
+  }
+  for (const char* n : {"fpn0", "fpn1", "fpn2", "pos2"}) decoder.inputs.push_back({n, kF, {1, 256, 72, 72}});
+  return {{"image", image}, {"decoder", decoder}};
+}
+
+TEST(Sam31Ailia, ImageGoesThroughFloat16AsTheDriverComputesIt) {
+  const auto g = sam3::pure::find_family("sam3.1-ailia")->build(sam31_ailia());
+  EXPECT_STREQ(g.layout(), "sam3.1-ailia");
+  EXPECT_FALSE(g.has_text_encoder());
+  std::vector<float> planes(3u * 1008 * 1008, 0.f);
+  planes[0] = 128.f, planes[1] = 64.f, planes[2] = 255.f, planes[3] = 127.6f;  // 127.6: a resampled value, rounded first
+  const auto t = g.image_inputs(planes);
+  ASSERT_EQ(t.size(), 1u);
+  const auto v = values<float>(t[0]);
+  // numpy: ((x/255).astype(float16) - float16(0.5)) / float16(0.5), each step rounded to float16.
+  EXPECT_EQ(v[0], 0.00390625f);    // 128/255 = 0.50196 -> 0.501953125; - 0.5; / 0.5
+  EXPECT_EQ(v[1], -0.498046875f);  // 64/255 -> 0.2509765625; -0.2490234375 / 0.5
+  EXPECT_EQ(v[2], 1.f);
+  EXPECT_EQ(v[3], v[0]);
+  EXPECT_EQ(v[4], -1.f);
+  EXPECT_TRUE(g.keeps_image_output("fpn0") && g.keeps_image_output("pos2"));
+  EXPECT_FALSE(g.keeps_image_output("prop_fpn0") || g.keeps_image_output("pos0"));
+}
+
+TEST(Sam31Ailia, TextIdsAndSequenceFirstBoxesFeedTheGroundingGraph) {
+  const auto g = sam3::pure::find_family("sam3.1-ailia")->build(sam31_ailia());
+  sam3::TokenizedText tokens;
+  tokens.ids.fill(0);
+  tokens.ids[0] = 49406, tokens.ids[1] = 736, tokens.ids[2] = 49407;
+  tokens.length = 3;
+  const auto text = g.text_inputs(tokens);
+  ASSERT_EQ(text.size(), 1u);
+  EXPECT_EQ(text[0].name, "text_tokens");
+  const auto ids = values<std::int64_t>(text[0]);
+  EXPECT_EQ(ids[1], 736);
+  EXPECT_EQ(ids[3], 0) << "padded with zeros";
+  EXPECT_EQ(g.text_feeds().at("text_tokens"), "text_tokens");
+  // No boxes: empty tensors, as the driver sends them to ONNX Runtime.
+  auto none = g.decoder_inputs({}, 640, 480);
+  EXPECT_EQ(named(none, "box_coords").shape, (std::vector<std::int64_t>{0, 1, 4}));
+  EXPECT_EQ(named(none, "box_labels").shape, (std::vector<std::int64_t>{0, 1}));
+  EXPECT_EQ(named(none, "box_mask").shape, (std::vector<std::int64_t>{1, 0}));
+  auto two = g.decoder_inputs({{{0, 0, 320, 240}, true}, {{320, 240, 640, 480}, false}}, 640, 480);
+  EXPECT_EQ(named(two, "box_coords").shape, (std::vector<std::int64_t>{2, 1, 4}));
+  EXPECT_EQ(values<float>(named(two, "box_coords")), (std::vector<float>{0.25f, 0.25f, 0.5f, 0.5f, 0.75f, 0.75f, 0.5f, 0.5f}));
+  EXPECT_EQ(values<std::int64_t>(named(two, "box_labels")), (std::vector<std::int64_t>{1, 0}));
+  EXPECT_EQ(values<std::uint8_t>(named(two, "box_mask")), (std::vector<std::uint8_t>{0, 0}));
+}
+
+TEST(Sam31Ailia, CxCyWhBoxesAndItsPresenceOutput) {
+  const auto g = sam3::pure::find_family("sam3.1-ailia")->build(sam31_ailia());
+  // One query of 1 x 2 x 2 mask logits, all positive; box centred (0.5, 0.5), 0.5 x 0.5.
+  std::vector<float> masks = {5, 5, 5, 5}, boxes = {0.5f, 0.5f, 0.5f, 0.5f}, logits = {4}, presence = {4};
+  sam3::pure::TensorViews out = {{"pred_masks", {DType::kFloat, {1, 1, 2, 2}, masks.data(), 4}},
+                                 {"pred_boxes", {DType::kFloat, {1, 1, 4}, boxes.data(), 4}},
+                                 {"pred_logits", {DType::kFloat, {1, 1, 1}, logits.data(), 1}},
+                                 {"presence_logit_dec", {DType::kFloat, {1, 1}, presence.data(), 1}}};
+  const auto found = g.instances(out, 100, 80, {});
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_FLOAT_EQ(found[0].box.x0, 25.f);
+  EXPECT_FLOAT_EQ(found[0].box.y0, 20.f);
+  EXPECT_FLOAT_EQ(found[0].box.x1, 75.f);
+  EXPECT_FLOAT_EQ(found[0].box.y1, 60.f);
+  const float s = 1.f / (1.f + std::exp(-4.f));
+  EXPECT_FLOAT_EQ(found[0].score, s * s);
+}
+
+}  // namespace
+
+namespace {
+
+// The PyTorch EfficientSAM3's suppression: greedy by score, intersection over the smaller.
+sam3::Instance square(int x0, int y0, int side, float score) {
+  sam3::Instance inst;
+  inst.score = score;
+  inst.mask = {20, 20, std::vector<std::uint8_t>(400, 0)};
+  for (int y = y0; y < y0 + side; ++y)
+    for (int x = x0; x < x0 + side; ++x) inst.mask.data[static_cast<size_t>(y) * 20 + x] = 1;
+  inst.area = side * side;
+  inst.box = {float(x0), float(y0), float(x0 + side), float(y0 + side)};
+  return inst;
+}
+
+TEST(IomSuppression, ASmallPartInsideABetterWholeGoesANeighbourStays) {
+  std::vector<const sam3::Instance*> all;
+  const auto whole = square(0, 0, 10, 0.9f), part = square(2, 2, 3, 0.8f), half_over = square(5, 0, 10, 0.7f),
+             apart = square(12, 12, 5, 0.95f);
+  const auto dropped = sam3::pure::policy::iom_suppressed({&whole, &part, &half_over, &apart}, 0.5f, 0.f);
+  // part: 9 of its 9 pixels inside whole; half_over: 50 of its 100 inside whole (not > 0.5).
+  EXPECT_EQ(dropped, (std::vector<bool>{false, true, false, false}));
+  // At 0.3 (within one prompt) the half-overlapping one goes too.
+  EXPECT_EQ(sam3::pure::policy::iom_suppressed({&whole, &part, &half_over, &apart}, 0.3f, 0.f),
+            (std::vector<bool>{false, true, true, false}));
 }
 
 }  // namespace

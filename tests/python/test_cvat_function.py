@@ -6,6 +6,7 @@ import importlib.util
 import io
 import json
 import subprocess
+import tracemalloc
 from pathlib import Path
 
 import numpy as np
@@ -83,6 +84,7 @@ def test_the_nuclio_function_answers_cvats_detector_payload_as_the_cli(tmp_path,
     response = main.handler(context, Event({"image": base64.b64encode(png.getvalue()).decode(), "threshold": 0.5}))
     assert response.status_code == 200
     items = json.loads(response.body)
+    assert json.dumps(items) == response.body, "the text is json.dumps's of the items, written without a list per mask"
     assert {item["label"] for item in items} == {"red", "blue"}
     (tmp_path / "scene.png").write_bytes(png.getvalue())
     cli = json.loads(subprocess.run([CLI, "segment", "--models", str(MODELS / "usls"), "--image", str(tmp_path / "scene.png"),
@@ -103,3 +105,23 @@ def test_a_frame_that_is_not_an_image_is_a_400(tmp_path, monkeypatch):
     response = main.handler(context, Event({"image": base64.b64encode(b"not an image").decode()}))
     assert response.status_code == 400
     assert "image" in json.loads(response.body)["error"]
+
+
+def test_the_answer_costs_its_text_not_a_python_int_per_mask_pixel(tmp_path, monkeypatch):
+    """A 2000 x 1500 frame all red: 3 M mask pixels. As a list of ints and json.dumps's pieces of it
+    the answer took about 30 bytes per pixel of Python memory (about 90 MB); as text, a few."""
+    main, context = load_function(tmp_path, monkeypatch, ["red"])
+    frame = np.zeros((1500, 2000, 3), dtype=np.uint8)
+    frame[..., 0] = 255
+    png = io.BytesIO()
+    Image.fromarray(frame).save(png, format="PNG")
+    event = Event({"image": base64.b64encode(png.getvalue()).decode()})
+    main.handler(context, event)  # the model's first run, outside the count
+    tracemalloc.start()
+    response = main.handler(context, event)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    pixels = sum(len(item["mask"]) - 4 for item in json.loads(response.body))
+    assert pixels > 2_800_000, "nearly every pixel of the red frame is in the crop of an instance"
+    print(f"the Nuclio function's peak Python memory: {peak / pixels:.1f} bytes per mask pixel")
+    assert peak < 12 * pixels, f"{peak / pixels:.1f} bytes of Python memory per mask pixel"

@@ -243,7 +243,9 @@ def test_registry_models_are_never_downloaded_unasked(tmp_path, monkeypatch):
 def test_every_generation_loads_and_says_what_it_is():
     for folder, generation, size in [("usls-504x896", "usls", (896, 504)), ("osam", "osam", (252, 252)),
                                      ("usls-v1", "usls v1 (separate geometry encoder)", (224, 224)),
-                                     ("geti", "geti-instant-learn", (224, 224))]:
+                                     ("geti", "geti-instant-learn", (224, 224)),
+                                     ("efficientsam3", "EfficientSAM3", (224, 224)),
+                                     ("sam3.1-ailia", "sam3.1 (ailia)", (224, 224))]:
         m = sam3cpp.Model(MODELS / folder)
         assert m.generation == generation
         assert (m.input_width, m.input_height) == size
@@ -294,3 +296,12 @@ def test_ctrl_c_stops_an_encode_inside_its_run():
     finally:
         timer.cancel()
     assert time.monotonic() - start < 10, "Ctrl-C waited for the encode to end"
+
+
+def test_efficientsam3_drops_what_repeats_across_the_prompts_of_one_image():
+    # The PyTorch EfficientSAM3's post-processing: an instance overlapping a better one of any
+    # prompt by more than half is dropped (the second "red" here); other families keep it.
+    for folder, repeated in [("efficientsam3", 0), ("geti", 1)]:
+        m = sam3cpp.Model(MODELS / folder)
+        results = m.segment_many(m.encode(scene()), ["red", "blue", "red"])
+        assert [len(r) for r in results] == [1, 1, repeated], folder

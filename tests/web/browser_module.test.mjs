@@ -178,7 +178,7 @@ test("WebGPU without the rewrite: the integer products fall back to WASM (what t
 // The other generations the generator makes, on WASM: a text and a box prompt each (samexporter
 // variants: one box, as their slots allow).
 const OTHERS = ["usls-336", "usls-504x896", "usls-fp16", "usls-q4f16", "usls-v1", "osam", "samexporter-float-4slots",
-  "samexporter-int32-frozen", "geti"];
+  "samexporter-int32-frozen", "geti", "efficientsam3", "sam3.1-ailia"];
 test("every other generated generation equals the native CLI on WASM", async () => {
   const cases = CASES.slice(1, 2);  // text with an exemplar box: every input of the decoder
   for (const layout of OTHERS) {

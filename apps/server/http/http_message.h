@@ -2,7 +2,9 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -30,10 +32,22 @@ struct HttpRequest {
   std::string header_param(std::string_view name, std::string_view param) const;
 };
 
+// A response body read piece by piece while it is sent (a file), so that what a response holds
+// in memory is one piece, whatever the body's size and however slowly the client reads.
+class BodySource {
+ public:
+  virtual ~BodySource() = default;
+  virtual std::uint64_t size() const = 0;  // the bytes it gives in all (the Content-Length)
+  // Up to `n` of the next bytes into `buffer`; how many (0: none are left, or they cannot be
+  // read: the transport then ends the connection, the length it announced being unmet).
+  virtual std::size_t read(char* buffer, std::size_t n) = 0;
+};
+
 struct HttpResponse {
   int status = 200;
   std::string content_type = "application/json";
   std::string body;
+  std::shared_ptr<BodySource> source;  // when set, the body is read from it instead of `body`
   std::vector<std::pair<std::string, std::string>> headers;
   bool close = false;  // close the connection after this response
 };

@@ -223,27 +223,94 @@ class Session : public std::enable_shared_from_this<Session> {
   void respond(HttpResponse r) {
     if (state_ == State::kClosed) return;
     state_ = State::kWriting;
-    auto res = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(r.status), version_ ? version_ : 11);
-    res->set(http::field::server, "sam3");
-    if (!r.content_type.empty()) res->set(http::field::content_type, r.content_type);
-    for (const auto& [k, v] : r.headers) res->set(k, v);
-    const bool keep = keep_alive_ && !r.close && !server_.stopping;
-    res->keep_alive(keep);
-    if (request_.method == "HEAD") {
-      // The route set Content-Length to what a GET would send; no body follows (RFC 9110).
-      res->body().clear();
-    } else {
-      res->body() = std::move(r.body);
-      res->prepare_payload();
+    auto out = std::make_shared<Outgoing>();
+    auto& res = out->res;
+    res.result(static_cast<http::status>(r.status));
+    res.version(version_ ? version_ : 11);
+    res.set(http::field::server, "sam3");
+    if (!r.content_type.empty()) res.set(http::field::content_type, r.content_type);
+    for (const auto& [k, v] : r.headers) res.set(k, v);
+    out->keep = keep_alive_ && !r.close && !server_.stopping;
+    out->unread = !parser_ || !parser_->is_done();
+    res.keep_alive(out->keep);
+    res.body().data = nullptr;
+    res.body().more = false;
+    const auto code = static_cast<int>(r.status);
+    const bool bodiless = (code >= 100 && code < 200) || code == 204 || code == 304;
+    // HEAD: the route set Content-Length to what a GET would send; no body follows (RFC 9110).
+    if (request_.method != "HEAD" && !bodiless) {
+      if (r.source) {
+        out->source = std::move(r.source);
+        out->left = out->source->size();
+        res.content_length(out->left);
+        if (!out->refill()) return close();
+      } else {
+        out->body = std::move(r.body);
+        res.content_length(out->body.size());
+        res.body().data = out->body.data();
+        res.body().size = out->body.size();
+      }
     }
+    out->serializer.emplace(res);
+    out_ = std::move(out);
+    send_some();
+  }
+
+  // The deadline is on progress: each write must get some bytes to the client within
+  // write_timeout (a slow client that keeps reading gets a body of any size; one that stops
+  // reading is cut off), and a body from a source is held one piece at a time.
+  void send_some() {
     stream_.expires_after(server_.limits.write_timeout);
-    const bool unread = !parser_ || !parser_->is_done();
-    http::async_write(stream_, *res, [self = shared_from_this(), res, keep, unread](beast::error_code ec, std::size_t) {
+    http::async_write_some(stream_, *out_->serializer, [self = shared_from_this()](beast::error_code ec, std::size_t) {
+      if (ec == http::error::need_buffer) {
+        if (!self->out_->refill()) return self->close();  // the file ended early: the length cannot be met
+        ec = {};
+      }
       if (ec) return self->close();
+      if (!self->out_->serializer->is_done()) return self->send_some();
+      const bool keep = self->out_->keep, unread = self->out_->unread;
+      self->out_.reset();
       if (!keep) return unread ? self->linger() : self->close();
       self->read_header(self->server_.limits.idle_timeout);
     });
   }
+
+  // A response being written: its body in memory, or read from its source one piece at a time.
+  struct Outgoing {
+    http::response<http::buffer_body> res;
+    std::optional<http::response_serializer<http::buffer_body>> serializer;
+    std::string body;
+    std::shared_ptr<BodySource> source;
+    std::uint64_t left = 0;  // the source's bytes not yet read
+    std::vector<char> piece;
+    bool keep = false, unread = false;
+
+    // The source's next piece as the body's buffer; false when it gave nothing though bytes were due.
+    bool refill() {
+      static constexpr std::size_t kPiece = 64 * 1024;
+      if (!source) return false;
+      if (left == 0) {
+        res.body().data = nullptr;
+        res.body().size = 0;
+        res.body().more = false;
+        return true;
+      }
+      piece.resize(static_cast<std::size_t>(std::min<std::uint64_t>(kPiece, left)));
+      std::size_t n = 0;
+      try {
+        n = source->read(piece.data(), piece.size());
+      } catch (const std::exception& e) {
+        log(LogLevel::kError, std::string("cannot read a response body: ") + e.what());
+        return false;
+      }
+      if (n == 0 || n > piece.size()) return false;
+      left -= n;
+      res.body().data = piece.data();
+      res.body().size = n;
+      res.body().more = left > 0;
+      return true;
+    }
+  };
 
   // Closing with unread request bytes makes the kernel reset the connection, and the client
   // may then lose the answer it was just sent: stop sending, discard what still arrives for a
@@ -268,6 +335,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::shared_ptr<HttpServer::Impl> owner_;
   HttpServer::Impl& server_;
   HttpRequest request_;
+  std::shared_ptr<Outgoing> out_;
   State state_ = State::kReadingHeader;
   bool keep_alive_ = false, quick_ = false;
   unsigned version_ = 11;

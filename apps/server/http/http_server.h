@@ -2,7 +2,9 @@
 // its request headers, its body and idle keep-alive waits; bodies are limited before they are
 // read (Content-Length or chunked); a request can be refused from its headers alone (auth,
 // method, size) without reading its body; the number of connections is capped, idle
-// keep-alive connections giving way to new clients; routes marked quick answer on the I/O
+// keep-alive connections giving way to new clients; responses are written under a deadline on
+// their progress, and a body from a BodySource is read one piece at a time as the client takes
+// it; routes marked quick answer on the I/O
 // thread, so /health stays fast while every handler thread waits on inference; stop()
 // drops idle and half-sent requests at once and gives requests in flight a bounded time.
 #pragma once
@@ -23,7 +25,9 @@ struct HttpLimits {
   std::chrono::milliseconds header_timeout{10'000};  // request line and headers, from the first byte wait
   std::chrono::milliseconds body_timeout{120'000};   // the whole body
   std::chrono::milliseconds idle_timeout{15'000};    // keep-alive wait for the next request
-  std::chrono::milliseconds write_timeout{60'000};   // the whole response
+  // A response's progress: a write that gets no byte to the client for this long ends the
+  // connection; a slow client that keeps reading gets a body of any size.
+  std::chrono::milliseconds write_timeout{60'000};
   int max_connections = 256;
   int handler_threads = 16;
 };

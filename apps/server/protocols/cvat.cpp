@@ -7,6 +7,7 @@
 
 #include "api.h"
 #include "base64.h"
+#include "json_splice.h"
 #include "request_json.h"
 #include "sam3/error.h"
 #include "sam3/interactive.h"
@@ -47,8 +48,6 @@ json function_json(const std::vector<CvatLabel>& labels, int port) {
           {"status", {{"state", "ready"}, {"httpPort", port}}}};
 }
 
-// A detector item for one instance: the mask cropped to its pixels' inclusive bounds, row by
-// row (0/1), then xtl, ytl, xbr, ybr; the largest piece's outline as `points` when it has one.
 // The inclusive bounds of a mask's pixels (CVAT's xtl, ytl, xbr, ybr); none for an empty mask.
 struct PixelBounds {
   int left = 0, top = 0, right = -1, bottom = -1;
@@ -67,19 +66,32 @@ std::optional<PixelBounds> pixel_bounds(const Mask& m) {
   return b;
 }
 
-json detection_json(const Instance& inst, const std::string& label) {
+// The mask's pixels inside `b`, row by row, as 0 and 1, then `tail`: "[0,1,...]" (or, with
+// `rows`, "[[0,1,...],...]"), written as text: a tree of them cost about 26 bytes a pixel.
+void append_crop(std::string& out, const Mask& m, const PixelBounds& b, bool rows, const std::vector<int>& tail) {
+  out += '[';
+  for (int y = b.top; y <= b.bottom; ++y) {
+    if (rows) out += y == b.top ? "[" : ",[";
+    const std::uint8_t* row = &m.data[static_cast<size_t>(y) * m.width];
+    for (int x = b.left; x <= b.right; ++x) {
+      if (x != b.left || (!rows && y != b.top)) out += ',';
+      out += row[x] ? '1' : '0';
+    }
+    if (rows) out += ']';
+  }
+  for (int v : tail) out += ',' + std::to_string(v);
+  out += ']';
+}
+
+// A detector item for one instance: the mask cropped to its pixels' inclusive bounds, row by
+// row (0/1), then xtl, ytl, xbr, ybr; the largest piece's outline as `points` when it has one.
+json detection_json(const Instance& inst, const std::string& label, SplicedJson& answer) {
   const Mask& m = inst.mask;
   const auto bounds = pixel_bounds(m);
   if (!bounds) return nullptr;  // an empty mask is no detection
-  const int xtl = bounds->left, ytl = bounds->top, xbr = bounds->right, ybr = bounds->bottom;
+  const PixelBounds b = *bounds;
   json item = {{"label", label}, {"confidence", std::to_string(inst.score)}, {"type", "mask"}, {"attributes", json::array()}};
-  std::vector<int> crop;
-  crop.reserve(static_cast<size_t>(xbr - xtl + 1) * (ybr - ytl + 1) + 4);
-  for (int y = ytl; y <= ybr; ++y) {
-    for (int x = xtl; x <= xbr; ++x) crop.push_back(m.data[static_cast<size_t>(y) * m.width + x] ? 1 : 0);
-  }
-  crop.insert(crop.end(), {xtl, ytl, xbr, ybr});
-  item["mask"] = std::move(crop);
+  item["mask"] = answer.value([&m, b](std::string& out) { append_crop(out, m, b, false, {b.left, b.top, b.right, b.bottom}); });
   const auto polygons = mask_to_polygons(m, 1.0);
   const auto largest = std::max_element(polygons.begin(), polygons.end(), [](const Polygon& a, const Polygon& b) {
     return ring_area(a.outer) < ring_area(b.outer);
@@ -98,8 +110,9 @@ HttpResponse detect(Api& api, const Labels& shared, const HttpRequest& req) {
   const std::vector<CvatLabel>& labels = *shared;
   const json body = parse_request_json<json>(req.body);
   if (!body.is_object()) throw ApiError(400, "invalid_request", "the invocation body must be a JSON object");
-  const auto image = body.contains("image") && body["image"].is_string() ? base64_decode(body["image"].get<std::string>())
-                                                                          : std::nullopt;
+  const auto image = body.contains("image") && body["image"].is_string()
+                         ? base64_decode(body["image"].get_ref<const std::string&>())  // not copied first
+                         : std::nullopt;
   if (!image || image->empty()) throw ApiError(400, "invalid_image", "\"image\" must be the frame's bytes in base64");
   SegmentOptions options;
   if (body.contains("threshold") && !body["threshold"].is_null()) {
@@ -124,13 +137,16 @@ HttpResponse detect(Api& api, const Labels& shared, const HttpRequest& req) {
     }
     return segment_labels(*model, entry->embedding, labels, options, stop);
   });
+  SplicedJson answer;
   json items = json::array();
   for (size_t i = 0; i < labels.size(); ++i) {
     for (const auto& inst : found[i]) {
-      if (json item = detection_json(inst, labels[i].name); !item.is_null()) items.push_back(std::move(item));
+      if (json item = detection_json(inst, labels[i].name, answer); !item.is_null()) items.push_back(std::move(item));
     }
   }
-  return json_response(200, items);
+  HttpResponse r;
+  r.body = answer.dump(items);
+  return r;
 }
 
 json interactor_json(int port) {
@@ -168,8 +184,9 @@ std::vector<PointPrompt> points_of(const json& body, const char* key, bool posit
 HttpResponse interact(Api& api, const HttpRequest& req) {
   const json body = parse_request_json<json>(req.body);
   if (!body.is_object()) throw ApiError(400, "invalid_request", "the invocation body must be a JSON object");
-  const auto image = body.contains("image") && body["image"].is_string() ? base64_decode(body["image"].get<std::string>())
-                                                                          : std::nullopt;
+  const auto image = body.contains("image") && body["image"].is_string()
+                         ? base64_decode(body["image"].get_ref<const std::string&>())  // not copied first
+                         : std::nullopt;
   if (!image || image->empty()) throw ApiError(400, "invalid_image", "\"image\" must be the frame's bytes in base64");
   InteractivePrompt prompt;
   prompt.points = points_of(body, "pos_points", true);
@@ -191,16 +208,15 @@ HttpResponse interact(Api& api, const HttpRequest& req) {
   const Mask& m = found.masks.front().mask;
   const auto bounds = pixel_bounds(m);
   if (!bounds) return json_response(200, {{"mask", json::array()}});
-  const int left = bounds->left, top = bounds->top, right = bounds->right, bottom = bounds->bottom;
-  json rows = json::array();
-  for (int y = top; y <= bottom; ++y) {
-    std::vector<int> row;
-    row.reserve(static_cast<size_t>(right - left + 1));
-    for (int x = left; x <= right; ++x) row.push_back(m.data[static_cast<size_t>(y) * m.width + x] ? 1 : 0);
-    rows.push_back(std::move(row));
-  }
-  return json_response(200, {{"mask", std::move(rows)}, {"bounds", {left, top, right, bottom}},
-                             {"score", found.masks.front().score}, {"object_score", found.object_score}});
+  const PixelBounds b = *bounds;
+  SplicedJson answer;
+  const json found_json = {{"mask", answer.value([&m, b](std::string& out) { append_crop(out, m, b, true, {}); })},
+                           {"bounds", {b.left, b.top, b.right, b.bottom}},
+                           {"score", found.masks.front().score},
+                           {"object_score", found.object_score}};
+  HttpResponse r;
+  r.body = answer.dump(found_json);
+  return r;
 }
 
 // Nuclio's dashboard answers its own errors as {"error": "..."}; CVAT relays only the status.

@@ -6,6 +6,7 @@
 #include "label_studio_config.h"
 #include "label_studio_context.h"
 #include "label_studio_regions.h"
+#include "json_splice.h"
 #include "request_json.h"
 
 namespace sam3::server {
@@ -154,6 +155,7 @@ class LabelStudioBackend {
     // its marks, checked per task below).
     const std::vector<Job> config_jobs = interactive ? std::vector<Job>{} : label_jobs(config);
     if (!interactive) api_.check_prompts(prompts_of(config_jobs), "the label config's labels and predicted_values");
+    SplicedJson answer;  // the regions' masks and outlines, written as text
     json results = json::array();
     for (const auto& task : body["tasks"]) {
       api_.check_alive(req);  // a batch stops between tasks once its client has left or its time is up
@@ -170,11 +172,13 @@ class LabelStudioBackend {
                            (keys.empty() ? "nothing" : keys) + "); the label config's <Image name=\"" +
                            config.image_name + "\" value=\"$" + config.data_key + "\"> must name the task's image key");
       }
-      const std::string bytes = images_.fetch(data[config.data_key].get<std::string>(), id, project, budget);
-      results.push_back(clicks ? predict_clicked(req, config, context, click, bytes)
-                               : predict_concepts(req, config, interactive ? &context : nullptr, model, config_jobs, bytes));
+      const std::string bytes = images_.fetch(data[config.data_key].get_ref<const std::string&>(), id, project, budget);
+      results.push_back(clicks ? predict_clicked(req, config, context, click, bytes, answer)
+                               : predict_concepts(req, config, interactive ? &context : nullptr, model, config_jobs, bytes, answer));
     }
-    return json_response(200, {{"results", std::move(results)}});
+    HttpResponse r;
+    r.body = answer.dump({{"results", std::move(results)}});
+    return r;
   }
 
  private:
@@ -184,7 +188,8 @@ class LabelStudioBackend {
 
   // Labels, or the annotator's text (and exemplar marks), on the text model.
   json predict_concepts(const HttpRequest& req, const LabelConfig& config, const json* context,
-                        const std::shared_ptr<Model>& model, const std::vector<Job>& config_jobs, const std::string& bytes) {
+                        const std::shared_ptr<Model>& model, const std::vector<Job>& config_jobs, const std::string& bytes,
+                        SplicedJson& answer) {
     bool cached = false;
     auto entry = api_.encode_bytes(req, bytes, &cached);  // one encode serves every label
     const int width = entry->embedding.width(), height = entry->embedding.height();
@@ -203,7 +208,7 @@ class LabelStudioBackend {
     for (size_t j = 0; j < jobs->size(); ++j) {
       for (const auto& inst : found[j]) {
         for (const auto* control : (*jobs)[j].controls) {
-          for (auto& r : regions_of(inst, *control, (*jobs)[j].label)) regions.push_back(std::move(r));
+          for (auto& r : regions_of(inst, *control, (*jobs)[j].label, answer)) regions.push_back(std::move(r));
         }
         score_sum += inst.score;
         ++count;
@@ -215,7 +220,7 @@ class LabelStudioBackend {
   // Keypoints and a rectangle, without a text: the clicked object on the interactive model, as
   // Label Studio's own SAM backends answer them (one region per mask control of its label).
   json predict_clicked(const HttpRequest& req, const LabelConfig& config, const json& context,
-                       const std::shared_ptr<Model>& click, const std::string& bytes) {
+                       const std::shared_ptr<Model>& click, const std::string& bytes, SplicedJson& answer) {
     bool cached = false;
     auto entry = api_.encode_bytes(req, click, bytes, &cached);
     const InteractiveContext marks = read_interactive_context(context, entry->embedding.width(), entry->embedding.height());
@@ -231,7 +236,7 @@ class LabelStudioBackend {
       if (object.masks.empty()) continue;
       const Instance& best = object.masks.front();
       for (const auto* control : job.controls) {
-        for (auto& r : regions_of(best, *control, job.label)) regions.push_back(std::move(r));
+        for (auto& r : regions_of(best, *control, job.label, answer)) regions.push_back(std::move(r));
       }
       score_sum += best.score;
       ++count;

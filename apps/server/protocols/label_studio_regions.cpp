@@ -35,12 +35,17 @@ double percent(double v, int size) { return size > 0 ? v * 100.0 / size : 0.0; }
 
 }  // namespace
 
-json regions_of(const Instance& inst, const RegionControl& control, const std::string& label) {
+json regions_of(const Instance& inst, const RegionControl& control, const std::string& label, SplicedJson& answer) {
   const int w = inst.mask.width, h = inst.mask.height;
   json out = json::array();
   switch (control.kind) {
     case RegionKind::kBrush:
-      out.push_back(region(inst, control, {{"format", "rle"}, {"rle", brush_rle_encode(inst.mask)}}, label));
+      out.push_back(region(inst, control,
+                           {{"format", "rle"},
+                            {"rle", answer.value([rle = brush_rle_encode(inst.mask)](std::string& text) {
+                               append_integers(text, rle);
+                             })}},
+                           label));
       break;
     case RegionKind::kRectangle:
       out.push_back(region(inst, control,
@@ -51,10 +56,16 @@ json regions_of(const Instance& inst, const RegionControl& control, const std::s
       break;
     case RegionKind::kPolygon:
       // Label Studio polygons have no holes; each piece of the mask is a region of its own.
-      for (const auto& poly : mask_to_polygons(inst.mask, 1.0)) {
-        json points = json::array();
+      for (auto& poly : mask_to_polygons(inst.mask, 1.0)) {
         // Boundary pixel centres (x + 0.5) in the editor's continuous frame.
-        for (const auto& p : poly.outer) points.push_back({percent(p.x + 0.5, w), percent(p.y + 0.5, h)});
+        json points = answer.value([ring = std::move(poly.outer), w, h](std::string& text) {
+          text += '[';
+          for (size_t i = 0; i < ring.size(); ++i) {
+            if (i) text += ',';
+            text += json::array({percent(ring[i].x + 0.5, w), percent(ring[i].y + 0.5, h)}).dump();
+          }
+          text += ']';
+        });
         out.push_back(region(inst, control, {{"points", std::move(points)}, {"closed", true}}, label));
       }
       break;

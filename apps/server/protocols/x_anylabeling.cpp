@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base64.h"
+#include "json_splice.h"
 #include "request_json.h"
 #include "sam3/log.h"
 #include "sam3/mask_encodings.h"
@@ -64,13 +65,16 @@ json shape(const std::string& label, const std::string& type, json points, float
 
 // Each piece of the mask as a closed polygon simplified at epsilon_factor x its perimeter (as
 // X-AnyLabeling's own servers), then the instance's box as a rectangle.
-void add_shapes(json& shapes, const Instance& inst, const std::string& label, double epsilon_factor) {
+// The points are `answer`'s spliced text (with epsilon_factor 0 a ring keeps every boundary pixel).
+void add_shapes(json& shapes, const Instance& inst, const std::string& label, double epsilon_factor, SplicedJson& answer) {
   for (const auto& poly : mask_to_polygons(inst.mask, 0)) {
-    const Ring ring = simplify_ring(poly.outer, epsilon_factor * ring_perimeter(poly.outer));
+    Ring ring = simplify_ring(poly.outer, epsilon_factor * ring_perimeter(poly.outer));
     if (ring.size() < 3) continue;
-    json points = json::array();
-    for (const auto& p : ring) points.push_back({p.x, p.y});
-    points.push_back(points.front());
+    json points = answer.value([ring = std::move(ring)](std::string& text) {
+      text += '[';
+      for (const auto& p : ring) text += json::array({p.x, p.y}).dump() + ',';
+      text += json::array({ring.front().x, ring.front().y}).dump() + ']';  // closed: the first point again
+    });
     shapes.push_back(shape(label, "polygon", std::move(points), inst.score));
   }
   const Box& b = inst.box;
@@ -115,12 +119,17 @@ HttpResponse predict_clicked(Api& api, const HttpRequest& req, const std::string
     auto found = api.run_on_worker(req, [model, entry, objects](const JobStop& stop) {
       return model->segment_objects(entry->embedding, *objects, stop.stopping(InteractiveOptions{}));
     });
+    SplicedJson answer;
     json shapes = json::array();
     const std::string label = texts.empty() ? "object" : texts.front();
     for (const auto& object : found) {
-      if (!object.masks.empty() && object.masks.front().area > 0) add_shapes(shapes, object.masks.front(), label, epsilon_factor);
+      if (!object.masks.empty() && object.masks.front().area > 0) {
+        add_shapes(shapes, object.masks.front(), label, epsilon_factor, answer);
+      }
     }
-    return json_response(200, {{"success", true}, {"data", {{"shapes", std::move(shapes)}, {"description", ""}}}});
+    HttpResponse r;
+    r.body = answer.dump({{"success", true}, {"data", {{"shapes", std::move(shapes)}, {"description", ""}}}});
+    return r;
   } catch (...) {
     return failure_of(std::current_exception());
   }
@@ -140,8 +149,9 @@ HttpResponse predict(Api& api, const HttpRequest& req) {
     return failure(200, "MODEL_NOT_FOUND", "no model \"" + model_name + "\"; this server has \"" + kModel + "\"" +
                                                (api.has_click_model() ? std::string(" and \"") + kClickModel + "\"" : ""));
   }
-  const auto image = body.contains("image") && body["image"].is_string() ? base64_decode(body["image"].get<std::string>())
-                                                                          : std::nullopt;
+  const auto image = body.contains("image") && body["image"].is_string()
+                         ? base64_decode(body["image"].get_ref<const std::string&>())  // not copied first
+                         : std::nullopt;
   if (!image || image->empty()) return failure(200, "INVALID_IMAGE", "\"image\" must be a base64 image (a data: URI is fine)");
   const json params = body.contains("params") && body["params"].is_object() ? body["params"] : json::object();
   SegmentOptions options;
@@ -191,11 +201,14 @@ HttpResponse predict(Api& api, const HttpRequest& req) {
       }
       return out;
     });
+    SplicedJson answer;
     json shapes = json::array();
     for (size_t i = 0; i < results.size(); ++i) {
-      for (const auto& inst : results[i].instances) add_shapes(shapes, inst, (*shared)[i].first, epsilon_factor);
+      for (const auto& inst : results[i].instances) add_shapes(shapes, inst, (*shared)[i].first, epsilon_factor, answer);
     }
-    return json_response(200, {{"success", true}, {"data", {{"shapes", std::move(shapes)}, {"description", ""}}}});
+    HttpResponse r;
+    r.body = answer.dump({{"success", true}, {"data", {{"shapes", std::move(shapes)}, {"description", ""}}}});
+    return r;
   } catch (...) {
     return failure_of(std::current_exception());
   }

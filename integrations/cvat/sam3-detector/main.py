@@ -26,14 +26,25 @@ def init_context(context):
     context.logger.info(f"sam3cpp ready: {len(spec)} labels, model {context.user_data.model.directory}")
 
 
+def _mask_text(crop, corners):
+    """The crop's 0/1 values then the corners, as json.dumps writes that list ("[0, 1, 1, 5, 7, ...]"),
+    written from the array: as a list of Python ints (and json.dumps's pieces of it) the answer
+    cost about 30 bytes of memory per mask pixel; as text it costs its 3 bytes a pixel."""
+    text = np.empty(crop.size * 3, dtype=np.uint8)
+    text[0::3] = crop.astype(np.uint8).ravel() + ord("0")
+    text[1::3] = ord(",")
+    text[2::3] = ord(" ")
+    return "[" + text.tobytes().decode("ascii") + ", ".join(str(c) for c in corners) + "]"
+
+
 def _detection(label, score, mask):
+    """One detector item as JSON text (json.dumps's bytes), or None for an empty mask."""
     ys, xs = np.nonzero(mask)
     if len(xs) == 0:
         return None
     xtl, ytl, xbr, ybr = int(xs.min()), int(ys.min()), int(xs.max()), int(ys.max())
-    crop = mask[ytl:ybr + 1, xtl:xbr + 1].astype(np.uint8).flatten().tolist()
-    return {"label": label, "confidence": str(score), "type": "mask", "attributes": [],
-            "mask": crop + [xtl, ytl, xbr, ybr]}
+    head = json.dumps({"label": label, "confidence": str(score), "type": "mask", "attributes": []})
+    return head[:-1] + ', "mask": ' + _mask_text(mask[ytl:ybr + 1, xtl:xbr + 1], (xtl, ytl, xbr, ybr)) + "}"
 
 
 def handler(context, event):
@@ -53,4 +64,4 @@ def handler(context, event):
             item = _detection(label, instance.score, instance.mask)
             if item:
                 items.append(item)
-    return context.Response(body=json.dumps(items), content_type="application/json", status_code=200)
+    return context.Response(body="[" + ", ".join(items) + "]", content_type="application/json", status_code=200)

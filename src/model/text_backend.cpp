@@ -1,35 +1,39 @@
-// Layout "usls" (RectLabel sam3_v2) on ONNX Runtime: the generation's rules are the pure
-// core's (pure/generation.h); this file only runs its sessions.
+// Every text-prompted family on ONNX Runtime: the family's rules are the pure core's
+// (pure/generation.h, chosen by the registry, pure/families.h); this file only opens its
+// sessions and moves tensors between them.
 #include <optional>
 
 #include "core/timer.h"
 #include "model/backend.h"
 #include "model/contract.h"
 #include "model/ort_tensors.h"
+#include "pure/families.h"
 #include "pure/generation.h"
 
 namespace sam3::detail {
 namespace {
 
-std::optional<rt::Session> geometry_session(const ModelFiles& files, const rt::SessionConfig& config) {
-  if (const auto* path = files.find("geometry")) return std::make_optional<rt::Session>(*path, config);
+std::optional<rt::Session> optional_session(const ModelFiles& files, const char* part, const rt::SessionConfig& config) {
+  if (const auto* path = files.find(part)) return std::make_optional<rt::Session>(*path, config);
   return std::nullopt;
 }
 
-class UslsBackend final : public Backend {
+class TextBackend final : public Backend {
  public:
-  UslsBackend(const ModelFiles& files, const rt::SessionConfig& encoder, const rt::SessionConfig& config)
-      : layout_(files.layout), vision_(files.parts.at("image"), encoder), text_(files.parts.at("text"), config),
-        decoder_(files.parts.at("decoder"), config), geometry_(geometry_session(files, config)),
-        generation_(make_generation()) {}
+  TextBackend(const ModelFiles& files, const rt::SessionConfig& encoder, const rt::SessionConfig& config)
+      : vision_(files.parts.at("image"), encoder), text_(optional_session(files, "text", config)),
+        decoder_(files.parts.at("decoder"), config), geometry_(optional_session(files, "geometry", config)),
+        generation_(make_generation(files)) {}
 
-  Layout layout() const override { return layout_; }
+  Layout layout() const override { return Layout(generation_.layout()); }
   std::string generation() const override { return generation_.name(); }
   std::vector<std::string> quirks() const override { return generation_.quirks(); }
   int input_width() const override { return generation_.input_width(); }
   int input_height() const override { return generation_.input_height(); }
   std::vector<const rt::Session*> sessions() const override {
-    std::vector<const rt::Session*> all = {&vision_, &text_, &decoder_};
+    std::vector<const rt::Session*> all = {&vision_};
+    if (text_) all.push_back(&*text_);
+    all.push_back(&decoder_);
     if (geometry_) all.push_back(&*geometry_);
     return all;
   }
@@ -43,22 +47,28 @@ class UslsBackend final : public Backend {
     return outputs;
   }
 
+  // Without a text encoder (the decoder encodes the text itself) the text inputs are the features.
   TextFeatures encode_text(const TokenizedText& tokens) const override {
     auto inputs = generation_.text_inputs(tokens);
+    if (!text_) {
+      TextFeatures owned;
+      for (const auto& t : inputs) owned.values.emplace(t.name, owned_value(t));
+      return owned;
+    }
     Feeds feeds;
     feeds.add(inputs);
-    return {text_.run(feeds.map())};
+    return {text_->run(feeds.map())};
   }
 
   std::vector<Instance> decode(const EmbeddingData& image, const TextFeatures& text,
                                const std::vector<BoxPrompt>& boxes, const SegmentOptions& options,
                                PromptTimings& timings) const override {
+    auto box_inputs = generation_.decoder_inputs(boxes, image.width, image.height);  // refuses too many boxes first
     const auto t0 = Clock::now();
     Feeds feeds;
+    feeds.add(box_inputs);
     for (const auto& name : generation_.image_feeds()) feeds.add(name, image.features.at(name));
     for (const auto& [input, output] : generation_.text_feeds()) feeds.add(input, text.values.at(output));
-    auto box_inputs = generation_.decoder_inputs(boxes, image.width, image.height);
-    feeds.add(box_inputs);
     std::vector<pure::Tensor> prompt;
     if (generation_.has_geometry()) prompt = prompt_with_geometry(image, text, boxes);
     feeds.add(prompt);
@@ -70,16 +80,23 @@ class UslsBackend final : public Backend {
     return instances;
   }
 
- private:
-  pure::Generation make_generation() const {
-    const auto geometry = geometry_ ? std::make_optional(part_spec(*geometry_)) : std::nullopt;
-    if (layout_ == Layout::kGeti) return pure::Generation::geti(part_spec(vision_), part_spec(text_), part_spec(decoder_), *geometry);
-    return pure::Generation::usls(part_spec(vision_), part_spec(text_), part_spec(decoder_), geometry ? &*geometry : nullptr);
+  void suppress_across_prompts(std::vector<PromptResult>& results) const override {
+    std::vector<std::vector<Instance>*> lists;
+    for (auto& r : results) lists.push_back(&r.instances);
+    generation_.suppress_across_prompts(lists);
   }
 
-  // usls v1: text-only prompts give the decoder the text alone; with boxes the geometry
-  // encoder's features are appended. geti-instant-learn: the geometry encoder runs for every prompt
-  // (the generation gives its inputs even without boxes).
+ private:
+  pure::Generation make_generation(const ModelFiles& files) const {
+    pure::PartSpecs specs = {{"image", part_spec(vision_)}, {"decoder", part_spec(decoder_)}};
+    if (text_) specs["text"] = part_spec(*text_);
+    if (geometry_) specs["geometry"] = part_spec(*geometry_);
+    return pure::build_generation(files.families, specs);
+  }
+
+  // The geometry encoder's features appended to the text's as the decoder's prompt: for a
+  // prompt with boxes (usls v1), or for every prompt (geti-instant-learn, EfficientSAM3: the
+  // generation gives its inputs even without boxes).
   std::vector<pure::Tensor> prompt_with_geometry(const EmbeddingData& image, const TextFeatures& text,
                                                  const std::vector<BoxPrompt>& boxes) const {
     const auto text_views = views_of(text.values);
@@ -93,17 +110,18 @@ class UslsBackend final : public Backend {
     return generation_.prompt_inputs(text_views, &geo_views);
   }
 
-  Layout layout_;
-  rt::Session vision_, text_, decoder_;
+  rt::Session vision_;
+  std::optional<rt::Session> text_;
+  rt::Session decoder_;
   std::optional<rt::Session> geometry_;
   pure::Generation generation_;
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> make_usls_backend(const ModelFiles& files, const rt::SessionConfig& encoder,
+std::unique_ptr<Backend> make_text_backend(const ModelFiles& files, const rt::SessionConfig& encoder,
                                            const rt::SessionConfig& config) {
-  return std::make_unique<UslsBackend>(files, encoder, config);
+  return std::make_unique<TextBackend>(files, encoder, config);
 }
 
 }  // namespace sam3::detail

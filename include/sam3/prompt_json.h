@@ -1,0 +1,29 @@
+// Prompts sent as JSON, read by one codec for every front (the server's "prompts", the
+// browser module, label's box-prompt files): errors are kInvalidArgument and name the field
+// path, e.g. "prompts[2].boxes[0][4] must be \"pos\" or \"neg\", got \"maybe\"".
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sam3/interactive.h"
+#include "sam3/types.h"
+
+namespace sam3 {
+
+// One entry of a "prompts" list: a concept (a string, or {"text", "boxes": [[x0, y0, x1, y1,
+// "pos"|"neg"], ...]}), a clicked object ({"points": [[x, y, "pos"|"neg"], ...], "box":
+// [x0, y0, x1, y1]}), or {"everything": true, "points_per_side": N}.
+struct PromptEntry {
+  enum class Kind { kConcept, kObject, kEverything };
+  Kind kind = Kind::kConcept;
+  Prompt prompt;  // kConcept
+  InteractivePrompt object;
+  int points_per_side = 32;  // kEverything
+};
+
+// JSON text of a list of entries -> the entries; `where` names the list in errors.
+std::vector<PromptEntry> parse_prompts_json(std::string_view json, const std::string& where = "prompts");
+
+}  // namespace sam3

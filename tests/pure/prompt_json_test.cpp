@@ -1,0 +1,59 @@
+// sam3's one prompt codec: every kind of entry, and errors that name the field path.
+#include "sam3/prompt_json.h"
+
+#include <gtest/gtest.h>
+
+#include "sam3/error.h"
+
+namespace {
+
+std::string error_of(const std::string& json) {
+  try {
+    sam3::parse_prompts_json(json);
+  } catch (const sam3::Error& e) {
+    EXPECT_EQ(e.code(), sam3::ErrorCode::kInvalidArgument) << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << "accepted " << json;
+  return {};
+}
+
+TEST(PromptJson, EveryKindOfEntry) {
+  const auto entries = sam3::parse_prompts_json(
+      R"(["car", {"text": "bus", "boxes": [[1, 2, 30, 40], [5, 6, 7, 8, "NEG"]]}, {"boxes": [[0, 0, 9, 9]]},
+         {"points": [[3, 4], [5, 6, "neg"]], "box": [1, 1, 8, 8]}, {"everything": true, "points_per_side": 12}])");
+  ASSERT_EQ(entries.size(), 5u);
+  EXPECT_EQ(entries[0].prompt.text, "car");
+  EXPECT_EQ(entries[1].prompt.text, "bus");
+  ASSERT_EQ(entries[1].prompt.boxes.size(), 2u);
+  EXPECT_EQ(entries[1].prompt.boxes[0].box.x1, 30.f);
+  EXPECT_TRUE(entries[1].prompt.boxes[0].positive);
+  EXPECT_FALSE(entries[1].prompt.boxes[1].positive);
+  EXPECT_TRUE(entries[2].prompt.text.empty());
+  EXPECT_EQ(entries[3].kind, sam3::PromptEntry::Kind::kObject);
+  ASSERT_EQ(entries[3].object.points.size(), 2u);
+  EXPECT_FALSE(entries[3].object.points[1].positive);
+  ASSERT_TRUE(entries[3].object.box.has_value());
+  EXPECT_EQ(entries[4].kind, sam3::PromptEntry::Kind::kEverything);
+  EXPECT_EQ(entries[4].points_per_side, 12);
+}
+
+TEST(PromptJson, ErrorsNameTheFieldPath) {
+  EXPECT_NE(error_of(R"(["a", "b", {"boxes": [[1, 2, 3, 4, "maybe"]]}])").find("prompts[2].boxes[0][4] must be \"pos\" or \"neg\""),
+            std::string::npos);
+  EXPECT_NE(error_of(R"([{"boxes": [[1, "x", 3, 4]]}])").find("prompts[0].boxes[0][1] must be a number"), std::string::npos);
+  EXPECT_NE(error_of(R"([{"boxes": [[1, 2, 3]]}])").find("prompts[0].boxes[0] must be [x0, y0, x1, y1]"), std::string::npos);
+  EXPECT_NE(error_of(R"(["a", {"text": 5}])").find("prompts[1].text must be a string"), std::string::npos);
+  EXPECT_NE(error_of(R"([{"text": "  "}])").find("prompts[0] is empty"), std::string::npos);
+  EXPECT_NE(error_of(R"([{"points": [[1, 2, "up"]]}])").find("prompts[0].points[0][2] must be \"pos\" or \"neg\""),
+            std::string::npos);
+  EXPECT_NE(error_of(R"([{"box": [1, 2, 3, null]}])").find("prompts[0].box[3] must be a number"), std::string::npos);
+  EXPECT_NE(error_of(R"([{"points": [[1, 2]], "text": "car"}])").find("mixes a concept"), std::string::npos);
+  EXPECT_NE(error_of(R"([{"everything": true, "points_per_side": 2.5}])").find("prompts[0].points_per_side must be a whole"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"([7])").find("prompts[0] must be a string or"), std::string::npos);
+  EXPECT_NE(error_of(R"({"text": "car"})").find("prompts must be a list"), std::string::npos);
+  EXPECT_NE(error_of("[").find("not valid JSON"), std::string::npos);
+}
+
+}  // namespace
