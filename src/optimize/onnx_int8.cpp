@@ -4,9 +4,9 @@
 #include <map>
 #include <set>
 #include <string_view>
-#include <utility>
 #include <vector>
 
+#include "optimize/change_groups.h"
 #include "optimize/onnx_fields.h"
 #include "optimize/protobuf_wire.h"
 
@@ -113,30 +113,17 @@ std::string rewrite_matmulinteger_weights_to_int8(const std::string& model_bytes
   // a weight that stays uint8 stays uint8, and so does every weight it belongs to: weights and
   // zero points joined through shared zero points form groups that change as a whole (a
   // union-find over the names, linear in the graph however the zero points are chained).
-  std::map<std::string, std::string> parent;
-  auto find = [&](std::string name) {
-    std::string root = name;
-    while (parent.contains(root) && parent[root] != root) root = parent[root];
-    while (parent.contains(name) && parent[name] != root) name = std::exchange(parent[name], root);
-    return root;
-  };
+  ChangeGroups groups;
   for (const auto& [weight, zps] : weight_to_zps) {
-    parent.try_emplace(weight, weight);
+    groups.add(weight, rewritable(weight));
     for (const auto& zp : zps) {
-      parent.try_emplace(zp, zp);
-      parent[find(zp)] = find(weight);
+      groups.add(zp, rewritable(zp));
+      groups.join(zp, weight);
     }
-  }
-  std::map<std::string, bool> group_ok;
-  for (const auto& [weight, zps] : weight_to_zps) {
-    bool ok = rewritable(weight);
-    for (const auto& zp : zps) ok = ok && rewritable(zp);
-    auto [it, fresh] = group_ok.try_emplace(find(weight), ok);
-    if (!fresh) it->second = it->second && ok;
   }
   std::set<std::string> rewrite;
   for (const auto& [weight, zps] : weight_to_zps) {
-    if (!group_ok[find(weight)]) {
+    if (!groups.changes(weight)) {
       ++st.skipped;
       continue;
     }

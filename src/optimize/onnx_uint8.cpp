@@ -2,9 +2,9 @@
 
 #include <map>
 #include <set>
-#include <utility>
 #include <vector>
 
+#include "optimize/change_groups.h"
 #include "optimize/onnx_fields.h"
 #include "optimize/onnx_graph_view.h"
 #include "optimize/protobuf_wire.h"
@@ -104,17 +104,10 @@ std::string rewrite_matmulinteger_weights_to_uint8(const std::string& model_byte
     return h.data_type == kInt8 && !h.external && products_of_uint8(name, slot);
   };
 
-  // Weights and zero points joined through the nodes that read them change as a whole (a
-  // union-find over names, linear in the graph).
-  std::map<std::string, std::string> parent;
-  auto find = [&](std::string name) {
-    std::string root = name;
-    while (parent.contains(root) && parent[root] != root) root = parent[root];
-    while (parent.contains(name) && parent[name] != root) name = std::exchange(parent[name], root);
-    return root;
-  };
+  // Weights and zero points joined through the nodes that read them change as a whole.
+  ChangeGroups groups;
   std::vector<const Node*> products;
-  std::map<std::string, bool> ok;  // per name: can change
+  std::set<std::string> names, weights;
   for (const Node& n : g.nodes()) {
     if (!is_op(&n, "MatMulInteger") || n.inputs.size() < 2) continue;
     const std::string& weight = n.inputs[1];
@@ -122,24 +115,18 @@ std::string rewrite_matmulinteger_weights_to_uint8(const std::string& model_byte
     const auto weight_type = g.constant_tensor(weight) ? tensor_header(*g.constant_tensor(weight)).data_type : 0;
     if (weight_type != kInt8) continue;  // uint8 weights are exact already; activations' types unknown
     products.push_back(&n);
-    parent.try_emplace(weight, weight);
-    ok.try_emplace(weight, int8_constant(weight, 1));
+    weights.insert(weight);
+    names.insert(weight);
+    groups.add(weight, int8_constant(weight, 1));
     if (!zp.empty()) {
-      parent.try_emplace(zp, zp);
-      ok.try_emplace(zp, int8_constant(zp, 3));
-      parent[find(zp)] = find(weight);
+      names.insert(zp);
+      groups.add(zp, int8_constant(zp, 3));
+      groups.join(zp, weight);
     }
   }
-  std::map<std::string, bool> group_ok;
-  for (const auto& [name, can] : ok) {
-    auto [it, fresh] = group_ok.try_emplace(find(name), can);
-    if (!fresh) it->second = it->second && can;
-  }
   std::set<std::string> rewrite;
-  std::set<std::string> weights;
-  for (const Node* n : products) weights.insert(n->inputs[1]);
-  for (const auto& [name, can] : ok) {
-    if (group_ok[find(name)]) rewrite.insert(name);
+  for (const auto& name : names) {
+    if (groups.changes(name)) rewrite.insert(name);
   }
   for (const auto& w : weights) (rewrite.contains(w) ? st.weights : st.skipped)++;
   if (st.weights == 0) return model_bytes;
