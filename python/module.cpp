@@ -22,6 +22,7 @@
 #include "sam3/labeler.h"
 #include "sam3/model.h"
 #include "sam3/tokenizer.h"
+#include "sam3/version.h"
 
 namespace py = pybind11;
 using namespace pybind11::literals;
@@ -564,6 +565,7 @@ PYBIND11_MODULE(_native, m) {
           });
         },
         "name"_a = py::none(), "progress"_a = nullptr);
+  m.attr("__version__") = SAM3_VERSION_STRING;  // CMakeLists.txt's project() version, as the wheel's
   m.attr("onnxruntime_version") = sam3::onnxruntime_version();
   m.def("available_providers", &sam3::available_execution_providers,
         "The execution providers the loaded ONNX Runtime lists, best first (\"cpu\" last).");

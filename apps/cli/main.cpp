@@ -6,6 +6,7 @@
 #include "cli_common.h"
 #include "sam3/log.h"
 #include "sam3/model.h"
+#include "sam3/version.h"
 
 int main(int argc, char** argv) {
   using namespace sam3::cli;
@@ -18,7 +19,7 @@ int main(int argc, char** argv) {
     for (const auto& p : sam3::available_execution_providers()) {
       if (std::find(usable.begin(), usable.end(), p) == usable.end()) idle += (idle.empty() ? "" : ", ") + p;
     }
-    return std::string("sam3cpp ") + SAM3_VERSION + " (ONNX Runtime " + sam3::onnxruntime_version() +
+    return std::string("sam3cpp ") + SAM3_VERSION_STRING + " (ONNX Runtime " + sam3::onnxruntime_version() +
            "; int8 products on " + sam3::int8_kernels() + "; bf16 work of --precision fast on " + sam3::bf16_kernels() +
            ")\nexecution providers: " + providers +
            (idle.empty() ? "" : "\nlisted by ONNX Runtime but unable to start here: " + idle +

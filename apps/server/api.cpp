@@ -13,6 +13,7 @@
 #include "sam3/log.h"
 #include "sam3/polygons.h"
 #include "sam3/result_json.h"
+#include "sam3/version.h"
 #include "http/multipart.h"
 #include "json_splice.h"
 #include "segment_request.h"
@@ -322,7 +323,7 @@ void Api::check_prompts(const std::vector<Prompt>& prompts, const std::string& w
 }
 
 std::string Api::model_version() const {
-  return std::string("sam3cpp-") + SAM3_VERSION + "-" + options_.model_dir.filename().string();
+  return std::string("sam3cpp-") + SAM3_VERSION_STRING + "-" + options_.model_dir.filename().string();
 }
 
 std::shared_ptr<Model> Api::ready_model() {
@@ -555,7 +556,7 @@ HttpResponse Api::handle_info() {
   const auto c = cache_.stats();
   return json_response(200, {{"model", model},
                              {"interactive_model", interactive},
-                             {"versions", {{"sam3cpp", SAM3_VERSION}, {"onnxruntime", onnxruntime_version()},
+                             {"versions", {{"sam3cpp", SAM3_VERSION_STRING}, {"onnxruntime", onnxruntime_version()},
                                            {"onnxruntime_providers", available_execution_providers()}}},
                              {"cache", {{"entries", c.entries}, {"bytes", c.bytes}, {"capacity_bytes", c.capacity_bytes},
                                         {"hits", c.hits}, {"misses", c.misses}, {"evictions", c.evictions}}},

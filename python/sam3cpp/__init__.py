@@ -38,6 +38,7 @@ from ._native import (  # noqa: F401  (re-exported)
     decode_rle,
     encode_rle,
     onnxruntime_version,
+    __version__,
 )
 from . import _native
 
@@ -45,7 +46,7 @@ __all__ = [
     "Model", "Embedding", "Result", "Instance", "Box", "tokenize", "encode_rle", "decode_rle", "label", "label_map", "pull",
     "Error", "InvalidArgumentError", "InvalidTextError", "ImageUnreadableError", "ImageUnsupportedError",
     "ImageCorruptError", "ImageTooLargeError", "ModelNotFoundError", "ModelMismatchError", "TokenizerError",
-    "RuntimeFailure", "OutputError", "NetworkError", "CancelledError", "onnxruntime_version", "available_providers", "usable_providers",
+    "RuntimeFailure", "OutputError", "NetworkError", "CancelledError", "__version__", "onnxruntime_version", "available_providers", "usable_providers",
 ]
 
 

@@ -305,3 +305,12 @@ def test_efficientsam3_drops_what_repeats_across_the_prompts_of_one_image():
         m = sam3cpp.Model(MODELS / folder)
         results = m.segment_many(m.encode(scene()), ["red", "blue", "red"])
         assert [len(r) for r in results] == [1, 1, repeated], folder
+
+
+def test_one_version_everywhere():
+    # CMakeLists.txt's project() version is the only source: the module, the CLI and the wheel.
+    cmake = (Path(__file__).resolve().parents[2] / "CMakeLists.txt").read_text()
+    declared = cmake.split("project(sam3cpp VERSION ", 1)[1].split()[0]
+    cli = subprocess.run([CLI, "--version"], capture_output=True, text=True, check=True).stdout
+    assert sam3cpp.__version__ == declared
+    assert cli.startswith(f"sam3cpp {declared} "), cli
