@@ -11,7 +11,19 @@ find_package(TIFF REQUIRED)  # TIFF through libtiff, BMP by sam3 itself: no imgc
 pkg_check_modules(WEBP REQUIRED IMPORTED_TARGET libwebp)
 find_package(CURL REQUIRED)
 find_package(pugixml REQUIRED)
-find_package(GDAL CONFIG REQUIRED)  # rasters of any size and georeferenced vectors (Debian libgdal-dev)
+# GDAL (optional; Debian's libgdal-dev): map labeling of georeferenced rasters (sam3::geo, `sam3
+# label` to GPKG/FGB/SHP, Python's label_map, the QGIS plugin). SAM3_MAPS=OFF leaves it out.
+option(SAM3_MAPS "Map labeling of georeferenced rasters with GDAL, when GDAL is installed" ON)
+set(SAM3_HAVE_MAPS OFF)
+if(SAM3_MAPS)
+  find_package(GDAL CONFIG QUIET)
+  if(TARGET GDAL::GDAL)
+    set(SAM3_HAVE_MAPS ON)
+  else()
+    message(WARNING "GDAL not found: map labeling (sam3 label to gpkg/fgb/shp, Python's label_map, the QGIS "
+      "plugin) is off. apt-get install libgdal-dev (scripts/setup.sh does) and configure again to turn it on.")
+  endif()
+endif()
 find_package(OpenSSL REQUIRED COMPONENTS Crypto)
 pkg_check_modules(LIBZIP REQUIRED IMPORTED_TARGET libzip)
 # Debian's python3 when there is one (its numpy, onnx and pytest are what the tests use); the

@@ -5,7 +5,10 @@
 include(CMakePackageConfigHelpers)
 set(SAM3_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/sam3)
 
-set(_sam3_libraries sam3 sam3_pure sam3_tokenizer sam3_kernels sam3_hub sam3_label sam3_geo)
+set(_sam3_libraries sam3 sam3_pure sam3_tokenizer sam3_kernels sam3_hub sam3_label)
+if(TARGET sam3_geo)  # maps are optional (SAM3_MAPS)
+  list(APPEND _sam3_libraries sam3_geo)
+endif()
 foreach(t IN LISTS _sam3_libraries)
   string(REPLACE "sam3_" "" _export_name ${t})
   set_target_properties(${t} PROPERTIES EXPORT_NAME ${_export_name})

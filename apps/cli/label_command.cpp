@@ -123,7 +123,7 @@ int run_map(const LabelArgs& a) {
   MapLabelJob job;
   job.rasters.assign(a.inputs.begin(), a.inputs.end());
   job.categories = a.config.categories;
-  job.formats = parse_map_formats(a.formats);
+  job.formats = map_formats(a.formats);
   job.out = a.out;
   job.segment = a.config.segment;
   if (a.tile != "off" && a.tile != "auto") job.tile = parse_int(a.tile, "--tile", kMinTile, kMaxMapTile);
@@ -165,7 +165,7 @@ int run_label(LabelArgs& a) {
   if (a.config.categories.empty()) {
     throw Error(ErrorCode::kInvalidArgument, "no category: give --prompt TEXT, --box-prompt FILE or --everything");
   }
-  if (is_map_format_list(a.formats)) return run_map(a);
+  if (asks_for_maps(a.formats)) return run_map(a);
   a.config.formats = parse_label_formats(a.formats);
   a.config.coco_polygons = a.polygons;
   a.config.semantic = a.semantic;
@@ -262,7 +262,7 @@ void add_label_command(CLI::App& app, Runner& run) {
   merge->add_option("-o,--out", args->out, "Merged output folder")->required();
   merge->callback([args, &run] {
     run = [args] {
-      if (MapLabeler::is_shard_dir(args->merge_dirs.front())) return run_map_merge(args->merge_dirs, args->out);
+      if (is_map_shard_dir(args->merge_dirs.front())) return run_map_merge(args->merge_dirs, args->out);
       std::vector<fs::path> dirs(args->merge_dirs.begin(), args->merge_dirs.end());
       merge_label_dirs(dirs, args->out);
       std::printf("merged %zu folders -> %s\n", dirs.size(), args->out.c_str());

@@ -4,23 +4,12 @@
 
 #include <chrono>
 #include <cstdio>
-#include <sstream>
 
 #include "cli_common.h"
-#include "number_options.h"
 #include "sam3/error.h"
 
 namespace sam3::cli {
 namespace {
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  for (std::string item; std::getline(in, item, sep);) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
 
 void print_summary(const MapRunSummary& s) {
   std::printf("%d raster%s, %lld tiles (%lld all nodata, skipped), %.3f km2 with data ->", s.rasters, s.rasters == 1 ? "" : "s",
@@ -34,29 +23,9 @@ void print_summary(const MapRunSummary& s) {
 
 }  // namespace
 
-RasterOptions parse_raster_options(const std::string& bands, const std::string& scale) {
-  RasterOptions o;
-  for (const auto& b : split(bands, ',')) o.bands.push_back(parse_int(b, "--bands", 1));
-  if (scale.empty() || scale == "auto") return o;
-  if (scale == "minmax") {
-    o.scale = RasterOptions::Scale::kMinMax;
-  } else if (scale.rfind("percentile:", 0) == 0) {
-    const auto p = split(scale.substr(11), ',');
-    if (p.size() != 2) throw Error(ErrorCode::kInvalidArgument, "--scale percentile:LOW,HIGH, e.g. percentile:2,98");
-    o.scale = RasterOptions::Scale::kPercentile;
-    o.low = parse_number(p[0], "--scale"), o.high = parse_number(p[1], "--scale");
-    if (!(o.low >= 0 && o.low < o.high && o.high <= 100)) {
-      throw Error(ErrorCode::kInvalidArgument, "--scale percentile:LOW,HIGH needs 0 <= LOW < HIGH <= 100");
-    }
-  } else {
-    const auto p = split(scale, ',');
-    if (p.size() != 2) throw Error(ErrorCode::kInvalidArgument, "--scale is auto, minmax, percentile:2,98 or MIN,MAX");
-    o.scale = RasterOptions::Scale::kFixed;
-    o.low = parse_number(p[0], "--scale"), o.high = parse_number(p[1], "--scale");
-    if (!(o.low < o.high)) throw Error(ErrorCode::kInvalidArgument, "--scale MIN,MAX needs MIN < MAX");
-  }
-  return o;
-}
+bool asks_for_maps(const std::string& formats) { return is_map_format_list(formats); }
+std::vector<MapFormat> map_formats(const std::string& formats) { return parse_map_formats(formats); }
+bool is_map_shard_dir(const std::filesystem::path& dir) { return MapLabeler::is_shard_dir(dir); }
 
 int run_map_merge(const std::vector<std::string>& dirs, const std::string& out) {
   std::vector<std::filesystem::path> paths(dirs.begin(), dirs.end());

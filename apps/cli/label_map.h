@@ -1,8 +1,11 @@
 // sam3 label on maps: the command line translated into a MapLabelJob (sam3/map_labeler.h),
-// progress on stderr and the summary on stdout.
+// progress on stderr and the summary on stdout. label_map.cpp runs it on sam3::geo (GDAL);
+// a build without maps (SAM3_MAPS=OFF or no libgdal-dev) links label_map_off.cpp instead,
+// which refuses map formats saying how to turn maps on.
 #pragma once
 
 #include <atomic>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -12,6 +15,11 @@
 
 namespace sam3::cli {
 
+// Whether a --format list asks for map outputs (gpkg, fgb, shp), and those formats.
+bool asks_for_maps(const std::string& formats);
+std::vector<MapFormat> map_formats(const std::string& formats);
+// Whether a folder was written by a map shard (`sam3 label merge` of map shards).
+bool is_map_shard_dir(const std::filesystem::path& dir);
 // --bands "1,2,3" and --scale "minmax" | "percentile:2,98" | "A,B" into the raster options.
 RasterOptions parse_raster_options(const std::string& bands, const std::string& scale);
 int run_map_label(const MapLabelJob& job, const ModelSelection& models, int threads, const std::atomic<bool>* stop);

@@ -13,7 +13,7 @@
 #include "sam3/log.h"
 #include "sam3/model.h"
 #include "sam3/output_folder.h"
-#include "sam3/result_json.h"
+#include "export/result_document.h"  // the result document as values: built once, never parsed back
 
 namespace sam3::cli {
 namespace {
@@ -230,7 +230,7 @@ int run_segment(const SegmentArgs& args) {
         run.results.push_back(std::move(result));
       }
       model->suppress_across_prompts(run.results);  // the family's rule over the image's prompts
-      for (const auto& result : run.results) run.docs.push_back(nlohmann::ordered_json::parse(prompt_result_json(result)));
+      for (const auto& result : run.results) run.docs.push_back(detail::prompt_result_value(result));
     } else if (args.everything) {
       EverythingOptions everything = args.everything_options;
       everything.min_area = args.options.min_area;
@@ -238,14 +238,14 @@ int run_segment(const SegmentArgs& args) {
       result.prompt.text = "everything";
       totals.decode += result.timings.decode_ms;
       totals.postprocess += result.timings.postprocess_ms;
-      run.docs.push_back(nlohmann::ordered_json::parse(everything_result_json(result.instances)));
+      run.docs.push_back(detail::everything_result_value(result.instances));
       run.results.push_back(std::move(result));
     } else {
       const auto objects_out = model->segment_objects(embedding, objects, {args.multimask, {}});
       totals.decode += objects_out.front().timings.decode_ms;
       totals.postprocess += objects_out.front().timings.postprocess_ms;
       for (size_t k = 0; k < objects_out.size(); ++k) {
-        run.docs.push_back(nlohmann::ordered_json::parse(object_result_json(objects_out[k])));
+        run.docs.push_back(detail::object_result_value(objects_out[k]));
         PromptResult as_files;  // the same folders as text prompts: masks and an overlay per object
         as_files.prompt.text = "object " + std::to_string(k + 1);
         as_files.instances = objects_out[k].masks;

@@ -12,7 +12,7 @@
 #include "sam3/instance_merge.h"
 #include "sam3/log.h"
 #include "sam3/polygons.h"
-#include "sam3/result_json.h"
+#include "export/result_document.h"  // the result document as values: built once, never parsed back
 #include "sam3/version.h"
 #include "http/multipart.h"
 #include "json_splice.h"
@@ -493,16 +493,16 @@ HttpResponse Api::handle_segment(const HttpRequest& req) {
   for (const auto& item : request.order) {
     if (item.kind == PromptItem::kConcept) {
       const auto& r = answers.concepts[item.index];
-      image["prompts"].push_back(with_masks(json::parse(prompt_result_json(r)), r.instances));
+      image["prompts"].push_back(with_masks(detail::prompt_result_value(r), r.instances));
       add_time("encode_text", r.timings.encode_text_ms);
       add_time("decode", r.timings.decode_ms);
       add_time("postprocess", r.timings.postprocess_ms);
     } else if (item.kind == PromptItem::kObject) {
       const auto& r = answers.objects[item.index];
-      image["prompts"].push_back(with_masks(json::parse(object_result_json(r)), r.masks));
+      image["prompts"].push_back(with_masks(detail::object_result_value(r), r.masks));
     } else {
       const auto& r = answers.everything[everything_index++];
-      image["prompts"].push_back(with_masks(json::parse(everything_result_json(r.instances)), r.instances));
+      image["prompts"].push_back(with_masks(detail::everything_result_value(r.instances), r.instances));
       add_time("decode", r.timings.decode_ms);
       add_time("postprocess", r.timings.postprocess_ms);
     }
