@@ -1,0 +1,87 @@
+// MOTS, both ways it is written (https://www.vision.rwth-aachen.de/page/mots):
+//   mots.txt  one line per object and frame: "time_frame id class_id img_height img_width rle",
+//             id = class_id * 1000 + object id, rle = COCO's compressed RLE string;
+//   mots/     MOTS PNG as Datumaro's mots_png format and CVAT's "MOTS PNG 1.0" read it:
+//             instances/frame_000000.png (16-bit grey, pixel = 1000 * (1 + label) + object id,
+//             0 the background) and instances/labels.txt (one label per line; ours is one).
+// class_id is 1 (the label); object ids must stay below 1000, the format's limit.
+#include <string>
+
+#include "core/codecs.h"
+#include "sam3/error.h"
+#include "sam3/files.h"
+#include "sam3/mask_encodings.h"
+#include "video_io/append_file.h"
+#include "video_io/partial_sink.h"
+
+namespace sam3::video_io {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr const char* kTextEntry = "mots.txt";
+constexpr const char* kPngEntry = "mots";
+constexpr int kClassId = 1;
+constexpr int kMaxInstances = 1000;
+
+class MotsSink final : public PartialSink {
+ public:
+  explicit MotsSink(const SinkContext& context) : context_(context) {}
+  std::vector<std::string> entries() const override { return {kTextEntry, kPngEntry}; }
+
+  void open(const fs::path& work, const nlohmann::json* saved, std::int64_t last_committed_index) override {
+    work_ = work;
+    instances_ = work / kPngEntry / "instances";
+    fs::create_directories(instances_);
+    remove_frame_files_after(instances_, "frame_", ".png", last_committed_index);
+    remove_stale_temporaries(instances_);
+    text_.open(work / kTextEntry, saved ? saved->value("bytes", std::int64_t{0}) : 0);
+  }
+
+  void write(const FrameOutput& out) override {
+    const int w = context_.info.width, h = context_.info.height;
+    std::vector<std::uint16_t> png(out.labels.size(), 0);
+    std::string lines;
+    for (const auto& object : out.result.objects) {  // by id, as painted
+      if (object.id >= kMaxInstances) {
+        throw Error(ErrorCode::kInvalidArgument,
+                    "MOTS holds object ids up to 999; object " + std::to_string(object.id) + " appeared in frame " +
+                        std::to_string(out.result.index) + " (write JSON for videos with more objects)");
+      }
+      Mask mask{w, h, std::vector<std::uint8_t>(out.labels.size(), 0)};
+      bool any = false;
+      for (size_t i = 0; i < out.labels.size(); ++i) {
+        if (out.labels[i] == object.id) {
+          mask.data[i] = 1;
+          png[i] = static_cast<std::uint16_t>(kMaxInstances * kClassId + object.id);
+          any = true;
+        }
+      }
+      if (!any) continue;  // hidden under other objects: MOTS has no empty masks
+      lines += std::to_string(out.result.index) + " " + std::to_string(kClassId * kMaxInstances + object.id) + " " +
+               std::to_string(kClassId) + " " + std::to_string(h) + " " + std::to_string(w) + " " + rle_encode(mask) + "\n";
+    }
+    write_file_atomic(instances_ / frame_file_name("frame_", out.result.index, 6, ".png"), encode_png(png.data(), w, h, 1, 16));
+    text_.append(lines);
+  }
+
+  nlohmann::json checkpoint() override { return {{"bytes", text_.sync()}}; }
+
+  void finish(OutputFolderUpdate& update) override {
+    text_.sync();
+    text_.close();
+    write_file_atomic(instances_ / "labels.txt", context_.label + "\n");
+    move_into_stage(work_ / kTextEntry, update, kTextEntry);
+    move_into_stage(work_ / kPngEntry, update, kPngEntry);
+  }
+
+ private:
+  SinkContext context_;
+  fs::path work_, instances_;
+  AppendFile text_;
+};
+
+}  // namespace
+
+std::unique_ptr<PartialSink> make_mots_sink(const SinkContext& context) { return std::make_unique<MotsSink>(context); }
+
+}  // namespace sam3::video_io
