@@ -41,10 +41,15 @@ Image render(const FrameOutput& out) {
     const std::string text = std::to_string(object.id);
     int baseline = 0;
     const auto size = cv::getTextSize(text, cv::FONT_HERSHEY_SIMPLEX, scale * 0.6, thickness, &baseline);
+    // The id's tag: above the box where there is room, else below it, else inside it.
+    const int tag_h = size.height + baseline + 4;
     const int x = std::clamp(static_cast<int>(object.box.x0), 0, std::max(0, image.width - size.width - 4));
-    const int y = std::clamp(static_cast<int>(object.box.y0) + size.height + 4, size.height + 4, image.height - baseline);
-    cv::rectangle(canvas, cv::Point(x, y + baseline), cv::Point(x + size.width + 4, y - size.height - 4),
-                  cv::Scalar(c[0], c[1], c[2]), cv::FILLED);
+    int top = static_cast<int>(object.box.y0) - tag_h;
+    if (top < 0) top = static_cast<int>(object.box.y1) + 1;
+    if (top + tag_h > image.height) top = std::max(0, static_cast<int>(object.box.y0));
+    const int y = top + size.height + 2;  // the text's baseline
+    cv::rectangle(canvas, cv::Point(x, top), cv::Point(x + size.width + 4, top + tag_h - 1), cv::Scalar(c[0], c[1], c[2]),
+                  cv::FILLED);
     cv::putText(canvas, text, cv::Point(x + 2, y - 2), cv::FONT_HERSHEY_SIMPLEX, scale * 0.6, cv::Scalar(255, 255, 255),
                 thickness, cv::LINE_AA);
   }

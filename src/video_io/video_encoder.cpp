@@ -188,8 +188,11 @@ void concatenate_videos(const std::vector<std::filesystem::path>& parts, const s
                par->height != stream->codecpar->height || part_extradata != extradata) {
       fail(part, "was encoded differently from the first part; the parts cannot be joined");
     }
+    const AVRational rate = in_stream->avg_frame_rate.num > 0 ? in_stream->avg_frame_rate : in_stream->r_frame_rate;
     while ((rc = av_read_frame(input.get(), packet.get())) >= 0) {
       av_packet_rescale_ts(packet.get(), in_stream->time_base, stream->time_base);
+      // Matroska may not store a block's duration; mp4 would drop a last frame without one.
+      if (packet->duration <= 0 && rate.num > 0) packet->duration = av_rescale_q(1, av_inv_q(rate), stream->time_base);
       if (last_dts != AV_NOPTS_VALUE && packet->dts != AV_NOPTS_VALUE && packet->dts <= last_dts) {
         packet->dts = last_dts + 1;  // a rounding tie at a join
         if (packet->pts != AV_NOPTS_VALUE && packet->pts < packet->dts) packet->pts = packet->dts;

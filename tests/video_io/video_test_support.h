@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <unistd.h>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -73,6 +75,18 @@ inline void write_scene_video(const std::filesystem::path& path, int width, int 
   video_io::VideoEncoder writer(path, width, height, fps, encoder, rotation);
   for (size_t i = 0; i < times.size(); ++i) writer.add(scene_frame(width, height, static_cast<int>(i)), times[i]);
   writer.finish();
+}
+
+inline std::string davis_name(int index) {
+  char name[32];
+  std::snprintf(name, sizeof name, "%05d.png", index);
+  return name;
+}
+
+inline std::string mots_png_name(int index) {
+  char name[32];
+  std::snprintf(name, sizeof name, "frame_%06d.png", index);
+  return name;
 }
 
 inline std::vector<double> regular_times(int count, double fps) {
