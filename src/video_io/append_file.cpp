@@ -20,8 +20,16 @@ void AppendFile::open(const std::filesystem::path& path, std::int64_t keep_bytes
   close();
   path_ = path;
   std::error_code ec;
+  if (keep_bytes > 0 && !std::filesystem::exists(path, ec)) {
+    throw Error(ErrorCode::kIo, path.string() + ": missing, though its checkpoint holds " + std::to_string(keep_bytes) + " bytes");
+  }
   if (keep_bytes >= 0 && std::filesystem::exists(path, ec)) {
-    if (static_cast<std::int64_t>(std::filesystem::file_size(path, ec)) > keep_bytes) {
+    const auto size = static_cast<std::int64_t>(std::filesystem::file_size(path, ec));
+    if (size < keep_bytes) {
+      throw Error(ErrorCode::kIo, path.string() + ": shorter than its checkpoint (" + std::to_string(size) + " of " +
+                                      std::to_string(keep_bytes) + " bytes)");
+    }
+    if (size > keep_bytes) {
       std::filesystem::resize_file(path, static_cast<std::uintmax_t>(keep_bytes), ec);
       if (ec) throw Error(ErrorCode::kIo, path.string() + ": cannot cut back to the last checkpoint (" + ec.message() + ")");
     }

@@ -12,8 +12,9 @@ namespace sam3::video_io {
 class AppendFile {
  public:
   AppendFile() = default;
-  // Opens `path` for appending after cutting it to `keep_bytes` (a missing file is created;
-  // -1 keeps it whole). Throws kIo.
+  // Opens `path` for appending after cutting it to `keep_bytes` (-1 keeps it whole; 0 starts
+  // empty, creating it). Throws kIo, also when the file is shorter than `keep_bytes` (then the
+  // checkpoint does not describe it).
   void open(const std::filesystem::path& path, std::int64_t keep_bytes);
   ~AppendFile();
   AppendFile(const AppendFile&) = delete;

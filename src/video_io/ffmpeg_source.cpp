@@ -4,6 +4,7 @@ extern "C" {
 #include <libavutil/imgutils.h>
 }
 
+#include <array>
 #include <cmath>
 #include <string>
 
@@ -195,13 +196,10 @@ class FfmpegSource final : public FrameSource {
     if (!scale_) throw Error(ErrorCode::kImageCorrupt, path_.string() + ": cannot convert its pixel format to RGB");
     const int matrix = frame.colorspace == AVCOL_SPC_UNSPECIFIED ? SWS_CS_DEFAULT : static_cast<int>(frame.colorspace);
     const int full_range = frame.color_range == AVCOL_RANGE_JPEG ? 1 : 0;
-    int* in_table = nullptr;
-    int* out_table = nullptr;
-    int in_range = 0, out_range = 0, brightness = 0, contrast = 0, saturation = 0;
-    if (sws_getColorspaceDetails(scale_.get(), &in_table, &in_range, &out_table, &out_range, &brightness, &contrast,
-                                 &saturation) >= 0) {
-      sws_setColorspaceDetails(scale_.get(), sws_getCoefficients(matrix), full_range, out_table, 1, brightness,
-                               contrast, saturation);
+    const std::array<int, 5> colours = {frame.width, frame.height, frame.format, matrix, full_range};
+    if (colours != colours_) {  // a new converter, or new colours: its tables are rebuilt
+      set_colours(matrix, full_range);
+      colours_ = colours;
     }
     Image image;
     image.width = first_width_;
@@ -211,6 +209,19 @@ class FfmpegSource final : public FrameSource {
     int strides[4] = {image.width * 3, 0, 0, 0};
     sws_scale(scale_.get(), frame.data, frame.linesize, 0, frame.height, planes, strides);
     return image;
+  }
+
+  // The frame's colour matrix and range into the converter (only when they change: it rebuilds
+  // its tables).
+  void set_colours(int matrix, int full_range) {
+    int* in_table = nullptr;
+    int* out_table = nullptr;
+    int in_range = 0, out_range = 0, brightness = 0, contrast = 0, saturation = 0;
+    if (sws_getColorspaceDetails(scale_.get(), &in_table, &in_range, &out_table, &out_range, &brightness, &contrast,
+                                 &saturation) >= 0) {
+      sws_setColorspaceDetails(scale_.get(), sws_getCoefficients(matrix), full_range, out_table, 1, brightness, contrast,
+                               saturation);
+    }
   }
 
   fs::path path_;
@@ -225,6 +236,7 @@ class FfmpegSource final : public FrameSource {
   std::int64_t decoded_ = 0;
   int first_width_ = 0, first_height_ = 0, rotation_ = 0, damaged_packets_ = 0;
   bool flushing_ = false;
+  std::array<int, 5> colours_ = {-1, -1, -1, -1, -1};  // size, format, matrix, range set_colours saw
 };
 
 }  // namespace

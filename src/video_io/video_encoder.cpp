@@ -47,10 +47,8 @@ VideoEncoder::VideoEncoder(const std::filesystem::path& path, int width, int hei
   codec_->height = (height + 1) / 2 * 2;
   codec_->pix_fmt = AV_PIX_FMT_YUV420P;
   codec_->time_base = kMilliseconds;
-  if (fps > 0) {
-    codec_->framerate = av_d2q(fps, 100000);
-    frame_ms_ = std::max<std::int64_t>(1, std::llround(1000.0 / fps));
-  }
+  if (fps > 0) codec_->framerate = av_d2q(fps, 100000);
+  frame_ms_ = std::max<std::int64_t>(1, std::llround(1000.0 / (fps > 0 ? fps : 25.0)));  // the last frame's duration
   codec_->gop_size = 12;
   codec_->max_b_frames = 0;  // pts == dts: segments join by copying packets
   codec_->color_range = AVCOL_RANGE_MPEG;

@@ -157,19 +157,37 @@ VideoOutputs::VideoOutputs(const fs::path& folder, const VideoInfo& info, VideoO
   for (auto& sink : s.sinks) {
     for (const auto& entry : sink.sink->entries()) s.update->stage(entry);  // a user's file of that name: kIo now
   }
-  for (auto& sink : s.sinks) {
-    const nlohmann::json* state = nullptr;
-    if (!saved.is_null() && saved.contains("sinks") && saved["sinks"].contains(sink.name)) state = &saved["sinks"][sink.name];
-    sink.sink->open(s.work / sink.name, state, s.last_index);
-  }
-
-  s.resume.committed_frames = s.committed;
-  s.resume.last_committed_index = s.last_index;
-  if (s.committed > 0) {
-    const std::int64_t bytes = saved["sinks"]["json"].value("bytes", std::int64_t{0});
-    s.resume.recent = video_io::read_recent_results(s.work / "json" / video_io::kRecordFile, bytes, options.resume_window);
-    s.resume.restart_index = s.resume.recent.empty() ? s.last_index + 1 : s.resume.recent.front().index;
-    s.ids.emplace(s.resume.recent, s.max_id);
+  auto open_sinks = [&](const nlohmann::json& from) {
+    for (auto& sink : s.sinks) {
+      const nlohmann::json* state = nullptr;
+      if (!from.is_null() && from.contains("sinks") && from["sinks"].contains(sink.name)) state = &from["sinks"][sink.name];
+      sink.sink->open(s.work / sink.name, state, s.last_index);
+    }
+    s.resume = ResumePoint{};
+    s.resume.committed_frames = s.committed;
+    s.resume.last_committed_index = s.last_index;
+    if (s.committed > 0) {
+      const std::int64_t bytes = from["sinks"]["json"].value("bytes", std::int64_t{0});
+      s.resume.recent = video_io::read_recent_results(s.work / "json" / video_io::kRecordFile, bytes, options.resume_window);
+      s.resume.restart_index = s.resume.recent.empty() ? s.last_index + 1 : s.resume.recent.front().index;
+      s.ids.emplace(s.resume.recent, s.max_id);
+    }
+  };
+  try {
+    open_sinks(saved);
+  } catch (const Error& e) {
+    if (saved.is_null()) throw;
+    // A partial run whose files do not match its checkpoint (a damaged disk, files edited):
+    // its frames cannot be trusted, so the run starts over.
+    log(LogLevel::kWarning, (folder / kPartialEntry).string() + ": cannot resume (" + e.what() + "); starting over");
+    s.committed = 0;
+    s.last_index = -1;
+    s.max_id = 0;
+    s.ids.reset();
+    std::error_code ec;
+    fs::remove_all(s.work, ec);
+    fs::create_directories(s.work);
+    open_sinks(nullptr);
   }
   s.checkpoint();  // a fresh run is resumable from its first frame on
 }

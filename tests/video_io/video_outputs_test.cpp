@@ -380,6 +380,23 @@ TEST(VideoOutputs, OtherSettingsStartOver) {
   EXPECT_EQ(out.resume_point().restart_index, 0);
 }
 
+TEST(VideoOutputs, APartialRunThatDisagreesWithItsCheckpointStartsOver) {
+  TempDir dir("sam3_vout");
+  killed_run(dir.path(), 6);  // checkpoint after frame 3
+  fs::resize_file(dir / "sam3-video.partial" / "json" / "frames.jsonl", 10);  // shorter than the checkpoint says
+  {
+    sam3::VideoOutputs out(dir.path(), scene_info(), all_formats("mpeg4"));
+    EXPECT_EQ(out.resume_point().committed_frames, 0);
+    EXPECT_EQ(out.resume_point().restart_index, 0);
+    write_frames(out, 0, 12);
+    out.finish();
+  }
+  const auto doc = nlohmann::json::parse(read_file(dir / "tracks.json"));
+  ASSERT_EQ(doc["frames"].size(), 12u);
+  EXPECT_EQ(doc["frames"][0]["objects"][0]["id"], 1);
+  expect_overlay_video(dir / "overlay.mp4", 12);
+}
+
 TEST(VideoOutputs, ResultsThatDoNotFitAreRefused) {
   TempDir dir("sam3_vout");
   auto options = all_formats("png");
