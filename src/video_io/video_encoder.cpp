@@ -94,6 +94,7 @@ void VideoEncoder::add(const Image& rgb, double time_s) {
   if (rgb.width != width_ || rgb.height != height_) fail(path_, "a frame of another size than the video's");
   std::int64_t pts = std::llround(time_s * 1000.0);
   if (pts <= last_pts_) pts = last_pts_ + 1;  // frames closer than 1 ms keep their order
+  if (last_pts_ >= 0) frame_ms_ = pts - last_pts_;  // the spacing so far: a stride's, a variable rate's
   last_pts_ = pts;
   if (av_frame_make_writable(yuv_.get()) < 0) fail(path_, "out of memory");
   // Padding to even sizes: the source rows and columns, then the last of each repeated.

@@ -432,6 +432,55 @@ TEST(VideoOutputs, FormatLimitsOnIdsAreTypedErrors) {
   EXPECT_EQ(code_of([&] { out.write(frame, result); }), ErrorCode::kInvalidArgument);
 }
 
+// A stand-in tracker: the white square of the scene is object 1 (pixels brighter than 200).
+sam3::VideoFrameResult square_result(const sam3::VideoFrame& frame) {
+  sam3::VideoFrameResult r{frame.index, frame.time_s, {}};
+  sam3::TrackedObject o;
+  o.id = 1;
+  o.score = 0.9f;
+  o.mask = {frame.image.width, frame.image.height, std::vector<std::uint8_t>(frame.image.rgb.size() / 3, 0)};
+  o.box = {1e9f, 1e9f, -1, -1};
+  for (int y = 0; y < frame.image.height; ++y) {
+    for (int x = 0; x < frame.image.width; ++x) {
+      const auto* p = &frame.image.rgb[(y * frame.image.width + x) * 3];
+      if (p[0] > 200 && p[1] > 200 && p[2] > 200) {
+        o.mask.data[y * frame.image.width + x] = 1;
+        o.box = {std::min(o.box.x0, float(x)), std::min(o.box.y0, float(y)), std::max(o.box.x1, float(x)), std::max(o.box.y1, float(y))};
+      }
+    }
+  }
+  r.objects.push_back(o);
+  return r;
+}
+
+TEST(VideoOutputs, FromAVideoFileWithAStrideTheFilesNameTheSourceFrames) {
+  TempDir dir("sam3_vout");
+  sam3::test::write_scene_video(dir / "clip.mp4", 96, 64, sam3::test::regular_times(9, 10.0), "mpeg4");
+  auto source = sam3::open_frame_source(dir / "clip.mp4", {.every = 3});
+  auto options = all_formats("mpeg4");
+  {
+    sam3::VideoOutputs out(dir / "out", source->info(), options);
+    while (auto frame = source->next()) out.write(*frame, square_result(*frame));
+    out.finish();
+  }
+  const auto doc = nlohmann::json::parse(read_file(dir / "out" / "tracks.json"));
+  ASSERT_EQ(doc["frames"].size(), 3u);
+  EXPECT_EQ(doc["video"]["frame_count"], 3);
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_EQ(doc["frames"][k]["index"], 3 * k);
+    EXPECT_NEAR(doc["frames"][k]["time_s"].get<double>(), 0.3 * k, 1e-6);
+    const auto& box = doc["frames"][k]["objects"][0]["box"];
+    EXPECT_NEAR(box[0].get<double>(), sam3::test::square_x(96, 3 * k), 1.0) << "the square found where it was drawn";
+    EXPECT_TRUE(fs::exists(dir / "out" / "davis" / sam3::test::davis_name(3 * k)));
+    EXPECT_TRUE(fs::exists(dir / "out" / "mots" / "instances" / sam3::test::mots_png_name(3 * k)));
+  }
+  auto overlay = sam3::open_video_file(dir / "out" / "overlay.mp4");
+  std::vector<double> times;
+  while (auto f = overlay->next()) times.push_back(f->time_s);
+  EXPECT_EQ(times.size(), 3u);
+  for (size_t k = 0; k < times.size(); ++k) EXPECT_NEAR(times[k], 0.3 * k, 1e-6) << "the source frames' times";
+}
+
 TEST(VideoOutputFormat, NamesRoundTrip) {
   for (auto f : {VideoOutputFormat::kJson, VideoOutputFormat::kDavis, VideoOutputFormat::kMots, VideoOutputFormat::kOverlay}) {
     EXPECT_EQ(sam3::parse_video_output_format(sam3::video_output_format_name(f)), f);
