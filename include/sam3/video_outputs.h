@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,9 +58,9 @@ struct ResumePoint {
   std::int64_t committed_frames = 0;      // results already written (0: a fresh start)
   std::int64_t last_committed_index = -1; // source index of the last written result
   std::int64_t restart_index = 0;         // feed frames from this source index on (start_index)
-  // The last written results (up to resume_window, masks decoded), oldest first: a tracker
-  // can seed its objects from them (click tracking) instead of detecting them again.
-  std::vector<VideoFrameResult> recent;
+  // The last written result (masks decoded; none on a fresh start): a tracker can seed its
+  // objects from it (click tracking) instead of finding them again.
+  std::optional<VideoFrameResult> last_result;
 };
 
 class VideoOutputs final : public VideoSink {

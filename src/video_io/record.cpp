@@ -14,7 +14,7 @@
 
 namespace sam3::video_io {
 
-std::vector<VideoFrameResult> read_recent_results(const std::filesystem::path& record, std::int64_t bytes, int count) {
+std::vector<std::string> read_recent_lines(const std::filesystem::path& record, std::int64_t bytes, int count) {
   std::ifstream in(record, std::ios::binary);
   std::deque<std::string> lines;
   std::string line;
@@ -25,26 +25,30 @@ std::vector<VideoFrameResult> read_recent_results(const std::filesystem::path& r
     lines.push_back(std::move(line));
     if (static_cast<int>(lines.size()) > count) lines.pop_front();
   }
-  std::vector<VideoFrameResult> results;
-  for (const auto& text : lines) {
-    const auto j = nlohmann::json::parse(text, nullptr, false);
-    if (!j.is_object()) throw Error(ErrorCode::kIo, record.string() + ": a damaged line; remove the partial run to start over");
+  return {lines.begin(), lines.end()};
+}
+
+VideoFrameResult parse_result_line(const std::string& line, const std::filesystem::path& record) {
+  try {
+    const auto j = nlohmann::json::parse(line);
     VideoFrameResult r;
-    r.index = j.value("index", std::int64_t{0});
-    r.time_s = j.value("time_s", 0.0);
-    for (const auto& o : j.value("objects", nlohmann::json::array())) {
+    r.index = j.at("index").get<std::int64_t>();
+    r.time_s = j.at("time_s").get<double>();
+    for (const auto& o : j.at("objects")) {
       TrackedObject t;
-      t.id = o.value("id", 0);
-      t.score = o.value("score", 0.0f);
+      t.id = o.at("id").get<int>();
+      t.score = o.at("score").get<float>();
       const auto& b = o.at("box");
       t.box = {b.at(0).get<float>(), b.at(1).get<float>(), b.at(2).get<float>(), b.at(3).get<float>()};
       const auto& m = o.at("mask");
       t.mask = rle_decode(m.at("counts").get<std::string>(), m.at("size").at(0).get<int>(), m.at("size").at(1).get<int>());
       r.objects.push_back(std::move(t));
     }
-    results.push_back(std::move(r));
+    return r;
+  } catch (const nlohmann::json::exception&) {
+  } catch (const Error&) {
   }
-  return results;
+  throw Error(ErrorCode::kIo, record.string() + ": a damaged line; the partial run cannot be resumed");
 }
 
 void sync_file(const std::filesystem::path& path) {

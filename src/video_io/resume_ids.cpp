@@ -1,5 +1,7 @@
 #include "video_io/resume_ids.h"
 
+#include "video_io/record.h"
+
 #include <algorithm>
 #include <set>
 #include <tuple>
@@ -16,10 +18,20 @@ double mask_iou(const Mask& a, const Mask& b) {
   return uni == 0 ? 0 : static_cast<double>(inter) / static_cast<double>(uni);
 }
 
+ResumeIds::ResumeIds(std::vector<std::string> recent, std::filesystem::path record, int max_id)
+    : record_(std::move(record)), max_id_(max_id) {
+  for (auto& line : recent) {
+    const auto result = parse_result_line(line, record_);  // checked now: a damaged record fails at open
+    recent_[result.index] = std::move(line);
+  }
+}
+
 void ResumeIds::observe(const VideoFrameResult& rerun) {
-  const auto written = std::find_if(recent_.begin(), recent_.end(), [&](const auto& r) { return r.index == rerun.index; });
-  if (written == recent_.end()) return;
+  const auto line = recent_.find(rerun.index);
+  if (line == recent_.end() || decided_) return;
   observed_ = true;
+  const VideoFrameResult written_result = parse_result_line(line->second, record_);
+  const auto* written = &written_result;
   // Greedy one-to-one matching of this frame, best IoU first.
   std::vector<std::tuple<double, int, int>> pairs;
   for (const auto& a : rerun.objects) {

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
+#include <string>
 #include <map>
 #include <vector>
 
@@ -12,8 +14,9 @@ namespace sam3::video_io {
 
 class ResumeIds {
  public:
-  // `recent`: the written results of the re-run window; `max_id`: the largest id written.
-  ResumeIds(std::vector<VideoFrameResult> recent, int max_id) : recent_(std::move(recent)), max_id_(max_id) {}
+  // `recent`: the record's lines of the re-run window (record.h); `max_id`: the largest id
+  // written. Each line is parsed when its frame is re-run, so masks are held one frame at a time.
+  ResumeIds(std::vector<std::string> recent, std::filesystem::path record, int max_id);
 
   // A re-run result of a frame already written: its objects vote for the written objects
   // they overlap most (IoU >= 0.5).
@@ -25,7 +28,8 @@ class ResumeIds {
  private:
   void decide();
 
-  std::vector<VideoFrameResult> recent_;
+  std::map<std::int64_t, std::string> recent_;  // index -> record line
+  std::filesystem::path record_;
   int max_id_;
   bool observed_ = false, decided_ = false;
   std::map<std::pair<int, int>, int> votes_;  // (re-run id, written id) -> frames agreeing

@@ -168,9 +168,14 @@ VideoOutputs::VideoOutputs(const fs::path& folder, const VideoInfo& info, VideoO
     s.resume.last_committed_index = s.last_index;
     if (s.committed > 0) {
       const std::int64_t bytes = from["sinks"]["json"].value("bytes", std::int64_t{0});
-      s.resume.recent = video_io::read_recent_results(s.work / "json" / video_io::kRecordFile, bytes, options.resume_window);
-      s.resume.restart_index = s.resume.recent.empty() ? s.last_index + 1 : s.resume.recent.front().index;
-      s.ids.emplace(s.resume.recent, s.max_id);
+      const fs::path record = s.work / "json" / video_io::kRecordFile;
+      auto lines = video_io::read_recent_lines(record, bytes, std::max(1, options.resume_window));
+      if (lines.empty()) throw Error(ErrorCode::kIo, record.string() + ": no frame, though its checkpoint has some");
+      s.resume.last_result = video_io::parse_result_line(lines.back(), record);
+      s.resume.restart_index = options.resume_window == 0 ? s.last_index + 1
+                                                          : video_io::parse_result_line(lines.front(), record).index;
+      if (options.resume_window == 0) lines.clear();
+      s.ids.emplace(std::move(lines), record, s.max_id);
     }
   };
   try {
