@@ -56,7 +56,7 @@ class FfmpegSource final : public FrameSource {
       throw Error(ErrorCode::kImageUnreadable, path.string() + ": not a regular file; give a video file or a folder of images");
     }
     AVFormatContext* raw = nullptr;
-    int rc = avformat_open_input(&raw, path.c_str(), nullptr, nullptr);
+    int rc = open_local_input(&raw, path.string());
     if (rc < 0) {
       if (rc == AVERROR(EACCES) || rc == AVERROR(ENOENT) || rc == AVERROR(EIO)) {
         throw Error(ErrorCode::kImageUnreadable, path.string() + ": cannot open (" + av_error_text(rc) + ")");

@@ -27,6 +27,22 @@ void OutputCloser::operator()(AVFormatContext* c) const {
   avformat_free_context(c);
 }
 
+int open_local_input(AVFormatContext** context, const std::string& path) {
+  AVDictionary* options = nullptr;
+  av_dict_set(&options, "protocol_whitelist", "file", 0);
+  const int rc = avformat_open_input(context, ("file:" + path).c_str(), nullptr, &options);
+  av_dict_free(&options);
+  return rc;
+}
+
+int open_local_output(AVIOContext** io, const std::string& path) {
+  AVDictionary* options = nullptr;
+  av_dict_set(&options, "protocol_whitelist", "file", 0);
+  const int rc = avio_open2(io, ("file:" + path).c_str(), AVIO_FLAG_WRITE, nullptr, &options);
+  av_dict_free(&options);
+  return rc;
+}
+
 std::string av_error_text(int code) {
   char text[AV_ERROR_MAX_STRING_SIZE] = {};
   av_strerror(code, text, sizeof text);

@@ -4,6 +4,7 @@
 extern "C" {
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
+#include <libavutil/dict.h>
 #include <libavutil/frame.h>
 #include <libswscale/swscale.h>
 }
@@ -38,6 +39,13 @@ using CodecPtr = std::unique_ptr<AVCodecContext, CodecCloser>;
 using FramePtr = std::unique_ptr<AVFrame, FrameCloser>;
 using PacketPtr = std::unique_ptr<AVPacket, PacketCloser>;
 using ScalePtr = std::unique_ptr<SwsContext, ScaleCloser>;
+
+// Opens a local file for reading with the file protocol only: a path is never taken for a URL
+// or a protocol ("concat:", "http:"), and a playlist inside (HLS, a concat script) cannot make
+// FFmpeg fetch anything else. Returns FFmpeg's code.
+int open_local_input(AVFormatContext** context, const std::string& path);
+// The same for writing a file (avio_open).
+int open_local_output(AVIOContext** io, const std::string& path);
 
 // FFmpeg's text for an AVERROR code.
 std::string av_error_text(int code);

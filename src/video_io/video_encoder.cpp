@@ -75,7 +75,7 @@ VideoEncoder::VideoEncoder(const std::filesystem::path& path, int width, int hei
     if (matrix != nullptr) av_display_rotation_set(matrix, rotation);  // "a pure clockwise rotation" (FFmpeg)
   }
   if (!(output_->oformat->flags & AVFMT_NOFILE)) {
-    rc = avio_open(&output_->pb, path.c_str(), AVIO_FLAG_WRITE);
+    rc = open_local_output(&output_->pb, path.string());
     if (rc < 0) fail(path, "cannot create the file", rc);
   }
   rc = avformat_write_header(output_.get(), nullptr);
@@ -164,7 +164,7 @@ void concatenate_videos(const std::vector<std::filesystem::path>& parts, const s
   std::int64_t last_dts = AV_NOPTS_VALUE;
   for (const auto& part : parts) {
     AVFormatContext* in_raw = nullptr;
-    rc = avformat_open_input(&in_raw, part.c_str(), nullptr, nullptr);
+    rc = open_local_input(&in_raw, part.string());
     if (rc < 0) fail(part, "cannot read a video part", rc);
     InputPtr input(in_raw);
     if (avformat_find_stream_info(input.get(), nullptr) < 0 || input->nb_streams != 1) fail(part, "not a video part");
@@ -178,7 +178,7 @@ void concatenate_videos(const std::vector<std::filesystem::path>& parts, const s
       stream->time_base = kMilliseconds;
       extradata = part_extradata;
       if (!(output->oformat->flags & AVFMT_NOFILE)) {
-        rc = avio_open(&output->pb, out.c_str(), AVIO_FLAG_WRITE);
+        rc = open_local_output(&output->pb, out.string());
         if (rc < 0) fail(out, "cannot create the file", rc);
       }
       rc = avformat_write_header(output.get(), nullptr);

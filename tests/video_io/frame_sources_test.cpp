@@ -4,6 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <fstream>
 #include <thread>
 
@@ -149,6 +155,27 @@ TEST(VideoFileSource, BadFilesAreTypedErrors) {
   EXPECT_TRUE(cut == ErrorCode::kImageCorrupt || cut == ErrorCode::kImageUnsupported) << sam3::error_code_name(cut);
   EXPECT_EQ(code_of([&] { sam3::open_video_file(dir / "whole.mp4", {.max_pixels = 64 * 48 - 1}); }),
             ErrorCode::kImageTooLarge);
+}
+
+TEST(VideoFileSource, APlaylistNeverMakesFfmpegConnectAnywhere) {
+  TempDir dir("sam3_video");
+  // A loopback listener the playlist points at: no connection may arrive. (FFmpeg 5.1 limits
+  // a local file's playlist to local protocols by itself; sam3 pins "file" whatever the version.)
+  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  ASSERT_EQ(::listen(listener, 4), 0);
+  socklen_t length = sizeof address;
+  ::getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length);
+  const std::string url = "http://127.0.0.1:" + std::to_string(ntohs(address.sin_port)) + "/segment.ts";
+  std::ofstream(dir / "list.m3u8") << "#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1,\n" << url << "\n#EXT-X-ENDLIST\n";
+  EXPECT_THROW(sam3::open_video_file(dir / "list.m3u8"), sam3::Error);
+  pollfd waiting{listener, POLLIN, 0};
+  EXPECT_EQ(::poll(&waiting, 1, 200), 0) << "FFmpeg connected to " << url;
+  ::close(listener);
 }
 
 TEST(NaturalOrder, NumbersCompareAsNumbers) {
