@@ -39,26 +39,35 @@ class MotsSink final : public PartialSink {
 
   void write(const FrameOutput& out) override {
     const int w = context_.info.width, h = context_.info.height;
-    std::vector<std::uint16_t> png(out.labels.size(), 0);
-    std::string lines;
+    // One pass over the label map: each object's mask as painted, and the PNG's values.
+    std::vector<int> slot(static_cast<size_t>(kMaxInstances), -1);
+    std::vector<Mask> masks;
+    std::vector<bool> any;
     for (const auto& object : out.result.objects) {  // by id, as painted
       if (object.id >= kMaxInstances) {
         throw Error(ErrorCode::kInvalidArgument,
                     "MOTS holds object ids up to 999; object " + std::to_string(object.id) + " appeared in frame " +
                         std::to_string(out.result.index) + " (write JSON for videos with more objects)");
       }
-      Mask mask{w, h, std::vector<std::uint8_t>(out.labels.size(), 0)};
-      bool any = false;
-      for (size_t i = 0; i < out.labels.size(); ++i) {
-        if (out.labels[i] == object.id) {
-          mask.data[i] = 1;
-          png[i] = static_cast<std::uint16_t>(kMaxInstances * kClassId + object.id);
-          any = true;
-        }
-      }
-      if (!any) continue;  // hidden under other objects: MOTS has no empty masks
-      lines += std::to_string(out.result.index) + " " + std::to_string(kClassId * kMaxInstances + object.id) + " " +
-               std::to_string(kClassId) + " " + std::to_string(h) + " " + std::to_string(w) + " " + rle_encode(mask) + "\n";
+      slot[static_cast<size_t>(object.id)] = static_cast<int>(masks.size());
+      masks.push_back({w, h, std::vector<std::uint8_t>(out.labels.size(), 0)});
+      any.push_back(false);
+    }
+    std::vector<std::uint16_t> png(out.labels.size(), 0);
+    for (size_t i = 0; i < out.labels.size(); ++i) {
+      const int id = out.labels[i];
+      if (id == 0) continue;
+      const int k = slot[static_cast<size_t>(id)];
+      masks[static_cast<size_t>(k)].data[i] = 1;
+      any[static_cast<size_t>(k)] = true;
+      png[i] = static_cast<std::uint16_t>(kMaxInstances * kClassId + id);
+    }
+    std::string lines;
+    for (size_t k = 0; k < masks.size(); ++k) {
+      if (!any[k]) continue;  // hidden under other objects: MOTS has no empty masks
+      const int id = out.result.objects[k].id;
+      lines += std::to_string(out.result.index) + " " + std::to_string(kClassId * kMaxInstances + id) + " " +
+               std::to_string(kClassId) + " " + std::to_string(h) + " " + std::to_string(w) + " " + rle_encode(masks[k]) + "\n";
     }
     write_file_atomic(instances_ / frame_file_name("frame_", out.result.index, 6, ".png"), encode_png(png.data(), w, h, 1, 16));
     text_.append(lines);
