@@ -15,6 +15,7 @@
 #include <mutex>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "sam3/video.h"
 
@@ -44,6 +45,11 @@ std::unique_ptr<FrameSource> open_image_folder(const std::filesystem::path& fold
 
 // A folder -> open_image_folder, anything else -> open_video_file.
 std::unique_ptr<FrameSource> open_frame_source(const std::filesystem::path& path, const FrameSourceOptions& options = {});
+
+// The video files directly in `folder` (by extension: mp4, mov, m4v, mkv, webm, avi, mpg,
+// mpeg, ts, mts, m2ts, wmv, flv, 3gp, ogv; any case), in natural order: what `sam3 label` of a
+// folder of videos shards. Throws kImageUnreadable for a missing folder.
+std::vector<std::filesystem::path> list_video_files(const std::filesystem::path& folder);
 
 // Natural order of file names: runs of digits compare as numbers ("frame2" < "frame10"), the
 // rest byte by byte; names equal that way ("a01", "a1") fall back to plain byte order.

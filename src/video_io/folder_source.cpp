@@ -90,6 +90,27 @@ std::unique_ptr<FrameSource> open_image_folder(const fs::path& folder, const Fra
   return std::make_unique<FolderSource>(folder, options);
 }
 
+std::vector<fs::path> list_video_files(const fs::path& folder) {
+  static const std::array<std::string, 15> kVideo = {".mp4", ".mov", ".m4v", ".mkv", ".webm", ".avi", ".mpg", ".mpeg",
+                                                     ".ts",  ".mts", ".m2ts", ".wmv", ".flv", ".3gp", ".ogv"};
+  std::error_code ec;
+  if (!fs::is_directory(folder, ec)) throw Error(ErrorCode::kImageUnreadable, folder.string() + ": no such folder");
+  std::vector<fs::path> videos;
+  for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string ext = it->path().extension().string();
+    for (auto& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    std::error_code type_ec;
+    if (std::find(kVideo.begin(), kVideo.end(), ext) != kVideo.end() && it->is_regular_file(type_ec)) {
+      videos.push_back(it->path());
+    }
+  }
+  if (ec) throw Error(ErrorCode::kImageUnreadable, folder.string() + ": cannot list the folder (" + ec.message() + ")");
+  std::sort(videos.begin(), videos.end(), [](const fs::path& a, const fs::path& b) {
+    return natural_less(a.filename().string(), b.filename().string());
+  });
+  return videos;
+}
+
 std::unique_ptr<FrameSource> open_frame_source(const fs::path& path, const FrameSourceOptions& options) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) return open_image_folder(path, options);

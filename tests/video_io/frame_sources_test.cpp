@@ -247,6 +247,18 @@ TEST(ImageFolderSource, MissingOrEmptyFoldersAreTypedErrors) {
   EXPECT_EQ(code_of([&] { sam3::open_image_folder(dir.path()); }), ErrorCode::kInvalidArgument);
 }
 
+TEST(ListVideoFiles, VideosOfAFolderInNaturalOrder) {
+  TempDir dir("sam3_video");
+  for (const char* name : {"clip10.mp4", "clip2.MOV", "clip1.mkv", "notes.txt", "frame.png"}) std::ofstream(dir / name) << "x";
+  fs::create_directories(dir / "sub.mp4");
+  const auto videos = sam3::list_video_files(dir.path());
+  ASSERT_EQ(videos.size(), 3u);
+  EXPECT_EQ(videos[0].filename(), "clip1.mkv");
+  EXPECT_EQ(videos[1].filename(), "clip2.MOV");
+  EXPECT_EQ(videos[2].filename(), "clip10.mp4");
+  EXPECT_EQ(code_of([&] { sam3::list_video_files(dir / "nope"); }), ErrorCode::kImageUnreadable);
+}
+
 sam3::VideoInfo small_info() {
   sam3::VideoInfo info;
   info.name = "pushed";
