@@ -99,6 +99,25 @@ TEST(VideoFileSource, StrideAndStartIndexCountFramesOfTheSource) {
   EXPECT_EQ(code_of([&] { sam3::open_video_file(dir / "clip.mp4", {.every = 0}); }), ErrorCode::kInvalidArgument);
 }
 
+TEST(VideoFileSource, OddSizesArePaddedByTheEncoderAndDecodeBack) {
+  TempDir dir("sam3_video");
+  sam3::test::write_scene_video(dir / "odd.mp4", 47, 31, sam3::test::regular_times(3, 25.0), "mpeg4");
+  auto source = sam3::open_video_file(dir / "odd.mp4");
+  EXPECT_EQ(source->info().width, 48);
+  EXPECT_EQ(source->info().height, 32);
+  const auto frames = read_all(*source);
+  ASSERT_EQ(frames.size(), 3u);
+  // The 47x31 picture, then its last column and row repeated.
+  const auto expected = sam3::test::scene_frame(47, 31, 2);
+  sam3::Image padded{48, 32, std::vector<std::uint8_t>(48 * 32 * 3)};
+  for (int y = 0; y < 32; ++y) {
+    for (int x = 0; x < 48; ++x) {
+      for (int c = 0; c < 3; ++c) padded.rgb[(y * 48 + x) * 3 + c] = expected.rgb[(std::min(y, 30) * 47 + std::min(x, 46)) * 3 + c];
+    }
+  }
+  EXPECT_LT(sam3::test::mean_abs_diff(frames[2].image, padded), 3.0);
+}
+
 TEST(VideoFileSource, TurnsFramesAsTheDisplayMatrixSays) {
   TempDir dir("sam3_video");
   sam3::test::write_scene_video(dir / "phone.mp4", 96, 64, sam3::test::regular_times(3, 25.0), "mpeg4", 90);
