@@ -44,7 +44,9 @@ VideoOutputFormat parse_video_output_format(const std::string& name);
 
 struct VideoOutputOptions {
   std::vector<VideoOutputFormat> formats = {VideoOutputFormat::kJson};
-  std::string label = "object";     // what the objects are (the prompt): MOTS class 1's name
+  // The name of each prompt (TrackedObject::prompt indexes it): the texts, then a name for
+  // each clicked object. tracks.json lists them; MOTS's classes are 1 + the prompt index.
+  std::vector<std::string> labels = {"object"};
   std::string model_json = "{}";    // recorded in tracks.json as "model" (a JSON value)
   std::string settings_json = "{}"; // recorded as "settings"; a resumed run must pass the same
   int checkpoint_every = 25;        // frames between checkpoints (what an interruption can lose)
@@ -77,8 +79,8 @@ class VideoOutputs final : public VideoSink {
   const ResumePoint& resume_point() const;
   // Results in increasing index order; results of frames already written are matched, not
   // written. Throws kInvalidArgument for a result that does not fit the video (a mask of
-  // another size, an index out of order) or a format's limits (DAVIS: ids up to 255; MOTS:
-  // up to 999), kIo when writing fails.
+  // another size, an index out of order, a prompt without a label) or a format's limits
+  // (DAVIS: ids up to 255; MOTS: ids up to 999, 64 labels), kIo when writing fails.
   void write(const VideoFrame& frame, const VideoFrameResult& result) override;
   // Writes the final files, swaps them in and removes the partial run.
   void finish() override;

@@ -35,6 +35,7 @@ class JsonSink final : public PartialSink {
     nlohmann::json objects = nlohmann::json::array();
     for (const auto& o : out.result.objects) {
       objects.push_back({{"id", o.id},
+                         {"prompt", o.prompt},
                          {"score", round_to(o.score, 1e4)},
                          {"box", {round_to(o.box.x0, 100), round_to(o.box.y0, 100), round_to(o.box.x1, 100), round_to(o.box.y1, 100)}},
                          {"area", mask_area(o.mask)},
@@ -59,7 +60,7 @@ class JsonSink final : public PartialSink {
                               {"fps", context_.info.fps},
                               {"frame_count", context_.info.frame_count}};
       out << "{\n\"format\": \"sam3-video-tracks\",\n\"version\": 1,\n\"video\": " << video.dump()
-          << ",\n\"label\": " << nlohmann::json(context_.label).dump() << ",\n\"model\": " << context_.model.dump()
+          << ",\n\"labels\": " << nlohmann::json(context_.labels).dump() << ",\n\"model\": " << context_.model.dump()
           << ",\n\"settings\": " << context_.settings.dump() << ",\n\"frames\": [";
       std::ifstream in(lines_.path(), std::ios::binary);
       std::string line;

@@ -3,8 +3,9 @@
 //             id = class_id * 1000 + object id, rle = COCO's compressed RLE string;
 //   mots/     MOTS PNG as Datumaro's mots_png format and CVAT's "MOTS PNG 1.0" read it:
 //             instances/frame_000000.png (16-bit grey, pixel = 1000 * (1 + label) + object id,
-//             0 the background) and instances/labels.txt (one label per line; ours is one).
-// class_id is 1 (the label); object ids must stay below 1000, the format's limit.
+//             0 the background) and instances/labels.txt (one label per line).
+// The label is the object's prompt (class_id = 1 + prompt); object ids must stay below 1000
+// and labels at most 64 (16-bit pixels), the format's limits.
 #include <string>
 
 #include "core/codecs.h"
@@ -20,8 +21,8 @@ namespace {
 namespace fs = std::filesystem;
 constexpr const char* kTextEntry = "mots.txt";
 constexpr const char* kPngEntry = "mots";
-constexpr int kClassId = 1;
 constexpr int kMaxInstances = 1000;
+constexpr int kMaxLabels = 64;  // 1000 * 65 + 999 > 65535
 
 class MotsSink final : public PartialSink {
  public:
@@ -49,6 +50,10 @@ class MotsSink final : public PartialSink {
                     "MOTS holds object ids up to 999; object " + std::to_string(object.id) + " appeared in frame " +
                         std::to_string(out.result.index) + " (write JSON for videos with more objects)");
       }
+      if (object.prompt >= kMaxLabels) {
+        throw Error(ErrorCode::kInvalidArgument, "MOTS PNGs hold up to 64 labels; object " + std::to_string(object.id) +
+                                                     " has prompt " + std::to_string(object.prompt));
+      }
       slot[static_cast<size_t>(object.id)] = static_cast<int>(masks.size());
       masks.push_back({w, h, std::vector<std::uint8_t>(out.labels.size(), 0)});
       any.push_back(false);
@@ -60,14 +65,14 @@ class MotsSink final : public PartialSink {
       const int k = slot[static_cast<size_t>(id)];
       masks[static_cast<size_t>(k)].data[i] = 1;
       any[static_cast<size_t>(k)] = true;
-      png[i] = static_cast<std::uint16_t>(kMaxInstances * kClassId + id);
+      png[i] = static_cast<std::uint16_t>(kMaxInstances * (1 + out.result.objects[static_cast<size_t>(k)].prompt) + id);
     }
     std::string lines;
     for (size_t k = 0; k < masks.size(); ++k) {
       if (!any[k]) continue;  // hidden under other objects: MOTS has no empty masks
-      const int id = out.result.objects[k].id;
-      lines += std::to_string(out.result.index) + " " + std::to_string(kClassId * kMaxInstances + id) + " " +
-               std::to_string(kClassId) + " " + std::to_string(h) + " " + std::to_string(w) + " " + rle_encode(masks[k]) + "\n";
+      const int id = out.result.objects[k].id, class_id = 1 + out.result.objects[k].prompt;
+      lines += std::to_string(out.result.index) + " " + std::to_string(class_id * kMaxInstances + id) + " " +
+               std::to_string(class_id) + " " + std::to_string(h) + " " + std::to_string(w) + " " + rle_encode(masks[k]) + "\n";
     }
     write_file_atomic(instances_ / frame_file_name("frame_", out.result.index, 6, ".png"), encode_png(png.data(), w, h, 1, 16));
     text_.append(lines);
@@ -78,7 +83,9 @@ class MotsSink final : public PartialSink {
   void finish(OutputFolderUpdate& update) override {
     text_.sync();
     text_.close();
-    write_file_atomic(instances_ / "labels.txt", context_.label + "\n");
+    std::string labels;
+    for (const auto& label : context_.labels) labels += label + "\n";
+    write_file_atomic(instances_ / "labels.txt", labels);
     move_into_stage(work_ / kTextEntry, update, kTextEntry);
     move_into_stage(work_ / kPngEntry, update, kPngEntry);
   }

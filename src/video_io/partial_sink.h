@@ -18,7 +18,7 @@ namespace sam3::video_io {
 // What every format knows of the run.
 struct SinkContext {
   VideoInfo info;  // as the first run saw it
-  std::string label;
+  std::vector<std::string> labels;  // by prompt index
   nlohmann::json model, settings;
   std::string overlay_encoder;
 };

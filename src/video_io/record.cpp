@@ -38,6 +38,7 @@ VideoFrameResult parse_result_line(const std::string& line, const std::filesyste
       TrackedObject t;
       t.id = o.at("id").get<int>();
       t.score = o.at("score").get<float>();
+      t.prompt = o.value("prompt", 0);
       const auto& b = o.at("box");
       t.box = {b.at(0).get<float>(), b.at(1).get<float>(), b.at(2).get<float>(), b.at(3).get<float>()};
       const auto& m = o.at("mask");

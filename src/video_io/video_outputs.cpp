@@ -98,12 +98,15 @@ VideoOutputs::VideoOutputs(const fs::path& folder, const VideoInfo& info, VideoO
     throw Error(ErrorCode::kInvalidArgument, "unknown overlay encoder '" + enc + "'; choose auto, h264, mpeg4 or png");
   }
   if (info.width <= 0 || info.height <= 0) throw Error(ErrorCode::kInvalidArgument, "the video's size is unknown");
-  for (auto& c : options.label) {
-    if (c == '\n' || c == '\r') c = ' ';  // one line in labels.txt
+  if (options.labels.empty()) throw Error(ErrorCode::kInvalidArgument, "labels: give a name for each prompt");
+  for (auto& label : options.labels) {
+    for (auto& c : label) {
+      if (c == '\n' || c == '\r') c = ' ';  // one line in labels.txt
+    }
   }
   std::sort(options.formats.begin(), options.formats.end());
   options.formats.erase(std::unique(options.formats.begin(), options.formats.end()), options.formats.end());
-  s.context = {info, options.label, parse_json_option(options.model_json, "model_json"),
+  s.context = {info, options.labels, parse_json_option(options.model_json, "model_json"),
                parse_json_option(options.settings_json, "settings_json"), options.overlay_encoder};
   s.options = options;
 
@@ -112,7 +115,7 @@ VideoOutputs::VideoOutputs(const fs::path& folder, const VideoInfo& info, VideoO
   s.identity = {{"version", kProgressVersion},
                 {"video", {{"name", info.name}, {"width", info.width}, {"height", info.height}}},
                 {"formats", formats},
-                {"label", options.label},
+                {"labels", options.labels},
                 {"overlay_encoder", options.overlay_encoder},
                 {"settings", s.context.settings}};
 
@@ -230,6 +233,11 @@ void VideoOutputs::write(const VideoFrame& frame, const VideoFrameResult& result
     }
     if (o.id < 1 || o.id > 65535) {
       throw Error(ErrorCode::kInvalidArgument, "object ids go from 1 to 65535 (got " + std::to_string(o.id) + ")");
+    }
+    if (o.prompt < 0 || o.prompt >= static_cast<int>(s.options.labels.size())) {
+      throw Error(ErrorCode::kInvalidArgument, "object " + std::to_string(o.id) + " comes from prompt " +
+                                                   std::to_string(o.prompt) + ", which has no label (" +
+                                                   std::to_string(s.options.labels.size()) + " labels given)");
     }
   }
   s.last_seen = result.index;

@@ -44,9 +44,10 @@ sam3::VideoInfo scene_info() {
   return info;
 }
 
-sam3::TrackedObject rect_object(int id, int x0, int y0, int x1, int y1, float score) {
+sam3::TrackedObject rect_object(int id, int x0, int y0, int x1, int y1, float score, int prompt = 0) {
   sam3::TrackedObject o;
   o.id = id;
+  o.prompt = prompt;
   o.score = score;
   o.box = {static_cast<float>(x0), static_cast<float>(y0), static_cast<float>(x1 - 1), static_cast<float>(y1 - 1)};
   o.mask = {kW, kH, std::vector<std::uint8_t>(kW * kH, 0)};
@@ -56,13 +57,14 @@ sam3::TrackedObject rect_object(int id, int x0, int y0, int x1, int y1, float sc
   return o;
 }
 
-// Frame f of the scene: object 1 moves right, object 2 left, object 3 enters at frame 9.
+// Frame f of the scene: object 1 moves right, object 2 (a "person", prompt 1) left, object 3
+// enters at frame 9.
 // `id_shift` renumbers them as a re-run tracker would.
 std::pair<sam3::VideoFrame, sam3::VideoFrameResult> scene(int f, int id_shift = 0) {
   sam3::VideoFrame frame{sam3::test::scene_frame(kW, kH, f), f, f / 10.0};
   sam3::VideoFrameResult result{f, f / 10.0, {}};
   result.objects.push_back(rect_object(1 + id_shift, 2 + f, 4, 12 + f, 14, 0.91f));
-  result.objects.push_back(rect_object(2 + id_shift, 34 - f, 16, 44 - f, 28, 0.8f));
+  result.objects.push_back(rect_object(2 + id_shift, 34 - f, 16, 44 - f, 28, 0.8f, 1));
   if (f >= 9) result.objects.push_back(rect_object(7 + id_shift, 20, 0, 26, 3, 0.7f));
   return {frame, result};
 }
@@ -70,7 +72,7 @@ std::pair<sam3::VideoFrame, sam3::VideoFrameResult> scene(int f, int id_shift = 
 sam3::VideoOutputOptions all_formats(const std::string& encoder = "auto") {
   sam3::VideoOutputOptions o;
   o.formats = {VideoOutputFormat::kJson, VideoOutputFormat::kDavis, VideoOutputFormat::kMots, VideoOutputFormat::kOverlay};
-  o.label = "car";
+  o.labels = {"car", "person"};
   o.model_json = R"({"generation":"sam3.1-ailia"})";
   o.settings_json = R"({"every":1,"prompt":"car"})";
   o.checkpoint_every = 4;
@@ -107,7 +109,7 @@ TEST(VideoOutputs, TracksJsonHoldsEveryFrameWithCocoRleMasks) {
   EXPECT_EQ(doc["video"]["height"], kH);
   EXPECT_EQ(doc["video"]["fps"], 10.0);
   EXPECT_EQ(doc["video"]["frame_count"], 12);
-  EXPECT_EQ(doc["label"], "car");
+  EXPECT_EQ(doc["labels"], nlohmann::json({"car", "person"}));
   EXPECT_EQ(doc["model"]["generation"], "sam3.1-ailia");
   EXPECT_EQ(doc["settings"]["prompt"], "car");
   ASSERT_EQ(doc["frames"].size(), 12u);
@@ -121,6 +123,7 @@ TEST(VideoOutputs, TracksJsonHoldsEveryFrameWithCocoRleMasks) {
       const auto& jo = jf["objects"][k];
       const auto& eo = expected.objects[k];
       EXPECT_EQ(jo["id"], eo.id);
+      EXPECT_EQ(jo["prompt"], eo.prompt);
       EXPECT_NEAR(jo["score"].get<double>(), eo.score, 1e-4);
       EXPECT_EQ(jo["box"], nlohmann::json({eo.box.x0, eo.box.y0, eo.box.x1, eo.box.y1}));
       EXPECT_EQ(jo["mask"]["size"], nlohmann::json({kH, kW}));
@@ -179,7 +182,6 @@ TEST(VideoOutputs, MotsTextAndPngDecodeBackToTheMasks) {
     std::string rle, extra;
     ASSERT_TRUE(fields >> frame >> id >> class_id >> h >> w >> rle) << line;
     EXPECT_FALSE(fields >> extra) << "six fields: " << line;
-    EXPECT_EQ(class_id, 1);
     EXPECT_EQ(id / 1000, class_id) << "id = class_id * 1000 + object id";
     EXPECT_EQ(h, kH);
     EXPECT_EQ(w, kW);
@@ -189,7 +191,7 @@ TEST(VideoOutputs, MotsTextAndPngDecodeBackToTheMasks) {
   for (int f = 0; f < 12; ++f) {
     for (const auto& o : scene(f).second.objects) {
       ++expected_lines;
-      const auto it = seen.find({f, 1000 + o.id});
+      const auto it = seen.find({f, 1000 * (1 + o.prompt) + o.id});
       ASSERT_NE(it, seen.end()) << "frame " << f << " object " << o.id;
       EXPECT_EQ(it->second.data, o.mask.data);
     }
@@ -198,12 +200,12 @@ TEST(VideoOutputs, MotsTextAndPngDecodeBackToTheMasks) {
     ASSERT_EQ(png.color_type, PNG_COLOR_TYPE_GRAY);
     for (const auto& o : scene(f).second.objects) {
       for (int i = 0; i < kW * kH; ++i) {
-        if (o.mask.data[i]) ASSERT_EQ(png.pixels[i], 1000 * (1 + 0) + o.id) << "Datumaro: 1000 * (1 + label) + track id";
+        if (o.mask.data[i]) ASSERT_EQ(png.pixels[i], 1000 * (1 + o.prompt) + o.id) << "Datumaro: 1000 * (1 + label) + track id";
       }
     }
   }
   EXPECT_EQ(seen.size(), expected_lines);
-  EXPECT_EQ(read_file(dir / "mots" / "instances" / "labels.txt"), "car\n");
+  EXPECT_EQ(read_file(dir / "mots" / "instances" / "labels.txt"), "car\nperson\n");
 }
 
 void expect_overlay_video(const fs::path& file, int frames) {
@@ -411,6 +413,9 @@ TEST(VideoOutputs, ResultsThatDoNotFitAreRefused) {
   auto small = result;
   small.objects[0].mask.width = 10;
   EXPECT_EQ(code_of([&] { out.write(frame, small); }), ErrorCode::kInvalidArgument);
+  auto unlabelled = result;
+  unlabelled.objects[0].prompt = 2;  // two labels given
+  EXPECT_EQ(code_of([&] { out.write(frame, unlabelled); }), ErrorCode::kInvalidArgument);
   out.write(frame, result);
   EXPECT_EQ(code_of([&] { out.write(frame, result); }), ErrorCode::kInvalidArgument) << "the same frame twice";
 }
