@@ -35,6 +35,7 @@ struct TrackedObject {
                     // click tracking: the tracker's object score (sigmoid of its logit)
   Box box;          // the mask's bounding box in frame pixels
   Mask mask;        // at the frame's size; the objects of one frame never overlap
+  int prompt = 0;   // which prompt found it: a text's index, or texts + the object prompt's index
 };
 
 struct VideoFrameResult {
