@@ -116,6 +116,23 @@ TEST(VideoTracker, ResultsWaitForTheHotStartDelay) {
   EXPECT_EQ(tracker.finish().size(), 4u);
 }
 
+TEST(VideoTracker, TheMemoryBankStopsGrowing) {
+  // The first 8 frames again and again (red and blue, no new object): once the bank holds its
+  // 6 recent frames and 15 pointer frames, it no longer grows with the video.
+  VideoTracker tracker(video_model(), {.texts = {"car"}});
+  std::size_t at16 = 0;
+  for (int i = 0; i < 26; ++i) {
+    auto frame = test::frame_of(i % 8);
+    frame.index = i;
+    tracker.push(frame);
+    if (i == 16) at16 = tracker.stats().memory_bank_bytes;
+  }
+  const auto stats = tracker.stats();
+  EXPECT_EQ(stats.buckets, 1);
+  EXPECT_GT(at16, 0u);
+  EXPECT_EQ(stats.memory_bank_bytes, at16);
+}
+
 TEST(VideoTracker, AnAbsentConceptFindsNothing) {
   VideoTracker tracker(video_model(), {.texts = {"purple"}});
   for (const auto& r : run(tracker, 6)) EXPECT_TRUE(r.objects.empty());
