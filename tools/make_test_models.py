@@ -45,6 +45,7 @@ WORDS = {
     "yellow": ((1, 1, -1), 6.0),
     "visual": ((0, 0, 0), 6.0),     # box-only prompts: every pixel neutral, boxes decide
     "purple": ((1, -1, 1), -6.0),   # colour present in tests, but presence says "absent"
+    "car": ((0, 0, 0), 6.0),        # the video models' concept (make_video_models.py): present
 }
 
 HERE = os.path.dirname(os.path.abspath(__file__))

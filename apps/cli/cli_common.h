@@ -30,5 +30,6 @@ void add_models_command(CLI::App& app, Runner& run);
 void add_serve_command(CLI::App& app, Runner& run);
 void add_label_command(CLI::App& app, Runner& run);
 void add_web_command(CLI::App& app, Runner& run);
+void add_track_command(CLI::App& app, Runner& run);
 
 }  // namespace sam3::cli

@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
   add_serve_command(app, run);
   add_label_command(app, run);
   add_web_command(app, run);
+  add_track_command(app, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <algorithm>
 #include <cstdio>
+#include <string>
 
 namespace sam3::cli {
 namespace {
@@ -49,6 +51,34 @@ void ProgressBar::update(const DownloadProgress& p) {
   std::fprintf(stderr, "\r%-100s", line.c_str());
   std::fflush(stderr);
   drawn_ = true;
+}
+
+FrameProgress::FrameProgress(std::string label) : label_(std::move(label)), tty_(::isatty(STDERR_FILENO) != 0), start_(now_s()) {}
+
+void FrameProgress::update(std::int64_t done, std::int64_t total) {
+  if (!tty_) return;
+  const double t = now_s();
+  if (t - last_draw_ < 0.2 && done != total) return;
+  last_draw_ = t;
+  const double fps = t > start_ ? done / (t - start_) : 0;
+  char buf[160];
+  if (total > 0) {
+    const int filled = static_cast<int>(20 * std::min<std::int64_t>(done, total) / total);
+    const int eta = fps > 0 ? static_cast<int>((total - done) / fps) : 0;
+    std::snprintf(buf, sizeof buf, "  %s [%s%s] %lld/%lld frames  %.2f fps  ETA %d:%02d", label_.c_str(),
+                  std::string(filled, '#').c_str(), std::string(20 - filled, '.').c_str(), static_cast<long long>(done),
+                  static_cast<long long>(total), fps, eta / 60, eta % 60);
+  } else {
+    std::snprintf(buf, sizeof buf, "  %s %lld frames  %.2f fps", label_.c_str(), static_cast<long long>(done), fps);
+  }
+  std::fprintf(stderr, "\r%-100s", buf);
+  std::fflush(stderr);
+  drawn_ = true;
+}
+
+void FrameProgress::finish() {
+  if (drawn_) std::fprintf(stderr, "\n");
+  drawn_ = false;
 }
 
 void ProgressBar::finish() {

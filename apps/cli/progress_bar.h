@@ -20,6 +20,20 @@ class ProgressBar {
   double last_draw_ = 0;
 };
 
+// Frames done of a video (total 0: unknown), with the rate and the time left, on a terminal.
+class FrameProgress {
+ public:
+  explicit FrameProgress(std::string label);
+  void update(std::int64_t done, std::int64_t total);
+  void finish();
+
+ private:
+  std::string label_;
+  bool tty_;
+  bool drawn_ = false;
+  double start_ = 0, last_draw_ = 0;
+};
+
 std::string human_bytes(std::int64_t bytes);
 
 }  // namespace sam3::cli

@@ -134,6 +134,7 @@ struct ModelStats {
 namespace detail {
 struct EmbeddingData;
 struct EmbeddingAccess;
+struct ModelAccess;
 }  // namespace detail
 
 // One encoded image, made by Model::encode. Cheap to copy (shared, immutable); a
@@ -234,6 +235,7 @@ class Model {
   Model& operator=(const Model&) = delete;
 
  private:
+  friend struct detail::ModelAccess;  // the video tracker's access to the sessions (library only)
   struct Impl;
   explicit Model(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;

@@ -68,6 +68,13 @@ class Backend {
   virtual std::vector<Instance> decode(const EmbeddingData& image, const TextFeatures& text,
                                        const std::vector<BoxPrompt>& boxes,
                                        const SegmentOptions& options, PromptTimings& timings) const = 0;
+  // Every output of the image encoder (video: SAM 3.1's tracker neck too), and the decoder's raw
+  // outputs for a text alone (video: the tracker reads the low-resolution logits). Empty maps
+  // for generations that have no such path.
+  virtual std::map<std::string, Ort::Value> encode_image_all(std::vector<float>&) const { return {}; }
+  virtual std::map<std::string, Ort::Value> decode_raw(const std::map<std::string, Ort::Value>&, const TextFeatures&) const {
+    return {};
+  }
   // What the family's reference drops across the prompts of one image.
   virtual void suppress_across_prompts(std::vector<PromptResult>&) const {}
   // The interactive generation's decoder; null for the text-prompted generations.

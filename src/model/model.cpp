@@ -12,6 +12,7 @@
 #include "kernels/onednn_int8.h"
 #include "model/embedding_access.h"
 #include "model/backend.h"
+#include "model/model_access.h"
 #include "model/everything_crops.h"
 #include "model/interactive.h"
 #include "model/layout.h"
@@ -88,6 +89,7 @@ int capped_threads(int requested) {
 struct Model::Impl {
   std::filesystem::path directory;
   std::unique_ptr<detail::Backend> backend;
+  rt::SessionConfig config;  // how the decoder's sessions were made (the video graphs' too)
   std::unique_ptr<ClipTokenizer> tokenizer;
   std::filesystem::path vocabulary;  // the tokenizer's file; empty for the interactive generation
   double load_ms = 0;
@@ -151,6 +153,7 @@ std::shared_ptr<Model> Model::load(const std::filesystem::path& directory, const
     throw Error(ErrorCode::kModelMismatch, std::string("the file names are those of the ") + family +
                                                " layout, but its files do not fit it: " + e.what());
   }
+  impl->config = config;
   impl->load_ms = ms_since(t0);
   log(LogLevel::kInfo, "loaded " + std::string(layout_name(impl->backend->layout())) + " model from " + directory.string() +
                            " (input " + std::to_string(impl->backend->input_width()) + "x" +
@@ -168,6 +171,12 @@ int Model::input_height() const noexcept { return impl_->backend->input_height()
 int Model::input_size() const noexcept { return std::max(input_width(), input_height()); }
 double Model::load_ms() const noexcept { return impl_->load_ms; }
 std::vector<std::string> Model::providers() const { return impl_->backend->sessions().front()->providers(); }
+
+namespace detail {
+const Backend& ModelAccess::backend(const Model& model) { return *model.impl_->backend; }
+const ClipTokenizer* ModelAccess::tokenizer(const Model& model) { return model.impl_->tokenizer.get(); }
+const rt::SessionConfig& ModelAccess::session_config(const Model& model) { return model.impl_->config; }
+}  // namespace detail
 
 PreparedImage Model::prepare(const Image& image) const {
   if (image.width <= 0 || image.height <= 0 ||

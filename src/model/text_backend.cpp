@@ -39,11 +39,30 @@ class TextBackend final : public Backend {
   }
 
   std::map<std::string, Ort::Value> encode_image(std::vector<float>& planes) const override {
+    auto outputs = encode_image_all(planes);
+    std::erase_if(outputs, [&](const auto& kv) { return !generation_.keeps_image_output(kv.first); });
+    return outputs;
+  }
+
+  std::map<std::string, Ort::Value> encode_image_all(std::vector<float>& planes) const override {
     auto inputs = generation_.image_inputs(planes);
     Feeds feeds;
     feeds.add(inputs);
-    auto outputs = vision_.run(feeds.map());
-    std::erase_if(outputs, [&](const auto& kv) { return !generation_.keeps_image_output(kv.first); });
+    return vision_.run(feeds.map());
+  }
+
+  std::map<std::string, Ort::Value> decode_raw(const std::map<std::string, Ort::Value>& image,
+                                               const TextFeatures& text) const override {
+    auto box_inputs = generation_.decoder_inputs({}, 1, 1);
+    Feeds feeds;
+    feeds.add(box_inputs);
+    for (const auto& name : generation_.image_feeds()) feeds.add(name, image.at(name));
+    for (const auto& [input, output] : generation_.text_feeds()) feeds.add(input, text.values.at(output));
+    std::vector<pure::Tensor> prompt;
+    if (generation_.has_geometry()) prompt = generation_.prompt_inputs(views_of(text.values), nullptr);
+    feeds.add(prompt);
+    auto outputs = decoder_.run(feeds.map());
+    rt::outputs_to_float32(outputs);
     return outputs;
   }
 

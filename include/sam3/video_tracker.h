@@ -1,0 +1,103 @@
+// Video tracking on SAM 3.1's public ONNX bundle (ailia-models segment-anything-3.1): every
+// instance of a concept in every frame with ids that stay (text prompts), and objects clicked
+// or boxed on a given frame followed through the video (click prompts), streaming.
+//
+//   auto model = sam3::Model::load("models/sam3.1");          // the bundle's folder
+//   sam3::VideoTracker tracker(model, {.texts = {"car"}});
+//   while (auto frame = source.next()) {
+//     for (auto& result : tracker.push(*frame)) sink.write(..., result);  // final frames only
+//   }
+//   for (auto& result : tracker.finish()) sink.write(..., result);
+//
+// Results come out in frame order, `hotstart_delay` frames behind the input (an object that
+// dies or duplicates another within that window is removed before it is ever shown). Memory
+// is bounded by the memory bank (7 frame memories, 16 object pointers per bucket of 16
+// objects), not by the video's length. docs/video.md has the per-frame loop and which
+// reference (the official SAM3 code or ailia's driver) each rule follows.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sam3/interactive.h"
+#include "sam3/model.h"
+#include "sam3/stop_token.h"
+#include "sam3/types.h"
+#include "sam3/video.h"
+
+namespace sam3 {
+
+// One object to follow, given on one frame (the VideoFrame::index it has in the source).
+struct VideoObjectPrompt {
+  std::int64_t frame = 0;
+  std::vector<PointPrompt> points;  // frame pixels
+  std::optional<Box> box;           // frame pixels
+};
+
+struct VideoPrompts {
+  std::vector<std::string> texts;           // concepts: each finds, starts and drops its own objects
+  std::vector<VideoObjectPrompt> objects;   // clicked/boxed objects, kept until the video ends
+};
+
+// SAM 3.1's defaults (Sam3MultiplexTrackingWithInteractivity as ailia's driver lists them);
+// the official SAM3 names in comments.
+struct VideoTrackerOptions {
+  float detection_threshold = 0.4f;    // score_threshold_detection: detections kept for NMS and matching
+  float nms_iom = 0.1f;                // det_nms_thresh (intersection over the smaller mask)
+  float association_iom = 0.1f;        // assoc_iou_thresh: a detection this close to a track is not new
+  float track_match_iom = 0.1f;        // trk_assoc_iou_thresh: a track this close to a detection is matched
+  float new_object_threshold = 0.65f;  // new_det_thresh
+  int hotstart_delay = 15;             // frames of output delay; 0: none
+  int hotstart_unmatched = 8;          // hotstart_unmatch_thresh: removed within the window after this many
+  int hotstart_duplicate = 8;          // hotstart_dup_thresh
+  bool suppress_unmatched_only_within_hotstart = false;
+  int keep_alive_init = 0;             // init_trk_keep_alive
+  int keep_alive_max = 8;              // max_trk_keep_alive
+  int keep_alive_min = -4;             // min_trk_keep_alive
+  bool decrease_keep_alive_when_empty = false;  // decrease_trk_keep_alive_for_empty_masklets
+  float occlusion_overlap_iou = 0.7f;  // suppress_overlapping_based_on_recent_occlusion_threshold; 0: off
+  float boundary_margin = 0.025f;      // suppress_det_close_to_boundary's margin; 0: off
+  int confirmation_detections = 3;     // masklet_confirmation_consecutive_det_thresh; 0: off
+  int max_objects = 0;                 // max_num_objects over all prompts; 0: no limit
+  StopToken stop;                      // ends push() mid-frame with kCancelled
+};
+
+struct VideoTrackerStats {
+  std::int64_t frames = 0;        // pushed
+  std::int64_t objects = 0;       // ever started
+  int live_objects = 0;           // tracked now
+  int buckets = 0;                // multiplex buckets now (16 objects each at most)
+  double encode_ms = 0, detect_ms = 0, track_ms = 0, memory_ms = 0, new_objects_ms = 0, output_ms = 0;  // totals
+  std::size_t memory_bank_bytes = 0;  // feature tensors held by the memory banks now
+};
+
+class VideoTracker {
+ public:
+  // Throws kInvalidArgument for no prompt, an empty text, an object with neither a positive
+  // point nor a box, a negative frame, an option out of range; kModelNotFound / kModelMismatch
+  // when the model's folder lacks the bundle's video graphs or they do not fit.
+  VideoTracker(std::shared_ptr<const Model> model, VideoPrompts prompts, VideoTrackerOptions options = {});
+  ~VideoTracker();
+  VideoTracker(const VideoTracker&) = delete;
+  VideoTracker& operator=(const VideoTracker&) = delete;
+
+  // Tracks one frame; returns the frames that became final (in order, possibly none).
+  // Throws kInvalidArgument for a frame of another size than the first, an index not after
+  // the previous one, a click or box outside the frame, a frame past an object prompt's frame
+  // that never came; kCancelled when options.stop asks.
+  std::vector<VideoFrameResult> push(const VideoFrame& frame);
+  // The frames still held back. Throws kInvalidArgument when no frame was pushed (an empty
+  // video) or an object prompt's frame never came.
+  std::vector<VideoFrameResult> finish();
+
+  VideoTrackerStats stats() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace sam3

@@ -1,0 +1,184 @@
+#include "video/bucket.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "predictor/postprocess.h"
+
+namespace sam3::video {
+namespace {
+
+constexpr float kSuppressedLogit = -10.0f;  // NO_OBJ_LOGIT of the official code
+
+// [256, HW] -> [HW, 256].
+Floats to_rows(const Floats& chw, size_t hw) {
+  Floats rows(chw.size());
+  for (size_t c = 0; c < kChannels; ++c)
+    for (size_t p = 0; p < hw; ++p) rows[p * kChannels + c] = chw[c * hw + p];
+  return rows;
+}
+
+Floats to_planes(const Floats& rows, size_t hw) {
+  Floats chw(rows.size());
+  for (size_t p = 0; p < hw; ++p)
+    for (size_t c = 0; c < kChannels; ++c) chw[c * hw + p] = rows[p * kChannels + c];
+  return chw;
+}
+
+// Adds `vec` [256] to every row.
+void add_rows(Floats& rows, const float* vec) {
+  for (size_t i = 0; i < rows.size(); ++i) rows[i] += vec[i % kChannels];
+}
+
+}  // namespace
+
+void memory_mask(const Floats& logits, int mask_side, int side, float* out) {
+  Floats prob(logits.size());
+  for (size_t i = 0; i < logits.size(); ++i) prob[i] = 2.0f / (1.0f + std::exp(-logits[i])) - 1.0f;
+  resize_bilinear(prob.data(), mask_side, mask_side, side, side, out);
+}
+
+Bucket::Bucket(const Bundle& bundle, const FrameNeck& neck, const std::vector<int>& ids, const std::vector<Floats>& masks,
+               const std::vector<Floats>& pointers) {
+  const size_t plane = static_cast<size_t>(bundle.memory_side()) * bundle.memory_side();
+  Floats masks32(2 * kSlots * plane, 0.0f);
+  std::vector<bool> no_object(kSlots, true);
+  const auto& bias = bundle.constant("no_obj_ptr_linear_bias");
+  Floats ptrs(kSlots * kChannels);
+  for (int k = 0; k < kSlots; ++k) std::copy(bias.begin(), bias.end(), &ptrs[k * kChannels]);  // empty slots: the no-object pointer
+  for (size_t k = 0; k < ids.size(); ++k) {
+    slots_[k] = ids[k];
+    no_object[k] = false;
+    memory_mask(masks[k], bundle.mask_side(), bundle.memory_side(), &masks32[k * plane]);
+    std::fill_n(&masks32[(kSlots + k) * plane], plane, 1.0f);  // conditioning flag
+    std::copy(pointers[k].begin(), pointers[k].end(), &ptrs[k * kChannels]);
+  }
+  cond_ = encode(bundle, neck, masks32, no_object, std::move(ptrs));
+}
+
+bool Bucket::live() const {
+  return std::any_of(slots_.begin(), slots_.end(), [](int id) { return id > 0; });
+}
+
+void Bucket::propagate(const Bundle& bundle, const FrameNeck& neck) {
+  const auto& tpos = bundle.constant("maskmem_tpos_enc");
+  const size_t hw = static_cast<size_t>(bundle.feature_side()) * bundle.feature_side();
+  Floats mem, mem_pos, img, img_pos;
+  auto add_spatial = [&](const MemoryFrame& f, int tpos_index) {
+    const float* code = &tpos[tpos_index * kChannels];
+    mem.insert(mem.end(), f.mem.begin(), f.mem.end());
+    Floats p = f.mem_pos;
+    add_rows(p, code);
+    mem_pos.insert(mem_pos.end(), p.begin(), p.end());
+    img.insert(img.end(), f.img->begin(), f.img->end());
+    Floats q = *f.img_pos;
+    add_rows(q, code);
+    img_pos.insert(img_pos.end(), q.begin(), q.end());
+  };
+  // The conditioning frame by its age (use_maskmem_tpos_v2), the recent ones by distance.
+  const std::int64_t cond_age = neck.t - cond_.t;
+  add_spatial(cond_, cond_age <= 0 || cond_age >= kMaskMemories ? kMaskMemories - 1 : static_cast<int>(kMaskMemories - cond_age - 1));
+  for (const auto& f : recent_) add_spatial(f, static_cast<int>(std::min<std::int64_t>(neck.t - f.t - 1, kMaskMemories - 2)));
+  // Object pointers: the conditioning frame's, then the recent ones; each frame's 16 slots
+  // share one temporal code (obj_ptr_tpos_proj of the sine code of age / 15).
+  std::vector<float> ages = {static_cast<float>(neck.t - cond_.t) / (kObjectPointers - 1)};
+  mem.insert(mem.end(), cond_.pointers.begin(), cond_.pointers.end());
+  for (const auto& [t, ptrs] : recent_pointers_) {
+    ages.push_back(static_cast<float>(neck.t - t) / (kObjectPointers - 1));
+    mem.insert(mem.end(), ptrs.begin(), ptrs.end());
+  }
+  const Floats codes = bundle.project("obj_ptr_tpos_proj", sine_positions(ages));
+  for (size_t a = 0; a < ages.size(); ++a)
+    for (int k = 0; k < kSlots; ++k) mem_pos.insert(mem_pos.end(), &codes[a * kChannels], &codes[(a + 1) * kChannels]);
+
+  const Floats attended = bundle.attend(*neck.rows, *neck.pos_rows, mem, mem_pos, img, img_pos);
+  Floats extra(kSlots * kChannels);
+  const auto& valid = bundle.constant("output_valid_embed");
+  const auto& invalid = bundle.constant("output_invalid_embed");
+  for (int k = 0; k < kSlots; ++k) {
+    const auto& src = slots_[k] > 0 ? valid : invalid;
+    std::copy_n(&src[k * kChannels], kChannels, &extra[k * kChannels]);
+  }
+  out_ = bundle.track(to_planes(attended, hw), *neck.prop_fpn0, *neck.prop_fpn1, extra);
+  projected_ = bundle.project("obj_ptr_proj", out_.tokens);
+}
+
+// This frame's pointers as the bank keeps them: live appearing slots as projected; live
+// slots not appearing through the no-object linear map; free and retired slots the map's bias.
+Floats Bucket::slot_pointers(const Bundle& bundle) const {
+  const auto& w = bundle.constant("no_obj_ptr_linear_weight");
+  const auto& b = bundle.constant("no_obj_ptr_linear_bias");
+  Floats ptrs(kSlots * kChannels);
+  for (int k = 0; k < kSlots; ++k) {
+    float* dst = &ptrs[k * kChannels];
+    if (slots_[k] <= 0) {
+      std::copy(b.begin(), b.end(), dst);
+      continue;
+    }
+    const float* src = &projected_[k * kChannels];
+    if (appearing(k)) {
+      std::copy_n(src, kChannels, dst);
+      continue;
+    }
+    for (int o = 0; o < kChannels; ++o) {
+      float acc = b[o];
+      for (int i = 0; i < kChannels; ++i) acc += w[o * kChannels + i] * src[i];
+      dst[o] = acc;
+    }
+  }
+  return ptrs;
+}
+
+void Bucket::remember(const Bundle& bundle, const FrameNeck& neck, const std::vector<bool>& suppressed,
+                      const std::vector<int>& removed) {
+  const size_t plane = static_cast<size_t>(bundle.memory_side()) * bundle.memory_side();
+  const size_t mask_plane = static_cast<size_t>(bundle.mask_side()) * bundle.mask_side();
+  for (int k = 0; k < kSlots; ++k) {
+    if (slots_[k] > 0 && std::find(removed.begin(), removed.end(), slots_[k]) != removed.end()) slots_[k] = kRetired;
+  }
+  Floats masks32(2 * kSlots * plane, 0.0f);
+  std::vector<bool> no_object(kSlots, true);
+  for (int k = 0; k < kSlots; ++k) {
+    if (slots_[k] <= 0) continue;
+    no_object[k] = !appearing(k);
+    Floats logits(out_.masks.begin() + k * mask_plane, out_.masks.begin() + (k + 1) * mask_plane);
+    if (suppressed[k]) std::fill(logits.begin(), logits.end(), kSuppressedLogit);
+    memory_mask(logits, bundle.mask_side(), bundle.memory_side(), &masks32[k * plane]);
+  }
+  recent_.push_back(encode(bundle, neck, masks32, no_object, slot_pointers(bundle)));
+  recent_pointers_.emplace_back(neck.t, recent_.back().pointers);
+  while (recent_.size() > kMaskMemories - 1) recent_.pop_front();
+  while (recent_pointers_.size() > kObjectPointers - 1) recent_pointers_.pop_front();
+}
+
+MemoryFrame Bucket::encode(const Bundle& bundle, const FrameNeck& neck, const Floats& masks32, const std::vector<bool>& no_object,
+                           Floats pointers) const {
+  const size_t hw = static_cast<size_t>(bundle.feature_side()) * bundle.feature_side();
+  auto [feat, pos] = bundle.encode_memory(*neck.prop_fpn2, masks32);
+  // Slots with no object (free, retired, or not appearing) add their no-object embedding.
+  const auto& no_obj = bundle.constant("no_obj_embed_spatial");
+  for (int k = 0; k < kSlots; ++k) {
+    if (!no_object[k]) continue;
+    for (size_t c = 0; c < kChannels; ++c) {
+      float* plane = &feat[c * hw];
+      for (size_t p = 0; p < hw; ++p) plane[p] += no_obj[k * kChannels + c];
+    }
+  }
+  MemoryFrame f;
+  f.t = neck.t;
+  f.img = neck.rows;
+  f.img_pos = neck.pos_rows;
+  f.mem = to_rows(feat, hw);
+  f.mem_pos = to_rows(pos, hw);
+  f.pointers = std::move(pointers);
+  return f;
+}
+
+std::size_t Bucket::memory_bytes() const {
+  std::size_t n = (cond_.mem.size() + cond_.mem_pos.size() + cond_.pointers.size()) * sizeof(float);
+  for (const auto& f : recent_) n += (f.mem.size() + f.mem_pos.size() + f.pointers.size()) * sizeof(float);
+  for (const auto& p : recent_pointers_) n += p.second.size() * sizeof(float);
+  return n;
+}
+
+}  // namespace sam3::video

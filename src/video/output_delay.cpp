@@ -1,0 +1,77 @@
+#include "video/output_delay.h"
+
+#include <algorithm>
+
+#include "predictor/postprocess.h"
+
+namespace sam3::video {
+
+std::vector<TrackedObject> render_objects(const std::vector<const PendingObject*>& shown, int width, int height) {
+  const size_t pixels = static_cast<size_t>(width) * height;
+  std::vector<std::vector<std::uint8_t>> masks(shown.size(), std::vector<std::uint8_t>(pixels));
+  for (size_t k = 0; k < shown.size(); ++k) {
+    upsample_threshold(shown[k]->logits.data(), shown[k]->mask_h, shown[k]->mask_w, height, width, 0.0f, masks[k].data());
+  }
+  // Object-wise non-overlap (_apply_object_wise_non_overlapping_constraints): the highest
+  // tracker score claims a shared pixel; `shown` is in id order, so ties go to the lower id.
+  if (shown.size() > 1) {
+    for (size_t p = 0; p < pixels; ++p) {
+      int owner = -1;
+      for (size_t k = 0; k < shown.size(); ++k) {
+        if (masks[k][p] && (owner < 0 || shown[k]->tracker_score > shown[owner]->tracker_score)) owner = static_cast<int>(k);
+      }
+      for (size_t k = 0; k < shown.size(); ++k) {
+        if (static_cast<int>(k) != owner) masks[k][p] = 0;
+      }
+    }
+  }
+  std::vector<TrackedObject> out;
+  for (size_t k = 0; k < shown.size(); ++k) {
+    Mask mask{width, height, std::move(masks[k])};
+    const Box box = mask_bounds(mask);
+    if (std::find(mask.data.begin(), mask.data.end(), std::uint8_t{1}) == mask.data.end()) continue;
+    TrackedObject obj;
+    obj.id = shown[k]->id;
+    obj.prompt = shown[k]->prompt;
+    obj.score = shown[k]->score;
+    obj.box = box;
+    obj.mask = std::move(mask);
+    out.push_back(std::move(obj));
+  }
+  return out;
+}
+
+std::vector<VideoFrameResult> OutputDelay::push(PendingFrame frame, const std::set<int>& removed_now) {
+  removed_.insert(removed_now.begin(), removed_now.end());
+  frames_.push_back(std::move(frame));
+  std::vector<VideoFrameResult> out;
+  while (!frames_.empty() && static_cast<int>(frames_.size()) >= std::max(delay_, 1)) out.push_back(emit());
+  return out;
+}
+
+std::vector<VideoFrameResult> OutputDelay::flush() {
+  std::vector<VideoFrameResult> out;
+  while (!frames_.empty()) out.push_back(emit());
+  return out;
+}
+
+VideoFrameResult OutputDelay::emit() {
+  PendingFrame frame = std::move(frames_.front());
+  frames_.pop_front();
+  // Confirmation is read `lookahead_` frames later, or on the newest frame there is.
+  const PendingFrame* status = &frame;
+  if (lookahead_ > 0 && !frames_.empty()) status = &frames_[std::min<size_t>(lookahead_, frames_.size()) - 1];
+  std::vector<const PendingObject*> shown;
+  for (const auto& obj : frame.objects) {
+    if (removed_.contains(obj.id) || frame.suppressed.contains(obj.id) || status->unconfirmed.contains(obj.id)) continue;
+    shown.push_back(&obj);
+  }
+  std::sort(shown.begin(), shown.end(), [](const PendingObject* a, const PendingObject* b) { return a->id < b->id; });
+  VideoFrameResult result;
+  result.index = frame.index;
+  result.time_s = frame.time_s;
+  result.objects = render_objects(shown, width_, height_);
+  return result;
+}
+
+}  // namespace sam3::video

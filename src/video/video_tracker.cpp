@@ -1,0 +1,434 @@
+// The video tracker over ONNX Runtime: one image-encoder pass per frame feeds every prompt's
+// detector and tracker buckets; the host rules are concept_book.h's, the output delay
+// output_delay.h's, the memory bucket.h's.
+#include "sam3/video_tracker.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "core/timer.h"
+#include "model/backend.h"
+#include "model/model_access.h"
+#include "predictor/postprocess.h"
+#include "runtime/run_stop.h"
+#include "sam3/error.h"
+#include "video/bucket.h"
+#include "video/bundle.h"
+#include "video/concept_book.h"
+#include "video/output_delay.h"
+
+namespace sam3 {
+namespace {
+
+using video::Bucket;
+using video::Floats;
+using video::kSlots;
+
+float logistic(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+
+Floats values(const Ort::Value& v) {
+  const auto n = v.GetTensorTypeAndShapeInfo().GetElementCount();
+  const float* p = v.GetTensorData<float>();
+  return Floats(p, p + n);
+}
+
+[[noreturn]] void invalid(const std::string& message) { throw Error(ErrorCode::kInvalidArgument, message); }
+
+void check_options(const VideoTrackerOptions& o) {
+  for (auto [name, v] : {std::pair{"detection_threshold", o.detection_threshold}, {"nms_iom", o.nms_iom},
+                         {"association_iom", o.association_iom}, {"track_match_iom", o.track_match_iom},
+                         {"new_object_threshold", o.new_object_threshold}, {"occlusion_overlap_iou", o.occlusion_overlap_iou}}) {
+    if (!(v >= 0.0f && v <= 1.0f)) invalid(std::string("video option ") + name + " must be within 0..1");
+  }
+  if (!(o.boundary_margin >= 0.0f && o.boundary_margin < 0.5f)) invalid("video option boundary_margin must be within 0..0.5");
+  if (o.hotstart_delay < 0 || o.hotstart_unmatched < 0 || o.hotstart_duplicate < 0 || o.confirmation_detections < 0 ||
+      o.max_objects < 0) {
+    invalid("video options hotstart_*, confirmation_detections and max_objects must not be negative");
+  }
+  if (o.hotstart_delay > 0 && (o.hotstart_unmatched > o.hotstart_delay || o.hotstart_duplicate > o.hotstart_delay)) {
+    invalid("video options hotstart_unmatched and hotstart_duplicate must not exceed hotstart_delay (as the official code asserts)");
+  }
+  if (o.keep_alive_min > o.keep_alive_max) invalid("video option keep_alive_min must not exceed keep_alive_max");
+}
+
+// One prompt's objects: a text's concept (with its detector), or the clicked objects.
+struct Track {
+  int prompt = 0;
+  bool user = false;
+  std::optional<detail::TextFeatures> text;
+  video::ConceptBook book;
+  std::vector<Bucket> buckets;
+  std::map<int, float> first_scores;  // id -> the detection score that started it
+  Track(int p, const VideoTrackerOptions& o) : prompt(p), book(o) {}
+};
+
+}  // namespace
+
+struct VideoTracker::Impl {
+  std::shared_ptr<const Model> model;
+  const detail::Backend* backend = nullptr;
+  std::unique_ptr<video::Bundle> bundle;
+  VideoPrompts prompts;
+  VideoTrackerOptions options;
+  std::vector<Track> tracks;  // texts first, then the clicked objects' (if any)
+  std::vector<bool> object_prompt_done;
+  std::optional<video::OutputDelay> delay;
+  int width = 0, height = 0;
+  std::int64_t last_index = -1, t = 0;
+  int next_id = 1;
+  VideoTrackerStats stats;
+
+  std::vector<VideoFrameResult> push(const VideoFrame& frame);
+  void check_frame(const VideoFrame& frame);
+  std::vector<video::Detection> detect(Track& track, const std::map<std::string, Ort::Value>& enc, std::vector<Floats>& det_logits);
+  void step(Track& track, const video::FrameNeck& neck, const std::map<std::string, Ort::Value>& enc, video::PendingFrame& pending,
+            std::set<int>& removed_now, std::vector<video::TrackMask>& clicked);
+  void start_clicked(const VideoFrame& frame, const video::FrameNeck& neck, video::PendingFrame& pending,
+                     std::vector<video::TrackMask>& clicked);
+  int live_objects() const;
+};
+
+VideoTracker::VideoTracker(std::shared_ptr<const Model> model, VideoPrompts prompts, VideoTrackerOptions options)
+    : impl_(std::make_unique<Impl>()) {
+  if (!model) invalid("no model given to the video tracker");
+  check_options(options);
+  if (prompts.texts.empty() && prompts.objects.empty()) {
+    invalid("nothing to track: give a text (--prompt car) or an object on a frame (--point x,y@frame, --box x0,y0,x1,y1@frame)");
+  }
+  for (const auto& text : prompts.texts) {
+    if (text.find_first_not_of(" \t\r\n") == std::string::npos) invalid("a text prompt is empty: give a word such as car");
+  }
+  for (size_t i = 0; i < prompts.objects.size(); ++i) {
+    const auto& o = prompts.objects[i];
+    const bool positive = std::any_of(o.points.begin(), o.points.end(), [](const PointPrompt& p) { return p.positive; });
+    if (!positive && !o.box) invalid("object prompt " + std::to_string(i) + " has neither a positive point nor a box");
+    if (o.frame < 0) invalid("object prompt " + std::to_string(i) + " is on frame " + std::to_string(o.frame) + ": frames count from 0");
+  }
+  if (std::string(model->layout().id()) != "sam3.1-ailia") {
+    throw Error(ErrorCode::kModelMismatch, "video tracking runs SAM 3.1's bundle as ailia-models publishes it (sam3.1_image_encoder, "
+                                           "sam3.1_grounding and the tracker graphs); this model is " + std::string(model->layout().id()));
+  }
+  auto& d = *impl_;
+  d.backend = &detail::ModelAccess::backend(*model);
+  d.bundle = std::make_unique<video::Bundle>(model->directory(), model->input_size(), detail::ModelAccess::session_config(*model));
+  d.model = std::move(model);
+  d.options = options;
+  const auto* tokenizer = detail::ModelAccess::tokenizer(*d.model);
+  for (size_t i = 0; i < prompts.texts.size(); ++i) {
+    d.tracks.emplace_back(static_cast<int>(i), options);
+    d.tracks.back().text = d.backend->encode_text(tokenizer->encode(prompts.texts[i]));  // once per prompt, not per frame
+  }
+  if (!prompts.objects.empty()) {
+    d.tracks.emplace_back(static_cast<int>(prompts.texts.size()), options);
+    d.tracks.back().user = true;
+  }
+  d.object_prompt_done.assign(prompts.objects.size(), false);
+  d.prompts = std::move(prompts);
+}
+
+VideoTracker::~VideoTracker() = default;
+
+std::vector<VideoFrameResult> VideoTracker::push(const VideoFrame& frame) { return impl_->push(frame); }
+
+std::vector<VideoFrameResult> VideoTracker::finish() {
+  auto& d = *impl_;
+  if (!d.delay) invalid("the video has no frames: nothing was tracked");
+  for (size_t i = 0; i < d.prompts.objects.size(); ++i) {
+    if (!d.object_prompt_done[i]) {
+      invalid("object prompt " + std::to_string(i) + " is on frame " + std::to_string(d.prompts.objects[i].frame) +
+              ", which the video never reached (it ended after frame " + std::to_string(d.last_index) + ")");
+    }
+  }
+  const auto t0 = Clock::now();
+  auto out = d.delay->flush();
+  d.stats.output_ms += ms_since(t0);
+  return out;
+}
+
+VideoTrackerStats VideoTracker::stats() const {
+  auto s = impl_->stats;
+  s.live_objects = impl_->live_objects();
+  s.buckets = 0;
+  s.memory_bank_bytes = 0;
+  for (const auto& t : impl_->tracks) {
+    s.buckets += static_cast<int>(t.buckets.size());
+    for (const auto& b : t.buckets) s.memory_bank_bytes += b.memory_bytes();
+  }
+  return s;
+}
+
+int VideoTracker::Impl::live_objects() const {
+  int n = 0;
+  for (const auto& t : tracks)
+    for (const auto& b : t.buckets)
+      for (int id : b.slots()) n += id > 0;
+  return n;
+}
+
+void VideoTracker::Impl::check_frame(const VideoFrame& frame) {
+  const Image& im = frame.image;
+  if (im.width <= 0 || im.height <= 0 || im.rgb.size() != static_cast<size_t>(im.width) * im.height * 3) {
+    invalid("frame " + std::to_string(frame.index) + " is not an RGB image of width*height*3 bytes");
+  }
+  if (delay && (im.width != width || im.height != height)) {
+    invalid("frame " + std::to_string(frame.index) + " is " + std::to_string(im.width) + "x" + std::to_string(im.height) +
+            " but the video's frames are " + std::to_string(width) + "x" + std::to_string(height) +
+            ": every frame of a video must have one size");
+  }
+  if (frame.index <= last_index) {
+    invalid("frame " + std::to_string(frame.index) + " comes after frame " + std::to_string(last_index) +
+            ": frames must be pushed in increasing index order");
+  }
+  for (size_t i = 0; i < prompts.objects.size(); ++i) {
+    const auto& o = prompts.objects[i];
+    if (!object_prompt_done[i] && o.frame < frame.index) {
+      invalid("object prompt " + std::to_string(i) + " is on frame " + std::to_string(o.frame) +
+              ", which the video skipped (the next frame is " + std::to_string(frame.index) + "; with a stride, prompt a frame it keeps)");
+    }
+    if (o.frame != frame.index) continue;
+    auto outside = [&](float x, float y) { return !(x >= 0 && y >= 0 && x <= im.width && y <= im.height); };
+    for (const auto& p : o.points) {
+      if (outside(p.x, p.y)) {
+        invalid("object prompt " + std::to_string(i) + ": point (" + std::to_string(p.x) + ", " + std::to_string(p.y) +
+                ") is outside frame " + std::to_string(frame.index) + " (" + std::to_string(im.width) + "x" + std::to_string(im.height) + ")");
+      }
+    }
+    if (o.box && (outside(o.box->x0, o.box->y0) || outside(o.box->x1, o.box->y1) || o.box->x1 <= o.box->x0 || o.box->y1 <= o.box->y0)) {
+      invalid("object prompt " + std::to_string(i) + ": the box is empty or outside frame " + std::to_string(frame.index));
+    }
+  }
+}
+
+std::vector<VideoFrameResult> VideoTracker::Impl::push(const VideoFrame& frame) {
+  check_frame(frame);
+  if (options.stop.stop_requested()) throw Error(ErrorCode::kCancelled, "video tracking stopped");
+  const rt::StopScope stop(options.stop);
+  if (!delay) {
+    width = frame.image.width;
+    height = frame.image.height;
+    delay.emplace(options.hotstart_delay, options.confirmation_detections, width, height);
+  }
+  last_index = frame.index;
+
+  // One encoder pass: the detector's neck (fpn*, pos*) and the tracker's (prop_*).
+  auto t0 = Clock::now();
+  auto planes = model->prepare(frame.image).planes;
+  auto enc = backend->encode_image_all(planes);
+  rt::outputs_to_float32(enc);
+  for (const char* name : {"prop_fpn0", "prop_fpn1", "prop_fpn2", "prop_pos2"}) {
+    if (!enc.count(name)) throw Error(ErrorCode::kModelMismatch, std::string("the image encoder has no output ") + name + ": not SAM 3.1's video encoder");
+  }
+  video::FrameNeck neck;
+  neck.prop_fpn0 = &enc.at("prop_fpn0");
+  neck.prop_fpn1 = &enc.at("prop_fpn1");
+  neck.prop_fpn2 = &enc.at("prop_fpn2");
+  neck.t = t;
+  {
+    const size_t hw = static_cast<size_t>(bundle->feature_side()) * bundle->feature_side();
+    const Floats f2 = values(*neck.prop_fpn2), p2 = values(enc.at("prop_pos2"));
+    if (f2.size() != hw * video::kChannels || p2.size() != f2.size()) {
+      throw Error(ErrorCode::kModelMismatch, "prop_fpn2 is not [1,256," + std::to_string(bundle->feature_side()) + "," +
+                                                 std::to_string(bundle->feature_side()) + "]: not SAM 3.1's video encoder");
+    }
+    auto rows = std::make_shared<Floats>(f2.size()), pos = std::make_shared<Floats>(f2.size());
+    for (size_t c = 0; c < video::kChannels; ++c)
+      for (size_t p = 0; p < hw; ++p) {
+        (*rows)[p * video::kChannels + c] = f2[c * hw + p];
+        (*pos)[p * video::kChannels + c] = p2[c * hw + p];
+      }
+    neck.rows = rows;
+    neck.pos_rows = pos;
+  }
+  stats.encode_ms += ms_since(t0);
+
+  video::PendingFrame pending;
+  pending.index = frame.index;
+  pending.time_s = frame.time_s;
+  std::set<int> removed_now;
+  // The clicked objects first (those prompted on this frame included): a detection over one
+  // of them starts no object of a concept.
+  std::vector<video::TrackMask> clicked;
+  if (!tracks.empty() && tracks.back().user) step(tracks.back(), neck, enc, pending, removed_now, clicked);
+  start_clicked(frame, neck, pending, clicked);
+  for (auto& track : tracks) {
+    if (!track.user) step(track, neck, enc, pending, removed_now, clicked);
+  }
+  ++t;
+  ++stats.frames;
+  t0 = Clock::now();
+  auto out = delay->push(std::move(pending), removed_now);
+  stats.output_ms += ms_since(t0);
+  return out;
+}
+
+std::vector<video::Detection> VideoTracker::Impl::detect(Track& track, const std::map<std::string, Ort::Value>& enc,
+                                                         std::vector<Floats>& det_logits) {
+  auto raw = backend->decode_raw(enc, *track.text);
+  const Floats masks = values(raw.at("pred_masks")), boxes = values(raw.at("pred_boxes")), logits = values(raw.at("pred_logits"));
+  const float presence = logistic(values(raw.at("presence_logit_dec")).at(0));
+  const size_t q = logits.size();
+  const size_t plane = static_cast<size_t>(bundle->mask_side()) * bundle->mask_side();
+  if (q == 0 || masks.size() != q * plane || boxes.size() != q * 4) {
+    throw Error(ErrorCode::kModelMismatch, "the grounding graph's pred_masks are not " + std::to_string(bundle->mask_side()) + "x" +
+                                               std::to_string(bundle->mask_side()) + " per query, the tracker's mask size");
+  }
+  std::vector<video::Detection> kept;
+  std::vector<Floats> kept_logits;
+  for (size_t i = 0; i < q; ++i) {
+    const float score = logistic(logits[i]) * presence;
+    if (!(score > options.detection_threshold)) continue;
+    video::Detection d;
+    d.mask = video::binarize(&masks[i * plane], bundle->mask_side(), bundle->mask_side());
+    d.score = score;
+    d.cx = boxes[i * 4];
+    d.cy = boxes[i * 4 + 1];
+    kept.push_back(std::move(d));
+    kept_logits.emplace_back(masks.begin() + i * plane, masks.begin() + (i + 1) * plane);
+  }
+  std::vector<video::BinaryMask> kept_masks;
+  std::vector<float> scores;
+  for (const auto& d : kept) {
+    kept_masks.push_back(d.mask);
+    scores.push_back(d.score);
+  }
+  std::vector<int> order = options.nms_iom > 0 ? video::nms_by_iom(kept_masks, scores, options.nms_iom) : std::vector<int>{};
+  if (options.nms_iom <= 0)
+    for (size_t i = 0; i < kept.size(); ++i) order.push_back(static_cast<int>(i));
+  std::sort(order.begin(), order.end());  // the detector's query order
+  std::vector<video::Detection> out;
+  for (int i : order) {
+    out.push_back(std::move(kept[i]));
+    det_logits.push_back(std::move(kept_logits[i]));
+  }
+  return out;
+}
+
+void VideoTracker::Impl::step(Track& track, const video::FrameNeck& neck, const std::map<std::string, Ort::Value>& enc,
+                              video::PendingFrame& pending, std::set<int>& removed_now, std::vector<video::TrackMask>& clicked) {
+  const size_t plane = static_cast<size_t>(bundle->mask_side()) * bundle->mask_side();
+  // 1. Every bucket's memory attention and tracking decoder.
+  auto t0 = Clock::now();
+  std::vector<video::TrackMask> masks;
+  for (auto& b : track.buckets) {
+    b.propagate(*bundle, neck);
+    for (int k = 0; k < kSlots; ++k) {
+      if (b.slots()[k] > 0) masks.push_back({b.slots()[k], video::binarize(&b.outputs().masks[k * plane], bundle->mask_side(), bundle->mask_side())});
+    }
+  }
+  stats.track_ms += ms_since(t0);
+  if (track.user) clicked.insert(clicked.end(), masks.begin(), masks.end());
+  else masks.insert(masks.end(), clicked.begin(), clicked.end());
+  // 2. The detector (text prompts), NMS by IoM.
+  t0 = Clock::now();
+  std::vector<Floats> det_logits;
+  std::vector<video::Detection> dets;
+  if (track.text) dets = detect(track, enc, det_logits);
+  stats.detect_ms += ms_since(t0);
+  // 3. The host rules.
+  const int room = options.max_objects > 0 ? std::max(0, options.max_objects - live_objects()) : -1;
+  const auto plan = track.book.step(t, dets, masks, next_id, room);
+  removed_now.insert(plan.removed.begin(), plan.removed.end());
+  pending.suppressed.insert(plan.suppressed.begin(), plan.suppressed.end());
+  pending.unconfirmed.insert(plan.unconfirmed.begin(), plan.unconfirmed.end());
+  // 4. Output candidates: every tracked object's prediction (occlusion-suppressed ones empty).
+  for (auto& b : track.buckets) {
+    for (int k = 0; k < kSlots; ++k) {
+      const int id = b.slots()[k];
+      if (id <= 0) continue;
+      video::PendingObject o;
+      o.id = id;
+      o.prompt = track.prompt;
+      o.tracker_score = logistic(b.outputs().score_logits[k]);
+      o.score = track.user ? o.tracker_score : track.first_scores[id];
+      o.mask_h = o.mask_w = bundle->mask_side();
+      o.logits.assign(b.outputs().masks.begin() + k * plane, b.outputs().masks.begin() + (k + 1) * plane);
+      if (plan.occluded_suppressed.contains(id)) std::fill(o.logits.begin(), o.logits.end(), -10.0f);
+      pending.objects.push_back(std::move(o));
+    }
+  }
+  // 5. Memory of this frame; removed objects' slots retired; empty buckets dropped.
+  t0 = Clock::now();
+  const std::vector<int> removed(plan.removed.begin(), plan.removed.end());
+  for (auto& b : track.buckets) {
+    std::vector<bool> suppressed(kSlots, false);
+    for (int k = 0; k < kSlots; ++k) suppressed[k] = b.slots()[k] > 0 && plan.occluded_suppressed.contains(b.slots()[k]);
+    b.remember(*bundle, neck, suppressed, removed);
+  }
+  std::erase_if(track.buckets, [](const Bucket& b) { return !b.live(); });
+  stats.memory_ms += ms_since(t0);
+  // 6. New objects from detections: their pointers from the interactive decoder with the
+  // detection's mask as the prompt; new buckets of up to 16 whose conditioning frame is this one.
+  t0 = Clock::now();
+  std::vector<int> ids;
+  std::vector<Floats> new_masks, pointers;
+  const size_t pixels = static_cast<size_t>(width) * height;
+  for (size_t i = 0; i < plan.new_detections.size(); ++i) {
+    const Floats& logits = det_logits[plan.new_detections[i]];
+    std::vector<std::uint8_t> full(pixels);
+    upsample_threshold(logits.data(), bundle->mask_side(), bundle->mask_side(), height, width, 0.0f, full.data());
+    const Floats prompt_mask = bundle->mask_prompt(full, width, height);
+    auto prompted = bundle->prompt(*neck.prop_fpn0, *neck.prop_fpn1, *neck.prop_fpn2, {}, {}, &prompt_mask);
+    const int id = plan.new_ids[i];
+    const float score = dets[plan.new_detections[i]].score;
+    track.first_scores[id] = score;
+    ids.push_back(id);
+    new_masks.push_back(logits);
+    pointers.push_back(std::move(prompted.pointer));
+    video::PendingObject o{id, track.prompt, score, score, bundle->mask_side(), bundle->mask_side(), logits};
+    pending.objects.push_back(std::move(o));
+    ++stats.objects;
+  }
+  for (size_t start = 0; start < ids.size(); start += kSlots) {
+    const size_t end = std::min(ids.size(), start + kSlots);
+    track.buckets.emplace_back(*bundle, neck, std::vector<int>(ids.begin() + start, ids.begin() + end),
+                               std::vector<Floats>(new_masks.begin() + start, new_masks.begin() + end),
+                               std::vector<Floats>(pointers.begin() + start, pointers.begin() + end));
+  }
+  stats.new_objects_ms += ms_since(t0);
+}
+
+void VideoTracker::Impl::start_clicked(const VideoFrame& frame, const video::FrameNeck& neck, video::PendingFrame& pending,
+                                       std::vector<video::TrackMask>& clicked) {
+  if (tracks.empty() || !tracks.back().user) return;
+  Track& track = tracks.back();
+  const auto t0 = Clock::now();
+  std::vector<int> ids;
+  std::vector<Floats> masks, pointers;
+  // Frame pixels to the encoder's input pixels (the prompt encoder reads 1008-pixel coordinates).
+  const float sx = static_cast<float>(bundle->input_size()) / width, sy = static_cast<float>(bundle->input_size()) / height;
+  for (size_t i = 0; i < prompts.objects.size(); ++i) {
+    const auto& o = prompts.objects[i];
+    if (o.frame != frame.index) continue;
+    object_prompt_done[i] = true;
+    Floats coords;
+    std::vector<int> labels;
+    if (o.box) {  // SAM's box: two corner points labelled 2 and 3, before the clicks
+      coords.insert(coords.end(), {o.box->x0 * sx, o.box->y0 * sy, o.box->x1 * sx, o.box->y1 * sy});
+      labels.insert(labels.end(), {2, 3});
+    }
+    for (const auto& p : o.points) {
+      coords.insert(coords.end(), {p.x * sx, p.y * sy});
+      labels.push_back(p.positive ? 1 : 0);
+    }
+    auto prompted = bundle->prompt(*neck.prop_fpn0, *neck.prop_fpn1, *neck.prop_fpn2, coords, labels, nullptr);
+    const int id = next_id++;
+    for (auto& any : tracks) any.book.add_user_object(id, t);
+    clicked.push_back({id, video::binarize(prompted.mask.data(), bundle->mask_side(), bundle->mask_side())});
+    ids.push_back(id);
+    const float score = logistic(prompted.score_logit);
+    pending.objects.push_back({id, track.prompt, score, score, bundle->mask_side(), bundle->mask_side(), prompted.mask});
+    masks.push_back(std::move(prompted.mask));
+    pointers.push_back(std::move(prompted.pointer));
+    ++stats.objects;
+  }
+  for (size_t start = 0; start < ids.size(); start += kSlots) {
+    const size_t end = std::min(ids.size(), start + kSlots);
+    track.buckets.emplace_back(*bundle, neck, std::vector<int>(ids.begin() + start, ids.begin() + end),
+                               std::vector<Floats>(masks.begin() + start, masks.begin() + end),
+                               std::vector<Floats>(pointers.begin() + start, pointers.begin() + end));
+  }
+  stats.new_objects_ms += ms_since(t0);
+}
+
+}  // namespace sam3

@@ -1,0 +1,229 @@
+// The video tracker end to end on the generated SAM 3.1 bundle (tools/make_video_models.py)
+// and a generated video (synthetic_video.h): stable ids through motion, entering, leaving and
+// crossing; the hot-start delay; click and box tracking; typed errors for bad input.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <optional>
+#include <set>
+
+#include "sam3/error.h"
+#include "sam3/video_tracker.h"
+#include "video/synthetic_video.h"
+
+namespace sam3 {
+namespace {
+
+std::shared_ptr<const Model> video_model() {
+  static auto model = Model::load(std::string(SAM3_TEST_MODELS_DIR) + "/sam3.1-video");
+  return model;
+}
+
+std::vector<VideoFrameResult> run(VideoTracker& tracker, int frames = test::kFrames) {
+  std::vector<VideoFrameResult> out;
+  for (int i = 0; i < frames; ++i) {
+    for (auto& r : tracker.push(test::frame_of(i))) out.push_back(std::move(r));
+  }
+  for (auto& r : tracker.finish()) out.push_back(std::move(r));
+  return out;
+}
+
+// The square's centre pixel, if the square is there and not hidden there by another.
+std::optional<std::pair<int, int>> visible_centre(const test::Square& s, int frame) {
+  const auto box = test::where(s, frame);
+  if (!box) return std::nullopt;
+  const int cx = std::clamp(((*box)[0] + (*box)[2]) / 2, 0, test::kWidth - 1);
+  const int cy = std::clamp(((*box)[1] + (*box)[3]) / 2, 0, test::kHeight - 1);
+  const auto image = test::frame_of(frame).image;
+  for (int c = 0; c < 3; ++c) {
+    if (image.rgb[(static_cast<size_t>(cy) * test::kWidth + cx) * 3 + c] != s.rgb[c]) return std::nullopt;
+  }
+  return std::pair{cx, cy};
+}
+
+// Which object covers the square's visible centre on a frame (0: none, -1: not visible).
+int id_at_centre(const VideoFrameResult& r, const test::Square& s) {
+  const auto centre = visible_centre(s, static_cast<int>(r.index));
+  if (!centre) return -1;
+  const auto [cx, cy] = *centre;
+  for (const auto& o : r.objects) {
+    if (o.mask.data[static_cast<size_t>(cy) * test::kWidth + cx]) return o.id;
+  }
+  return 0;
+}
+
+TEST(VideoTracker, ConceptTrackingKeepsIdsThroughMotionEntriesExitsAndCrossings) {
+  VideoTracker tracker(video_model(), {.texts = {"car"}});
+  const auto results = run(tracker);
+  ASSERT_EQ(results.size(), static_cast<size_t>(test::kFrames));
+  for (int i = 0; i < test::kFrames; ++i) ASSERT_EQ(results[i].index, i) << "frames come out in order, each once";
+
+  std::map<std::string, std::set<int>> ids;
+  for (const auto& r : results) {
+    for (const auto& s : test::scene()) {
+      const int id = id_at_centre(r, s);
+      if (id < 0) continue;  // not in the picture, or under another square where they cross
+      if (id == 0) ADD_FAILURE() << s.name << " not found on frame " << r.index;
+      else ids[s.name].insert(id);
+    }
+    std::set<int> seen;
+    for (const auto& o : r.objects) {
+      EXPECT_TRUE(seen.insert(o.id).second) << "one object per id on frame " << r.index;
+      EXPECT_GT(o.score, 0.4f);
+      EXPECT_EQ(o.prompt, 0);
+    }
+    if (r.index > 11) {
+      for (const auto& o : r.objects) EXPECT_NE(o.id, *ids["blue"].begin()) << "blue left after frame 11, frame " << r.index;
+    }
+  }
+  std::set<int> all;
+  for (const auto& [name, set] : ids) {
+    EXPECT_EQ(set.size(), 1u) << name << " changed id";
+    all.insert(set.begin(), set.end());
+  }
+  EXPECT_EQ(all.size(), 4u) << "four objects, four ids";
+  const auto stats = tracker.stats();
+  EXPECT_EQ(stats.frames, test::kFrames);
+  EXPECT_EQ(stats.objects, 4);
+}
+
+TEST(VideoTracker, MasksFollowTheSquares) {
+  VideoTracker tracker(video_model(), {.texts = {"car"}});
+  const auto results = run(tracker, 12);
+  const auto red = test::scene()[0];
+  for (const auto& r : results) {
+    const int id = id_at_centre(r, red);
+    ASSERT_GT(id, 0);
+    const auto& obj = *std::find_if(r.objects.begin(), r.objects.end(), [&](const TrackedObject& o) { return o.id == id; });
+    const auto box = *test::where(red, static_cast<int>(r.index));
+    EXPECT_NEAR(obj.box.x0, box[0], 3.0f) << "frame " << r.index;
+    EXPECT_NEAR(obj.box.x1, box[2], 3.0f) << "frame " << r.index;
+    EXPECT_NEAR(obj.box.y0, box[1], 3.0f) << "frame " << r.index;
+    EXPECT_NEAR(obj.box.y1, box[3], 3.0f) << "frame " << r.index;
+  }
+}
+
+TEST(VideoTracker, ResultsWaitForTheHotStartDelay) {
+  VideoTrackerOptions options;
+  options.hotstart_delay = 5;
+  options.hotstart_unmatched = 3;
+  options.hotstart_duplicate = 3;
+  VideoTracker tracker(video_model(), {.texts = {"car"}}, options);
+  for (int i = 0; i < 4; ++i) EXPECT_TRUE(tracker.push(test::frame_of(i)).empty()) << "frame " << i;
+  const auto out = tracker.push(test::frame_of(4));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].index, 0);
+  EXPECT_EQ(tracker.finish().size(), 4u);
+}
+
+TEST(VideoTracker, TheMemoryBankStopsGrowing) {
+  // The first 8 frames again and again (red and blue, no new object): once the bank holds its
+  // 6 recent frames and 15 pointer frames, it no longer grows with the video.
+  VideoTracker tracker(video_model(), {.texts = {"car"}});
+  std::size_t at16 = 0;
+  for (int i = 0; i < 26; ++i) {
+    auto frame = test::frame_of(i % 8);
+    frame.index = i;
+    tracker.push(frame);
+    if (i == 16) at16 = tracker.stats().memory_bank_bytes;
+  }
+  const auto stats = tracker.stats();
+  EXPECT_EQ(stats.buckets, 1);
+  EXPECT_GT(at16, 0u);
+  EXPECT_EQ(stats.memory_bank_bytes, at16);
+}
+
+TEST(VideoTracker, AnAbsentConceptFindsNothing) {
+  VideoTracker tracker(video_model(), {.texts = {"purple"}});
+  for (const auto& r : run(tracker, 6)) EXPECT_TRUE(r.objects.empty());
+}
+
+TEST(VideoTracker, AClickedObjectIsFollowedFromItsFrame) {
+  const auto green = test::scene()[1];
+  const auto at = *test::where(green, 10);
+  VideoTracker tracker(video_model(), {.objects = {{10, {{(at[0] + at[2]) / 2.0f, (at[1] + at[3]) / 2.0f}}, std::nullopt}}});
+  const auto results = run(tracker);
+  ASSERT_EQ(results.size(), static_cast<size_t>(test::kFrames));
+  for (const auto& r : results) {
+    if (r.index < 10) {
+      EXPECT_TRUE(r.objects.empty()) << "frame " << r.index;
+      continue;
+    }
+    ASSERT_EQ(r.objects.size(), 1u) << "frame " << r.index << ": the clicked object is never dropped";
+    EXPECT_EQ(r.objects[0].id, 1);
+    EXPECT_EQ(r.objects[0].prompt, 0);
+    EXPECT_EQ(id_at_centre(r, green), 1) << "frame " << r.index;
+  }
+}
+
+TEST(VideoTracker, ABoxedObjectAndAConceptShareTheFrames) {
+  const auto blue = test::scene()[2];
+  const auto at = *test::where(blue, 0);
+  VideoTrackerOptions options;
+  options.hotstart_delay = 4;
+  options.hotstart_unmatched = 2;
+  options.hotstart_duplicate = 2;
+  VideoTracker tracker(video_model(),
+                       {.texts = {"car"}, .objects = {{0, {}, Box{at[0] - 2.0f, at[1] - 2.0f, at[2] + 2.0f, at[3] + 2.0f}}}}, options);
+  const auto results = run(tracker, 8);
+  for (const auto& r : results) {
+    int boxed = 0;
+    for (const auto& o : r.objects) boxed += o.prompt == 1;
+    EXPECT_EQ(boxed, 1) << "frame " << r.index;
+    EXPECT_EQ(r.objects.size(), 2u) << "red by the concept and blue by the box (the concept does not start blue again), frame " << r.index;
+  }
+}
+
+TEST(VideoTracker, BadInputGetsTypedErrors) {
+  auto code = [](auto&& call) {
+    try {
+      call();
+    } catch (const Error& e) {
+      return e.code();
+    }
+    return ErrorCode::kIo;  // no error at all (never thrown by these calls)
+  };
+  EXPECT_EQ(code([] { VideoTracker t(video_model(), {}); }), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(code([] { VideoTracker t(video_model(), {.texts = {"  "}}); }), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(code([] { VideoTracker t(video_model(), {.texts = {"car"}}); t.finish(); }), ErrorCode::kInvalidArgument) << "empty video";
+  EXPECT_EQ(code([] {
+              VideoTracker t(video_model(), {.texts = {"car"}});
+              t.push(test::frame_of(0));
+              auto f = test::frame_of(1);
+              f.image.width = 80;
+              f.image.rgb.resize(80 * test::kHeight * 3);
+              t.push(f);
+            }),
+            ErrorCode::kInvalidArgument) << "a frame of another size";
+  EXPECT_EQ(code([] {
+              VideoTracker t(video_model(), {.objects = {{0, {{500, 10}}, std::nullopt}}});
+              t.push(test::frame_of(0));
+            }),
+            ErrorCode::kInvalidArgument) << "a click outside the frame";
+  EXPECT_EQ(code([] {
+              VideoTracker t(video_model(), {.objects = {{40, {{10, 10}}, std::nullopt}}});
+              t.push(test::frame_of(0));
+              t.finish();
+            }),
+            ErrorCode::kInvalidArgument) << "a prompt on a frame the video never reaches";
+  EXPECT_EQ(code([] {
+              VideoTracker t(video_model(), {.objects = {{1, {{10, 10}}, std::nullopt}}});
+              t.push(test::frame_of(0));
+              t.push(test::frame_of(2));
+            }),
+            ErrorCode::kInvalidArgument) << "a prompt on a skipped frame";
+  EXPECT_EQ(code([] {
+              VideoTracker t(video_model(), {.texts = {"car"}});
+              t.push(test::frame_of(3));
+              t.push(test::frame_of(3));
+            }),
+            ErrorCode::kInvalidArgument) << "frames out of order";
+  EXPECT_EQ(code([] {
+              auto image_model = Model::load(std::string(SAM3_TEST_MODELS_DIR) + "/usls");
+              VideoTracker t(image_model, {.texts = {"car"}});
+            }),
+            ErrorCode::kModelMismatch) << "not the SAM 3.1 bundle";
+}
+
+}  // namespace
+}  // namespace sam3
