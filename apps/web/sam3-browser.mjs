@@ -11,6 +11,7 @@
 import createSam3Core from "./sam3.mjs";
 
 const CACHE_NAME = "sam3-models-v1";
+const ABI = 2;  // sam3_wasm.h's SAM3_WASM_ABI: the module this wrapper speaks to
 const ONNX_TYPES = { float32: 1, uint8: 2, int8: 3, int32: 6, int64: 7, bool: 9, float16: 10 };
 const ARRAYS = {
   float32: Float32Array, uint8: Uint8Array, int32: Int32Array, int64: BigInt64Array,
@@ -27,7 +28,11 @@ export class Sam3Error extends Error {
 
 let corePromise = null;
 function loadCore() {
-  corePromise ??= createSam3Core();
+  corePromise ??= createSam3Core().then((core) => {
+    const { abi } = JSON.parse(core.UTF8ToString(core._sam3_abi_version()));
+    if (abi !== ABI) throw new Sam3Error("runtime", `sam3.wasm speaks ABI ${abi}, this sam3-browser.mjs ${ABI}: serve the two from one build`);
+    return core;
+  });
   return corePromise;
 }
 
@@ -278,7 +283,8 @@ export class Sam3 {
       // Weights stored beside the graph (ONNX external data, named in the graph by file name).
       const externalData = [];
       for (const name of await src.names(dataSuffixes.map((s) => file + s))) {
-        externalData.push({ path: name, data: await src.bytes(name) });
+        // The graph names its weights by file name, relative to its own folder (onnx/).
+        externalData.push({ path: name.split("/").pop(), data: await src.bytes(name) });
       }
       try {
         sessions[part] = await ort.InferenceSession.create(bytes, { executionProviders: providers,
@@ -295,7 +301,9 @@ export class Sam3 {
     const info = call(core, "sam3_create", JSON.stringify({ layout: chosen.layout, candidates: chosen.candidates, parts }));
     const vocabName = vocabularies.find((v) => names.includes(v));
     let vocab;
-    if (vocabName) vocab = { name: vocabName, bytes: await src.bytes(vocabName) };
+    if (info.interactive) {
+      // The interactive model takes no text: no vocabulary.
+    } else if (vocabName) vocab = { name: vocabName, bytes: await src.bytes(vocabName) };
     else if (options.vocabulary) {
       const r = await fetch(options.vocabulary);
       if (!r.ok) throw new Sam3Error("tokenizer", `${options.vocabulary}: HTTP ${r.status}`);
@@ -303,10 +311,10 @@ export class Sam3 {
     } else {
       throw new Sam3Error("tokenizer", `${src.where} holds no vocabulary (${vocabularies.join(", ")}); give options.vocabulary`);
     }
-    if (vocab.name.endsWith(".gz")) vocab.bytes = await gunzip(vocab.bytes);
+    if (vocab?.name.endsWith(".gz")) vocab.bytes = await gunzip(vocab.bytes);
     const model = new Sam3Model(core, ort, info, sessions, device);
     model.rewrites = rewrites;
-    model.setVocabulary(vocab.bytes, vocab.name);
+    if (vocab) model.setVocabulary(vocab.bytes, vocab.name);
     return model;
   }
 }
@@ -373,9 +381,15 @@ export class Sam3Model {
   }
 
   // options: {text, boxes: [[x0,y0,x1,y1] or [x0,y0,x1,y1,"pos"|"neg"]], threshold,
-  // mask_threshold, nms, min_area, max_instances}. Resolves to the CLI's prompts[] entry.
+  // mask_threshold, nms, min_area, max_instances} for a text model; {points: [[x, y,
+  // "pos"|"neg"]], box: [x0,y0,x1,y1], multimask} or {everything: true, points_per_side} for
+  // the interactive one (the server's /v1/segment prompt entries). Resolves to the CLI's
+  // prompts[] entry. A click decodes the embedding as it is: nothing is encoded again.
   async segment(embedding, options = {}) {
     if (embedding?.model !== this) throw new Sam3Error("invalid_argument", "this embedding was made by another model");
+    if (this.info.interactive || "points" in options || "box" in options || "everything" in options) {
+      return this.runPlan(embedding, options);
+    }
     const { text = "", boxes = [], ...rest } = options;
     const opts = {};
     for (const k of ["threshold", "mask_threshold", "nms", "min_area", "max_instances"]) if (rest[k] !== undefined) opts[k] = rest[k];
@@ -418,6 +432,33 @@ export class Sam3Model {
     const result = call(this.core, "sam3_decode", this.handle, request);
     this.lastTimings = { encode_text: t1 - t0, decode: t2 - t1, postprocess: performance.now() - t2 };
     return result;
+  }
+
+  // The core's plan for a click or "everything" (sam3_wasm.h): it names each session run and
+  // its feeds; this only moves tensors.
+  async runPlan(embedding, options) {
+    const { multimask = false, ...prompt } = options;
+    const request = JSON.stringify({ prompt, multimask, width: embedding.width, height: embedding.height });
+    const timings = { decode: 0, postprocess: 0, runs: 0 };
+    let t = performance.now();
+    let step = call(this.core, "sam3_plan", this.handle, request);
+    while (step.run) {
+      const feeds = ortTensors(this.ort, this.core, step.run.tensors);
+      for (const [input, output] of Object.entries(step.run.feeds)) feeds[input] = embedding.features[output];
+      const session = this.sessions[step.run.session];
+      timings.postprocess += performance.now() - t;
+      t = performance.now();
+      const outputs = await session.run(feeds);
+      timings.decode += performance.now() - t;
+      timings.runs += 1;
+      t = performance.now();
+      stageOutputs(this.core, this.handle, outputs);
+      for (const o of Object.values(outputs)) o.dispose?.();
+      step = call(this.core, "sam3_step", this.handle);
+    }
+    timings.postprocess += performance.now() - t;
+    this.lastTimings = timings;
+    return step.result;
   }
 
   async release() {
