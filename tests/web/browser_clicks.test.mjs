@@ -46,7 +46,6 @@ before(async () => {
       "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
   });
   gpuPage = await gpuBrowser.newPage();
-  if (process.env.SAM3_DEBUG) gpuPage.on("console", (m) => console.error("[gpu]", m.text().slice(0, 300)));
   await gpuPage.goto(`${baseUrl}/`);
 });
 
@@ -211,7 +210,10 @@ test("clicks in the tab equal transformers.js's Sam3TrackerModel on the same fil
     order.forEach((k, r) => {
       const g = got.instances[r];
       assert.ok(Math.abs(g.score - iou[k]) <= 0.01, `${c.name} #${r}: score ${g.score} vs transformers.js ${iou[k]}`);
-      const ours = maskOf(g.mask), theirs = masks.data.slice(k * W * H, (k + 1) * W * H);
+      const columns = maskOf(g.mask);  // COCO RLE runs go down the columns
+      const ours = new Uint8Array(W * H);
+      for (let x = 0; x < W; x++) for (let y = 0; y < H; y++) ours[y * W + x] = columns[x * H + y];
+      const theirs = masks.data.slice(k * W * H, (k + 1) * W * H);
       let inter = 0, union = 0;
       for (let p = 0; p < W * H; p++) inter += ours[p] & theirs[p], union += ours[p] | theirs[p];
       assert.ok(union > 0 && inter / union >= 0.99, `${c.name} #${r}: mask IoU with transformers.js ${inter / union}`);
