@@ -72,17 +72,22 @@ async function browserRun(device, baseUrl) {
       let t = performance.now();
       const e = await m.encode(image);
       const encode = performance.now() - t;
-      const times = [];
+      const times = [], decodes = [], cores = [];
       for (const [x, y] of clicks) {
         t = performance.now();
         await m.segment(e, { points: [[x, y, "pos"]] });
         times.push(performance.now() - t);
+        decodes.push(m.lastTimings.decode);
+        cores.push(m.lastTimings.postprocess);
       }
-      times.sort((a, b) => a - b);
-      const click = times.length % 2 ? times[(times.length - 1) / 2] : (times[times.length / 2 - 1] + times[times.length / 2]) / 2;
+      const median = (v) => {
+        v.sort((a, b) => a - b);
+        return v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+      };
+      const click = median(times), decode = median(decodes), core = median(cores);
       t = performance.now();
       const all = await m.segment(e, { everything: true, points_per_side: P });
-      return { device: m.device, threads: crossOriginIsolated ? navigator.hardwareConcurrency : 1, encode, click,
+      return { device: m.device, threads: crossOriginIsolated ? navigator.hardwareConcurrency : 1, encode, click, decode, core,
         everything: performance.now() - t, masks: all.instances.length };
     }, { device, W, H, clicks: CLICKS, P });
   } finally {
@@ -99,13 +104,13 @@ const { server, baseUrl } = await startStatic({
 try {
   const n = nativeRun();
   console.log(`${n.header}\nmodels ${args.models}; image ${W}x${H}; click: median of ${N}; everything: ${P}x${P} points\n`);
-  console.log("| run | encode_image ms | click ms | everything ms | click / native |");
+  console.log("| run | encode_image ms | click ms (decoder run + core) | everything ms | click / native |");
   console.log("|---|---:|---:|---:|---:|");
   console.log(`| native (sam3-bench-clicks) | ${Math.round(n.encode_image)} | ${Math.round(n.click)} | ${Math.round(n.everything)} | 1.00 |`);
   for (const device of args.devices.split(",")) {
     const r = await browserRun(device, baseUrl);
     const how = r.device === "webgpu" ? "WebGPU (SwiftShader)" : `WASM (${r.threads} threads)`;
-    console.log(`| browser ${how} | ${Math.round(r.encode)} | ${Math.round(r.click)} | ${Math.round(r.everything)} | ${(r.click / n.click).toFixed(2)} |`);
+    console.log(`| browser ${how} | ${Math.round(r.encode)} | ${Math.round(r.click)} (${Math.round(r.decode)} + ${Math.round(r.core)}) | ${Math.round(r.everything)} | ${(r.click / n.click).toFixed(2)} |`);
   }
 } finally {
   await stopStatic(server);
