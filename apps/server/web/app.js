@@ -374,7 +374,10 @@ function setClickMode(on, only = false) {
   $("hint-text").textContent = state.clicks
     ? "Click the object; Shift-click or right-click where it is not; drag for its box; Ctrl+Z undoes."
     : "Drag on the image to add an exemplar box; hold Shift for a negative one.";
-  if (only) $("prompt-input").placeholder = "this model takes clicks, not words";
+  if (only) {
+    $("prompt-input").placeholder = "this model takes clicks, not words";
+    document.querySelector(".tagline").textContent = "Click an object to segment it; Shift-click where it is not.";
+  }
 }
 
 async function runAll() {
