@@ -111,8 +111,9 @@ export class Sam3Model {
   readonly warnings: string[];
   /** Per network ("image", "text", "decoder", ...): what the int8 rewrite did (empty when off). */
   readonly rewrites: Record<string, { quantizers: number; matmuls: number; convs: number; skipped: number }>;
-  /** The last segment()'s times in ms (a click's: decoder runs and the core's work). */
-  readonly lastTimings?: { encode_text?: number; decode: number; postprocess: number; runs?: number };
+  /** The last segment()'s times in ms: the text encoder's run (0 when its outputs were kept),
+   * the other sessions' runs (geometry encoder, decoder), the core's work; and how many runs. */
+  readonly lastTimings?: { encode_text: number; decode: number; postprocess: number; runs: number };
   tokenize(text: string): { text: string; ids: number[]; mask: number[] };
   encode(image: ImageBitmap | ImageData | HTMLImageElement | Blob,
          options?: { onProgress?: (p: Progress) => void }): Promise<Embedding>;

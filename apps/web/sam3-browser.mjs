@@ -387,73 +387,47 @@ export class Sam3Model {
   // prompts[] entry. A click decodes the embedding as it is: nothing is encoded again.
   async segment(embedding, options = {}) {
     if (embedding?.model !== this) throw new Sam3Error("invalid_argument", "this embedding was made by another model");
-    if (this.info.interactive || "points" in options || "box" in options || "everything" in options) {
-      return this.runPlan(embedding, options);
+    const clicked = this.info.interactive || "points" in options || "box" in options || "everything" in options;
+    let request;
+    if (clicked) {
+      const { multimask = false, ...prompt } = options;
+      request = { prompt, multimask };
+    } else {
+      const { text = "", boxes = [], ...rest } = options;
+      const opts = {};
+      for (const k of ["threshold", "mask_threshold", "nms", "min_area", "max_instances"]) if (rest[k] !== undefined) opts[k] = rest[k];
+      request = { prompt: { text, boxes }, options: opts };
     }
-    const { text = "", boxes = [], ...rest } = options;
-    const opts = {};
-    for (const k of ["threshold", "mask_threshold", "nms", "min_area", "max_instances"]) if (rest[k] !== undefined) opts[k] = rest[k];
-    const request = JSON.stringify({ prompt: { text, boxes }, options: opts, width: embedding.width, height: embedding.height });
-    const t0 = performance.now();
-    const prepared = call(this.core, "sam3_prompt_inputs", this.handle, request);
-    const decoderInputs = ortTensors(this.ort, this.core, prepared.decoder_tensors);
-    const geometryInputs = ortTensors(this.ort, this.core, prepared.geometry_tensors);
-    let textOutputs = this.textCache.get(prepared.text);
-    if (!textOutputs) {
-      // Without a text encoder (SAM 3.1's grounding graph encodes the text) the ids feed the decoder.
-      const textInputs = ortTensors(this.ort, this.core, prepared.text_tensors);
-      textOutputs = this.sessions.text ? await this.sessions.text.run(textInputs) : textInputs;
-      this.textCache.set(prepared.text, textOutputs);
-    }
-    const t1 = performance.now();
-    if (this.info.has_geometry) {
-      // usls v1: the core joins the text and geometry features into the decoder's prompt.
-      let geometryNames = [];
-      stageOutputs(this.core, this.handle, textOutputs);
-      if (Object.keys(geometryInputs).length) {
-        for (const [input, output] of Object.entries(prepared.geometry_image_feeds)) geometryInputs[input] = embedding.features[output];
-        const geo = await this.sessions.geometry.run(geometryInputs);
-        stageOutputs(this.core, this.handle, geo);
-        geometryNames = Object.keys(geo);
-      }
-      Object.assign(decoderInputs, ortTensors(this.ort, this.core,
-        call(this.core, "sam3_prompt_sequence", this.handle, JSON.stringify(geometryNames)).tensors));
-    }
-    const feeds = {};
-    for (const name of this.sessions.decoder.inputNames) {
-      if (decoderInputs[name]) feeds[name] = decoderInputs[name];
-      else if (this.info.text_feeds[name]) feeds[name] = textOutputs[this.info.text_feeds[name]];
-      else if (embedding.features[name]) feeds[name] = embedding.features[name];
-      else throw new Sam3Error("model_mismatch", `nothing feeds the decoder's input '${name}'`);
-    }
-    const outputs = await this.sessions.decoder.run(feeds);
-    const t2 = performance.now();
-    stageOutputs(this.core, this.handle, outputs);
-    const result = call(this.core, "sam3_decode", this.handle, request);
-    this.lastTimings = { encode_text: t1 - t0, decode: t2 - t1, postprocess: performance.now() - t2 };
-    return result;
+    return this.runPlan(embedding, JSON.stringify({ ...request, width: embedding.width, height: embedding.height }));
   }
 
-  // The core's plan for a click or "everything" (sam3_wasm.h): it names each session run and
-  // its feeds; this only moves tensors.
-  async runPlan(embedding, options) {
-    const { multimask = false, ...prompt } = options;
-    const request = JSON.stringify({ prompt, multimask, width: embedding.width, height: embedding.height });
-    const timings = { decode: 0, postprocess: 0, runs: 0 };
+  // The core's plan for a prompt (sam3_wasm.h): it names each session to run, its tensors and
+  // its feeds (the embedding's outputs, or a text encoder's outputs kept by key); this only
+  // moves tensors, and keeps a text encoder's outputs per text as the native cache does.
+  async runPlan(embedding, request) {
+    const timings = { encode_text: 0, decode: 0, postprocess: 0, runs: 0 };
     let t = performance.now();
     let step = call(this.core, "sam3_plan", this.handle, request);
     while (step.run) {
-      const feeds = ortTensors(this.ort, this.core, step.run.tensors);
-      for (const [input, output] of Object.entries(step.run.feeds)) feeds[input] = embedding.features[output];
-      const session = this.sessions[step.run.session];
-      timings.postprocess += performance.now() - t;
-      t = performance.now();
-      const outputs = await session.run(feeds);
-      timings.decode += performance.now() - t;
-      timings.runs += 1;
-      t = performance.now();
-      stageOutputs(this.core, this.handle, outputs);
-      for (const o of Object.values(outputs)) o.dispose?.();
+      const { session, tensors, feeds: from, keep, stage } = step.run;
+      let outputs = keep ? this.textCache.get(keep) : null;
+      const cached = Boolean(outputs);
+      if (!outputs) {
+        const feeds = ortTensors(this.ort, this.core, tensors);
+        for (const [input, f] of Object.entries(from)) {
+          feeds[input] = f.from === "embedding" ? embedding.features[f.name] : this.textCache.get(f.key)?.[f.name];
+          if (!feeds[input]) throw new Sam3Error("model_mismatch", `nothing feeds the ${session} input '${input}' (${f.from} ${f.name})`);
+        }
+        timings.postprocess += performance.now() - t;
+        t = performance.now();
+        outputs = await this.sessions[session].run(feeds);
+        timings[session === "text" ? "encode_text" : "decode"] += performance.now() - t;
+        timings.runs += 1;
+        t = performance.now();
+        if (keep) this.textCache.set(keep, outputs);
+      }
+      if (stage) stageOutputs(this.core, this.handle, outputs);
+      if (!keep && !cached) for (const o of Object.values(outputs)) o.dispose?.();
       step = call(this.core, "sam3_step", this.handle);
     }
     timings.postprocess += performance.now() - t;

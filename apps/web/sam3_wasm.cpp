@@ -39,6 +39,18 @@ using sam3::pure::Tracker;
 
 // A click request under way (sam3_plan .. sam3_step): its decoder runs and what they gave.
 struct Plan {
+  // A text generation's prompt: the text encoder (or the cached features), the geometry
+  // encoder where the family has one, the decoder; in that order, each only when needed.
+  enum class Stage { kText, kGeometry, kDecoder, kDone };
+  bool text = false;
+  Stage stage = Stage::kText;
+  sam3::Prompt prompt;
+  sam3::SegmentOptions segment_options;
+  std::string text_key;                    // the wrapper keeps the text encoder's outputs by it
+  std::vector<Tensor> text_inputs, box_inputs, geometry_inputs, prompt_inputs;
+  std::map<std::string, std::vector<std::uint8_t>> text_bytes;  // staged text features (usls v1, geti)
+  sam3::pure::TensorViews text_views;
+
   bool everything = false;
   std::vector<sam3::InteractivePrompt> prompts;
   sam3::InteractiveOptions options;
@@ -145,17 +157,103 @@ sam3::SegmentOptions options_from_json(const json& j) {
 
 json string_list(const std::vector<std::string>& v) { return json(v); }
 
+json next_step(Model& m);
+
+// The staged outputs of a text plan's step -> the next step or the CLI's prompts[] entry.
+json text_step(Model& m) {
+  Plan& p = *m.plan;
+  const Generation& g = *m.generation;
+  if (p.stage == Plan::Stage::kGeometry) {  // the text encoder ran (or was kept): its features
+    p.text_bytes = std::move(m.output_bytes);
+    p.text_views = std::move(m.outputs);
+  } else if (p.stage == Plan::Stage::kDecoder) {  // the geometry encoder ran
+    p.prompt_inputs = g.prompt_inputs(p.text_views, &m.outputs);
+  } else if (p.stage == Plan::Stage::kDone) {  // the decoder ran
+    sam3::PromptResult result;
+    result.prompt = p.prompt;
+    result.instances = g.instances(m.outputs, p.width, p.height, p.segment_options);
+    sam3::finalize_instances(result.instances, p.segment_options);
+    m.plan.reset();
+    m.staged_inputs.clear();
+    m.outputs.clear();
+    m.output_bytes.clear();
+    return json{{"result", json::parse(sam3::prompt_result_json(result))}};
+  }
+  m.outputs.clear();
+  m.output_bytes.clear();
+  return next_step(m);
+}
+
 // The run the plan does next, or its result when every run is done.
+sam3::pure::TensorViews tensor_views(const std::vector<Tensor>& tensors) {
+  sam3::pure::TensorViews out;
+  for (const auto& t : tensors) {
+    out[t.name] = {t.type, t.shape, t.bytes.data(), t.bytes.size() / sam3::pure::element_size(t.type)};
+  }
+  return out;
+}
+
+json from_embedding(const std::string& name) { return json{{"from", "embedding"}, {"name", name}}; }
+
+// A text generation's next step (as the native text backend runs it: model/text_backend.cpp).
+json next_text_step(Model& m) {
+  Plan& p = *m.plan;
+  const Generation& g = *m.generation;
+  if (p.stage == Plan::Stage::kText) {
+    p.stage = Plan::Stage::kGeometry;
+    if (g.has_text_encoder()) {
+      // The wrapper runs it unless it kept the outputs of this text; staged for the prompt sequence.
+      return json{{"run", {{"session", "text"}, {"tensors", tensors_json(p.text_inputs)}, {"feeds", json::object()},
+                           {"keep", p.text_key}, {"stage", g.has_geometry()}}}};
+    }
+  }
+  if (p.stage == Plan::Stage::kGeometry) {
+    p.stage = Plan::Stage::kDecoder;
+    if (g.has_geometry()) {
+      if (!g.has_text_encoder()) p.text_views = tensor_views(p.text_inputs);
+      if (!p.geometry_inputs.empty()) {
+        json feeds = json::object();
+        for (const auto& [input, output] : g.geometry_image_feeds()) feeds[input] = from_embedding(output);
+        return json{{"run", {{"session", "geometry"}, {"tensors", tensors_json(p.geometry_inputs)}, {"feeds", feeds},
+                             {"stage", true}}}};
+      }
+      p.prompt_inputs = g.prompt_inputs(p.text_views, nullptr);
+    }
+  }
+  if (p.stage == Plan::Stage::kDecoder) {
+    p.stage = Plan::Stage::kDone;
+    m.staged_inputs = std::move(p.box_inputs);
+    for (auto& t : p.prompt_inputs) m.staged_inputs.push_back(std::move(t));
+    json feeds = json::object();
+    for (const auto& name : g.image_feeds()) feeds[name] = from_embedding(name);
+    for (const auto& [input, output] : g.text_feeds()) {
+      if (g.has_text_encoder()) {
+        feeds[input] = json{{"from", "kept"}, {"key", p.text_key}, {"name", output}};
+        continue;
+      }
+      // Without a text encoder the decoder encodes the text: the ids are its inputs.
+      for (const auto& t : p.text_inputs) {
+        if (t.name != output) continue;
+        m.staged_inputs.push_back(t);
+        m.staged_inputs.back().name = input;
+      }
+    }
+    return json{{"run", {{"session", "decoder"}, {"tensors", tensors_json(m.staged_inputs)}, {"feeds", feeds}, {"stage", true}}}};
+  }
+  throw sam3::Error(sam3::ErrorCode::kInvalidArgument, "the plan is done: call sam3_plan for another prompt");
+}
+
 json next_step(Model& m) {
   Plan& p = *m.plan;
+  if (p.text) return next_text_step(m);
   const Tracker& tracker = *m.tracker;
   const size_t total = p.runs.size();
   if (p.next < total) {
     m.staged_inputs = tracker.decoder_inputs(p.runs[p.next].batch);
     json feeds = json::object();
-    for (const auto& name : Tracker::embedding_names()) feeds[name] = name;
+    for (const auto& name : Tracker::embedding_names()) feeds[name] = from_embedding(name);
     return json{{"run", {{"session", "decoder"}, {"tensors", tensors_json(m.staged_inputs)}, {"feeds", feeds},
-                         {"index", p.next}, {"of", total}}}};
+                         {"stage", true}, {"index", p.next}, {"of", total}}}};
   }
   json result;
   if (p.everything) {
@@ -167,6 +265,26 @@ json next_step(Model& m) {
   m.plan.reset();
   m.staged_inputs.clear();
   return json{{"result", result}};
+}
+
+// {"prompt": {"text", "boxes"}, "options", "width", "height"}: checked as natively (options,
+// boxes, box slots) before anything runs.
+json text_plan(Model& m, const json& j) {
+  const Generation& g = *m.generation;
+  if (!m.tokenizer) throw sam3::Error(sam3::ErrorCode::kTokenizer, "no vocabulary loaded");
+  Plan p;
+  p.text = true;
+  p.prompt = prompt_from_json(j.at("prompt"));
+  p.segment_options = options_from_json(j.value("options", json::object()));
+  p.width = j.at("width");
+  p.height = j.at("height");
+  const std::string text = sam3::pure::checked_prompt_text(p.prompt, p.segment_options, p.width, p.height);
+  p.box_inputs = g.decoder_inputs(p.prompt.boxes, p.width, p.height);
+  p.geometry_inputs = g.geometry_inputs(p.prompt.boxes, p.width, p.height);
+  p.text_inputs = g.text_inputs(m.tokenizer->encode(text));
+  p.text_key = "text:" + text;
+  m.plan = std::move(p);
+  return next_step(m);
 }
 
 }  // namespace
@@ -182,8 +300,14 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_plan(int handle, const char* request_json)
   return guarded([&] {
     auto& m = model(handle);
     m.plan.reset();
-    const Tracker& tracker = interactive(m);
+    m.outputs.clear();
+    m.output_bytes.clear();
     const auto j = json::parse(request_json);
+    if (m.generation && !(j.at("prompt").contains("points") || j.at("prompt").contains("box") ||
+                          j.at("prompt").contains("everything"))) {
+      return text_plan(m, j);
+    }
+    const Tracker& tracker = interactive(m);
     const auto entry = sam3::pure::prompt_entry_from_json(j.at("prompt"), "prompt");
     Plan p;
     p.width = j.at("width");
@@ -214,8 +338,9 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_plan(int handle, const char* request_json)
 EMSCRIPTEN_KEEPALIVE const char* sam3_step(int handle) {
   return guarded([&] {
     auto& m = model(handle);
-    if (!m.plan || !m.tracker) throw sam3::Error(sam3::ErrorCode::kInvalidArgument, "no plan under way: call sam3_plan first");
+    if (!m.plan) throw sam3::Error(sam3::ErrorCode::kInvalidArgument, "no plan under way: call sam3_plan first");
     Plan& p = *m.plan;
+    if (p.text) return text_step(m);
     const auto& run = p.runs.at(p.next);
     const auto decoded = m.tracker->decoded(m.outputs, run.batch.objects);
     m.outputs.clear();
@@ -361,37 +486,6 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_image_inputs(int handle, const std::uint8_
   });
 }
 
-// {"prompt": {"text", "boxes"}, "options": {...}, "width", "height"} -> {"text": the text to
-// encode (the text encoder's outputs can be cached by it), "text_tensors", "decoder_tensors",
-// "geometry_tensors"}: everything checked as natively (options, boxes, box slots).
-EMSCRIPTEN_KEEPALIVE const char* sam3_prompt_inputs(int handle, const char* request_json) {
-  return guarded([&] {
-    auto& m = model(handle);
-    const Generation& generation = text_generation(m);
-    if (!m.tokenizer) throw sam3::Error(sam3::ErrorCode::kTokenizer, "no vocabulary loaded");
-    const auto j = json::parse(request_json);
-    const auto prompt = prompt_from_json(j.at("prompt"));
-    const auto options = options_from_json(j.value("options", json::object()));
-    const int width = j.at("width"), height = j.at("height");
-    const std::string text = sam3::pure::checked_prompt_text(prompt, options, width, height);
-    auto decoder = generation.decoder_inputs(prompt.boxes, width, height);
-    auto geometry = generation.geometry_inputs(prompt.boxes, width, height);
-    auto texts = generation.text_inputs(m.tokenizer->encode(text));
-    m.staged_inputs.clear();
-    const size_t nd = decoder.size(), ng = geometry.size();
-    for (auto* list : {&decoder, &geometry, &texts}) {
-      for (auto& t : *list) m.staged_inputs.push_back(std::move(t));
-    }
-    json all = tensors_json(m.staged_inputs);
-    json out = {{"text", text}, {"decoder_tensors", json::array()}, {"geometry_tensors", json::array()}, {"text_tensors", json::array()}};
-    for (size_t i = 0; i < all.size(); ++i) {
-      out[i < nd ? "decoder_tensors" : i < nd + ng ? "geometry_tensors" : "text_tensors"].push_back(all[i]);
-    }
-    out["geometry_image_feeds"] = generation.geometry_image_feeds();
-    return out;
-  });
-}
-
 // A place for one session output's bytes (the wrapper copies them in), by name.
 EMSCRIPTEN_KEEPALIVE std::uintptr_t sam3_stage_output(int handle, const char* name, const char* shape_json,
                                                       int onnx_type, int bytes) {
@@ -411,21 +505,6 @@ EMSCRIPTEN_KEEPALIVE std::uintptr_t sam3_stage_output(int handle, const char* na
   }
 }
 
-// The staged tensors of usls v1's text and geometry encoders -> the decoder's prompt inputs.
-EMSCRIPTEN_KEEPALIVE const char* sam3_prompt_sequence(int handle, const char* geometry_names_json) {
-  return guarded([&] {
-    auto& m = model(handle);
-    const auto geometry_names = json::parse(geometry_names_json).get<std::set<std::string>>();
-    sam3::pure::TensorViews text, geometry;
-    for (const auto& [name, view] : m.outputs) (geometry_names.contains(name) ? geometry : text)[name] = view;
-    auto prompt = text_generation(m).prompt_inputs(text, geometry.empty() ? nullptr : &geometry);
-    m.staged_inputs = std::move(prompt);
-    m.outputs.clear();
-    m.output_bytes.clear();
-    return json{{"tensors", tensors_json(m.staged_inputs)}};
-  });
-}
-
 // A model file's bytes -> the same graph with its int8 products as float operators, which ONNX
 // Runtime Web's WebGPU provider has kernels for (optimize/onnx_int8_as_float.h):
 // {"ptr", "bytes", "quantizers", "matmuls", "convs", "skipped"}; ptr 0 when nothing changed.
@@ -443,22 +522,5 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_int8_as_float(const char* data, std::uint3
 }
 
 EMSCRIPTEN_KEEPALIVE void sam3_release_rewritten() { std::string().swap(rewritten); }
-
-// The staged decoder outputs -> the CLI's prompts[] entry {"text", "boxes", "instances"}.
-// request: as sam3_prompt_inputs.
-EMSCRIPTEN_KEEPALIVE const char* sam3_decode(int handle, const char* request_json) {
-  return guarded([&] {
-    auto& m = model(handle);
-    const auto j = json::parse(request_json);
-    sam3::PromptResult result;
-    result.prompt = prompt_from_json(j.at("prompt"));
-    const auto options = options_from_json(j.value("options", json::object()));
-    result.instances = text_generation(m).instances(m.outputs, j.at("width"), j.at("height"), options);
-    sam3::finalize_instances(result.instances, options);
-    m.outputs.clear();
-    m.output_bytes.clear();
-    return json::parse(sam3::prompt_result_json(result));
-  });
-}
 
 }  // extern "C"

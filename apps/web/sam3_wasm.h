@@ -20,12 +20,16 @@
 // "ptr", "bytes"}]: `bytes` bytes at `ptr` in the module's memory, valid until the next call
 // on that handle. Session outputs go the other way through sam3_stage_output().
 //
-// Plans (the interactive model; the text generations still use the calls below it): the core
-// says which session to run with which feeds, the wrapper runs it and stages its outputs:
+// Plans (every prompt, text or click): the core says which session to run with which feeds,
+// the wrapper runs it and stages its outputs:
 //   step = sam3_plan(h, request)
-//   while step has "run": {"session", "tensors", "feeds": {decoder input: embedding output}}
-//       run session `session` on `tensors` plus the embedding's outputs named in `feeds`,
-//       stage every output with sam3_stage_output(), then step = sam3_step(h)
+//   while step has "run": {"session": "text"|"geometry"|"decoder", "tensors", "feeds": {input:
+//       {"from": "embedding", "name"} | {"from": "kept", "key", "name"}}, "keep"?, "stage"?}
+//     run session `session` on `tensors` plus the feeds (the embedding's outputs, or outputs
+//     kept under `key`); with "keep": key, the wrapper may keep the outputs under that key and
+//     skip the run when it holds them already (a text encoder's outputs per text, as the native
+//     cache); with "stage": true, stage every output with sam3_stage_output(); then
+//     step = sam3_step(h)
 //   step["result"] is the CLI's prompts[] entry.
 #pragma once
 
@@ -51,21 +55,15 @@ const char* sam3_tokenize(int handle, const char* text);  // {"text", "ids", "ma
 // RGBA pixels (alpha ignored) -> {"tensors": the image encoder's inputs}.
 const char* sam3_image_inputs(int handle, const std::uint8_t* rgba, int width, int height);
 
-// The interactive model. request: {"prompt": {"points": [[x, y, "pos"|"neg"]], "box": [x0, y0,
-// x1, y1]} or {"everything": true, "points_per_side": N} (the server's /v1/segment entry),
-// "multimask": bool, "width", "height"} -> the first step (above). Checked as natively: points
-// and boxes finite and inside the image, counts bounded, the options' ranges.
+// request: {"prompt", "width", "height", ...} -> the first step (above); checked as natively
+// before anything runs. A text model: {"prompt": {"text", "boxes": [[x0, y0, x1, y1,
+// "pos"|"neg"]]}, "options": {threshold, mask_threshold, nms, min_area, max_instances}}. The
+// interactive model: {"prompt": {"points": [[x, y, "pos"|"neg"]], "box": [x0, y0, x1, y1]} or
+// {"everything": true, "points_per_side": N} (the server's /v1/segment entry), "multimask"}:
+// points and boxes finite and inside the image, counts bounded, the options' ranges.
 const char* sam3_plan(int handle, const char* request_json);
 // The staged outputs of the step's run -> the next step, or {"result": ...}.
 const char* sam3_step(int handle);
-
-// The text generations: {"prompt": {"text", "boxes"}, "options", "width", "height"} ->
-// {"text", "text_tensors", "decoder_tensors", "geometry_tensors", "geometry_image_feeds"}.
-const char* sam3_prompt_inputs(int handle, const char* request_json);
-// usls v1: the staged text and geometry outputs -> {"tensors": the decoder's prompt inputs}.
-const char* sam3_prompt_sequence(int handle, const char* geometry_names_json);
-// The staged decoder outputs -> the CLI's prompts[] entry (request as sam3_prompt_inputs).
-const char* sam3_decode(int handle, const char* request_json);
 
 // Room for one session output (bytes, ONNX element type, shape as JSON) by name: the wrapper
 // copies the output's bytes to the address answered (0: no memory).
