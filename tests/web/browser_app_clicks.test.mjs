@@ -1,6 +1,7 @@
 // The app's click mode computing in the tab, as a user drives it: `sam3 serve --models
 // tracker`'s /app/ loads the interactive model from /models/ into the tab; a click, a
-// Shift-click ("not this") and an undo give `sam3 segment --point`'s masks, and no request
+// Shift-click ("not this"), an undo and a dragged box give `sam3 segment --point/--box`'s
+// masks, and no request
 // carries the image or reaches /v1/.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -50,7 +51,7 @@ function assertSameObject(got, want, label) {
   });
 }
 
-test("/app/'s click mode segments in the tab what sam3 segment --point finds; undo takes a click back", async () => {
+test("/app/'s click mode segments in the tab what sam3 segment --point/--box finds; undo takes a click back", async () => {
   const page = await browser.newPage({ viewport: { width: 1366, height: 800 }, acceptDownloads: true });
   const requests = [];
   page.on("request", (r) => requests.push({ method: r.method(), url: r.url() }));
@@ -91,6 +92,23 @@ test("/app/'s click mode segments in the tab what sam3 segment --point finds; un
     await page.click("#undo-click");
     await answered(1);
     assertSameObject(await downloaded("undone.json"), native(["--point", "160,160"]), "after undo");
+
+    // Another object, by a dragged box (model pixels: the right square and some margin).
+    await page.click("#new-object");
+    await page.mouse.move(...at(380, 80));
+    await page.mouse.down();
+    await page.mouse.move(...at(460, 160), { steps: 4 });
+    await page.mouse.move(...at(540, 240), { steps: 4 });
+    await page.mouse.up();
+    await answered(0);
+    const boxed = JSON.parse(await (async () => {
+      const [download] = await Promise.all([page.waitForEvent("download"), page.click("#download-json")]);
+      const saved = path.join(tmp, "boxed.json");
+      await download.saveAs(saved);
+      return readFileSync(saved, "utf8");
+    })()).prompts;
+    assert.equal(boxed.length, 2, "the clicked object and the boxed one");
+    assertSameObject(boxed[1], native(["--box", `${boxed[1].box.join(",")}`]), "a dragged box");
 
     const posts = requests.filter((r) => r.method !== "GET" && r.method !== "HEAD");
     assert.deepEqual(posts, [], "nothing is sent to the server: the image stays in the tab");
