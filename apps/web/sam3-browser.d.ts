@@ -37,16 +37,51 @@ export interface SegmentOptions {
   max_instances?: number;    // keep the best N; 0 keeps all
 }
 
+/** A click in pixels of the image: "pos" (default) is on the object, "neg" is not. */
+export type PointPrompt = [number, number] | [number, number, "pos" | "neg"];
+
+/** One clicked object for the interactive (sam3-tracker) model, as POST /v1/segment's prompt
+ * entry: at least one positive point or the box; at most 64 points; inside the image. */
+export interface ClickOptions {
+  points?: PointPrompt[];
+  box?: [number, number, number, number] | null;
+  multimask?: boolean;       // all three candidate masks, best predicted IoU first
+}
+
+/** "Segment everything" (SAM's automatic mask generator) on the interactive model, as the
+ * server takes it: a points_per_side x points_per_side grid of clicks (default 32, 1..256). */
+export interface EverythingOptions {
+  everything: true;
+  points_per_side?: number;
+}
+
+export interface Instance {
+  score: number;             // a clicked object's: its predicted IoU
+  box: [number, number, number, number];
+  area: number;
+  mask: { size: [number, number]; counts: string };
+}
+
 /** Exactly one entry of the CLI's `prompts[]` (masks as COCO RLE). */
 export interface PromptResult {
   text: string;
   boxes: [number, number, number, number, "pos" | "neg"][];
-  instances: {
-    score: number;
-    box: [number, number, number, number];
-    area: number;
-    mask: { size: [number, number]; counts: string };
-  }[];
+  instances: Instance[];
+}
+
+/** `sam3 segment --point/--box`'s entry: the object's prompt echoed, its object score
+ * (sigmoid of the model's: low means nothing there) and its mask(s). */
+export interface ObjectResult {
+  points: [number, number, "pos" | "neg"][];
+  box: [number, number, number, number] | null;
+  object_score: number;
+  instances: Instance[];
+}
+
+/** `sam3 segment --everything`'s entry. */
+export interface EverythingResult {
+  everything: true;
+  instances: Instance[];
 }
 
 export interface Embedding {
@@ -65,7 +100,9 @@ export class Sam3Error extends Error {
 export class Sam3Model {
   readonly device: "webgpu" | "wasm";
   /** The family's id in sam3's family registry (src/pure/families/table.cpp). */
-  readonly layout: "efficientsam3" | "geti" | "usls" | "samexporter" | "sam3.1-ailia";
+  readonly layout: "efficientsam3" | "geti" | "usls" | "samexporter" | "sam3.1-ailia" | "sam3-tracker";
+  /** What the core said of the model; `interactive`: it takes clicks and boxes, not text. */
+  readonly info: { interactive: boolean; [key: string]: unknown };
   readonly generation: string;
   readonly quirks: string[];
   readonly inputWidth: number;
@@ -74,11 +111,16 @@ export class Sam3Model {
   readonly warnings: string[];
   /** Per network ("image", "text", "decoder", ...): what the int8 rewrite did (empty when off). */
   readonly rewrites: Record<string, { quantizers: number; matmuls: number; convs: number; skipped: number }>;
-  readonly lastTimings?: { encode_text: number; decode: number; postprocess: number };
+  /** The last segment()'s times in ms: the text encoder's run (0 when its outputs were kept),
+   * the other sessions' runs (geometry encoder, decoder), the core's work; and how many runs. */
+  readonly lastTimings?: { encode_text: number; decode: number; postprocess: number; runs: number };
   tokenize(text: string): { text: string; ids: number[]; mask: number[] };
   encode(image: ImageBitmap | ImageData | HTMLImageElement | Blob,
          options?: { onProgress?: (p: Progress) => void }): Promise<Embedding>;
   segment(embedding: Embedding, options: SegmentOptions): Promise<PromptResult>;
+  /** The interactive model: a click decodes the embedding as it is (no encode). */
+  segment(embedding: Embedding, options: ClickOptions): Promise<ObjectResult>;
+  segment(embedding: Embedding, options: EverythingOptions): Promise<EverythingResult>;
   release(): Promise<void>;
 }
 

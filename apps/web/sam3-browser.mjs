@@ -11,6 +11,7 @@
 import createSam3Core from "./sam3.mjs";
 
 const CACHE_NAME = "sam3-models-v1";
+const ABI = 2;  // sam3_wasm.h's SAM3_WASM_ABI: the module this wrapper speaks to
 const ONNX_TYPES = { float32: 1, uint8: 2, int8: 3, int32: 6, int64: 7, bool: 9, float16: 10 };
 const ARRAYS = {
   float32: Float32Array, uint8: Uint8Array, int32: Int32Array, int64: BigInt64Array,
@@ -27,7 +28,11 @@ export class Sam3Error extends Error {
 
 let corePromise = null;
 function loadCore() {
-  corePromise ??= createSam3Core();
+  corePromise ??= createSam3Core().then((core) => {
+    const { abi } = JSON.parse(core.UTF8ToString(core._sam3_abi_version()));
+    if (abi !== ABI) throw new Sam3Error("runtime", `sam3.wasm speaks ABI ${abi}, this sam3-browser.mjs ${ABI}: serve the two from one build`);
+    return core;
+  });
   return corePromise;
 }
 
@@ -278,7 +283,8 @@ export class Sam3 {
       // Weights stored beside the graph (ONNX external data, named in the graph by file name).
       const externalData = [];
       for (const name of await src.names(dataSuffixes.map((s) => file + s))) {
-        externalData.push({ path: name, data: await src.bytes(name) });
+        // The graph names its weights by file name, relative to its own folder (onnx/).
+        externalData.push({ path: name.split("/").pop(), data: await src.bytes(name) });
       }
       try {
         sessions[part] = await ort.InferenceSession.create(bytes, { executionProviders: providers,
@@ -295,7 +301,9 @@ export class Sam3 {
     const info = call(core, "sam3_create", JSON.stringify({ layout: chosen.layout, candidates: chosen.candidates, parts }));
     const vocabName = vocabularies.find((v) => names.includes(v));
     let vocab;
-    if (vocabName) vocab = { name: vocabName, bytes: await src.bytes(vocabName) };
+    if (info.interactive) {
+      // The interactive model takes no text: no vocabulary.
+    } else if (vocabName) vocab = { name: vocabName, bytes: await src.bytes(vocabName) };
     else if (options.vocabulary) {
       const r = await fetch(options.vocabulary);
       if (!r.ok) throw new Sam3Error("tokenizer", `${options.vocabulary}: HTTP ${r.status}`);
@@ -303,10 +311,10 @@ export class Sam3 {
     } else {
       throw new Sam3Error("tokenizer", `${src.where} holds no vocabulary (${vocabularies.join(", ")}); give options.vocabulary`);
     }
-    if (vocab.name.endsWith(".gz")) vocab.bytes = await gunzip(vocab.bytes);
+    if (vocab?.name.endsWith(".gz")) vocab.bytes = await gunzip(vocab.bytes);
     const model = new Sam3Model(core, ort, info, sessions, device);
     model.rewrites = rewrites;
-    model.setVocabulary(vocab.bytes, vocab.name);
+    if (vocab) model.setVocabulary(vocab.bytes, vocab.name);
     return model;
   }
 }
@@ -373,51 +381,58 @@ export class Sam3Model {
   }
 
   // options: {text, boxes: [[x0,y0,x1,y1] or [x0,y0,x1,y1,"pos"|"neg"]], threshold,
-  // mask_threshold, nms, min_area, max_instances}. Resolves to the CLI's prompts[] entry.
+  // mask_threshold, nms, min_area, max_instances} for a text model; {points: [[x, y,
+  // "pos"|"neg"]], box: [x0,y0,x1,y1], multimask} or {everything: true, points_per_side} for
+  // the interactive one (the server's /v1/segment prompt entries). Resolves to the CLI's
+  // prompts[] entry. A click decodes the embedding as it is: nothing is encoded again.
   async segment(embedding, options = {}) {
     if (embedding?.model !== this) throw new Sam3Error("invalid_argument", "this embedding was made by another model");
-    const { text = "", boxes = [], ...rest } = options;
-    const opts = {};
-    for (const k of ["threshold", "mask_threshold", "nms", "min_area", "max_instances"]) if (rest[k] !== undefined) opts[k] = rest[k];
-    const request = JSON.stringify({ prompt: { text, boxes }, options: opts, width: embedding.width, height: embedding.height });
-    const t0 = performance.now();
-    const prepared = call(this.core, "sam3_prompt_inputs", this.handle, request);
-    const decoderInputs = ortTensors(this.ort, this.core, prepared.decoder_tensors);
-    const geometryInputs = ortTensors(this.ort, this.core, prepared.geometry_tensors);
-    let textOutputs = this.textCache.get(prepared.text);
-    if (!textOutputs) {
-      // Without a text encoder (SAM 3.1's grounding graph encodes the text) the ids feed the decoder.
-      const textInputs = ortTensors(this.ort, this.core, prepared.text_tensors);
-      textOutputs = this.sessions.text ? await this.sessions.text.run(textInputs) : textInputs;
-      this.textCache.set(prepared.text, textOutputs);
+    const clicked = this.info.interactive || "points" in options || "box" in options || "everything" in options;
+    let request;
+    if (clicked) {
+      const { multimask = false, ...prompt } = options;
+      request = { prompt, multimask };
+    } else {
+      const { text = "", boxes = [], ...rest } = options;
+      const opts = {};
+      for (const k of ["threshold", "mask_threshold", "nms", "min_area", "max_instances"]) if (rest[k] !== undefined) opts[k] = rest[k];
+      request = { prompt: { text, boxes }, options: opts };
     }
-    const t1 = performance.now();
-    if (this.info.has_geometry) {
-      // usls v1: the core joins the text and geometry features into the decoder's prompt.
-      let geometryNames = [];
-      stageOutputs(this.core, this.handle, textOutputs);
-      if (Object.keys(geometryInputs).length) {
-        for (const [input, output] of Object.entries(prepared.geometry_image_feeds)) geometryInputs[input] = embedding.features[output];
-        const geo = await this.sessions.geometry.run(geometryInputs);
-        stageOutputs(this.core, this.handle, geo);
-        geometryNames = Object.keys(geo);
+    return this.runPlan(embedding, JSON.stringify({ ...request, width: embedding.width, height: embedding.height }));
+  }
+
+  // The core's plan for a prompt (sam3_wasm.h): it names each session to run, its tensors and
+  // its feeds (the embedding's outputs, or a text encoder's outputs kept by key); this only
+  // moves tensors, and keeps a text encoder's outputs per text as the native cache does.
+  async runPlan(embedding, request) {
+    const timings = { encode_text: 0, decode: 0, postprocess: 0, runs: 0 };
+    let t = performance.now();
+    let step = call(this.core, "sam3_plan", this.handle, request);
+    while (step.run) {
+      const { session, tensors, feeds: from, keep, stage } = step.run;
+      let outputs = keep ? this.textCache.get(keep) : null;
+      const cached = Boolean(outputs);
+      if (!outputs) {
+        const feeds = ortTensors(this.ort, this.core, tensors);
+        for (const [input, f] of Object.entries(from)) {
+          feeds[input] = f.from === "embedding" ? embedding.features[f.name] : this.textCache.get(f.key)?.[f.name];
+          if (!feeds[input]) throw new Sam3Error("model_mismatch", `nothing feeds the ${session} input '${input}' (${f.from} ${f.name})`);
+        }
+        timings.postprocess += performance.now() - t;
+        t = performance.now();
+        outputs = await this.sessions[session].run(feeds);
+        timings[session === "text" ? "encode_text" : "decode"] += performance.now() - t;
+        timings.runs += 1;
+        t = performance.now();
+        if (keep) this.textCache.set(keep, outputs);
       }
-      Object.assign(decoderInputs, ortTensors(this.ort, this.core,
-        call(this.core, "sam3_prompt_sequence", this.handle, JSON.stringify(geometryNames)).tensors));
+      if (stage) stageOutputs(this.core, this.handle, outputs);
+      if (!keep && !cached) for (const o of Object.values(outputs)) o.dispose?.();
+      step = call(this.core, "sam3_step", this.handle);
     }
-    const feeds = {};
-    for (const name of this.sessions.decoder.inputNames) {
-      if (decoderInputs[name]) feeds[name] = decoderInputs[name];
-      else if (this.info.text_feeds[name]) feeds[name] = textOutputs[this.info.text_feeds[name]];
-      else if (embedding.features[name]) feeds[name] = embedding.features[name];
-      else throw new Sam3Error("model_mismatch", `nothing feeds the decoder's input '${name}'`);
-    }
-    const outputs = await this.sessions.decoder.run(feeds);
-    const t2 = performance.now();
-    stageOutputs(this.core, this.handle, outputs);
-    const result = call(this.core, "sam3_decode", this.handle, request);
-    this.lastTimings = { encode_text: t1 - t0, decode: t2 - t1, postprocess: performance.now() - t2 };
-    return result;
+    timings.postprocess += performance.now() - t;
+    this.lastTimings = timings;
+    return step.result;
   }
 
   async release() {

@@ -1,10 +1,8 @@
-// The WebAssembly face of the pure core (src/pure, tokenizer, pre- and post-processing,
-// result JSON): C functions over JSON strings and tensors in the module's memory, for the
-// JavaScript wrapper (sam3-browser.mjs), which only moves tensors between ONNX Runtime Web and
-// these functions. Every rule of a generation is the core's; nothing here decides one.
-//
-// Each function returns a JSON string owned by the module until the next call on any
-// handle; on failure {"error": {"code": "...", "message": "..."}}.
+// The WebAssembly face of the pure core: the C ABI of sam3_wasm.h (handles, string ownership,
+// the error shape, plans) over the core's rules. Every rule of a generation is the core's;
+// nothing here decides one.
+#include "sam3_wasm.h"
+
 #include <emscripten/emscripten.h>
 
 #include <cstdint>
@@ -23,6 +21,9 @@
 #include "pure/layout_names.h"
 #include "pure/prompt_json.h"
 #include "pure/prompt_rules.h"
+#include "pure/compact_mask.h"
+#include "pure/tracker.h"
+#include "pure/tracker_names.h"
 #include "sam3/error.h"
 #include "sam3/image.h"
 #include "sam3/result_json.h"
@@ -34,13 +35,42 @@ namespace {
 using nlohmann::json;
 using sam3::pure::Generation;
 using sam3::pure::Tensor;
+using sam3::pure::Tracker;
 
+// A click request under way (sam3_plan .. sam3_step): its decoder runs and what they gave.
+struct Plan {
+  // A text generation's prompt: the text encoder (or the cached features), the geometry
+  // encoder where the family has one, the decoder; in that order, each only when needed.
+  enum class Stage { kText, kGeometry, kDecoder, kDone };
+  bool text = false;
+  Stage stage = Stage::kText;
+  sam3::Prompt prompt;
+  sam3::SegmentOptions segment_options;
+  std::string text_key;                    // the wrapper keeps the text encoder's outputs by it
+  std::vector<Tensor> text_inputs, box_inputs, geometry_inputs, prompt_inputs;
+  std::map<std::string, std::vector<std::uint8_t>> text_bytes;  // staged text features (usls v1, geti)
+  sam3::pure::TensorViews text_views;
+
+  bool everything = false;
+  std::vector<sam3::InteractivePrompt> prompts;
+  sam3::InteractiveOptions options;
+  sam3::EverythingOptions everything_options;
+  int width = 0, height = 0;
+  std::vector<sam3::pure::TrackerRun> runs;  // objects: the batches and their members
+  size_t next = 0;                           // the run whose outputs come next
+  std::vector<sam3::ObjectResult> results;
+  std::vector<sam3::pure::CompactInstance> candidates;  // everything's, before the NMS
+};
+
+// A text generation or the interactive model, one of the two.
 struct Model {
-  Generation generation;
+  std::optional<Generation> generation;
+  std::optional<Tracker> tracker;
   std::optional<sam3::ClipTokenizer> tokenizer;
   std::vector<Tensor> staged_inputs;                            // the last call's tensors
   std::map<std::string, std::vector<std::uint8_t>> output_bytes;  // staged decoder outputs
   sam3::pure::TensorViews outputs;
+  std::optional<Plan> plan;
 };
 
 std::map<int, std::unique_ptr<Model>> models;
@@ -69,6 +99,26 @@ Model& model(int handle) {
   auto it = models.find(handle);
   if (it == models.end()) throw sam3::Error(sam3::ErrorCode::kInvalidArgument, "no model " + std::to_string(handle));
   return *it->second;
+}
+
+// The native library's messages for a prompt the model does not take.
+const Generation& text_generation(Model& m) {
+  if (!m.generation) {
+    throw sam3::Error(sam3::ErrorCode::kInvalidArgument,
+                      "this is SAM3's interactive (tracker) model: it takes points and boxes, not text prompts; give "
+                      "points or a box, or load a text-prompted SAM3 model for words and exemplar boxes");
+  }
+  return *m.generation;
+}
+
+const Tracker& interactive(Model& m) {
+  if (!m.tracker) {
+    throw sam3::Error(sam3::ErrorCode::kInvalidArgument,
+                      "this SAM3 model takes text and exemplar boxes, not clicks: points (and \"segment everything\") need "
+                      "SAM3's interactive model (onnx-community/sam3-tracker-ONNX: vision_encoder.onnx and "
+                      "prompt_encoder_mask_decoder.onnx)");
+  }
+  return *m.tracker;
 }
 
 sam3::pure::PartSpec part_from_json(const json& j) {
@@ -107,9 +157,205 @@ sam3::SegmentOptions options_from_json(const json& j) {
 
 json string_list(const std::vector<std::string>& v) { return json(v); }
 
+json next_step(Model& m);
+
+// The staged outputs of a text plan's step -> the next step or the CLI's prompts[] entry.
+json text_step(Model& m) {
+  Plan& p = *m.plan;
+  const Generation& g = *m.generation;
+  if (p.stage == Plan::Stage::kGeometry) {  // the text encoder ran (or was kept): its features
+    p.text_bytes = std::move(m.output_bytes);
+    p.text_views = std::move(m.outputs);
+  } else if (p.stage == Plan::Stage::kDecoder) {  // the geometry encoder ran
+    p.prompt_inputs = g.prompt_inputs(p.text_views, &m.outputs);
+  } else if (p.stage == Plan::Stage::kDone) {  // the decoder ran
+    sam3::PromptResult result;
+    result.prompt = p.prompt;
+    result.instances = g.instances(m.outputs, p.width, p.height, p.segment_options);
+    sam3::finalize_instances(result.instances, p.segment_options);
+    m.plan.reset();
+    m.staged_inputs.clear();
+    m.outputs.clear();
+    m.output_bytes.clear();
+    return json{{"result", json::parse(sam3::prompt_result_json(result))}};
+  }
+  m.outputs.clear();
+  m.output_bytes.clear();
+  return next_step(m);
+}
+
+// The run the plan does next, or its result when every run is done.
+sam3::pure::TensorViews tensor_views(const std::vector<Tensor>& tensors) {
+  sam3::pure::TensorViews out;
+  for (const auto& t : tensors) {
+    out[t.name] = {t.type, t.shape, t.bytes.data(), t.bytes.size() / sam3::pure::element_size(t.type)};
+  }
+  return out;
+}
+
+json from_embedding(const std::string& name) { return json{{"from", "embedding"}, {"name", name}}; }
+
+// A text generation's next step (as the native text backend runs it: model/text_backend.cpp).
+json next_text_step(Model& m) {
+  Plan& p = *m.plan;
+  const Generation& g = *m.generation;
+  if (p.stage == Plan::Stage::kText) {
+    p.stage = Plan::Stage::kGeometry;
+    if (g.has_text_encoder()) {
+      // The wrapper runs it unless it kept the outputs of this text; staged for the prompt sequence.
+      return json{{"run", {{"session", "text"}, {"tensors", tensors_json(p.text_inputs)}, {"feeds", json::object()},
+                           {"keep", p.text_key}, {"stage", g.has_geometry()}}}};
+    }
+  }
+  if (p.stage == Plan::Stage::kGeometry) {
+    p.stage = Plan::Stage::kDecoder;
+    if (g.has_geometry()) {
+      if (!g.has_text_encoder()) p.text_views = tensor_views(p.text_inputs);
+      if (!p.geometry_inputs.empty()) {
+        json feeds = json::object();
+        for (const auto& [input, output] : g.geometry_image_feeds()) feeds[input] = from_embedding(output);
+        return json{{"run", {{"session", "geometry"}, {"tensors", tensors_json(p.geometry_inputs)}, {"feeds", feeds},
+                             {"stage", true}}}};
+      }
+      p.prompt_inputs = g.prompt_inputs(p.text_views, nullptr);
+    }
+  }
+  if (p.stage == Plan::Stage::kDecoder) {
+    p.stage = Plan::Stage::kDone;
+    m.staged_inputs = std::move(p.box_inputs);
+    for (auto& t : p.prompt_inputs) m.staged_inputs.push_back(std::move(t));
+    json feeds = json::object();
+    for (const auto& name : g.image_feeds()) feeds[name] = from_embedding(name);
+    for (const auto& [input, output] : g.text_feeds()) {
+      if (g.has_text_encoder()) {
+        feeds[input] = json{{"from", "kept"}, {"key", p.text_key}, {"name", output}};
+        continue;
+      }
+      // Without a text encoder the decoder encodes the text: the ids are its inputs.
+      for (const auto& t : p.text_inputs) {
+        if (t.name != output) continue;
+        m.staged_inputs.push_back(t);
+        m.staged_inputs.back().name = input;
+      }
+    }
+    return json{{"run", {{"session", "decoder"}, {"tensors", tensors_json(m.staged_inputs)}, {"feeds", feeds}, {"stage", true}}}};
+  }
+  throw sam3::Error(sam3::ErrorCode::kInvalidArgument, "the plan is done: call sam3_plan for another prompt");
+}
+
+json next_step(Model& m) {
+  Plan& p = *m.plan;
+  if (p.text) return next_text_step(m);
+  const Tracker& tracker = *m.tracker;
+  const size_t total = p.runs.size();
+  if (p.next < total) {
+    m.staged_inputs = tracker.decoder_inputs(p.runs[p.next].batch);
+    json feeds = json::object();
+    for (const auto& name : Tracker::embedding_names()) feeds[name] = from_embedding(name);
+    return json{{"run", {{"session", "decoder"}, {"tensors", tensors_json(m.staged_inputs)}, {"feeds", feeds},
+                         {"stage", true}, {"index", p.next}, {"of", total}}}};
+  }
+  json result;
+  if (p.everything) {
+    result = json::parse(sam3::everything_result_json(
+        sam3::pure::expand(Tracker::deduplicate(std::move(p.candidates), p.everything_options.box_nms_threshold))));
+  } else {
+    result = json::parse(sam3::object_result_json(p.results.front()));
+  }
+  m.plan.reset();
+  m.staged_inputs.clear();
+  return json{{"result", result}};
+}
+
+// {"prompt": {"text", "boxes"}, "options", "width", "height"}: checked as natively (options,
+// boxes, box slots) before anything runs.
+json text_plan(Model& m, const json& j) {
+  const Generation& g = *m.generation;
+  if (!m.tokenizer) throw sam3::Error(sam3::ErrorCode::kTokenizer, "no vocabulary loaded");
+  Plan p;
+  p.text = true;
+  p.prompt = prompt_from_json(j.at("prompt"));
+  p.segment_options = options_from_json(j.value("options", json::object()));
+  p.width = j.at("width");
+  p.height = j.at("height");
+  const std::string text = sam3::pure::checked_prompt_text(p.prompt, p.segment_options, p.width, p.height);
+  p.box_inputs = g.decoder_inputs(p.prompt.boxes, p.width, p.height);
+  p.geometry_inputs = g.geometry_inputs(p.prompt.boxes, p.width, p.height);
+  p.text_inputs = g.text_inputs(m.tokenizer->encode(text));
+  p.text_key = "text:" + text;
+  m.plan = std::move(p);
+  return next_step(m);
+}
+
 }  // namespace
 
 extern "C" {
+
+EMSCRIPTEN_KEEPALIVE const char* sam3_abi_version() {
+  return guarded([] { return json{{"abi", SAM3_WASM_ABI}, {"unicode", sam3::unicode::unicode_version()}}; });
+}
+
+// The interactive model's request -> its first step (sam3_wasm.h).
+EMSCRIPTEN_KEEPALIVE const char* sam3_plan(int handle, const char* request_json) {
+  return guarded([&] {
+    auto& m = model(handle);
+    m.plan.reset();
+    m.outputs.clear();
+    m.output_bytes.clear();
+    const auto j = json::parse(request_json);
+    if (m.generation && !(j.at("prompt").contains("points") || j.at("prompt").contains("box") ||
+                          j.at("prompt").contains("everything"))) {
+      return text_plan(m, j);
+    }
+    const Tracker& tracker = interactive(m);
+    const auto entry = sam3::pure::prompt_entry_from_json(j.at("prompt"), "prompt");
+    Plan p;
+    p.width = j.at("width");
+    p.height = j.at("height");
+    if (p.width <= 0 || p.height <= 0) throw sam3::Error(sam3::ErrorCode::kInvalidArgument, "the image is empty");
+    if (entry.kind == sam3::PromptEntry::Kind::kConcept) text_generation(m);  // says text needs a text model
+    if (entry.kind == sam3::PromptEntry::Kind::kEverything) {
+      p.everything = true;
+      p.everything_options.points_per_side = entry.points_per_side;
+      for (auto& batch : tracker.everything_runs(p.everything_options, p.width, p.height)) {
+        const int objects = batch.objects;
+        p.runs.push_back({std::vector<size_t>(static_cast<size_t>(objects)), std::move(batch)});
+      }
+    } else {
+      p.options.multimask = j.value("multimask", false);
+      p.prompts = {entry.object};
+      p.runs = tracker.object_runs(p.prompts, p.width, p.height);
+      p.results.resize(p.prompts.size());
+    }
+    m.plan = std::move(p);
+    m.outputs.clear();
+    m.output_bytes.clear();
+    return next_step(m);
+  });
+}
+
+// The staged outputs of the current run -> the next step or the result.
+EMSCRIPTEN_KEEPALIVE const char* sam3_step(int handle) {
+  return guarded([&] {
+    auto& m = model(handle);
+    if (!m.plan) throw sam3::Error(sam3::ErrorCode::kInvalidArgument, "no plan under way: call sam3_plan first");
+    Plan& p = *m.plan;
+    if (p.text) return text_step(m);
+    const auto& run = p.runs.at(p.next);
+    const auto decoded = m.tracker->decoded(m.outputs, run.batch.objects);
+    m.outputs.clear();
+    m.output_bytes.clear();
+    if (p.everything) {
+      for (auto& c : m.tracker->everything_candidates(decoded, p.everything_options, p.width, p.height)) {
+        p.candidates.push_back(std::move(c));
+      }
+    } else {
+      m.tracker->object_results(decoded, run, p.prompts, p.options, p.width, p.height, p.results);
+    }
+    ++p.next;
+    return next_step(m);
+  });
+}
 
 // {"candidates": [file names to look for], "vocabularies": [...]}
 EMSCRIPTEN_KEEPALIVE const char* sam3_layout_candidates() {
@@ -118,7 +364,10 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_layout_candidates() {
     for (const char* n : sam3::pure::vocabulary_names()) vocab.push_back(n);
     json data = json::array();
     for (const char* n : sam3::pure::external_data_suffixes()) data.push_back(n);
-    return json{{"candidates", sam3::pure::candidate_names()}, {"vocabularies", vocab}, {"external_data", data}};
+    auto candidates = sam3::pure::tracker_candidate_names();
+    for (auto& n : sam3::pure::candidate_names()) candidates.push_back(std::move(n));
+    data.push_back("_data");  // the tracker's graphs keep their weights in <file>_data (the hub's export)
+    return json{{"candidates", candidates}, {"vocabularies", vocab}, {"external_data", data}};
   });
 }
 
@@ -126,6 +375,10 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_layout_candidates() {
 EMSCRIPTEN_KEEPALIVE const char* sam3_choose_files(const char* where, const char* names_json) {
   return guarded([&] {
     const auto names = json::parse(names_json).get<std::set<std::string>>();
+    // The interactive model first, as the native loader tries it.
+    if (auto tracker = sam3::pure::choose_tracker_files(where, names)) {
+      return json{{"layout", sam3::pure::kTrackerLayout}, {"candidates", {sam3::pure::kTrackerLayout}}, {"parts", *tracker}};
+    }
     const auto chosen = sam3::pure::choose_files(where, names);
     if (!chosen) {
       throw sam3::Error(sam3::ErrorCode::kModelNotFound, std::string(where) + ": not a SAM3 model folder for the browser; expected " +
@@ -144,6 +397,20 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_create(const char* spec_json) {
   return guarded([&] {
     const auto j = json::parse(spec_json);
     const auto& parts = j.at("parts");
+    if (j.at("layout") == sam3::pure::kTrackerLayout) {
+      Tracker tracker(part_from_json(parts.at("image")), part_from_json(parts.at("decoder")));
+      const int handle = next_handle++;
+      auto m = std::make_unique<Model>();
+      m->tracker.emplace(std::move(tracker));
+      const auto& t = *m->tracker;
+      models[handle] = std::move(m);
+      json feeds = Tracker::embedding_names();
+      return json{{"handle", handle}, {"layout", sam3::pure::kTrackerLayout}, {"generation", t.name()}, {"interactive", true},
+                  {"quirks", string_list(t.quirks())}, {"input_width", t.input_width()}, {"input_height", t.input_height()},
+                  {"box_limit", 1}, {"image_feeds", feeds}, {"text_feeds", json::object()},
+                  {"geometry_image_feeds", json::object()}, {"has_geometry", false},
+                  {"unicode", sam3::unicode::unicode_version()}};
+    }
     // The families whose names fit (sam3_choose_files' "candidates"), else the one named.
     std::vector<std::string> ids = {j.at("layout").get<std::string>()};
     if (j.contains("candidates")) ids = j["candidates"].get<std::vector<std::string>>();
@@ -157,9 +424,11 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_create(const char* spec_json) {
     for (const auto& [part, spec] : parts.items()) specs[part] = part_from_json(spec);
     std::optional<Generation> g = sam3::pure::build_generation(rows, specs);
     const int handle = next_handle++;
-    models[handle] = std::make_unique<Model>(Model{std::move(*g), std::nullopt, {}, {}, {}});
-    const auto& gen = models[handle]->generation;
-    return json{{"handle", handle}, {"layout", gen.layout()}, {"generation", gen.name()},
+    auto m = std::make_unique<Model>();
+    m->generation.emplace(std::move(*g));
+    const auto& gen = *m->generation;
+    models[handle] = std::move(m);
+    return json{{"handle", handle}, {"layout", gen.layout()}, {"generation", gen.name()}, {"interactive", false},
                 {"quirks", string_list(gen.quirks())}, {"input_width", gen.input_width()},
                 {"input_height", gen.input_height()}, {"box_limit", gen.box_limit()},
                 {"image_feeds", gen.image_feeds()}, {"text_feeds", gen.text_feeds()},
@@ -206,39 +475,14 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_image_inputs(int handle, const std::uint8_
     for (size_t i = 0, n = static_cast<size_t>(width) * height; i < n; ++i) {
       for (int c = 0; c < 3; ++c) image.rgb[i * 3 + c] = rgba[i * 4 + c];
     }
-    auto planes = sam3::resize_planar(image, m.generation.input_width(), m.generation.input_height());
-    m.staged_inputs = m.generation.image_inputs(planes);
+    if (m.tracker) {
+      auto planes = sam3::resize_planar(image, m.tracker->input_width(), m.tracker->input_height());
+      m.staged_inputs = m.tracker->image_inputs(planes);
+    } else {
+      auto planes = sam3::resize_planar(image, m.generation->input_width(), m.generation->input_height());
+      m.staged_inputs = m.generation->image_inputs(planes);
+    }
     return json{{"tensors", tensors_json(m.staged_inputs)}};
-  });
-}
-
-// {"prompt": {"text", "boxes"}, "options": {...}, "width", "height"} -> {"text": the text to
-// encode (the text encoder's outputs can be cached by it), "text_tensors", "decoder_tensors",
-// "geometry_tensors"}: everything checked as natively (options, boxes, box slots).
-EMSCRIPTEN_KEEPALIVE const char* sam3_prompt_inputs(int handle, const char* request_json) {
-  return guarded([&] {
-    auto& m = model(handle);
-    if (!m.tokenizer) throw sam3::Error(sam3::ErrorCode::kTokenizer, "no vocabulary loaded");
-    const auto j = json::parse(request_json);
-    const auto prompt = prompt_from_json(j.at("prompt"));
-    const auto options = options_from_json(j.value("options", json::object()));
-    const int width = j.at("width"), height = j.at("height");
-    const std::string text = sam3::pure::checked_prompt_text(prompt, options, width, height);
-    auto decoder = m.generation.decoder_inputs(prompt.boxes, width, height);
-    auto geometry = m.generation.geometry_inputs(prompt.boxes, width, height);
-    auto texts = m.generation.text_inputs(m.tokenizer->encode(text));
-    m.staged_inputs.clear();
-    const size_t nd = decoder.size(), ng = geometry.size();
-    for (auto* list : {&decoder, &geometry, &texts}) {
-      for (auto& t : *list) m.staged_inputs.push_back(std::move(t));
-    }
-    json all = tensors_json(m.staged_inputs);
-    json out = {{"text", text}, {"decoder_tensors", json::array()}, {"geometry_tensors", json::array()}, {"text_tensors", json::array()}};
-    for (size_t i = 0; i < all.size(); ++i) {
-      out[i < nd ? "decoder_tensors" : i < nd + ng ? "geometry_tensors" : "text_tensors"].push_back(all[i]);
-    }
-    out["geometry_image_feeds"] = m.generation.geometry_image_feeds();
-    return out;
   });
 }
 
@@ -261,21 +505,6 @@ EMSCRIPTEN_KEEPALIVE std::uintptr_t sam3_stage_output(int handle, const char* na
   }
 }
 
-// The staged tensors of usls v1's text and geometry encoders -> the decoder's prompt inputs.
-EMSCRIPTEN_KEEPALIVE const char* sam3_prompt_sequence(int handle, const char* geometry_names_json) {
-  return guarded([&] {
-    auto& m = model(handle);
-    const auto geometry_names = json::parse(geometry_names_json).get<std::set<std::string>>();
-    sam3::pure::TensorViews text, geometry;
-    for (const auto& [name, view] : m.outputs) (geometry_names.contains(name) ? geometry : text)[name] = view;
-    auto prompt = m.generation.prompt_inputs(text, geometry.empty() ? nullptr : &geometry);
-    m.staged_inputs = std::move(prompt);
-    m.outputs.clear();
-    m.output_bytes.clear();
-    return json{{"tensors", tensors_json(m.staged_inputs)}};
-  });
-}
-
 // A model file's bytes -> the same graph with its int8 products as float operators, which ONNX
 // Runtime Web's WebGPU provider has kernels for (optimize/onnx_int8_as_float.h):
 // {"ptr", "bytes", "quantizers", "matmuls", "convs", "skipped"}; ptr 0 when nothing changed.
@@ -293,22 +522,5 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_int8_as_float(const char* data, std::uint3
 }
 
 EMSCRIPTEN_KEEPALIVE void sam3_release_rewritten() { std::string().swap(rewritten); }
-
-// The staged decoder outputs -> the CLI's prompts[] entry {"text", "boxes", "instances"}.
-// request: as sam3_prompt_inputs.
-EMSCRIPTEN_KEEPALIVE const char* sam3_decode(int handle, const char* request_json) {
-  return guarded([&] {
-    auto& m = model(handle);
-    const auto j = json::parse(request_json);
-    sam3::PromptResult result;
-    result.prompt = prompt_from_json(j.at("prompt"));
-    const auto options = options_from_json(j.value("options", json::object()));
-    result.instances = m.generation.instances(m.outputs, j.at("width"), j.at("height"), options);
-    sam3::finalize_instances(result.instances, options);
-    m.outputs.clear();
-    m.output_bytes.clear();
-    return json::parse(sam3::prompt_result_json(result));
-  });
-}
 
 }  // extern "C"

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "model/layout.h"
+#include "pure/tracker.h"
 #include "runtime/session.h"
 #include "sam3/model.h"
 #include "sam3/tokenizer.h"
@@ -22,27 +23,15 @@ struct EmbeddingData {
   Layout layout = Layout::kUsls;  // of the model that encoded it: another layout cannot decode it
 };
 
-// One run of the interactive decoder, in the model's input pixels (1008 x 1008): `objects`
-// objects of `points_per_object` points each ([1, point_rows, P, 2] with point_rows = objects,
-// or 1 for boxes alone, as transformers.js sends them) and `boxes` boxes ([1, n, 4]).
-struct ObjectBatch {
-  int objects = 0, point_rows = 0, points_per_object = 0;
-  std::vector<float> points;         // point_rows * points_per_object * 2
-  std::vector<std::int64_t> labels;  // objects * points_per_object: 1 positive, 0 negative
-  std::vector<float> boxes;          // x0,y0,x1,y1 per box
-};
-
-// The decoder's answer for a batch, float32: per object 3 candidates.
-struct DecodedObjects {
-  int objects = 0, candidates = 0, mask_h = 0, mask_w = 0;
-  std::vector<float> iou;            // [objects, candidates]
-  std::vector<float> masks;          // [objects, candidates, mask_h, mask_w] logits
-  std::vector<float> object_logits;  // [objects]
-};
+// The interactive generation's rules are the pure core's (pure/tracker.h); a backend that
+// takes clicks runs its decoder on one batch.
+using ObjectBatch = pure::TrackerBatch;
+using DecodedObjects = pure::TrackerDecoded;
 
 class InteractiveDecoder {
  public:
   virtual ~InteractiveDecoder() = default;
+  virtual const pure::Tracker& tracker() const = 0;
   virtual DecodedObjects decode_objects(const EmbeddingData& image, const ObjectBatch& batch) const = 0;
 };
 

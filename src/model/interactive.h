@@ -6,10 +6,12 @@
 #include <vector>
 
 #include "model/backend.h"
-#include "model/compact_mask.h"
+#include "pure/compact_mask.h"
 #include "sam3/interactive.h"
 
 namespace sam3::detail {
+
+using pure::CompactInstance;
 
 // Throws kInvalidArgument when the embedding came from a model of another layout.
 void check_embedding_layout(const EmbeddingData& embedding, Layout model);
@@ -32,7 +34,7 @@ struct EverythingCandidates {
 // SAM's automatic mask generator: a grid of single positive clicks, three candidates each,
 // kept when confident, present, stable and keep(box) (a crop's edge rule), deduplicated by
 // box NMS; the candidates are held compact throughout (expand() gives the masks). Options'
-// crop fields are not read here (model/everything_crops.h).
+// crop fields are not read here (pure/everything_crops.h).
 EverythingCandidates segment_everything(const Backend& backend, const EmbeddingData& image, const EverythingOptions& options,
                                         int* decoder_runs, const std::function<bool(const Box&)>& keep = nullptr);
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "pure/layout_names.h"
+#include "pure/tracker_names.h"
 #include "sam3/error.h"
 
 namespace sam3::detail {
@@ -14,9 +15,9 @@ namespace {
 
 // The interactive generation as the onnx-community repositories publish it: the graphs under
 // onnx/ (or at the folder's root), one file per dtype, with config.json at the root.
-constexpr std::array<const char*, 8> kTrackerSuffixes = {"", "_quantized", "_int8", "_uint8", "_fp16", "_q4", "_q4f16", "_bnb4"};
-constexpr const char* kTrackerImage = "vision_encoder";
-constexpr const char* kTrackerDecoder = "prompt_encoder_mask_decoder";
+// (The names are the pure core's, shared with the browser: pure/tracker_names.h.)
+using pure::kTrackerDecoderStem;
+using pure::kTrackerImageStem;
 
 // Both graphs of one dtype (the plain name first, then the order above); nullopt when the
 // folder holds neither; kModelNotFound when it holds only one half.
@@ -24,9 +25,9 @@ std::optional<ModelFiles> find_tracker(const std::filesystem::path& dir) {
   std::error_code ec;
   std::string half;
   for (const auto& where : {dir / "onnx", dir}) {
-    for (const char* suffix : kTrackerSuffixes) {
-      const auto image = where / (std::string(kTrackerImage) + suffix + ".onnx");
-      const auto decoder = where / (std::string(kTrackerDecoder) + suffix + ".onnx");
+    for (const char* suffix : pure::tracker_suffixes()) {
+      const auto image = where / (std::string(kTrackerImageStem) + suffix + ".onnx");
+      const auto decoder = where / (std::string(kTrackerDecoderStem) + suffix + ".onnx");
       const bool has_image = std::filesystem::is_regular_file(image, ec), has_decoder = std::filesystem::is_regular_file(decoder, ec);
       if (has_image && has_decoder) return ModelFiles{Layout::kTracker, {}, {{"image", image}, {"decoder", decoder}}};
       if (half.empty() && (has_image || has_decoder)) half = (has_image ? image : decoder).string();

@@ -13,7 +13,7 @@
 #include "model/embedding_access.h"
 #include "model/backend.h"
 #include "model/model_access.h"
-#include "model/everything_crops.h"
+#include "pure/everything_crops.h"
 #include "model/interactive.h"
 #include "model/layout.h"
 #include "predictor/postprocess.h"
@@ -287,7 +287,7 @@ PromptResult Model::segment_everything(const ImageEmbedding& embedding, const Ev
   impl_->decodes += runs;
   PromptResult result;
   result.timings = found.timings;
-  result.instances = detail::expand(found.instances);  // the survivors' full masks, at last
+  result.instances = pure::expand(found.instances);  // the survivors' full masks, at last
   return result;
 }
 
@@ -303,8 +303,8 @@ PromptResult Model::segment_everything(const Image& image, const ImageEmbedding&
   detail::check_embedding_layout(*detail::EmbeddingAccess::data(embedding), layout());
   detail::check_everything(*impl_->backend, options);  // before any crop is encoded
   PromptResult result;
-  std::vector<std::pair<detail::EverythingCrop, std::vector<detail::CompactInstance>>> per_crop;
-  for (const auto& crop : detail::everything_crops(image.width, image.height, options.crop_layers, options.crop_overlap_ratio)) {
+  std::vector<std::pair<pure::EverythingCrop, std::vector<pure::CompactInstance>>> per_crop;
+  for (const auto& crop : pure::everything_crops(image.width, image.height, options.crop_layers, options.crop_overlap_ratio)) {
     EverythingOptions layer = whole;
     for (int i = 0; i < crop.layer; ++i) layer.points_per_side = std::max(1, layer.points_per_side / options.crop_points_downscale);
     const bool whole_image = crop.layer == 0;
@@ -317,16 +317,16 @@ PromptResult Model::segment_everything(const Image& image, const ImageEmbedding&
                                           if (whole_image) return true;
                                           const Box in_image{box.x0 + crop.window.x0, box.y0 + crop.window.y0,
                                                              box.x1 + crop.window.x0, box.y1 + crop.window.y0};
-                                          return !detail::cut_by_crop(in_image, crop.window, image.width, image.height);
+                                          return !pure::cut_by_crop(in_image, crop.window, image.width, image.height);
                                         });
     });
     impl_->decodes += runs;
     result.timings.decode_ms += part.timings.decode_ms;
     result.timings.postprocess_ms += part.timings.postprocess_ms;
-    detail::move_into_image(part.instances, crop.window, image.width, image.height);
+    pure::move_into_image(part.instances, crop.window, image.width, image.height);
     per_crop.emplace_back(crop, std::move(part.instances));
   }
-  result.instances = detail::expand(detail::merge_crops(std::move(per_crop), options.crop_nms_threshold));
+  result.instances = pure::expand(pure::merge_crops(std::move(per_crop), options.crop_nms_threshold));
   return result;
 }
 

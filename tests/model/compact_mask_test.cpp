@@ -3,7 +3,7 @@
 
 #include <random>
 
-#include "model/compact_mask.h"
+#include "pure/compact_mask.h"
 #include "predictor/postprocess.h"
 
 namespace {
@@ -34,7 +34,7 @@ TEST(CompactMask, GivesBackTheSameMask) {
       sam3::Mask m{w, h, std::vector<std::uint8_t>(static_cast<size_t>(w) * h, 0)};
       for (auto& v : m.data) v = static_cast<int>(rng() % 100) < density ? 1 : 0;
       const auto inst = instance_of(m, 0.5f);
-      expect_same(sam3::detail::expand(sam3::detail::compact(inst)), inst);
+      expect_same(sam3::pure::expand(sam3::pure::compact(inst)), inst);
     }
   }
 }
@@ -44,17 +44,17 @@ TEST(CompactMask, AnObjectsMaskIsAFewBytesARow) {
   for (int y = 500; y < 1500; ++y) {
     for (int x = 700; x < 1700; ++x) m.data[static_cast<size_t>(y) * 2000 + x] = 1;
   }
-  const auto small = sam3::detail::compact(instance_of(m, 0.9f));
-  EXPECT_LT(sam3::detail::compact_bytes(small), 1000u * 2u * 4u + 256u) << "two runs a row of the box";
-  EXPECT_EQ(sam3::detail::expand(small).mask.data, m.data);
+  const auto small = sam3::pure::compact(instance_of(m, 0.9f));
+  EXPECT_LT(sam3::pure::compact_bytes(small), 1000u * 2u * 4u + 256u) << "two runs a row of the box";
+  EXPECT_EQ(sam3::pure::expand(small).mask.data, m.data);
 }
 
 TEST(CompactMask, MovesIntoTheImage) {
   sam3::Mask m{10, 8, std::vector<std::uint8_t>(80, 0)};
   m.data[3 * 10 + 4] = m.data[4 * 10 + 5] = 1;
-  auto small = sam3::detail::compact(instance_of(m, 0.9f));
-  sam3::detail::move_mask(small, 100, 50, 200, 120);
-  const auto big = sam3::detail::expand(small);
+  auto small = sam3::pure::compact(instance_of(m, 0.9f));
+  sam3::pure::move_mask(small, 100, 50, 200, 120);
+  const auto big = sam3::pure::expand(small);
   ASSERT_EQ(big.mask.width, 200);
   EXPECT_EQ(big.mask.data[53u * 200 + 104], 1);
   EXPECT_EQ(big.mask.data[54u * 200 + 105], 1);

@@ -2,11 +2,11 @@
 // the crops' masks become one answer.
 #include <gtest/gtest.h>
 
-#include "model/everything_crops.h"
+#include "pure/everything_crops.h"
 
 namespace {
 
-using sam3::detail::everything_crops;
+using sam3::pure::everything_crops;
 
 TEST(EverythingCrops, LayersCoverTheImageWithOverlappingCrops) {
   const auto crops = everything_crops(512, 384, 2, 512.f / 1500.f);
@@ -40,10 +40,10 @@ TEST(EverythingCrops, LayersCoverTheImageWithOverlappingCrops) {
 
 TEST(EverythingCrops, AMaskTouchingACropsInnerEdgeIsCutButNotAtTheImagesEdge) {
   const sam3::TileRect crop{191, 0, 512, 258};
-  EXPECT_TRUE(sam3::detail::cut_by_crop({195, 40, 240, 90}, crop, 512, 384)) << "near the crop's left edge, inside the image";
-  EXPECT_TRUE(sam3::detail::cut_by_crop({300, 200, 350, 250}, crop, 512, 384)) << "near the crop's bottom edge";
-  EXPECT_FALSE(sam3::detail::cut_by_crop({400, 2, 505, 60}, crop, 512, 384)) << "top and right are the image's edges";
-  EXPECT_FALSE(sam3::detail::cut_by_crop({260, 60, 330, 140}, crop, 512, 384)) << "well inside";
+  EXPECT_TRUE(sam3::pure::cut_by_crop({195, 40, 240, 90}, crop, 512, 384)) << "near the crop's left edge, inside the image";
+  EXPECT_TRUE(sam3::pure::cut_by_crop({300, 200, 350, 250}, crop, 512, 384)) << "near the crop's bottom edge";
+  EXPECT_FALSE(sam3::pure::cut_by_crop({400, 2, 505, 60}, crop, 512, 384)) << "top and right are the image's edges";
+  EXPECT_FALSE(sam3::pure::cut_by_crop({260, 60, 330, 140}, crop, 512, 384)) << "well inside";
 }
 
 sam3::Instance square(int x0, int y0, int x1, int y1, int width, int height, float score) {
@@ -61,9 +61,9 @@ sam3::Instance square(int x0, int y0, int x1, int y1, int width, int height, flo
 }
 
 TEST(EverythingCrops, CropMasksMoveIntoTheImage) {
-  std::vector<sam3::detail::CompactInstance> in_crop{sam3::detail::compact(square(10, 20, 30, 40, 321, 257, 0.9f))};
-  sam3::detail::move_into_image(in_crop, {191, 127, 512, 384}, 512, 384);
-  const auto m = sam3::detail::expand(in_crop[0]).mask;
+  std::vector<sam3::pure::CompactInstance> in_crop{sam3::pure::compact(square(10, 20, 30, 40, 321, 257, 0.9f))};
+  sam3::pure::move_into_image(in_crop, {191, 127, 512, 384}, 512, 384);
+  const auto m = sam3::pure::expand(in_crop[0]).mask;
   ASSERT_EQ(m.width, 512);
   ASSERT_EQ(m.height, 384);
   EXPECT_EQ(m.data[static_cast<size_t>(127 + 20) * 512 + 191 + 10], 1);
@@ -73,13 +73,13 @@ TEST(EverythingCrops, CropMasksMoveIntoTheImage) {
 }
 
 TEST(EverythingCrops, DuplicatesAcrossCropsKeepTheSmallerCropsMask) {
-  using sam3::detail::EverythingCrop;
+  using sam3::pure::EverythingCrop;
   const EverythingCrop whole{{0, 0, 512, 384}, 0}, quarter{{191, 0, 512, 258}, 1};
-  using sam3::detail::compact;
-  std::vector<std::pair<EverythingCrop, std::vector<sam3::detail::CompactInstance>>> per_crop;
+  using sam3::pure::compact;
+  std::vector<std::pair<EverythingCrop, std::vector<sam3::pure::CompactInstance>>> per_crop;
   per_crop.push_back({whole, {compact(square(300, 80, 360, 140, 512, 384, 0.95f)), compact(square(60, 60, 120, 120, 512, 384, 0.9f))}});
   per_crop.push_back({quarter, {compact(square(301, 80, 360, 141, 512, 384, 0.91f))}});
-  const auto merged = sam3::detail::merge_crops(std::move(per_crop), 0.7f);
+  const auto merged = sam3::pure::merge_crops(std::move(per_crop), 0.7f);
   ASSERT_EQ(merged.size(), 2u) << "the green square once, the red one once";
   EXPECT_FLOAT_EQ(merged[0].score, 0.91f) << "the quarter crop's mask of the green square, best score first";
   EXPECT_FLOAT_EQ(merged[1].score, 0.9f);

@@ -85,9 +85,9 @@ function crc32(buf) {
 }
 
 
-export async function startServer(args = []) {
+export async function startServer(args = [], models = "usls") {
   assert.ok(CLI && MODELS, "SAM3_CLI and SAM3_TEST_MODELS must be set");
-  const server = spawn(CLI, ["serve", "--models", path.join(MODELS, "usls"), "--port", "0", ...args],
+  const server = spawn(CLI, ["serve", "--models", path.join(MODELS, models), "--port", "0", ...args],
     { stdio: ["ignore", "pipe", "inherit"] });
   const [line] = await Promise.race([
     once(server.stdout, "data"),

@@ -148,6 +148,7 @@ async function startBrowser(config, source) {
     pill.className = "pill ready";
     $("versions").textContent = `sam3cpp core in WebAssembly · ONNX Runtime Web · ${model.generation}`;
     if (model.warnings.length) setStatus(model.warnings.join("; "));
+    if (model.info.interactive) setClickMode(true, true);  // the interactive model takes clicks only
   } catch (e) {
     pill.textContent = "model failed to load";
     pill.className = "pill error";
@@ -164,8 +165,10 @@ async function encodeHere(file, bitmap) {
   state.prompts = state.prompts.filter((p) => !p.object);
   for (const p of state.prompts) p.instances = [];
   setStatus(`Image encoded in this browser in ${(embedding.timings_ms.encode_image / 1000).toFixed(1)} s.`);
-  $("prompt-input").disabled = false;
-  $("add-prompt").disabled = false;
+  const clicksOnly = Boolean(state.local.model.info.interactive);  // no words for the interactive model
+  $("prompt-input").disabled = clicksOnly;
+  $("add-prompt").disabled = clicksOnly;
+  $("undo-click").disabled = true;
   $("prompt-input").focus();
   resizeCanvas();
   await runAll();
@@ -296,12 +299,14 @@ async function runObject() {
   prompt.pending = true;
   renderChips();
   try {
-    const result = await api("/v1/segment", {
+    const request = { points: object.points, box: object.box };
+    const result = state.local ? await clickHere(request) : await api("/v1/segment", {
       method: "POST",
       headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ image_id: state.image.id, prompts: [{ points: object.points, box: object.box }] }),
+      body: JSON.stringify({ image_id: state.image.id, prompts: [request] }),
     });
     const answer = result.images[0].prompts[0];
+    prompt.objectScore = answer.object_score;
     prompt.instances = answer.instances.map((inst) => ({
       score: inst.score, box: inst.box, area: inst.area,
       mask: decodeRle(inst.mask.counts, inst.mask.size[0], inst.mask.size[1]), raw: inst,
@@ -319,11 +324,60 @@ async function runObject() {
   }
 }
 
+// Each click or box is remembered so that undo takes back the last one.
 function addClick(point, box) {
-  state.object ??= { points: [], box: null, prompt: null };
-  if (point) state.object.points.push(point);
-  if (box) state.object.box = box;
+  state.object ??= { points: [], box: null, prompt: null, history: [] };
+  if (point) {
+    state.object.points.push(point);
+    state.object.history.push({ point });
+  }
+  if (box) {
+    state.object.history.push({ box: state.object.box });  // the box it replaces
+    state.object.box = box;
+  }
+  $("undo-click").disabled = false;
   runObject();
+}
+
+function undoClick() {
+  const object = state.object;
+  const last = object?.history.pop();
+  if (!last) return;
+  if (last.point) object.points.pop();
+  else object.box = last.box;
+  $("undo-click").disabled = !object.history.length;
+  if (object.points.length || object.box) {
+    runObject();
+    return;
+  }
+  // Nothing left of the object: it goes.
+  if (object.prompt) state.prompts = state.prompts.filter((p) => p !== object.prompt);
+  state.object = null;
+  $("new-object").disabled = true;
+  renderAll();
+}
+
+// The same answer as POST /v1/segment's for a clicked object, computed here on the embedding
+// the image's encode made (a click encodes nothing).
+async function clickHere(request) {
+  const { model, embedding } = state.local;
+  const entry = await model.segment(embedding, request);
+  return { images: [{ width: embedding.width, height: embedding.height, prompts: [entry] }],
+    timings_ms: { encode_image: 0, decode: model.lastTimings.decode, postprocess: model.lastTimings.postprocess } };
+}
+
+function setClickMode(on, only = false) {
+  state.clicks = on;
+  $("click-mode").checked = on;
+  $("click-mode").disabled = only;
+  $("click-row").hidden = false;
+  $("hint-text").textContent = state.clicks
+    ? "Click the object; Shift-click or right-click where it is not; drag for its box; Ctrl+Z undoes."
+    : "Drag on the image to add an exemplar box; hold Shift for a negative one.";
+  if (only) {
+    $("prompt-input").placeholder = "this model takes clicks, not words";
+    document.querySelector(".tagline").textContent = "Click an object to segment it; Shift-click where it is not.";
+  }
 }
 
 async function runAll() {
@@ -562,7 +616,10 @@ function downloadJson() {
   const result = {
     image: { image_id: state.image.id, width: state.image.width, height: state.image.height },
     threshold: state.threshold,
-    prompts: state.prompts.map((p) => ({
+    // A clicked object as `sam3 segment --point`'s entry (its masks whatever their score).
+    prompts: state.prompts.map((p) => (p.object ? {
+      points: p.object.points, box: p.object.box, object_score: p.objectScore, instances: p.instances.map((i) => i.raw),
+    } : {
       text: p.text,
       boxes: boxesPayload(),
       instances: p.instances.filter((i) => i.score > state.threshold).map((i) => i.raw),
@@ -672,16 +729,19 @@ function init() {
   $("download-masks").addEventListener("click", () =>
     downloadMask(visibleInstances().map(({ prompt, inst }) => ({ prompt, inst })), "sam3-masks.png"));
   $("download-json").addEventListener("click", downloadJson);
-  $("click-mode").addEventListener("change", (e) => {
-    state.clicks = e.target.checked;
-    $("hint-text").textContent = state.clicks
-      ? "Click the object; Shift-click or right-click where it is not; drag for its box."
-      : "Drag on the image to add an exemplar box; hold Shift for a negative one.";
-  });
+  $("click-mode").addEventListener("change", (e) => setClickMode(e.target.checked));
   $("new-object").addEventListener("click", () => {  // keep the current object, start another
     state.object = null;
     $("new-object").disabled = true;
+    $("undo-click").disabled = true;
     render();
+  });
+  $("undo-click").addEventListener("click", undoClick);
+  window.addEventListener("keydown", (e) => {
+    if ((e.ctrlKey || e.metaKey) && e.key === "z" && state.clicks && document.activeElement?.tagName !== "INPUT") {
+      e.preventDefault();
+      undoClick();
+    }
   });
   $("api-key").addEventListener("change", (e) => {
     localStorage.setItem("sam3-api-key", e.target.value);

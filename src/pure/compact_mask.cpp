@@ -1,9 +1,9 @@
-#include "model/compact_mask.h"
+#include "pure/compact_mask.h"
 
 #include <algorithm>
 #include <cmath>
 
-namespace sam3::detail {
+namespace sam3::pure {
 
 CompactInstance compact(const Instance& inst) {
   CompactInstance out;
@@ -79,4 +79,4 @@ void move_mask(CompactInstance& inst, int dx, int dy, int width, int height) {
 
 std::size_t compact_bytes(const CompactInstance& inst) { return sizeof inst + inst.mask.runs.capacity() * sizeof(std::uint32_t); }
 
-}  // namespace sam3::detail
+}  // namespace sam3::pure

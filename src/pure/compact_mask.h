@@ -10,7 +10,7 @@
 
 #include "sam3/types.h"
 
-namespace sam3::detail {
+namespace sam3::pure {
 
 struct CompactMask {
   int width = 0, height = 0;           // of the image the mask belongs to
@@ -36,4 +36,4 @@ void move_mask(CompactInstance& instance, int dx, int dy, int width, int height)
 // The bytes a compact instance holds (for tests and bounds).
 std::size_t compact_bytes(const CompactInstance& instance);
 
-}  // namespace sam3::detail
+}  // namespace sam3::pure

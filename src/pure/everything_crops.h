@@ -4,11 +4,11 @@
 
 #include <vector>
 
-#include "model/compact_mask.h"
+#include "pure/compact_mask.h"
 #include "sam3/interactive.h"
 #include "sam3/types.h"
 
-namespace sam3::detail {
+namespace sam3::pure {
 
 struct EverythingCrop {
   TileRect window;
@@ -33,4 +33,4 @@ void move_into_image(std::vector<CompactInstance>& instances, const TileRect& cr
 std::vector<CompactInstance> merge_crops(std::vector<std::pair<EverythingCrop, std::vector<CompactInstance>>> per_crop,
                                          float nms_threshold);
 
-}  // namespace sam3::detail
+}  // namespace sam3::pure

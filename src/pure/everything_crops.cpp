@@ -1,11 +1,11 @@
-#include "model/everything_crops.h"
+#include "pure/everything_crops.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include "predictor/postprocess.h"
 
-namespace sam3::detail {
+namespace sam3::pure {
 
 std::vector<EverythingCrop> everything_crops(int width, int height, int layers, float overlap_ratio) {
   std::vector<EverythingCrop> crops{{{0, 0, width, height}, 0}};
@@ -66,4 +66,4 @@ std::vector<CompactInstance> merge_crops(std::vector<std::pair<EverythingCrop, s
   return kept;
 }
 
-}  // namespace sam3::detail
+}  // namespace sam3::pure
