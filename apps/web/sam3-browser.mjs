@@ -313,7 +313,7 @@ export class Sam3 {
   static async load(source, options = {}) {
     const core = await loadCore();
     const { device, reason: deviceReason } = await pickDevice(options.device ?? "auto");
-    const ortUrl = options.ortUrl ?? new URL(`./ort/${ORT_BUILDS[device]}`, import.meta.url).href;
+    const ortUrl = new URL(options.ortUrl ?? `./ort/${ORT_BUILDS[device]}`, options.ortUrl ? globalThis.location?.href : import.meta.url).href;
     const ort = options.ort ?? (await import(ortUrl));
     if (!options.ort) ort.env.wasm.wasmPaths = new URL(".", ortUrl).href;
     // One thread per core, as natively (ONNX Runtime Web's default is half of them); threads
