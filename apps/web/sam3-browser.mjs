@@ -249,18 +249,23 @@ class FileSource {
 // (docs/browser.md): attention fused into MultiHeadAttention, on WASM looped over query chunks
 // (its kernel has no flash path and would hold every score of a global block at once); on WebGPU
 // the int8 products as float operators, which its provider has kernels for (the weights stay
-// uint8/int8). -> {bytes, stats}
+// uint8/int8). -> {bytes, stats, release}: bytes a view of the rewritten graph in the core's
+// memory (no copy: the tab holds a large file few times at once), valid until release().
 function rewriteForBrowser(core, bytes, file, rewrite) {
   const p = core._malloc(bytes.byteLength);
   if (!p) throw new Sam3Error("out_of_memory", `${file}: not enough memory in the tab to prepare it`);
+  let answer;
   try {
     core.HEAPU8.set(bytes, p);
-    const { ptr, bytes: size, ...stats } = call(core, "sam3_rewrite_for_browser", p, bytes.byteLength, JSON.stringify(rewrite));
-    return { bytes: ptr ? core.HEAPU8.slice(ptr, ptr + size) : bytes, stats };
+    answer = call(core, "sam3_rewrite_for_browser", p, bytes.byteLength, JSON.stringify(rewrite));
+  } catch (e) {
+    core._sam3_release_rewritten();
+    throw e;
   } finally {
     core._free(p);
-    core._sam3_release_rewritten();
   }
+  const { ptr, bytes: size, ...stats } = answer;
+  return { bytes: ptr ? core.HEAPU8.subarray(ptr, ptr + size) : bytes, stats, release: () => core._sam3_release_rewritten() };
 }
 
 async function gunzip(bytes) {
@@ -344,11 +349,9 @@ export class Sam3 {
     const sessions = {};
     const parts = {};
     const rewrites = {};
-    // The rewrite runs in a core instance of its own, dropped after the load: a WebAssembly
-    // memory never shrinks, and the rewrite grows it to three times the largest file.
-    let rewriter = null;
     for (const [part, file] of Object.entries(chosen.parts)) {
       let bytes = rewriting ? await optimized.get(file) : null;
+      let release = null;
       if (bytes) {
         rewrites[part] = { ...bytes.stats, cached: true };
         bytes = bytes.bytes;
@@ -356,9 +359,11 @@ export class Sam3 {
         bytes = await src.bytes(file);
         if (rewriting) {
           options.onProgress?.({ stage: "rewrite", file, loaded: 0, total: 1 });
-          rewriter ??= await createSam3Core();
-          const r = rewriteForBrowser(rewriter, bytes, file, rewrite);
-          bytes = r.bytes;
+          // The rewrite runs in a core instance of its own for each file, dropped once the
+          // session is made: a WebAssembly memory never shrinks, and the rewrite grows it to
+          // three times the file.
+          const r = rewriteForBrowser(await createSam3Core(), bytes, file, rewrite);
+          ({ bytes, release } = r);
           rewrites[part] = r.stats;
           await optimized.put(file, bytes, r.stats);
           options.onProgress?.({ stage: "rewrite", file, loaded: 1, total: 1 });
@@ -379,6 +384,9 @@ export class Sam3 {
           throw new Sam3Error("out_of_memory", `${file}: not enough memory for this model in the tab (${text}); close other tabs or use a smaller model`);
         }
         throw new Sam3Error("model_mismatch", `${file}: ONNX Runtime Web cannot load it: ${text}`);
+      } finally {
+        release?.();
+        bytes = null;
       }
       parts[part] = partSpec(file, sessions[part]);
     }
