@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // sam3 in the browser against the native CLI on the same model files, image and prompts:
 // load, preprocess, image encode, text encode, decode and postprocess (ms), and peak memory
-// (the tab's renderer process against the CLI's), printed as a table. Headless Debian
+// (the tab's renderer process against the CLI's; for the tab also from the end of the load on,
+// the encode's and decodes' own), printed as a table. Headless Debian
 // Chromium through playwright-core (tests/web/node_modules); WASM with threads (the page is
 // cross-origin isolated), and WebGPU on SwiftShader's adapter when asked (correct, slow: it is
 // the CPU). Runs ("--devices"):
@@ -53,6 +54,8 @@ writeFileSync(path.join(tmp, "scene.png"), scenePng());
 // (the tab's renderer holds the WebAssembly memory), sampled every 100 ms.
 function rendererPeak(profile) {
   let peak = 0;
+  let afterLoad = 0;  // the peak once the page says the model is loaded (the encode and decodes)
+  let loaded = false;
   const timer = setInterval(() => {
     const parent = new Map(), rss = new Map();
     const ours = new Set();  // the processes started with our profile (browser, zygotes)
@@ -71,12 +74,13 @@ function rendererPeak(profile) {
       for (let p = pid, n = 0; p > 1 && n < 10; p = parent.get(p) ?? 0, n++) {
         if (ours.has(p)) {
           peak = Math.max(peak, value);
+          if (loaded) afterLoad = Math.max(afterLoad, value);
           break;
         }
       }
     }
   }, 100);
-  return { stop: () => (clearInterval(timer), peak) };
+  return { loaded: () => { loaded = true; }, stop: () => (clearInterval(timer), { peak, afterLoad }) };
 }
 
 // What each run loads: its device and Sam3.load's options.
@@ -122,7 +126,10 @@ async function browserRun(variant, baseUrl) {
   const lines = [];
   try {
     const page = await context.newPage();
-    if (args.profile) page.on("console", (m) => lines.push(m.text()));
+    page.on("console", (m) => {
+      if (m.text() === "sam3-bench: loaded") memory.loaded();
+      else if (args.profile) lines.push(m.text());
+    });
     await page.goto(`${baseUrl}/`);
     const r = await page.evaluate(async ({ device, options, texts, profiling }) => {
       const { Sam3 } = await import("/web/sam3-browser.mjs");
@@ -130,6 +137,7 @@ async function browserRun(variant, baseUrl) {
       const m = await Sam3.load("/models/", { device, cache: false, vocabulary: "/vocab/bpe_simple_vocab_16e6.txt.gz", ...options,
         ...(profiling ? { sessionOptions: { enableProfiling: true } } : {}) });
       const load = performance.now() - t0;
+      console.log("sam3-bench: loaded");
       const e = await m.encode(await (await fetch("/test/scene.png")).blob());
       if (profiling) m.sessions.image.endProfiling();
       const sum = { encode_text: 0, decode: 0, postprocess: 0 };
@@ -144,7 +152,7 @@ async function browserRun(variant, baseUrl) {
     }, { device, options, texts: TEXTS, profiling: args.profile });
     return { ...r, label, ops: args.profile ? profileByOp(lines) : null };
   } finally {
-    browserRun.peak = memory.stop();
+    ({ peak: browserRun.peak, afterLoad: browserRun.afterLoad } = memory.stop());
     await context.close();
     rmSync(profile, { recursive: true, force: true });
   }
@@ -168,10 +176,10 @@ try {
   nativeRun();
   const { timings: n, peak: nativePeak } = nativeRun();
   console.log(`models ${args.models}; 400x240 image; ${TEXTS.length} prompts (ms; decode and text summed over them)\n`);
-  console.log("| run | load | preprocess | encode_image | encode_text | decode | postprocess | peak RSS MB |");
-  console.log("|---|---:|---:|---:|---:|---:|---:|---:|");
-  const base = ["native CLI", n.load, n.preprocess, n.encode_image, n.encode_text, n.decode, n.postprocess, nativePeak];
-  const row = (r) => console.log(`| ${r[0]} | ${r.slice(1).map((v) => Math.round(v)).join(" | ")} |`);
+  console.log("| run | load | preprocess | encode_image | encode_text | decode | postprocess | peak RSS MB | after the load |");
+  console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+  const base = ["native CLI", n.load, n.preprocess, n.encode_image, n.encode_text, n.decode, n.postprocess, nativePeak, "-"];
+  const row = (r) => console.log(`| ${r[0]} | ${r.slice(1).map((v) => (typeof v === "number" ? Math.round(v) : v)).join(" | ")} |`);
   row(base);
   const ratios = [];
   const profiles = [];
@@ -187,7 +195,7 @@ try {
     const fused = Object.values(r.rewrites).reduce((n, x) => n + (x.fused ?? 0), 0);
     const how = `${r.label}: ${r.build}${r.device === "webgpu" ? ", SwiftShader" : `, ${r.threads} threads`}${fused ? `, ${fused} attention fused` : ""}`;
     const cells = [`browser ${r.device} (${how})`, r.load, r.preprocess,
-      r.encode_image, r.encode_text, r.decode, r.postprocess, browserRun.peak];
+      r.encode_image, r.encode_text, r.decode, r.postprocess, browserRun.peak, browserRun.afterLoad];
     row(cells);
     const total = (x) => x[3] + x[4] + x[5] + x[6];
     if (r.ops) {
