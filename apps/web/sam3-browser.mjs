@@ -257,12 +257,11 @@ function rewriteForBrowser(core, bytes, file, rewrite) {
   let answer;
   try {
     core.HEAPU8.set(bytes, p);
-    answer = call(core, "sam3_rewrite_for_browser", p, bytes.byteLength, JSON.stringify(rewrite));
+    // The core frees p as soon as it holds a rewritten copy (owns_input): two copies at most.
+    answer = call(core, "sam3_rewrite_for_browser", p, bytes.byteLength, JSON.stringify({ ...rewrite, owns_input: true }));
   } catch (e) {
     core._sam3_release_rewritten();
     throw e;
-  } finally {
-    core._free(p);
   }
   const { ptr, bytes: size, ...stats } = answer;
   return { bytes: ptr ? core.HEAPU8.subarray(ptr, ptr + size) : bytes, stats, release: () => core._sam3_release_rewritten() };
@@ -349,6 +348,7 @@ export class Sam3 {
     const sessions = {};
     const parts = {};
     const rewrites = {};
+    let rewriter = null;
     for (const [part, file] of Object.entries(chosen.parts)) {
       let bytes = rewriting ? await optimized.get(file) : null;
       let release = null;
@@ -359,10 +359,12 @@ export class Sam3 {
         bytes = await src.bytes(file);
         if (rewriting) {
           options.onProgress?.({ stage: "rewrite", file, loaded: 0, total: 1 });
-          // The rewrite runs in a core instance of its own for each file, dropped once the
-          // session is made: a WebAssembly memory never shrinks, and the rewrite grows it to
-          // three times the file.
-          const r = rewriteForBrowser(await createSam3Core(), bytes, file, rewrite);
+          // The rewrite runs in a core instance of its own, reused for every file and dropped
+          // after the load: a WebAssembly memory never shrinks, and the rewrite grows it to
+          // twice the largest file (an instance per file would leave each to the garbage
+          // collector, measured holding them all at once).
+          rewriter ??= await createSam3Core();
+          const r = rewriteForBrowser(rewriter, bytes, file, rewrite);
           ({ bytes, release } = r);
           rewrites[part] = r.stats;
           await optimized.put(file, bytes, r.stats);

@@ -8,6 +8,7 @@
 #include <emscripten/emscripten.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -305,9 +306,23 @@ EMSCRIPTEN_KEEPALIVE void sam3_release_rewritten() { std::string().swap(rewritte
 //     would hold every score at once;
 //   - the int8 products as float operators for WebGPU (as sam3_int8_as_float).
 // {"ptr", "bytes", "fused", "chunked", "quantizers", "matmuls", "convs", "skipped"}; ptr 0 when
-// nothing changed. The bytes stay in the module's memory until sam3_release_rewritten.
+// nothing changed. The bytes stay in the module's memory until sam3_release_rewritten. With
+// "owns_input" the input (malloc'ed by the caller) is freed here as soon as a rewritten copy
+// exists, so that the module holds at most two copies of a large file, never three; the
+// caller must not free it then.
 EMSCRIPTEN_KEEPALIVE const char* sam3_rewrite_for_browser(const char* data, std::uint32_t length, const char* options_json) {
-  return guarded([&] {
+  bool owned = false;
+  try {
+    owned = json::parse(options_json).value("owns_input", false);
+  } catch (...) {
+    // malformed options: answered as an error below
+  }
+  bool input_freed = false;
+  const auto free_input = [&] {
+    if (owned && !input_freed) std::free(const_cast<char*>(data));
+    input_freed = true;
+  };
+  const char* reply = guarded([&] {
     const auto options = json::parse(options_json);
     std::string_view bytes(data, length);
     std::string current;
@@ -319,6 +334,7 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_rewrite_for_browser(const char* data, std:
       if (fusion.fused > 0) {
         current = std::move(fused);
         bytes = current;
+        free_input();
         const std::int64_t chunk = options.value("attention_chunk", std::int64_t{0});
         if (chunk > 0) {
           sam3::optimize::AttentionChunkStats chunks;
@@ -342,6 +358,8 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_rewrite_for_browser(const char* data, std:
     stats["bytes"] = rewritten.size();
     return stats;
   });
+  free_input();
+  return reply;
 }
 
 // The staged decoder outputs -> the CLI's prompts[] entry {"text", "boxes", "instances"}.

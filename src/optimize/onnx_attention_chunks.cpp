@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "optimize/graph_pieces.h"
 #include "optimize/onnx_build.h"
 #include "optimize/onnx_fields.h"
 #include "optimize/onnx_graph_view.h"
@@ -140,24 +141,26 @@ std::string chunk_attention_queries(std::string_view model_bytes, std::int64_t m
   c.one_index = c.prefix + "c2", c.c0 = c.prefix + "c0", c.c1 = c.prefix + "c1", c.cm1 = c.prefix + "cm1";
   c.step = c.prefix + "step", c.step_minus_1 = c.prefix + "step_1", c.zeros4 = c.prefix + "zeros4";
 
-  std::string new_graph;
+  GraphPieces new_graph;  // (views of the input: the rewrite holds two copies of a file, not three)
   for (const auto& f : graph_fields) {
     const Node* n = f.number == kGraphNode && f.wire == 2 ? g.node_of(f) : nullptr;
     if (n && chunkable(*n)) {
-      new_graph += chunked(c, *n, st.chunked++);
+      new_graph.add(chunked(c, *n, st.chunked++));
       continue;
     }
-    new_graph.append(f.whole);
+    new_graph.copy(f.whole);
   }
   if (st.chunked == 0) return std::string(model_bytes);
-  new_graph += int64_vector_initializer(c.one_index, 2);
-  new_graph += int64_vector_initializer(c.c0, 0);
-  new_graph += int64_vector_initializer(c.c1, 1);
-  new_graph += int64_vector_initializer(c.cm1, -1);
-  new_graph += int64_vector_initializer(c.step, max_queries);
-  new_graph += int64_vector_initializer(c.step_minus_1, max_queries - 1);
-  new_graph += int64_initializer(c.zeros4, {0, 0, 0, 0});
-  return wire::with_payload(model, graph_field, new_graph);
+  std::string constants;
+  constants += int64_vector_initializer(c.one_index, 2);
+  constants += int64_vector_initializer(c.c0, 0);
+  constants += int64_vector_initializer(c.c1, 1);
+  constants += int64_vector_initializer(c.cm1, -1);
+  constants += int64_vector_initializer(c.step, max_queries);
+  constants += int64_vector_initializer(c.step_minus_1, max_queries - 1);
+  constants += int64_initializer(c.zeros4, {0, 0, 0, 0});
+  new_graph.add(std::move(constants));
+  return model_with_graph(model_bytes, model, graph_field, new_graph);
 }
 
 }  // namespace sam3::optimize
