@@ -1,14 +1,23 @@
 #!/usr/bin/env node
 // sam3 in the browser against the native CLI on the same model files, image and prompts:
 // load, preprocess, image encode, text encode, decode and postprocess (ms), and peak memory
-// (the tab's renderer process against the CLI's), printed as a table. Headless Debian
+// (the tab's renderer process against the CLI's; for the tab also from the end of the load on,
+// the encode's and decodes' own), printed as a table. Headless Debian
 // Chromium through playwright-core (tests/web/node_modules); WASM with threads (the page is
 // cross-origin isolated), and WebGPU on SwiftShader's adapter when asked (correct, slow: it is
-// the CPU). "webgpu" runs the int8 products rewritten into float operators (the module's
-// default), "webgpu-int8" the files as written (their integer products on WASM).
+// the CPU). Runs ("--devices"):
+//   wasm          the module as it loads by default: the graphs rewritten for the tab (attention
+//                 fused, in query chunks), ONNX Runtime Web's CPU-only build
+//   wasm-plain    the files as written on ort.all (what the module did before; the model card's
+//                 own pipeline runs the same sessions on the same build: the fair peer)
+//   webgpu        the module's default on WebGPU: ONNX Runtime's WebGPU provider build, attention
+//                 fused, the int8 products as float operators
+//   webgpu-plain  the files as written on ort.all's WebGPU (JSEP) provider
+// --profile adds ONNX Runtime's per-operator profile of each run's image encode (enableProfiling).
 //
 //   node scripts/bench_browser.mjs --models DIR [--cli build/bin/sam3] [--web build/web]
-//        [--devices wasm,webgpu,webgpu-int8] [--prompts 5] [--vocabulary data/clip/bpe_simple_vocab_16e6.txt.gz]
+//        [--devices wasm,wasm-plain,webgpu] [--prompts 5] [--profile]
+//        [--vocabulary data/clip/bpe_simple_vocab_16e6.txt.gz]
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -28,7 +37,8 @@ const { values: args } = parseArgs({
     models: { type: "string" }, cli: { type: "string", default: path.join(repo, "build/bin/sam3") },
     web: { type: "string", default: path.join(repo, "build/web") },
     ort: { type: "string", default: path.join(repo, ".deps/onnxruntime-web") },
-    devices: { type: "string", default: "wasm" }, prompts: { type: "string", default: "5" },
+    devices: { type: "string", default: "wasm,wasm-plain" }, prompts: { type: "string", default: "5" },
+    profile: { type: "boolean", default: false },
     vocabulary: { type: "string", default: path.join(repo, "data/clip/bpe_simple_vocab_16e6.txt.gz") },
   },
 });
@@ -44,6 +54,8 @@ writeFileSync(path.join(tmp, "scene.png"), scenePng());
 // (the tab's renderer holds the WebAssembly memory), sampled every 100 ms.
 function rendererPeak(profile) {
   let peak = 0;
+  let afterLoad = 0;  // the peak once the page says the model is loaded (the encode and decodes)
+  let loaded = false;
   const timer = setInterval(() => {
     const parent = new Map(), rss = new Map();
     const ours = new Set();  // the processes started with our profile (browser, zygotes)
@@ -62,42 +74,85 @@ function rendererPeak(profile) {
       for (let p = pid, n = 0; p > 1 && n < 10; p = parent.get(p) ?? 0, n++) {
         if (ours.has(p)) {
           peak = Math.max(peak, value);
+          if (loaded) afterLoad = Math.max(afterLoad, value);
           break;
         }
       }
     }
   }, 100);
-  return { stop: () => (clearInterval(timer), peak) };
+  return { loaded: () => { loaded = true; }, stop: () => (clearInterval(timer), { peak, afterLoad }) };
+}
+
+// What each run loads: its device and Sam3.load's options.
+const VARIANTS = {
+  wasm: { device: "wasm", options: {}, label: "module" },
+  "wasm-plain": { device: "wasm", options: { fuseAttention: false, int8AsFloat: false, ortUrl: "/web/ort/ort.all.min.mjs" },
+    label: "files as written, ort.all" },
+  webgpu: { device: "webgpu", options: {}, label: "module" },
+  "webgpu-plain": { device: "webgpu", options: { fuseAttention: false, int8AsFloat: false, ortUrl: "/web/ort/ort.all.min.mjs" },
+    label: "files as written, ort.all JSEP" },
+};
+
+// ONNX Runtime's profile events (the WASM build writes them to the console) -> ms per op type.
+function profileByOp(lines) {
+  const ops = {};
+  for (const line of lines) {
+    if (!line.includes("_kernel_time")) continue;
+    for (const part of line.split("\n")) {
+      let e;
+      try {
+        e = JSON.parse(part.trim().replace(/,$/, ""));
+      } catch {
+        continue;
+      }
+      if (e.cat !== "Node" || !e.name?.endsWith("_kernel_time")) continue;
+      const op = e.args.op_name;
+      ops[op] ??= { n: 0, ms: 0 };
+      ops[op].n++;
+      ops[op].ms += e.dur / 1000;
+    }
+  }
+  return ops;
 }
 
 async function browserRun(variant, baseUrl) {
-  const device = variant.startsWith("webgpu") ? "webgpu" : variant;
-  const int8AsFloat = variant !== "webgpu-int8";
+  const { device, options, label } = VARIANTS[variant] ?? (() => { throw new Error(`unknown run '${variant}'`); })();
   const flags = ["--no-sandbox", "--disable-quic", "--no-first-run", "--disable-background-networking"];
   if (device === "webgpu") flags.push("--enable-unsafe-webgpu", "--use-webgpu-adapter=swiftshader");
   const profile = mkdtempSync(path.join(os.tmpdir(), "sam3-bench-profile-"));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: process.env.SAM3_CHROMIUM || "/usr/bin/chromium", args: flags });
   const memory = rendererPeak(profile);
+  const lines = [];
   try {
     const page = await context.newPage();
+    page.on("console", (m) => {
+      if (m.text() === "sam3-bench: loaded") memory.loaded();
+      else if (args.profile) lines.push(m.text());
+    });
     await page.goto(`${baseUrl}/`);
-    return await page.evaluate(async ({ device, int8AsFloat, texts }) => {
+    const r = await page.evaluate(async ({ device, options, texts, profiling }) => {
       const { Sam3 } = await import("/web/sam3-browser.mjs");
       const t0 = performance.now();
-      const m = await Sam3.load("/models/", { device, int8AsFloat, cache: false, vocabulary: "/vocab/bpe_simple_vocab_16e6.txt.gz" });
+      const m = await Sam3.load("/models/", { device, cache: false, vocabulary: "/vocab/bpe_simple_vocab_16e6.txt.gz", ...options,
+        ...(profiling ? { sessionOptions: { enableProfiling: true } } : {}) });
       const load = performance.now() - t0;
+      console.log("sam3-bench: loaded");
       const e = await m.encode(await (await fetch("/test/scene.png")).blob());
+      if (profiling) m.sessions.image.endProfiling();
       const sum = { encode_text: 0, decode: 0, postprocess: 0 };
       for (const text of texts) {
         await m.segment(e, { text });
         for (const k of Object.keys(sum)) sum[k] += m.lastTimings[k];
       }
-      return { device: m.device, rewritten: Object.values(m.rewrites).some((r) => r.matmuls + r.convs > 0), threads: crossOriginIsolated ? navigator.hardwareConcurrency : 1, load,
+      if (profiling) await new Promise((done) => setTimeout(done, 500));
+      return { device: m.device, build: m.ortBuild, rewrites: m.rewrites,
+        threads: crossOriginIsolated ? navigator.hardwareConcurrency : 1, load,
         preprocess: e.timings_ms.preprocess, encode_image: e.timings_ms.encode_image, ...sum };
-    }, { device, int8AsFloat, texts: TEXTS });
+    }, { device, options, texts: TEXTS, profiling: args.profile });
+    return { ...r, label, ops: args.profile ? profileByOp(lines) : null };
   } finally {
-    browserRun.peak = memory.stop();
+    ({ peak: browserRun.peak, afterLoad: browserRun.afterLoad } = memory.stop());
     await context.close();
     rmSync(profile, { recursive: true, force: true });
   }
@@ -121,12 +176,14 @@ try {
   nativeRun();
   const { timings: n, peak: nativePeak } = nativeRun();
   console.log(`models ${args.models}; 400x240 image; ${TEXTS.length} prompts (ms; decode and text summed over them)\n`);
-  console.log("| run | load | preprocess | encode_image | encode_text | decode | postprocess | peak RSS MB |");
-  console.log("|---|---:|---:|---:|---:|---:|---:|---:|");
-  const base = ["native CLI", n.load, n.preprocess, n.encode_image, n.encode_text, n.decode, n.postprocess, nativePeak];
-  const row = (r) => console.log(`| ${r[0]} | ${r.slice(1).map((v) => Math.round(v)).join(" | ")} |`);
+  console.log("| run | load | preprocess | encode_image | encode_text | decode | postprocess | peak RSS MB | after the load |");
+  console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+  const base = ["native CLI", n.load, n.preprocess, n.encode_image, n.encode_text, n.decode, n.postprocess, nativePeak, "-"];
+  const row = (r) => console.log(`| ${r[0]} | ${r.slice(1).map((v) => (typeof v === "number" ? Math.round(v) : v)).join(" | ")} |`);
   row(base);
   const ratios = [];
+  const profiles = [];
+  const byRun = {};
   for (const device of args.devices.split(",")) {
     let r;
     try {
@@ -135,14 +192,31 @@ try {
       console.log(`| browser ${device} | failed: ${String(e.message).split("\n")[0]} (peak ${Math.round(browserRun.peak)} MB) |`);
       continue;
     }
-    const how = r.device === "webgpu" ? ` (SwiftShader, ${r.rewritten ? "int8 products as float" : "files as written"})` : ` (${r.threads} threads)`;
-    const cells = [`browser ${r.device}${how}`, r.load, r.preprocess,
-      r.encode_image, r.encode_text, r.decode, r.postprocess, browserRun.peak];
+    const fused = Object.values(r.rewrites).reduce((n, x) => n + (x.fused ?? 0), 0);
+    const how = `${r.label}: ${r.build}${r.device === "webgpu" ? ", SwiftShader" : `, ${r.threads} threads`}${fused ? `, ${fused} attention fused` : ""}`;
+    const cells = [`browser ${r.device} (${how})`, r.load, r.preprocess,
+      r.encode_image, r.encode_text, r.decode, r.postprocess, browserRun.peak, browserRun.afterLoad];
     row(cells);
     const total = (x) => x[3] + x[4] + x[5] + x[6];
+    if (r.ops) {
+      const all = Object.entries(r.ops).reduce((a, [op, o]) => a + (op === "Loop" ? 0 : o.ms), 0);
+      profiles.push(`\n${cells[0]}: image encode by operator (ONNX Runtime's profile; a Loop's time holds its body's, left out of the shares)\n\n`
+        + "| operator | kernels | ms | share |\n|---|---:|---:|---:|\n"
+        + Object.entries(r.ops).sort((a, b) => b[1].ms - a[1].ms).filter(([, o]) => o.ms >= 1)
+          .map(([op, o]) => `| ${op} | ${o.n} | ${Math.round(o.ms)} | ${op === "Loop" ? "(its body)" : `${(100 * o.ms / all).toFixed(1)}%`} |`).join("\n"));
+    }
+    byRun[device] = cells;
     ratios.push(`${cells[0]} / native: encode_image ${(cells[3] / base[3]).toFixed(2)}, total without load ${(total(cells) / total(base)).toFixed(2)}`);
   }
+  for (const d of ["wasm", "webgpu"]) {
+    if (byRun[d] && byRun[`${d}-plain`]) {
+      const [m, p] = [byRun[d], byRun[`${d}-plain`]];
+      ratios.push(`${d}: files as written / module: encode_image ${(p[3] / m[3]).toFixed(2)}, decode ${(p[5] / m[5]).toFixed(2)}, peak memory ${(p[7] / m[7]).toFixed(2)}`);
+    }
+  }
   console.log(`\n${ratios.join("\n")}`);
+  for (const p of profiles) console.log(p);
+  console.log(`\nCPU: ${os.cpus()[0]?.model} x ${os.cpus().length}`);
 } finally {
   await stopStatic(server);
   rmSync(tmp, { recursive: true, force: true });

@@ -3,7 +3,7 @@
 export type Device = "auto" | "webgpu" | "wasm";
 
 export interface Progress {
-  stage: "download" | "encode";
+  stage: "download" | "rewrite" | "encode";
   file?: string;
   loaded: number;
   total: number;  // 0 when the server gave no length
@@ -11,16 +11,23 @@ export interface Progress {
 }
 
 export interface LoadOptions {
-  device?: Device;           // "auto": WebGPU when the browser gives an adapter, else WASM
+  device?: Device;           // "auto": WebGPU on a hardware adapter, else WASM (model.deviceReason says which and why)
   ort?: unknown;             // the onnxruntime-web module; else imported from ortUrl
-  ortUrl?: string;           // default: ./ort/ort.all.min.mjs beside this module
-  cache?: boolean;           // keep downloaded files in Cache Storage (default true)
+  ortUrl?: string;           // default: ./ort/ort.wasm.min.mjs (WASM) or ./ort/ort.webgpu.min.mjs (WebGPU) beside this module
+  cache?: boolean;           // keep downloaded files and their rewritten graphs in Cache Storage (default true)
   vocabulary?: string;       // URL of a vocabulary when the folder holds none
   threads?: number;          // WASM threads (default: one per core; needs cross-origin isolation)
   logSeverityLevel?: 0 | 1 | 2 | 3 | 4;  // ONNX Runtime Web's log (0: verbose)
   /** Rewrite the int8 products (DynamicQuantizeLinear -> MatMulInteger/ConvInteger) into float
    * operators WebGPU has kernels for (default: on WebGPU only); false runs the files as written. */
   int8AsFloat?: boolean;
+  /** Fuse attention written op by op into com.microsoft.MultiHeadAttention (default true). */
+  fuseAttention?: boolean;
+  /** On WASM, the fused attention's queries per chunk, bounding its scores' memory (default
+   * 1024; 0: one chunk). */
+  attentionChunk?: number;
+  /** More ONNX Runtime Web session options (e.g. enableProfiling). */
+  sessionOptions?: Record<string, unknown>;
   onProgress?: (p: Progress) => void;
 }
 
@@ -109,8 +116,15 @@ export class Sam3Model {
   readonly inputHeight: number;
   /** Why the model may run slower than it could (e.g. not cross-origin isolated). */
   readonly warnings: string[];
-  /** Per network ("image", "text", "decoder", ...): what the int8 rewrite did (empty when off). */
-  readonly rewrites: Record<string, { quantizers: number; matmuls: number; convs: number; skipped: number }>;
+  /** Per network ("image", "text", "decoder", ...): what the rewrites did (empty when all are
+   * off); cached: the rewritten graph came from Cache Storage. */
+  readonly rewrites: Record<string, { fused: number; chunked: number; quantizers: number; matmuls: number; convs: number;
+    skipped: number; cached?: boolean }>;
+  /** Why this device: "asked for", "no WebGPU adapter in this browser", "a GPU adapter (...)",
+   * or a software adapter passed over for WASM. */
+  readonly deviceReason: string;
+  /** The ONNX Runtime Web build the sessions run on (e.g. "ort.wasm.min.mjs"). */
+  readonly ortBuild: string;
   /** The last segment()'s times in ms: the text encoder's run (0 when its outputs were kept),
    * the other sessions' runs (geometry encoder, decoder), the core's work; and how many runs. */
   readonly lastTimings?: { encode_text: number; decode: number; postprocess: number; runs: number };
@@ -129,5 +143,5 @@ export class Sam3 {
   static load(source: string | URL | Iterable<File>, options?: LoadOptions): Promise<Sam3Model>;
 }
 
-/** Deletes the model files this origin cached. */
+/** Deletes the model files this origin cached and their rewritten graphs. */
 export function clearModelCache(): Promise<void>;

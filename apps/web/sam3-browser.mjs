@@ -12,6 +12,13 @@ import createSam3Core from "./sam3.mjs";
 
 const CACHE_NAME = "sam3-models-v1";
 const ABI = 2;  // sam3_wasm.h's SAM3_WASM_ABI: the module this wrapper speaks to
+// Rewritten graphs (rewriteForBrowser), keyed by their file's identity and the rewrite's options.
+// The version changes with what the core's rewrites write, so an old graph is never reused.
+const OPTIMIZED_CACHE_NAME = "sam3-optimized-v1";
+const REWRITE_VERSION = 1;
+// The ONNX Runtime Web build each device runs (docs/browser.md, "Which build"): the WebGPU
+// provider's own build for WebGPU, the CPU-only build for WASM.
+const ORT_BUILDS = { wasm: "ort.wasm.min.mjs", webgpu: "ort.webgpu.min.mjs" };
 const ONNX_TYPES = { float32: 1, uint8: 2, int8: 3, int32: 6, int64: 7, bool: 9, float16: 10 };
 const ARRAYS = {
   float32: Float32Array, uint8: Uint8Array, int32: Int32Array, int64: BigInt64Array,
@@ -173,6 +180,52 @@ UrlSource.prototype.fetchFile = async function fetchFile(url, name) {
   return new Response(new Blob(parts), { headers: { "Content-Length": String(size), "Content-Type": "application/octet-stream" } });
 };
 
+// Cache Storage of the graphs as rewritten for this tab, so that a second load skips the
+// rewrite (and the original's bytes). A file is known by its URL and what the server says of its
+// version (ETag, Last-Modified, size) or, picked from disk, by its name, size and date.
+class OptimizedGraphs {
+  constructor(src, rewrite, options) {
+    this.src = src;
+    this.rewrite = JSON.stringify({ ...rewrite, version: REWRITE_VERSION });
+    this.enabled = options.cache !== false && typeof caches !== "undefined";
+  }
+
+  async key(file) {
+    const identity = await this.src.identity(file);
+    if (!identity) return null;
+    return new URL(`/.sam3-optimized/${encodeURIComponent(`${identity}|${this.rewrite}`)}`, globalThis.location?.href).href;
+  }
+
+  async get(file) {
+    if (!this.enabled) return null;
+    const key = await this.key(file);
+    const response = key ? await (await caches.open(OPTIMIZED_CACHE_NAME)).match(key) : null;
+    if (!response) return null;
+    const stats = JSON.parse(response.headers.get("x-sam3-rewrite") ?? "{}");
+    return { bytes: new Uint8Array(await response.arrayBuffer()), stats };
+  }
+
+  async put(file, bytes, stats) {
+    if (!this.enabled) return;
+    const key = await this.key(file);
+    if (!key) return;
+    try {
+      await (await caches.open(OPTIMIZED_CACHE_NAME)).put(key, new Response(bytes, {
+        headers: { "Content-Type": "application/octet-stream", "x-sam3-rewrite": JSON.stringify(stats) } }));
+    } catch {
+      // a full quota only costs the next load a rewrite
+    }
+  }
+}
+
+UrlSource.prototype.identity = async function identity(name) {
+  const url = new URL(this.prefix + name, globalThis.location?.href).href;
+  const head = await fetch(url, { method: "HEAD" }).catch(() => null);
+  if (!head?.ok) return null;
+  const h = (k) => head.headers.get(k) ?? "";
+  return `${url}|${h("etag")}|${h("last-modified")}|${h("content-length")}`;
+};
+
 class FileSource {
   constructor(files, options) {
     this.files = new Map([...files].map((f) => [f.name, f]));
@@ -184,6 +237,11 @@ class FileSource {
     return candidates.filter((n) => this.files.has(n));
   }
 
+  async identity(name) {
+    const f = this.files.get(name);
+    return f ? `file:${f.name}|${f.size}|${f.lastModified}` : null;
+  }
+
   async bytes(name) {
     const f = this.files.get(name);
     const data = new Uint8Array(await f.arrayBuffer());
@@ -192,21 +250,26 @@ class FileSource {
   }
 }
 
-// ONNX Runtime Web's WebGPU provider has no kernels for DynamicQuantizeLinear, MatMulInteger or
-// ConvInteger: on the int8 files it would run every product on WASM, with copies between the GPU
-// and the CPU around each. The core rewrites them into float operators it has kernels for, the
-// weights staying uint8/int8 (docs/browser.md). -> {bytes, stats}
-function int8AsFloat(core, bytes, file) {
+// The graph the tab runs fastest, rewritten by the core before the session is made
+// (docs/browser.md): attention fused into MultiHeadAttention, on WASM looped over query chunks
+// (its kernel has no flash path and would hold every score of a global block at once); on WebGPU
+// the int8 products as float operators, which its provider has kernels for (the weights stay
+// uint8/int8). -> {bytes, stats, release}: bytes a view of the rewritten graph in the core's
+// memory (no copy: the tab holds a large file few times at once), valid until release().
+function rewriteForBrowser(core, bytes, file, rewrite) {
   const p = core._malloc(bytes.byteLength);
-  if (!p) throw new Sam3Error("out_of_memory", `${file}: not enough memory in the tab to prepare it for WebGPU`);
+  if (!p) throw new Sam3Error("out_of_memory", `${file}: not enough memory in the tab to prepare it`);
+  let answer;
   try {
     core.HEAPU8.set(bytes, p);
-    const { ptr, bytes: size, ...stats } = call(core, "sam3_int8_as_float", p, bytes.byteLength);
-    return { bytes: ptr ? core.HEAPU8.slice(ptr, ptr + size) : bytes, stats };
-  } finally {
-    core._free(p);
+    // The core frees p as soon as it holds a rewritten copy (owns_input): two copies at most.
+    answer = call(core, "sam3_rewrite_for_browser", p, bytes.byteLength, JSON.stringify({ ...rewrite, owns_input: true }));
+  } catch (e) {
     core._sam3_release_rewritten();
+    throw e;
   }
+  const { ptr, bytes: size, ...stats } = answer;
+  return { bytes: ptr ? core.HEAPU8.subarray(ptr, ptr + size) : bytes, stats, release: () => core._sam3_release_rewritten() };
 }
 
 async function gunzip(bytes) {
@@ -214,15 +277,24 @@ async function gunzip(bytes) {
   return new Uint8Array(await new Response(stream).arrayBuffer());
 }
 
+// -> {device, reason}. "auto" takes WebGPU on a hardware adapter only: a software adapter
+// (SwiftShader, Chromium's fallback where no GPU is usable) runs the same graphs on the CPU
+// several times slower than WASM does (docs/browser.md, "Measured").
 async function pickDevice(requested) {
-  if (requested === "wasm") return "wasm";
+  if (requested === "wasm") return { device: "wasm", reason: "asked for" };
   const adapter = globalThis.navigator?.gpu ? await navigator.gpu.requestAdapter().catch(() => null) : null;
-  if (adapter) return "webgpu";
   if (requested === "webgpu") {
+    if (adapter) return { device: "webgpu", reason: "asked for" };
     throw new Sam3Error("webgpu_unavailable", "this browser gives no WebGPU adapter (navigator.gpu is missing or has no "
       + "adapter): use device \"wasm\", or a browser with WebGPU enabled");
   }
-  return "wasm";
+  if (!adapter) return { device: "wasm", reason: "no WebGPU adapter in this browser" };
+  const info = adapter.info ?? {};
+  const name = [info.vendor, info.architecture, info.device].filter(Boolean).join(" ") || "an adapter";
+  if (adapter.isFallbackAdapter || info.isFallbackAdapter || /swiftshader/i.test(`${info.vendor} ${info.architecture}`)) {
+    return { device: "wasm", reason: `the only WebGPU adapter is a software one (${name}), slower than WASM` };
+  }
+  return { device: "webgpu", reason: `a GPU adapter (${name})` };
 }
 
 async function pixels(image) {
@@ -239,18 +311,23 @@ async function pixels(image) {
 export class Sam3 {
   // source: a URL prefix of a model folder ("/models/") or the folder's File objects.
   // options: {device: "auto"|"webgpu"|"wasm", ort (the onnxruntime-web module, else imported
-  // from options.ortUrl or ./ort/ort.all.min.mjs), cache (Cache Storage, default true),
-  // onProgress({stage, file, loaded, total}), vocabulary (URL of a fallback vocabulary),
-  // threads (WASM threads; default one per core), int8AsFloat (the int8 products as float
-  // operators; default on WebGPU only), logSeverityLevel (ONNX Runtime's, default 3)}.
+  // from options.ortUrl or ./ort/, the build chosen for the device: ORT_BUILDS), cache (Cache
+  // Storage for the files and their rewritten graphs, default true), onProgress({stage, file,
+  // loaded, total}), vocabulary (URL of a fallback vocabulary), threads (WASM threads; default
+  // one per core), fuseAttention (attention as MultiHeadAttention; default true),
+  // attentionChunk (its queries per chunk on WASM; default 1024, 0 for none), int8AsFloat (the
+  // int8 products as float operators; default on WebGPU only), logSeverityLevel (ONNX
+  // Runtime's, default 3), sessionOptions (more ONNX Runtime session options, e.g.
+  // enableProfiling)}.
   static async load(source, options = {}) {
     const core = await loadCore();
-    const ort = options.ort ?? (await import(options.ortUrl ?? new URL("./ort/ort.all.min.mjs", import.meta.url).href));
-    if (!options.ort) ort.env.wasm.wasmPaths = new URL(".", options.ortUrl ?? new URL("./ort/", import.meta.url)).href;
+    const { device, reason: deviceReason } = await pickDevice(options.device ?? "auto");
+    const ortUrl = new URL(options.ortUrl ?? `./ort/${ORT_BUILDS[device]}`, options.ortUrl ? globalThis.location?.href : import.meta.url).href;
+    const ort = options.ort ?? (await import(ortUrl));
+    if (!options.ort) ort.env.wasm.wasmPaths = new URL(".", ortUrl).href;
     // One thread per core, as natively (ONNX Runtime Web's default is half of them); threads
     // need cross-origin isolation. Taken by the first session this page creates.
     if (globalThis.crossOriginIsolated) ort.env.wasm.numThreads = options.threads || navigator.hardwareConcurrency || 1;
-    const device = await pickDevice(options.device ?? "auto");
     const src = typeof source === "string" || source instanceof URL ? new UrlSource(String(source), options) : new FileSource(source, options);
     const { candidates, vocabularies, external_data: dataSuffixes } = call(core, "sam3_layout_candidates");
     let names = await src.names([...candidates, ...vocabularies]);
@@ -266,19 +343,38 @@ export class Sam3 {
     const chosen = call(core, "sam3_choose_files", src.where + graphs, JSON.stringify(names));
     for (const part of Object.keys(chosen.parts)) chosen.parts[part] = graphs + chosen.parts[part];
     const providers = device === "webgpu" ? ["webgpu", "wasm"] : ["wasm"];
+    const rewrite = {
+      fuse_attention: options.fuseAttention ?? true,
+      attention_chunk: device === "wasm" ? (options.attentionChunk ?? 1024) : 0,
+      int8_as_float: options.int8AsFloat ?? device === "webgpu",
+    };
+    const rewriting = rewrite.fuse_attention || rewrite.int8_as_float;
+    const optimized = new OptimizedGraphs(src, rewrite, options);
     const sessions = {};
     const parts = {};
     const rewrites = {};
-    // The rewrite runs in a core instance of its own, dropped after the load: a WebAssembly
-    // memory never shrinks, and the rewrite grows it to twice the largest file.
     let rewriter = null;
     for (const [part, file] of Object.entries(chosen.parts)) {
-      let bytes = await src.bytes(file);
-      if (options.int8AsFloat ?? device === "webgpu") {
-        rewriter ??= await createSam3Core();
-        const r = int8AsFloat(rewriter, bytes, file);
-        bytes = r.bytes;
-        rewrites[part] = r.stats;
+      let bytes = rewriting ? await optimized.get(file) : null;
+      let release = null;
+      if (bytes) {
+        rewrites[part] = { ...bytes.stats, cached: true };
+        bytes = bytes.bytes;
+      } else {
+        bytes = await src.bytes(file);
+        if (rewriting) {
+          options.onProgress?.({ stage: "rewrite", file, loaded: 0, total: 1 });
+          // The rewrite runs in a core instance of its own, reused for every file and dropped
+          // after the load: a WebAssembly memory never shrinks, and the rewrite grows it to
+          // twice the largest file (an instance per file would leave each to the garbage
+          // collector, measured holding them all at once).
+          rewriter ??= await createSam3Core();
+          const r = rewriteForBrowser(rewriter, bytes, file, rewrite);
+          ({ bytes, release } = r);
+          rewrites[part] = r.stats;
+          await optimized.put(file, bytes, r.stats);
+          options.onProgress?.({ stage: "rewrite", file, loaded: 1, total: 1 });
+        }
       }
       // Weights stored beside the graph (ONNX external data, named in the graph by file name).
       const externalData = [];
@@ -288,13 +384,17 @@ export class Sam3 {
       }
       try {
         sessions[part] = await ort.InferenceSession.create(bytes, { executionProviders: providers,
-          logSeverityLevel: options.logSeverityLevel ?? 3, ...(externalData.length ? { externalData } : {}) });
+          logSeverityLevel: options.logSeverityLevel ?? 3, ...(options.sessionOptions ?? {}),
+          ...(externalData.length ? { externalData } : {}) });
       } catch (e) {
         const text = String(e?.message ?? e);
         if (/memory|allocation|RangeError/i.test(text)) {
           throw new Sam3Error("out_of_memory", `${file}: not enough memory for this model in the tab (${text}); close other tabs or use a smaller model`);
         }
         throw new Sam3Error("model_mismatch", `${file}: ONNX Runtime Web cannot load it: ${text}`);
+      } finally {
+        release?.();
+        bytes = null;
       }
       parts[part] = partSpec(file, sessions[part]);
     }
@@ -314,6 +414,8 @@ export class Sam3 {
     if (vocab?.name.endsWith(".gz")) vocab.bytes = await gunzip(vocab.bytes);
     const model = new Sam3Model(core, ort, info, sessions, device);
     model.rewrites = rewrites;
+    model.ortBuild = options.ort ? "the given module" : ortUrl.split("/").pop();
+    model.deviceReason = deviceReason;
     if (vocab) model.setVocabulary(vocab.bytes, vocab.name);
     return model;
   }
@@ -441,7 +543,10 @@ export class Sam3Model {
   }
 }
 
-// Deletes the models this origin cached (Cache Storage).
+// Deletes the models this origin cached and their rewritten graphs (Cache Storage).
 export async function clearModelCache() {
-  if (typeof caches !== "undefined") await caches.delete(CACHE_NAME);
+  if (typeof caches !== "undefined") {
+    await caches.delete(CACHE_NAME);
+    await caches.delete(OPTIMIZED_CACHE_NAME);
+  }
 }

@@ -6,6 +6,7 @@
 #include <emscripten/emscripten.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -14,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "optimize/onnx_attention.h"
+#include "optimize/onnx_attention_chunks.h"
 #include "optimize/onnx_int8_as_float.h"
 #include "predictor/postprocess.h"
 #include "predictor/preprocess.h"
@@ -522,5 +525,70 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_int8_as_float(const char* data, std::uint3
 }
 
 EMSCRIPTEN_KEEPALIVE void sam3_release_rewritten() { std::string().swap(rewritten); }
+
+// A model file's bytes -> the graph the tab runs fastest, in one pass over the module's memory
+// (options: {"fuse_attention": bool, "attention_chunk": max queries per chunk, 0 for none,
+// "int8_as_float": bool}):
+//   - attention fused into com.microsoft.MultiHeadAttention (optimize/onnx_attention.h), as
+//     natively; with attention_chunk > 0 each fused node loops over query chunks
+//     (optimize/onnx_attention_chunks.h): ONNX Runtime Web's WASM kernel has no flash path and
+//     would hold every score at once;
+//   - the int8 products as float operators for WebGPU (as sam3_int8_as_float).
+// {"ptr", "bytes", "fused", "chunked", "quantizers", "matmuls", "convs", "skipped"}; ptr 0 when
+// nothing changed. The bytes stay in the module's memory until sam3_release_rewritten. With
+// "owns_input" the input (malloc'ed by the caller) is freed here as soon as a rewritten copy
+// exists, so that the module holds at most two copies of a large file, never three; the
+// caller must not free it then.
+EMSCRIPTEN_KEEPALIVE const char* sam3_rewrite_for_browser(const char* data, std::uint32_t length, const char* options_json) {
+  bool owned = false;
+  try {
+    owned = json::parse(options_json).value("owns_input", false);
+  } catch (...) {
+    // malformed options: answered as an error below
+  }
+  bool input_freed = false;
+  const auto free_input = [&] {
+    if (owned && !input_freed) std::free(const_cast<char*>(data));
+    input_freed = true;
+  };
+  const char* reply = guarded([&] {
+    const auto options = json::parse(options_json);
+    std::string_view bytes(data, length);
+    std::string current;
+    json stats = {{"fused", 0}, {"chunked", 0}, {"quantizers", 0}, {"matmuls", 0}, {"convs", 0}, {"skipped", 0}};
+    if (options.value("fuse_attention", false)) {
+      sam3::optimize::AttentionFusionStats fusion;
+      std::string fused = sam3::optimize::fuse_attention(bytes, &fusion);
+      stats["fused"] = fusion.fused;
+      if (fusion.fused > 0) {
+        current = std::move(fused);
+        bytes = current;
+        free_input();
+        const std::int64_t chunk = options.value("attention_chunk", std::int64_t{0});
+        if (chunk > 0) {
+          sam3::optimize::AttentionChunkStats chunks;
+          std::string chunked = sam3::optimize::chunk_attention_queries(bytes, chunk, &chunks);
+          stats["chunked"] = chunks.chunked;
+          current = std::move(chunked);
+          bytes = current;
+        }
+      }
+    }
+    if (options.value("int8_as_float", false)) {
+      sam3::optimize::Int8AsFloatStats int8;
+      std::string floats = sam3::optimize::int8_products_as_float(bytes, &int8);
+      stats["quantizers"] = int8.quantizers, stats["matmuls"] = int8.matmuls, stats["convs"] = int8.convs;
+      stats["skipped"] = int8.skipped;
+      if (int8.matmuls + int8.convs > 0) current = std::move(floats);
+    }
+    const bool changed = !current.empty();
+    rewritten = std::move(current);
+    stats["ptr"] = changed ? reinterpret_cast<std::uintptr_t>(rewritten.data()) : 0;
+    stats["bytes"] = rewritten.size();
+    return stats;
+  });
+  free_input();
+  return reply;
+}
 
 }  // extern "C"

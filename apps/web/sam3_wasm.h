@@ -73,6 +73,12 @@ std::uintptr_t sam3_stage_output(int handle, const char* name, const char* shape
 // {"ptr", "bytes", "quantizers", "matmuls", "convs", "skipped"}; ptr 0 when nothing changed.
 // The bytes stay until sam3_release_rewritten().
 const char* sam3_int8_as_float(const char* data, std::uint32_t length);
+// A graph's bytes -> the graph the tab runs fastest, in one pass; options {"fuse_attention",
+// "attention_chunk" (most queries per chunk, 0: none), "int8_as_float", "owns_input" (the input,
+// malloc'ed by the caller, is then freed here, never by the caller)} -> {"ptr", "bytes", "fused",
+// "chunked", "quantizers", "matmuls", "convs", "skipped"}; ptr 0 when nothing changed. The bytes
+// stay until sam3_release_rewritten().
+const char* sam3_rewrite_for_browser(const char* data, std::uint32_t length, const char* options_json);
 void sam3_release_rewritten();
 
 }  // extern "C"

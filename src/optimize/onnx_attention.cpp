@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "optimize/graph_pieces.h"
 #include "optimize/onnx_build.h"
 #include "optimize/onnx_fields.h"
 #include "optimize/onnx_graph_view.h"
@@ -204,7 +205,7 @@ std::string fused_nodes(const Names& base, const Match& m, int index) {
 
 }  // namespace
 
-std::string fuse_attention(const std::string& model_bytes, AttentionFusionStats* stats) {
+std::string fuse_attention(std::string_view model_bytes, AttentionFusionStats* stats) {
   AttentionFusionStats local;
   AttentionFusionStats& st = stats ? *stats : local;
   st = {};
@@ -212,7 +213,7 @@ std::string fuse_attention(const std::string& model_bytes, AttentionFusionStats*
   const Field& graph_field = wire::message_field(model, kModelGraph);
   bool has_microsoft = false;
   // Older opsets define Softmax over flattened trailing axes; such files are left alone.
-  if (default_opset(model, &has_microsoft) < 13) return model_bytes;
+  if (default_opset(model, &has_microsoft) < 13) return std::string(model_bytes);
 
   const auto graph_fields = parse(graph_field.bytes);
   const GraphView g(graph_fields);
@@ -224,7 +225,7 @@ std::string fuse_attention(const std::string& model_bytes, AttentionFusionStats*
     for (const Node* c : m->core) removed.insert(c);
     matches.push_back(std::move(*m));
   }
-  if (matches.empty()) return model_bytes;
+  if (matches.empty()) return std::string(model_bytes);
   // Scalings and transposes go too once nothing left in the graph reads them.
   std::set<std::string> fused_inputs;
   for (const auto& m : matches) fused_inputs.insert({m.q, m.k, m.v});
@@ -250,32 +251,34 @@ std::string fuse_attention(const std::string& model_bytes, AttentionFusionStats*
   std::map<const Node*, int> replaced;  // the last MatMul of each match -> match index
   for (size_t i = 0; i < matches.size(); ++i) replaced[matches[i].last] = static_cast<int>(i);
 
-  std::string new_graph;
+  GraphPieces new_graph;  // (views of the input: the rewrite holds two copies of a file, not three)
   for (const auto& f : graph_fields) {
     if (f.number == kGraphNode && f.wire == 2) {
       const Node* n = g.node_of(f);
       if (auto it = replaced.find(n); it != replaced.end()) {
-        new_graph += fused_nodes(names, matches[static_cast<size_t>(it->second)], it->second);
+        new_graph.add(fused_nodes(names, matches[static_cast<size_t>(it->second)], it->second));
         continue;
       }
       if (removed.contains(n)) continue;
     }
-    new_graph.append(f.whole);
+    new_graph.copy(f.whole);
   }
+  std::string constants;
   for (const auto& [name, value] : std::vector<std::pair<std::string, std::int64_t>>{
            {names.c0, 0}, {names.c2, 2}, {names.c3, 3}, {names.c4, 4}, {names.cm1, -1}}) {
-    new_graph += int64_vector_initializer(name, value);
+    constants += int64_vector_initializer(name, value);
   }
+  new_graph.add(std::move(constants));
   st.fused = static_cast<int>(matches.size());
 
-  std::string out = wire::with_payload(model, graph_field, new_graph);
+  std::string opset_import;
   if (!has_microsoft) {
     std::string opset;
     wire::write_len(opset, kOpsetDomain, "com.microsoft");
     wire::write_varint_field(opset, kOpsetVersion, 1);
-    wire::write_len(out, kModelOpsetImport, opset);
+    wire::write_len(opset_import, kModelOpsetImport, opset);
   }
-  return out;
+  return model_with_graph(model_bytes, model, graph_field, new_graph, opset_import);
 }
 
 }  // namespace sam3::optimize

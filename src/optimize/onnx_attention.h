@@ -13,6 +13,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 namespace sam3::optimize {
 
@@ -22,6 +23,6 @@ struct AttentionFusionStats {
 
 // Returns the rewritten model bytes (the input unchanged when nothing matched, or when the
 // model's default opset is older than 13). Throws sam3::Error(kModelMismatch) on a malformed file.
-std::string fuse_attention(const std::string& model_bytes, AttentionFusionStats* stats);
+std::string fuse_attention(std::string_view model_bytes, AttentionFusionStats* stats);
 
 }  // namespace sam3::optimize

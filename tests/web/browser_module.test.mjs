@@ -79,7 +79,7 @@ async function inBrowser(layout, cases, device = "wasm", on = page, options = {}
     const results = [];
     for (const c of cases) results.push(await m.segment(e, { text: c.text, boxes: c.boxes ?? [], threshold: c.threshold }));
     return { device: m.device, layout: m.layout, generation: m.generation, isolated: crossOriginIsolated, rewrites: m.rewrites,
-      results };
+      ortBuild: m.ortBuild, results };
   }, { layout, cases: cases.map(({ cli, ...c }) => c), device, options });
 }
 
@@ -142,6 +142,74 @@ for (const layout of ["usls", "samexporter"]) {
   });
 }
 
+// ONNX Runtime's profile (enableProfiling: the WASM build writes it to the console as JSON
+// events) -> {op type: kernels run}.
+function profiledOps(lines) {
+  const ops = {};
+  for (const line of lines) {
+    for (const m of line.matchAll(/"name" :"[^"]*_kernel_time"[^\n]*?"op_name" : "(\w+)"/g)) ops[m[1]] = (ops[m[1]] ?? 0) + 1;
+  }
+  return ops;
+}
+
+test("usls on WASM: attention fused into MultiHeadAttention over query chunks runs there and equals the CLI", async () => {
+  const lines = [];
+  const listen = (m) => lines.push(m.text());
+  page.on("console", listen);
+  let got;
+  try {
+    got = await page.evaluate(async (cases) => {
+      const { Sam3 } = await import("/web/sam3-browser.mjs");
+      // 100 queries per chunk: several chunks, the last one padded, on the test model's tokens.
+      const m = await Sam3.load("/models/usls/", { device: "wasm", cache: false, vocabulary: "/data/clip/bpe_simple_vocab_16e6.txt.gz",
+        attentionChunk: 100, sessionOptions: { enableProfiling: true } });
+      const e = await m.encode(await (await fetch("/test/scene.png")).blob());
+      m.sessions.image.endProfiling();
+      const results = [];
+      for (const c of cases) results.push(await m.segment(e, { text: c.text, boxes: c.boxes ?? [], threshold: c.threshold }));
+      await new Promise((done) => setTimeout(done, 200));  // the profile's console lines
+      return { rewrites: m.rewrites, ortBuild: m.ortBuild, results };
+    }, CASES.map(({ cli, ...c }) => c));
+  } finally {
+    page.off("console", listen);
+  }
+  assert.equal(got.ortBuild, "ort.wasm.min.mjs", "WASM runs on ONNX Runtime Web's CPU-only build");
+  assert.equal(got.rewrites.image.fused, 1, `the vision encoder's attention fused (${JSON.stringify(got.rewrites)})`);
+  assert.equal(got.rewrites.image.chunked, 1, "and looped over query chunks");
+  const ops = profiledOps(lines);
+  assert.ok(ops.MultiHeadAttention >= 2, `MultiHeadAttention ran once per chunk in the image encoder's profile (${JSON.stringify(ops)})`);
+  assert.equal(ops.Softmax ?? 0, 0, "no attention left unfused in the image encoder");
+  CASES.forEach((c, i) => assertSame(got.results[i], native("usls", c.cli)[0], `usls fused ${JSON.stringify(c.cli)}`));
+});
+
+test("the rewritten graphs are cached: a second load skips the rewrite and gives the same results", async () => {
+  const got = await page.evaluate(async () => {
+    const { Sam3, clearModelCache } = await import("/web/sam3-browser.mjs");
+    await clearModelCache();
+    const runs = [];
+    try {
+      for (let i = 0; i < 2; i++) {
+        const stages = new Set();
+        const m = await Sam3.load("/models/usls/", { device: "wasm", vocabulary: "/data/clip/bpe_simple_vocab_16e6.txt.gz",
+          onProgress: (p) => stages.add(p.stage) });
+        const e = await m.encode(await (await fetch("/test/scene.png")).blob());
+        runs.push({ rewrites: m.rewrites, rewrote: stages.has("rewrite"), result: await m.segment(e, { text: "red" }) });
+        await m.release();
+      }
+    } finally {
+      await clearModelCache();
+    }
+    return { runs, left: (await caches.keys()).filter((k) => k.startsWith("sam3-")) };
+  });
+  const [first, second] = got.runs;
+  assert.ok(first.rewrote && !first.rewrites.image.cached, "the first load rewrites");
+  assert.ok(!second.rewrote, "the second load does not rewrite");
+  assert.equal(second.rewrites.image.cached, true);
+  assert.equal(second.rewrites.image.fused, first.rewrites.image.fused);
+  assertSame(second.result, first.result, "cached graph");
+  assert.deepEqual(got.left, [], "clearModelCache empties both caches");
+});
+
 for (const layout of ["usls", "samexporter"]) {
   test(`${layout}: the same on WebGPU (SwiftShader's adapter)`, async () => {
     const adapter = await gpuPage.evaluate(async () => {
@@ -152,22 +220,26 @@ for (const layout of ["usls", "samexporter"]) {
     const { value: got, placed } = await placements(() => inBrowser(layout, CASES.slice(0, 2), "webgpu", gpuPage,
       { logSeverityLevel: 0 }));
     assert.equal(got.device, "webgpu");
+    assert.equal(got.ortBuild, "ort.webgpu.min.mjs", "WebGPU runs on ONNX Runtime's own WebGPU provider build");
     CASES.slice(0, 2).forEach((c, i) => assertSame(got.results[i], native(layout, c.cli)[0], `${layout} webgpu ${JSON.stringify(c.cli)}`));
     // The int8 products of every network were rewritten into float operators, and they ran on WebGPU.
     for (const part of ["image", "text"]) {
       assert.ok(got.rewrites[part]?.matmuls > 0, `${layout} ${part}: int8 products rewritten (${JSON.stringify(got.rewrites)})`);
     }
     for (const r of Object.values(got.rewrites)) assert.equal(r.skipped, 0, `${layout}: none left as integer products`);
-    assert.ok(placed.JsExecutionProvider?.MatMul > 0, `${layout}: the verbose log shows MatMul on WebGPU (${JSON.stringify(placed)})`);
+    const gpu = placed.WebGpuExecutionProvider ?? {};
+    assert.ok(gpu.MatMul > 0, `${layout}: the verbose log shows MatMul on WebGPU (${JSON.stringify(placed)})`);
+    if (got.rewrites.image.fused > 0) assert.ok(gpu.MultiHeadAttention > 0, `${layout}: the fused attention on WebGPU`);
     const onCpu = Object.keys(placed.CPUExecutionProvider ?? {}).filter((op) => HEAVY.includes(op));
     assert.deepEqual(onCpu, [], `${layout}: on WASM: ${JSON.stringify(placed.CPUExecutionProvider)}`);
   });
 }
 
-test("WebGPU without the rewrite: the integer products fall back to WASM (what the WebGPU test rules out)", async () => {
+test("WebGPU without the rewrites: the integer products fall back to WASM (what the WebGPU test rules out)", async () => {
   const { value: rewrites, placed } = await placements(() => gpuPage.evaluate(async () => {
     const { Sam3 } = await import("/web/sam3-browser.mjs");
-    const m = await Sam3.load("/models/usls/", { device: "webgpu", cache: false, logSeverityLevel: 0, int8AsFloat: false });
+    const m = await Sam3.load("/models/usls/", { device: "webgpu", cache: false, logSeverityLevel: 0, int8AsFloat: false,
+      fuseAttention: false });
     return m.rewrites;
   }));
   assert.deepEqual(rewrites, {});

@@ -118,6 +118,8 @@ function showProgress(p) {
   if (p.stage === "download") {
     const pct = p.total ? ` ${Math.round((100 * p.loaded) / p.total)}%` : "";
     pill.textContent = `${p.cached ? "reading" : "downloading"} ${p.file}${pct}`;
+  } else if (p.stage === "rewrite") {
+    pill.textContent = `preparing ${p.file} for this browser`;
   } else {
     setBusy(p.loaded < p.total ? "Encoding image in this browser…" : "Decoding…");
   }
@@ -146,6 +148,7 @@ async function startBrowser(config, source) {
     state.local = { model, embedding: null };
     pill.textContent = `${model.layout} model ready · ${model.device === "webgpu" ? "WebGPU" : "WASM"} in this browser`;
     pill.className = "pill ready";
+    pill.title = `${model.device}: ${model.deviceReason} (${model.ortBuild})`;
     $("versions").textContent = `sam3cpp core in WebAssembly · ONNX Runtime Web · ${model.generation}`;
     if (model.warnings.length) setStatus(model.warnings.join("; "));
     if (model.info.interactive) setClickMode(true, true);  // the interactive model takes clicks only
