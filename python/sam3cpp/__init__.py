@@ -71,6 +71,21 @@ class Model(_native.Model):
         """A model of the registry that is already downloaded (never downloads: see sam3cpp.pull)."""
         return cls(_native.registry_path(name), threads=threads, providers=providers, precision=precision)
 
+    def track(self, frames, text=None, *, objects=(), fps: float = 0.0, **options):
+        """Tracks through a video (SAM 3.1's bundle, docs/video.md), yielding one
+        VideoFrameResult per frame in order (ids, prompts, scores, boxes N x 4, masks N x H x W),
+        `hotstart_delay` frames behind the frames consumed. frames: any iterable of images (numpy
+        uint8 HxWx3, paths, PIL images), indexed from 0. text: a word or a list of words (each
+        object's `prompt` is its index). objects: dicts {"frame": i, "points": [(x, y) or (x, y,
+        positive)], "box": (x0, y0, x1, y1)} in frame pixels (prompt = len(texts) + position).
+        options: detection_threshold, new_object_threshold, hotstart_delay, hotstart_unmatched,
+        hotstart_duplicate, confirmation_detections, boundary_margin, max_objects."""
+        texts = [text] if isinstance(text, str) else list(text or [])
+        tracker = _native.VideoTracker(self, texts, list(objects), **options)
+        for index, frame in enumerate(frames):
+            yield from tracker.push(frame, index, index / fps if fps > 0 else float(index))
+        yield from tracker.finish()
+
 
 def tokenize(text: str) -> dict:
     """The 32 token ids and attention mask SAM3's text encoder receives for `text`."""

@@ -1,6 +1,6 @@
 import os
 from pathlib import Path
-from typing import Callable, Iterator, Literal, Sequence, TypedDict, Union
+from typing import Any, Callable, Iterable, Iterator, Literal, Sequence, TypedDict, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -66,7 +66,25 @@ class PromptDict(TypedDict, total=False):
     text: str
     boxes: Sequence[BoxLike]
 
+class VideoFrameResult:
+    @property
+    def index(self) -> int: ...
+    @property
+    def time(self) -> float: ...
+    @property
+    def ids(self) -> npt.NDArray[np.int32]: ...
+    @property
+    def prompts(self) -> npt.NDArray[np.int32]: ...
+    @property
+    def scores(self) -> npt.NDArray[np.float32]: ...
+    @property
+    def boxes(self) -> npt.NDArray[np.float32]: ...
+    @property
+    def masks(self) -> npt.NDArray[np.bool_]: ...
+
 class Model:
+    def track(self, frames: Iterable[Any], text: str | Sequence[str] | None = None, *, objects: Sequence[dict] = (),
+              fps: float = 0.0, **options: Any) -> Iterator[VideoFrameResult]: ...
     def __init__(self, path: str | os.PathLike, *, threads: int = 0, providers: ProvidersLike | None = None,
                  precision: Literal["exact", "fast"] = "exact") -> None: ...
     @classmethod
