@@ -21,6 +21,15 @@ if(NOT Python3_EXECUTABLE AND EXISTS /usr/bin/python3)
 endif()
 find_package(Python3 REQUIRED COMPONENTS Interpreter OPTIONAL_COMPONENTS Development.Module)
 pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
+# FFmpeg's libraries (Debian's libavformat-dev, libavcodec-dev, libswscale-dev): video files
+# are decoded and overlay videos encoded with them (sam3::video_io).
+pkg_check_modules(FFMPEG QUIET IMPORTED_TARGET libavformat libavcodec libswscale libavutil)
+if(NOT FFMPEG_FOUND)
+  message(FATAL_ERROR "FFmpeg's libraries not found: sam3 reads video files and writes overlay videos "
+    "with them. Install them (apt-get install libavformat-dev libavcodec-dev libswscale-dev, or "
+    "scripts/setup.sh) and configure again.")
+endif()
+message(STATUS "FFmpeg: libavformat ${FFMPEG_libavformat_VERSION}, libavcodec ${FFMPEG_libavcodec_VERSION}")
 
 include(GNUInstallDirs)
 

@@ -1,11 +1,11 @@
 # `cmake --install build [--prefix P]`: the public headers, the libraries, a CMake package
-# (find_package(sam3) -> sam3::sam3, sam3::hub, sam3::label, sam3::geo), a pkg-config file per
+# (find_package(sam3) -> sam3::sam3, sam3::hub, sam3::label, sam3::geo, sam3::video_io), a pkg-config file per
 # library, the CLI and the bundled vocabulary. The libraries are static: the package finds
 # their dependencies again for the program that links them (sam3Config.cmake).
 include(CMakePackageConfigHelpers)
 set(SAM3_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/sam3)
 
-set(_sam3_libraries sam3 sam3_pure sam3_tokenizer sam3_kernels sam3_hub sam3_label sam3_geo)
+set(_sam3_libraries sam3 sam3_pure sam3_tokenizer sam3_kernels sam3_hub sam3_label sam3_geo sam3_video_io)
 foreach(t IN LISTS _sam3_libraries)
   string(REPLACE "sam3_" "" _export_name ${t})
   set_target_properties(${t} PROPERTIES EXPORT_NAME ${_export_name})

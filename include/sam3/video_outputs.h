@@ -1,0 +1,93 @@
+// The results of video tracking written as files a labeler imports, atomically and resumably
+// (sam3/video.h's VideoSink). One VideoOutputs writes one video's results into one folder:
+//
+//   tracks.json   the whole video: info, model, settings, per frame the objects (id, score,
+//                 box, COCO RLE mask)                                          (kJson)
+//   davis/        DAVIS-style indexed PNG per frame: pixel = object id         (kDavis)
+//   mots.txt      MOTS text lines "frame id class height width rle"            (kMots)
+//   mots/         MOTS PNG (instances/*.png + labels.txt), what CVAT and Datumaro import (kMots)
+//   overlay.mp4   the frames with each object tinted and its id drawn (overlay/ PNGs when
+//                 FFmpeg has no H.264 or MPEG-4 encoder)                       (kOverlay)
+//
+// Nothing appears under these names before finish(); they then replace a previous run's
+// together (OutputFolderUpdate: only what sam3 wrote is ever replaced). Until then the frames
+// live in `sam3-video.partial/` beside them, made durable every `checkpoint_every` frames, so
+// that a run that is interrupted (killed, power cut) resumes: resume_point() says where.
+//
+//   sam3::VideoOutputs out(folder, source->info(), options);
+//   auto from = out.resume_point();  // feed frames from from.restart_index on
+//   ... out.write(frame, result) for each result ...
+//   out.finish();
+//
+// Resuming re-runs a window: the caller feeds the tracker again from restart_index, a few
+// frames before the last one written; results of frames already written are not written
+// again but matched (mask IoU) to the written ones, so that the objects keep their ids.
+// Every format reads the same label map: the objects of a frame painted in id order.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sam3/video.h"
+
+namespace sam3 {
+
+enum class VideoOutputFormat { kJson, kDavis, kMots, kOverlay };
+
+// "json", "davis", "mots", "overlay" and back; parse throws kInvalidArgument for other words.
+const char* video_output_format_name(VideoOutputFormat format);
+VideoOutputFormat parse_video_output_format(const std::string& name);
+
+struct VideoOutputOptions {
+  std::vector<VideoOutputFormat> formats = {VideoOutputFormat::kJson};
+  // The name of each prompt (TrackedObject::prompt indexes it): the texts, then a name for
+  // each clicked object. tracks.json lists them; MOTS's classes are 1 + the prompt index.
+  std::vector<std::string> labels = {"object"};
+  std::string model_json = "{}";    // recorded in tracks.json as "model" (a JSON value)
+  std::string settings_json = "{}"; // recorded as "settings"; a resumed run must pass the same
+  int checkpoint_every = 25;        // frames between checkpoints (what an interruption can lose)
+  int resume_window = 16;           // frames re-run before the last written one on resume
+  bool resume = true;               // false: a partial run left in the folder is discarded
+  std::string overlay_encoder = "auto";  // "auto" (H.264, else MPEG-4), "h264", "mpeg4", "png"
+};
+
+// Where an interrupted run continues.
+struct ResumePoint {
+  std::int64_t committed_frames = 0;      // results already written (0: a fresh start)
+  std::int64_t last_committed_index = -1; // source index of the last written result
+  std::int64_t restart_index = 0;         // feed frames from this source index on (start_index)
+  // The last written result (masks decoded; none on a fresh start): a tracker can seed its
+  // objects from it (click tracking) instead of finding them again.
+  std::optional<VideoFrameResult> last_result;
+};
+
+class VideoOutputs final : public VideoSink {
+ public:
+  // Locks `folder` (kIo if another process writes there) and checks that no final name is
+  // taken by a file sam3 did not write (kIo). Resumes a partial run made with the same video
+  // (name and size), formats and settings_json; discards it otherwise (a warning is logged).
+  // Throws kInvalidArgument for bad options (model_json or settings_json not JSON, ...).
+  VideoOutputs(const std::filesystem::path& folder, const VideoInfo& info, VideoOutputOptions options);
+  ~VideoOutputs() override;  // without finish(): the partial run stays, to be resumed
+  VideoOutputs(const VideoOutputs&) = delete;
+  VideoOutputs& operator=(const VideoOutputs&) = delete;
+
+  const ResumePoint& resume_point() const;
+  // Results in increasing index order; results of frames already written are matched, not
+  // written. Throws kInvalidArgument for a result that does not fit the video (a mask of
+  // another size, an index out of order, a prompt without a label) or a format's limits
+  // (DAVIS: ids up to 255; MOTS: ids up to 999, 64 labels), kIo when writing fails.
+  void write(const VideoFrame& frame, const VideoFrameResult& result) override;
+  // Writes the final files, swaps them in and removes the partial run.
+  void finish() override;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace sam3

@@ -1,0 +1,248 @@
+// Video files decoded with FFmpeg's libraries, one frame at a time, to RGB8 at the displayed size.
+extern "C" {
+#include <libavutil/display.h>
+#include <libavutil/imgutils.h>
+}
+
+#include <array>
+#include <cmath>
+#include <string>
+
+#include "core/codecs.h"
+#include "sam3/error.h"
+#include "sam3/log.h"
+#include "sam3/video_sources.h"
+#include "video_io/ffmpeg_util.h"
+#include "video_io/stride.h"
+
+namespace sam3 {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace video_io;
+
+// The clockwise turn (0, 90, 180, 270) that displays the stream upright, from its display
+// matrix (phone videos), as the ffmpeg program applies it.
+int display_rotation(const AVStream* stream) {
+  const std::uint8_t* matrix = nullptr;
+#if LIBAVCODEC_VERSION_INT >= AV_VERSION_INT(60, 29, 100)
+  const AVPacketSideData* sd = av_packet_side_data_get(stream->codecpar->coded_side_data,
+                                                       stream->codecpar->nb_coded_side_data, AV_PKT_DATA_DISPLAYMATRIX);
+  if (sd != nullptr && sd->size >= 9 * 4) matrix = sd->data;
+#else
+  size_t size = 0;
+  matrix = av_stream_get_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, &size);
+  if (size < 9 * 4) matrix = nullptr;
+#endif
+  if (matrix == nullptr) return 0;
+  const double angle = -av_display_rotation_get(reinterpret_cast<const std::int32_t*>(matrix));
+  if (std::isnan(angle)) return 0;
+  int turn = static_cast<int>(std::lround(angle / 90.0)) * 90 % 360;
+  return turn < 0 ? turn + 360 : turn;
+}
+
+// EXIF orientation that turns an image clockwise by `degrees` (core/codecs.h applies it).
+int exif_for_turn(int degrees) { return degrees == 90 ? 6 : degrees == 180 ? 3 : degrees == 270 ? 8 : 1; }
+
+class FfmpegSource final : public FrameSource {
+ public:
+  FfmpegSource(const fs::path& path, const FrameSourceOptions& options) : path_(path), options_(options) {
+    check_stride(options_);
+    route_ffmpeg_log();
+    std::error_code ec;
+    const auto status = fs::status(path, ec);
+    if (!fs::exists(status)) throw Error(ErrorCode::kImageUnreadable, path.string() + ": no such file");
+    if (!fs::is_regular_file(status)) {
+      throw Error(ErrorCode::kImageUnreadable, path.string() + ": not a regular file; give a video file or a folder of images");
+    }
+    AVFormatContext* raw = nullptr;
+    int rc = open_local_input(&raw, path.string());
+    if (rc < 0) {
+      if (rc == AVERROR(EACCES) || rc == AVERROR(ENOENT) || rc == AVERROR(EIO)) {
+        throw Error(ErrorCode::kImageUnreadable, path.string() + ": cannot open (" + av_error_text(rc) + ")");
+      }
+      throw Error(ErrorCode::kImageUnsupported,
+                  path.string() + ": not a video FFmpeg can read (" + av_error_text(rc) + ")");
+    }
+    input_.reset(raw);
+    rc = avformat_find_stream_info(input_.get(), nullptr);
+    if (rc < 0) throw Error(ErrorCode::kImageCorrupt, path.string() + ": cannot read its streams (" + av_error_text(rc) + ")");
+    open_decoder();
+    // The first frame is decoded now: a file with nothing decodable fails here, and the size
+    // is the decoded one (some containers do not state it).
+    pending_ = decode_next();
+    if (!pending_) throw Error(ErrorCode::kImageCorrupt, path.string() + ": no frame could be decoded");
+    first_width_ = pending_->width;
+    first_height_ = pending_->height;
+    check_pixels(first_width_, first_height_);
+    rotation_ = display_rotation(stream_);
+    info_.name = path.filename().string();
+    info_.width = rotation_ % 180 == 0 ? first_width_ : first_height_;
+    info_.height = rotation_ % 180 == 0 ? first_height_ : first_width_;
+    const AVRational rate = stream_->avg_frame_rate.num > 0 ? stream_->avg_frame_rate : stream_->r_frame_rate;
+    info_.fps = rate.num > 0 && rate.den > 0 ? av_q2d(rate) : 0.0;
+    std::int64_t total = stream_->nb_frames;
+    if (total <= 0 && info_.fps > 0 && input_->duration > 0) {  // no count in the container: an estimate
+      total = std::llround(static_cast<double>(input_->duration) / AV_TIME_BASE * info_.fps);
+    }
+    info_.frame_count = total > 0 ? kept_count(options_, total) : 0;
+  }
+
+  const VideoInfo& info() const override { return info_; }
+
+  std::optional<VideoFrame> next() override {
+    for (;;) {
+      FramePtr frame = pending_ ? std::move(pending_) : decode_next();
+      if (!frame) return std::nullopt;
+      const std::int64_t index = decoded_++;
+      if (!keeps(options_, index)) continue;
+      VideoFrame out;
+      out.index = index;
+      out.time_s = presentation_time(*frame, index);
+      out.image = to_rgb(*frame);
+      if (rotation_ != 0) out.image = apply_orientation(std::move(out.image), exif_for_turn(rotation_));
+      return out;
+    }
+  }
+
+ private:
+  void open_decoder() {
+    const AVCodec* codec = nullptr;
+    const int found = av_find_best_stream(input_.get(), AVMEDIA_TYPE_VIDEO, -1, -1, &codec, 0);
+    if (found == AVERROR_STREAM_NOT_FOUND ||
+        (found >= 0 && (input_->streams[found]->disposition & AV_DISPOSITION_ATTACHED_PIC))) {
+      throw Error(ErrorCode::kImageUnsupported, path_.string() + ": has no video stream");
+    }
+    if (found < 0 || codec == nullptr) {
+      const auto* params = found >= 0 ? input_->streams[found]->codecpar : nullptr;
+      throw Error(ErrorCode::kImageUnsupported,
+                  path_.string() + ": this FFmpeg has no decoder for its video" +
+                      (params ? std::string(" (") + avcodec_get_name(params->codec_id) + ")" : std::string()));
+    }
+    stream_ = input_->streams[found];
+    decoder_.reset(avcodec_alloc_context3(codec));
+    if (!decoder_ || avcodec_parameters_to_context(decoder_.get(), stream_->codecpar) < 0) {
+      throw Error(ErrorCode::kImageCorrupt, path_.string() + ": cannot set up the decoder");
+    }
+    decoder_->pkt_timebase = stream_->time_base;
+    decoder_->thread_count = 0;  // FFmpeg picks
+    const int rc = avcodec_open2(decoder_.get(), codec, nullptr);
+    if (rc < 0) {
+      throw Error(ErrorCode::kImageUnsupported,
+                  path_.string() + ": cannot open its " + codec->name + " decoder (" + av_error_text(rc) + ")");
+    }
+    packet_.reset(av_packet_alloc());
+  }
+
+  void check_pixels(int w, int h) const {
+    if (w <= 0 || h <= 0) throw Error(ErrorCode::kImageCorrupt, path_.string() + ": frames without a size");
+    if (static_cast<std::int64_t>(w) * h > options_.max_pixels) {
+      throw Error(ErrorCode::kImageTooLarge, too_large_message(path_.string(), w, h, options_.max_pixels));
+    }
+  }
+
+  // The next decoded frame in presentation order, or null at the end. A damaged packet is
+  // skipped, as the ffmpeg program does; it is counted and reported once at the end.
+  FramePtr decode_next() {
+    FramePtr frame(av_frame_alloc());
+    for (;;) {
+      const int got = avcodec_receive_frame(decoder_.get(), frame.get());
+      if (got == 0) return frame;
+      if (got == AVERROR_EOF) {
+        if (damaged_packets_ > 0) {
+          log(LogLevel::kWarning, path_.string() + ": " + std::to_string(damaged_packets_) +
+                                      " damaged packets skipped while decoding");
+          damaged_packets_ = 0;
+        }
+        return nullptr;
+      }
+      if (got != AVERROR(EAGAIN)) {
+        throw Error(ErrorCode::kImageCorrupt, path_.string() + ": decoding failed (" + av_error_text(got) + ")");
+      }
+      if (flushing_) return nullptr;
+      const int read = av_read_frame(input_.get(), packet_.get());
+      if (read < 0) {  // end of file (or a read error): drain what the decoder holds
+        if (read != AVERROR_EOF) log(LogLevel::kWarning, path_.string() + ": reading stopped (" + av_error_text(read) + ")");
+        flushing_ = true;
+        avcodec_send_packet(decoder_.get(), nullptr);
+        continue;
+      }
+      if (packet_->stream_index == stream_->index) {
+        const int sent = avcodec_send_packet(decoder_.get(), packet_.get());
+        if (sent == AVERROR_INVALIDDATA) ++damaged_packets_;
+        else if (sent < 0 && sent != AVERROR(EAGAIN)) {
+          av_packet_unref(packet_.get());
+          throw Error(ErrorCode::kImageCorrupt, path_.string() + ": decoding failed (" + av_error_text(sent) + ")");
+        }
+      }
+      av_packet_unref(packet_.get());
+    }
+  }
+
+  // Seconds from the stream's start; frames without a timestamp get index / fps.
+  double presentation_time(const AVFrame& frame, std::int64_t index) {
+    const std::int64_t ts = frame.best_effort_timestamp;
+    if (ts == AV_NOPTS_VALUE) return info_.fps > 0 ? static_cast<double>(index) / info_.fps : 0.0;
+    const std::int64_t start = stream_->start_time != AV_NOPTS_VALUE ? stream_->start_time : 0;
+    return static_cast<double>(ts - start) * av_q2d(stream_->time_base);
+  }
+
+  // RGB8 at the first frame's size (a stream that changes size mid-way is scaled back to it,
+  // as the ffmpeg program does), with the frame's colour matrix and range.
+  Image to_rgb(const AVFrame& frame) {
+    scale_.reset(sws_getCachedContext(scale_.release(), frame.width, frame.height, static_cast<AVPixelFormat>(frame.format),
+                                      first_width_, first_height_, AV_PIX_FMT_RGB24,
+                                      SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, nullptr, nullptr, nullptr));
+    if (!scale_) throw Error(ErrorCode::kImageCorrupt, path_.string() + ": cannot convert its pixel format to RGB");
+    const int matrix = frame.colorspace == AVCOL_SPC_UNSPECIFIED ? SWS_CS_DEFAULT : static_cast<int>(frame.colorspace);
+    const int full_range = frame.color_range == AVCOL_RANGE_JPEG ? 1 : 0;
+    const std::array<int, 5> colours = {frame.width, frame.height, frame.format, matrix, full_range};
+    if (colours != colours_) {  // a new converter, or new colours: its tables are rebuilt
+      set_colours(matrix, full_range);
+      colours_ = colours;
+    }
+    Image image;
+    image.width = first_width_;
+    image.height = first_height_;
+    image.rgb.resize(static_cast<size_t>(image.width) * image.height * 3);
+    std::uint8_t* planes[4] = {image.rgb.data(), nullptr, nullptr, nullptr};
+    int strides[4] = {image.width * 3, 0, 0, 0};
+    sws_scale(scale_.get(), frame.data, frame.linesize, 0, frame.height, planes, strides);
+    return image;
+  }
+
+  // The frame's colour matrix and range into the converter (only when they change: it rebuilds
+  // its tables).
+  void set_colours(int matrix, int full_range) {
+    int* in_table = nullptr;
+    int* out_table = nullptr;
+    int in_range = 0, out_range = 0, brightness = 0, contrast = 0, saturation = 0;
+    if (sws_getColorspaceDetails(scale_.get(), &in_table, &in_range, &out_table, &out_range, &brightness, &contrast,
+                                 &saturation) >= 0) {
+      sws_setColorspaceDetails(scale_.get(), sws_getCoefficients(matrix), full_range, out_table, 1, brightness, contrast,
+                               saturation);
+    }
+  }
+
+  fs::path path_;
+  FrameSourceOptions options_;
+  VideoInfo info_;
+  InputPtr input_;
+  AVStream* stream_ = nullptr;
+  CodecPtr decoder_;
+  PacketPtr packet_;
+  ScalePtr scale_;
+  FramePtr pending_;
+  std::int64_t decoded_ = 0;
+  int first_width_ = 0, first_height_ = 0, rotation_ = 0, damaged_packets_ = 0;
+  bool flushing_ = false;
+  std::array<int, 5> colours_ = {-1, -1, -1, -1, -1};  // size, format, matrix, range set_colours saw
+};
+
+}  // namespace
+
+std::unique_ptr<FrameSource> open_video_file(const fs::path& path, const FrameSourceOptions& options) {
+  return std::make_unique<FfmpegSource>(path, options);
+}
+
+}  // namespace sam3

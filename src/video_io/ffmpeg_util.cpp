@@ -1,0 +1,57 @@
+#include "video_io/ffmpeg_util.h"
+
+#include <cstdarg>
+#include <cstdio>
+#include <mutex>
+
+#include "sam3/log.h"
+
+namespace sam3::video_io {
+namespace {
+
+void forward_log(void* avcl, int level, const char* fmt, va_list args) {
+  if (level > AV_LOG_WARNING) return;  // FFmpeg's info and debug chatter
+  char line[1024];
+  int prefix = 1;
+  av_log_format_line2(avcl, level, fmt, args, line, sizeof line, &prefix);
+  std::string text = line;
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  if (!text.empty()) log(LogLevel::kDebug, "ffmpeg: " + text);
+}
+
+}  // namespace
+
+void OutputCloser::operator()(AVFormatContext* c) const {
+  if (c == nullptr) return;
+  if (c->pb != nullptr && !(c->oformat->flags & AVFMT_NOFILE)) avio_closep(&c->pb);
+  avformat_free_context(c);
+}
+
+int open_local_input(AVFormatContext** context, const std::string& path) {
+  AVDictionary* options = nullptr;
+  av_dict_set(&options, "protocol_whitelist", "file", 0);
+  const int rc = avformat_open_input(context, ("file:" + path).c_str(), nullptr, &options);
+  av_dict_free(&options);
+  return rc;
+}
+
+int open_local_output(AVIOContext** io, const std::string& path) {
+  AVDictionary* options = nullptr;
+  av_dict_set(&options, "protocol_whitelist", "file", 0);
+  const int rc = avio_open2(io, ("file:" + path).c_str(), AVIO_FLAG_WRITE, nullptr, &options);
+  av_dict_free(&options);
+  return rc;
+}
+
+std::string av_error_text(int code) {
+  char text[AV_ERROR_MAX_STRING_SIZE] = {};
+  av_strerror(code, text, sizeof text);
+  return text;
+}
+
+void route_ffmpeg_log() {
+  static std::once_flag once;
+  std::call_once(once, [] { av_log_set_callback(forward_log); });
+}
+
+}  // namespace sam3::video_io

@@ -1,0 +1,103 @@
+// MOTS, both ways it is written (https://www.vision.rwth-aachen.de/page/mots):
+//   mots.txt  one line per object and frame: "time_frame id class_id img_height img_width rle",
+//             id = class_id * 1000 + object id, rle = COCO's compressed RLE string;
+//   mots/     MOTS PNG as Datumaro's mots_png format and CVAT's "MOTS PNG 1.0" read it:
+//             instances/frame_000000.png (16-bit grey, pixel = 1000 * (1 + label) + object id,
+//             0 the background) and instances/labels.txt (one label per line).
+// The label is the object's prompt (class_id = 1 + prompt); object ids must stay below 1000
+// and labels at most 64 (16-bit pixels), the format's limits.
+#include <string>
+
+#include "core/codecs.h"
+#include "sam3/error.h"
+#include "sam3/files.h"
+#include "sam3/mask_encodings.h"
+#include "video_io/append_file.h"
+#include "video_io/partial_sink.h"
+
+namespace sam3::video_io {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr const char* kTextEntry = "mots.txt";
+constexpr const char* kPngEntry = "mots";
+constexpr int kMaxInstances = 1000;
+constexpr int kMaxLabels = 64;  // 1000 * 65 + 999 > 65535
+
+class MotsSink final : public PartialSink {
+ public:
+  explicit MotsSink(const SinkContext& context) : context_(context) {}
+  std::vector<std::string> entries() const override { return {kTextEntry, kPngEntry}; }
+
+  void open(const fs::path& work, const nlohmann::json* saved, std::int64_t last_committed_index) override {
+    work_ = work;
+    instances_ = work / kPngEntry / "instances";
+    fs::create_directories(instances_);
+    remove_frame_files_after(instances_, "frame_", ".png", last_committed_index);
+    remove_stale_temporaries(instances_);
+    text_.open(work / kTextEntry, saved ? saved->value("bytes", std::int64_t{0}) : 0);
+  }
+
+  void write(const FrameOutput& out) override {
+    const int w = context_.info.width, h = context_.info.height;
+    // One pass over the label map: each object's mask as painted, and the PNG's values.
+    std::vector<int> slot(static_cast<size_t>(kMaxInstances), -1);
+    std::vector<Mask> masks;
+    std::vector<bool> any;
+    for (const auto& object : out.result.objects) {  // by id, as painted
+      if (object.id >= kMaxInstances) {
+        throw Error(ErrorCode::kInvalidArgument,
+                    "MOTS holds object ids up to 999; object " + std::to_string(object.id) + " appeared in frame " +
+                        std::to_string(out.result.index) + " (write JSON for videos with more objects)");
+      }
+      if (object.prompt >= kMaxLabels) {
+        throw Error(ErrorCode::kInvalidArgument, "MOTS PNGs hold up to 64 labels; object " + std::to_string(object.id) +
+                                                     " has prompt " + std::to_string(object.prompt));
+      }
+      slot[static_cast<size_t>(object.id)] = static_cast<int>(masks.size());
+      masks.push_back({w, h, std::vector<std::uint8_t>(out.labels.size(), 0)});
+      any.push_back(false);
+    }
+    std::vector<std::uint16_t> png(out.labels.size(), 0);
+    for (size_t i = 0; i < out.labels.size(); ++i) {
+      const int id = out.labels[i];
+      if (id == 0) continue;
+      const int k = slot[static_cast<size_t>(id)];
+      masks[static_cast<size_t>(k)].data[i] = 1;
+      any[static_cast<size_t>(k)] = true;
+      png[i] = static_cast<std::uint16_t>(kMaxInstances * (1 + out.result.objects[static_cast<size_t>(k)].prompt) + id);
+    }
+    std::string lines;
+    for (size_t k = 0; k < masks.size(); ++k) {
+      if (!any[k]) continue;  // hidden under other objects: MOTS has no empty masks
+      const int id = out.result.objects[k].id, class_id = 1 + out.result.objects[k].prompt;
+      lines += std::to_string(out.result.index) + " " + std::to_string(class_id * kMaxInstances + id) + " " +
+               std::to_string(class_id) + " " + std::to_string(h) + " " + std::to_string(w) + " " + rle_encode(masks[k]) + "\n";
+    }
+    write_file_atomic(instances_ / frame_file_name("frame_", out.result.index, 6, ".png"), encode_png(png.data(), w, h, 1, 16));
+    text_.append(lines);
+  }
+
+  nlohmann::json checkpoint() override { return {{"bytes", text_.sync()}}; }
+
+  void finish(OutputFolderUpdate& update) override {
+    text_.sync();
+    text_.close();
+    std::string labels;
+    for (const auto& label : context_.labels) labels += label + "\n";
+    write_file_atomic(instances_ / "labels.txt", labels);
+    move_into_stage(work_ / kTextEntry, update, kTextEntry);
+    move_into_stage(work_ / kPngEntry, update, kPngEntry);
+  }
+
+ private:
+  SinkContext context_;
+  fs::path work_, instances_;
+  AppendFile text_;
+};
+
+}  // namespace
+
+std::unique_ptr<PartialSink> make_mots_sink(const SinkContext& context) { return std::make_unique<MotsSink>(context); }
+
+}  // namespace sam3::video_io
