@@ -114,6 +114,15 @@ void bind_video(py::module_& m, sam3::Image (*image_of)(const py::object&)) {
         return a;
       }, "bool N x H x W, never overlapping");
 
+  py::class_<sam3::VideoFrame>(m, "VideoFrame", "A decoded frame (sam3cpp.read_video): its index in the source, time, pixels.")
+      .def_readonly("index", &sam3::VideoFrame::index)
+      .def_readonly("time", &sam3::VideoFrame::time_s)
+      .def_property_readonly("image", [](const sam3::VideoFrame& f) {
+        py::array_t<std::uint8_t> a({static_cast<py::ssize_t>(f.image.height), static_cast<py::ssize_t>(f.image.width), py::ssize_t{3}});
+        std::memcpy(a.mutable_data(), f.image.rgb.data(), f.image.rgb.size());
+        return a;
+      }, "uint8 H x W x 3, RGB");
+
   py::class_<PyTracker>(m, "VideoTracker", "SAM 3.1's video tracker: push frames, get final frames back.")
       .def(py::init([](std::shared_ptr<sam3::Model> model, std::vector<std::string> texts, const py::list& objects,
                        float detection_threshold, float new_object_threshold, int hotstart_delay, int hotstart_unmatched,
@@ -146,6 +155,17 @@ void bind_video(py::module_& m, sam3::Image (*image_of)(const py::object&)) {
              return wrap(std::move(results), t.width, t.height);
            },
            "frame"_a, "index"_a, "time"_a)
+      .def("push_frame", [](PyTracker& t, const sam3::VideoFrame& frame) {
+             std::vector<sam3::VideoFrameResult> results;
+             {
+               py::gil_scoped_release release;
+               results = t.tracker->push(frame);
+             }
+             t.width = frame.image.width;
+             t.height = frame.image.height;
+             return wrap(std::move(results), t.width, t.height);
+           },
+           "frame"_a, "A frame from a source (sam3cpp.read_video), tracked without a copy through numpy")
       .def("finish", [](PyTracker& t) {
         std::vector<sam3::VideoFrameResult> results;
         {
