@@ -13,6 +13,7 @@
 #include "nlohmann/json.hpp"
 #include "sam3/video_tracker.h"
 #include "sam3/video_outputs.h"
+#include "track_batch.h"
 #include "track_video.h"
 
 namespace sam3::cli {
@@ -27,6 +28,7 @@ struct TrackArgs {
   std::string overlay_encoder = "auto";
   int checkpoint_every = 25;
   bool restart = false;
+  std::string shard = "1/1";
   std::vector<std::string> prompts, points, boxes;
   int every = 1;
   double fps = 0;
@@ -160,8 +162,18 @@ int run_track(TrackArgs& a) {
   job.outputs.resume = !a.restart;
   job.outputs.overlay_encoder = a.overlay_encoder;
 
+  int k = 1, n = 1, used = 0;
+  if (std::sscanf(a.shard.c_str(), "%d/%d%n", &k, &n, &used) != 2 || used != static_cast<int>(a.shard.size()) || k < 1 ||
+      k > n) {
+    throw Error(ErrorCode::kInvalidArgument, "--shard must be K/N with 1 <= K <= N, e.g. 3/8, got '" + a.shard + "'");
+  }
+  std::error_code ec;
+  const bool videos = fs::is_directory(a.video, ec) && !list_video_files(a.video).empty();
+  if (n > 1 && !videos) throw Error(ErrorCode::kInvalidArgument, "--shard splits a folder of videos; " + a.video + " is one video");
+
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
+  if (videos) return track_videos(a.video, a.out, job, k, n);
   try {
     const auto s = track_video(a.video, a.out, job);
     std::printf("%s: %lld frames%s -> %s\n", fs::path(a.video).filename().c_str(), static_cast<long long>(s.frames),
@@ -183,7 +195,8 @@ void add_track_command(CLI::App& app, Runner& run) {
   auto* cmd = app.add_subcommand("track", "Track every instance of a text prompt, or clicked/boxed objects, through a video "
                                           "(SAM 3.1's ONNX bundle)");
   add_model_options(*cmd, args->models);
-  cmd->add_option("video", args->video, "Video file (anything FFmpeg decodes) or folder of frames (images in natural order)")
+  cmd->add_option("video", args->video, "Video file (anything FFmpeg decodes), folder of frames (images in natural order) "
+                                      "or folder of video files (one sub-folder of --out each)")
       ->required();
   cmd->add_option("-p,--prompt", args->prompts, "Text prompt: every instance gets an id that stays; repeatable");
   cmd->add_option("--point", args->points, "An object to follow: a click X,Y[,neg]@FRAME in frame pixels; repeatable");
@@ -194,6 +207,8 @@ void add_track_command(CLI::App& app, Runner& run) {
       ->check(CLI::IsMember({"auto", "h264", "mpeg4", "png"}))->capture_default_str();
   cmd->add_option("--checkpoint-every", args->checkpoint_every, "Frames between checkpoints (what an interruption can lose)")
       ->check(CLI::Range(1, 1000000))->capture_default_str();
+  cmd->add_option("--shard", args->shard, "A folder of videos: take share K of N of them (as sam3 label), e.g. 2/8")
+      ->capture_default_str();
   cmd->add_flag("--restart", args->restart, "Start over instead of continuing an interrupted run left in --out");
   cmd->add_option("--every", args->every, "Track every Nth frame")->check(CLI::Range(1, 1000000))->capture_default_str();
   cmd->add_option("--fps", args->fps, "Frame rate of a folder of frames (timestamps; default 25)")->check(CLI::Range(0.0, 1000.0));
@@ -212,7 +227,8 @@ void add_track_command(CLI::App& app, Runner& run) {
       ->check(CLI::Range(0.0, 0.49))->capture_default_str();
   cmd->add_option("--max-objects", o.max_objects, "At most this many objects (0: no limit)")->check(CLI::Range(0, 100000));
   cmd->footer("Rerunning an interrupted command continues where it stopped (the last checkpoint, less a window of\n"
-              "frames that is tracked again so that ids carry on); other settings start over. See docs/video.md.");
+              "frames that is tracked again so that ids carry on); other settings start over. A folder of videos:\n"
+              "finished videos are skipped; --shard K/N for K = 1..N splits them (a Slurm array). See docs/video.md.");
   cmd->callback([args, &run] { run = [args] { return run_track(*args); }; });
 }
 

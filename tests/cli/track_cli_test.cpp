@@ -38,7 +38,7 @@ const std::string kShortHotstart = " --hotstart-delay 5 --hotstart-unmatched 2 -
 const std::string kAllFormats = " --format json,davis,mots,overlay";
 
 // The scene as a video file (FFmpeg's encoder, 10 frames a second), made once for the suite,
-// and one uninterrupted run of `sam3 track` on it in every format: the reference.
+// and one uninterrupted run of `sam3 track` on it in every format: the reference (full_run).
 class TrackCli : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -48,13 +48,12 @@ class TrackCli : public ::testing::Test {
     sam3::video_io::VideoEncoder writer(*suite_dir_ / "clip.mp4", kWidth, kHeight, 10.0, sam3::video_io::find_video_encoder("auto"));
     for (int i = 0; i < sam3::test::kFrames; ++i) writer.add(sam3::test::frame_of(i).image, i / 10.0);
     writer.finish();
-    full_ = new sam3::test::CommandResult(run_command(track_command(*suite_dir_ / "clip.mp4", *suite_dir_ / "full",
-                                                                    "--prompt car" + kShortHotstart + kAllFormats)));
   }
   static void TearDownTestSuite() {
     fs::remove_all(*suite_dir_);
     delete suite_dir_;
     delete full_;
+    full_ = nullptr;
   }
   void SetUp() override { dir_ = sam3::test::fresh_test_dir("sam3_track_cli"); }
   void TearDown() override { fs::remove_all(dir_); }
@@ -64,6 +63,14 @@ class TrackCli : public ::testing::Test {
            quote(out.string()) + " " + args;
   }
   static fs::path video() { return *suite_dir_ / "clip.mp4"; }
+  // The reference run, made by the first test that needs it (ctest runs each test in a process of its own).
+  static const sam3::test::CommandResult& full_run() {
+    if (!full_) {
+      full_ = new sam3::test::CommandResult(
+          run_command(track_command(video(), full(), "--prompt car" + kShortHotstart + kAllFormats)));
+    }
+    return *full_;
+  }
   static fs::path full() { return *suite_dir_ / "full"; }
 
   static inline fs::path* suite_dir_ = nullptr;
@@ -112,8 +119,8 @@ void expect_stable_ids(const nlohmann::json& tracks, size_t squares) {
 }
 
 TEST_F(TrackCli, AVideoFileInEveryFormatKeepsItsIdsAndTheFormatsAgree) {
-  ASSERT_EQ(full_->exit_code, 0) << full_->err;
-  EXPECT_NE(full_->out.find("30 frames"), std::string::npos) << full_->out;
+  ASSERT_EQ(full_run().exit_code, 0) << full_run().err;
+  EXPECT_NE(full_run().out.find("30 frames"), std::string::npos) << full_run().out;
   const auto tracks = read_json(full() / "tracks.json");
   EXPECT_EQ(tracks["video"]["name"], "clip.mp4");
   EXPECT_EQ(tracks["video"]["width"], kWidth);
@@ -181,7 +188,7 @@ TEST_F(TrackCli, AVideoFileInEveryFormatKeepsItsIdsAndTheFormatsAgree) {
 }
 
 TEST_F(TrackCli, AKilledRunResumedKeepsTheIdsAndMasksOfAnUninterruptedOne) {
-  ASSERT_EQ(full_->exit_code, 0) << full_->err;
+  ASSERT_EQ(full_run().exit_code, 0) << full_run().err;
   const fs::path out = dir_ / "out";
   const auto args = "--prompt car" + kShortHotstart + kAllFormats + " --checkpoint-every 2";
   {
@@ -284,6 +291,38 @@ TEST_F(TrackCli, AClickedObjectOnItsFrameWithAStride) {
     EXPECT_EQ(frame["objects"].size(), 2 * k < 10 ? 0u : 1u) << "frame " << 2 * k;
     if (2 * k >= 10) EXPECT_EQ(ids_at_centres(frame["objects"], 2 * k)["green"], 1) << "frame " << 2 * k;
   }
+}
+
+TEST_F(TrackCli, AFolderOfVideosInShardsOneSubFolderEach) {
+  fs::create_directories(dir_ / "videos");
+  for (const char* name : {"a.mp4", "b2.mp4", "b10.mkv"}) fs::copy_file(video(), dir_ / "videos" / name, fs::copy_options::none);
+  sam3::write_file_atomic(dir_ / "videos" / "broken.mp4", std::string(4096, 'x'));
+  const auto out = dir_ / "out";
+  std::set<std::string> tracked;
+  int failures = 0;
+  for (int k = 1; k <= 2; ++k) {
+    const auto r = run_command(track_command(dir_ / "videos", out, "--prompt car --every 3 --shard " + std::to_string(k) + "/2"));
+    std::istringstream lines(r.out);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.find(": 10 frames -> ") != std::string::npos) EXPECT_TRUE(tracked.insert(line.substr(0, line.find(':'))).second) << line;
+    }
+    if (r.err.find("broken.mp4: ") != std::string::npos) {
+      ++failures;
+      EXPECT_EQ(r.exit_code, 1) << "a failed video fails the shard, after the others";
+    } else {
+      EXPECT_EQ(r.exit_code, 0) << r.err;
+    }
+  }
+  EXPECT_EQ(tracked, (std::set<std::string>{"a.mp4", "b2.mp4", "b10.mkv"})) << "each video in exactly one shard";
+  EXPECT_EQ(failures, 1);
+  for (const char* stem : {"a", "b2", "b10"}) {
+    const auto tracks = read_json(out / stem / "tracks.json");
+    EXPECT_EQ(tracks["frames"].size(), 10u) << stem;
+    EXPECT_EQ(tracks["frames"][1]["index"], 3) << "source indices";
+  }
+  const auto again = run_command(track_command(dir_ / "videos", out, "--prompt car --every 3"));
+  EXPECT_NE(again.out.find("0 tracked, 3 already done, 1 failed"), std::string::npos) << again.out;
+  EXPECT_NE(run_command(track_command(dir_ / "videos", out, "--prompt car --shard 3/2")).exit_code, 0);
 }
 
 TEST_F(TrackCli, BadInputExitsWithUsageErrors) {
