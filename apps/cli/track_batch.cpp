@@ -57,7 +57,7 @@ int track_videos(const fs::path& folder, const fs::path& out, const TrackJob& jo
     try {
       const auto s = track_video(video, target, job);
       std::printf("%s: %lld frames%s -> %s\n", mine[i].name.c_str(), static_cast<long long>(s.frames),
-                  s.resumed_after < 0 ? "" : (" (resumed after frame " + std::to_string(s.resumed_after) + ")").c_str(),
+                  s.resumed().c_str(),
                   target.c_str());
       ++tracked;
     } catch (const Error& e) {

@@ -177,7 +177,7 @@ int run_track(TrackArgs& a) {
   try {
     const auto s = track_video(a.video, a.out, job);
     std::printf("%s: %lld frames%s -> %s\n", fs::path(a.video).filename().c_str(), static_cast<long long>(s.frames),
-                s.resumed_after < 0 ? "" : (" (resumed after frame " + std::to_string(s.resumed_after) + ")").c_str(),
+                s.resumed().c_str(),
                 a.out.c_str());
   } catch (const Error& e) {
     if (e.code() == ErrorCode::kCancelled) {

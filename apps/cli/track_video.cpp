@@ -8,7 +8,14 @@
 
 namespace sam3::cli {
 
+std::string TrackSummary::resumed() const {
+  if (resumed_after < 0) return "";
+  return " (resumed after frame " + std::to_string(resumed_after) + ", tracked again from frame " + std::to_string(restarted_at) + ")";
+}
+
 TrackSummary track_video(const std::filesystem::path& video, const std::filesystem::path& out, const TrackJob& job) {
+  // Bad prompts or options fail here, before the outputs touch a partial run left in `out`.
+  VideoTracker tracker(job.model, job.prompts, job.tracker);
   auto source = open_frame_source(video, job.source);
   VideoOutputs outputs(out, source->info(), job.outputs);
   TrackSummary summary;
@@ -19,8 +26,8 @@ TrackSummary track_video(const std::filesystem::path& video, const std::filesyst
     options.start_index = from.restart_index;
     for (const auto& o : job.prompts.objects) options.start_index = std::min(options.start_index, o.frame);
     source = open_frame_source(video, options);
+    summary.restarted_at = options.start_index;
   }
-  VideoTracker tracker(job.model, job.prompts, job.tracker);
 
   FrameProgress progress(source->info().name);
   const std::int64_t total = source->info().frame_count;

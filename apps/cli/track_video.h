@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <string>
 
 #include "sam3/model.h"
 #include "sam3/video_outputs.h"
@@ -24,6 +25,10 @@ struct TrackJob {
 struct TrackSummary {
   std::int64_t frames = 0;         // results the tracker gave (re-run ones included)
   std::int64_t resumed_after = -1; // the last frame an interrupted run had written; -1: a fresh run
+  std::int64_t restarted_at = 0;   // the first frame tracked (a resumed run tracks a window again)
+
+  // " (resumed after frame 18, tracked again from frame 3)", or "" for a fresh run.
+  std::string resumed() const;
 };
 
 // Tracks `video` (a video file or a folder of frames) into `out`. On an interrupted run left in
