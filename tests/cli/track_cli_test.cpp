@@ -338,11 +338,11 @@ TEST_F(TrackCli, BadInputExitsWithUsageErrors) {
   EXPECT_NE(r.err.find("never reached"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(out / "tracks.json")) << "nothing half-written";
   r = run_command(track_command(dir_ / "none.mp4", out, "--prompt car"));
-  EXPECT_NE(r.exit_code, 0) << "no such video";
+  EXPECT_EQ(r.exit_code, 3) << "no such video";
   EXPECT_NE(r.err.find("none.mp4"), std::string::npos) << r.err;
   sam3::write_file_atomic(dir_ / "noise.mp4", std::string(4096, 'x'));
   r = run_command(track_command(dir_ / "noise.mp4", out, "--prompt car"));
-  EXPECT_NE(r.exit_code, 0) << "not a video";
+  EXPECT_EQ(r.exit_code, 3) << "not a video";
   EXPECT_NE(r.err.find("noise.mp4"), std::string::npos) << r.err;
 }
 
