@@ -15,6 +15,8 @@
 #include <optional>
 
 #include "bind_label_map.h"
+#include "bind_video.h"
+#include "bind_video_io.h"
 #include "sam3/error.h"
 #include "sam3/export.h"
 #include "sam3/hub.h"
@@ -541,6 +543,8 @@ PYBIND11_MODULE(_native, m) {
         "progress"_a = nullptr);
 
   bind_label_map(m);
+  bind_video(m, [](const py::object& image) { return image_from_object(image, sam3::ImageLoadOptions{}.max_pixels); });
+  bind_video_io(m);
 
   m.def("registry_path", [](const std::optional<std::string>& name) -> py::object {
           const sam3::RegistryEntry* e = name ? sam3::find_registry_entry(*name) : &sam3::default_registry_entry();

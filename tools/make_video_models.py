@@ -8,9 +8,9 @@ the real ones are 1152).
 
   sam3.1_image_encoder.onnx   as make_test_models.py --layout sam3.1-ailia: RGB (-1..1) in
                               channels 0..2 of fpn0..2; prop_fpn = fpn / 2; pos = 0.
-  sam3.1_grounding.onnx       one query per colour of PALETTE (objects of distinct colours on a
-                              grey background): query k's mask logits = 10 - 20 |rgb - colour_k|^2,
-                              its logit 3 when any pixel is > 0 (else -10), its box the mask's
+  sam3.1_grounding.onnx       one query per colour of PALETTE (26 colours of channels 0, 128,
+                              255 on a grey background): query k's mask logits = 10 - 20 |rgb - colour_k|^2,
+                              its logit 3 when its mask survives a 3x3 erosion (else -10), its box the mask's
                               extent (cx, cy, w, h); presence from the word (purple: absent).
   sam3.1_prompt_encoder.onnx  coords [B,P,2] (input pixels), labels [B,P] int32, masks
                               [B,1,M,M], masks_enable [1] int32 -> sparse [B,P,256] (x/S, y/S,
@@ -20,9 +20,11 @@ the real ones are 1152).
                               mask prompt's mean colour) -> 4 candidate masks of that colour
                               (candidate 1 the best by iou_pred; the others 30 lower), sam tokens
                               = the colour, object_score_logits 5.
-  sam3.1_memory_encoder.onnx  per slot k (masks channel k, -1..1 as the host sends them): the
-                              mask's area and its colour sums, in channels 8+4k..8+4k+3 of
-                              vision_features (constant over space); vision_pos_enc = 0.
+  sam3.1_memory_encoder.onnx  per slot k (masks channel k, -1..1 as the host sends them, pooled
+                              to cells c): sum(c x prop_fpn2 colour) and sum(c^2), in channels
+                              8+4k..8+4k+3 of vision_features (constant over space); the encoder's
+                              prop_fpn2 is each 14x14 cell's mean colour, so their ratio is the
+                              object's colour; vision_pos_enc = 0.
   sam3.1_memory_attention.onnx  channels 8..71 of the output = the mean over the spatial memory
                               tokens (memory_obj's first len(memory_img) rows): each slot's
                               area-weighted colour over the bank; the rest = curr_img.
@@ -50,7 +52,9 @@ import make_test_models as base
 from make_test_models import FEATURES, Graph
 from onnx_graph import tensor
 
-PALETTE = np.array([(1, -1, -1), (-1, 1, -1), (-1, -1, 1), (1, 1, -1), (1, -1, 1), (-1, 1, 1), (1, 1, 1)], np.float32)
+# Every colour whose channels are 0, 128 or 255 except the grey background: 26 objects can be
+# told apart (at least one level apart on some channel; 10 - 20 d^2 < 0 there).
+PALETTE = np.array([c for c in np.ndindex(3, 3, 3) if c != (1, 1, 1)], np.float32) - 1.0
 SLOTS = 16
 MEM_CH = 8  # first memory channel of slot 0 (4 per slot: 3 colour sums, area)
 
@@ -87,6 +91,31 @@ def extent_boxes(g, binary, m):
     return g.op("MatMul", [xyxy, g.const(to_cxcywh)])
 
 
+def make_image_encoder(out, size):
+    """make_test_models.py's sam3.1-ailia encoder, but prop_fpn2 (what the memory reads) is the
+    image averaged over each 14x14 cell (halved, as the other prop levels), so that a small
+    object's colour reaches the memory mixed only with the (zero) grey around it."""
+    m = size * 2 // 7
+    g = Graph()
+    feats, pos = base.vision_features(g, "image", size, size, 3)
+    for k, f in enumerate(feats):
+        g.name(f, f"fpn{k}")
+        if k != 2:
+            g.name(g.op("Mul", [f, g.const(np.float32(0.0))]), f"pos{k}")
+            g.name(g.op("Mul", [f, g.const(np.float32(0.5))]), f"prop_fpn{k}")
+    cells = g.op("AveragePool", ["image"], kernel_shape=[14, 14], strides=[14, 14])
+    cells = g.op("Add", [cells, g.op("Mul", [g.op("ReduceMean", [feats[2]], keepdims=1), g.const(np.float32(0.0))])])
+    g.name(g.op("Mul", [g.op("Pad", [cells, g.ints([0, 0, 0, 0, 0, FEATURES - 3, 0, 0])]), g.const(np.float32(0.5))]), "prop_fpn2")
+    g.name(g.op("Add", [pos, base.attention_probe(g, feats[2])]), "pos2")
+    g.name(g.op("Mul", [pos, g.const(np.float32(2.0))]), "prop_pos2")
+    level = lambda k: [1, FEATURES, m >> k, m >> k]
+    g.save(os.path.join(out, "sam3.1_image_encoder.onnx"), [tensor("image", TensorProto.FLOAT, [1, 3, size, size])],
+           [tensor(f"fpn{k}", TensorProto.FLOAT, level(k)) for k in range(3)]
+           + [tensor(f"pos{k}", TensorProto.FLOAT, level(k)) for k in range(3)]
+           + [tensor(f"prop_fpn{k}", TensorProto.FLOAT, level(k)) for k in range(3)]
+           + [tensor("prop_pos2", TensorProto.FLOAT, level(2))], "image_encoder")
+
+
 def make_grounding(out, m, f):
     level = lambda k: [1, FEATURES, m >> k, m >> k]
     g = Graph()
@@ -96,7 +125,10 @@ def make_grounding(out, m, f):
     q = len(PALETTE)
     masks = colour_logits(g, rgb, g.const(PALETTE.reshape(1, q, 3)))                   # [1,Q,m,m]
     binary = g.op("Cast", [g.op("Greater", [masks, g.const(np.float32(0.0))])], to=TensorProto.FLOAT)
-    any_ = g.op("ReduceMax", [binary], axes=[2, 3], keepdims=0)                          # [1,Q]
+    # A query fires only where its colour survives a 3x3 erosion: the one- or two-pixel seams
+    # where resizing mixes two colours into a third are no objects.
+    eroded = g.op("Neg", [g.op("MaxPool", [g.op("Neg", [binary])], kernel_shape=[3, 3], pads=[1, 1, 1, 1])])
+    any_ = g.op("ReduceMax", [eroded], axes=[2, 3], keepdims=0)                          # [1,Q]
     logits = g.op("Sub", [g.op("Mul", [any_, g.const(np.float32(13.0))]), g.const(np.float32(10.0))])
     # The boxes are unused by this detector; they reach the graph as in the bundle.
     unused = g.op("Mul", [g.op("ReduceSum", ["box_coords"], keepdims=0), g.const(np.float32(0.0))])
@@ -207,7 +239,8 @@ def make_memory_encoder(out, m, f, mem):
     rgb = g.op("Mul", [channels(g, "pix_feat", 0, 3), g.const(np.float32(2.0))])        # [1,3,f,f]
     sums = g.op("ReduceMean", [g.op("Mul", [g.op("Unsqueeze", [small, g.ints([2])]), g.op("Unsqueeze", [rgb, g.ints([1])])])],
                 axes=[3, 4], keepdims=0)                                                 # [1,16,3]
-    area = g.op("ReduceMean", [small], axes=[2, 3], keepdims=0)                          # [1,16]
+    # Over a cell, prop_fpn2 is (coverage x colour) on a zero grey: sum(c x cell) / sum(c^2) is the colour.
+    area = g.op("ReduceMean", [g.op("Mul", [small, small])], axes=[2, 3], keepdims=0)   # [1,16]
     per_slot = g.op("Concat", [sums, g.op("Unsqueeze", [area, g.ints([2])])], axis=2)    # [1,16,4]
     flat = g.op("Reshape", [per_slot, g.ints([1, SLOTS * 4, 1, 1])])
     cond = g.op("Mul", [g.op("ReduceMean", [channels(g, "masks", SLOTS, SLOTS)], axes=[1, 2, 3], keepdims=1), g.const(np.float32(0.0))])
@@ -308,7 +341,8 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     size = args.size
     m, f, mem = size * 2 // 7, size // 14, size * 8 // 7
-    base.make_sam31_ailia(args.out, size)  # the image encoder (and a grounding graph replaced below)
+    base.make_sam31_ailia(args.out, size)  # the vocabulary file (its two graphs are replaced below)
+    make_image_encoder(args.out, size)
     make_grounding(args.out, m, f)
     make_prompt_encoder(args.out, size, m, f)
     make_mask_decoder(args.out, m, f)

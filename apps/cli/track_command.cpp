@@ -1,24 +1,34 @@
 // sam3 track: objects of a text prompt (ids that stay) and clicked or boxed objects followed
-// through a video, on SAM 3.1's bundle (sam3/video_tracker.h). Frames and results go through
-// track_io.h's FrameSource / VideoSink.
-#include <deque>
+// through a video file or a folder of frames, on SAM 3.1's bundle (sam3/video_tracker.h), into
+// the formats of sam3/video_outputs.h, resumably (track_video.h).
+#include <algorithm>
+#include <atomic>
+#include <csignal>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "cli_common.h"
 #include "model_resolver.h"
-#include "progress_bar.h"
-#include "sam3/output_folder.h"
+#include "nlohmann/json.hpp"
 #include "sam3/video_tracker.h"
-#include "track_io.h"
+#include "sam3/video_outputs.h"
+#include "track_batch.h"
+#include "track_video.h"
 
 namespace sam3::cli {
 namespace {
 
+namespace fs = std::filesystem;
+
 struct TrackArgs {
   ModelSelection models;
   std::string video, out;
+  std::string formats = "json,davis";
+  std::string overlay_encoder = "auto";
+  int checkpoint_every = 25;
+  bool restart = false;
+  std::string shard = "1/1";
   std::vector<std::string> prompts, points, boxes;
   int every = 1;
   double fps = 0;
@@ -86,54 +96,95 @@ std::vector<VideoObjectPrompt> object_prompts(const TrackArgs& a) {
   return out;
 }
 
-int run_track(const TrackArgs& a) {
-  VideoPrompts prompts{a.prompts, object_prompts(a)};
+std::atomic<bool> g_stop{false};
+
+void on_interrupt(int) {
+  g_stop = true;
+  std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C ends at once
+  std::signal(SIGTERM, SIG_DFL);
+}
+
+std::vector<VideoOutputFormat> output_formats(const std::string& list) {
+  std::vector<VideoOutputFormat> formats;
+  size_t start = 0;
+  while (start <= list.size()) {
+    const size_t comma = std::min(list.find(',', start), list.size());
+    const auto format = parse_video_output_format(list.substr(start, comma - start));
+    if (std::find(formats.begin(), formats.end(), format) == formats.end()) formats.push_back(format);
+    start = comma + 1;
+  }
+  return formats;
+}
+
+// What the results depend on: a resumed run must have the same, or VideoOutputs starts over.
+nlohmann::json settings_of(const TrackArgs& a, const nlohmann::json& model) {
+  const auto& o = a.options;
+  return {{"model", model},
+          {"prompts", {{"texts", a.prompts}, {"points", a.points}, {"boxes", a.boxes}}},
+          {"every", a.every},
+          {"fps", a.fps},
+          {"detection_threshold", o.detection_threshold},
+          {"nms_iom", o.nms_iom},
+          {"association_iom", o.association_iom},
+          {"track_match_iom", o.track_match_iom},
+          {"new_object_threshold", o.new_object_threshold},
+          {"hotstart_delay", o.hotstart_delay},
+          {"hotstart_unmatched", o.hotstart_unmatched},
+          {"hotstart_duplicate", o.hotstart_duplicate},
+          {"keep_alive", {o.keep_alive_init, o.keep_alive_min, o.keep_alive_max}},
+          {"occlusion_overlap_iou", o.occlusion_overlap_iou},
+          {"boundary_margin", o.boundary_margin},
+          {"confirmation_detections", o.confirmation_detections},
+          {"max_objects", o.max_objects}};
+}
+
+int run_track(TrackArgs& a) {
+  TrackJob job;
+  job.prompts = {a.prompts, object_prompts(a)};
   ModelOptions model_options;
   model_options.providers = execution_providers(a.models);
   model_options.intra_op_threads = a.threads;
   model_options.precision = precision_of(a.models.precision);
-  const auto model = Model::load(resolve_model_dir(a.models), model_options);
-  VideoTracker tracker(model, prompts, a.options);
+  job.model = Model::load(resolve_model_dir(a.models), model_options);
+  job.tracker = a.options;
+  job.tracker.stop = StopToken::following(&g_stop);
+  job.source.every = a.every;
+  job.source.fps = a.fps;
+  job.outputs.formats = output_formats(a.formats);
+  job.outputs.labels = a.prompts;  // a text's objects carry its index; clicked/boxed ones come after the texts
+  for (size_t i = 0; i < job.prompts.objects.size(); ++i) job.outputs.labels.push_back("object" + std::to_string(i + 1));
+  const nlohmann::json model = {{"directory", job.model->directory().string()},
+                                {"generation", job.model->generation()},
+                                {"precision", a.models.precision}};
+  job.outputs.model_json = model.dump();
+  job.outputs.settings_json = settings_of(a, model).dump();
+  job.outputs.checkpoint_every = a.checkpoint_every;
+  job.outputs.resume = !a.restart;
+  job.outputs.overlay_encoder = a.overlay_encoder;
 
-  auto source = open_image_folder(a.video, a.every, a.fps);
-  VideoInfo info = source->info();
-  info.name = safe_file_name(info.name, "video");
-  nlohmann::json header = {{"model", {{"directory", model->directory().string()}, {"generation", model->generation()}}},
-                           {"prompts", {{"texts", a.prompts}, {"points", a.points}, {"boxes", a.boxes}}},
-                           {"settings",
-                            {{"every", a.every},
-                             {"detection_threshold", a.options.detection_threshold},
-                             {"new_object_threshold", a.options.new_object_threshold},
-                             {"hotstart_delay", a.options.hotstart_delay},
-                             {"confirmation_detections", a.options.confirmation_detections},
-                             {"boundary_margin", a.options.boundary_margin}}}};
-  auto sink = open_json_sink(a.out, info, header);
-
-  FrameProgress progress(info.name);
-  std::deque<VideoFrame> held;  // frames whose results the hot-start delay still holds
-  std::int64_t done = 0, objects = 0;
-  std::set<int> ids;
-  auto deliver = [&](std::vector<VideoFrameResult> results) {
-    for (auto& r : results) {
-      while (!held.empty() && held.front().index < r.index) held.pop_front();
-      if (held.empty()) throw Error(ErrorCode::kRuntime, "a result came for a frame that was not pushed");
-      sink->write(held.front(), r);
-      held.pop_front();
-      for (const auto& o : r.objects) ids.insert(o.id);
-      objects += static_cast<std::int64_t>(r.objects.size());
-      progress.update(++done, info.frame_count);
-    }
-  };
-  while (auto frame = source->next()) {
-    held.push_back(*frame);
-    deliver(tracker.push(held.back()));
+  int k = 1, n = 1, used = 0;
+  if (std::sscanf(a.shard.c_str(), "%d/%d%n", &k, &n, &used) != 2 || used != static_cast<int>(a.shard.size()) || k < 1 ||
+      k > n) {
+    throw Error(ErrorCode::kInvalidArgument, "--shard must be K/N with 1 <= K <= N, e.g. 3/8, got '" + a.shard + "'");
   }
-  deliver(tracker.finish());
-  sink->finish();
-  progress.finish();
-  std::printf("%s  %lld frames  %zu objects (ids %s)  wrote %s\n", info.name.c_str(), static_cast<long long>(done), ids.size(),
-              ids.empty() ? "none" : (std::to_string(*ids.begin()) + ".." + std::to_string(*ids.rbegin())).c_str(),
-              (std::filesystem::path(a.out) / (info.name + ".json")).c_str());
+  std::error_code ec;
+  const bool videos = fs::is_directory(a.video, ec) && !list_video_files(a.video).empty();
+  if (n > 1 && !videos) throw Error(ErrorCode::kInvalidArgument, "--shard splits a folder of videos; " + a.video + " is one video");
+
+  std::signal(SIGINT, on_interrupt);
+  std::signal(SIGTERM, on_interrupt);
+  if (videos) return track_videos(a.video, a.out, job, k, n);
+  try {
+    const auto s = track_video(a.video, a.out, job);
+    std::printf("%s: %lld frames%s -> %s\n", fs::path(a.video).filename().c_str(), static_cast<long long>(s.frames),
+                s.resumed().c_str(),
+                a.out.c_str());
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::kCancelled) {
+      std::fprintf(stderr, "interrupted: run the same command again to continue from the last checkpoint\n");
+    }
+    throw;
+  }
   return kOk;
 }
 
@@ -144,13 +195,23 @@ void add_track_command(CLI::App& app, Runner& run) {
   auto* cmd = app.add_subcommand("track", "Track every instance of a text prompt, or clicked/boxed objects, through a video "
                                           "(SAM 3.1's ONNX bundle)");
   add_model_options(*cmd, args->models);
-  cmd->add_option("video", args->video, "Folder of frames (images sorted by name, numbers in order)")->required();
+  cmd->add_option("video", args->video, "Video file (anything FFmpeg decodes), folder of frames (images in natural order) "
+                                      "or folder of video files (one sub-folder of --out each)")
+      ->required();
   cmd->add_option("-p,--prompt", args->prompts, "Text prompt: every instance gets an id that stays; repeatable");
   cmd->add_option("--point", args->points, "An object to follow: a click X,Y[,neg]@FRAME in frame pixels; repeatable");
   cmd->add_option("--box", args->boxes, "An object to follow: its box X0,Y0,X1,Y1@FRAME; repeatable");
-  cmd->add_option("-o,--out", args->out, "Output folder (<video>.json)")->required();
+  cmd->add_option("-o,--out", args->out, "Output folder (tracks.json, davis/, mots.txt + mots/, overlay.mp4)")->required();
+  cmd->add_option("-f,--format", args->formats, "Outputs, comma-separated: json, davis, mots, overlay")->capture_default_str();
+  cmd->add_option("--overlay-encoder", args->overlay_encoder, "auto (H.264, else MPEG-4), h264, mpeg4 or png (one PNG a frame)")
+      ->check(CLI::IsMember({"auto", "h264", "mpeg4", "png"}))->capture_default_str();
+  cmd->add_option("--checkpoint-every", args->checkpoint_every, "Frames between checkpoints (what an interruption can lose)")
+      ->check(CLI::Range(1, 1000000))->capture_default_str();
+  cmd->add_option("--shard", args->shard, "A folder of videos: take share K of N of them (as sam3 label), e.g. 2/8")
+      ->capture_default_str();
+  cmd->add_flag("--restart", args->restart, "Start over instead of continuing an interrupted run left in --out");
   cmd->add_option("--every", args->every, "Track every Nth frame")->check(CLI::Range(1, 1000000))->capture_default_str();
-  cmd->add_option("--fps", args->fps, "Frame rate of a folder of frames (timestamps)")->check(CLI::Range(0.0, 1000.0));
+  cmd->add_option("--fps", args->fps, "Frame rate of a folder of frames (timestamps; default 25)")->check(CLI::Range(0.0, 1000.0));
   cmd->add_option("--threads", args->threads, "ONNX Runtime threads (0: one per core)")->check(CLI::Range(0, 1024));
   auto& o = args->options;
   cmd->add_option("--detection-threshold", o.detection_threshold, "Detections kept for matching")->check(CLI::Range(0.0, 1.0))->capture_default_str();
@@ -165,6 +226,9 @@ void add_track_command(CLI::App& app, Runner& run) {
   cmd->add_option("--boundary-margin", o.boundary_margin, "Detections centred this close to the edge start nothing (0: off)")
       ->check(CLI::Range(0.0, 0.49))->capture_default_str();
   cmd->add_option("--max-objects", o.max_objects, "At most this many objects (0: no limit)")->check(CLI::Range(0, 100000));
+  cmd->footer("Rerunning an interrupted command continues where it stopped (the last checkpoint, less a window of\n"
+              "frames that is tracked again so that ids carry on); other settings start over. A folder of videos:\n"
+              "finished videos are skipped; --shard K/N for K = 1..N splits them (a Slurm array). See docs/video.md.");
   cmd->callback([args, &run] { run = [args] { return run_track(*args); }; });
 }
 

@@ -33,6 +33,8 @@ from ._native import (  # noqa: F401  (re-exported)
     Result,
     RuntimeFailure,
     TokenizerError,
+    VideoFrame,
+    VideoFrameResult,
     available_providers,
     usable_providers,
     decode_rle,
@@ -44,6 +46,7 @@ from . import _native
 
 __all__ = [
     "Model", "Embedding", "Result", "Instance", "Box", "tokenize", "encode_rle", "decode_rle", "label", "label_map", "pull",
+    "read_video", "VideoFrame", "VideoFrameResult",
     "Error", "InvalidArgumentError", "InvalidTextError", "ImageUnreadableError", "ImageUnsupportedError",
     "ImageCorruptError", "ImageTooLargeError", "ModelNotFoundError", "ModelMismatchError", "TokenizerError",
     "RuntimeFailure", "OutputError", "NetworkError", "CancelledError", "__version__", "onnxruntime_version", "available_providers", "usable_providers",
@@ -71,6 +74,41 @@ class Model(_native.Model):
                       precision: str = "exact") -> "Model":
         """A model of the registry that is already downloaded (never downloads: see sam3cpp.pull)."""
         return cls(_native.registry_path(name), threads=threads, providers=providers, precision=precision)
+
+    def track(self, frames, text=None, *, objects=(), fps: float = 0.0, every: int = 1, **options):
+        """Tracks through a video (SAM 3.1's bundle, docs/video.md), yielding one
+        VideoFrameResult per frame in order (ids, prompts, scores, boxes N x 4, masks N x H x W),
+        `hotstart_delay` frames behind the frames consumed. frames: a video file or a folder of
+        images (a path: decoded one frame at a time, as `sam3 track` reads it; fps: the folder's
+        rate, default 25), or any iterable of images (numpy uint8 HxWx3, paths, PIL images),
+        indexed from 0 (time = index / fps, or the index without fps). every: keep the frames
+        whose index is a multiple of it (indices stay the source's). text: a word or a list of
+        words (each object's `prompt` is its index). objects: dicts {"frame": i, "points": [(x,
+        y) or (x, y, positive)], "box": (x0, y0, x1, y1)} in frame pixels (prompt = len(texts) +
+        position). options: detection_threshold, new_object_threshold, hotstart_delay,
+        hotstart_unmatched, hotstart_duplicate, confirmation_detections, boundary_margin,
+        max_objects."""
+        texts = [text] if isinstance(text, str) else list(text or [])
+        if isinstance(frames, (str, os.PathLike)):
+            source = _native.open_frame_source(os.fspath(frames), every=every, fps=fps)  # errors before the tracker loads
+            tracker = _native.VideoTracker(self, texts, list(objects), **options)
+            for frame in source:
+                yield from tracker.push_frame(frame)
+        else:
+            if every < 1:
+                raise InvalidArgumentError(f"every must be at least 1, got {every}")
+            tracker = _native.VideoTracker(self, texts, list(objects), **options)
+            for index, frame in enumerate(frames):
+                if index % every == 0:
+                    yield from tracker.push(frame, index, index / fps if fps > 0 else float(index))
+        yield from tracker.finish()
+
+
+def read_video(path, *, every: int = 1, fps: float = 0.0, start: int = 0):
+    """The frames of a video file (FFmpeg) or a folder of images (natural order), one at a time:
+    VideoFrame objects with index (in the source, before the stride), time (seconds) and image
+    (numpy uint8 H x W x 3). The iterator's `info` has name, width, height, fps, frame_count."""
+    return _native.open_frame_source(os.fspath(path), every=every, fps=fps, start=start)
 
 
 def tokenize(text: str) -> dict:

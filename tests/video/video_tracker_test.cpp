@@ -3,6 +3,7 @@
 // crossing; the hot-start delay; click and box tracking; typed errors for bad input.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <map>
 #include <optional>
 #include <set>
@@ -131,6 +132,59 @@ TEST(VideoTracker, TheMemoryBankStopsGrowing) {
   EXPECT_EQ(stats.buckets, 1);
   EXPECT_GT(at16, 0u);
   EXPECT_EQ(stats.memory_bank_bytes, at16);
+}
+
+TEST(VideoTracker, MoreThanSixteenObjectsTakeTwoBuckets) {
+  // 18 squares of 18 colours (channels 0, 128 or 255), drifting right by 2 pixels a frame.
+  std::vector<std::array<std::uint8_t, 3>> colours;
+  for (int r = 0; r < 3 && colours.size() < 18; ++r)
+    for (int g = 0; g < 3 && colours.size() < 18; ++g)
+      for (int b = 0; b < 3 && colours.size() < 18; ++b)
+        if (r != 1 || g != 1 || b != 1) colours.push_back({static_cast<std::uint8_t>(std::min(255, r * 128)),
+                                                           static_cast<std::uint8_t>(std::min(255, g * 128)),
+                                                           static_cast<std::uint8_t>(std::min(255, b * 128))});
+  auto frame = [&](int i) {
+    VideoFrame f;
+    f.index = i;
+    f.image.width = 192;
+    f.image.height = 96;
+    f.image.rgb.assign(192 * 96 * 3, 128);
+    for (size_t k = 0; k < colours.size(); ++k) {
+      const int x0 = 12 + static_cast<int>(k % 6) * 28 + 2 * i, y0 = 10 + static_cast<int>(k / 6) * 28;
+      for (int y = y0; y < y0 + 16; ++y)
+        for (int x = x0; x < x0 + 16; ++x)
+          for (int c = 0; c < 3; ++c) f.image.rgb[(static_cast<size_t>(y) * 192 + x) * 3 + c] = colours[k][c];
+    }
+    return f;
+  };
+  VideoTrackerOptions options;
+  options.hotstart_delay = 3;
+  options.hotstart_unmatched = 2;
+  options.hotstart_duplicate = 2;
+  VideoTracker tracker(video_model(), {.texts = {"car"}}, options);
+  std::vector<VideoFrameResult> results;
+  for (int i = 0; i < 5; ++i)
+    for (auto& r : tracker.push(frame(i))) results.push_back(std::move(r));
+  for (auto& r : tracker.finish()) results.push_back(std::move(r));
+  EXPECT_EQ(tracker.stats().buckets, 2);
+  EXPECT_EQ(tracker.stats().objects, 18);
+  ASSERT_EQ(results.size(), 5u);
+  std::map<size_t, std::set<int>> ids;
+  for (const auto& r : results) {
+    EXPECT_EQ(r.objects.size(), 18u) << "frame " << r.index;
+    for (size_t k = 0; k < colours.size(); ++k) {
+      const int cx = 12 + static_cast<int>(k % 6) * 28 + 2 * static_cast<int>(r.index) + 8, cy = 10 + static_cast<int>(k / 6) * 28 + 8;
+      for (const auto& o : r.objects) {
+        if (o.mask.data[static_cast<size_t>(cy) * 192 + cx]) ids[k].insert(o.id);
+      }
+    }
+  }
+  std::set<int> all;
+  for (const auto& [k, set] : ids) {
+    EXPECT_EQ(set.size(), 1u) << "square " << k;
+    all.insert(set.begin(), set.end());
+  }
+  EXPECT_EQ(all.size(), 18u);
 }
 
 TEST(VideoTracker, AnAbsentConceptFindsNothing) {

@@ -1,0 +1,79 @@
+#include "track_batch.h"
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+
+#include "cli_common.h"
+#include "nlohmann/json.hpp"
+#include "sam3/error.h"
+#include "sam3/labeler.h"
+#include "sam3/output_folder.h"
+
+namespace sam3::cli {
+namespace fs = std::filesystem;
+namespace {
+
+// A video is done when its folder holds a finished run's tracks.json (no partial run beside
+// it) made with these settings. Parsed without its frames, which can be large.
+bool finished_with(const fs::path& folder, const std::string& settings_json) {
+  std::error_code ec;
+  if (fs::exists(folder / "sam3-video.partial", ec) || !fs::is_regular_file(folder / "tracks.json", ec)) return false;
+  try {
+    std::ifstream in(folder / "tracks.json", std::ios::binary);
+    const auto header = nlohmann::json::parse(in, [](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+      return !(depth == 1 && event == nlohmann::json::parse_event_t::key && parsed == "frames");
+    });
+    return header.contains("settings") && header["settings"] == nlohmann::json::parse(settings_json);
+  } catch (const std::exception&) {
+    return false;  // unreadable: track it again
+  }
+}
+
+}  // namespace
+
+int track_videos(const fs::path& folder, const fs::path& out, const TrackJob& job, int shard, int shards) {
+  std::vector<LabelInput> inputs;
+  std::map<std::string, std::string> by_stem;  // sub-folder -> video, to refuse two videos in one folder
+  for (const auto& video : list_video_files(folder)) {
+    const auto stem = safe_file_name(video.stem().string(), "video");
+    const auto [it, fresh] = by_stem.emplace(stem, video.filename().string());
+    if (!fresh) {
+      throw Error(ErrorCode::kInvalidArgument, it->second + " and " + video.filename().string() + " would both write " +
+                                                   (out / stem).string() + ": rename one of them");
+    }
+    inputs.push_back({video, video.filename().string()});
+  }
+  const auto mine = shard_label_inputs(inputs, shard, shards);
+  int tracked = 0, done = 0, failed = 0;
+  for (size_t i = 0; i < mine.size(); ++i) {
+    const auto& video = mine[i].path;
+    const fs::path target = out / safe_file_name(video.stem().string(), "video");
+    std::fprintf(stderr, "[%zu/%zu] %s\n", i + 1, mine.size(), mine[i].name.c_str());
+    if (finished_with(target, job.outputs.settings_json)) {
+      ++done;
+      continue;
+    }
+    try {
+      const auto s = track_video(video, target, job);
+      std::printf("%s: %lld frames%s -> %s\n", mine[i].name.c_str(), static_cast<long long>(s.frames),
+                  s.resumed().c_str(),
+                  target.c_str());
+      ++tracked;
+    } catch (const Error& e) {
+      if (e.code() == ErrorCode::kCancelled) {
+        std::printf("%zu videos: %d tracked, %d already done, %d failed, interrupted -> %s\n", mine.size(), tracked, done,
+                    failed, out.c_str());
+        return 130;
+      }
+      std::fprintf(stderr, "%s: %s\n", mine[i].name.c_str(), e.what());
+      ++failed;
+    }
+  }
+  std::printf("%zu video%s%s: %d tracked, %d already done, %d failed -> %s\n", mine.size(), mine.size() == 1 ? "" : "s",
+              shards > 1 ? (" (shard " + std::to_string(shard) + "/" + std::to_string(shards) + ")").c_str() : "", tracked,
+              done, failed, out.c_str());
+  return failed ? kFailure : kOk;
+}
+
+}  // namespace sam3::cli

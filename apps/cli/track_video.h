@@ -1,0 +1,39 @@
+// One video through the tracker into its output folder, resumably: `sam3 track`'s loop over
+// sam3/video_sources.h (frames in), sam3/video_tracker.h and sam3/video_outputs.h (files out).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "sam3/model.h"
+#include "sam3/video_outputs.h"
+#include "sam3/video_sources.h"
+#include "sam3/video_tracker.h"
+
+namespace sam3::cli {
+
+struct TrackJob {
+  std::shared_ptr<const Model> model;
+  VideoPrompts prompts;
+  VideoTrackerOptions tracker;  // its stop token ends the run (the partial outputs stay, resumable)
+  FrameSourceOptions source;    // every, fps; start_index is set here on a resumed run
+  VideoOutputOptions outputs;   // formats, labels, settings: a run with other settings starts over
+};
+
+struct TrackSummary {
+  std::int64_t frames = 0;         // results the tracker gave (re-run ones included)
+  std::int64_t resumed_after = -1; // the last frame an interrupted run had written; -1: a fresh run
+  std::int64_t restarted_at = 0;   // the first frame tracked (a resumed run tracks a window again)
+
+  // " (resumed after frame 18, tracked again from frame 3)", or "" for a fresh run.
+  std::string resumed() const;
+};
+
+// Tracks `video` (a video file or a folder of frames) into `out`. On an interrupted run left in
+// `out`, the frames are read again from VideoOutputs' restart point (or from the earliest
+// clicked/boxed object's frame when that is earlier: the tracker needs the click's frame).
+TrackSummary track_video(const std::filesystem::path& video, const std::filesystem::path& out, const TrackJob& job);
+
+}  // namespace sam3::cli

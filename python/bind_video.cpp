@@ -1,0 +1,177 @@
+#include "bind_video.h"
+
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+
+#include "sam3/error.h"
+#include "sam3/video_tracker.h"
+
+namespace py = pybind11;
+using namespace pybind11::literals;
+
+namespace {
+
+[[noreturn]] void invalid(const std::string& message) { throw sam3::Error(sam3::ErrorCode::kInvalidArgument, message); }
+
+sam3::Image (*g_image_of)(const py::object&) = nullptr;
+
+// One frame's objects as numpy arrays: ids, prompts, scores (N), boxes (N x 4), masks (N x H x W).
+struct FrameOut {
+  sam3::VideoFrameResult result;
+  int width = 0, height = 0;
+};
+
+float number(const py::handle& v, const std::string& what) {
+  if (!py::isinstance<py::int_>(v) && !py::isinstance<py::float_>(v) && !py::isinstance(v, py::module_::import("numpy").attr("number"))) {
+    invalid(what + " must be a number, got " + std::string(py::repr(v)));
+  }
+  return v.cast<float>();
+}
+
+// objects=[{"frame": 0, "points": [(x, y) or (x, y, positive)], "box": (x0, y0, x1, y1)}]
+std::vector<sam3::VideoObjectPrompt> objects_from(const py::list& objects) {
+  std::vector<sam3::VideoObjectPrompt> out;
+  for (const auto& item : objects) {
+    const std::string where = "object " + std::to_string(out.size());
+    if (!py::isinstance<py::dict>(item)) invalid(where + " must be a dict with frame and points and/or box");
+    const auto d = py::reinterpret_borrow<py::dict>(item);
+    sam3::VideoObjectPrompt o;
+    if (!d.contains("frame") || !py::isinstance<py::int_>(d["frame"])) invalid(where + ": \"frame\" must be a frame index");
+    o.frame = d["frame"].cast<std::int64_t>();
+    if (d.contains("points")) {
+      for (const auto& p : d["points"]) {
+        const auto seq = py::reinterpret_borrow<py::sequence>(p);
+        if (seq.size() != 2 && seq.size() != 3) invalid(where + ": a point is (x, y) or (x, y, positive)");
+        sam3::PointPrompt pt{number(seq[0], where + "'s x"), number(seq[1], where + "'s y"), true};
+        if (seq.size() == 3) {
+          if (!py::isinstance<py::bool_>(seq[2])) invalid(where + ": a point's third item is True or False");
+          pt.positive = seq[2].cast<bool>();
+        }
+        o.points.push_back(pt);
+      }
+    }
+    if (d.contains("box") && !d["box"].is_none()) {
+      const auto seq = py::reinterpret_borrow<py::sequence>(d["box"]);
+      if (seq.size() != 4) invalid(where + ": a box is (x0, y0, x1, y1)");
+      o.box = sam3::Box{number(seq[0], where + "'s x0"), number(seq[1], where + "'s y0"), number(seq[2], where + "'s x1"),
+                        number(seq[3], where + "'s y1")};
+    }
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+// The tracker and the video's size (for the masks' arrays of the frames finish() returns).
+struct PyTracker {
+  std::unique_ptr<sam3::VideoTracker> tracker;
+  int width = 0, height = 0;
+};
+
+std::vector<FrameOut> wrap(std::vector<sam3::VideoFrameResult> results, int width, int height) {
+  std::vector<FrameOut> out;
+  for (auto& r : results) out.push_back({std::move(r), width, height});
+  return out;
+}
+
+}  // namespace
+
+void bind_video(py::module_& m, sam3::Image (*image_of)(const py::object&)) {
+  g_image_of = image_of;
+  py::class_<FrameOut>(m, "VideoFrameResult", "One frame's tracked objects (ids that stay through the video).")
+      .def_property_readonly("index", [](const FrameOut& f) { return f.result.index; })
+      .def_property_readonly("time", [](const FrameOut& f) { return f.result.time_s; })
+      .def_property_readonly("ids", [](const FrameOut& f) {
+        py::array_t<std::int32_t> a(static_cast<py::ssize_t>(f.result.objects.size()));
+        for (size_t i = 0; i < f.result.objects.size(); ++i) a.mutable_data()[i] = f.result.objects[i].id;
+        return a;
+      })
+      .def_property_readonly("prompts", [](const FrameOut& f) {
+        py::array_t<std::int32_t> a(static_cast<py::ssize_t>(f.result.objects.size()));
+        for (size_t i = 0; i < f.result.objects.size(); ++i) a.mutable_data()[i] = f.result.objects[i].prompt;
+        return a;
+      })
+      .def_property_readonly("scores", [](const FrameOut& f) {
+        py::array_t<float> a(static_cast<py::ssize_t>(f.result.objects.size()));
+        for (size_t i = 0; i < f.result.objects.size(); ++i) a.mutable_data()[i] = f.result.objects[i].score;
+        return a;
+      })
+      .def_property_readonly("boxes", [](const FrameOut& f) {
+        py::array_t<float> a({static_cast<py::ssize_t>(f.result.objects.size()), py::ssize_t{4}});
+        for (size_t i = 0; i < f.result.objects.size(); ++i) {
+          const auto& b = f.result.objects[i].box;
+          const float v[4] = {b.x0, b.y0, b.x1, b.y1};
+          std::memcpy(a.mutable_data() + i * 4, v, sizeof v);
+        }
+        return a;
+      }, "float32 N x 4: x0, y0, x1, y1 in pixels")
+      .def_property_readonly("masks", [](const FrameOut& f) {
+        py::array_t<bool> a({static_cast<py::ssize_t>(f.result.objects.size()), static_cast<py::ssize_t>(f.height),
+                             static_cast<py::ssize_t>(f.width)});
+        const size_t plane = static_cast<size_t>(f.width) * f.height;
+        for (size_t i = 0; i < f.result.objects.size(); ++i) std::memcpy(a.mutable_data() + i * plane, f.result.objects[i].mask.data.data(), plane);
+        return a;
+      }, "bool N x H x W, never overlapping");
+
+  py::class_<sam3::VideoFrame>(m, "VideoFrame", "A decoded frame (sam3cpp.read_video): its index in the source, time, pixels.")
+      .def_readonly("index", &sam3::VideoFrame::index)
+      .def_readonly("time", &sam3::VideoFrame::time_s)
+      .def_property_readonly("image", [](const sam3::VideoFrame& f) {
+        py::array_t<std::uint8_t> a({static_cast<py::ssize_t>(f.image.height), static_cast<py::ssize_t>(f.image.width), py::ssize_t{3}});
+        std::memcpy(a.mutable_data(), f.image.rgb.data(), f.image.rgb.size());
+        return a;
+      }, "uint8 H x W x 3, RGB");
+
+  py::class_<PyTracker>(m, "VideoTracker", "SAM 3.1's video tracker: push frames, get final frames back.")
+      .def(py::init([](std::shared_ptr<sam3::Model> model, std::vector<std::string> texts, const py::list& objects,
+                       float detection_threshold, float new_object_threshold, int hotstart_delay, int hotstart_unmatched,
+                       int hotstart_duplicate, int confirmation_detections, float boundary_margin, int max_objects) {
+             sam3::VideoTrackerOptions o;
+             o.detection_threshold = detection_threshold;
+             o.new_object_threshold = new_object_threshold;
+             o.hotstart_delay = hotstart_delay;
+             o.hotstart_unmatched = hotstart_unmatched;
+             o.hotstart_duplicate = hotstart_duplicate;
+             o.confirmation_detections = confirmation_detections;
+             o.boundary_margin = boundary_margin;
+             o.max_objects = max_objects;
+             sam3::VideoPrompts prompts{std::move(texts), objects_from(objects)};
+             py::gil_scoped_release release;
+             return std::make_unique<PyTracker>(PyTracker{std::make_unique<sam3::VideoTracker>(std::move(model), std::move(prompts), o)});
+           }),
+           "model"_a, "texts"_a, "objects"_a, py::kw_only(), "detection_threshold"_a = 0.4f, "new_object_threshold"_a = 0.65f,
+           "hotstart_delay"_a = 15, "hotstart_unmatched"_a = 8, "hotstart_duplicate"_a = 8, "confirmation_detections"_a = 3,
+           "boundary_margin"_a = 0.025f, "max_objects"_a = 0)
+      .def("push", [](PyTracker& t, const py::object& image, std::int64_t index, double time) {
+             sam3::VideoFrame frame{g_image_of(image), index, time};
+             std::vector<sam3::VideoFrameResult> results;
+             {
+               py::gil_scoped_release release;
+               results = t.tracker->push(frame);
+             }
+             t.width = frame.image.width;
+             t.height = frame.image.height;
+             return wrap(std::move(results), t.width, t.height);
+           },
+           "frame"_a, "index"_a, "time"_a)
+      .def("push_frame", [](PyTracker& t, const sam3::VideoFrame& frame) {
+             std::vector<sam3::VideoFrameResult> results;
+             {
+               py::gil_scoped_release release;
+               results = t.tracker->push(frame);
+             }
+             t.width = frame.image.width;
+             t.height = frame.image.height;
+             return wrap(std::move(results), t.width, t.height);
+           },
+           "frame"_a, "A frame from a source (sam3cpp.read_video), tracked without a copy through numpy")
+      .def("finish", [](PyTracker& t) {
+        std::vector<sam3::VideoFrameResult> results;
+        {
+          py::gil_scoped_release release;
+          results = t.tracker->finish();
+        }
+        return wrap(std::move(results), t.width, t.height);
+      });
+}

@@ -1,0 +1,99 @@
+"""Model.track on the generated SAM 3.1 bundle (tools/make_video_models.py): numpy frames in,
+per-frame numpy results out, ids that stay (the C++ tests cover the rules case by case)."""
+import os
+import subprocess
+
+import numpy as np
+import pytest
+from PIL import Image
+
+import sam3cpp
+
+MODELS = os.environ.get("SAM3_TEST_MODELS", "")
+CLI = os.environ.get("SAM3_CLI", "sam3")
+SHORT = dict(hotstart_delay=4, hotstart_unmatched=2, hotstart_duplicate=2)
+
+
+def frame(i):
+    """Grey 120 x 160 with a red square moving right and a blue one standing still."""
+    f = np.full((120, 160, 3), 128, np.uint8)
+    x = 10 + 3 * i
+    f[40:62, x:x + 22] = (255, 0, 0)
+    f[10:28, 110:128] = (0, 0, 255)
+    return f
+
+
+@pytest.fixture(scope="module")
+def model():
+    return sam3cpp.Model(os.path.join(MODELS, "sam3.1-video"))
+
+
+def test_track_yields_every_frame_with_stable_ids(model):
+    results = list(model.track((frame(i) for i in range(10)), "car", hotstart_delay=4, hotstart_unmatched=2,
+                               hotstart_duplicate=2))
+    assert [r.index for r in results] == list(range(10))
+    red_ids = set()
+    for r in results:
+        assert r.masks.shape == (len(r.ids), 120, 160) and r.masks.dtype == np.bool_
+        assert r.boxes.shape == (len(r.ids), 4)
+        assert set(r.prompts.tolist()) <= {0}
+        owner = [int(r.ids[k]) for k in range(len(r.ids)) if r.masks[k, 51, 21 + 3 * r.index]]
+        assert len(owner) == 1, r.index
+        red_ids.add(owner[0])
+    assert len(red_ids) == 1
+
+
+def test_track_a_clicked_object(model):
+    results = list(model.track((frame(i) for i in range(6)), objects=[{"frame": 2, "points": [(119, 19)]}], hotstart_delay=2,
+                               hotstart_unmatched=1, hotstart_duplicate=1))
+    assert [len(r.ids) for r in results] == [0, 0, 1, 1, 1, 1]
+    assert results[3].masks[0, 19, 119]
+
+
+def test_track_errors_are_typed(model):
+    with pytest.raises(sam3cpp.InvalidArgumentError, match="no frames"):
+        list(model.track([], "car"))
+    with pytest.raises(sam3cpp.InvalidArgumentError, match="outside"):
+        list(model.track([frame(0)], objects=[{"frame": 0, "points": [(900, 10)]}]))
+
+
+def owners(results):
+    """Per frame, the id whose mask covers the red square's centre and the blue one's."""
+    return [(int(r.ids[r.masks[:, 51, 21 + 3 * r.index]][0]), int(r.ids[r.masks[:, 19, 119]][0])) for r in results]
+
+
+def test_track_a_folder_and_a_video_file_as_numpy_frames(model, tmp_path):
+    want = list(model.track([frame(i) for i in range(10)], "car", **SHORT))
+    folder = tmp_path / "clip"
+    folder.mkdir()
+    for i in range(10):  # frame10 after frame9: natural order
+        Image.fromarray(frame(i)).save(folder / f"frame{i}.png")
+    got = list(model.track(folder, "car", fps=5, **SHORT))
+    assert [r.index for r in got] == list(range(10))
+    assert [r.time for r in got] == pytest.approx([i / 5 for i in range(10)])
+    for a, b in zip(got, want):
+        assert a.ids.tolist() == b.ids.tolist() and np.array_equal(a.masks, b.masks), a.index
+
+    # An MP4 of the frames: sam3 track's overlay of a word the generated detector never finds
+    # ("purple") is the frames themselves, encoded by FFmpeg (no Python encoder is needed).
+    subprocess.run([CLI, "track", str(folder), "--models", os.path.join(MODELS, "sam3.1-video"), "--prompt", "purple",
+                    "--format", "overlay", "--overlay-encoder", "mpeg4", "--out", str(tmp_path / "enc")], check=True,
+                   capture_output=True)
+    video = tmp_path / "enc" / "overlay.mp4"
+    source = sam3cpp.read_video(video)
+    assert (source.info["width"], source.info["height"]) == (160, 120)
+    decoded = list(source)
+    assert [f.index for f in decoded] == list(range(10))
+    assert np.abs(decoded[3].image.astype(int) - frame(3)).mean() < 4, "lossy, but the frames"
+
+    got = list(model.track(video, "car", every=2, **SHORT))
+    assert [r.index for r in got] == [0, 2, 4, 6, 8]
+    assert len(set(owners(got))) == 1, "the red and the blue square keep their ids"
+    assert owners(got)[0][0] != owners(got)[0][1]
+
+
+def test_track_a_missing_video_is_a_typed_error(model, tmp_path):
+    with pytest.raises(sam3cpp.ImageUnreadableError, match="none.mp4"):
+        list(model.track(tmp_path / "none.mp4", "car"))
+    with pytest.raises(sam3cpp.InvalidArgumentError, match="every"):
+        list(model.track([frame(0)], "car", every=0))
