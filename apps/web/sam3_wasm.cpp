@@ -18,6 +18,7 @@
 #include "optimize/onnx_attention.h"
 #include "optimize/onnx_attention_chunks.h"
 #include "optimize/onnx_int8_as_float.h"
+#include "export/result_document.h"  // the result document as values: built once, never parsed back
 #include "predictor/postprocess.h"
 #include "predictor/preprocess.h"
 #include "pure/generation.h"
@@ -29,7 +30,6 @@
 #include "pure/tracker_names.h"
 #include "sam3/error.h"
 #include "sam3/image.h"
-#include "sam3/result_json.h"
 #include "sam3/tokenizer.h"
 #include "tokenizer/unicode_props.h"
 
@@ -180,7 +180,7 @@ json text_step(Model& m) {
     m.staged_inputs.clear();
     m.outputs.clear();
     m.output_bytes.clear();
-    return json{{"result", json::parse(sam3::prompt_result_json(result))}};
+    return json{{"result", sam3::detail::prompt_result_value(result)}};
   }
   m.outputs.clear();
   m.output_bytes.clear();
@@ -260,10 +260,10 @@ json next_step(Model& m) {
   }
   json result;
   if (p.everything) {
-    result = json::parse(sam3::everything_result_json(
-        sam3::pure::expand(Tracker::deduplicate(std::move(p.candidates), p.everything_options.box_nms_threshold))));
+    result = sam3::detail::everything_result_value(
+        sam3::pure::expand(Tracker::deduplicate(std::move(p.candidates), p.everything_options.box_nms_threshold)));
   } else {
-    result = json::parse(sam3::object_result_json(p.results.front()));
+    result = sam3::detail::object_result_value(p.results.front());
   }
   m.plan.reset();
   m.staged_inputs.clear();
