@@ -75,6 +75,18 @@ std::vector<FrameOut> wrap(std::vector<sam3::VideoFrameResult> results, int widt
   return out;
 }
 
+// One frame into the tracker (without the GIL), the frames that became final out.
+std::vector<FrameOut> push_into(PyTracker& t, const sam3::VideoFrame& frame) {
+  std::vector<sam3::VideoFrameResult> results;
+  {
+    py::gil_scoped_release release;
+    results = t.tracker->push(frame);
+  }
+  t.width = frame.image.width;
+  t.height = frame.image.height;
+  return wrap(std::move(results), t.width, t.height);
+}
+
 }  // namespace
 
 void bind_video(py::module_& m, sam3::Image (*image_of)(const py::object&)) {
@@ -144,27 +156,10 @@ void bind_video(py::module_& m, sam3::Image (*image_of)(const py::object&)) {
            "hotstart_delay"_a = 15, "hotstart_unmatched"_a = 8, "hotstart_duplicate"_a = 8, "confirmation_detections"_a = 3,
            "boundary_margin"_a = 0.025f, "max_objects"_a = 0)
       .def("push", [](PyTracker& t, const py::object& image, std::int64_t index, double time) {
-             sam3::VideoFrame frame{g_image_of(image), index, time};
-             std::vector<sam3::VideoFrameResult> results;
-             {
-               py::gil_scoped_release release;
-               results = t.tracker->push(frame);
-             }
-             t.width = frame.image.width;
-             t.height = frame.image.height;
-             return wrap(std::move(results), t.width, t.height);
+             return push_into(t, sam3::VideoFrame{g_image_of(image), index, time});
            },
            "frame"_a, "index"_a, "time"_a)
-      .def("push_frame", [](PyTracker& t, const sam3::VideoFrame& frame) {
-             std::vector<sam3::VideoFrameResult> results;
-             {
-               py::gil_scoped_release release;
-               results = t.tracker->push(frame);
-             }
-             t.width = frame.image.width;
-             t.height = frame.image.height;
-             return wrap(std::move(results), t.width, t.height);
-           },
+      .def("push_frame", [](PyTracker& t, const sam3::VideoFrame& frame) { return push_into(t, frame); },
            "frame"_a, "A frame from a source (sam3cpp.read_video), tracked without a copy through numpy")
       .def("finish", [](PyTracker& t) {
         std::vector<sam3::VideoFrameResult> results;

@@ -2,13 +2,13 @@
 
 #include <cfloat>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <optional>
 #include <set>
 #include <string_view>
 #include <vector>
 
+#include "optimize/graph_pieces.h"
 #include "optimize/onnx_build.h"
 #include "optimize/onnx_fields.h"
 #include "optimize/onnx_graph_view.h"
@@ -66,21 +66,6 @@ std::optional<Product> match(const GraphView& g, const Node& n) {
   }
   return p;
 }
-
-// The new graph as pieces: unchanged fields are views of the input, new ones are held here.
-struct Pieces {
-  std::vector<std::string_view> views;
-  std::deque<std::string> owned;  // (a deque: views of its strings stay valid)
-  size_t size = 0;
-  void copy(std::string_view v) {
-    views.push_back(v);
-    size += v.size();
-  }
-  void add(std::string s) {
-    owned.push_back(std::move(s));
-    copy(owned.back());
-  }
-};
 
 struct Names {
   std::string prefix;
@@ -230,7 +215,7 @@ std::string int8_products_as_float(std::string_view model_bytes, Int8AsFloatStat
 
   std::map<const Node*, Twin> twins;
   std::set<std::int64_t> ones;
-  Pieces graph;
+  GraphPieces graph;
   for (const auto& f : graph_fields) {
     const Node* n = f.number == kGraphNode && f.wire == 2 ? g.node_of(f) : nullptr;
     if (n && removed.contains(n)) continue;
@@ -264,18 +249,7 @@ std::string int8_products_as_float(std::string_view model_bytes, Int8AsFloatStat
   graph.add(std::move(constants));
   st.quantizers = static_cast<int>(twins.size());
   // The model with the new graph, written once (the browser holds a model twice, not three times).
-  std::string out;
-  out.reserve(model_bytes.size() - graph_field.bytes.size() + graph.size + 16);
-  for (const auto& f : model) {
-    if (&f != &graph_field) {
-      out.append(f.whole);
-      continue;
-    }
-    wire::write_varint(out, (static_cast<std::uint64_t>(kModelGraph) << 3) | 2);
-    wire::write_varint(out, graph.size);
-    for (auto v : graph.views) out.append(v);
-  }
-  return out;
+  return model_with_graph(model_bytes, model, graph_field, graph);
 }
 
 }  // namespace sam3::optimize
