@@ -10,10 +10,14 @@ src=$2
 deps=$(ninja -C "$dir" -t deps)
 fail=0
 # object (a suffix of its path) -> a header it must depend on
+# A header is named absolutely, or relative to the build folder (as compilers write depfiles
+# when the build is reached through relative paths, e.g. under ccache's base_dir).
 check() {
-  if ! awk -v obj="$1" -v header="$2" '
+  local relative
+  relative=$(realpath -m --relative-to="$dir" "$2")
+  if ! awk -v obj="$1" -v header="$2" -v relative="$relative" '
       /^[^ ]/ { current = $1; sub(/:$/, "", current); next }
-      { if (index(current, obj) && current ~ (obj "$") && $1 == header) found = 1 }
+      { if (index(current, obj) && current ~ (obj "$") && ($1 == header || $1 == relative)) found = 1 }
       END { exit !found }' <<<"$deps"; then
     echo "FAIL: ninja records no dependency of $1 on $2: editing it would not rebuild sam3.wasm" >&2
     fail=1
