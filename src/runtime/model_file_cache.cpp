@@ -231,6 +231,11 @@ PreparedModelFile prepare_model_file(const fs::path& model, const FileCacheOptio
   p.load_path = model;
   const bool int8 = int8_for(options);
   if (!options.enabled) return p;
+  if (options.int8 == Int8Weights::kOn && options.cpu_int8 && !detect_cpu_features().int8_weights_help()) {
+    log(LogLevel::kWarning, model.filename().string() + ": int8 weights forced (--int8 on) on a CPU without VNNI, AMX "
+                            "or dot-product instructions: ONNX Runtime's u8 x s8 products here can saturate, so "
+                            "results may differ from exact ones; --int8 auto keeps them exact");
+  }
   // The rewrites are optimisations: a file they cannot parse is left to ONNX Runtime, whose
   // error names the file.
   if (has_external_data(model)) {

@@ -1,6 +1,7 @@
 // The int8 weight rewrite is exact, and the per-host model cache is used on later loads.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <fstream>
 #include <random>
@@ -13,6 +14,7 @@
 #include "runtime/session.h"
 #include "runtime/cpu_features.h"
 #include "sam3/error.h"
+#include "sam3/log.h"
 #include "sam3/model.h"
 #include "support/files.h"
 #include "support/int8_reference.h"
@@ -66,6 +68,23 @@ TEST(Int8Rewrite, ResultsAreIdenticalWithInt8Weights) {
       }
     }
   }
+}
+
+// --int8 on where ONNX Runtime's u8 x s8 kernel saturates (no VNNI, AMX or dot-product) is the
+// user's choice, but the load says what it costs; where int8 weights help, nothing is said.
+TEST(Int8Rewrite, ForcingInt8WeightsWhereTheyCanSaturateIsWarned) {
+  std::vector<std::string> warnings;
+  sam3::set_log_sink([&](sam3::LogLevel level, const std::string& message) {
+    if (level == sam3::LogLevel::kWarning) warnings.push_back(message);
+  });
+  sam3::ModelOptions int8;
+  int8.int8_weights = sam3::Int8Weights::kOn;
+  sam3::Model::load(fresh_copy("usls", "usls_int8_forced"), int8);
+  sam3::set_log_sink(nullptr);
+  const bool warned = std::any_of(warnings.begin(), warnings.end(),
+                                  [](const std::string& w) { return w.find("int8 weights forced") != std::string::npos; });
+  EXPECT_EQ(warned, !sam3::rt::detect_cpu_features().int8_weights_help())
+      << "on " << sam3::rt::detect_cpu_features().summary();
 }
 
 TEST(Uint8Rewrite, RewritesTheInt8WeightsOfDynamicallyQuantizedProducts) {
