@@ -11,6 +11,7 @@
 #include "sam3/error.h"
 #include "sam3/export.h"
 #include "support/files.h"
+#include "support/random_feeds.h"
 #include "support/test_images.h"
 
 namespace {
@@ -43,28 +44,7 @@ sam3::rt::SessionConfig uncached() {
 // Runs `session` on `inputs`, filling in random values for the ones not given yet.
 std::map<std::string, std::vector<float>> run(const sam3::rt::Session& session,
                                               std::map<std::string, std::vector<float>>& inputs) {
-  std::vector<Ort::Value> values;
-  std::map<std::string, const OrtValue*> feeds;
-  std::mt19937 rng(11);
-  std::normal_distribution<float> normal(0.0f, 1.5f);
-  values.reserve(session.inputs().size());
-  for (const auto& in : session.inputs()) {
-    size_t n = 1;
-    for (auto d : in.shape) n *= static_cast<size_t>(d);
-    auto& data = inputs[in.name];
-    if (data.empty()) {
-      data.resize(n);
-      for (auto& x : data) x = normal(rng);
-    }
-    values.push_back(sam3::rt::view(data.data(), data.size(), in.shape));
-    feeds[in.name] = values.back();
-  }
-  std::map<std::string, std::vector<float>> out;
-  for (auto& [name, value] : session.run(feeds)) {
-    const float* p = value.GetTensorData<float>();
-    out[name].assign(p, p + value.GetTensorTypeAndShapeInfo().GetElementCount());
-  }
-  return out;
+  return sam3::test::run_on_random_inputs(session, inputs, 11);
 }
 
 void expect_same(const std::map<std::string, std::vector<float>>& want,

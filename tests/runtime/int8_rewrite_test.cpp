@@ -108,16 +108,12 @@ TEST(Int8Rewrite, ProductsAreExactOnThisCpu) {
   const sam3::rt::Session session(dir / "matmulinteger.onnx", config);
   std::mt19937 rng(31);
   for (const auto& [lo, hi] : std::vector<std::pair<float, float>>{{-1, 1}, {0.5f, 3}, {-7, -0.1f}, {-1e4f, 3e4f}}) {
-    std::uniform_real_distribution<float> value(lo, hi);
-    std::vector<float> a(2 * 37 * 64), b(5 * 19), c(3 * 4736);
-    for (auto* v : {&a, &b, &c}) for (float& x : *v) x = value(rng);
-    const Ort::Value va = sam3::rt::view(a.data(), a.size(), {2, 37, 64});
-    const Ort::Value vb = sam3::rt::view(b.data(), b.size(), {5, 19});
-    const Ort::Value vc = sam3::rt::view(c.data(), c.size(), {3, 4736});
+    sam3::test::MatMulIntegerInputs in(rng, lo, hi);
+    const Ort::Value va = sam3::rt::view(in.a.data(), in.a.size(), {2, 37, 64});
+    const Ort::Value vb = sam3::rt::view(in.b.data(), in.b.size(), {5, 19});
+    const Ort::Value vc = sam3::rt::view(in.c.data(), in.c.size(), {3, 4736});
     auto got = session.run({{"x_a", va}, {"x_b", vb}, {"x_c", vc}});
-    const auto want = sam3::test::evaluate_int8_graph(
-        original, {{"x_a", {{2, 37, 64}, {a.begin(), a.end()}}}, {"x_b", {{5, 19}, {b.begin(), b.end()}}},
-                   {"x_c", {{3, 4736}, {c.begin(), c.end()}}}});
+    const auto want = sam3::test::evaluate_int8_graph(original, in.reference_inputs());
     for (const auto& [name, w] : want) {
       const auto* g = got.at(name).GetTensorData<std::int32_t>();
       size_t differ = 0;

@@ -70,16 +70,12 @@ TEST(OneDnnInt8, EveryProductIsExact) {
     // and constant inputs; and a range wide enough for the largest sums.
     const std::vector<std::pair<float, float>> ranges = {{-1, 1}, {0.5f, 3}, {-7, -0.1f}, {2, 2}, {-1e4f, 3e4f}};
     for (const auto& [lo, hi] : ranges) {
-      std::uniform_real_distribution<float> value(lo, hi);
-      std::vector<float> a(2 * 37 * 64), b(5 * 19), c(3 * 4736);
-      for (auto* v : {&a, &b, &c}) for (float& x : *v) x = value(rng);
-      const Ort::Value va = sam3::rt::view(a.data(), a.size(), {2, 37, 64});
-      const Ort::Value vb = sam3::rt::view(b.data(), b.size(), {5, 19});
-      const Ort::Value vc = sam3::rt::view(c.data(), c.size(), {3, 4736});
+      sam3::test::MatMulIntegerInputs in(rng, lo, hi);
+      const Ort::Value va = sam3::rt::view(in.a.data(), in.a.size(), {2, 37, 64});
+      const Ort::Value vb = sam3::rt::view(in.b.data(), in.b.size(), {5, 19});
+      const Ort::Value vc = sam3::rt::view(in.c.data(), in.c.size(), {3, 4736});
       const std::map<std::string, const OrtValue*> feeds = {{"x_a", va}, {"x_b", vb}, {"x_c", vc}};
-      const auto expected = sam3::test::evaluate_int8_graph(
-          original, {{"x_a", {{2, 37, 64}, {a.begin(), a.end()}}}, {"x_b", {{5, 19}, {b.begin(), b.end()}}},
-                     {"x_c", {{3, 4736}, {c.begin(), c.end()}}}});
+      const auto expected = sam3::test::evaluate_int8_graph(original, in.reference_inputs());
       auto got = onednn.run(feeds);
       ASSERT_EQ(expected.size(), 6u);
       for (const auto& [name, want] : expected) {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -22,5 +23,20 @@ struct RefTensor {
 // or a form the test graphs do not use.
 std::map<std::string, RefTensor> evaluate_int8_graph(const std::string& model_bytes,
                                                      const std::map<std::string, RefTensor>& inputs);
+
+// Inputs of matmulinteger.onnx (x_a [2,37,64], x_b [5,19], x_c [3,4736]) drawn uniformly from
+// [lo, hi], as the tests feed them to a session and to evaluate_int8_graph.
+struct MatMulIntegerInputs {
+  std::vector<float> a, b, c;
+  MatMulIntegerInputs(std::mt19937& rng, float lo, float hi) : a(2 * 37 * 64), b(5 * 19), c(3 * 4736) {
+    std::uniform_real_distribution<float> value(lo, hi);
+    for (auto* v : {&a, &b, &c})
+      for (float& x : *v) x = value(rng);
+  }
+  std::map<std::string, RefTensor> reference_inputs() const {
+    return {{"x_a", {{2, 37, 64}, {a.begin(), a.end()}}}, {"x_b", {{5, 19}, {b.begin(), b.end()}}},
+            {"x_c", {{3, 4736}, {c.begin(), c.end()}}}};
+  }
+};
 
 }  // namespace sam3::test

@@ -13,11 +13,10 @@ import path from "node:path";
 import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
 
-import { chromium } from "playwright-core";
 
 import { maskIou, maskOf } from "./coco_rle.mjs";
 import { startStatic, stopStatic } from "./static_server.mjs";
-import { CLICK_SCENE, clickScenePng, launchBrowser } from "./support.mjs";
+import { CLICK_SCENE, clickScenePng, launchBrowser, launchWebGpuBrowser } from "./support.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, "../..");
@@ -40,11 +39,7 @@ before(async () => {
   page = await browser.newPage();
   page.on("console", (m) => { if (m.type() === "error" && !/status of 404/.test(m.text())) console.error("[page]", m.text()); });
   await page.goto(`${baseUrl}/`);
-  gpuBrowser = await chromium.launch({
-    executablePath: process.env.SAM3_CHROMIUM || "/usr/bin/chromium",
-    args: ["--no-sandbox", "--enable-unsafe-webgpu", "--use-webgpu-adapter=swiftshader", "--disable-quic",
-      "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
+  gpuBrowser = await launchWebGpuBrowser();
   gpuPage = await gpuBrowser.newPage();
   await gpuPage.goto(`${baseUrl}/`);
 });

@@ -12,9 +12,8 @@ import { fileURLToPath } from "node:url";
 
 import { maskIou } from "./coco_rle.mjs";
 import { startStatic, stopStatic } from "./static_server.mjs";
-import { chromium } from "playwright-core";
 
-import { launchBrowser, scenePng } from "./support.mjs";
+import { launchBrowser, launchWebGpuBrowser, scenePng } from "./support.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repo = path.resolve(here, "../..");
@@ -38,12 +37,7 @@ before(async () => {
   // (The module probes a folder for the names a layout may use: its 404s are expected.)
   page.on("console", (m) => { if (m.type() === "error" && !/status of 404/.test(m.text())) console.error("[page]", m.text()); });
   await page.goto(`${baseUrl}/`);
-  // WebGPU on the CPU: Chromium's SwiftShader adapter (correct, slow), in a browser of its own.
-  gpuBrowser = await chromium.launch({
-    executablePath: process.env.SAM3_CHROMIUM || "/usr/bin/chromium",
-    args: ["--no-sandbox", "--enable-unsafe-webgpu", "--use-webgpu-adapter=swiftshader", "--disable-quic",
-      "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
+  gpuBrowser = await launchWebGpuBrowser();
   gpuPage = await gpuBrowser.newPage();
   await gpuPage.goto(`${baseUrl}/`);
 });

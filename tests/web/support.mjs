@@ -116,3 +116,12 @@ export function launchBrowser() {
       "--disable-component-update", "--disable-sync"],
   });
 }
+
+// WebGPU on the CPU: Chromium's SwiftShader adapter (correct, slow), in a browser of its own.
+export function launchWebGpuBrowser() {
+  return chromium.launch({
+    executablePath: process.env.SAM3_CHROMIUM || "/usr/bin/chromium",
+    args: ["--no-sandbox", "--enable-unsafe-webgpu", "--use-webgpu-adapter=swiftshader", "--disable-quic",
+      "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+}
