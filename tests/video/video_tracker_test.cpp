@@ -86,6 +86,7 @@ TEST(VideoTracker, ConceptTrackingKeepsIdsThroughMotionEntriesExitsAndCrossings)
   const auto stats = tracker.stats();
   EXPECT_EQ(stats.frames, test::kFrames);
   EXPECT_EQ(stats.objects, 4);
+  EXPECT_GT(stats.reconditioned, 0) << "SAM 3.1's default reconditions on frame 16";
 }
 
 TEST(VideoTracker, MasksFollowTheSquares) {
@@ -119,8 +120,11 @@ TEST(VideoTracker, ResultsWaitForTheHotStartDelay) {
 
 TEST(VideoTracker, TheMemoryBankStopsGrowing) {
   // The first 8 frames again and again (red and blue, no new object): once the bank holds its
-  // 6 recent frames and 15 pointer frames, it no longer grows with the video.
-  VideoTracker tracker(video_model(), {.texts = {"car"}});
+  // 6 recent frames and 15 pointer frames, it no longer grows with the video. (Reconditioning
+  // adds conditioning frames, up to 4: the next test.)
+  VideoTrackerOptions options;
+  options.recondition_every = 0;
+  VideoTracker tracker(video_model(), {.texts = {"car"}}, options);
   std::size_t at16 = 0;
   for (int i = 0; i < 26; ++i) {
     auto frame = test::frame_of(i % 8);
@@ -132,6 +136,29 @@ TEST(VideoTracker, TheMemoryBankStopsGrowing) {
   EXPECT_EQ(stats.buckets, 1);
   EXPECT_GT(at16, 0u);
   EXPECT_EQ(stats.memory_bank_bytes, at16);
+}
+
+TEST(VideoTracker, ReconditioningKeepsAtMostFourConditioningFrames) {
+  // Reconditioning every second frame on the first 8 frames again and again: each
+  // reconditioned frame becomes a conditioning frame of the bucket; the 4 most recent are kept.
+  VideoTrackerOptions options;
+  options.recondition_every = 2;
+  VideoTracker tracker(video_model(), {.texts = {"car"}}, options);
+  std::set<int> ids;
+  for (int i = 0; i < 24; ++i) {
+    auto frame = test::frame_of(i % 8);
+    frame.index = i;
+    for (const auto& r : tracker.push(frame))
+      for (const auto& o : r.objects) ids.insert(o.id);
+    EXPECT_LE(tracker.stats().conditioning_frames, 4) << "frame " << i;
+  }
+  for (const auto& r : tracker.finish())
+    for (const auto& o : r.objects) ids.insert(o.id);
+  const auto stats = tracker.stats();
+  EXPECT_EQ(stats.buckets, 1);
+  EXPECT_GE(stats.reconditioned, 8) << "red and blue, confidently detected and tracked, on most even frames";
+  EXPECT_EQ(stats.conditioning_frames, 4);
+  EXPECT_EQ(ids, (std::set<int>{1, 2})) << "reconditioning keeps the ids";
 }
 
 TEST(VideoTracker, MoreThanSixteenObjectsTakeTwoBuckets) {
