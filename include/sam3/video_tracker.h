@@ -91,7 +91,7 @@ struct VideoTrackerStats {
   std::size_t memory_bank_bytes = 0;  // feature tensors held by the memory banks now
   int conditioning_frames = 0;        // memory frames held as conditioning ones now (at most 4 a bucket)
   std::int64_t reconditioned = 0;     // objects re-prompted by a detection, summed over frames
-  std::int64_t shrunk = 0;            // masks suppressed before memory encoding by the area-shrinkage rule
+  std::int64_t shrunk = 0;            // masks suppressed before memory encoding by the area-shrinkage rule (empty ones too)
 };
 
 class VideoTracker {

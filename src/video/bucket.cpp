@@ -150,6 +150,8 @@ bool Bucket::memory_plane(const Bundle& bundle, const SlotMemory& memory, int sl
   Floats logits = given != memory.masks.end() ? given->second
                                               : Floats(out_.masks.begin() + slot * mask_plane, out_.masks.begin() + (slot + 1) * mask_plane);
   if (memory.empty[slot]) std::fill(logits.begin(), logits.end(), kSuppressedLogit);
+  if (memory.shrunk[slot])
+    for (auto& v : logits) v = std::min(v, kSuppressedLogit);
   memory_mask(logits, bundle.mask_side(), bundle.memory_side(), out);
   return std::any_of(out, out + plane, [](float v) { return v > 0.0f; });
 }

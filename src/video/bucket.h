@@ -42,11 +42,13 @@ inline constexpr int kRetired = -1;
 inline constexpr int kConditioningFrames = 4;  // max_cond_frames_in_attn
 
 // What this frame's memory holds per slot: the decoder's mask unless `masks` replaces it
-// (a reconditioned object) or `empty` suppresses it (-10 everywhere: occlusion, area
-// shrinkage). Slots in `pointers` (reconditioned) take that pointer and make this frame a
-// conditioning frame of the bucket, flagged for those slots.
+// (a reconditioned object), `empty` suppresses it (-10 everywhere: the occlusion rule) or
+// `shrunk` does (logits clamped to at most -10: the area-shrinkage rule). Slots in `pointers`
+// (reconditioned) take that pointer and make this frame a conditioning frame of the bucket,
+// flagged for those slots.
 struct SlotMemory {
   std::array<bool, kSlots> empty{};
+  std::array<bool, kSlots> shrunk{};
   std::map<int, Floats> masks;     // slot -> [M,M] logits
   std::map<int, Floats> pointers;  // slot -> [256]
 };

@@ -343,11 +343,11 @@ void VideoTracker::Impl::suppress_shrunk(Track& track, std::vector<video::SlotMe
       voters.emplace_back(b, k);
     }
   }
-  if (voters.size() < 2) return;  // alone, nothing overlaps it (an empty mask stays empty anyway)
+  // (A lone object is voted on too: an empty mask is "shrunk" and clamped, as officially.)
   const auto shrunk = vote.shrunk(options.shrinkage_min_ratio);
   for (size_t i = 0; i < voters.size(); ++i) {
     if (!shrunk[i]) continue;
-    memory[voters[i].first].empty[voters[i].second] = true;
+    memory[voters[i].first].shrunk[voters[i].second] = true;
     ++stats.shrunk;
   }
 }

@@ -267,6 +267,9 @@ TEST(VideoTracker, BadInputGetsTypedErrors) {
   EXPECT_EQ(code([] { VideoTracker t(video_model(), {}); }), ErrorCode::kInvalidArgument);
   EXPECT_EQ(code([] { VideoTracker t(video_model(), {.texts = {"  "}}); }), ErrorCode::kInvalidArgument);
   EXPECT_EQ(code([] { VideoTracker t(video_model(), {.texts = {"car"}}); t.finish(); }), ErrorCode::kInvalidArgument) << "empty video";
+  EXPECT_EQ(code([] { VideoTracker t(video_model(), {.texts = {"car"}}, {.recondition_every = -1}); }), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(code([] { VideoTracker t(video_model(), {.texts = {"car"}}, {.fill_hole_area = -3}); }), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(code([] { VideoTracker t(video_model(), {.texts = {"car"}}, {.shrinkage_min_ratio = 1.5f}); }), ErrorCode::kInvalidArgument);
   EXPECT_EQ(code([] {
               VideoTracker t(video_model(), {.texts = {"car"}});
               t.push(test::frame_of(0));
