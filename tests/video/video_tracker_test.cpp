@@ -105,6 +105,44 @@ TEST(VideoTracker, MasksFollowTheSquares) {
   }
 }
 
+TEST(VideoTracker, HoleFillingClosesASmallHoleInATrackedMask) {
+  // A red square with a grey 8x8 hole in its middle, still. In the generated model's 64x64
+  // masks the hole is 18 pixels: fill_hole_area 0 (SAM 3.1's default) and 16 (SAM3's) leave it
+  // out of the mask on every frame, 32 fills it.
+  auto frame_with_hole = [](int index) {
+    VideoFrame f;
+    f.index = index;
+    f.image.width = test::kWidth;
+    f.image.height = test::kHeight;
+    f.image.rgb.assign(static_cast<size_t>(test::kWidth) * test::kHeight * 3, 128);
+    for (int y = 30; y < 70; ++y)
+      for (int x = 50; x < 90; ++x) {
+        const bool hole = x >= 66 && x < 74 && y >= 46 && y < 54;
+        if (!hole) f.image.rgb[(static_cast<size_t>(y) * test::kWidth + x) * 3 + 1] = f.image.rgb[(static_cast<size_t>(y) * test::kWidth + x) * 3 + 2] = 0,
+                   f.image.rgb[(static_cast<size_t>(y) * test::kWidth + x) * 3] = 255;
+      }
+    return f;
+  };
+  for (int area : {0, 16, 32}) {
+    VideoTrackerOptions options;
+    options.hotstart_delay = 0;  // every frame shown as it comes
+    options.confirmation_detections = 0;
+    options.fill_hole_area = area;
+    VideoTracker tracker(video_model(), {.texts = {"car"}}, options);
+    std::vector<VideoFrameResult> results;
+    for (int i = 0; i < 5; ++i)
+      for (auto& r : tracker.push(frame_with_hole(i))) results.push_back(std::move(r));
+    for (auto& r : tracker.finish()) results.push_back(std::move(r));
+    ASSERT_EQ(results.size(), 5u);
+    for (const auto& r : results) {
+      ASSERT_EQ(r.objects.size(), 1u) << "frame " << r.index;
+      const auto& m = r.objects[0].mask;
+      EXPECT_TRUE(m.data[55 * test::kWidth + 55]) << "the square, frame " << r.index;
+      EXPECT_EQ(static_cast<bool>(m.data[50 * test::kWidth + 70]), area >= 18) << "the hole's centre, frame " << r.index << ", area " << area;
+    }
+  }
+}
+
 TEST(VideoTracker, ResultsWaitForTheHotStartDelay) {
   VideoTrackerOptions options;
   options.hotstart_delay = 5;
