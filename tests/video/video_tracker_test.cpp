@@ -143,6 +143,20 @@ TEST(VideoTracker, HoleFillingClosesASmallHoleInATrackedMask) {
   }
 }
 
+TEST(VideoTracker, TheAreaRuleSuppressesTheLaterOfTwoObjectsOnOnePlace) {
+  // Two clicks on the red square: two objects with the same mask. Before each frame's memory
+  // the later one keeps none of its pixels (ties go to the earlier) and is suppressed; with the
+  // rule off nothing is.
+  for (float ratio : {0.3f, 0.0f}) {
+    VideoTrackerOptions options;
+    options.shrinkage_min_ratio = ratio;
+    VideoTracker tracker(video_model(), {.objects = {{0, {{15, 45}}, std::nullopt}, {0, {{25, 55}}, std::nullopt}}}, options);
+    for (int i = 0; i < 6; ++i) tracker.push(test::frame_of(i));
+    tracker.finish();
+    EXPECT_EQ(tracker.stats().shrunk, ratio > 0 ? 5 : 0) << "frames 1 to 5 encode memory, ratio " << ratio;
+  }
+}
+
 TEST(VideoTracker, ResultsWaitForTheHotStartDelay) {
   VideoTrackerOptions options;
   options.hotstart_delay = 5;
