@@ -11,8 +11,8 @@
 //
 // Results come out in frame order, `hotstart_delay` frames behind the input (an object that
 // dies or duplicates another within that window is removed before it is ever shown). Memory
-// is bounded by the memory bank (7 frame memories, 16 object pointers per bucket of 16
-// objects), not by the video's length. docs/video.md has the per-frame loop and which
+// is bounded by the memory bank (per bucket of 16 objects: at most 4 conditioning and 6
+// recent frame memories, 19 frames of object pointers), not by the video's length. docs/video.md has the per-frame loop and which
 // reference (the official SAM3 code or ailia's driver) each rule follows.
 #pragma once
 
