@@ -11,8 +11,8 @@
 //
 // Results come out in frame order, `hotstart_delay` frames behind the input (an object that
 // dies or duplicates another within that window is removed before it is ever shown). Memory
-// is bounded by the memory bank (7 frame memories, 16 object pointers per bucket of 16
-// objects), not by the video's length. docs/video.md has the per-frame loop and which
+// is bounded by the memory bank (per bucket of 16 objects: at most 4 conditioning and 6
+// recent frame memories, 19 frames of object pointers), not by the video's length. docs/video.md has the per-frame loop and which
 // reference (the official SAM3 code or ailia's driver) each rule follows.
 #pragma once
 
@@ -62,6 +62,23 @@ struct VideoTrackerOptions {
   float boundary_margin = 0.025f;      // suppress_det_close_to_boundary's margin; 0: off
   int confirmation_detections = 3;     // masklet_confirmation_consecutive_det_thresh; 0: off
   int max_objects = 0;                 // max_num_objects over all prompts; 0: no limit
+  // Reconditioning: every `recondition_every` processed frames (recondition_every_nth_frame;
+  // 0: off) a track covered by exactly one detection scoring >= recondition_detection_score
+  // at IoM >= recondition_iom (iom_thresh_recondition), with a tracker score (sigmoid) above
+  // recondition_track_score, is re-prompted with that detection (both 0.8 are the official
+  // HIGH_CONF_THRESH). docs/video.md says what it resets.
+  int recondition_every = 16;
+  float recondition_iom = 0.5f;
+  float recondition_detection_score = 0.8f;
+  float recondition_track_score = 0.8f;
+  // Holes and sprinkles of at most this many low-resolution pixels are filled / removed in the
+  // tracker's masks, new detections' output masks and reconditioned masks (fill_hole_area:
+  // 0 in SAM 3.1, 16 in SAM3).
+  int fill_hole_area = 0;
+  // Before memory encoding, a mask that the pixel-wise non-overlap of its prompt's objects
+  // would shrink below this fraction of its area is suppressed (_suppress_shrinked_masks'
+  // shrink_threshold, always on in the official code); 0: off.
+  float shrinkage_min_ratio = 0.3f;
   StopToken stop;                      // ends push() mid-frame with kCancelled
 };
 
@@ -72,6 +89,9 @@ struct VideoTrackerStats {
   int buckets = 0;                // multiplex buckets now (16 objects each at most)
   double encode_ms = 0, detect_ms = 0, track_ms = 0, memory_ms = 0, new_objects_ms = 0, output_ms = 0;  // totals
   std::size_t memory_bank_bytes = 0;  // feature tensors held by the memory banks now
+  int conditioning_frames = 0;        // memory frames held as conditioning ones now (at most 4 a bucket)
+  std::int64_t reconditioned = 0;     // objects re-prompted by a detection, summed over frames
+  std::int64_t shrunk = 0;            // masks suppressed before memory encoding by the area-shrinkage rule (empty ones too)
 };
 
 class VideoTracker {

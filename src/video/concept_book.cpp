@@ -30,7 +30,8 @@ int ConceptBook::keep_alive(int id) const {
 bool ConceptBook::confirmed(int id) const { return confirmed_.contains(id); }
 
 FramePlan ConceptBook::step(std::int64_t frame, const std::vector<Detection>& detections,
-                            const std::vector<TrackMask>& tracks, int& next_id, int room) {
+                            const std::vector<TrackMask>& tracks, int& next_id, int room,
+                            const std::vector<TrackMask>* reconditioned) {
   FramePlan plan;
   const size_t nd = detections.size(), nt = tracks.size();
 
@@ -127,10 +128,11 @@ FramePlan ConceptBook::step(std::int64_t frame, const std::vector<Detection>& de
     auto it = last_occluded_.find(tracks[t].id);
     last[t] = it != last_occluded_.end() ? it->second : plan.removed.contains(tracks[t].id) ? kAlwaysOccluded : kNeverOccluded;
   }
+  const auto& seen = reconditioned ? *reconditioned : tracks;
   if (o_.occlusion_overlap_iou > 0 && nt > 1) {
     for (size_t i = 0; i < nt; ++i) {
       for (size_t j = i + 1; j < nt; ++j) {
-        if (mask_iou(tracks[i].mask, tracks[j].mask) < o_.occlusion_overlap_iou) continue;
+        if (mask_iou(seen[i].mask, seen[j].mask) < o_.occlusion_overlap_iou) continue;
         if (last[i] > last[j] && last[j] > kNeverOccluded) plan.occluded_suppressed.insert(tracks[i].id);
         if (last[j] > last[i] && last[i] > kNeverOccluded) plan.occluded_suppressed.insert(tracks[j].id);
       }
@@ -140,7 +142,7 @@ FramePlan ConceptBook::step(std::int64_t frame, const std::vector<Detection>& de
   for (size_t t = 0; t < nt; ++t) {
     const int id = tracks[t].id;
     if (plan.removed.contains(id)) continue;
-    last_new[id] = (!track_nonempty[t] || plan.occluded_suppressed.contains(id)) ? frame : last[t];
+    last_new[id] = (seen[t].mask.empty() || plan.occluded_suppressed.contains(id)) ? frame : last[t];
   }
   last_occluded_ = std::move(last_new);
 

@@ -44,9 +44,11 @@ class ConceptBook {
 
   // One frame: `detections` kept by the score threshold and NMS, `tracks` the live objects'
   // predictions in a fixed order. New ids are taken from `next_id`; at most `room` objects
-  // start (negative: no limit), the best scores first.
+  // start (negative: no limit), the best scores first. `reconditioned`: the same tracks with
+  // this frame's reconditioned masks (recondition.h), which the occlusion rule sees (the
+  // official code reconditions after matching and before it); null: `tracks`.
   FramePlan step(std::int64_t frame, const std::vector<Detection>& detections, const std::vector<TrackMask>& tracks,
-                 int& next_id, int room = -1);
+                 int& next_id, int room = -1, const std::vector<TrackMask>* reconditioned = nullptr);
 
   // An object given by clicks or a box: tracked until the video ends, never removed, suppressed
   // or unconfirmed by the detector's rules (it still blocks detections over it from starting

@@ -167,6 +167,20 @@ TEST(ConceptBook, TheMoreRecentlyOccludedOfTwoOverlappingTracksIsSuppressed) {
   EXPECT_EQ(plan.occluded_suppressed, (std::set<int>{2}));
 }
 
+TEST(ConceptBook, TheOcclusionRuleSeesReconditionedMasks) {
+  // As above, but on frame 3 reconditioning moved track 2's mask off track 1: matching used
+  // the tracker's masks, the occlusion rule (run after reconditioning officially) the new ones.
+  ConceptBook book(defaults());
+  int next = 1;
+  book.step(0, {det(4, 4, 10, 10, 0.9f), det(20, 20, 26, 26, 0.9f)}, {}, next);
+  book.step(1, {}, {{1, nothing()}, {2, square(20, 20, 26, 26)}}, next);
+  book.step(2, {}, {{1, square(4, 4, 10, 10)}, {2, nothing()}}, next);
+  const std::vector<TrackMask> tracked = {{1, square(4, 4, 10, 10)}, {2, square(4, 4, 10, 11)}};
+  const std::vector<TrackMask> reconditioned = {{1, square(4, 4, 10, 10)}, {2, square(20, 20, 26, 26)}};
+  const auto plan = book.step(3, {}, tracked, next, -1, &reconditioned);
+  EXPECT_TRUE(plan.occluded_suppressed.empty());
+}
+
 TEST(ConceptBook, ClickedObjectsAreNeverRemovedSuppressedOrUnconfirmed) {
   ConceptBook book(defaults());
   int next = 2;
