@@ -13,7 +13,7 @@
 // dies or duplicates another within that window is removed before it is ever shown). Memory
 // is bounded by the memory bank (per bucket of 16 objects: at most 4 conditioning and 6
 // recent frame memories, 19 frames of object pointers), not by the video's length. docs/video.md has the per-frame loop and which
-// reference (the official SAM3 code or ailia's driver) each rule follows.
+// reference (SAM 3.1's official code or ailia's driver) each rule follows.
 #pragma once
 
 #include <cstdint>
@@ -43,7 +43,7 @@ struct VideoPrompts {
 };
 
 // SAM 3.1's defaults (Sam3MultiplexTrackingWithInteractivity as ailia's driver lists them);
-// the official SAM3 names in comments.
+// the official names in comments.
 struct VideoTrackerOptions {
   float detection_threshold = 0.4f;    // score_threshold_detection: detections kept for NMS and matching
   float nms_iom = 0.1f;                // det_nms_thresh (intersection over the smaller mask)

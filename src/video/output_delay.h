@@ -1,5 +1,5 @@
-// The hot-start output delay and what is shown per frame (official SAM3:
-// sam3_video_inference.py propagate_in_video and _postprocess_output): frames are held
+// The hot-start output delay and what is shown per frame (official SAM 3.1:
+// sam3_multiplex_tracking.py propagate_in_video and _postprocess_output): frames are held
 // `hotstart_delay` frames; when one leaves, objects removed by hot-start by then (on any
 // frame), suppressed on that frame, or not confirmed `confirmation_detections - 1` frames
 // later are hidden; masks are upsampled to the frame (bilinear, > 0), emptied ones dropped,
