@@ -132,6 +132,7 @@ nlohmann::json settings_of(const TrackArgs& a, const nlohmann::json& model) {
           {"hotstart_unmatched", o.hotstart_unmatched},
           {"hotstart_duplicate", o.hotstart_duplicate},
           {"keep_alive", {o.keep_alive_init, o.keep_alive_min, o.keep_alive_max}},
+          {"keep_alive_suppression", o.keep_alive_suppression},
           {"occlusion_overlap_iou", o.occlusion_overlap_iou},
           {"boundary_margin", o.boundary_margin},
           {"confirmation_detections", o.confirmation_detections},
