@@ -180,24 +180,42 @@ test("the rewritten graphs are cached: a second load skips the rewrite and gives
   const got = await page.evaluate(async () => {
     const { Sam3, clearModelCache } = await import("/web/sam3-browser.mjs");
     await clearModelCache();
+    // The rewrite's workers (ONNX Runtime's own threads are workers too: told apart by URL).
+    const rewriteWorkers = [];
+    const NativeWorker = globalThis.Worker;
+    globalThis.Worker = class extends NativeWorker {
+      constructor(url, options) {
+        super(url, options);
+        if (!String(url).includes("sam3-rewrite-worker")) return;
+        const seen = { terminated: false };
+        rewriteWorkers.push(seen);
+        const terminate = this.terminate.bind(this);
+        this.terminate = () => { seen.terminated = true; terminate(); };
+      }
+    };
     const runs = [];
     try {
       for (let i = 0; i < 2; i++) {
         const stages = new Set();
+        const before = rewriteWorkers.length;
         const m = await Sam3.load("/models/usls/", { device: "wasm", vocabulary: "/data/clip/bpe_simple_vocab_16e6.txt.gz",
           onProgress: (p) => stages.add(p.stage) });
         const e = await m.encode(await (await fetch("/test/scene.png")).blob());
-        runs.push({ rewrites: m.rewrites, rewrote: stages.has("rewrite"), result: await m.segment(e, { text: "red" }) });
+        runs.push({ rewrites: m.rewrites, rewrote: stages.has("rewrite"), result: await m.segment(e, { text: "red" }),
+          workers: rewriteWorkers.slice(before) });
         await m.release();
       }
     } finally {
+      globalThis.Worker = NativeWorker;
       await clearModelCache();
     }
     return { runs, left: (await caches.keys()).filter((k) => k.startsWith("sam3-")) };
   });
   const [first, second] = got.runs;
   assert.ok(first.rewrote && !first.rewrites.image.cached, "the first load rewrites");
+  assert.deepEqual(first.workers, [{ terminated: true }], "the first load rewrites in one worker, ended by the load");
   assert.ok(!second.rewrote, "the second load does not rewrite");
+  assert.deepEqual(second.workers, [], "nor starts a rewrite worker");
   assert.equal(second.rewrites.image.cached, true);
   assert.equal(second.rewrites.image.fused, first.rewrites.image.fused);
   assertSame(second.result, first.result, "cached graph");
