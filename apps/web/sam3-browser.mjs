@@ -380,6 +380,7 @@ class Rewriter {
     flush();
     onProgress?.({ stage: "rewrite", file, loaded: 0, total: 1 });
     const answer = await new Promise((resolve, reject) => {
+      if (this.failed) return reject(this.failed);  // e.g. the worker's script did not load
       this.pending = { resolve, reject };
       this.worker.postMessage({ type: "rewrite", options, returnUnchanged });
     });

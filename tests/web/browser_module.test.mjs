@@ -4,7 +4,7 @@
 // WebGPU (SwiftShader) with the int8 products rewritten to run there, not on WASM.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, before, test } from "node:test";
@@ -27,9 +27,12 @@ let tmp, server, baseUrl, browser, page, gpuBrowser, gpuPage;
 before(async () => {
   tmp = mkdtempSync(path.join(os.tmpdir(), "sam3-browser-"));
   writeFileSync(path.join(tmp, "scene.png"), scenePng());
+  // The module served without its rewrite worker (a deployment that forgot the file).
+  mkdirSync(path.join(tmp, "web-noworker"));
+  for (const f of ["sam3.mjs", "sam3.wasm", "sam3-browser.mjs"]) copyFileSync(path.join(WEB, f), path.join(tmp, "web-noworker", f));
   ({ server, baseUrl } = await startStatic({
     routes: { "/web/ort/": ORT_WEB, "/web/": WEB, "/models/": MODELS, "/data/": path.join(repo, "data"),
-      "/test/": tmp, "/golden/": path.join(repo, "tests/data/clip") },
+      "/test/": tmp, "/golden/": path.join(repo, "tests/data/clip"), "/web-noworker/": path.join(tmp, "web-noworker") },
     pages: { "/": "<!doctype html><title>sam3 module test</title>" },
   }));
   browser = await launchBrowser();
@@ -220,6 +223,23 @@ test("the rewritten graphs are cached: a second load skips the rewrite and gives
   assert.equal(second.rewrites.image.fused, first.rewrites.image.fused);
   assertSame(second.result, first.result, "cached graph");
   assert.deepEqual(got.left, [], "clearModelCache empties both caches");
+});
+
+test("a module served without its rewrite worker says so instead of waiting forever", async () => {
+  const error = await page.evaluate(async () => {
+    const { Sam3 } = await import("/web-noworker/sam3-browser.mjs");
+    try {
+      await Sam3.load("/models/usls/", { device: "wasm", cache: false, ortUrl: "/web/ort/ort.wasm.min.mjs",
+        vocabulary: "/data/clip/bpe_simple_vocab_16e6.txt.gz" });
+      return null;
+    } catch (e) {
+      return { name: e.name, code: e.code, message: e.message };
+    }
+  });
+  assert.ok(error, "the load fails");
+  assert.equal(error.name, "Sam3Error");
+  assert.equal(error.code, "runtime");
+  assert.match(error.message, /the rewrite worker \(sam3-rewrite-worker\.mjs\) failed/);
 });
 
 for (const layout of ["usls", "samexporter"]) {
