@@ -12,7 +12,7 @@ import createSam3Core from "./sam3.mjs";
 
 const CACHE_NAME = "sam3-models-v1";
 const ABI = 3;  // sam3_wasm.h's SAM3_WASM_ABI: the module this wrapper speaks to
-// Rewritten graphs (rewriteForBrowser), keyed by their file's identity and the rewrite's options.
+// Rewritten graphs (Rewriter, sam3-rewrite-worker.mjs), keyed by their file's identity and the rewrite's options.
 // The version changes with what the core's rewrites write, so an old graph is never reused.
 const OPTIMIZED_CACHE_NAME = "sam3-optimized-v1";
 const REWRITE_VERSION = 2;
