@@ -144,7 +144,8 @@ test("/app/ shows the image encode's estimate and a progress bar while it runs",
           eta: document.getElementById("encode-eta").textContent,
           estimate: box.dataset.estimateMs,
           bar: document.getElementById("encode-bar").getAnimations().map((a) => ({
-            duration: a.effect.getTiming().duration, iterations: a.effect.getTiming().iterations, state: a.playState })),
+            duration: a.effect.getTiming().duration, delay: a.effect.getTiming().delay,
+            iterations: a.effect.getTiming().iterations, state: a.playState })),
         });
       }).observe(document.getElementById("busy"), { subtree: true, attributes: true, childList: true, characterData: true });
     });
@@ -175,10 +176,13 @@ test("/app/ shows the image encode's estimate and a progress bar while it runs",
     assert.match(text, /Encoding image in this browser: about \d/);
     assert.match(eta, /the last image encode of this model on this device took/);
     assert.equal(Number(estimate), took, "the estimate is the first encode's time");
-    assert.equal(bar.length, 1);
-    assert.equal(bar[0].duration, Math.max(took, 1), "the bar fills over the estimate");
-    assert.equal(bar[0].iterations, 1);
-    assert.equal(bar[0].state, "running");
+    assert.equal(bar.length, 2, "the bar's fill, and its pulse past the estimate");
+    const [fill, pulse] = bar;
+    assert.equal(fill.duration, Math.max(took, 1), "the bar fills over the estimate");
+    assert.equal(fill.iterations, 1);
+    assert.equal(fill.state, "running");
+    assert.equal(pulse.delay, Math.max(took, 1), "and pulses once the estimate is past");
+    assert.equal(pulse.iterations, Infinity);
     assert.match(second.status, /Image encoded in this browser in [\d.]+ s \(estimated [\d.]+ s\)\./);
     assert.ok(second.hidden);
     await page.close();

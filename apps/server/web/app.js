@@ -135,7 +135,7 @@ function seconds(ms) {
 // remembers it) and a bar of the time elapsed against it. ONNX Runtime Web's run holds the
 // page's thread on WASM and reports no progress, so the bar is moved by a transform animation,
 // which the compositor runs without that thread; with no estimate yet it only says it is busy.
-let encodeAnimation = null;
+let encodeAnimation = [];
 function showEncodeProgress(estimate) {
   setBusy(estimate ? `Encoding image in this browser: about ${seconds(estimate.ms)}`
     : "Encoding image in this browser: the first encode of this model here");
@@ -143,23 +143,26 @@ function showEncodeProgress(estimate) {
   const bar = $("encode-bar");
   box.hidden = false;
   box.dataset.estimateMs = estimate ? String(estimate.ms) : "";
-  encodeAnimation?.cancel();
+  for (const a of encodeAnimation) a.cancel();
   bar.classList.toggle("unknown", !estimate);
   if (estimate) {
     $("encode-eta").textContent = `estimate: ${estimate.basis} took ${seconds(estimate.ms)} (${new Date(estimate.at).toLocaleString()}); `
       + "the bar is time elapsed against it";
-    encodeAnimation = bar.animate([{ transform: "scaleX(0)" }, { transform: "scaleX(1)" }],
-      { duration: Math.max(estimate.ms, 1), easing: "linear", fill: "forwards" });
+    const duration = Math.max(estimate.ms, 1);
+    encodeAnimation = [bar.animate([{ transform: "scaleX(0)" }, { transform: "scaleX(1)" }],
+      { duration, easing: "linear", fill: "forwards" }),
+    // Past the estimate the full bar pulses: still running, longer than the last time.
+    bar.animate([{ opacity: 1 }, { opacity: 0.35 }, { opacity: 1 }], { duration: 1400, delay: duration, iterations: Infinity })];
   } else {
     $("encode-eta").textContent = "no estimate yet: this encode's time is remembered for the next one";
-    encodeAnimation = bar.animate([{ transform: "translateX(-100%)" }, { transform: "translateX(333%)" }],
-      { duration: 1600, iterations: Infinity });
+    encodeAnimation = [bar.animate([{ transform: "translateX(-100%)" }, { transform: "translateX(333%)" }],
+      { duration: 1600, iterations: Infinity })];
   }
 }
 
 function hideEncodeProgress() {
-  encodeAnimation?.cancel();
-  encodeAnimation = null;
+  for (const a of encodeAnimation) a.cancel();
+  encodeAnimation = [];
   $("encode-progress").hidden = true;
 }
 
