@@ -520,10 +520,11 @@ HttpResponse Api::handle_segment(const HttpRequest& req) {
     add_time("decode", answers.objects.front().timings.decode_ms);
     add_time("postprocess", answers.objects.front().timings.postprocess_ms);
   }
-  const auto& main = text_model ? text_model : click;
-  json body = {{"model", {{"layout", layout_name(main->layout())}, {"name", main->directory().filename().string()}}}};
-  if (text_model && click && click != text_model) {
-    body["interactive_model"] = {{"layout", layout_name(click->layout())}, {"name", click->directory().filename().string()}};
+  const Model& main = text ? text->model() : click->model();
+  json body = {{"model", {{"layout", layout_name(main.layout())}, {"name", main.directory().filename().string()}}}};
+  if (text && click) {  // two facades are always two models (one model is of one kind)
+    const Model& second = click->model();
+    body["interactive_model"] = {{"layout", layout_name(second.layout())}, {"name", second.directory().filename().string()}};
   }
   body["images"] = json::array({image});
   body["timings_ms"] = timings;

@@ -55,7 +55,7 @@ class Interactive : public ::testing::Test {
 
 TEST(InteractiveLayout, HubLayoutAndGraphsAtTheRootWithADtypeSuffixBothLoad) {
   for (const char* name : {"tracker", "tracker-root-quantized"}) {
-    const auto& model = tracker(name)->shared_model();
+    const auto model = tracker(name)->shared_model();
     EXPECT_EQ(model->layout(), sam3::Layout::kTracker) << name;
     EXPECT_EQ(model->kind(), sam3::ModelKind::kInteractive) << name;
     EXPECT_EQ(model->input_size(), 1008) << name;
