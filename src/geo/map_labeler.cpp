@@ -219,7 +219,7 @@ MapRunSummary MapLabeler::run(const MapLabelJob& job, const std::function<void(c
     if (progress) {
       options.progress = [&, i](int done, int total, double km2) { progress({rasters[i].path(), done, total, km2}); };
     }
-    results.push_back(label_raster(*model_, rasters[i], job.categories, options));
+    results.push_back(label_raster(model_, rasters[i], job.categories, options));
     if (results.back().stopped) {
       summary.stopped = true;
       return summary;

@@ -75,7 +75,7 @@ struct Track {
 
 struct VideoTracker::Impl {
   std::shared_ptr<const Model> model;
-  const detail::Backend* backend = nullptr;
+  const detail::TextDecoding* backend = nullptr;  // the text family's decoding (sam3.1-ailia)
   std::unique_ptr<video::Bundle> bundle;
   VideoPrompts prompts;
   VideoTrackerOptions options;
@@ -123,7 +123,7 @@ VideoTracker::VideoTracker(std::shared_ptr<const Model> model, VideoPrompts prom
                                            "sam3.1_grounding and the tracker graphs); this model is " + std::string(model->layout().id()));
   }
   auto& d = *impl_;
-  d.backend = &detail::ModelAccess::backend(*model);
+  d.backend = detail::ModelAccess::backend(*model).text();  // non-null: the layout is a text family
   d.bundle = std::make_unique<video::Bundle>(model->directory(), model->input_size(), detail::ModelAccess::session_config(*model));
   d.model = std::move(model);
   d.options = options;
