@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "sam3/model.h"
+#include "sam3/segmentation_task.h"
 #include "sam3/types.h"
 
 namespace sam3 {
@@ -25,7 +26,7 @@ namespace detail {
 class TextDecoding;
 }
 
-class ImageSegmenter {
+class ImageSegmenter : public SegmentationTask {
  public:
   // Throws kModelMismatch when `model` is SAM3's interactive model (it takes clicks: use
   // InteractiveSegmenter), kInvalidArgument when it is null.
@@ -33,13 +34,6 @@ class ImageSegmenter {
   // Model::load, then the kind check above.
   static ImageSegmenter load(const std::filesystem::path& directory, const ModelOptions& options = {});
 
-  const Model& model() const noexcept { return *model_; }
-  const std::shared_ptr<const Model>& shared_model() const noexcept { return model_; }
-
-  // The model's encoder (Model::prepare / Model::encode).
-  PreparedImage prepare(const Image& image) const;
-  ImageEmbedding encode(const Image& image, const EncodeOptions& options = {}) const;
-  ImageEmbedding encode(PreparedImage prepared, const EncodeOptions& options = {}) const;
 
   // Every instance of the prompt's concept. Throws kInvalidArgument for an empty prompt, boxes
   // outside the image or too many boxes, an embedding of another model's layout; kCancelled
@@ -51,7 +45,6 @@ class ImageSegmenter {
   void suppress_across_prompts(std::vector<PromptResult>& results) const;
 
  private:
-  std::shared_ptr<const Model> model_;
   const detail::TextDecoding* text_;  // the model's, alive as long as model_
 };
 

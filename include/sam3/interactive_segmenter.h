@@ -24,13 +24,14 @@
 
 #include "sam3/interactive.h"
 #include "sam3/model.h"
+#include "sam3/segmentation_task.h"
 
 namespace sam3 {
 namespace detail {
 class InteractiveDecoder;
 }
 
-class InteractiveSegmenter {
+class InteractiveSegmenter : public SegmentationTask {
  public:
   // Throws kModelMismatch when `model` is a text-prompted SAM3 model (use ImageSegmenter),
   // kInvalidArgument when it is null.
@@ -38,13 +39,6 @@ class InteractiveSegmenter {
   // Model::load, then the kind check above.
   static InteractiveSegmenter load(const std::filesystem::path& directory, const ModelOptions& options = {});
 
-  const Model& model() const noexcept { return *model_; }
-  const std::shared_ptr<const Model>& shared_model() const noexcept { return model_; }
-
-  // The model's encoder (Model::prepare / Model::encode).
-  PreparedImage prepare(const Image& image) const;
-  ImageEmbedding encode(const Image& image, const EncodeOptions& options = {}) const;
-  ImageEmbedding encode(PreparedImage prepared, const EncodeOptions& options = {}) const;
 
   // One object per prompt, all decoded together. Throws kInvalidArgument naming the object and
   // point for a point outside the image or not a number, an object with neither a positive
@@ -62,7 +56,6 @@ class InteractiveSegmenter {
                                   const EverythingOptions& options) const;
 
  private:
-  std::shared_ptr<const Model> model_;
   const detail::InteractiveDecoder* decoder_;  // the model's, alive as long as model_
 };
 

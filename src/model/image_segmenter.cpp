@@ -29,18 +29,10 @@ const detail::TextDecoding& text_decoding_of(const std::shared_ptr<const Model>&
 }  // namespace
 
 ImageSegmenter::ImageSegmenter(std::shared_ptr<const Model> model)
-    : model_(std::move(model)), text_(&text_decoding_of(model_)) {}
+    : SegmentationTask(std::move(model)), text_(&text_decoding_of(model_)) {}
 
 ImageSegmenter ImageSegmenter::load(const std::filesystem::path& directory, const ModelOptions& options) {
   return ImageSegmenter(Model::load(directory, options));
-}
-
-PreparedImage ImageSegmenter::prepare(const Image& image) const { return model_->prepare(image); }
-ImageEmbedding ImageSegmenter::encode(const Image& image, const EncodeOptions& options) const {
-  return model_->encode(image, options);
-}
-ImageEmbedding ImageSegmenter::encode(PreparedImage prepared, const EncodeOptions& options) const {
-  return model_->encode(std::move(prepared), options);
 }
 
 PromptResult ImageSegmenter::segment(const ImageEmbedding& embedding, const Prompt& prompt,

@@ -32,18 +32,10 @@ const detail::InteractiveDecoder& decoder_of(const std::shared_ptr<const Model>&
 }  // namespace
 
 InteractiveSegmenter::InteractiveSegmenter(std::shared_ptr<const Model> model)
-    : model_(std::move(model)), decoder_(&decoder_of(model_)) {}
+    : SegmentationTask(std::move(model)), decoder_(&decoder_of(model_)) {}
 
 InteractiveSegmenter InteractiveSegmenter::load(const std::filesystem::path& directory, const ModelOptions& options) {
   return InteractiveSegmenter(Model::load(directory, options));
-}
-
-PreparedImage InteractiveSegmenter::prepare(const Image& image) const { return model_->prepare(image); }
-ImageEmbedding InteractiveSegmenter::encode(const Image& image, const EncodeOptions& options) const {
-  return model_->encode(image, options);
-}
-ImageEmbedding InteractiveSegmenter::encode(PreparedImage prepared, const EncodeOptions& options) const {
-  return model_->encode(std::move(prepared), options);
 }
 
 std::vector<ObjectResult> InteractiveSegmenter::segment_objects(const ImageEmbedding& embedding,
