@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Compares sam3's video tracker with ailia-models' own SAM 3.1 driver (video_tracking.py) on a
-# generated bundle of SAM 3.1's shapes and two generated videos (docs/video.md, "Compared with
+# generated bundle of SAM 3.1's shapes and three generated videos (docs/video.md, "Compared with
 # ailia's driver"):
 #   agree:  every documented rule difference avoided; fails unless ids, frames and masks agree.
 #   differ: the rule differences triggered; fails unless each difference is an expected one.
+#   late:   nothing on frame 0 (the driver stops there); likewise.
 #
 #   scripts/compare_video_driver.sh AILIA_MODELS_DIR [OUT_DIR] [BUILD_DIR]
 #
@@ -45,3 +46,4 @@ run() {
 }
 run agree --check
 run differ --check
+run late --check

@@ -9,7 +9,7 @@ own ONNX Runtime, built as build/ailia-driver/) and a CPU-only `ailia` stand-in.
 SAM 3.1 shapes (1008-pixel input, 288-pixel masks, 72x72 features, 1152-pixel memory masks), so
 the bundle must be generated at that size: tools/make_video_models.py --size 1008.
 
-  compare_video_driver.py --ailia AILIA_MODELS_DIR --models BUNDLE_1008 --scene agree|differ
+  compare_video_driver.py --ailia AILIA_MODELS_DIR --models BUNDLE_1008 --scene agree|differ|late
       --out DIR [--shim build/ailia-driver] [--sam3-python build/python] [--check]
 
 Objects are named by the colour of their square. Every difference (an object shown by one and
@@ -45,6 +45,15 @@ SCENES = {
                     square((0, 0, 255), 0, 23, 220, 40, -2.0, 1.5, 32),
                     square((255, 255, 0), 0, 23, 120, 160, 1.5, -1.0, 30)],
         "expected": {},
+    },
+    # Nothing on frame 0: red enters at frame 3.
+    "late": {
+        "frames": 12,
+        "squares": [square((255, 0, 0), 3, 11, 100, 80, 3.0, 1.0, 36)],
+        "expected": {
+            ("red", "only sam3 shows it", "3-11"):
+                "nothing detected on frame 0: the driver's tracking stops after frame 0",
+        },
     },
     # Where the rules differ (docs/video.md, "Which reference, where they differ"):
     # green enters at frame 6 and crosses red (new objects' memory); blue is gone on frames
