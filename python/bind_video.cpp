@@ -138,7 +138,8 @@ void bind_video(py::module_& m, sam3::Image (*image_of)(const py::object&)) {
   py::class_<PyTracker>(m, "VideoTracker", "SAM 3.1's video tracker: push frames, get final frames back.")
       .def(py::init([](std::shared_ptr<sam3::Model> model, std::vector<std::string> texts, const py::list& objects,
                        float detection_threshold, float new_object_threshold, int hotstart_delay, int hotstart_unmatched,
-                       int hotstart_duplicate, int confirmation_detections, float boundary_margin, int max_objects) {
+                       int hotstart_duplicate, int confirmation_detections, float boundary_margin, int max_objects,
+                       int recondition_every, int fill_hole_area) {
              sam3::VideoTrackerOptions o;
              o.detection_threshold = detection_threshold;
              o.new_object_threshold = new_object_threshold;
@@ -148,13 +149,15 @@ void bind_video(py::module_& m, sam3::Image (*image_of)(const py::object&)) {
              o.confirmation_detections = confirmation_detections;
              o.boundary_margin = boundary_margin;
              o.max_objects = max_objects;
+             o.recondition_every = recondition_every;
+             o.fill_hole_area = fill_hole_area;
              sam3::VideoPrompts prompts{std::move(texts), objects_from(objects)};
              py::gil_scoped_release release;
              return std::make_unique<PyTracker>(PyTracker{std::make_unique<sam3::VideoTracker>(std::move(model), std::move(prompts), o)});
            }),
            "model"_a, "texts"_a, "objects"_a, py::kw_only(), "detection_threshold"_a = 0.4f, "new_object_threshold"_a = 0.65f,
            "hotstart_delay"_a = 15, "hotstart_unmatched"_a = 8, "hotstart_duplicate"_a = 8, "confirmation_detections"_a = 3,
-           "boundary_margin"_a = 0.025f, "max_objects"_a = 0)
+           "boundary_margin"_a = 0.025f, "max_objects"_a = 0, "recondition_every"_a = 16, "fill_hole_area"_a = 0)
       .def("push", [](PyTracker& t, const py::object& image, std::int64_t index, double time) {
              return push_into(t, sam3::VideoFrame{g_image_of(image), index, time});
            },

@@ -21,6 +21,8 @@
 #include "sam3/export.h"
 #include "sam3/hub.h"
 #include "sam3/image.h"
+#include "sam3/image_segmenter.h"
+#include "sam3/interactive_segmenter.h"
 #include "sam3/labeler.h"
 #include "sam3/model.h"
 #include "sam3/tokenizer.h"
@@ -34,6 +36,26 @@ namespace {
 using BoolArray = py::array_t<bool, py::array::c_style>;
 
 [[noreturn]] void invalid(const std::string& message) { throw sam3::Error(sam3::ErrorCode::kInvalidArgument, message); }
+
+// Python's one Model class serves both kinds of model (docs/python.md); each call runs on the
+// C++ facade of the model's kind, and a call the model's kind does not take is an
+// InvalidArgumentError naming what it takes.
+sam3::ImageSegmenter text_facade(const std::shared_ptr<sam3::Model>& model) {
+  if (model->kind() != sam3::ModelKind::kText) {
+    invalid("this is SAM3's interactive (tracker) model: it takes points and boxes, not text prompts; give "
+            "points=[(x, y)] or box=(x0, y0, x1, y1), or load a text-prompted SAM3 model for words and exemplar boxes");
+  }
+  return sam3::ImageSegmenter(model);
+}
+
+sam3::InteractiveSegmenter click_facade(const std::shared_ptr<sam3::Model>& model) {
+  if (model->kind() != sam3::ModelKind::kInteractive) {
+    invalid("this SAM3 model takes text and exemplar boxes, not clicks: points, box and segment_everything need "
+            "SAM3's interactive model (onnx-community/sam3-tracker-ONNX: vision_encoder.onnx and "
+            "prompt_encoder_mask_decoder.onnx)");
+  }
+  return sam3::InteractiveSegmenter(model);
+}
 
 // A value of the caller's as a C++ one, or sam3's error naming it (never pybind's bare cast
 // error): `what` says which value ("point 1's x") and what it should be.
@@ -390,14 +412,14 @@ PYBIND11_MODULE(_native, m) {
            "image"_a, py::kw_only(), "max_pixels"_a = sam3::ImageLoadOptions{}.max_pixels,
            "Encodes an image: a path, a numpy uint8 array (HxW, HxWx3 RGB, HxWx4 RGBA) or a PIL.Image. Ctrl-C "
            "stops it within about a network node (KeyboardInterrupt).")
-      .def("segment", [](const sam3::Model& model, const py::object& target, const std::optional<std::string>& text,
+      .def("segment", [](const std::shared_ptr<sam3::Model>& model, const py::object& target, const std::optional<std::string>& text,
                          const py::object& boxes, float threshold, float mask_threshold, std::int64_t min_area,
                          int max_instances, float nms, const py::object& points, const py::object& box, bool multimask) {
              Embedding e = py::isinstance<Embedding>(target) ? target.cast<Embedding>()
                                                               : Embedding{[&] {
                                                                   sam3::Image im = image_from_object(target, sam3::ImageLoadOptions{}.max_pixels);
                                                                   py::gil_scoped_release release;
-                                                                  return model.encode(im);
+                                                                  return model->encode(im);
                                                                 }()};
              if (!points.is_none() || !box.is_none()) {  // one clicked object (interactive model)
                if (text || !boxes.is_none()) {
@@ -405,9 +427,10 @@ PYBIND11_MODULE(_native, m) {
                                    "give either points/box (one clicked object, interactive model) or text/boxes (a concept)");
                }
                sam3::InteractivePrompt object{points_from(points), box_from(box)};
+               const sam3::InteractiveSegmenter clicks = click_facade(model);
                sam3::ObjectResult r = [&] {
                  py::gil_scoped_release release;
-                 return model.segment(e.value, object, sam3::InteractiveOptions{multimask, {}});
+                 return clicks.segment(e.value, object, sam3::InteractiveOptions{multimask, {}});
                }();
                Result out{"", std::move(r.masks), e.value.width(), e.value.height(), {}, r.object_score};
                out.timings.decode_ms = r.timings.decode_ms;
@@ -416,8 +439,9 @@ PYBIND11_MODULE(_native, m) {
              }
              sam3::Prompt prompt{text.value_or(""), boxes_from(boxes)};
              const auto o = options_of(threshold, mask_threshold, min_area, max_instances, nms);
+             const sam3::ImageSegmenter concepts = text_facade(model);
              py::gil_scoped_release release;
-             return result_of(model.segment(e.value, prompt, o), e.value.width(), e.value.height());
+             return result_of(concepts.segment(e.value, prompt, o), e.value.width(), e.value.height());
            },
            "embedding_or_image"_a, "text"_a = py::none(), "boxes"_a = py::none(), py::kw_only(), "threshold"_a = 0.5f,
            "mask_threshold"_a = 0.5f, "min_area"_a = 0, "max_instances"_a = 0, "nms"_a = 0.0f, "points"_a = py::none(),
@@ -425,9 +449,9 @@ PYBIND11_MODULE(_native, m) {
            "Every instance of a text and/or exemplar boxes [(x0, y0, x1, y1[, positive])] in pixels; or, on the "
            "interactive model, the one object at points [(x, y) or (x, y, positive)] and/or in box (x0, y0, x1, y1) "
            "(multimask: its three candidate masks, best first).")
-      .def_property_readonly("interactive", &sam3::Model::interactive,
+      .def_property_readonly("interactive", [](const sam3::Model& model) { return model.kind() == sam3::ModelKind::kInteractive; },
                              "True for SAM3's interactive (tracker) model: points and boxes, no text")
-      .def("segment_everything", [](const sam3::Model& model, const Embedding& e, int points_per_side,
+      .def("segment_everything", [](const std::shared_ptr<sam3::Model>& model, const Embedding& e, int points_per_side,
                                     float pred_iou_threshold, float stability_threshold, float box_nms_threshold,
                                     std::int64_t min_area, int crop_layers, const py::object& image) {
              sam3::EverythingOptions o;
@@ -440,9 +464,10 @@ PYBIND11_MODULE(_native, m) {
              if (crop_layers != 0 && image.is_none()) {
                invalid("crop_layers encode crops of the image: pass the image too (image=..., the one encoded)");
              }
+             const sam3::InteractiveSegmenter clicks = click_facade(model);
              const sam3::Image pixels = image.is_none() ? sam3::Image{} : image_from_object(image, sam3::ImageLoadOptions{}.max_pixels);
              py::gil_scoped_release release;
-             auto r = crop_layers == 0 ? model.segment_everything(e.value, o) : model.segment_everything(pixels, e.value, o);
+             auto r = crop_layers == 0 ? clicks.segment_everything(e.value, o) : clicks.segment_everything(pixels, e.value, o);
              r.prompt.text = "everything";
              return result_of(std::move(r), e.value.width(), e.value.height());
            },
@@ -451,7 +476,7 @@ PYBIND11_MODULE(_native, m) {
            "image"_a = py::none(),
            "Every object in the image with the interactive model (SAM's automatic mask generator); crop_layers "
            "(SAM's crop_n_layers) also encodes 2^i x 2^i crops of `image` for small objects.")
-      .def("segment_many", [](const sam3::Model& model, const Embedding& e, const py::list& prompts, float threshold,
+      .def("segment_many", [](const std::shared_ptr<sam3::Model>& model, const Embedding& e, const py::list& prompts, float threshold,
                               float mask_threshold, std::int64_t min_area, int max_instances, float nms) {
              std::vector<sam3::Prompt> list;
              for (const auto& p : prompts) {
@@ -465,10 +490,11 @@ PYBIND11_MODULE(_native, m) {
                }
              }
              const auto o = options_of(threshold, mask_threshold, min_area, max_instances, nms);
+             const sam3::ImageSegmenter concepts = text_facade(model);
              py::gil_scoped_release release;
              std::vector<sam3::PromptResult> results;
-             for (const auto& p : list) results.push_back(model.segment(e.value, p, o));
-             model.suppress_across_prompts(results);  // the family's rule over the image's prompts
+             for (const auto& p : list) results.push_back(concepts.segment(e.value, p, o));
+             concepts.suppress_across_prompts(results);  // the family's rule over the image's prompts
              std::vector<Result> out;
              for (auto& r : results) out.push_back(result_of(std::move(r), e.value.width(), e.value.height()));
              return out;

@@ -14,9 +14,12 @@
 //                 fused, the int8 products as float operators
 //   webgpu-plain  the files as written on ort.all's WebGPU (JSEP) provider
 // --profile adds ONNX Runtime's per-operator profile of each run's image encode (enableProfiling).
+// --loads measures only Sam3.load on WASM: the peak memory of the tab's largest process for the
+// files as written, the module without caches, its first load into an empty profile (the files
+// and rewritten graphs then cached) and its second load in the same profile (from the caches).
 //
 //   node scripts/bench_browser.mjs --models DIR [--cli build/bin/sam3] [--web build/web]
-//        [--devices wasm,wasm-plain,webgpu] [--prompts 5] [--profile]
+//        [--devices wasm,wasm-plain,webgpu] [--prompts 5] [--profile] [--loads]
 //        [--vocabulary data/clip/bpe_simple_vocab_16e6.txt.gz]
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
@@ -38,7 +41,7 @@ const { values: args } = parseArgs({
     web: { type: "string", default: path.join(repo, "build/web") },
     ort: { type: "string", default: path.join(repo, ".deps/onnxruntime-web") },
     devices: { type: "string", default: "wasm,wasm-plain" }, prompts: { type: "string", default: "5" },
-    profile: { type: "boolean", default: false },
+    profile: { type: "boolean", default: false }, loads: { type: "boolean", default: false },
     vocabulary: { type: "string", default: path.join(repo, "data/clip/bpe_simple_vocab_16e6.txt.gz") },
   },
 });
@@ -80,7 +83,8 @@ function rendererPeak(profile) {
       }
     }
   }, 100);
-  return { loaded: () => { loaded = true; }, stop: () => (clearInterval(timer), { peak, afterLoad }) };
+  return { loaded: () => { loaded = true; }, stop: () => (clearInterval(timer), { peak, afterLoad }),
+    reset: () => { peak = 0; afterLoad = 0; }, peak: () => peak };
 }
 
 // What each run loads: its device and Sam3.load's options.
@@ -158,6 +162,39 @@ async function browserRun(variant, baseUrl) {
   }
 }
 
+// Sam3.load alone on WASM, each of `loads` (Sam3.load's options) in a new tab of one browser
+// profile (so the later ones find what the earlier ones cached), the first tab closed before
+// the next opens -> [{load ms, peak MB, rewrites}].
+async function loadRuns(baseUrl, loads) {
+  const profile = mkdtempSync(path.join(os.tmpdir(), "sam3-bench-profile-"));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: process.env.SAM3_CHROMIUM || "/usr/bin/chromium", args: ["--no-sandbox", "--disable-quic", "--no-first-run"] });
+  const memory = rendererPeak(profile);
+  const out = [];
+  try {
+    for (const options of loads) {
+      const page = await context.newPage();
+      await page.goto(`${baseUrl}/`);
+      await new Promise((done) => setTimeout(done, 1000));
+      memory.reset();
+      const r = await page.evaluate(async (options) => {
+        const { Sam3 } = await import("/web/sam3-browser.mjs");
+        const t0 = performance.now();
+        const m = await Sam3.load("/models/", { device: "wasm", vocabulary: "/vocab/bpe_simple_vocab_16e6.txt.gz", ...options });
+        return { load: performance.now() - t0, rewrites: m.rewrites, build: m.ortBuild };
+      }, options);
+      out.push({ ...r, peak: memory.peak() });
+      await page.close();
+      await new Promise((done) => setTimeout(done, 2000));
+    }
+  } finally {
+    memory.stop();
+    await context.close();
+    rmSync(profile, { recursive: true, force: true });
+  }
+  return out;
+}
+
 // The CLI on the same image and prompts: its timings and its peak RSS (GNU time).
 function nativeRun() {
   const r = spawnSync("/usr/bin/time", ["-f", "%M", args.cli, "segment", "--models", args.models, "--image",
@@ -172,6 +209,22 @@ const { server, baseUrl } = await startStatic({
   pages: { "/": "<!doctype html><title>sam3 bench</title>" },
 });
 try {
+  run: {
+  if (args.loads) {
+    const plain = await loadRuns(baseUrl, [{ cache: false, fuseAttention: false }]);
+    const nocache = await loadRuns(baseUrl, [{ cache: false }]);
+    const cached = await loadRuns(baseUrl, [{}, {}]);
+    console.log(`models ${args.models}; Sam3.load on WASM alone: the largest process of the browser, sampled every 100 ms\n`);
+    console.log("| load | ms | peak MB |\n|---|---:|---:|");
+    const rows = [["files as written (no rewrite, no cache)", plain[0]], ["module, no cache (`cache: false`)", nocache[0]],
+      ["module, first load (empty profile: downloads, rewrites, caches)", cached[0]],
+      ["module, second load (the cached files and rewritten graphs)", cached[1]]];
+    for (const [label, r] of rows) console.log(`| ${label} | ${Math.round(r.load)} | ${Math.round(r.peak)} |`);
+    const from = (r) => Object.entries(r.rewrites).map(([k, v]) => `${k}: ${v.cached ? "cached" : `fused ${v.fused}`}`).join(", ");
+    console.log(`\nrewrites: first load ${from(cached[0])}; second load ${from(cached[1])}`);
+    console.log(`\nCPU: ${os.cpus()[0]?.model} x ${os.cpus().length}`);
+    break run;
+  }
   // Native first (its first load prepares the files on this host; not counted).
   nativeRun();
   const { timings: n, peak: nativePeak } = nativeRun();
@@ -217,6 +270,7 @@ try {
   console.log(`\n${ratios.join("\n")}`);
   for (const p of profiles) console.log(p);
   console.log(`\nCPU: ${os.cpus()[0]?.model} x ${os.cpus().length}`);
+  }
 } finally {
   await stopStatic(server);
   rmSync(tmp, { recursive: true, force: true });

@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "sam3/image.h"
+#include "sam3/image_segmenter.h"
 #include "sam3/model.h"
 #include "sam3/tokenizer.h"
 
@@ -122,14 +123,14 @@ Stages run_ours(const fs::path& models, const sam3::Image& image, const std::vec
   std::ofstream masks;
   if (!dump.empty()) masks.open(dump, std::ios::binary);
   auto t0 = std::chrono::steady_clock::now();
-  auto model = sam3::Model::load(models, options);
+  const auto segmenter = sam3::ImageSegmenter::load(models, options);
   s["load"] = ms_since(t0);
   t0 = std::chrono::steady_clock::now();
-  const auto embedding = model->encode(image);
+  const auto embedding = segmenter.encode(image);
   s["preprocess"] = embedding.preprocess_ms();
   s["encode_image"] = embedding.encode_ms();
   for (size_t i = 0; i < prompts.size(); ++i) {
-    const auto r = model->segment(embedding, {prompts[i], {}});
+    const auto r = segmenter.segment(embedding, {prompts[i], {}});
     s["encode_text"] += r.timings.encode_text_ms;
     s["decode"] += r.timings.decode_ms;
     s["postprocess"] += r.timings.postprocess_ms;

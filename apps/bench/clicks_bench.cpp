@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "sam3/image.h"
+#include "sam3/interactive_segmenter.h"
 #include "sam3/model.h"
 
 namespace {
@@ -58,20 +59,20 @@ Run run_ours(const fs::path& models, const sam3::Image& image, const std::vector
              const sam3::EverythingOptions& everything, const sam3::ModelOptions& options) {
   Run r;
   auto t0 = std::chrono::steady_clock::now();
-  auto model = sam3::Model::load(models, options);
+  const auto segmenter = sam3::InteractiveSegmenter::load(models, options);
   r.load = ms_since(t0);
   t0 = std::chrono::steady_clock::now();
-  const auto embedding = model->encode(image);
+  const auto embedding = segmenter.encode(image);
   r.encode = ms_since(t0);
   std::vector<double> per_click;
   for (const auto& p : clicks) {
     t0 = std::chrono::steady_clock::now();
-    model->segment(embedding, sam3::InteractivePrompt{{p}, std::nullopt});
+    segmenter.segment(embedding, sam3::InteractivePrompt{{p}, std::nullopt});
     per_click.push_back(ms_since(t0));
   }
   r.click = median(per_click);
   t0 = std::chrono::steady_clock::now();
-  const auto all = model->segment_everything(embedding, everything);
+  const auto all = segmenter.segment_everything(embedding, everything);
   r.everything = ms_since(t0);
   r.masks = static_cast<double>(all.instances.size());
   r.everything_decode = all.timings.decode_ms;

@@ -64,8 +64,8 @@ struct Row {
 };
 
 Row track(const std::shared_ptr<const sam3::Model>& model, int objects, std::int64_t frames, int width, int height,
-          std::int64_t measure_at = -1, double* rss_at = nullptr) {
-  sam3::VideoTracker tracker(model, sam3::VideoPrompts{{"thing"}, {}});
+          std::int64_t measure_at = -1, double* rss_at = nullptr, const sam3::VideoTrackerOptions& options = {}) {
+  sam3::VideoTracker tracker(model, sam3::VideoPrompts{{"thing"}, {}}, options);
   const auto t0 = std::chrono::steady_clock::now();
   for (std::int64_t i = 0; i < frames; ++i) {
     tracker.push(frame_of(i, objects, width, height));
@@ -92,6 +92,9 @@ int main(int argc, char** argv) {
   app.add_option("--long", long_run, "Memory: frames of the second reading (same run)");
   app.add_option("--size", width, "Frame width (height = 3/4 of it)");
   app.add_option("--threads", threads, "ONNX Runtime intra-op threads (0: one per core)");
+  bool rules_off_too = false;
+  app.add_flag("--rules-off-too", rules_off_too,
+               "Also time each count with reconditioning and the area-shrinkage rule off (the reference for their cost)");
   CLI11_PARSE(app, argc, argv);
   height = width * 3 / 4;
 
@@ -108,16 +111,23 @@ int main(int argc, char** argv) {
     }
   }
   std::printf("sam3-bench-video: %s, %dx%d frames, %ld cores, %s\n\n", models.c_str(), width, height, sysconf(_SC_NPROCESSORS_ONLN), cpu);
-  std::printf("| objects | frames | ms/frame | encode | detect | track | memory | new objects | output | live | buckets | bank MB |\n");
-  std::printf("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  std::printf("| objects | rules | frames | ms/frame | encode | detect | track | memory | new objects | output | live | buckets | bank MB | reconditioned | shrunk |\n");
+  std::printf("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  sam3::VideoTrackerOptions off;
+  off.recondition_every = 0;
+  off.shrinkage_min_ratio = 0;
   for (int n : objects) {
-    const auto r = track(model, n, frames, width, height);
-    const double f = static_cast<double>(r.stats.frames);
-    std::printf("| %d | %lld | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %d | %d | %.2f |\n", n, static_cast<long long>(r.frames),
-                r.wall_ms / f, r.stats.encode_ms / f, r.stats.detect_ms / f, r.stats.track_ms / f, r.stats.memory_ms / f,
-                r.stats.new_objects_ms / f, r.stats.output_ms / f, r.stats.live_objects, r.stats.buckets,
-                r.stats.memory_bank_bytes / double(1 << 20));
-    std::fflush(stdout);
+    for (bool rules : {true, false}) {
+      if (!rules && !rules_off_too) continue;
+      const auto r = track(model, n, frames, width, height, -1, nullptr, rules ? sam3::VideoTrackerOptions{} : off);
+      const double f = static_cast<double>(r.stats.frames);
+      std::printf("| %d | %s | %lld | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %d | %d | %.2f | %lld | %lld |\n", n, rules ? "3.1" : "off",
+                  static_cast<long long>(r.frames), r.wall_ms / f, r.stats.encode_ms / f, r.stats.detect_ms / f,
+                  r.stats.track_ms / f, r.stats.memory_ms / f, r.stats.new_objects_ms / f, r.stats.output_ms / f,
+                  r.stats.live_objects, r.stats.buckets, r.stats.memory_bank_bytes / double(1 << 20),
+                  static_cast<long long>(r.stats.reconditioned), static_cast<long long>(r.stats.shrunk));
+      std::fflush(stdout);
+    }
   }
   double rss_short = 0;
   const int n = objects.empty() ? 4 : objects.front() < 4 && objects.size() > 1 ? objects[1] : objects.front();

@@ -11,6 +11,8 @@
 #include "number_options.h"
 #include "sam3/export.h"
 #include "sam3/log.h"
+#include "sam3/image_segmenter.h"
+#include "sam3/interactive_segmenter.h"
 #include "sam3/model.h"
 #include "sam3/output_folder.h"
 #include "export/result_document.h"  // the result document as values: built once, never parsed back
@@ -201,16 +203,21 @@ int run_segment(const SegmentArgs& args) {
   model_options.providers = execution_providers(args.models);
   model_options.intra_op_threads = args.threads;
   model_options.precision = precision_of(args.models.precision);
-  const auto model = Model::load(model_dir, model_options);
+  const std::shared_ptr<const Model> model = Model::load(model_dir, model_options);
   std::vector<InteractivePrompt> objects;
-  if (model->interactive()) {
+  std::optional<ImageSegmenter> text;  // the facade of the model's kind
+  std::optional<InteractiveSegmenter> clicks;
+  if (model->kind() == ModelKind::kInteractive) {
     objects = interactive_prompts(args);
+    clicks.emplace(model);
   } else if (!args.points.empty() || args.everything) {
     throw Error(ErrorCode::kInvalidArgument,
                 std::string(args.everything ? "--everything" : "--point") +
                     " needs SAM3's interactive model (onnx-community/sam3-tracker-ONNX: vision_encoder.onnx and "
                     "prompt_encoder_mask_decoder.onnx); " + model_dir.string() + " holds a text-prompted " +
                     layout_name(model->layout()) + " model");
+  } else {
+    text.emplace(model);
   }
 
   // Everything is computed before anything is written: a bad image leaves no partial output.
@@ -221,27 +228,27 @@ int run_segment(const SegmentArgs& args) {
     const auto embedding = model->encode(run.image);
     totals.preprocess += embedding.preprocess_ms();
     totals.encode_image += embedding.encode_ms();
-    if (!model->interactive()) {
+    if (text) {
       for (const auto& prompt : prompts) {
-        auto result = model->segment(embedding, prompt, args.options);
+        auto result = text->segment(embedding, prompt, args.options);
         totals.encode_text += result.timings.encode_text_ms;
         totals.decode += result.timings.decode_ms;
         totals.postprocess += result.timings.postprocess_ms;
         run.results.push_back(std::move(result));
       }
-      model->suppress_across_prompts(run.results);  // the family's rule over the image's prompts
+      text->suppress_across_prompts(run.results);  // the family's rule over the image's prompts
       for (const auto& result : run.results) run.docs.push_back(detail::prompt_result_value(result));
     } else if (args.everything) {
       EverythingOptions everything = args.everything_options;
       everything.min_area = args.options.min_area;
-      auto result = model->segment_everything(run.image, embedding, everything);
+      auto result = clicks->segment_everything(run.image, embedding, everything);
       result.prompt.text = "everything";
       totals.decode += result.timings.decode_ms;
       totals.postprocess += result.timings.postprocess_ms;
       run.docs.push_back(detail::everything_result_value(result.instances));
       run.results.push_back(std::move(result));
     } else {
-      const auto objects_out = model->segment_objects(embedding, objects, {args.multimask, {}});
+      const auto objects_out = clicks->segment_objects(embedding, objects, {args.multimask, {}});
       totals.decode += objects_out.front().timings.decode_ms;
       totals.postprocess += objects_out.front().timings.postprocess_ms;
       for (size_t k = 0; k < objects_out.size(); ++k) {

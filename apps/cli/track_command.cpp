@@ -132,10 +132,14 @@ nlohmann::json settings_of(const TrackArgs& a, const nlohmann::json& model) {
           {"hotstart_unmatched", o.hotstart_unmatched},
           {"hotstart_duplicate", o.hotstart_duplicate},
           {"keep_alive", {o.keep_alive_init, o.keep_alive_min, o.keep_alive_max}},
+          {"keep_alive_suppression", o.keep_alive_suppression},
           {"occlusion_overlap_iou", o.occlusion_overlap_iou},
           {"boundary_margin", o.boundary_margin},
           {"confirmation_detections", o.confirmation_detections},
-          {"max_objects", o.max_objects}};
+          {"max_objects", o.max_objects},
+          {"recondition", {o.recondition_every, o.recondition_iom, o.recondition_detection_score, o.recondition_track_score}},
+          {"fill_hole_area", o.fill_hole_area},
+          {"shrinkage_min_ratio", o.shrinkage_min_ratio}};
 }
 
 int run_track(TrackArgs& a) {
@@ -226,6 +230,11 @@ void add_track_command(CLI::App& app, Runner& run) {
   cmd->add_option("--boundary-margin", o.boundary_margin, "Detections centred this close to the edge start nothing (0: off)")
       ->check(CLI::Range(0.0, 0.49))->capture_default_str();
   cmd->add_option("--max-objects", o.max_objects, "At most this many objects (0: no limit)")->check(CLI::Range(0, 100000));
+  cmd->add_option("--recondition-every", o.recondition_every,
+                  "Re-prompt confidently tracked objects with their detection every N frames (0: off)")
+      ->check(CLI::Range(0, 1000000))->capture_default_str();
+  cmd->add_option("--fill-hole-area", o.fill_hole_area, "Fill holes and drop specks up to this many mask pixels (288x288; 0: off)")
+      ->check(CLI::Range(0, 1000000))->capture_default_str();
   cmd->footer("Rerunning an interrupted command continues where it stopped (the last checkpoint, less a window of\n"
               "frames that is tracked again so that ids carry on); other settings start over. A folder of videos:\n"
               "finished videos are skipped; --shard K/N for K = 1..N splits them (a Slurm array). See docs/video.md.");

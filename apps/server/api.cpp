@@ -83,7 +83,7 @@ json mask_json(const Instance& inst, const SegmentRequest& request, SplicedJson&
 
 }  // namespace
 
-std::vector<std::vector<Instance>> segment_labels(const Model& model, const ImageEmbedding& embedding,
+std::vector<std::vector<Instance>> segment_labels(const ImageSegmenter& segmenter, const ImageEmbedding& embedding,
                                                   const std::vector<std::vector<Prompt>>& labels,
                                                   const SegmentOptions& options, const JobStop& stop) {
   const SegmentOptions stoppable = stop.stopping(options);
@@ -92,7 +92,7 @@ std::vector<std::vector<Instance>> segment_labels(const Model& model, const Imag
     std::vector<Instance> all;
     for (const auto& prompt : prompts) {
       stop.check();
-      auto r = model.segment(embedding, prompt, stoppable);
+      auto r = segmenter.segment(embedding, prompt, stoppable);
       std::move(r.instances.begin(), r.instances.end(), std::back_inserter(all));
     }
     out.push_back(merge_instances(std::move(all)));
@@ -271,11 +271,11 @@ void Api::load_model() {
     mo.precision = options_.precision;
     mo.intra_op_threads = options_.threads;
     mo.fallback_vocabulary = options_.fallback_vocabulary;
-    auto model = Model::load(options_.model_dir, mo);
-    std::shared_ptr<Model> interactive;
+    std::shared_ptr<const Model> model = Model::load(options_.model_dir, mo);
+    std::shared_ptr<const Model> interactive;
     if (!options_.interactive_model_dir.empty()) {
       interactive = Model::load(options_.interactive_model_dir, mo);
-      if (!interactive->interactive()) {
+      if (interactive->kind() != ModelKind::kInteractive) {
         throw Error(ErrorCode::kModelMismatch, options_.interactive_model_dir.string() + " holds a text-prompted " +
                                                    layout_name(interactive->layout()) + " model, not SAM3's interactive "
                                                    "one (vision_encoder.onnx, prompt_encoder_mask_decoder.onnx)");
@@ -326,18 +326,27 @@ std::string Api::model_version() const {
   return std::string("sam3cpp-") + SAM3_VERSION_STRING + "-" + options_.model_dir.filename().string();
 }
 
-std::shared_ptr<Model> Api::ready_model() {
+std::shared_ptr<const Model> Api::ready_model() {
   std::lock_guard lock(model_mutex_);
   if (model_) return model_;
   if (load_failed_) throw ApiError(503, "model_unavailable", "the model cannot be loaded; see the server's log");
   throw ApiError(503, "loading", "the model is still loading; retry shortly");
 }
 
-std::shared_ptr<Model> Api::click_model() {
+ImageSegmenter Api::text_segmenter() {
+  auto model = ready_model();
+  if (model->kind() == ModelKind::kText) return ImageSegmenter(std::move(model));
+  throw ApiError(400, "invalid_argument",
+                 "this server's model is SAM3's interactive (tracker) model: it takes points and boxes, not text "
+                 "prompts; give {\"points\": ...} or {\"box\": ...}, or start the server with a text-prompted SAM3 "
+                 "model (--models) and this one as --interactive-models");
+}
+
+InteractiveSegmenter Api::click_segmenter() {
   auto model = ready_model();
   std::lock_guard lock(model_mutex_);
-  if (interactive_model_) return interactive_model_;
-  if (model->interactive()) return model;
+  if (interactive_model_) return InteractiveSegmenter(interactive_model_);
+  if (model->kind() == ModelKind::kInteractive) return InteractiveSegmenter(std::move(model));
   throw ApiError(400, "no_interactive_model",
                  "points, boxes of one object and \"everything\" need SAM3's interactive model; start the server with "
                  "--interactive-models DIR (onnx-community/sam3-tracker-ONNX) beside the text model");
@@ -345,7 +354,7 @@ std::shared_ptr<Model> Api::click_model() {
 
 bool Api::has_click_model() {
   try {
-    click_model();
+    click_segmenter();
     return true;
   } catch (const ApiError&) {
     return false;
@@ -356,12 +365,12 @@ std::shared_ptr<const CachedImage> Api::encode_bytes(const HttpRequest& req, std
   return encode_bytes(req, ready_model(), bytes, cached);
 }
 
-std::shared_ptr<const CachedImage> Api::encode_bytes(const HttpRequest& req, const std::shared_ptr<Model>& model,
+std::shared_ptr<const CachedImage> Api::encode_bytes(const HttpRequest& req, const std::shared_ptr<const Model>& model,
                                                      std::string_view bytes, bool* cached) {
   return embedding_for(req, model, image_id_of(bytes), &bytes, cached);
 }
 
-std::shared_ptr<const CachedImage> Api::embedding_for(const HttpRequest& req, const std::shared_ptr<Model>& model,
+std::shared_ptr<const CachedImage> Api::embedding_for(const HttpRequest& req, const std::shared_ptr<const Model>& model,
                                                       const std::string& id, const std::string_view* bytes,
                                                       bool* cached) {
   bool two_models = false, primary = true;
@@ -438,29 +447,29 @@ HttpResponse Api::handle_segment(const HttpRequest& req) {
   }
   const bool clicks = request.order.size() > request.prompts.size();  // objects or "everything"
   // Each model encodes the image only when one of the prompts needs it.
-  auto text_model = request.prompts.empty() ? nullptr : ready_model();
-  auto click = clicks ? click_model() : nullptr;
+  const std::optional<ImageSegmenter> text = request.prompts.empty() ? std::nullopt : std::optional(text_segmenter());
+  const std::optional<InteractiveSegmenter> click = clicks ? std::optional(click_segmenter()) : std::nullopt;
   const std::string id = request.image_id.empty() ? image_id_of(request.inline_image) : request.image_id;
   const std::string_view inline_bytes = request.inline_image;
   const std::string_view* bytes = request.image_id.empty() ? &inline_bytes : nullptr;
   bool text_cached = true, click_cached = true;
   std::shared_ptr<const CachedImage> text_entry, click_entry;
-  if (text_model) text_entry = embedding_for(req, text_model, id, bytes, &text_cached);
-  if (click) click_entry = embedding_for(req, click, id, bytes, &click_cached);
+  if (text) text_entry = embedding_for(req, text->shared_model(), id, bytes, &text_cached);
+  if (click) click_entry = embedding_for(req, click->shared_model(), id, bytes, &click_cached);
 
   struct Answers {
     std::vector<PromptResult> concepts, everything;
     std::vector<ObjectResult> objects;
   };
-  auto answers = run_on_worker(req, [text_model, click, text_entry, click_entry, shared_request](const JobStop& stop) {
+  auto answers = run_on_worker(req, [text, click, text_entry, click_entry, shared_request](const JobStop& stop) {
     const SegmentRequest& r = *shared_request;
     const SegmentOptions options = stop.stopping(r.options);
     Answers a;
     for (const auto& prompt : r.prompts) {
       stop.check();
-      a.concepts.push_back(text_model->segment(text_entry->embedding, prompt, options));
+      a.concepts.push_back(text->segment(text_entry->embedding, prompt, options));
     }
-    if (text_model) text_model->suppress_across_prompts(a.concepts);  // the family's rule over the image's prompts
+    if (text) text->suppress_across_prompts(a.concepts);  // the family's rule over the image's prompts
     stop.check();
     if (!r.objects.empty()) a.objects = click->segment_objects(click_entry->embedding, r.objects, {r.multimask, stop.token()});
     for (const auto& item : r.order) {
@@ -511,10 +520,11 @@ HttpResponse Api::handle_segment(const HttpRequest& req) {
     add_time("decode", answers.objects.front().timings.decode_ms);
     add_time("postprocess", answers.objects.front().timings.postprocess_ms);
   }
-  const auto& main = text_model ? text_model : click;
-  json body = {{"model", {{"layout", layout_name(main->layout())}, {"name", main->directory().filename().string()}}}};
-  if (text_model && click && click != text_model) {
-    body["interactive_model"] = {{"layout", layout_name(click->layout())}, {"name", click->directory().filename().string()}};
+  const Model& main = text ? text->model() : click->model();
+  json body = {{"model", {{"layout", layout_name(main.layout())}, {"name", main.directory().filename().string()}}}};
+  if (text && click) {  // two facades are always two models (one model is of one kind)
+    const Model& second = click->model();
+    body["interactive_model"] = {{"layout", layout_name(second.layout())}, {"name", second.directory().filename().string()}};
   }
   body["images"] = json::array({image});
   body["timings_ms"] = timings;
@@ -530,7 +540,7 @@ HttpResponse Api::handle_info() {
     if (model_) {
       const auto s = model_->stats();
       model = {{"name", model_->directory().filename().string()}, {"loaded", true}, {"layout", layout_name(model_->layout())},
-               {"generation", model_->generation()}, {"interactive", model_->interactive()},
+               {"generation", model_->generation()}, {"interactive", model_->kind() == ModelKind::kInteractive},
                {"input_size", model_->input_size()}, {"input_width", model_->input_width()},
                {"input_height", model_->input_height()}, {"load_ms", model_->load_ms()},
                {"image_encodes", s.image_encodes}, {"text_encodes", s.text_encodes}, {"decodes", s.decodes},

@@ -11,10 +11,13 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "api_error.h"
+#include "sam3/image_segmenter.h"
+#include "sam3/interactive_segmenter.h"
 #include "embedding_cache.h"
 #include "http/http_server.h"
 #include "server.h"
@@ -49,7 +52,7 @@ class JobStop {
 
 // Each label's prompts (its synonyms) segmented on one embedding and merged into one list of
 // instances per label, stopping with the job: what Label Studio's and CVAT's labels ask for.
-std::vector<std::vector<Instance>> segment_labels(const Model& model, const ImageEmbedding& embedding,
+std::vector<std::vector<Instance>> segment_labels(const ImageSegmenter& segmenter, const ImageEmbedding& embedding,
                                                   const std::vector<std::vector<Prompt>>& labels,
                                                   const SegmentOptions& options, const JobStop& stop);
 
@@ -73,21 +76,24 @@ class Api {
     bool prefix = false;  // path is a prefix ("/models/"): every path under it
   };
   void add_route(Route route) { routes_.push_back(std::move(route)); }
-  std::shared_ptr<Model> ready_model();  // throws ApiError(503) while loading
-  // The interactive model (clicks, "everything"): --interactive-models, or --models when that
-  // is one. Throws ApiError 400 when the server has none, 503 while loading.
-  std::shared_ptr<Model> click_model();
-  bool has_click_model();  // whether click_model() answers (false while loading too)
+  std::shared_ptr<const Model> ready_model();  // --models; throws ApiError(503) while loading
+  // Text and exemplar boxes: --models when it is a text-prompted model. Throws ApiError 400
+  // when it is the interactive one, 503 while loading.
+  ImageSegmenter text_segmenter();
+  // Clicks and "everything": --interactive-models, or --models when that is the interactive
+  // model. Throws ApiError 400 when the server has none, 503 while loading.
+  InteractiveSegmenter click_segmenter();
+  bool has_click_model();  // whether click_segmenter() answers (false while loading too)
   // "sam3cpp VERSION MODEL", what Label Studio keeps as the predictions' model version.
   std::string model_version() const;
   // The image's embedding from the cache, or decoded here and encoded on a worker.
   std::shared_ptr<const CachedImage> encode_bytes(const HttpRequest& req, std::string_view bytes, bool* cached);
   // The same by `model` (the interactive one, say).
-  std::shared_ptr<const CachedImage> encode_bytes(const HttpRequest& req, const std::shared_ptr<Model>& model,
+  std::shared_ptr<const CachedImage> encode_bytes(const HttpRequest& req, const std::shared_ptr<const Model>& model,
                                                   std::string_view bytes, bool* cached);
   // Image `id`'s embedding by `model`: from the cache, or encoded on a worker from `bytes`, or
   // (bytes null) from the pixels kept with the other model's entry; ApiError 404 when neither.
-  std::shared_ptr<const CachedImage> embedding_for(const HttpRequest& req, const std::shared_ptr<Model>& model,
+  std::shared_ptr<const CachedImage> embedding_for(const HttpRequest& req, const std::shared_ptr<const Model>& model,
                                                    const std::string& id, const std::string_view* bytes, bool* cached);
   // Runs `job(const JobStop&)` on the worker queue while the client is still there and the
   // request's time lasts; a job given up on before a worker takes it is skipped, one given up
@@ -126,8 +132,8 @@ class Api {
   EmbeddingCache cache_;
   WorkQueue queue_;
   std::mutex model_mutex_;
-  std::shared_ptr<Model> model_;
-  std::shared_ptr<Model> interactive_model_;  // a second model, for clicks
+  std::shared_ptr<const Model> model_;
+  std::shared_ptr<const Model> interactive_model_;  // a second model, for clicks
   bool load_failed_ = false;
 };
 

@@ -59,7 +59,9 @@ std::vector<std::string> export_web_app(const WebExportOptions& o) {
     if (path == "/") bytes["index.html"] = std::string(a.data);
     else if (path == "/app.js" || path == "/style.css") bytes[path.substr(1)] = std::string(a.data);
   }
-  for (const char* f : {"sam3.mjs", "sam3.wasm", "sam3-browser.mjs", "sam3-browser.d.ts"}) copies[f] = files.web_dir / f;
+  for (const char* f : {"sam3.mjs", "sam3.wasm", "sam3-browser.mjs", "sam3-browser.d.ts", "sam3-rewrite-worker.mjs"}) {
+    copies[f] = files.web_dir / f;
+  }
   for (const auto& entry : std::filesystem::directory_iterator(files.ort_web_dir)) {
     const auto name = entry.path().filename().string();
     if (entry.is_regular_file() && !name.starts_with(".")) copies["ort/" + name] = entry.path();

@@ -8,6 +8,8 @@ export interface Progress {
   loaded: number;
   total: number;  // 0 when the server gave no length
   cached?: boolean;
+  /** "encode": the last encode's time of this model here (Sam3Model.encodeEstimate), null before one. */
+  estimate_ms?: number | null;
 }
 
 export interface LoadOptions {
@@ -128,6 +130,10 @@ export class Sam3Model {
   /** The last segment()'s times in ms: the text encoder's run (0 when its outputs were kept),
    * the other sessions' runs (geometry encoder, decoder), the core's work; and how many runs. */
   readonly lastTimings?: { encode_text: number; decode: number; postprocess: number; runs: number };
+  /** What the next image encode should take: the last encode's time of this model (same files,
+   * device, build, threads, rewrites) in this browser, kept in localStorage by every encode();
+   * null before the first. A measurement, not a prediction from the graph. */
+  readonly encodeEstimate: { ms: number; at: string; basis: string } | null;
   tokenize(text: string): { text: string; ids: number[]; mask: number[] };
   encode(image: ImageBitmap | ImageData | HTMLImageElement | Blob,
          options?: { onProgress?: (p: Progress) => void }): Promise<Embedding>;

@@ -11,14 +11,17 @@
 import createSam3Core from "./sam3.mjs";
 
 const CACHE_NAME = "sam3-models-v1";
-const ABI = 2;  // sam3_wasm.h's SAM3_WASM_ABI: the module this wrapper speaks to
-// Rewritten graphs (rewriteForBrowser), keyed by their file's identity and the rewrite's options.
+const ABI = 3;  // sam3_wasm.h's SAM3_WASM_ABI: the module this wrapper speaks to
+// Rewritten graphs (Rewriter, sam3-rewrite-worker.mjs), keyed by their file's identity and the rewrite's options.
 // The version changes with what the core's rewrites write, so an old graph is never reused.
 const OPTIMIZED_CACHE_NAME = "sam3-optimized-v1";
-const REWRITE_VERSION = 1;
+const REWRITE_VERSION = 2;
 // The ONNX Runtime Web build each device runs (docs/browser.md, "Which build"): the WebGPU
 // provider's own build for WebGPU, the CPU-only build for WASM.
 const ORT_BUILDS = { wasm: "ort.wasm.min.mjs", webgpu: "ort.webgpu.min.mjs" };
+// The last image encode's time per model, device and build (localStorage): the estimate a page
+// shows before the next one, since ONNX Runtime Web's run reports no progress of its own.
+const ENCODE_TIMES_KEY = "sam3-encode-ms";
 const ONNX_TYPES = { float32: 1, uint8: 2, int8: 3, int32: 6, int64: 7, bool: 9, float16: 10 };
 const ARRAYS = {
   float32: Float32Array, uint8: Uint8Array, int32: Int32Array, int64: BigInt64Array,
@@ -124,6 +127,39 @@ async function readWithProgress(response, onChunk) {
   return out;
 }
 
+// A body of known size streamed to write(bytes, at) chunk by chunk: the tab never holds the
+// file as JavaScript chunks and their concatenation at once.
+async function streamBody(response, total, url, write, onChunk) {
+  const reader = response.body.getReader();
+  let at = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (at + value.byteLength > total) {
+      await reader.cancel();
+      throw new Sam3Error("model_not_found", `${url}: longer than the ${total} bytes its Content-Length says`);
+    }
+    write(value, at);
+    at += value.byteLength;
+    onChunk(at);
+  }
+  if (at !== total) throw new Sam3Error("model_not_found", `${url}: ${at} bytes of the ${total} its Content-Length says`);
+}
+
+// A large view sent to Cache Storage in slices, so that no whole copy is made in the tab.
+function streamOf(view) {
+  const SLICE = 16 << 20;
+  let at = 0;
+  return new ReadableStream({
+    pull(controller) {
+      if (at >= view.byteLength) return controller.close();
+      const n = Math.min(SLICE, view.byteLength - at);
+      controller.enqueue(view.slice(at, at + n));
+      at += n;
+    },
+  });
+}
+
 // Where the files come from: a URL prefix (probed by name, cached in Cache Storage) or Files.
 class UrlSource {
   constructor(prefix, options) {
@@ -143,6 +179,17 @@ class UrlSource {
   }
 
   async bytes(name) {
+    let dest;
+    await this.readInto(name, (size) => {
+      dest = new Uint8Array(size);
+      return (bytes, at) => dest.set(bytes, at);
+    });
+    return dest;
+  }
+
+  // The file streamed to open(size)'s write(bytes, at) when its size is known (else read whole,
+  // then written).
+  async readInto(name, open) {
     const url = new URL(this.prefix + name, globalThis.location?.href).href;
     const cache = this.cache ? await caches.open(CACHE_NAME) : null;
     let response = cache ? await cache.match(url) : null;
@@ -159,7 +206,14 @@ class UrlSource {
       }
     }
     const total = Number(response.headers.get("content-length")) || 0;
-    return readWithProgress(response, (loaded) => this.onProgress?.({ stage: "download", file: name, loaded, total, cached }));
+    const progress = (loaded) => this.onProgress?.({ stage: "download", file: name, loaded, total, cached });
+    const encoded = (response.headers.get("content-encoding") ?? "identity") !== "identity";
+    if (!total || encoded || !response.body) {
+      const whole = await readWithProgress(response, progress);
+      open(whole.byteLength)(whole, 0);
+      return;
+    }
+    await streamBody(response, total, url, open(total), progress);
   }
 }
 
@@ -196,24 +250,37 @@ class OptimizedGraphs {
     return new URL(`/.sam3-optimized/${encodeURIComponent(`${identity}|${this.rewrite}`)}`, globalThis.location?.href).href;
   }
 
+  async has(file) {
+    if (!this.enabled) return false;
+    const key = await this.key(file);
+    return Boolean(key && (await (await caches.open(OPTIMIZED_CACHE_NAME)).match(key)));
+  }
+
   async get(file) {
     if (!this.enabled) return null;
     const key = await this.key(file);
     const response = key ? await (await caches.open(OPTIMIZED_CACHE_NAME)).match(key) : null;
     if (!response) return null;
     const stats = JSON.parse(response.headers.get("x-sam3-rewrite") ?? "{}");
+    // A graph the rewrite left as it was is not stored twice: the load reads the file itself.
+    if (response.headers.get("x-sam3-unchanged")) return { unchanged: true, stats };
     return { bytes: new Uint8Array(await response.arrayBuffer()), stats };
   }
 
+  // bytes: the rewritten graph (streamed in slices: no second copy), or null when the rewrite
+  // left it as it was. -> whether it is stored.
   async put(file, bytes, stats) {
-    if (!this.enabled) return;
+    if (!this.enabled) return false;
     const key = await this.key(file);
-    if (!key) return;
+    if (!key) return false;
+    const headers = { "Content-Type": "application/octet-stream", "x-sam3-rewrite": JSON.stringify(stats) };
     try {
-      await (await caches.open(OPTIMIZED_CACHE_NAME)).put(key, new Response(bytes, {
-        headers: { "Content-Type": "application/octet-stream", "x-sam3-rewrite": JSON.stringify(stats) } }));
+      await (await caches.open(OPTIMIZED_CACHE_NAME)).put(key, bytes
+        ? new Response(streamOf(bytes), { headers })
+        : new Response("", { headers: { ...headers, "x-sam3-unchanged": "1" } }));
+      return true;
     } catch {
-      // a full quota only costs the next load a rewrite
+      return false;  // a full quota only costs the next load a rewrite
     }
   }
 }
@@ -248,28 +315,84 @@ class FileSource {
     this.onProgress?.({ stage: "download", file: name, loaded: data.byteLength, total: data.byteLength, cached: true });
     return data;
   }
+
+  // The file read in slices to open(size)'s write(bytes, at) (no whole copy in JavaScript).
+  async readInto(name, open) {
+    const SLICE = 32 << 20;
+    const f = this.files.get(name);
+    const write = open(f.size);
+    for (let at = 0; at < f.size; at += SLICE) {
+      write(new Uint8Array(await f.slice(at, Math.min(at + SLICE, f.size)).arrayBuffer()), at);
+      this.onProgress?.({ stage: "download", file: name, loaded: Math.min(at + SLICE, f.size), total: f.size, cached: true });
+    }
+  }
 }
 
 // The graph the tab runs fastest, rewritten by the core before the session is made
 // (docs/browser.md): attention fused into MultiHeadAttention, on WASM looped over query chunks
 // (its kernel has no flash path and would hold every score of a global block at once); on WebGPU
 // the int8 products as float operators, which its provider has kernels for (the weights stay
-// uint8/int8). -> {bytes, stats, release}: bytes a view of the rewritten graph in the core's
-// memory (no copy: the tab holds a large file few times at once), valid until release().
-function rewriteForBrowser(core, bytes, file, rewrite) {
-  const p = core._malloc(bytes.byteLength);
-  if (!p) throw new Sam3Error("out_of_memory", `${file}: not enough memory in the tab to prepare it`);
-  let answer;
-  try {
-    core.HEAPU8.set(bytes, p);
-    // The core frees p as soon as it holds a rewritten copy (owns_input): two copies at most.
-    answer = call(core, "sam3_rewrite_for_browser", p, bytes.byteLength, JSON.stringify({ ...rewrite, owns_input: true }));
-  } catch (e) {
-    core._sam3_release_rewritten();
-    throw e;
+// uint8/int8). The rewrite runs in a worker (sam3-rewrite-worker.mjs) that the load terminates
+// before it makes any session, which is what hands the rewrite's memory back: a WebAssembly
+// memory never shrinks. Each file is streamed into the worker's core in slices (no whole
+// JavaScript copy), and the core rewrites it in place of the input (two copies at most).
+class Rewriter {
+  constructor() {
+    this.worker = new Worker(new URL("./sam3-rewrite-worker.mjs", import.meta.url), { type: "module" });
+    this.pending = null;
+    const fail = (message) => {
+      this.failed = new Sam3Error("runtime", message);
+      this.pending?.reject(this.failed);
+    };
+    this.worker.onmessage = ({ data }) => this.pending?.resolve(data);
+    this.worker.onerror = (e) => fail(`the rewrite worker (sam3-rewrite-worker.mjs) failed: ${e.message ?? "cannot load it"}`);
   }
-  const { ptr, bytes: size, ...stats } = answer;
-  return { bytes: ptr ? core.HEAPU8.subarray(ptr, ptr + size) : bytes, stats, release: () => core._sam3_release_rewritten() };
+
+  // -> {stats, changed, bytes}: bytes the rewritten graph, or with returnUnchanged the file when
+  // nothing changed, else null.
+  async rewrite(src, file, options, returnUnchanged, onProgress) {
+    if (this.failed) throw this.failed;
+    const BATCH = 8 << 20;  // slices posted (transferred) to the worker
+    let batch = null, batchAt = 0, filled = 0;
+    const flush = () => {
+      if (!filled) return;
+      const bytes = batch.buffer.byteLength === filled ? batch.buffer : batch.buffer.slice(0, filled);
+      this.worker.postMessage({ type: "chunk", at: batchAt, bytes }, [bytes]);
+      batch = null;
+      filled = 0;
+    };
+    await src.readInto(file, (size) => {
+      this.worker.postMessage({ type: "begin", file, size });
+      return (bytes, at) => {
+        for (let from = 0; from < bytes.byteLength;) {
+          if (!batch) {
+            batch = new Uint8Array(Math.min(BATCH, size - at - from));
+            batchAt = at + from;
+          }
+          const n = Math.min(bytes.byteLength - from, batch.byteLength - filled);
+          batch.set(bytes.subarray(from, from + n), filled);
+          filled += n;
+          from += n;
+          if (filled === batch.byteLength) flush();
+        }
+      };
+    });
+    flush();
+    onProgress?.({ stage: "rewrite", file, loaded: 0, total: 1 });
+    const answer = await new Promise((resolve, reject) => {
+      if (this.failed) return reject(this.failed);  // e.g. the worker's script did not load
+      this.pending = { resolve, reject };
+      this.worker.postMessage({ type: "rewrite", options, returnUnchanged });
+    });
+    this.pending = null;
+    if (answer.error) throw new Sam3Error(answer.error.code, `${file}: ${answer.error.message}`);
+    onProgress?.({ stage: "rewrite", file, loaded: 1, total: 1 });
+    return { stats: answer.stats, changed: answer.changed, bytes: answer.bytes };
+  }
+
+  terminate() {
+    this.worker.terminate();
+  }
 }
 
 async function gunzip(bytes) {
@@ -353,29 +476,35 @@ export class Sam3 {
     const sessions = {};
     const parts = {};
     const rewrites = {};
-    let rewriter = null;
-    for (const [part, file] of Object.entries(chosen.parts)) {
-      let bytes = rewriting ? await optimized.get(file) : null;
-      let release = null;
-      if (bytes) {
-        rewrites[part] = { ...bytes.stats, cached: true };
-        bytes = bytes.bytes;
-      } else {
-        bytes = await src.bytes(file);
-        if (rewriting) {
-          options.onProgress?.({ stage: "rewrite", file, loaded: 0, total: 1 });
-          // The rewrite runs in a core instance of its own, reused for every file and dropped
-          // after the load: a WebAssembly memory never shrinks, and the rewrite grows it to
-          // twice the largest file (an instance per file would leave each to the garbage
-          // collector, measured holding them all at once).
-          rewriter ??= await createSam3Core();
-          const r = rewriteForBrowser(rewriter, bytes, file, rewrite);
-          ({ bytes, release } = r);
+    // First every rewrite the caches do not hold, in a worker ended before any session is made
+    // (ONNX Runtime's memory grows with each session and never shrinks either, so the two are
+    // never at their largest together); the rewritten graphs go to Cache Storage, or are kept
+    // here when it is off or full.
+    const kept = {};
+    if (rewriting) {
+      let rewriter = null;
+      try {
+        for (const [part, file] of Object.entries(chosen.parts)) {
+          if (await optimized.has(file)) continue;
+          rewriter ??= new Rewriter();
+          const r = await rewriter.rewrite(src, file, rewrite, !optimized.enabled, options.onProgress);
           rewrites[part] = r.stats;
-          await optimized.put(file, bytes, r.stats);
-          options.onProgress?.({ stage: "rewrite", file, loaded: 1, total: 1 });
+          const stored = await optimized.put(file, r.changed ? r.bytes : null, r.stats);
+          if (!stored && r.bytes) kept[part] = r.bytes;
         }
+      } finally {
+        rewriter?.terminate();
       }
+    }
+    for (const [part, file] of Object.entries(chosen.parts)) {
+      let bytes = kept[part] ?? null;
+      delete kept[part];
+      if (!bytes && rewriting) {
+        const stored = await optimized.get(file);
+        if (stored && !rewrites[part]) rewrites[part] = { ...stored.stats, cached: true };
+        bytes = stored?.bytes ?? null;
+      }
+      bytes ??= await src.bytes(file);
       // Weights stored beside the graph (ONNX external data, named in the graph by file name).
       const externalData = [];
       for (const name of await src.names(dataSuffixes.map((s) => file + s))) {
@@ -393,7 +522,6 @@ export class Sam3 {
         }
         throw new Sam3Error("model_mismatch", `${file}: ONNX Runtime Web cannot load it: ${text}`);
       } finally {
-        release?.();
         bytes = null;
       }
       parts[part] = partSpec(file, sessions[part]);
@@ -415,6 +543,9 @@ export class Sam3 {
     const model = new Sam3Model(core, ort, info, sessions, device);
     model.rewrites = rewrites;
     model.ortBuild = options.ort ? "the given module" : ortUrl.split("/").pop();
+    const imageFile = chosen.parts.image;
+    model.timingKey = JSON.stringify([await src.identity(imageFile) ?? imageFile, device, model.ortBuild,
+      device === "wasm" ? (globalThis.crossOriginIsolated ? ort.env.wasm.numThreads : 1) : 0, rewrite]);
     model.deviceReason = deviceReason;
     if (vocab) model.setVocabulary(vocab.bytes, vocab.name);
     return model;
@@ -456,7 +587,32 @@ export class Sam3Model {
     return call(this.core, "sam3_tokenize", this.handle, text);
   }
 
+  // What the next image encode should take: {ms, basis, at} from the last encode of this model
+  // (same files, device, build, threads and rewrites) in this browser, remembered in
+  // localStorage; null before the first one. Not a prediction from the graph: a measurement.
+  get encodeEstimate() {
+    try {
+      const known = JSON.parse(globalThis.localStorage?.getItem(ENCODE_TIMES_KEY) ?? "{}")[this.timingKey];
+      return known ? { ms: known.ms, at: known.at, basis: "the last image encode of this model on this device" } : null;
+    } catch {
+      return null;  // storage refused (private mode, a sandboxed frame)
+    }
+  }
+
+  rememberEncode(ms) {
+    try {
+      const all = JSON.parse(globalThis.localStorage?.getItem(ENCODE_TIMES_KEY) ?? "{}");
+      all[this.timingKey] = { ms: Math.round(ms), at: new Date().toISOString() };
+      const kept = Object.entries(all).sort((a, b) => (a[1].at < b[1].at ? 1 : -1)).slice(0, 20);  // a bounded record
+      globalThis.localStorage?.setItem(ENCODE_TIMES_KEY, JSON.stringify(Object.fromEntries(kept)));
+    } catch {
+      // storage refused or full: the next encode has no estimate
+    }
+  }
+
   // image: ImageBitmap, ImageData, an <img>, a Blob/File. Resolves to an embedding for segment().
+  // onProgress({stage: "encode", loaded: 0|1, total: 1, estimate_ms}) before and after the run
+  // (ONNX Runtime Web's run blocks the page's thread on WASM and reports nothing between).
   async encode(image, { onProgress } = {}) {
     const t0 = performance.now();
     const rgba = await pixels(image);
@@ -469,9 +625,12 @@ export class Sam3Model {
       this.core._free(p);
     }
     const t1 = performance.now();
-    onProgress?.({ stage: "encode", loaded: 0, total: 1 });
+    const estimate = this.encodeEstimate;
+    onProgress?.({ stage: "encode", loaded: 0, total: 1, estimate_ms: estimate?.ms ?? null });
     const outputs = await this.sessions.image.run(inputs);
-    onProgress?.({ stage: "encode", loaded: 1, total: 1 });
+    const ms = performance.now() - t1;
+    this.rememberEncode(ms);
+    onProgress?.({ stage: "encode", loaded: 1, total: 1, estimate_ms: estimate?.ms ?? null });
     const keep = new Set([...this.info.image_feeds, ...Object.values(this.info.geometry_image_feeds)]);
     const features = {};
     for (const [name, t] of Object.entries(outputs)) {
@@ -479,7 +638,7 @@ export class Sam3Model {
       else t.dispose?.();
     }
     return { model: this, width: rgba.width, height: rgba.height, features,
-      timings_ms: { preprocess: t1 - t0, encode_image: performance.now() - t1 } };
+      timings_ms: { preprocess: t1 - t0, encode_image: ms } };
   }
 
   // options: {text, boxes: [[x0,y0,x1,y1] or [x0,y0,x1,y1,"pos"|"neg"]], threshold,

@@ -80,6 +80,7 @@ std::map<int, std::unique_ptr<Model>> models;
 int next_handle = 1;
 std::string reply;
 std::string rewritten;  // the last sam3_int8_as_float's graph, until sam3_release_rewritten
+char* kept_input = nullptr;  // an owned input answered unchanged by sam3_rewrite_for_browser, until then
 
 template <typename J>
 const char* answer(const J& j) {
@@ -524,7 +525,11 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_int8_as_float(const char* data, std::uint3
   });
 }
 
-EMSCRIPTEN_KEEPALIVE void sam3_release_rewritten() { std::string().swap(rewritten); }
+EMSCRIPTEN_KEEPALIVE void sam3_release_rewritten() {
+  std::string().swap(rewritten);
+  std::free(kept_input);
+  kept_input = nullptr;
+}
 
 // A model file's bytes -> the graph the tab runs fastest, in one pass over the module's memory
 // (options: {"fuse_attention": bool, "attention_chunk": max queries per chunk, 0 for none,
@@ -534,12 +539,14 @@ EMSCRIPTEN_KEEPALIVE void sam3_release_rewritten() { std::string().swap(rewritte
 //     (optimize/onnx_attention_chunks.h): ONNX Runtime Web's WASM kernel has no flash path and
 //     would hold every score at once;
 //   - the int8 products as float operators for WebGPU (as sam3_int8_as_float).
-// {"ptr", "bytes", "fused", "chunked", "quantizers", "matmuls", "convs", "skipped"}; ptr 0 when
-// nothing changed. The bytes stay in the module's memory until sam3_release_rewritten. With
-// "owns_input" the input (malloc'ed by the caller) is freed here as soon as a rewritten copy
-// exists, so that the module holds at most two copies of a large file, never three; the
-// caller must not free it then.
+// {"ptr", "bytes", "fused", "chunked", "quantizers", "matmuls", "convs", "skipped"}. The bytes
+// stay in the module's memory until sam3_release_rewritten. With "owns_input" the input
+// (malloc'ed by the caller) belongs to the module: it is freed as soon as a rewritten copy
+// exists, so that the module holds at most two copies of a large file, never three, and when
+// nothing changed "ptr" is the input itself (no copy at all), freed by sam3_release_rewritten.
+// Without it, ptr is 0 when nothing changed.
 EMSCRIPTEN_KEEPALIVE const char* sam3_rewrite_for_browser(const char* data, std::uint32_t length, const char* options_json) {
+  sam3_release_rewritten();
   bool owned = false;
   try {
     owned = json::parse(options_json).value("owns_input", false);
@@ -551,6 +558,7 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_rewrite_for_browser(const char* data, std:
     if (owned && !input_freed) std::free(const_cast<char*>(data));
     input_freed = true;
   };
+  bool changed = false, answered = false;
   const char* reply = guarded([&] {
     const auto options = json::parse(options_json);
     std::string_view bytes(data, length);
@@ -558,10 +566,10 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_rewrite_for_browser(const char* data, std:
     json stats = {{"fused", 0}, {"chunked", 0}, {"quantizers", 0}, {"matmuls", 0}, {"convs", 0}, {"skipped", 0}};
     if (options.value("fuse_attention", false)) {
       sam3::optimize::AttentionFusionStats fusion;
-      std::string fused = sam3::optimize::fuse_attention(bytes, &fusion);
+      auto fused = sam3::optimize::fuse_attention_if_any(bytes, &fusion);
       stats["fused"] = fusion.fused;
-      if (fusion.fused > 0) {
-        current = std::move(fused);
+      if (fused) {
+        current = std::move(*fused);
         bytes = current;
         free_input();
         const std::int64_t chunk = options.value("attention_chunk", std::int64_t{0});
@@ -581,13 +589,26 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_rewrite_for_browser(const char* data, std:
       stats["skipped"] = int8.skipped;
       if (int8.matmuls + int8.convs > 0) current = std::move(floats);
     }
-    const bool changed = !current.empty();
+    changed = !current.empty();
     rewritten = std::move(current);
-    stats["ptr"] = changed ? reinterpret_cast<std::uintptr_t>(rewritten.data()) : 0;
-    stats["bytes"] = rewritten.size();
+    if (changed) {
+      stats["ptr"] = reinterpret_cast<std::uintptr_t>(rewritten.data());
+      stats["bytes"] = rewritten.size();
+    } else if (owned) {
+      stats["ptr"] = reinterpret_cast<std::uintptr_t>(data);
+      stats["bytes"] = length;
+    } else {
+      stats["ptr"] = 0;
+      stats["bytes"] = 0;
+    }
+    answered = true;
     return stats;
   });
-  free_input();
+  if (owned && answered && !changed && !input_freed) {
+    kept_input = const_cast<char*>(data);  // answered as the graph itself: freed on release
+  } else {
+    free_input();
+  }
   return reply;
 }
 

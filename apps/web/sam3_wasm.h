@@ -35,7 +35,7 @@
 
 #include <cstdint>
 
-#define SAM3_WASM_ABI 2
+#define SAM3_WASM_ABI 3
 
 extern "C" {
 
@@ -75,9 +75,10 @@ std::uintptr_t sam3_stage_output(int handle, const char* name, const char* shape
 const char* sam3_int8_as_float(const char* data, std::uint32_t length);
 // A graph's bytes -> the graph the tab runs fastest, in one pass; options {"fuse_attention",
 // "attention_chunk" (most queries per chunk, 0: none), "int8_as_float", "owns_input" (the input,
-// malloc'ed by the caller, is then freed here, never by the caller)} -> {"ptr", "bytes", "fused",
-// "chunked", "quantizers", "matmuls", "convs", "skipped"}; ptr 0 when nothing changed. The bytes
-// stay until sam3_release_rewritten().
+// malloc'ed by the caller, then belongs to the module, never freed by the caller)} -> {"ptr",
+// "bytes", "fused", "chunked", "quantizers", "matmuls", "convs", "skipped"}; when nothing changed
+// ptr is 0, or with "owns_input" the input itself (no copy). The bytes stay until
+// sam3_release_rewritten(), which also frees an owned input.
 const char* sam3_rewrite_for_browser(const char* data, std::uint32_t length, const char* options_json);
 void sam3_release_rewritten();
 

@@ -1,7 +1,7 @@
 // The README's library example as a program: every instance of each prompt in one image.
 //   segment MODEL_DIR IMAGE PROMPT...
 #include <sam3/error.h>
-#include <sam3/model.h>
+#include <sam3/image_segmenter.h>
 #include <sam3/version.h>
 
 #include <cstdio>
@@ -12,11 +12,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    auto model = sam3::Model::load(argv[1]);        // expensive: share it
+    auto segmenter = sam3::ImageSegmenter::load(argv[1]);  // expensive: share it
     auto image = sam3::load_image(argv[2]);
-    auto embedding = model->encode(image);          // the costly step, once per image
+    auto embedding = segmenter.encode(image);              // the costly step, once per image
     for (int i = 3; i < argc; ++i) {
-      auto result = model->segment(embedding, {.text = argv[i]});  // cheap per prompt
+      auto result = segmenter.segment(embedding, {.text = argv[i]});  // cheap per prompt
       for (const auto& inst : result.instances) {
         std::printf("%s\t%.4f\t%.2f %.2f %.2f %.2f\t%lld\n", argv[i], inst.score, inst.box.x0, inst.box.y0, inst.box.x1,
                     inst.box.y1, static_cast<long long>(inst.area));

@@ -1,6 +1,6 @@
 // Typed errors of the sam3cpp library: a code for programs, a message for people.
 //
-//   try { model->segment(embedding, {.text = "car"}); }
+//   try { segmenter.segment(embedding, {.text = "car"}); }
 //   catch (const sam3::Error& e) { e.code(); e.what(); error_traits(e.code()).http_status; }
 //
 // Every code has one row in SAM3_ERROR_CODES: its stable name and how each front reports it

@@ -1,14 +1,7 @@
-// Clicks and boxes -> one object each, with SAM3's interactive (tracker) model, and "segment
-// everything" (SAM's automatic mask generator) on the same model.
-//
-//   auto model = sam3::Model::load("models/sam3-tracker");    // vision_encoder + prompt_encoder_mask_decoder
-//   auto embedding = model->encode(sam3::load_image("street.jpg"));
-//   sam3::InteractivePrompt car{{{420, 310}, {455, 330, false}}, sam3::Box{380, 260, 520, 380}};
-//   sam3::ObjectResult object = model->segment(embedding, car);  // object.masks[0]: the best mask
-//   sam3::PromptResult all = model->segment_everything(embedding);
-//   sam3::EverythingOptions crops;
-//   crops.crop_layers = 1;                                    // small objects too: 4 crops encoded
-//   sam3::PromptResult small_too = model->segment_everything(image, embedding, crops);
+// The interactive task's prompts, options and results: clicks and boxes -> one object each,
+// with SAM3's interactive (tracker) model, and "segment everything" (SAM's automatic mask
+// generator) on the same model. The calls are sam3::InteractiveSegmenter's
+// (sam3/interactive_segmenter.h).
 //
 // Semantics are those of SAM3's tracker processor (transformers' Sam2 processor): the image is
 // stretched to 1008 x 1008, points and boxes are scaled to it, each candidate mask is upsampled
@@ -71,7 +64,7 @@ struct EverythingOptions {
   // crops, each encoded and clicked on its own (a grid of points_per_side / downscale^i); masks
   // touching a crop's inner edge are left to the layers that see them whole, and duplicates
   // across crops are resolved in favour of the smaller crop. 0: the whole image only. Needs
-  // the image: Model::segment_everything(image, embedding, options).
+  // the image: InteractiveSegmenter::segment_everything(image, embedding, options).
   int crop_layers = 0;
   float crop_overlap_ratio = 512.f / 1500.f;  // overlap of neighbouring crops, share of the short side
   int crop_points_downscale = 1;              // points per side divided by this for each layer

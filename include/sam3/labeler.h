@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "sam3/image.h"
+#include "sam3/interactive.h"
 #include "sam3/model.h"
 #include "sam3/types.h"
 

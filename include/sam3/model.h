@@ -1,16 +1,17 @@
-// Loading a SAM3 ONNX model directory and running prompts against encoded images.
+// Loading a SAM3 ONNX model directory and encoding images with it. A Model is the loaded files
+// and the image encoder both task facades share; prompts go through the facade of its kind:
+// sam3/image_segmenter.h (text and exemplar boxes) or sam3/interactive_segmenter.h (clicks,
+// boxes of one object, "segment everything").
 //
-//   auto model = sam3::Model::load("models/sam3");            // expensive, share it
-//   auto image = sam3::load_image("street.jpg");
-//   auto embedding = model->encode(image);                    // the costly step, once
-//   for (const char* text : {"car", "person"}) {
-//     auto result = model->segment(embedding, {.text = text});  // cheap per prompt
-//     for (const auto& inst : result.instances) { /* inst.score, inst.box, inst.mask */ }
+//   std::shared_ptr<const sam3::Model> model = sam3::Model::load("models/sam3");  // expensive, share it
+//   if (model->kind() == sam3::ModelKind::kText) {
+//     sam3::ImageSegmenter segmenter(model);
+//     auto result = segmenter.segment(segmenter.encode(image), {.text = "car"});
 //   }
 //
 // Thread safety: a Model is immutable after load() except for internal caches guarded by
-// locks; encode() and segment() may run concurrently from many threads. ImageEmbedding is an
-// immutable value that can be shared between threads.
+// locks; encode() and the facades' calls may run concurrently from many threads. ImageEmbedding
+// is an immutable value that can be shared between threads.
 #pragma once
 
 #include <cstdint>
@@ -23,7 +24,6 @@
 
 #include "sam3/execution_provider.h"
 #include "sam3/image.h"
-#include "sam3/interactive.h"
 #include "sam3/types.h"
 
 namespace sam3 {
@@ -109,6 +109,12 @@ struct ModelOptions {
   std::size_t text_cache_entries = 256;
 };
 
+// Which task facade a model serves: kText, SAM3's text-prompted image models (words and
+// exemplar boxes; sam3::ImageSegmenter), or kInteractive, SAM3's tracker model (clicks, a box
+// around one object, "segment everything"; sam3::InteractiveSegmenter).
+enum class ModelKind { kText, kInteractive };
+const char* model_kind_name(ModelKind kind) noexcept;  // "text", "interactive"
+
 // How each network file was loaded (see ModelOptions::cache_optimized).
 struct ModelFileInfo {
   std::filesystem::path file;         // the model's file
@@ -137,8 +143,8 @@ struct EmbeddingAccess;
 struct ModelAccess;
 }  // namespace detail
 
-// One encoded image, made by Model::encode. Cheap to copy (shared, immutable); a
-// default-constructed one is empty and refused by segment (kInvalidArgument).
+// One encoded image, made by Model::encode (or a facade's encode). Cheap to copy (shared,
+// immutable); a default-constructed one is empty and refused by segment (kInvalidArgument).
 class ImageEmbedding {
  public:
   ImageEmbedding() = default;
@@ -197,31 +203,8 @@ class Model {
   ImageEmbedding encode(const Image& image, const EncodeOptions& options = {}) const;
   PreparedImage prepare(const Image& image) const;  // thread-safe, no ONNX Runtime work
   ImageEmbedding encode(PreparedImage prepared, const EncodeOptions& options = {}) const;
-  // Throws kInvalidArgument for an empty prompt, boxes outside the image or too many boxes;
-  // kCancelled once options.stop asks to stop.
-  PromptResult segment(const ImageEmbedding& embedding, const Prompt& prompt,
-                       const SegmentOptions& options = {}) const;
-  // What the family's reference pipeline does across the prompts of one image, on all of
-  // their results (EfficientSAM3: an instance overlapping a better one of any prompt by more
-  // than half of the smaller mask, or of the smaller box, is dropped); nothing for the others.
-  void suppress_across_prompts(std::vector<PromptResult>& results) const;
-
-  // Whether this is the interactive generation (points and boxes, no text); see interactive.h.
-  bool interactive() const noexcept;
-  // One object per prompt, all decoded together. Throws kInvalidArgument naming the object and
-  // point for a point outside the image or not a number, an object with neither a positive
-  // point nor a box, too many points or objects, or a model that takes no clicks.
-  ObjectResult segment(const ImageEmbedding& embedding, const InteractivePrompt& prompt,
-                       const InteractiveOptions& options = {}) const;
-  std::vector<ObjectResult> segment_objects(const ImageEmbedding& embedding, const std::vector<InteractivePrompt>& prompts,
-                                            const InteractiveOptions& options = {}) const;
-  // Every object in the image (SAM's automatic mask generator), as instances best first.
-  // From an embedding: the whole image's grid only (crop_layers must be 0).
-  PromptResult segment_everything(const ImageEmbedding& embedding, const EverythingOptions& options = {}) const;
-  // With crop layers: `embedding` is this image's (the whole-image layer); each crop is
-  // encoded here.
-  PromptResult segment_everything(const Image& image, const ImageEmbedding& embedding,
-                                  const EverythingOptions& options) const;
+  // Which facade takes its prompts (ImageSegmenter or InteractiveSegmenter).
+  ModelKind kind() const noexcept;
 
   ModelStats stats() const;
   std::vector<ModelFileInfo> files() const;

@@ -11,9 +11,9 @@
 //
 // Results come out in frame order, `hotstart_delay` frames behind the input (an object that
 // dies or duplicates another within that window is removed before it is ever shown). Memory
-// is bounded by the memory bank (7 frame memories, 16 object pointers per bucket of 16
-// objects), not by the video's length. docs/video.md has the per-frame loop and which
-// reference (the official SAM3 code or ailia's driver) each rule follows.
+// is bounded by the memory bank (per bucket of 16 objects: at most 4 conditioning and 6
+// recent frame memories, 19 frames of object pointers), not by the video's length. docs/video.md has the per-frame loop and which
+// reference (SAM 3.1's official code or ailia's driver) each rule follows.
 #pragma once
 
 #include <cstdint>
@@ -43,25 +43,49 @@ struct VideoPrompts {
 };
 
 // SAM 3.1's defaults (Sam3MultiplexTrackingWithInteractivity as ailia's driver lists them);
-// the official SAM3 names in comments.
+// the official names in comments.
 struct VideoTrackerOptions {
   float detection_threshold = 0.4f;    // score_threshold_detection: detections kept for NMS and matching
   float nms_iom = 0.1f;                // det_nms_thresh (intersection over the smaller mask)
-  float association_iom = 0.1f;        // assoc_iou_thresh: a detection this close to a track is not new
+  float association_iom = 0.1f;        // assoc_iou_thresh: a detection this close to a track is not new, and matches it
   float track_match_iom = 0.1f;        // trk_assoc_iou_thresh: a track this close to a detection is matched
   float new_object_threshold = 0.65f;  // new_det_thresh
   int hotstart_delay = 15;             // frames of output delay; 0: none
   int hotstart_unmatched = 8;          // hotstart_unmatch_thresh: removed within the window after this many
   int hotstart_duplicate = 8;          // hotstart_dup_thresh
+  // Keep-alive credit: +1 on a frame a detection matches the track, -1 on any other (empty
+  // tracks too), within min..max. SAM 3.1 computes it but never hides a track by it (its
+  // to_suppress_mask is not used): keep_alive_suppression = true hides a track on frames its
+  // credit is <= 0, as SAM3 did (unless suppress_unmatched_only_within_hotstart).
+  bool keep_alive_suppression = false;
   bool suppress_unmatched_only_within_hotstart = false;
   int keep_alive_init = 0;             // init_trk_keep_alive
   int keep_alive_max = 8;              // max_trk_keep_alive
   int keep_alive_min = -4;             // min_trk_keep_alive
-  bool decrease_keep_alive_when_empty = false;  // decrease_trk_keep_alive_for_empty_masklets
+  bool decrease_keep_alive_when_empty = false;  // decrease_trk_keep_alive_for_empty_masklets: -1 more for an empty track
   float occlusion_overlap_iou = 0.7f;  // suppress_overlapping_based_on_recent_occlusion_threshold; 0: off
   float boundary_margin = 0.025f;      // suppress_det_close_to_boundary's margin; 0: off
   int confirmation_detections = 3;     // masklet_confirmation_consecutive_det_thresh; 0: off
   int max_objects = 0;                 // max_num_objects over all prompts; 0: no limit
+  // Reconditioning: every `recondition_every` processed frames (recondition_every_nth_frame;
+  // 0: off) a track covered by exactly one detection scoring >= recondition_detection_score
+  // at IoM >= recondition_iom (iom_thresh_recondition), with a tracker score (sigmoid) above
+  // recondition_track_score, is re-prompted with that detection (both 0.8 are the official
+  // HIGH_CONF_THRESH). docs/video.md says what it resets. recondition_iom is also the level at
+  // which a detection over several tracks, or a track under several detections, matches none
+  // for keep-alive, duplicates and confirmation (the official code uses one threshold for both).
+  int recondition_every = 16;
+  float recondition_iom = 0.5f;
+  float recondition_detection_score = 0.8f;
+  float recondition_track_score = 0.8f;
+  // Holes and sprinkles of at most this many low-resolution pixels are filled / removed in the
+  // tracker's masks, new detections' output masks and reconditioned masks (fill_hole_area:
+  // 0 in SAM 3.1, 16 in SAM3).
+  int fill_hole_area = 0;
+  // Before memory encoding, a mask that the pixel-wise non-overlap of its prompt's objects
+  // would shrink below this fraction of its area is suppressed (_suppress_shrinked_masks'
+  // shrink_threshold, always on in the official code); 0: off.
+  float shrinkage_min_ratio = 0.3f;
   StopToken stop;                      // ends push() mid-frame with kCancelled
 };
 
@@ -72,6 +96,9 @@ struct VideoTrackerStats {
   int buckets = 0;                // multiplex buckets now (16 objects each at most)
   double encode_ms = 0, detect_ms = 0, track_ms = 0, memory_ms = 0, new_objects_ms = 0, output_ms = 0;  // totals
   std::size_t memory_bank_bytes = 0;  // feature tensors held by the memory banks now
+  int conditioning_frames = 0;        // memory frames held as conditioning ones now (at most 4 a bucket)
+  std::int64_t reconditioned = 0;     // objects re-prompted by a detection, summed over frames
+  std::int64_t shrunk = 0;            // masks suppressed before memory encoding by the area-shrinkage rule (empty ones too)
 };
 
 class VideoTracker {

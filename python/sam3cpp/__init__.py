@@ -87,7 +87,7 @@ class Model(_native.Model):
         y) or (x, y, positive)], "box": (x0, y0, x1, y1)} in frame pixels (prompt = len(texts) +
         position). options: detection_threshold, new_object_threshold, hotstart_delay,
         hotstart_unmatched, hotstart_duplicate, confirmation_detections, boundary_margin,
-        max_objects."""
+        max_objects, recondition_every, fill_hole_area."""
         texts = [text] if isinstance(text, str) else list(text or [])
         if isinstance(frames, (str, os.PathLike)):
             source = _native.open_frame_source(os.fspath(frames), every=every, fps=fps)  # errors before the tracker loads

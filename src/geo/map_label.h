@@ -80,7 +80,7 @@ struct MapLabelResult {
 // that is not inside them (label_raster checks too; callers check before making outputs).
 void check_exemplar_boxes(const Raster& raster, const std::vector<LabelCategory>& categories);
 
-MapLabelResult label_raster(const Model& model, const Raster& raster, const std::vector<LabelCategory>& categories,
+MapLabelResult label_raster(const std::shared_ptr<const Model>& model, const Raster& raster, const std::vector<LabelCategory>& categories,
                             const MapLabelOptions& options);
 
 // A shard's instances as found and its run's settings (map_settings_hash: raster, size, tiles,

@@ -8,8 +8,8 @@
 
 #include <atomic>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
+#include "core/split_list.h"
 #include "sam3/error.h"
 #include "geo/map_label.h"
 #include "sam3/output_folder.h"
@@ -28,15 +28,6 @@ constexpr FormatName kFormats[] = {{MapFormat::kGpkg, "gpkg", "labels.gpkg"},
                                    {MapFormat::kFgb, "fgb", "labels.fgb"},
                                    {MapFormat::kShp, "shp", "labels-shp"},
                                    {MapFormat::kGeojson, "geojson", "labels.geojson"}};
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  for (std::string item; std::getline(in, item, sep);) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
 
 const char* format_name(MapFormat f) {
   for (const auto& k : kFormats) {
@@ -152,7 +143,7 @@ void check_job(const MapLabelJob& job) {
 
 std::vector<MapFormat> parse_map_formats(const std::string& list) {
   std::vector<MapFormat> out;
-  for (const auto& f : split(list, ',')) {
+  for (const auto& f : split_list(list)) {
     const FormatName* known = nullptr;
     for (const auto& k : kFormats) {
       if (f == k.name) known = &k;
@@ -167,7 +158,7 @@ std::vector<MapFormat> parse_map_formats(const std::string& list) {
 }
 
 bool is_map_format_list(const std::string& list) {
-  const auto names = split(list, ',');
+  const auto names = split_list(list);
   const bool any = std::any_of(names.begin(), names.end(), [](const std::string& f) { return f == "gpkg" || f == "fgb" || f == "shp"; });
   if (any) parse_map_formats(list);  // every format given must then be a map format
   return any;
@@ -228,7 +219,7 @@ MapRunSummary MapLabeler::run(const MapLabelJob& job, const std::function<void(c
     if (progress) {
       options.progress = [&, i](int done, int total, double km2) { progress({rasters[i].path(), done, total, km2}); };
     }
-    results.push_back(label_raster(*model_, rasters[i], job.categories, options));
+    results.push_back(label_raster(model_, rasters[i], job.categories, options));
     if (results.back().stopped) {
       summary.stopped = true;
       return summary;

@@ -37,7 +37,7 @@ bool clip_to_data(LabeledInstance& inst, const std::vector<std::uint8_t>& valid,
   return kept > 0;
 }
 
-TileRecord label_tile(const Model& model, const Raster& raster, const std::vector<LabelCategory>& categories,
+TileRecord label_tile(const std::shared_ptr<const Model>& model, const Raster& raster, const std::vector<LabelCategory>& categories,
                       const MapLabelOptions& options, const TileGrid& grid, std::int64_t t, double m2) {
   const TileRect r = grid[t];
   std::vector<std::uint8_t> valid;
@@ -135,10 +135,10 @@ TileGrid map_tile_grid(const Model& model, const Raster& raster, const MapLabelO
   return grid;
 }
 
-MapLabelResult label_raster(const Model& model, const Raster& raster, const std::vector<LabelCategory>& categories,
+MapLabelResult label_raster(const std::shared_ptr<const Model>& model, const Raster& raster, const std::vector<LabelCategory>& categories,
                             const MapLabelOptions& options) {
   MapLabelResult out;
-  out.grid = map_tile_grid(model, raster, options);
+  out.grid = map_tile_grid(*model, raster, options);
   const double m2 = pixel_m2(raster);
   if (options.shards < 1 || options.shard < 0 || options.shard >= options.shards) {
     throw Error(ErrorCode::kInvalidArgument, "--shard K/N needs 1 <= K <= N");

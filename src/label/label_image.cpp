@@ -5,6 +5,8 @@
 #include "label/tile_prompts.h"
 #include "sam3/error.h"
 #include "label/label_image.h"
+#include "sam3/image_segmenter.h"
+#include "sam3/interactive_segmenter.h"
 
 namespace sam3 {
 namespace {
@@ -29,14 +31,15 @@ TilePlan plan(const Model& model, int width, int height, const TileOptions& tile
 }  // namespace
 
 void check_categories_fit(const Model& model, const std::vector<LabelCategory>& categories) {
+  const bool interactive = model.kind() == ModelKind::kInteractive;
   for (const auto& c : categories) {
-    if (c.everything && !model.interactive()) {
+    if (c.everything && !interactive) {
       throw Error(ErrorCode::kInvalidArgument,
                   "\"" + c.name + "\" is \"segment everything\", which needs SAM3's interactive model "
                   "(onnx-community/sam3-tracker-ONNX: vision_encoder.onnx and prompt_encoder_mask_decoder.onnx); " +
                       model.directory().string() + " holds a text-prompted " + layout_name(model.layout()) + " model");
     }
-    if (!c.everything && model.interactive()) {
+    if (!c.everything && interactive) {
       throw Error(ErrorCode::kInvalidArgument,
                   "\"" + c.name + "\" is a text or box prompt, but " + model.directory().string() +
                       " holds SAM3's interactive model, which takes clicks: label with --everything, or give a "
@@ -49,10 +52,16 @@ bool will_tile(const Model& model, int width, int height, const TileOptions& til
   return plan(model, width, height, tiles).tiled;
 }
 
-std::vector<LabeledInstance> label_image(const Model& model, const Image& image,
+std::vector<LabeledInstance> label_image(const std::shared_ptr<const Model>& shared_model, const Image& image,
                                          const std::vector<LabelCategory>& categories,
                                          const SegmentOptions& options, const TileOptions& tiles,
                                          LabelTimings* timings, PreparedImage* prepared) {
+  const Model& model = *shared_model;
+  // The facade of the model's kind (check_categories_fit has matched the categories to it).
+  std::optional<ImageSegmenter> text;
+  std::optional<InteractiveSegmenter> clicks;
+  if (model.kind() == ModelKind::kInteractive) clicks.emplace(shared_model);
+  else text.emplace(shared_model);
   LabelTimings local;
   LabelTimings& t = timings ? *timings : local;
   t = {};
@@ -82,17 +91,19 @@ std::vector<LabeledInstance> label_image(const Model& model, const Image& image,
         EverythingOptions o = *everything;
         o.min_area = std::max(o.min_area, options.min_area);
         o.stop = options.stop;
-        result = model.segment_everything(pixels, embedding, o);
+        if (!clicks) check_categories_fit(model, {categories[c]});  // says which model "everything" needs
+        result = clicks->segment_everything(pixels, embedding, o);
       } else {
         const Prompt prompt = tiled ? prompt_for_tile(categories[c].prompt, r) : categories[c].prompt;
         const bool blank = prompt.text.find_first_not_of(" \t\r\n") == std::string::npos;
         if (blank && prompt.boxes.empty()) continue;  // a box-only category with no box in this tile
-        result = model.segment(embedding, prompt, options);
+        if (!text) check_categories_fit(model, {categories[c]});  // says which model prompts need
+        result = text->segment(embedding, prompt, options);
       }
       results.push_back(std::move(result));
       category_of.push_back(c);
     }
-    model.suppress_across_prompts(results);  // the family's rule over the image's prompts
+    if (text) text->suppress_across_prompts(results);  // the family's rule over the image's prompts
     for (size_t k = 0; k < results.size(); ++k) {
       const size_t c = category_of[k];
       for (auto& inst : results[k].instances) {

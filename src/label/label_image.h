@@ -49,8 +49,9 @@ struct LabelTimings {
 
 // Tiles when asked (kAuto: only if a side exceeds twice the model input), runs every
 // category on every tile's embedding, maps results to image coordinates and merges seams.
-// `prepared` (from model.prepare(image)) skips the resize when the image is not tiled.
-std::vector<LabeledInstance> label_image(const Model& model, const Image& image,
+// `prepared` (from model.prepare(image)) skips the resize when the image is not tiled. Text and
+// box categories run on the model's ImageSegmenter, "everything" on its InteractiveSegmenter.
+std::vector<LabeledInstance> label_image(const std::shared_ptr<const Model>& model, const Image& image,
                                          const std::vector<LabelCategory>& categories,
                                          const SegmentOptions& options, const TileOptions& tiles,
                                          LabelTimings* timings = nullptr, PreparedImage* prepared = nullptr);

@@ -189,7 +189,7 @@ LabelSummary Labeler::run(const std::vector<LabelInput>& inputs, const std::func
       try {
         if (loaded->error) throw *loaded->error;
         label::ItemRecord item{in.name, in.path, loaded->image->width, loaded->image->height, {}, loaded->source, {}};
-        item.instances = label_image(*model_, *loaded->image, config_.categories, segment, config_.tiles, nullptr,
+        item.instances = label_image(model_, *loaded->image, config_.categories, segment, config_.tiles, nullptr,
                                      loaded->prepared ? &*loaded->prepared : nullptr);
         label::write_item(out_, item, config_hash_);
         label::remove_failure(out_, in.name);

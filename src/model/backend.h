@@ -39,6 +39,29 @@ struct TextFeatures {
   std::map<std::string, Ort::Value> values;
 };
 
+// The text-prompted families' decoding: text and exemplar boxes -> instances, and the raw
+// paths the video tracker reads. Only backends of those families have it.
+class TextDecoding {
+ public:
+  virtual ~TextDecoding() = default;
+  virtual TextFeatures encode_text(const TokenizedText& tokens) const = 0;
+  // Runs the decoder and turns its outputs into instances (unsorted, unfiltered by area).
+  // Boxes are in original pixels and already validated.
+  virtual std::vector<Instance> decode(const EmbeddingData& image, const TextFeatures& text,
+                                       const std::vector<BoxPrompt>& boxes,
+                                       const SegmentOptions& options, PromptTimings& timings) const = 0;
+  // Every output of the image encoder (video: SAM 3.1's tracker neck too), and the decoder's raw
+  // outputs for a text alone (video: the tracker reads the low-resolution logits).
+  virtual std::map<std::string, Ort::Value> encode_image_all(std::vector<float>& planes) const = 0;
+  virtual std::map<std::string, Ort::Value> decode_raw(const std::map<std::string, Ort::Value>& image,
+                                                       const TextFeatures& text) const = 0;
+  // What the family's reference drops across the prompts of one image.
+  virtual void suppress_across_prompts(std::vector<PromptResult>& results) const = 0;
+};
+
+// What every backend has: its files' sessions and the image encoder. The decoding part is
+// one of text() (text families) or interactive() (the tracker); the other is null, so a
+// backend never carries calls that exist only to refuse.
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -51,22 +74,7 @@ class Backend {
   virtual std::vector<const rt::Session*> sessions() const = 0;
   // planes: [3,H,W] floats in 0..255 (modified in place if the layout normalizes outside).
   virtual std::map<std::string, Ort::Value> encode_image(std::vector<float>& planes) const = 0;
-  virtual TextFeatures encode_text(const TokenizedText& tokens) const = 0;
-  // Runs the decoder and turns its outputs into instances (unsorted, unfiltered by area).
-  // Boxes are in original pixels and already validated.
-  virtual std::vector<Instance> decode(const EmbeddingData& image, const TextFeatures& text,
-                                       const std::vector<BoxPrompt>& boxes,
-                                       const SegmentOptions& options, PromptTimings& timings) const = 0;
-  // Every output of the image encoder (video: SAM 3.1's tracker neck too), and the decoder's raw
-  // outputs for a text alone (video: the tracker reads the low-resolution logits). Empty maps
-  // for generations that have no such path.
-  virtual std::map<std::string, Ort::Value> encode_image_all(std::vector<float>&) const { return {}; }
-  virtual std::map<std::string, Ort::Value> decode_raw(const std::map<std::string, Ort::Value>&, const TextFeatures&) const {
-    return {};
-  }
-  // What the family's reference drops across the prompts of one image.
-  virtual void suppress_across_prompts(std::vector<PromptResult>&) const {}
-  // The interactive generation's decoder; null for the text-prompted generations.
+  virtual const TextDecoding* text() const { return nullptr; }
   virtual const InteractiveDecoder* interactive() const { return nullptr; }
 };
 

@@ -23,4 +23,8 @@ struct EmbeddingAccess {
   static const EmbeddingData* data(const ImageEmbedding& e) { return e.data_.get(); }
 };
 
+// The embedding's tensors for a model of `layout`. Throws kInvalidArgument when the embedding
+// is empty or was made by a model of another layout (its tensors would not fit the decoder).
+const EmbeddingData& checked_embedding(const ImageEmbedding& embedding, Layout layout);
+
 }  // namespace sam3::detail

@@ -79,7 +79,7 @@ ModelInspection inspect_model(const std::filesystem::path& directory, const Mode
   try {
     const auto model = Model::load(directory, load);
     r.generation = model->generation();
-    if (model->interactive()) r.vocabulary.clear();  // it takes no text
+    if (model->kind() == ModelKind::kInteractive) r.vocabulary.clear();  // it takes no text
     r.quirks = model->quirks();
     r.input_width = model->input_width();
     r.input_height = model->input_height();

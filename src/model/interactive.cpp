@@ -1,50 +1,18 @@
 // Points and boxes -> one object each on the interactive generation, and "segment everything"
 // (SAM's automatic mask generator) on top of it: the pure core's rules (pure/tracker.h) with
-// the decoder run on ONNX Runtime, timed and counted.
+// the decoder run on ONNX Runtime, timed and counted. InteractiveSegmenter's engine.
 #include <functional>
 #include <string>
 
 #include "core/timer.h"
 #include "model/backend.h"
 #include "model/interactive.h"
-#include "sam3/error.h"
-#include "sam3/model.h"
 
-namespace sam3 {
-namespace detail {
+namespace sam3::detail {
 
-void check_embedding_layout(const EmbeddingData& e, Layout model) {
-  if (e.layout != model) {
-    throw Error(ErrorCode::kInvalidArgument, std::string("this image embedding was made by a ") + layout_name(e.layout) +
-                                                 " model and cannot be decoded by a " + layout_name(model) +
-                                                 " model; encode the image with the model you prompt");
-  }
-}
-
-}  // namespace detail
-
-namespace {
-
-const detail::InteractiveDecoder& decoder_of(const detail::Backend& backend) {
-  const auto* d = backend.interactive();
-  if (!d) {
-    throw Error(ErrorCode::kInvalidArgument,
-                "this SAM3 model takes text and exemplar boxes, not clicks: points (and \"segment everything\") need "
-                "SAM3's interactive model (onnx-community/sam3-tracker-ONNX: vision_encoder.onnx and "
-                "prompt_encoder_mask_decoder.onnx)");
-  }
-  return *d;
-}
-
-}  // namespace
-
-namespace detail {
-
-std::vector<ObjectResult> segment_objects(const Backend& backend, const EmbeddingData& image,
+std::vector<ObjectResult> segment_objects(const InteractiveDecoder& decoder, const EmbeddingData& image,
                                           const std::vector<InteractivePrompt>& prompts, const InteractiveOptions& options,
                                           int* decoder_runs) {
-  const InteractiveDecoder& decoder = decoder_of(backend);
-  check_embedding_layout(image, backend.layout());
   const pure::Tracker& tracker = decoder.tracker();
   std::vector<ObjectResult> results(prompts.size());
   ObjectTimings timings;
@@ -61,15 +29,9 @@ std::vector<ObjectResult> segment_objects(const Backend& backend, const Embeddin
   return results;
 }
 
-void check_everything(const Backend& backend, const EverythingOptions& options) {
-  decoder_of(backend);
-  pure::Tracker::check_everything_options(options);
-}
-
-EverythingCandidates segment_everything(const Backend& backend, const EmbeddingData& image, const EverythingOptions& options,
-                                        int* decoder_runs, const std::function<bool(const Box&)>& keep) {
-  const InteractiveDecoder& decoder = decoder_of(backend);
-  check_embedding_layout(image, backend.layout());
+EverythingCandidates segment_everything(const InteractiveDecoder& decoder, const EmbeddingData& image,
+                                        const EverythingOptions& options, int* decoder_runs,
+                                        const std::function<bool(const Box&)>& keep) {
   const pure::Tracker& tracker = decoder.tracker();
   EverythingCandidates result;
   // Compact until the deduplication: a full mask per candidate was the image's size each.
@@ -90,5 +52,4 @@ EverythingCandidates segment_everything(const Backend& backend, const EmbeddingD
   return result;
 }
 
-}  // namespace detail
-}  // namespace sam3
+}  // namespace sam3::detail

@@ -1,11 +1,7 @@
 #include "sam3/model.h"
 
 #include <algorithm>
-#include <atomic>
-#include <list>
 #include <thread>
-#include <mutex>
-#include <unordered_map>
 
 #include "core/timer.h"
 #include "kernels/onednn_bf16.h"
@@ -13,12 +9,8 @@
 #include "model/embedding_access.h"
 #include "model/backend.h"
 #include "model/model_access.h"
-#include "pure/everything_crops.h"
-#include "model/interactive.h"
 #include "model/layout.h"
-#include "predictor/postprocess.h"
 #include "predictor/preprocess.h"
-#include "pure/prompt_rules.h"
 #include "runtime/model_file_cache.h"
 #include "runtime/run_stop.h"
 #include "sam3/error.h"
@@ -37,39 +29,6 @@ std::string bf16_kernels() { return kernels::bf16_kernels_description(); }
 const char* precision_name(Precision precision) noexcept { return precision == Precision::kFast ? "fast" : "exact"; }
 
 namespace {
-
-// Bounded LRU of text features by prompt text.
-class TextCache {
- public:
-  explicit TextCache(size_t capacity) : capacity_(capacity) {}
-
-  std::shared_ptr<const detail::TextFeatures> get(const std::string& key) {
-    std::lock_guard lock(mutex_);
-    auto it = index_.find(key);
-    if (it == index_.end()) return nullptr;
-    order_.splice(order_.begin(), order_, it->second);
-    return it->second->second;
-  }
-
-  void put(const std::string& key, std::shared_ptr<const detail::TextFeatures> value) {
-    if (capacity_ == 0) return;
-    std::lock_guard lock(mutex_);
-    if (index_.contains(key)) return;
-    order_.emplace_front(key, std::move(value));
-    index_[key] = order_.begin();
-    if (order_.size() > capacity_) {
-      index_.erase(order_.back().first);
-      order_.pop_back();
-    }
-  }
-
- private:
-  using Entry = std::pair<std::string, std::shared_ptr<const detail::TextFeatures>>;
-  size_t capacity_;
-  std::mutex mutex_;
-  std::list<Entry> order_;
-  std::unordered_map<std::string, std::list<Entry>::iterator> index_;
-};
 
 int capped_threads(int requested) {
   if (requested < 0) {
@@ -93,21 +52,9 @@ struct Model::Impl {
   std::unique_ptr<ClipTokenizer> tokenizer;
   std::filesystem::path vocabulary;  // the tokenizer's file; empty for the interactive generation
   double load_ms = 0;
-  TextCache text_cache;
-  std::atomic<std::int64_t> image_encodes{0}, text_encodes{0}, decodes{0}, cache_hits{0}, stopped{0};
+  mutable detail::ModelState state;  // the facades' text cache and everyone's counters
 
-  // Runs `call`, counting it in `stopped` when its StopToken ended it.
-  template <typename F>
-  auto counting_stops(F&& call) {
-    try {
-      return call();
-    } catch (const Error& e) {
-      if (e.code() == ErrorCode::kCancelled) ++stopped;
-      throw;
-    }
-  }
-
-  explicit Impl(size_t cache_entries) : text_cache(cache_entries) {}
+  explicit Impl(size_t cache_entries) : state(cache_entries) {}
 };
 
 Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -171,11 +118,26 @@ int Model::input_height() const noexcept { return impl_->backend->input_height()
 int Model::input_size() const noexcept { return std::max(input_width(), input_height()); }
 double Model::load_ms() const noexcept { return impl_->load_ms; }
 std::vector<std::string> Model::providers() const { return impl_->backend->sessions().front()->providers(); }
+ModelKind Model::kind() const noexcept { return impl_->backend->interactive() ? ModelKind::kInteractive : ModelKind::kText; }
+
+const char* model_kind_name(ModelKind kind) noexcept { return kind == ModelKind::kInteractive ? "interactive" : "text"; }
 
 namespace detail {
 const Backend& ModelAccess::backend(const Model& model) { return *model.impl_->backend; }
 const ClipTokenizer* ModelAccess::tokenizer(const Model& model) { return model.impl_->tokenizer.get(); }
 const rt::SessionConfig& ModelAccess::session_config(const Model& model) { return model.impl_->config; }
+ModelState& ModelAccess::state(const Model& model) { return model.impl_->state; }
+
+const EmbeddingData& checked_embedding(const ImageEmbedding& embedding, Layout layout) {
+  if (embedding.empty()) throw Error(ErrorCode::kInvalidArgument, "the image embedding is empty");
+  const EmbeddingData& e = *EmbeddingAccess::data(embedding);
+  if (e.layout != layout) {
+    throw Error(ErrorCode::kInvalidArgument, std::string("this image embedding was made by a ") + layout_name(e.layout) +
+                                                 " model and cannot be decoded by a " + layout_name(layout) +
+                                                 " model; encode the image with the model you prompt");
+  }
+  return e;
+}
 }  // namespace detail
 
 PreparedImage Model::prepare(const Image& image) const {
@@ -206,7 +168,7 @@ ImageEmbedding Model::encode(PreparedImage prepared, const EncodeOptions& option
   const auto t0 = Clock::now();
   auto data = std::make_shared<detail::EmbeddingData>();
   const rt::StopScope stop(options.stop);  // every session run below obeys it
-  data->features = impl_->counting_stops([&] { return impl_->backend->encode_image(prepared.planes); });
+  data->features = impl_->state.counting_stops([&] { return impl_->backend->encode_image(prepared.planes); });
   data->width = prepared.width;
   data->height = prepared.height;
   data->layout = layout();
@@ -215,119 +177,8 @@ ImageEmbedding Model::encode(PreparedImage prepared, const EncodeOptions& option
     const auto info = value.GetTensorTypeAndShapeInfo();
     bytes += info.GetElementCount() * rt::element_size(info.GetElementType());
   }
-  ++impl_->image_encodes;
+  ++impl_->state.image_encodes;
   return detail::EmbeddingAccess::make(std::move(data), prepared.width, prepared.height, prepared.preprocess_ms, ms_since(t0), bytes);
-}
-
-PromptResult Model::segment(const ImageEmbedding& embedding, const Prompt& prompt,
-                            const SegmentOptions& options) const {
-  if (embedding.empty()) throw Error(ErrorCode::kInvalidArgument, "the image embedding is empty");
-  if (interactive()) {
-    throw Error(ErrorCode::kInvalidArgument,
-                "this is SAM3's interactive (tracker) model: it takes points and boxes, not text prompts; give "
-                "points (--point X,Y) or a box, or load a text-prompted SAM3 model for words and exemplar boxes");
-  }
-  detail::check_embedding_layout(*detail::EmbeddingAccess::data(embedding), layout());
-  const std::string text = pure::checked_prompt_text(prompt, options, embedding.width(), embedding.height());
-  PromptResult result;
-  result.prompt = prompt;
-  const rt::StopScope stop(options.stop);  // the text encode and the decode obey it
-
-  auto features = impl_->text_cache.get(text);
-  if (features) {
-    result.timings.text_cached = true;
-    ++impl_->cache_hits;
-  } else {
-    const auto t0 = Clock::now();
-    const TokenizedText tokens = impl_->tokenizer->encode(text);
-    features = std::make_shared<detail::TextFeatures>(impl_->counting_stops([&] { return impl_->backend->encode_text(tokens); }));
-    result.timings.encode_text_ms = ms_since(t0);
-    ++impl_->text_encodes;
-    impl_->text_cache.put(text, features);
-  }
-  result.instances = impl_->counting_stops(
-      [&] { return impl_->backend->decode(*detail::EmbeddingAccess::data(embedding), *features, prompt.boxes, options, result.timings); });
-  ++impl_->decodes;
-  const auto t1 = Clock::now();
-  finalize_instances(result.instances, options);
-  result.timings.postprocess_ms += ms_since(t1);
-  return result;
-}
-
-void Model::suppress_across_prompts(std::vector<PromptResult>& results) const { impl_->backend->suppress_across_prompts(results); }
-
-bool Model::interactive() const noexcept { return impl_->backend->interactive() != nullptr; }
-
-std::vector<ObjectResult> Model::segment_objects(const ImageEmbedding& embedding,
-                                                 const std::vector<InteractivePrompt>& prompts,
-                                                 const InteractiveOptions& options) const {
-  if (embedding.empty()) throw Error(ErrorCode::kInvalidArgument, "the image embedding is empty");
-  int runs = 0;
-  const rt::StopScope stop(options.stop);
-  auto results = impl_->counting_stops(
-      [&] { return detail::segment_objects(*impl_->backend, *detail::EmbeddingAccess::data(embedding), prompts, options, &runs); });
-  impl_->decodes += runs;
-  return results;
-}
-
-ObjectResult Model::segment(const ImageEmbedding& embedding, const InteractivePrompt& prompt,
-                            const InteractiveOptions& options) const {
-  return std::move(segment_objects(embedding, std::vector<InteractivePrompt>{prompt}, options).front());
-}
-
-PromptResult Model::segment_everything(const ImageEmbedding& embedding, const EverythingOptions& options) const {
-  if (embedding.empty()) throw Error(ErrorCode::kInvalidArgument, "the image embedding is empty");
-  if (options.crop_layers != 0) {
-    throw Error(ErrorCode::kInvalidArgument, "crop layers encode crops of the image: call segment_everything(image, "
-                                             "embedding, options), or set crop_layers to 0");
-  }
-  int runs = 0;
-  const rt::StopScope stop(options.stop);
-  auto found = impl_->counting_stops([&] { return detail::segment_everything(*impl_->backend, *detail::EmbeddingAccess::data(embedding), options, &runs); });
-  impl_->decodes += runs;
-  PromptResult result;
-  result.timings = found.timings;
-  result.instances = pure::expand(found.instances);  // the survivors' full masks, at last
-  return result;
-}
-
-PromptResult Model::segment_everything(const Image& image, const ImageEmbedding& embedding,
-                                       const EverythingOptions& options) const {
-  EverythingOptions whole = options;
-  whole.crop_layers = 0;
-  if (options.crop_layers == 0) return segment_everything(embedding, whole);
-  if (embedding.empty() || embedding.width() != image.width || embedding.height() != image.height) {
-    throw Error(ErrorCode::kInvalidArgument, "the embedding given with the image is not this image's: encode the image "
-                                             "and pass both");
-  }
-  detail::check_embedding_layout(*detail::EmbeddingAccess::data(embedding), layout());
-  detail::check_everything(*impl_->backend, options);  // before any crop is encoded
-  PromptResult result;
-  std::vector<std::pair<pure::EverythingCrop, std::vector<pure::CompactInstance>>> per_crop;
-  for (const auto& crop : pure::everything_crops(image.width, image.height, options.crop_layers, options.crop_overlap_ratio)) {
-    EverythingOptions layer = whole;
-    for (int i = 0; i < crop.layer; ++i) layer.points_per_side = std::max(1, layer.points_per_side / options.crop_points_downscale);
-    const bool whole_image = crop.layer == 0;
-    const ImageEmbedding crop_embedding = whole_image ? embedding : encode(crop_image(image, crop.window), {options.stop});
-    int runs = 0;
-    const rt::StopScope stop(options.stop);
-    detail::EverythingCandidates part = impl_->counting_stops([&] {
-      return detail::segment_everything(*impl_->backend, *detail::EmbeddingAccess::data(crop_embedding), layer, &runs,
-                                        [&](const Box& box) {
-                                          if (whole_image) return true;
-                                          const Box in_image{box.x0 + crop.window.x0, box.y0 + crop.window.y0,
-                                                             box.x1 + crop.window.x0, box.y1 + crop.window.y0};
-                                          return !pure::cut_by_crop(in_image, crop.window, image.width, image.height);
-                                        });
-    });
-    impl_->decodes += runs;
-    result.timings.decode_ms += part.timings.decode_ms;
-    result.timings.postprocess_ms += part.timings.postprocess_ms;
-    pure::move_into_image(part.instances, crop.window, image.width, image.height);
-    per_crop.emplace_back(crop, std::move(part.instances));
-  }
-  result.instances = pure::expand(pure::merge_crops(std::move(per_crop), options.crop_nms_threshold));
-  return result;
 }
 
 std::vector<ModelFileInfo> Model::files() const {
@@ -352,8 +203,8 @@ std::vector<std::filesystem::path> Model::source_files() const {
 }
 
 ModelStats Model::stats() const {
-  return {impl_->image_encodes.load(), impl_->text_encodes.load(), impl_->decodes.load(), impl_->cache_hits.load(),
-          impl_->stopped.load()};
+  const auto& s = impl_->state;
+  return {s.image_encodes.load(), s.text_encodes.load(), s.decodes.load(), s.cache_hits.load(), s.stopped.load()};
 }
 
 }  // namespace sam3

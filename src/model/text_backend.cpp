@@ -18,7 +18,7 @@ std::optional<rt::Session> optional_session(const ModelFiles& files, const char*
   return std::nullopt;
 }
 
-class TextBackend final : public Backend {
+class TextBackend final : public Backend, public TextDecoding {
  public:
   TextBackend(const ModelFiles& files, const rt::SessionConfig& encoder, const rt::SessionConfig& config)
       : vision_(files.parts.at("image"), encoder), text_(optional_session(files, "text", config)),
@@ -37,6 +37,8 @@ class TextBackend final : public Backend {
     if (geometry_) all.push_back(&*geometry_);
     return all;
   }
+
+  const TextDecoding* text() const override { return this; }
 
   std::map<std::string, Ort::Value> encode_image(std::vector<float>& planes) const override {
     auto outputs = encode_image_all(planes);

@@ -7,7 +7,6 @@
 #include "model/contract.h"
 #include "model/ort_tensors.h"
 #include "predictor/preprocess.h"
-#include "sam3/error.h"
 
 namespace sam3::detail {
 namespace {
@@ -38,11 +37,6 @@ class TrackerBackend final : public Backend, public InteractiveDecoder {
     return outputs;
   }
 
-  TextFeatures encode_text(const TokenizedText&) const override { throw no_text(); }
-  std::vector<Instance> decode(const EmbeddingData&, const TextFeatures&, const std::vector<BoxPrompt>&,
-                               const SegmentOptions&, PromptTimings&) const override {
-    throw no_text();
-  }
   const InteractiveDecoder* interactive() const override { return this; }
   const pure::Tracker& tracker() const override { return tracker_; }
 
@@ -56,12 +50,6 @@ class TrackerBackend final : public Backend, public InteractiveDecoder {
   }
 
  private:
-  static Error no_text() {
-    return Error(ErrorCode::kInvalidArgument,
-                 "this is SAM3's interactive (tracker) model: it takes points and boxes (--point, --box), not text; "
-                 "load a text-prompted SAM3 model for words and exemplar boxes");
-  }
-
   rt::Session vision_, decoder_;
   pure::Tracker tracker_;
 };

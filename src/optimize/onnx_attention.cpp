@@ -206,6 +206,11 @@ std::string fused_nodes(const Names& base, const Match& m, int index) {
 }  // namespace
 
 std::string fuse_attention(std::string_view model_bytes, AttentionFusionStats* stats) {
+  auto fused = fuse_attention_if_any(model_bytes, stats);
+  return fused ? std::move(*fused) : std::string(model_bytes);
+}
+
+std::optional<std::string> fuse_attention_if_any(std::string_view model_bytes, AttentionFusionStats* stats) {
   AttentionFusionStats local;
   AttentionFusionStats& st = stats ? *stats : local;
   st = {};
@@ -213,7 +218,7 @@ std::string fuse_attention(std::string_view model_bytes, AttentionFusionStats* s
   const Field& graph_field = wire::message_field(model, kModelGraph);
   bool has_microsoft = false;
   // Older opsets define Softmax over flattened trailing axes; such files are left alone.
-  if (default_opset(model, &has_microsoft) < 13) return std::string(model_bytes);
+  if (default_opset(model, &has_microsoft) < 13) return std::nullopt;
 
   const auto graph_fields = parse(graph_field.bytes);
   const GraphView g(graph_fields);
@@ -225,7 +230,7 @@ std::string fuse_attention(std::string_view model_bytes, AttentionFusionStats* s
     for (const Node* c : m->core) removed.insert(c);
     matches.push_back(std::move(*m));
   }
-  if (matches.empty()) return std::string(model_bytes);
+  if (matches.empty()) return std::nullopt;
   // Scalings and transposes go too once nothing left in the graph reads them.
   std::set<std::string> fused_inputs;
   for (const auto& m : matches) fused_inputs.insert({m.q, m.k, m.v});

@@ -12,6 +12,7 @@
 // elsewhere. Works on the serialized protobuf, like the int8 rewrite.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -24,5 +25,10 @@ struct AttentionFusionStats {
 // Returns the rewritten model bytes (the input unchanged when nothing matched, or when the
 // model's default opset is older than 13). Throws sam3::Error(kModelMismatch) on a malformed file.
 std::string fuse_attention(std::string_view model_bytes, AttentionFusionStats* stats);
+
+// The same, but nullopt (and no copy of the file) when nothing is fused: the browser's rewrite
+// holds a file and its rewrite in a 32-bit memory, and a file with no attention to fuse (the
+// text encoder's causal attention is masked) need not be copied at all.
+std::optional<std::string> fuse_attention_if_any(std::string_view model_bytes, AttentionFusionStats* stats);
 
 }  // namespace sam3::optimize

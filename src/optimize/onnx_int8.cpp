@@ -1,6 +1,5 @@
 #include "optimize/onnx_int8.h"
 
-#include <cstdint>
 #include <map>
 #include <set>
 #include <string_view>
@@ -8,6 +7,7 @@
 
 #include "optimize/change_groups.h"
 #include "optimize/onnx_fields.h"
+#include "optimize/onnx_int8_sign.h"
 #include "optimize/protobuf_wire.h"
 
 namespace sam3::optimize {
@@ -16,9 +16,7 @@ namespace {
 using namespace onnx;
 using wire::Field;
 using wire::parse;
-using wire::read_varint;
 using wire::write_len;
-using wire::write_varint;
 
 // ---- the rewrite --------------------------------------------------------------------------
 struct TensorInfo {
@@ -35,38 +33,6 @@ TensorInfo tensor_info(std::string_view tensor) {
     else if (f.number == kTensorDataLocation && f.wire == 0) t.external = f.varint == 1;
   }
   return t;
-}
-
-// The same TensorProto with uint8 values v stored as int8 v - 128.
-std::string to_int8(std::string_view tensor) {
-  std::string out;
-  for (const auto& f : parse(tensor)) {
-    if (f.number == kTensorDataType && f.wire == 0) {
-      wire::write_varint_field(out, kTensorDataType, kInt8);
-    } else if (f.number == kTensorRawData && f.wire == 2) {
-      std::string data(f.bytes);
-      for (char& c : data) c = static_cast<char>(static_cast<std::uint8_t>(c) ^ 0x80);  // u8 - 128 as s8
-      write_len(out, kTensorRawData, data);
-    } else if (f.number == kTensorInt32Data) {
-      // uint8 values kept in int32_data (packed or not): re-encode as signed int32.
-      std::vector<std::uint64_t> values;
-      if (f.wire == 2) {
-        size_t p = 0;
-        while (p < f.bytes.size()) values.push_back(read_varint(f.bytes, p));
-      } else {
-        values.push_back(f.varint);
-      }
-      std::string packed;
-      for (auto v : values) {
-        const std::int64_t s = static_cast<std::int64_t>(v & 0xFF) - 128;
-        write_varint(packed, static_cast<std::uint64_t>(s));  // negative int32 -> 10-byte varint
-      }
-      write_len(out, kTensorInt32Data, packed);
-    } else {
-      out.append(f.whole);
-    }
-  }
-  return out;
 }
 
 }  // namespace
@@ -135,7 +101,7 @@ std::string rewrite_matmulinteger_weights_to_int8(const std::string& model_bytes
     if (f.number == kGraphInitializer && f.wire == 2) {
       const std::string name = tensor_info(f.bytes).name;
       if (rewrite.contains(name)) {
-        write_len(new_graph, kGraphInitializer, to_int8(f.bytes));
+        write_len(new_graph, kGraphInitializer, shifted_by_128(f.bytes, /*to_signed=*/true));
         (weight_to_zps.contains(name) ? st.weights : st.zero_points)++;
         continue;
       }

@@ -7,6 +7,7 @@
 #include "optimize/change_groups.h"
 #include "optimize/onnx_fields.h"
 #include "optimize/onnx_graph_view.h"
+#include "optimize/onnx_int8_sign.h"
 #include "optimize/protobuf_wire.h"
 
 namespace sam3::optimize {
@@ -22,33 +23,6 @@ std::string_view tensor_name(std::string_view tensor) {
     if (f.number == kTensorName && f.wire == 2) return f.bytes;
   }
   return {};
-}
-
-// The same TensorProto with int8 values v stored as uint8 v + 128.
-std::string to_uint8(std::string_view tensor) {
-  std::string out;
-  for (const auto& f : parse(tensor)) {
-    if (f.number == kTensorDataType && f.wire == 0) {
-      wire::write_varint_field(out, kTensorDataType, kUint8);
-    } else if (f.number == kTensorRawData && f.wire == 2) {
-      std::string data(f.bytes);
-      for (char& c : data) c = static_cast<char>(static_cast<std::uint8_t>(c) ^ 0x80);  // s8 + 128 as u8
-      write_len(out, kTensorRawData, data);
-    } else if (f.number == kTensorInt32Data) {
-      std::vector<std::uint64_t> values;
-      if (f.wire == 2) {
-        for (size_t p = 0; p < f.bytes.size();) values.push_back(wire::read_varint(f.bytes, p));
-      } else {
-        values.push_back(f.varint);
-      }
-      std::string packed;
-      for (auto v : values) wire::write_varint(packed, static_cast<std::uint64_t>(static_cast<std::int8_t>(v & 0xFF) + 128));
-      write_len(out, kTensorInt32Data, packed);
-    } else {
-      out.append(f.whole);
-    }
-  }
-  return out;
 }
 
 std::string uint8_scalar(const std::string& name, std::uint8_t value) {
@@ -144,7 +118,7 @@ std::string rewrite_matmulinteger_weights_to_uint8(const std::string& model_byte
   std::string new_graph;
   for (const auto& f : graph) {
     if (f.number == kGraphInitializer && f.wire == 2 && rewrite.contains(std::string(tensor_name(f.bytes)))) {
-      write_len(new_graph, kGraphInitializer, to_uint8(f.bytes));
+      write_len(new_graph, kGraphInitializer, shifted_by_128(f.bytes, /*to_signed=*/false));
       st.zero_points += weights.contains(std::string(tensor_name(f.bytes))) ? 0 : 1;
     } else if (auto it = new_nodes.find(&f); it != new_nodes.end()) {
       new_graph += it->second;

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <onnxruntime_cxx_api.h>
+#include <set>
 #include <sstream>
 
 #include "core/hash.h"
@@ -62,6 +63,14 @@ std::string read_file(const fs::path& p) {
   return ss.str();
 }
 
+// Keeps a rewrite's result when it changed `count` things, and logs `what` it did.
+bool keep_rewrite(std::string& bytes, std::string rewritten, int count, const fs::path& model, const std::string& what) {
+  if (count == 0) return false;
+  bytes = std::move(rewritten);
+  log(LogLevel::kInfo, model.filename().string() + ": " + what);
+  return true;
+}
+
 // Applies the graph rewrites to `bytes` and records them in `p`; false when nothing changed.
 // Throws sam3::Error when the bytes are not an ONNX protobuf.
 bool apply_rewrites(std::string& bytes, bool int8, bool exact_uint8, bool onednn, bool fuse_attention, bool bf16,
@@ -69,62 +78,57 @@ bool apply_rewrites(std::string& bytes, bool int8, bool exact_uint8, bool onednn
   bool changed = false;
   if (exact_uint8) {
     optimize::Int8RewriteStats stats;
-    std::string rewritten = optimize::rewrite_matmulinteger_weights_to_uint8(bytes, &stats);
-    if (stats.weights > 0) {
-      bytes = std::move(rewritten);
-      changed = true;
-      p.uint8_weights = stats.weights;
-      log(LogLevel::kInfo, model.filename().string() + ": " + std::to_string(stats.weights) +
-                               " int8 MatMulInteger weights rewritten as uint8: this CPU's u8 x s8 kernels saturate (" +
-                               detect_cpu_features().summary() + ")");
-    }
+    auto rewritten = optimize::rewrite_matmulinteger_weights_to_uint8(bytes, &stats);
+    p.uint8_weights = stats.weights;
+    changed |= keep_rewrite(bytes, std::move(rewritten), stats.weights, model,
+                            std::to_string(stats.weights) +
+                                " int8 MatMulInteger weights rewritten as uint8: this CPU's u8 x s8 kernels saturate (" +
+                                detect_cpu_features().summary() + ")");
   }
   if (int8) {
     optimize::Int8RewriteStats stats;
-    std::string rewritten = optimize::rewrite_matmulinteger_weights_to_int8(bytes, &stats);
-    if (stats.weights > 0) {
-      bytes = std::move(rewritten);
-      changed = true;
-      p.int8_weights = stats.weights;
-      log(LogLevel::kInfo, model.filename().string() + ": " + std::to_string(stats.weights) +
-                               " MatMulInteger weights rewritten as int8 for this CPU (" + detect_cpu_features().summary() + ")");
-    }
+    auto rewritten = optimize::rewrite_matmulinteger_weights_to_int8(bytes, &stats);
+    p.int8_weights = stats.weights;
+    changed |= keep_rewrite(bytes, std::move(rewritten), stats.weights, model,
+                            std::to_string(stats.weights) + " MatMulInteger weights rewritten as int8 for this CPU (" +
+                                detect_cpu_features().summary() + ")");
   }
   if (int8 && onednn) {
     optimize::OneDnnInt8Stats stats;
-    std::string moved = optimize::move_matmulinteger_to_onednn(bytes, &stats, options.onednn_min_weights);
-    if (stats.nodes > 0) {
-      bytes = std::move(moved);
-      changed = true;
-      p.onednn_int8 = stats.nodes;
-      log(LogLevel::kInfo, model.filename().string() + ": " + std::to_string(stats.nodes) +
-                               " int8 products run on " + kernels::int8_kernels_description());
-    }
+    auto moved = optimize::move_matmulinteger_to_onednn(bytes, &stats, options.onednn_min_weights);
+    p.onednn_int8 = stats.nodes;
+    changed |= keep_rewrite(bytes, std::move(moved), stats.nodes, model,
+                            std::to_string(stats.nodes) + " int8 products run on " + kernels::int8_kernels_description());
   }
   if (fuse_attention) {
     optimize::AttentionFusionStats stats;
-    std::string fused = optimize::fuse_attention(bytes, &stats);
-    if (stats.fused > 0) {
-      bytes = std::move(fused);
-      changed = true;
-      p.fused_attention = stats.fused;
-      log(LogLevel::kInfo, model.filename().string() + ": " + std::to_string(stats.fused) +
-                               " attention blocks fused into MultiHeadAttention");
-    }
+    auto fused = optimize::fuse_attention(bytes, &stats);
+    p.fused_attention = stats.fused;
+    changed |= keep_rewrite(bytes, std::move(fused), stats.fused, model,
+                            std::to_string(stats.fused) + " attention blocks fused into MultiHeadAttention");
   }
   if (bf16) {  // after the fusion: its attention nodes are what moves
     optimize::OneDnnBf16Stats stats;
-    std::string moved = optimize::move_float_work_to_onednn_bf16(bytes, &stats);
-    if (stats.attention + stats.matmuls > 0) {
-      bytes = std::move(moved);
-      changed = true;
-      p.bf16_attention = stats.attention;
-      p.bf16_matmuls = stats.matmuls;
-      log(LogLevel::kInfo, model.filename().string() + ": " + std::to_string(stats.attention) + " attention and " +
-                               std::to_string(stats.matmuls) + " float products run in bf16 on " + kernels::bf16_kernels_description());
-    }
+    auto moved = optimize::move_float_work_to_onednn_bf16(bytes, &stats);
+    p.bf16_attention = stats.attention;
+    p.bf16_matmuls = stats.matmuls;
+    changed |= keep_rewrite(bytes, std::move(moved), stats.attention + stats.matmuls, model,
+                            std::to_string(stats.attention) + " attention and " + std::to_string(stats.matmuls) +
+                                " float products run in bf16 on " + kernels::bf16_kernels_description());
   }
   return changed;
+}
+
+// Once per file and process: a process may load a model more than once (`models optimize`
+// loads it again to check the prepared files).
+void warn_forced_int8_once(const fs::path& model) {
+  static std::mutex mutex;
+  static std::set<std::string> warned;
+  const std::lock_guard lock(mutex);
+  if (!warned.insert(fs::absolute(model).lexically_normal().string()).second) return;
+  log(LogLevel::kWarning, model.filename().string() + ": int8 weights forced (--int8 on) on a CPU without VNNI, AMX "
+                          "or dot-product instructions: ONNX Runtime's u8 x s8 products here can saturate, so "
+                          "results may differ from exact ones; --int8 auto keeps them exact");
 }
 
 bool int8_for(const FileCacheOptions& options) {
@@ -232,9 +236,7 @@ PreparedModelFile prepare_model_file(const fs::path& model, const FileCacheOptio
   const bool int8 = int8_for(options);
   if (!options.enabled) return p;
   if (options.int8 == Int8Weights::kOn && options.cpu_int8 && !detect_cpu_features().int8_weights_help()) {
-    log(LogLevel::kWarning, model.filename().string() + ": int8 weights forced (--int8 on) on a CPU without VNNI, AMX "
-                            "or dot-product instructions: ONNX Runtime's u8 x s8 products here can saturate, so "
-                            "results may differ from exact ones; --int8 auto keeps them exact");
+    warn_forced_int8_once(model);
   }
   // The rewrites are optimisations: a file they cannot parse is left to ONNX Runtime, whose
   // error names the file.

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "predictor/postprocess.h"
+#include "video/hole_filling.h"
 
 namespace sam3::video {
 namespace {
@@ -53,7 +54,7 @@ Bucket::Bucket(const Bundle& bundle, const FrameNeck& neck, const std::vector<in
     std::fill_n(&masks32[(kSlots + k) * plane], plane, 1.0f);  // conditioning flag
     std::copy(pointers[k].begin(), pointers[k].end(), &ptrs[k * kChannels]);
   }
-  cond_ = encode(bundle, neck, masks32, no_object, std::move(ptrs));
+  conds_.push_back(encode(bundle, neck, masks32, no_object, std::move(ptrs)));
 }
 
 bool Bucket::live() const {
@@ -75,14 +76,19 @@ void Bucket::propagate(const Bundle& bundle, const FrameNeck& neck) {
     add_rows(q, code);
     img_pos.insert(img_pos.end(), q.begin(), q.end());
   };
-  // The conditioning frame by its age (use_maskmem_tpos_v2), the recent ones by distance.
-  const std::int64_t cond_age = neck.t - cond_.t;
-  add_spatial(cond_, cond_age <= 0 || cond_age >= kMaskMemories ? kMaskMemories - 1 : static_cast<int>(kMaskMemories - cond_age - 1));
+  // The conditioning frames by their age (use_maskmem_tpos_v2), the recent ones by distance.
+  for (const auto& c : conds_) {
+    const std::int64_t age = neck.t - c.t;
+    add_spatial(c, age <= 0 || age >= kMaskMemories ? kMaskMemories - 1 : static_cast<int>(kMaskMemories - age - 1));
+  }
   for (const auto& f : recent_) add_spatial(f, static_cast<int>(std::min<std::int64_t>(neck.t - f.t - 1, kMaskMemories - 2)));
-  // Object pointers: the conditioning frame's, then the recent ones; each frame's 16 slots
+  // Object pointers: the conditioning frames', then the recent ones; each frame's 16 slots
   // share one temporal code (obj_ptr_tpos_proj of the sine code of age / 15).
-  std::vector<float> ages = {static_cast<float>(neck.t - cond_.t) / (kObjectPointers - 1)};
-  mem.insert(mem.end(), cond_.pointers.begin(), cond_.pointers.end());
+  std::vector<float> ages;
+  for (const auto& c : conds_) {
+    ages.push_back(static_cast<float>(neck.t - c.t) / (kObjectPointers - 1));
+    mem.insert(mem.end(), c.pointers.begin(), c.pointers.end());
+  }
   for (const auto& [t, ptrs] : recent_pointers_) {
     ages.push_back(static_cast<float>(neck.t - t) / (kObjectPointers - 1));
     mem.insert(mem.end(), ptrs.begin(), ptrs.end());
@@ -129,26 +135,57 @@ Floats Bucket::slot_pointers(const Bundle& bundle) const {
   return ptrs;
 }
 
-void Bucket::remember(const Bundle& bundle, const FrameNeck& neck, const std::vector<bool>& suppressed,
-                      const std::vector<int>& removed) {
-  const size_t plane = static_cast<size_t>(bundle.memory_side()) * bundle.memory_side();
+void Bucket::fill_holes(const Bundle& bundle, int max_area) {
+  if (max_area <= 0) return;
+  const size_t plane = static_cast<size_t>(bundle.mask_side()) * bundle.mask_side();
+  for (int k = 0; k < kSlots; ++k) {
+    if (slots_[k] > 0) fill_holes_and_remove_sprinkles(&out_.masks[k * plane], bundle.mask_side(), bundle.mask_side(), max_area);
+  }
+}
+
+bool Bucket::memory_plane(const Bundle& bundle, const SlotMemory& memory, int slot, float* out) const {
   const size_t mask_plane = static_cast<size_t>(bundle.mask_side()) * bundle.mask_side();
+  const size_t plane = static_cast<size_t>(bundle.memory_side()) * bundle.memory_side();
+  auto given = memory.masks.find(slot);
+  Floats logits = given != memory.masks.end() ? given->second
+                                              : Floats(out_.masks.begin() + slot * mask_plane, out_.masks.begin() + (slot + 1) * mask_plane);
+  if (memory.empty[slot]) std::fill(logits.begin(), logits.end(), kSuppressedLogit);
+  if (memory.shrunk[slot])
+    for (auto& v : logits) v = std::min(v, kSuppressedLogit);
+  memory_mask(logits, bundle.mask_side(), bundle.memory_side(), out);
+  return std::any_of(out, out + plane, [](float v) { return v > 0.0f; });
+}
+
+void Bucket::remember(const Bundle& bundle, const FrameNeck& neck, const SlotMemory& memory, const std::vector<int>& removed) {
+  const size_t plane = static_cast<size_t>(bundle.memory_side()) * bundle.memory_side();
   for (int k = 0; k < kSlots; ++k) {
     if (slots_[k] > 0 && std::find(removed.begin(), removed.end(), slots_[k]) != removed.end()) slots_[k] = kRetired;
   }
+  const bool conditioning = !memory.pointers.empty();
   Floats masks32(2 * kSlots * plane, 0.0f);
   std::vector<bool> no_object(kSlots, true);
   for (int k = 0; k < kSlots; ++k) {
     if (slots_[k] <= 0) continue;
-    no_object[k] = !appearing(k);
-    Floats logits(out_.masks.begin() + k * mask_plane, out_.masks.begin() + (k + 1) * mask_plane);
-    if (suppressed[k]) std::fill(logits.begin(), logits.end(), kSuppressedLogit);
-    memory_mask(logits, bundle.mask_side(), bundle.memory_side(), &masks32[k * plane]);
+    const bool inside = memory_plane(bundle, memory, k, &masks32[k * plane]);
+    const bool reconditioned = memory.pointers.contains(k);
+    // The official code gives the encoder an object score from the mask's area; a slot the
+    // tracker does not see appearing keeps the no-object embedding as in ailia's driver.
+    no_object[k] = !inside || (!appearing(k) && !reconditioned);
+    if (reconditioned) std::fill_n(&masks32[(kSlots + k) * plane], plane, 1.0f);  // conditioning flag
   }
-  recent_.push_back(encode(bundle, neck, masks32, no_object, slot_pointers(bundle)));
-  recent_pointers_.emplace_back(neck.t, recent_.back().pointers);
-  while (recent_.size() > kMaskMemories - 1) recent_.pop_front();
-  while (recent_pointers_.size() > kObjectPointers - 1) recent_pointers_.pop_front();
+  Floats pointers = slot_pointers(bundle);
+  for (const auto& [k, p] : memory.pointers) std::copy(p.begin(), p.end(), &pointers[k * kChannels]);
+  MemoryFrame frame = encode(bundle, neck, masks32, no_object, std::move(pointers));
+  if (conditioning) {
+    conds_.push_back(std::move(frame));
+    while (conds_.size() > kConditioningFrames) conds_.pop_front();
+  } else {
+    recent_pointers_.emplace_back(neck.t, frame.pointers);
+    recent_.push_back(std::move(frame));
+  }
+  // Next frame attends to the non-conditioning frames of its last 6 (memories) and 15 (pointers).
+  while (!recent_.empty() && neck.t - recent_.front().t > kMaskMemories - 2) recent_.pop_front();
+  while (!recent_pointers_.empty() && neck.t - recent_pointers_.front().first > kObjectPointers - 2) recent_pointers_.pop_front();
 }
 
 MemoryFrame Bucket::encode(const Bundle& bundle, const FrameNeck& neck, const Floats& masks32, const std::vector<bool>& no_object,
@@ -175,7 +212,8 @@ MemoryFrame Bucket::encode(const Bundle& bundle, const FrameNeck& neck, const Fl
 }
 
 std::size_t Bucket::memory_bytes() const {
-  std::size_t n = (cond_.mem.size() + cond_.mem_pos.size() + cond_.pointers.size()) * sizeof(float);
+  std::size_t n = 0;
+  for (const auto& c : conds_) n += (c.mem.size() + c.mem_pos.size() + c.pointers.size()) * sizeof(float);
   for (const auto& f : recent_) n += (f.mem.size() + f.mem_pos.size() + f.pointers.size()) * sizeof(float);
   for (const auto& p : recent_pointers_) n += p.second.size() * sizeof(float);
   return n;

@@ -1,14 +1,17 @@
 // One multiplex bucket: up to 16 objects that SAM 3.1's tracker carries together (one memory
 // attention, one tracking-decoder and one memory-encoder call per frame for all of them), and
-// its memory bank: the conditioning frame (when its objects started), the 6 most recent
-// frames, and the object pointers of the conditioning frame and the 15 most recent ones, laid
-// out as ailia's driver lays them out (MemoryBank.build_memory_inputs). A slot is never
-// reused: the bank still remembers its object for 6 frames (and in the conditioning frame).
+// its memory bank: the conditioning frames (the one its objects started on, and frames on
+// which some were reconditioned: the 4 most recent, max_cond_frames_in_attn), the non-
+// conditioning frames of the last 6, and the object pointers of the conditioning frames and of
+// the non-conditioning frames of the last 15, laid out as ailia's driver lays them out
+// (MemoryBank.build_memory_inputs, which has one conditioning frame). A slot is never reused:
+// the bank still remembers its object for 6 frames (and in its conditioning frames).
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -36,6 +39,19 @@ struct MemoryFrame {
 // What a slot holds: kFree (never used), an object id (> 0), or kRetired (its object ended).
 inline constexpr int kFree = 0;
 inline constexpr int kRetired = -1;
+inline constexpr int kConditioningFrames = 4;  // max_cond_frames_in_attn
+
+// What this frame's memory holds per slot: the decoder's mask unless `masks` replaces it
+// (a reconditioned object), `empty` suppresses it (-10 everywhere: the occlusion rule) or
+// `shrunk` does (logits clamped to at most -10: the area-shrinkage rule). Slots in `pointers`
+// (reconditioned) take that pointer and make this frame a conditioning frame of the bucket,
+// flagged for those slots.
+struct SlotMemory {
+  std::array<bool, kSlots> empty{};
+  std::array<bool, kSlots> shrunk{};
+  std::map<int, Floats> masks;     // slot -> [M,M] logits
+  std::map<int, Floats> pointers;  // slot -> [256]
+};
 
 class Bucket {
  public:
@@ -51,11 +67,17 @@ class Bucket {
   void propagate(const Bundle& bundle, const FrameNeck& neck);
   const SlotOutputs& outputs() const { return out_; }
   bool appearing(int slot) const { return out_.score_logits[slot] > 0.0f; }
+  // Fills holes and removes sprinkles (hole_filling.h) in the live slots' masks; 0: nothing.
+  void fill_holes(const Bundle& bundle, int max_area);
 
-  // Encodes this frame's memory from the slots' masks (`masks[k]` null: the decoder's own
-  // mask; empty: suppressed, -10 everywhere), then retires the slots of `removed` objects.
-  void remember(const Bundle& bundle, const FrameNeck& neck, const std::vector<bool>& suppressed, const std::vector<int>& removed);
+  // The memory encoder's input plane of `slot` ([S,S], S = memory_side()) as `memory` says;
+  // returns whether any pixel is inside (the official code's object score for the encoder).
+  bool memory_plane(const Bundle& bundle, const SlotMemory& memory, int slot, float* out) const;
+  // Encodes this frame's memory as `memory` says, then retires the slots of `removed` objects.
+  // A slot with nothing inside (or not appearing) gets the no-object embedding.
+  void remember(const Bundle& bundle, const FrameNeck& neck, const SlotMemory& memory, const std::vector<int>& removed);
   std::size_t memory_bytes() const;
+  int conditioning_frames() const { return static_cast<int>(conds_.size()); }
 
  private:
   Floats slot_pointers(const Bundle& bundle) const;
@@ -63,9 +85,9 @@ class Bucket {
                      Floats pointers) const;
 
   std::array<int, kSlots> slots_{};
-  MemoryFrame cond_;
-  std::deque<MemoryFrame> recent_;                             // at most 6
-  std::deque<std::pair<std::int64_t, Floats>> recent_pointers_;  // at most 15
+  std::deque<MemoryFrame> conds_;                                // at most 4, oldest first
+  std::deque<MemoryFrame> recent_;                               // non-conditioning, at most 6
+  std::deque<std::pair<std::int64_t, Floats>> recent_pointers_;  // non-conditioning, at most 15
   SlotOutputs out_;
   Floats projected_;  // this frame's pointers after obj_ptr_proj, [16,256]
 };

@@ -45,25 +45,33 @@ std::vector<VideoFrameResult> OutputDelay::push(PendingFrame frame, const std::s
   removed_.insert(removed_now.begin(), removed_now.end());
   frames_.push_back(std::move(frame));
   std::vector<VideoFrameResult> out;
-  while (!frames_.empty() && static_cast<int>(frames_.size()) >= std::max(delay_, 1)) out.push_back(emit());
+  while (!frames_.empty() && static_cast<int>(frames_.size()) >= std::max(delay_, 1)) out.push_back(emit(false));
   return out;
 }
 
 std::vector<VideoFrameResult> OutputDelay::flush() {
   std::vector<VideoFrameResult> out;
-  while (!frames_.empty()) out.push_back(emit());
+  while (!frames_.empty()) out.push_back(emit(true));
   return out;
 }
 
-VideoFrameResult OutputDelay::emit() {
+VideoFrameResult OutputDelay::emit(bool video_ended) {
   PendingFrame frame = std::move(frames_.front());
   frames_.pop_front();
-  // Confirmation is read `lookahead_` frames later, or on the newest frame there is.
+  // Confirmation is read `lookahead_` frames later (at the video's end: on its last frame). A
+  // frame not processed yet has no record, and SAM 3.1 then hides nothing as unconfirmed; with
+  // no delay it keeps no records (nor the removed list) at all.
   const PendingFrame* status = &frame;
-  if (lookahead_ > 0 && !frames_.empty()) status = &frames_[std::min<size_t>(lookahead_, frames_.size()) - 1];
+  if (lookahead_ > 0) {
+    if (frames_.size() >= static_cast<size_t>(lookahead_)) status = &frames_[lookahead_ - 1];
+    else if (video_ended) status = frames_.empty() ? &frame : &frames_.back();
+    else status = nullptr;
+  }
+  if (delay_ == 0) status = nullptr;
   std::vector<const PendingObject*> shown;
   for (const auto& obj : frame.objects) {
-    if (removed_.contains(obj.id) || frame.suppressed.contains(obj.id) || status->unconfirmed.contains(obj.id)) continue;
+    if ((delay_ > 0 && removed_.contains(obj.id)) || frame.suppressed.contains(obj.id)) continue;
+    if (status && status->unconfirmed.contains(obj.id)) continue;
     shown.push_back(&obj);
   }
   std::sort(shown.begin(), shown.end(), [](const PendingObject* a, const PendingObject* b) { return a->id < b->id; });

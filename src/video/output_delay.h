@@ -1,10 +1,12 @@
-// The hot-start output delay and what is shown per frame (official SAM3:
-// sam3_video_inference.py propagate_in_video and _postprocess_output): frames are held
+// The hot-start output delay and what is shown per frame (official SAM 3.1:
+// sam3_multiplex_tracking.py propagate_in_video and _postprocess_output): frames are held
 // `hotstart_delay` frames; when one leaves, objects removed by hot-start by then (on any
 // frame), suppressed on that frame, or not confirmed `confirmation_detections - 1` frames
 // later are hidden; masks are upsampled to the frame (bilinear, > 0), emptied ones dropped,
 // and made non-overlapping: a pixel claimed by several objects goes to the highest tracker
-// score (ties: the lower id). No ONNX Runtime here.
+// score (ties: the lower id). As in SAM 3.1, a frame whose confirmation frame is not processed
+// yet when it leaves (a delay shorter than the lookahead) hides nothing as unconfirmed, and
+// with no delay nothing is hidden as removed or unconfirmed. No ONNX Runtime here.
 #pragma once
 
 #include <cstdint>
@@ -45,7 +47,7 @@ class OutputDelay {
   size_t held() const { return frames_.size(); }
 
  private:
-  VideoFrameResult emit();
+  VideoFrameResult emit(bool video_ended);
 
   int delay_, lookahead_, width_, height_;
   std::deque<PendingFrame> frames_;

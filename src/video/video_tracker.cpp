@@ -16,7 +16,10 @@
 #include "video/bucket.h"
 #include "video/bundle.h"
 #include "video/concept_book.h"
+#include "video/area_shrinkage.h"
+#include "video/hole_filling.h"
 #include "video/output_delay.h"
+#include "video/recondition.h"
 
 namespace sam3 {
 namespace {
@@ -50,6 +53,11 @@ void check_options(const VideoTrackerOptions& o) {
     invalid("video options hotstart_unmatched and hotstart_duplicate must not exceed hotstart_delay (as the official code asserts)");
   }
   if (o.keep_alive_min > o.keep_alive_max) invalid("video option keep_alive_min must not exceed keep_alive_max");
+  for (auto [name, v] : {std::pair{"recondition_iom", o.recondition_iom}, {"recondition_detection_score", o.recondition_detection_score},
+                         {"recondition_track_score", o.recondition_track_score}, {"shrinkage_min_ratio", o.shrinkage_min_ratio}}) {
+    if (!(v >= 0.0f && v <= 1.0f)) invalid(std::string("video option ") + name + " must be within 0..1");
+  }
+  if (o.recondition_every < 0 || o.fill_hole_area < 0) invalid("video options recondition_every and fill_hole_area must not be negative");
 }
 
 // One prompt's objects: a text's concept (with its detector), or the clicked objects.
@@ -67,7 +75,7 @@ struct Track {
 
 struct VideoTracker::Impl {
   std::shared_ptr<const Model> model;
-  const detail::Backend* backend = nullptr;
+  const detail::TextDecoding* backend = nullptr;  // the text family's decoding (sam3.1-ailia)
   std::unique_ptr<video::Bundle> bundle;
   VideoPrompts prompts;
   VideoTrackerOptions options;
@@ -86,6 +94,11 @@ struct VideoTracker::Impl {
             std::set<int>& removed_now, std::vector<video::TrackMask>& clicked);
   void start_clicked(const VideoFrame& frame, const video::FrameNeck& neck, video::PendingFrame& pending,
                      std::vector<video::TrackMask>& clicked);
+  // The interactive decoder prompted with a low-resolution mask (upsampled to the frame, > 0):
+  // a new or reconditioned object's pointer.
+  Floats pointer_from_mask(const Floats& logits, const video::FrameNeck& neck) const;
+  // Suppresses, in `memory`, the masks the area-shrinkage rule drops among `track`'s objects.
+  void suppress_shrunk(Track& track, std::vector<video::SlotMemory>& memory);
   int live_objects() const;
 };
 
@@ -110,7 +123,7 @@ VideoTracker::VideoTracker(std::shared_ptr<const Model> model, VideoPrompts prom
                                            "sam3.1_grounding and the tracker graphs); this model is " + std::string(model->layout().id()));
   }
   auto& d = *impl_;
-  d.backend = &detail::ModelAccess::backend(*model);
+  d.backend = detail::ModelAccess::backend(*model).text();  // non-null: the layout is a text family
   d.bundle = std::make_unique<video::Bundle>(model->directory(), model->input_size(), detail::ModelAccess::session_config(*model));
   d.model = std::move(model);
   d.options = options;
@@ -151,9 +164,13 @@ VideoTrackerStats VideoTracker::stats() const {
   s.live_objects = impl_->live_objects();
   s.buckets = 0;
   s.memory_bank_bytes = 0;
+  s.conditioning_frames = 0;
   for (const auto& t : impl_->tracks) {
     s.buckets += static_cast<int>(t.buckets.size());
-    for (const auto& b : t.buckets) s.memory_bank_bytes += b.memory_bytes();
+    for (const auto& b : t.buckets) {
+      s.memory_bank_bytes += b.memory_bytes();
+      s.conditioning_frames += b.conditioning_frames();
+    }
   }
   return s;
 }
@@ -304,19 +321,56 @@ std::vector<video::Detection> VideoTracker::Impl::detect(Track& track, const std
   return out;
 }
 
+Floats VideoTracker::Impl::pointer_from_mask(const Floats& logits, const video::FrameNeck& neck) const {
+  std::vector<std::uint8_t> full(static_cast<size_t>(width) * height);
+  upsample_threshold(logits.data(), bundle->mask_side(), bundle->mask_side(), height, width, 0.0f, full.data());
+  const Floats prompt_mask = bundle->mask_prompt(full, width, height);
+  return bundle->prompt(*neck.prop_fpn0, *neck.prop_fpn1, *neck.prop_fpn2, {}, {}, &prompt_mask).pointer;
+}
+
+void VideoTracker::Impl::suppress_shrunk(Track& track, std::vector<video::SlotMemory>& memory) {
+  if (!(options.shrinkage_min_ratio > 0)) return;
+  const size_t plane = static_cast<size_t>(bundle->memory_side()) * bundle->memory_side();
+  video::ShrinkageVote vote(plane);
+  std::vector<std::pair<size_t, int>> voters;  // (bucket, slot) in the order added
+  Floats scratch(plane);
+  for (size_t b = 0; b < track.buckets.size(); ++b) {
+    for (int k = 0; k < kSlots; ++k) {
+      // A suppressed mask (-10 everywhere) owns no positive pixel of another: leaving it out is exact.
+      if (track.buckets[b].slots()[k] <= 0 || memory[b].empty[k]) continue;
+      track.buckets[b].memory_plane(*bundle, memory[b], k, scratch.data());
+      vote.add(scratch.data());
+      voters.emplace_back(b, k);
+    }
+  }
+  // (A lone object is voted on too: an empty mask is "shrunk" and clamped, as officially.)
+  const auto shrunk = vote.shrunk(options.shrinkage_min_ratio);
+  for (size_t i = 0; i < voters.size(); ++i) {
+    if (!shrunk[i]) continue;
+    memory[voters[i].first].shrunk[voters[i].second] = true;
+    ++stats.shrunk;
+  }
+}
+
 void VideoTracker::Impl::step(Track& track, const video::FrameNeck& neck, const std::map<std::string, Ort::Value>& enc,
                               video::PendingFrame& pending, std::set<int>& removed_now, std::vector<video::TrackMask>& clicked) {
   const size_t plane = static_cast<size_t>(bundle->mask_side()) * bundle->mask_side();
-  // 1. Every bucket's memory attention and tracking decoder.
+  // 1. Every bucket's memory attention and tracking decoder; holes filled in their masks.
   auto t0 = Clock::now();
   std::vector<video::TrackMask> masks;
-  for (auto& b : track.buckets) {
-    b.propagate(*bundle, neck);
+  std::vector<std::pair<size_t, int>> where;  // masks[i]'s (bucket, slot)
+  for (size_t b = 0; b < track.buckets.size(); ++b) {
+    auto& bucket = track.buckets[b];
+    bucket.propagate(*bundle, neck);
+    bucket.fill_holes(*bundle, options.fill_hole_area);
     for (int k = 0; k < kSlots; ++k) {
-      if (b.slots()[k] > 0) masks.push_back({b.slots()[k], video::binarize(&b.outputs().masks[k * plane], bundle->mask_side(), bundle->mask_side())});
+      if (bucket.slots()[k] <= 0) continue;
+      masks.push_back({bucket.slots()[k], video::binarize(&bucket.outputs().masks[k * plane], bundle->mask_side(), bundle->mask_side())});
+      where.emplace_back(b, k);
     }
   }
   stats.track_ms += ms_since(t0);
+  const size_t own = masks.size();
   if (track.user) clicked.insert(clicked.end(), masks.begin(), masks.end());
   else masks.insert(masks.end(), clicked.begin(), clicked.end());
   // 2. The detector (text prompts), NMS by IoM.
@@ -325,13 +379,40 @@ void VideoTracker::Impl::step(Track& track, const video::FrameNeck& neck, const 
   std::vector<video::Detection> dets;
   if (track.text) dets = detect(track, enc, det_logits);
   stats.detect_ms += ms_since(t0);
-  // 3. The host rules.
+  // 3. Reconditioning (periodic): which tracks a detection re-prompts, and their new masks.
+  std::map<int, Floats> recond_masks;  // id -> blended logits
+  std::map<int, int> recond_det;       // id -> detection
+  std::vector<video::TrackMask> recond_view;
+  if (track.text && video::is_recondition_frame(t, options.recondition_every) && !dets.empty()) {
+    std::vector<float> scores(masks.size(), -1.0f);  // clicked objects are not reconditioned
+    for (size_t i = 0; i < own; ++i) {
+      scores[i] = logistic(track.buckets[where[i].first].outputs().score_logits[where[i].second]);
+    }
+    for (const auto& [i, d] : video::recondition_matches(dets, masks, scores, options)) {
+      const auto& out = track.buckets[where[i].first].outputs();
+      Floats blended(out.masks.begin() + where[i].second * plane, out.masks.begin() + (where[i].second + 1) * plane);
+      video::blend_recondition(blended.data(), det_logits[d].data(), plane);
+      video::fill_holes_and_remove_sprinkles(blended.data(), bundle->mask_side(), bundle->mask_side(), options.fill_hole_area);
+      recond_det[masks[i].id] = d;
+      recond_masks[masks[i].id] = std::move(blended);
+    }
+    if (!recond_masks.empty()) {
+      recond_view = masks;
+      for (auto& m : recond_view) {
+        if (auto it = recond_masks.find(m.id); it != recond_masks.end())
+          m.mask = video::binarize(it->second.data(), bundle->mask_side(), bundle->mask_side());
+      }
+    }
+  }
+  // 4. The host rules.
   const int room = options.max_objects > 0 ? std::max(0, options.max_objects - live_objects()) : -1;
-  const auto plan = track.book.step(t, dets, masks, next_id, room);
+  const auto plan = track.book.step(t, dets, masks, next_id, room, recond_view.empty() ? nullptr : &recond_view);
   removed_now.insert(plan.removed.begin(), plan.removed.end());
   pending.suppressed.insert(plan.suppressed.begin(), plan.suppressed.end());
   pending.unconfirmed.insert(plan.unconfirmed.begin(), plan.unconfirmed.end());
-  // 4. Output candidates: every tracked object's prediction (occlusion-suppressed ones empty).
+  for (int id : plan.removed) recond_masks.erase(id), recond_det.erase(id);  // their memory is dropped anyway
+  // 5. Output candidates: every tracked object's prediction (reconditioned: the blended mask;
+  // occlusion-suppressed: empty).
   for (auto& b : track.buckets) {
     for (int k = 0; k < kSlots; ++k) {
       const int id = b.slots()[k];
@@ -342,41 +423,51 @@ void VideoTracker::Impl::step(Track& track, const video::FrameNeck& neck, const 
       o.tracker_score = logistic(b.outputs().score_logits[k]);
       o.score = track.user ? o.tracker_score : track.first_scores[id];
       o.mask_h = o.mask_w = bundle->mask_side();
-      o.logits.assign(b.outputs().masks.begin() + k * plane, b.outputs().masks.begin() + (k + 1) * plane);
+      if (auto it = recond_masks.find(id); it != recond_masks.end()) o.logits = it->second;
+      else o.logits.assign(b.outputs().masks.begin() + k * plane, b.outputs().masks.begin() + (k + 1) * plane);
       if (plan.occluded_suppressed.contains(id)) std::fill(o.logits.begin(), o.logits.end(), -10.0f);
       pending.objects.push_back(std::move(o));
     }
   }
-  // 5. Memory of this frame; removed objects' slots retired; empty buckets dropped.
+  // 6. Memory of this frame (reconditioned objects make it a conditioning frame of their
+  // bucket); masks the non-overlap would shrink too much suppressed; removed objects' slots
+  // retired; empty buckets dropped.
   t0 = Clock::now();
-  const std::vector<int> removed(plan.removed.begin(), plan.removed.end());
-  for (auto& b : track.buckets) {
-    std::vector<bool> suppressed(kSlots, false);
-    for (int k = 0; k < kSlots; ++k) suppressed[k] = b.slots()[k] > 0 && plan.occluded_suppressed.contains(b.slots()[k]);
-    b.remember(*bundle, neck, suppressed, removed);
+  std::vector<video::SlotMemory> memory(track.buckets.size());
+  for (size_t b = 0; b < track.buckets.size(); ++b) {
+    for (int k = 0; k < kSlots; ++k) {
+      const int id = track.buckets[b].slots()[k];
+      if (id <= 0) continue;
+      memory[b].empty[k] = plan.occluded_suppressed.contains(id);
+      if (auto it = recond_masks.find(id); it != recond_masks.end()) {
+        memory[b].masks[k] = it->second;
+        memory[b].pointers[k] = pointer_from_mask(det_logits[recond_det[id]], neck);
+        ++stats.reconditioned;
+      }
+    }
   }
+  suppress_shrunk(track, memory);
+  const std::vector<int> removed(plan.removed.begin(), plan.removed.end());
+  for (size_t b = 0; b < track.buckets.size(); ++b) track.buckets[b].remember(*bundle, neck, memory[b], removed);
   std::erase_if(track.buckets, [](const Bucket& b) { return !b.live(); });
   stats.memory_ms += ms_since(t0);
-  // 6. New objects from detections: their pointers from the interactive decoder with the
-  // detection's mask as the prompt; new buckets of up to 16 whose conditioning frame is this one.
+  // 7. New objects from detections: their pointers from the interactive decoder with the
+  // detection's mask as the prompt; new buckets of up to 16 whose conditioning frame is this
+  // one. Their output masks have holes filled; their memory takes the detection's own mask.
   t0 = Clock::now();
   std::vector<int> ids;
   std::vector<Floats> new_masks, pointers;
-  const size_t pixels = static_cast<size_t>(width) * height;
   for (size_t i = 0; i < plan.new_detections.size(); ++i) {
     const Floats& logits = det_logits[plan.new_detections[i]];
-    std::vector<std::uint8_t> full(pixels);
-    upsample_threshold(logits.data(), bundle->mask_side(), bundle->mask_side(), height, width, 0.0f, full.data());
-    const Floats prompt_mask = bundle->mask_prompt(full, width, height);
-    auto prompted = bundle->prompt(*neck.prop_fpn0, *neck.prop_fpn1, *neck.prop_fpn2, {}, {}, &prompt_mask);
     const int id = plan.new_ids[i];
     const float score = dets[plan.new_detections[i]].score;
     track.first_scores[id] = score;
     ids.push_back(id);
     new_masks.push_back(logits);
-    pointers.push_back(std::move(prompted.pointer));
-    video::PendingObject o{id, track.prompt, score, score, bundle->mask_side(), bundle->mask_side(), logits};
-    pending.objects.push_back(std::move(o));
+    pointers.push_back(pointer_from_mask(logits, neck));
+    Floats shown = logits;
+    video::fill_holes_and_remove_sprinkles(shown.data(), bundle->mask_side(), bundle->mask_side(), options.fill_hole_area);
+    pending.objects.push_back({id, track.prompt, score, score, bundle->mask_side(), bundle->mask_side(), std::move(shown)});
     ++stats.objects;
   }
   for (size_t start = 0; start < ids.size(); start += kSlots) {

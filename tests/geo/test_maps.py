@@ -255,10 +255,12 @@ def test_a_killed_map_run_resumes_per_tile_and_ends_as_one_run(tmp_path):
             "--overlap", "40", "--format", "gpkg", "--out", str(tmp_path / "out")]
     p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     records = tmp_path / "out" / "map-tiles"
-    for _ in range(200):  # until some tiles are recorded, then SIGKILL
+    deadline = time.monotonic() + 120  # bounded, and long enough for a loaded 2-core machine
+    while time.monotonic() < deadline and p.poll() is None:  # until some tiles are recorded, then SIGKILL
         if records.exists() and len(list(records.glob("*/tile-*.json"))) >= 2:
             break
         time.sleep(0.01)
+    assert p.poll() is None, "the run ended before two tiles were recorded: nothing to kill mid-way"
     p.send_signal(signal.SIGKILL)
     p.wait(timeout=30)
     done_before = {f.name: f.stat().st_mtime_ns for f in records.glob("*/tile-*.json")}

@@ -154,7 +154,7 @@ TEST(Tiling, AnObjectAcrossATileSeamComesOutAsOneInstance) {
   tiles.tile = 300;
   tiles.overlap = 60;
   sam3::LabelTimings timings;
-  const auto found = sam3::label_image(*model, image, {{"red", {"red", {}}}}, {}, tiles, &timings);
+  const auto found = sam3::label_image(model, image, {{"red", {"red", {}}}}, {}, tiles, &timings);
   EXPECT_EQ(timings.tiles, 4);
   ASSERT_EQ(found.size(), 2u);
   const sam3::Mask first = found[0].mask.to_mask(), second = found[1].mask.to_mask();

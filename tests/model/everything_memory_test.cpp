@@ -11,6 +11,7 @@
 #include <new>
 
 #include "sam3/model.h"
+#include "support/segmenters.h"
 #include "support/test_images.h"
 
 namespace {
@@ -60,7 +61,7 @@ void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { uncoun
 namespace {
 
 TEST(EverythingMemory, CandidatesAreNotHeldAsFullMasks) {
-  const auto model = sam3::Model::load(sam3::test::test_models_dir() / "tracker");
+  const auto model = sam3::test::load_interactive_segmenter(sam3::test::test_models_dir() / "tracker");
   const auto image = sam3::test::upscale(sam3::test::make_everything_scene().image, 4);  // 2048 x 1536
   const auto embedding = model->encode(image);
   const std::int64_t mask_bytes = static_cast<std::int64_t>(image.width) * image.height;

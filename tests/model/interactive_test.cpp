@@ -8,7 +8,10 @@
 #include <limits>
 
 #include "sam3/error.h"
+#include "sam3/image_segmenter.h"
+#include "sam3/interactive_segmenter.h"
 #include "sam3/model.h"
+#include "support/segmenters.h"
 #include "support/test_images.h"
 
 namespace {
@@ -16,8 +19,8 @@ namespace {
 namespace fs = std::filesystem;
 using sam3::test::iou_with_rect;
 
-std::shared_ptr<sam3::Model> tracker(const char* name = "tracker") {
-  return sam3::Model::load(sam3::test::test_models_dir() / name);
+std::shared_ptr<const sam3::InteractiveSegmenter> tracker(const char* name = "tracker") {
+  return sam3::test::load_interactive_segmenter(sam3::test::test_models_dir() / name);
 }
 
 bool at(const sam3::Mask& m, int x, int y) { return m.data[static_cast<size_t>(y) * m.width + x] != 0; }
@@ -45,21 +48,23 @@ class Interactive : public ::testing::Test {
     delete scene_;
     model_.reset();
   }
-  static inline std::shared_ptr<sam3::Model> model_;
+  static inline std::shared_ptr<const sam3::InteractiveSegmenter> model_;
   static inline sam3::test::ClickScene* scene_ = nullptr;
   static inline sam3::ImageEmbedding* embedding_ = nullptr;
 };
 
 TEST(InteractiveLayout, HubLayoutAndGraphsAtTheRootWithADtypeSuffixBothLoad) {
   for (const char* name : {"tracker", "tracker-root-quantized"}) {
-    const auto model = tracker(name);
+    const auto model = tracker(name)->shared_model();
     EXPECT_EQ(model->layout(), sam3::Layout::kTracker) << name;
-    EXPECT_TRUE(model->interactive()) << name;
+    EXPECT_EQ(model->kind(), sam3::ModelKind::kInteractive) << name;
     EXPECT_EQ(model->input_size(), 1008) << name;
     EXPECT_NE(model->generation().find("sam3-tracker"), std::string::npos) << model->generation();
   }
   EXPECT_EQ(std::string(sam3::layout_name(sam3::Layout::kTracker)), "sam3-tracker");
-  EXPECT_FALSE(sam3::Model::load(sam3::test::test_models_dir() / "usls")->interactive());
+  EXPECT_EQ(sam3::Model::load(sam3::test::test_models_dir() / "usls")->kind(), sam3::ModelKind::kText);
+  EXPECT_STREQ(sam3::model_kind_name(sam3::ModelKind::kInteractive), "interactive");
+  EXPECT_STREQ(sam3::model_kind_name(sam3::ModelKind::kText), "text");
 }
 
 TEST(InteractiveLayout, HalfAModelIsNamed) {
@@ -143,7 +148,7 @@ TEST_F(Interactive, MultimaskGivesAllThreeCandidatesBestFirst) {
 }
 
 TEST_F(Interactive, SeveralObjectsAreDecodedTogetherInOrder) {
-  const auto before = model_->stats().decodes;
+  const auto before = model_->model().stats().decodes;
   const std::vector<sam3::InteractivePrompt> objects = {
       {{{160, 160}}, std::nullopt},          // points only
       {{}, sam3::Box{380, 80, 540, 240}},     // a box alone
@@ -152,7 +157,7 @@ TEST_F(Interactive, SeveralObjectsAreDecodedTogetherInOrder) {
   };
   const auto r = model_->segment_objects(*embedding_, objects);
   ASSERT_EQ(r.size(), 4u);
-  EXPECT_EQ(model_->stats().decodes - before, 2) << "one run for the clicks, one for the boxes";
+  EXPECT_EQ(model_->model().stats().decodes - before, 2) << "one run for the clicks, one for the boxes";
   EXPECT_GT(iou_with_rect(r[0].masks[0].mask, scene_->red_left), 0.95);
   EXPECT_GT(iou_with_rect(r[1].masks[0].mask, scene_->red_right), 0.95);
   EXPECT_TRUE(at(r[2].masks[0].mask, 350, 360));
@@ -194,19 +199,49 @@ TEST_F(Interactive, BadPointsAreRefusedWithTheirPlace) {
   EXPECT_NE(msg.find("300 objects"), std::string::npos) << msg;
 }
 
-TEST_F(Interactive, TextOnTheTrackerAndClicksOnATextModelAreRefused) {
-  auto msg = error_of([&] { model_->segment(*embedding_, sam3::Prompt{"car", {}}); });
+// Each facade takes one kind of model: the other kind is refused when the facade is made,
+// naming what the model is and what to use instead; embeddings do not cross layouts.
+TEST_F(Interactive, EachFacadeRefusesTheOtherKindOfModelAndItsEmbeddings) {
+  const auto mismatch_of = [](const std::function<void()>& f) {
+    try {
+      f();
+    } catch (const sam3::Error& e) {
+      EXPECT_EQ(e.code(), sam3::ErrorCode::kModelMismatch) << e.what();
+      return std::string(e.what());
+    }
+    ADD_FAILURE() << "no error";
+    return std::string();
+  };
+  auto msg = mismatch_of([&] { sam3::ImageSegmenter{model_->shared_model()}; });
   EXPECT_NE(msg.find("interactive (tracker) model"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("InteractiveSegmenter"), std::string::npos) << msg;
   const auto text_model = sam3::Model::load(sam3::test::test_models_dir() / "usls");
-  const auto text_embedding = text_model->encode(scene_->image);
-  msg = error_of([&] { text_model->segment(text_embedding, sam3::InteractivePrompt{{{1, 1}}, std::nullopt}); });
+  msg = mismatch_of([&] { sam3::InteractiveSegmenter{text_model}; });
   EXPECT_NE(msg.find("not clicks"), std::string::npos) << msg;
-  msg = error_of([&] { text_model->segment_everything(text_embedding); });
-  EXPECT_NE(msg.find("not clicks"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("ImageSegmenter"), std::string::npos) << msg;
+  EXPECT_NE(mismatch_of([&] { sam3::InteractiveSegmenter::load(sam3::test::test_models_dir() / "usls"); }).find("usls"),
+            std::string::npos);
+  const sam3::ImageSegmenter text(text_model);
+  const auto text_embedding = text.encode(scene_->image);
   msg = error_of([&] { model_->segment(text_embedding, sam3::InteractivePrompt{{{1, 1}}, std::nullopt}); });
   EXPECT_NE(msg.find("made by a usls model"), std::string::npos) << msg;
-  msg = error_of([&] { text_model->segment(*embedding_, sam3::Prompt{"red", {}}); });
+  msg = error_of([&] { text.segment(*embedding_, sam3::Prompt{"red", {}}); });
   EXPECT_NE(msg.find("made by a sam3-tracker model"), std::string::npos) << msg;
+  msg = error_of([&] { sam3::ImageSegmenter{nullptr}; });
+  EXPECT_NE(msg.find("needs a loaded model"), std::string::npos) << msg;
+}
+
+// One model, one encoder: a facade's encode is the model's, and both facades share its counters.
+TEST_F(Interactive, TheFacadeSharesItsModelsEncoderAndCounters) {
+  const sam3::InteractiveSegmenter again(model_->shared_model());
+  const auto encodes = model_->model().stats().image_encodes;
+  const auto embedding = again.encode(scene_->image);
+  EXPECT_EQ(model_->model().stats().image_encodes, encodes + 1);
+  const auto decodes = model_->model().stats().decodes;
+  const auto a = again.segment(embedding, sam3::InteractivePrompt{{{160, 160}}, std::nullopt});
+  const auto b = model_->segment(*embedding_, sam3::InteractivePrompt{{{160, 160}}, std::nullopt});
+  EXPECT_EQ(model_->model().stats().decodes, decodes + 2);
+  EXPECT_EQ(a.masks[0].mask.data, b.masks[0].mask.data);
 }
 
 TEST(Everything, FindsEachObjectOnce) {

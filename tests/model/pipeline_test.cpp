@@ -7,6 +7,7 @@
 #include "sam3/error.h"
 #include "sam3/model.h"
 #include "sam3/model_inspect.h"
+#include "support/segmenters.h"
 #include "support/test_images.h"
 
 namespace {
@@ -28,7 +29,7 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
 class PipelineTest : public ::testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
-    model_ = sam3::Model::load(sam3::test::test_models_dir() / GetParam().model);
+    model_ = sam3::test::load_text_segmenter(sam3::test::test_models_dir() / GetParam().model);
     scene_ = sam3::test::make_scene(GetParam().portrait);
     embedding_ = std::make_unique<sam3::ImageEmbedding>(model_->encode(scene_.image));
   }
@@ -43,7 +44,7 @@ class PipelineTest : public ::testing::TestWithParam<Case> {
     EXPECT_NEAR(inst.box.x1, r.x1, tol);
     EXPECT_NEAR(inst.box.y1, r.y1, tol);
   }
-  std::shared_ptr<sam3::Model> model_;
+  std::shared_ptr<const sam3::ImageSegmenter> model_;
   sam3::test::Scene scene_;
   std::unique_ptr<sam3::ImageEmbedding> embedding_;
 };
@@ -94,7 +95,7 @@ TEST_P(PipelineTest, PresenceMultipliesTheScore) {
 
 TEST_P(PipelineTest, ManyPromptsShareOneImageEncodeAndTextIsCached) {
   for (const char* text : {"red", "blue", "white", "red"}) run({text, {}});
-  const auto stats = model_->stats();
+  const auto stats = model_->model().stats();
   EXPECT_EQ(stats.image_encodes, 1);
   EXPECT_EQ(stats.text_encodes, 3) << "the second \"red\" comes from the text cache";
   EXPECT_EQ(stats.text_cache_hits, 1);
@@ -163,7 +164,7 @@ TEST(ModelLoad, EfficientSam3IsToldFromGetiByItsDecoder) {
 TEST(ModelRun, EfficientSam3DropsDuplicatesAcrossPromptsAndOthersDoNot) {
   const auto scene = sam3::test::make_scene(false);
   for (const char* dir : {"efficientsam3", "geti"}) {
-    const auto model = sam3::Model::load(sam3::test::test_models_dir() / dir);
+    const auto model = sam3::test::load_text_segmenter(sam3::test::test_models_dir() / dir);
     const auto embedding = model->encode(scene.image);
     std::vector<sam3::PromptResult> results = {model->segment(embedding, {"red", {}}), model->segment(embedding, {"blue", {}}),
                                                model->segment(embedding, {"red", {}})};
@@ -193,7 +194,7 @@ TEST(ModelLoad, InputSizeComesFromTheSession) {
 // image whose object covers most of it, each such box still overlaps its mask by more than
 // half, and must come back rescaled to the image.
 TEST(ModelRun, FrozenBoxScaleOnALargeObjectIsRescaled) {
-  const auto model = sam3::Model::load(sam3::test::test_models_dir() / "samexporter-int32-frozen");
+  const auto model = sam3::test::load_text_segmenter(sam3::test::test_models_dir() / "samexporter-int32-frozen");
   sam3::Image image{1200, 900, std::vector<std::uint8_t>(1200u * 900 * 3, 0)};
   const Rect object{60, 45, 1140, 855};
   sam3::test::fill(image, object, 255, 0, 0);
@@ -212,7 +213,7 @@ TEST(ModelRun, FrozenBoxScaleOnALargeObjectIsRescaled) {
 }
 
 TEST(ModelLoad, SamexporterTakesOneBoxPerPrompt) {
-  auto model = sam3::Model::load(sam3::test::test_models_dir() / "samexporter");
+  auto model = sam3::test::load_text_segmenter(sam3::test::test_models_dir() / "samexporter");
   const auto scene = sam3::test::make_scene(false);
   const auto e = model->encode(scene.image);
   try {
@@ -227,7 +228,7 @@ TEST(ModelLoad, SamexporterTakesOneBoxPerPrompt) {
 // Exports with several box slots in SAM3's sequence-first layout take up to that many boxes
 // (unused slots masked), and say so beyond it.
 TEST(ModelLoad, SequenceFirstBoxSlotsTakeSeveralBoxes) {
-  auto model = sam3::Model::load(sam3::test::test_models_dir() / "samexporter-float-4slots");
+  auto model = sam3::test::load_text_segmenter(sam3::test::test_models_dir() / "samexporter-float-4slots");
   const auto scene = sam3::test::make_scene(false);
   const auto e = model->encode(scene.image);
   // Two positive boxes on the blue and magenta objects: a box-only prompt finds both.
@@ -243,7 +244,7 @@ TEST(ModelLoad, SequenceFirstBoxSlotsTakeSeveralBoxes) {
 }
 
 TEST(ModelRun, DecoderOutputsThatDisagreeAreAClearErrorNotAnOverread) {
-  auto model = sam3::Model::load(sam3::test::test_models_dir() / "usls-inconsistent");
+  auto model = sam3::test::load_text_segmenter(sam3::test::test_models_dir() / "usls-inconsistent");
   const auto scene = sam3::test::make_scene(false);
   try {
     model->segment(model->encode(scene.image), {"red", {}});

@@ -9,6 +9,7 @@
 #include "sam3/error.h"
 #include "sam3/log.h"
 #include "sam3/model.h"
+#include "support/segmenters.h"
 #include "support/test_images.h"
 
 namespace {
@@ -40,17 +41,18 @@ bool cpu_only() { return sam3::usable_execution_providers() == std::vector<std::
 TEST(Providers, CpuAndAutoSegmentLikeTheDefault) {
   const fs::path dir = sam3::test::test_models_dir() / "usls";
   const auto scene = sam3::test::make_scene(false);
-  const auto reference = sam3::Model::load(dir);
+  const auto reference = sam3::test::load_text_segmenter(dir);
   const auto want = reference->segment(reference->encode(scene.image), {"red", {}});
   ASSERT_EQ(want.instances.size(), 2u);
-  EXPECT_EQ(reference->providers(), std::vector<std::string>{"cpu"});
+  EXPECT_EQ(reference->model().providers(), std::vector<std::string>{"cpu"});
   for (const char* name : {"cpu", "auto"}) {
     SCOPED_TRACE(name);
     LogCapture log;
     sam3::ModelOptions options;
     options.providers = sam3::parse_execution_providers({name});
-    const auto model = sam3::Model::load(dir, options);
-    const auto got = model->segment(model->encode(scene.image), {"red", {}});
+    const auto segmenter = sam3::test::load_text_segmenter(dir, options);
+    const auto got = segmenter->segment(segmenter->encode(scene.image), {"red", {}});
+    const sam3::Model* model = &segmenter->model();
     ASSERT_EQ(got.instances.size(), want.instances.size());
     for (size_t i = 0; i < got.instances.size(); ++i) {
       EXPECT_NEAR(got.instances[i].score, want.instances[i].score, 1e-4f);

@@ -79,6 +79,19 @@ TEST(AttentionFusion, FusesExactlyTheAttentionItCanComputeBlockwise) {
   }
 }
 
+// The browser's rewrite copies a file only when something is fused (the text encoder has
+// nothing): fuse_attention_if_any answers nullopt then, else what fuse_attention writes.
+TEST(AttentionFusion, IfAnyCopiesNothingWhenNothingIsFused) {
+  for (const auto& file : attention_models()) {
+    const std::string original = sam3::test::read_file(file);
+    sam3::optimize::AttentionFusionStats stats;
+    const auto fused = sam3::optimize::fuse_attention_if_any(original, &stats);
+    EXPECT_EQ(fused.has_value(), expected_fusions(file) > 0) << file.filename();
+    EXPECT_EQ(stats.fused, expected_fusions(file)) << file.filename();
+    if (fused) EXPECT_EQ(*fused, sam3::optimize::fuse_attention(original, nullptr)) << file.filename();
+  }
+}
+
 TEST(AttentionFusion, FusedGraphsComputeTheSameResults) {
   const fs::path dir = sam3::test::fresh_test_dir("sam3_attention");
   for (const auto& file : attention_models()) {

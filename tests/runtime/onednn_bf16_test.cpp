@@ -14,6 +14,7 @@
 #include "runtime/session.h"
 #include "sam3/model.h"
 #include "support/files.h"
+#include "support/segmenters.h"
 #include "support/test_images.h"
 
 namespace {
@@ -137,11 +138,12 @@ TEST(OneDnnBf16, FastModelsGiveTheExactMasks) {
     } else {
       EXPECT_EQ(moved, 0) << layout << ": no bf16 kernels here, so the exact path";
     }
-    const auto ea = a->encode(scene.image), eb = b->encode(scene.image);
+    const sam3::ImageSegmenter sa(a), sb(b);
+    const auto ea = sa.encode(scene.image), eb = sb.encode(scene.image);
     double worst_iou = 1, worst_score = 0;
     size_t instances = 0;
     for (const char* text : {"red", "blue", "white"}) {
-      const auto ra = a->segment(ea, {text, {}}), rb = b->segment(eb, {text, {}});
+      const auto ra = sa.segment(ea, {text, {}}), rb = sb.segment(eb, {text, {}});
       ASSERT_EQ(ra.instances.size(), rb.instances.size()) << layout << " " << text;
       for (size_t i = 0; i < ra.instances.size(); ++i) {
         EXPECT_NEAR(ra.instances[i].score, rb.instances[i].score, 0.01) << layout << " " << text;

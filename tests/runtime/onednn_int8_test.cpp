@@ -12,6 +12,7 @@
 #include "sam3/model.h"
 #include "support/files.h"
 #include "support/int8_reference.h"
+#include "support/segmenters.h"
 #include "support/test_images.h"
 
 namespace {
@@ -108,9 +109,10 @@ TEST(OneDnnInt8, ModelResultsAreIdentical) {
     for (const auto& f : b->files()) moved += f.onednn_int8;
     for (const auto& f : a->files()) EXPECT_EQ(f.onednn_int8, 0) << f.file;
     EXPECT_GT(moved, 0) << layout << ": no product ran on oneDNN";
-    const auto ea = a->encode(scene.image), eb = b->encode(scene.image);
+    const sam3::ImageSegmenter sa(a), sb(b);
+    const auto ea = sa.encode(scene.image), eb = sb.encode(scene.image);
     for (const char* text : {"red", "blue", "white"}) {
-      const auto ra = a->segment(ea, {text, {}}), rb = b->segment(eb, {text, {}});
+      const auto ra = sa.segment(ea, {text, {}}), rb = sb.segment(eb, {text, {}});
       ASSERT_EQ(ra.instances.size(), rb.instances.size()) << layout << " " << text;
       for (size_t i = 0; i < ra.instances.size(); ++i) {
         EXPECT_EQ(ra.instances[i].score, rb.instances[i].score) << layout << " " << text;

@@ -12,6 +12,7 @@
 #include "sam3/error.h"
 #include "support/error_code.h"
 #include "sam3/model.h"
+#include "support/segmenters.h"
 #include "support/test_images.h"
 
 namespace {
@@ -78,7 +79,7 @@ TEST(RunStop, AFlagSetAsASignalHandlerWouldEndsAnEncode) {
 }
 
 TEST(RunStop, AStoppedTokenFailsAtOnceAndTheModelStaysUsable) {
-  const auto model = load("usls");
+  const auto model = std::make_shared<const sam3::ImageSegmenter>(load("usls"));
   const auto scene = sam3::test::make_scene(false);
   const sam3::StopSource source;
   source.request_stop();
@@ -91,11 +92,11 @@ TEST(RunStop, AStoppedTokenFailsAtOnceAndTheModelStaysUsable) {
   const auto result = model->segment(embedding, {.text = "red", .boxes = {}});
   EXPECT_FALSE(result.timings.text_cached);
   EXPECT_EQ(result.instances.size(), 2u);
-  EXPECT_EQ(model->stats().stopped, 2);
+  EXPECT_EQ(model->model().stats().stopped, 2);
 }
 
 TEST(RunStop, ATokenThatIsNeverStoppedChangesNothing) {
-  const auto model = load("usls");
+  const auto model = std::make_shared<const sam3::ImageSegmenter>(load("usls"));
   const auto scene = sam3::test::make_scene(false);
   const sam3::StopSource source;
   sam3::SegmentOptions options;
@@ -107,7 +108,7 @@ TEST(RunStop, ATokenThatIsNeverStoppedChangesNothing) {
     EXPECT_EQ(with.instances[i].score, without.instances[i].score);
     EXPECT_EQ(with.instances[i].mask.data, without.instances[i].mask.data);
   }
-  EXPECT_EQ(model->stats().stopped, 0);
+  EXPECT_EQ(model->model().stats().stopped, 0);
 }
 
 }  // namespace

@@ -61,6 +61,37 @@ TEST(OutputDelay, SuppressedAndLaterUnconfirmedObjectsAreHidden) {
   EXPECT_EQ(out[0].objects[0].id, 2);
 }
 
+// sam3_multiplex_tracking.py propagate_in_video: unconfirmed_obj_ids_per_frame.get(f + 2) is
+// None while frame f + 2 is not processed (and the dict is only filled when hotstart_delay > 0).
+TEST(OutputDelay, AConfirmationFrameNotProcessedYetHidesNothing) {
+  OutputDelay delay(1, 3, 16, 16);  // a frame leaves as soon as it comes: frame f + 2 not there yet
+  for (int f = 0; f < 3; ++f) {
+    auto pending = frame(f, {object(1, 0, 4)});
+    pending.unconfirmed = {1};
+    const auto out = delay.push(std::move(pending), {});
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].objects.size(), 1u) << "no record for frame " << f + 2 << ": shown";
+  }
+  OutputDelay held(2, 3, 16, 16);
+  for (int f = 0; f < 3; ++f) {
+    auto pending = frame(f, {object(1, 0, 4)});
+    pending.unconfirmed = {1};
+    held.push(std::move(pending), {});
+  }
+  const auto end = held.flush();  // the video ended: the last frame's own record is read
+  ASSERT_EQ(end.size(), 1u);
+  EXPECT_TRUE(end[0].objects.empty());
+}
+
+TEST(OutputDelay, WithoutDelayNothingIsHiddenAsRemovedOrUnconfirmed) {
+  OutputDelay delay(0, 3, 16, 16);
+  auto pending = frame(0, {object(1, 0, 4), object(2, 5, 8)});
+  pending.unconfirmed = {1, 2};
+  const auto out = delay.push(std::move(pending), {2});  // 2 removed on this frame
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].objects.size(), 2u);
+}
+
 TEST(OutputDelay, OverlapsGoToTheHigherTrackerScore) {
   const auto a = object(1, 0, 6, 0.6f), b = object(2, 4, 8, 0.9f);
   const auto objects = render_objects({&a, &b}, 8, 8);

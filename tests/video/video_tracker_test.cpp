@@ -86,6 +86,7 @@ TEST(VideoTracker, ConceptTrackingKeepsIdsThroughMotionEntriesExitsAndCrossings)
   const auto stats = tracker.stats();
   EXPECT_EQ(stats.frames, test::kFrames);
   EXPECT_EQ(stats.objects, 4);
+  EXPECT_GT(stats.reconditioned, 0) << "SAM 3.1's default reconditions on frame 16";
 }
 
 TEST(VideoTracker, MasksFollowTheSquares) {
@@ -104,6 +105,58 @@ TEST(VideoTracker, MasksFollowTheSquares) {
   }
 }
 
+TEST(VideoTracker, HoleFillingClosesASmallHoleInATrackedMask) {
+  // A red square with a grey 8x8 hole in its middle, still. In the generated model's 64x64
+  // masks the hole is 18 pixels: fill_hole_area 0 (SAM 3.1's default) and 16 (SAM3's) leave it
+  // out of the mask on every frame, 32 fills it.
+  auto frame_with_hole = [](int index) {
+    VideoFrame f;
+    f.index = index;
+    f.image.width = test::kWidth;
+    f.image.height = test::kHeight;
+    f.image.rgb.assign(static_cast<size_t>(test::kWidth) * test::kHeight * 3, 128);
+    for (int y = 30; y < 70; ++y)
+      for (int x = 50; x < 90; ++x) {
+        const bool hole = x >= 66 && x < 74 && y >= 46 && y < 54;
+        if (!hole) f.image.rgb[(static_cast<size_t>(y) * test::kWidth + x) * 3 + 1] = f.image.rgb[(static_cast<size_t>(y) * test::kWidth + x) * 3 + 2] = 0,
+                   f.image.rgb[(static_cast<size_t>(y) * test::kWidth + x) * 3] = 255;
+      }
+    return f;
+  };
+  for (int area : {0, 16, 32}) {
+    VideoTrackerOptions options;
+    options.hotstart_delay = 0;  // every frame shown as it comes
+    options.confirmation_detections = 0;
+    options.fill_hole_area = area;
+    VideoTracker tracker(video_model(), {.texts = {"car"}}, options);
+    std::vector<VideoFrameResult> results;
+    for (int i = 0; i < 5; ++i)
+      for (auto& r : tracker.push(frame_with_hole(i))) results.push_back(std::move(r));
+    for (auto& r : tracker.finish()) results.push_back(std::move(r));
+    ASSERT_EQ(results.size(), 5u);
+    for (const auto& r : results) {
+      ASSERT_EQ(r.objects.size(), 1u) << "frame " << r.index;
+      const auto& m = r.objects[0].mask;
+      EXPECT_TRUE(m.data[55 * test::kWidth + 55]) << "the square, frame " << r.index;
+      EXPECT_EQ(static_cast<bool>(m.data[50 * test::kWidth + 70]), area >= 18) << "the hole's centre, frame " << r.index << ", area " << area;
+    }
+  }
+}
+
+TEST(VideoTracker, TheAreaRuleSuppressesTheLaterOfTwoObjectsOnOnePlace) {
+  // Two clicks on the red square: two objects with the same mask. Before each frame's memory
+  // the later one keeps none of its pixels (ties go to the earlier) and is suppressed; with the
+  // rule off nothing is.
+  for (float ratio : {0.3f, 0.0f}) {
+    VideoTrackerOptions options;
+    options.shrinkage_min_ratio = ratio;
+    VideoTracker tracker(video_model(), {.objects = {{0, {{15, 45}}, std::nullopt}, {0, {{25, 55}}, std::nullopt}}}, options);
+    for (int i = 0; i < 6; ++i) tracker.push(test::frame_of(i));
+    tracker.finish();
+    EXPECT_EQ(tracker.stats().shrunk, ratio > 0 ? 5 : 0) << "frames 1 to 5 encode memory, ratio " << ratio;
+  }
+}
+
 TEST(VideoTracker, ResultsWaitForTheHotStartDelay) {
   VideoTrackerOptions options;
   options.hotstart_delay = 5;
@@ -119,8 +172,11 @@ TEST(VideoTracker, ResultsWaitForTheHotStartDelay) {
 
 TEST(VideoTracker, TheMemoryBankStopsGrowing) {
   // The first 8 frames again and again (red and blue, no new object): once the bank holds its
-  // 6 recent frames and 15 pointer frames, it no longer grows with the video.
-  VideoTracker tracker(video_model(), {.texts = {"car"}});
+  // 6 recent frames and 15 pointer frames, it no longer grows with the video. (Reconditioning
+  // adds conditioning frames, up to 4: the next test.)
+  VideoTrackerOptions options;
+  options.recondition_every = 0;
+  VideoTracker tracker(video_model(), {.texts = {"car"}}, options);
   std::size_t at16 = 0;
   for (int i = 0; i < 26; ++i) {
     auto frame = test::frame_of(i % 8);
@@ -132,6 +188,29 @@ TEST(VideoTracker, TheMemoryBankStopsGrowing) {
   EXPECT_EQ(stats.buckets, 1);
   EXPECT_GT(at16, 0u);
   EXPECT_EQ(stats.memory_bank_bytes, at16);
+}
+
+TEST(VideoTracker, ReconditioningKeepsAtMostFourConditioningFrames) {
+  // Reconditioning every second frame on the first 8 frames again and again: each
+  // reconditioned frame becomes a conditioning frame of the bucket; the 4 most recent are kept.
+  VideoTrackerOptions options;
+  options.recondition_every = 2;
+  VideoTracker tracker(video_model(), {.texts = {"car"}}, options);
+  std::set<int> ids;
+  for (int i = 0; i < 24; ++i) {
+    auto frame = test::frame_of(i % 8);
+    frame.index = i;
+    for (const auto& r : tracker.push(frame))
+      for (const auto& o : r.objects) ids.insert(o.id);
+    EXPECT_LE(tracker.stats().conditioning_frames, 4) << "frame " << i;
+  }
+  for (const auto& r : tracker.finish())
+    for (const auto& o : r.objects) ids.insert(o.id);
+  const auto stats = tracker.stats();
+  EXPECT_EQ(stats.buckets, 1);
+  EXPECT_GE(stats.reconditioned, 8) << "red and blue, confidently detected and tracked, on most even frames";
+  EXPECT_EQ(stats.conditioning_frames, 4);
+  EXPECT_EQ(ids, (std::set<int>{1, 2})) << "reconditioning keeps the ids";
 }
 
 TEST(VideoTracker, MoreThanSixteenObjectsTakeTwoBuckets) {
@@ -240,6 +319,9 @@ TEST(VideoTracker, BadInputGetsTypedErrors) {
   EXPECT_EQ(code([] { VideoTracker t(video_model(), {}); }), ErrorCode::kInvalidArgument);
   EXPECT_EQ(code([] { VideoTracker t(video_model(), {.texts = {"  "}}); }), ErrorCode::kInvalidArgument);
   EXPECT_EQ(code([] { VideoTracker t(video_model(), {.texts = {"car"}}); t.finish(); }), ErrorCode::kInvalidArgument) << "empty video";
+  EXPECT_EQ(code([] { VideoTracker t(video_model(), {.texts = {"car"}}, {.recondition_every = -1}); }), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(code([] { VideoTracker t(video_model(), {.texts = {"car"}}, {.fill_hole_area = -3}); }), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(code([] { VideoTracker t(video_model(), {.texts = {"car"}}, {.shrinkage_min_ratio = 1.5f}); }), ErrorCode::kInvalidArgument);
   EXPECT_EQ(code([] {
               VideoTracker t(video_model(), {.texts = {"car"}});
               t.push(test::frame_of(0));

@@ -3,7 +3,7 @@
 // static server. Same instances as the native CLI; no request carries the image.
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, before, test } from "node:test";
@@ -121,5 +121,72 @@ test("sam3 web export: the same app from a plain static server, and never over f
     assertSameAsNative(got, native("usls", "red"));
   } finally {
     await stopStatic(server);
+  }
+});
+
+// Before an encode in the tab the page shows an estimate (the last encode of this model here,
+// remembered by the module) and a bar of the time elapsed against it. The encode's run holds
+// the page's thread, so what the page shows is recorded inside it as it changes (a
+// MutationObserver), not read from outside during the run; no assertion on times.
+test("/app/ shows the image encode's estimate and a progress bar while it runs", async () => {
+  const { server, baseUrl } = await startServer();
+  try {
+    const page = await browser.newPage({ viewport: { width: 1366, height: 800 } });
+    await page.goto(`${baseUrl}/app/?device=wasm`);
+    await page.locator("#model-status.ready").waitFor({ timeout: 60000 });
+    await page.evaluate(() => {
+      window.shown = [];
+      const box = document.getElementById("encode-progress");
+      new MutationObserver(() => {
+        if (box.hidden) return;
+        window.shown.push({
+          text: document.getElementById("busy-text").textContent,
+          eta: document.getElementById("encode-eta").textContent,
+          estimate: box.dataset.estimateMs,
+          bar: document.getElementById("encode-bar").getAnimations().map((a) => ({
+            duration: a.effect.getTiming().duration, delay: a.effect.getTiming().delay,
+            iterations: a.effect.getTiming().iterations, state: a.playState })),
+        });
+      }).observe(document.getElementById("busy"), { subtree: true, attributes: true, childList: true, characterData: true });
+    });
+    const encode = async (name) => {  // a new name: choosing the same file again changes nothing
+      copyFileSync(path.join(tmp, "scene.png"), path.join(tmp, name));
+      await page.evaluate(() => { window.shown = []; document.getElementById("status").textContent = ""; });
+      await page.setInputFiles("#file-input", path.join(tmp, name));
+      await page.waitForFunction(() => /Image encoded in this browser/.test(document.getElementById("status").textContent)
+        && document.getElementById("busy").hidden, null, { timeout: 60000 });
+      return page.evaluate(() => ({ shown: window.shown, status: document.getElementById("status").textContent,
+        hidden: document.getElementById("encode-progress").hidden,
+        remembered: Object.values(JSON.parse(localStorage.getItem("sam3-encode-ms") ?? "{}")) }));
+    };
+
+    const first = await encode("first.png");
+    assert.ok(first.shown.length > 0, "the progress was shown during the first encode");
+    assert.match(first.shown[0].text, /Encoding image in this browser: the first encode of this model here/);
+    assert.match(first.shown[0].eta, /no estimate yet/);
+    assert.equal(first.shown[0].estimate, "");
+    assert.deepEqual(first.shown[0].bar.map((a) => a.iterations), [Infinity], "an endless busy bar without an estimate");
+    assert.ok(first.hidden, "the bar is gone once the image is encoded");
+    assert.equal(first.remembered.length, 1, "the encode's time is remembered for this model");
+    const took = first.remembered[0].ms;
+
+    const second = await encode("second.png");
+    assert.ok(second.shown.length > 0, "the progress was shown during the second encode");
+    const { text, eta, estimate, bar } = second.shown[0];
+    assert.match(text, /Encoding image in this browser: about \d/);
+    assert.match(eta, /the last image encode of this model on this device took/);
+    assert.equal(Number(estimate), took, "the estimate is the first encode's time");
+    assert.equal(bar.length, 2, "the bar's fill, and its pulse past the estimate");
+    const [fill, pulse] = bar;
+    assert.equal(fill.duration, Math.max(took, 1), "the bar fills over the estimate");
+    assert.equal(fill.iterations, 1);
+    assert.equal(fill.state, "running");
+    assert.equal(pulse.delay, Math.max(took, 1), "and pulses once the estimate is past");
+    assert.equal(pulse.iterations, Infinity);
+    assert.match(second.status, /Image encoded in this browser in [\d.]+ s \(estimated [\d.]+ s\)\./);
+    assert.ok(second.hidden);
+    await page.close();
+  } finally {
+    await stopServer(server);
   }
 });

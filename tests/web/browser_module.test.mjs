@@ -4,7 +4,7 @@
 // WebGPU (SwiftShader) with the int8 products rewritten to run there, not on WASM.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, before, test } from "node:test";
@@ -27,9 +27,12 @@ let tmp, server, baseUrl, browser, page, gpuBrowser, gpuPage;
 before(async () => {
   tmp = mkdtempSync(path.join(os.tmpdir(), "sam3-browser-"));
   writeFileSync(path.join(tmp, "scene.png"), scenePng());
+  // The module served without its rewrite worker (a deployment that forgot the file).
+  mkdirSync(path.join(tmp, "web-noworker"));
+  for (const f of ["sam3.mjs", "sam3.wasm", "sam3-browser.mjs"]) copyFileSync(path.join(WEB, f), path.join(tmp, "web-noworker", f));
   ({ server, baseUrl } = await startStatic({
     routes: { "/web/ort/": ORT_WEB, "/web/": WEB, "/models/": MODELS, "/data/": path.join(repo, "data"),
-      "/test/": tmp, "/golden/": path.join(repo, "tests/data/clip") },
+      "/test/": tmp, "/golden/": path.join(repo, "tests/data/clip"), "/web-noworker/": path.join(tmp, "web-noworker") },
     pages: { "/": "<!doctype html><title>sam3 module test</title>" },
   }));
   browser = await launchBrowser();
@@ -180,28 +183,63 @@ test("the rewritten graphs are cached: a second load skips the rewrite and gives
   const got = await page.evaluate(async () => {
     const { Sam3, clearModelCache } = await import("/web/sam3-browser.mjs");
     await clearModelCache();
+    // The rewrite's workers (ONNX Runtime's own threads are workers too: told apart by URL).
+    const rewriteWorkers = [];
+    const NativeWorker = globalThis.Worker;
+    globalThis.Worker = class extends NativeWorker {
+      constructor(url, options) {
+        super(url, options);
+        if (!String(url).includes("sam3-rewrite-worker")) return;
+        const seen = { terminated: false };
+        rewriteWorkers.push(seen);
+        const terminate = this.terminate.bind(this);
+        this.terminate = () => { seen.terminated = true; terminate(); };
+      }
+    };
     const runs = [];
     try {
       for (let i = 0; i < 2; i++) {
         const stages = new Set();
+        const before = rewriteWorkers.length;
         const m = await Sam3.load("/models/usls/", { device: "wasm", vocabulary: "/data/clip/bpe_simple_vocab_16e6.txt.gz",
           onProgress: (p) => stages.add(p.stage) });
         const e = await m.encode(await (await fetch("/test/scene.png")).blob());
-        runs.push({ rewrites: m.rewrites, rewrote: stages.has("rewrite"), result: await m.segment(e, { text: "red" }) });
+        runs.push({ rewrites: m.rewrites, rewrote: stages.has("rewrite"), result: await m.segment(e, { text: "red" }),
+          workers: rewriteWorkers.slice(before) });
         await m.release();
       }
     } finally {
+      globalThis.Worker = NativeWorker;
       await clearModelCache();
     }
     return { runs, left: (await caches.keys()).filter((k) => k.startsWith("sam3-")) };
   });
   const [first, second] = got.runs;
   assert.ok(first.rewrote && !first.rewrites.image.cached, "the first load rewrites");
+  assert.deepEqual(first.workers, [{ terminated: true }], "the first load rewrites in one worker, ended by the load");
   assert.ok(!second.rewrote, "the second load does not rewrite");
+  assert.deepEqual(second.workers, [], "nor starts a rewrite worker");
   assert.equal(second.rewrites.image.cached, true);
   assert.equal(second.rewrites.image.fused, first.rewrites.image.fused);
   assertSame(second.result, first.result, "cached graph");
   assert.deepEqual(got.left, [], "clearModelCache empties both caches");
+});
+
+test("a module served without its rewrite worker says so instead of waiting forever", async () => {
+  const error = await page.evaluate(async () => {
+    const { Sam3 } = await import("/web-noworker/sam3-browser.mjs");
+    try {
+      await Sam3.load("/models/usls/", { device: "wasm", cache: false, ortUrl: "/web/ort/ort.wasm.min.mjs",
+        vocabulary: "/data/clip/bpe_simple_vocab_16e6.txt.gz" });
+      return null;
+    } catch (e) {
+      return { name: e.name, code: e.code, message: e.message };
+    }
+  });
+  assert.ok(error, "the load fails");
+  assert.equal(error.name, "Sam3Error");
+  assert.equal(error.code, "runtime");
+  assert.match(error.message, /the rewrite worker \(sam3-rewrite-worker\.mjs\) failed/);
 });
 
 for (const layout of ["usls", "samexporter"]) {

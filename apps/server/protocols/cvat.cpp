@@ -126,16 +126,16 @@ HttpResponse detect(Api& api, const Labels& shared, const HttpRequest& req) {
     for (const auto& p : l.prompts) all.push_back({.text = p, .boxes = {}});
   }
   api.check_prompts(all, "the detector's labels");
-  auto model = api.ready_model();
+  const ImageSegmenter text = api.text_segmenter();
   bool cached = false;
-  auto entry = api.encode_bytes(req, *image, &cached);
-  auto found = api.run_on_worker(req, [model, entry, shared, options](const JobStop& stop) {
+  auto entry = api.encode_bytes(req, text.shared_model(), *image, &cached);
+  auto found = api.run_on_worker(req, [text, entry, shared, options](const JobStop& stop) {
     std::vector<std::vector<Prompt>> labels;
     for (const auto& label : *shared) {
       labels.emplace_back();
       for (const auto& text : label.prompts) labels.back().push_back({.text = text, .boxes = {}});
     }
-    return segment_labels(*model, entry->embedding, labels, options, stop);
+    return segment_labels(text, entry->embedding, labels, options, stop);
   });
   SplicedJson answer;
   json items = json::array();
@@ -198,11 +198,11 @@ HttpResponse interact(Api& api, const HttpRequest& req) {
                      std::max(corners[0].x, corners[1].x), std::max(corners[0].y, corners[1].y)};
   }
   // The library refuses more than kMaxPointsPerObject clicks, or one outside the image, by name.
-  auto model = api.click_model();
+  const InteractiveSegmenter click = api.click_segmenter();
   bool cached = false;
-  auto entry = api.encode_bytes(req, model, *image, &cached);
-  const ObjectResult found = api.run_on_worker(req, [model, entry, prompt](const JobStop& stop) {
-    return model->segment(entry->embedding, prompt, stop.stopping(InteractiveOptions{}));
+  auto entry = api.encode_bytes(req, click.shared_model(), *image, &cached);
+  const ObjectResult found = api.run_on_worker(req, [click, entry, prompt](const JobStop& stop) {
+    return click.segment(entry->embedding, prompt, stop.stopping(InteractiveOptions{}));
   });
   if (found.masks.empty()) return json_response(200, {{"mask", json::array()}});
   const Mask& m = found.masks.front().mask;

@@ -141,14 +141,16 @@ class LabelStudioBackend {
                              ? body["params"]["context"] : json();
     const bool interactive = context.is_object() && context.contains("result") && context["result"].is_array() &&
                              !context["result"].empty();
-    auto model = api_.ready_model();
+    api_.ready_model();  // 503 while loading, before anything else is read
     // The marks are checked before any image is fetched (their pixels depend on each image's
     // size, their validity does not). Without a text, keypoints (and rectangles, when the
     // server holds the interactive model) are one clicked object each image.
     const InteractiveContext marks = interactive ? read_interactive_context(context, 100, 100) : InteractiveContext{};
     const bool clicks = interactive && marks.text.empty() && (!marks.keypoints.empty() || api_.has_click_model());
     if (clicks) api_.check_objects(clicked_objects(marks).size(), "the interactive context's rectangles");
-    auto click = clicks ? api_.click_model() : nullptr;  // a 400 naming --interactive-models when there is none
+    // A 400 naming --interactive-models when there is none, or the text model when --models is the interactive one.
+    const std::optional<InteractiveSegmenter> click = clicks ? std::optional(api_.click_segmenter()) : std::nullopt;
+    const std::optional<ImageSegmenter> text = clicks ? std::nullopt : std::optional(api_.text_segmenter());
     const std::string project = project_of(body);
     const FetchBudget budget{api_.deadline(req), req.client_gone};
     // The same jobs for every task (the interactive job depends on the image size only through
@@ -173,8 +175,8 @@ class LabelStudioBackend {
                            config.image_name + "\" value=\"$" + config.data_key + "\"> must name the task's image key");
       }
       const std::string bytes = images_.fetch(data[config.data_key].get_ref<const std::string&>(), id, project, budget);
-      results.push_back(clicks ? predict_clicked(req, config, context, click, bytes, answer)
-                               : predict_concepts(req, config, interactive ? &context : nullptr, model, config_jobs, bytes, answer));
+      results.push_back(clicks ? predict_clicked(req, config, context, *click, bytes, answer)
+                               : predict_concepts(req, config, interactive ? &context : nullptr, *text, config_jobs, bytes, answer));
     }
     HttpResponse r;
     r.body = answer.dump({{"results", std::move(results)}});
@@ -188,19 +190,19 @@ class LabelStudioBackend {
 
   // Labels, or the annotator's text (and exemplar marks), on the text model.
   json predict_concepts(const HttpRequest& req, const LabelConfig& config, const json* context,
-                        const std::shared_ptr<Model>& model, const std::vector<Job>& config_jobs, const std::string& bytes,
+                        const ImageSegmenter& text, const std::vector<Job>& config_jobs, const std::string& bytes,
                         SplicedJson& answer) {
     bool cached = false;
-    auto entry = api_.encode_bytes(req, bytes, &cached);  // one encode serves every label
+    auto entry = api_.encode_bytes(req, text.shared_model(), bytes, &cached);  // one encode serves every label
     const int width = entry->embedding.width(), height = entry->embedding.height();
     auto jobs = std::make_shared<const std::vector<Job>>(
         context ? std::vector<Job>{concept_job(config, read_interactive_context(*context, width, height), width, height)}
                 : config_jobs);
     if (context) api_.check_prompts(prompts_of(*jobs), "the interactive context's marks");
-    auto found = api_.run_on_worker(req, [model, entry, jobs](const JobStop& stop) {
+    auto found = api_.run_on_worker(req, [text, entry, jobs](const JobStop& stop) {
       std::vector<std::vector<Prompt>> labels;
       for (const auto& job : *jobs) labels.push_back(job.prompts);
-      return segment_labels(*model, entry->embedding, labels, {}, stop);
+      return segment_labels(text, entry->embedding, labels, {}, stop);
     });
     json regions = json::array();
     double score_sum = 0;
@@ -220,13 +222,13 @@ class LabelStudioBackend {
   // Keypoints and a rectangle, without a text: the clicked object on the interactive model, as
   // Label Studio's own SAM backends answer them (one region per mask control of its label).
   json predict_clicked(const HttpRequest& req, const LabelConfig& config, const json& context,
-                       const std::shared_ptr<Model>& click, const std::string& bytes, SplicedJson& answer) {
+                       const InteractiveSegmenter& click, const std::string& bytes, SplicedJson& answer) {
     bool cached = false;
-    auto entry = api_.encode_bytes(req, click, bytes, &cached);
+    auto entry = api_.encode_bytes(req, click.shared_model(), bytes, &cached);
     const InteractiveContext marks = read_interactive_context(context, entry->embedding.width(), entry->embedding.height());
     auto objects = std::make_shared<const std::vector<InteractivePrompt>>(clicked_objects(marks));
     auto found = api_.run_on_worker(req, [click, entry, objects](const JobStop& stop) {
-      return click->segment_objects(entry->embedding, *objects, stop.stopping(InteractiveOptions{}));
+      return click.segment_objects(entry->embedding, *objects, stop.stopping(InteractiveOptions{}));
     });
     const Job job = labelled_job(config, "", marks.named_label);
     json regions = json::array();

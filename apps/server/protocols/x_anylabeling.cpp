@@ -111,13 +111,13 @@ HttpResponse predict_clicked(Api& api, const HttpRequest& req, const std::string
       throw ApiError(400, "invalid_marks", "no point or rectangle mark: click the object or draw a rectangle around it");
     }
     api.check_objects(marks.points.empty() ? marks.rectangles.size() : 1, "the rectangle marks");
-    auto model = api.click_model();
+    const InteractiveSegmenter click = api.click_segmenter();
     bool cached = false;
-    auto entry = api.encode_bytes(req, model, image, &cached);
+    auto entry = api.encode_bytes(req, click.shared_model(), image, &cached);
     auto objects = std::make_shared<const std::vector<InteractivePrompt>>(
         x_anylabeling::clicked_objects(marks, entry->embedding.width(), entry->embedding.height()));
-    auto found = api.run_on_worker(req, [model, entry, objects](const JobStop& stop) {
-      return model->segment_objects(entry->embedding, *objects, stop.stopping(InteractiveOptions{}));
+    auto found = api.run_on_worker(req, [click, entry, objects](const JobStop& stop) {
+      return click.segment_objects(entry->embedding, *objects, stop.stopping(InteractiveOptions{}));
     });
     SplicedJson answer;
     json shapes = json::array();
@@ -188,16 +188,16 @@ HttpResponse predict(Api& api, const HttpRequest& req) {
     std::vector<Prompt> all;
     for (const auto& p : prompts) all.push_back(p.second);
     api.check_prompts(all, "the text prompt's comma-separated prompts");
-    auto model = api.ready_model();
+    const ImageSegmenter text = api.text_segmenter();
     bool cached = false;
-    auto entry = api.encode_bytes(req, *image, &cached);
+    auto entry = api.encode_bytes(req, text.shared_model(), *image, &cached);
     auto shared = std::make_shared<const std::vector<std::pair<std::string, Prompt>>>(std::move(prompts));
-    auto results = api.run_on_worker(req, [model, entry, shared, options](const JobStop& stop) {
+    auto results = api.run_on_worker(req, [text, entry, shared, options](const JobStop& stop) {
       const SegmentOptions stoppable = stop.stopping(options);
       std::vector<PromptResult> out;
       for (const auto& [label, prompt] : *shared) {
         stop.check();
-        out.push_back(model->segment(entry->embedding, prompt, stoppable));
+        out.push_back(text.segment(entry->embedding, prompt, stoppable));
       }
       return out;
     });

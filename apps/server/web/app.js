@@ -120,9 +120,55 @@ function showProgress(p) {
     pill.textContent = `${p.cached ? "reading" : "downloading"} ${p.file}${pct}`;
   } else if (p.stage === "rewrite") {
     pill.textContent = `preparing ${p.file} for this browser`;
-  } else {
-    setBusy(p.loaded < p.total ? "Encoding image in this browser…" : "Decoding…");
+  } else if (p.loaded >= p.total) {
+    setBusy("Decoding…");
   }
+}
+
+function seconds(ms) {
+  if (ms < 10000) return `${(ms / 1000).toFixed(1)} s`;
+  const s = Math.round(ms / 1000);
+  return s < 90 ? `${s} s` : `${Math.floor(s / 60)} min ${s % 60} s`;
+}
+
+// Before an encode in the tab: the estimate (the last encode of this model here, as the module
+// remembers it) and a bar of the time elapsed against it. ONNX Runtime Web's run holds the
+// page's thread on WASM and reports no progress, so the bar is moved by a transform animation,
+// which the compositor runs without that thread; with no estimate yet it only says it is busy.
+let encodeAnimation = [];
+function showEncodeProgress(estimate) {
+  setBusy(estimate ? `Encoding image in this browser: about ${seconds(estimate.ms)}`
+    : "Encoding image in this browser: the first encode of this model here");
+  const box = $("encode-progress");
+  const bar = $("encode-bar");
+  box.hidden = false;
+  box.dataset.estimateMs = estimate ? String(estimate.ms) : "";
+  for (const a of encodeAnimation) a.cancel();
+  bar.classList.toggle("unknown", !estimate);
+  if (estimate) {
+    $("encode-eta").textContent = `estimate: ${estimate.basis} took ${seconds(estimate.ms)} (${new Date(estimate.at).toLocaleString()}); `
+      + "the bar is time elapsed against it";
+    const duration = Math.max(estimate.ms, 1);
+    encodeAnimation = [bar.animate([{ transform: "scaleX(0)" }, { transform: "scaleX(1)" }],
+      { duration, easing: "linear", fill: "forwards" }),
+    // Past the estimate the full bar pulses: still running, longer than the last time.
+    bar.animate([{ opacity: 1 }, { opacity: 0.35 }, { opacity: 1 }], { duration: 1400, delay: duration, iterations: Infinity })];
+  } else {
+    $("encode-eta").textContent = "no estimate yet: this encode's time is remembered for the next one";
+    encodeAnimation = [bar.animate([{ transform: "translateX(-100%)" }, { transform: "translateX(333%)" }],
+      { duration: 1600, iterations: Infinity })];
+  }
+}
+
+function hideEncodeProgress() {
+  for (const a of encodeAnimation) a.cancel();
+  encodeAnimation = [];
+  $("encode-progress").hidden = true;
+}
+
+// Lets the browser paint what was just shown before a call that holds the page's thread.
+function nextPaint() {
+  return new Promise((done) => requestAnimationFrame(() => setTimeout(done, 0)));
 }
 
 async function startBrowser(config, source) {
@@ -160,14 +206,23 @@ async function startBrowser(config, source) {
 }
 
 async function encodeHere(file, bitmap) {
-  const embedding = await state.local.model.encode(file, { onProgress: showProgress });
+  const estimate = state.local.model.encodeEstimate;
+  showEncodeProgress(estimate);
+  await nextPaint();
+  let embedding;
+  try {
+    embedding = await state.local.model.encode(file, { onProgress: showProgress });
+  } finally {
+    hideEncodeProgress();
+  }
   state.local.embedding = embedding;
   state.image = { id: "local", width: embedding.width, height: embedding.height, bitmap };
   state.boxes = [];
   state.object = null;
   state.prompts = state.prompts.filter((p) => !p.object);
   for (const p of state.prompts) p.instances = [];
-  setStatus(`Image encoded in this browser in ${(embedding.timings_ms.encode_image / 1000).toFixed(1)} s.`);
+  const took = `Image encoded in this browser in ${(embedding.timings_ms.encode_image / 1000).toFixed(1)} s`;
+  setStatus(estimate ? `${took} (estimated ${(estimate.ms / 1000).toFixed(1)} s).` : `${took}.`);
   const clicksOnly = Boolean(state.local.model.info.interactive);  // no words for the interactive model
   $("prompt-input").disabled = clicksOnly;
   $("add-prompt").disabled = clicksOnly;
