@@ -57,9 +57,10 @@ SCENES = {
     },
     # Where the rules differ (docs/video.md, "Which reference, where they differ"):
     # green enters at frame 6 and crosses red (new objects' memory); blue is gone on frames
-    # 8-19 and back at 20 (keep-alive of empty tracks); yellow moves to the left edge and stays
-    # there from frame 17 (boundary suppression); cyan sits on the edge from frame 0 (neither
-    # starts it).
+    # 8-19 and back at 20, yellow moves to the left edge and stays there from frame 16, where
+    # both drop its detections (keep-alive hides both in the driver only); cyan sits on the edge
+    # from frame 0 (sam3 starts it on frame 0, where SAM 3.1 does not check the edge, so the
+    # later objects' ids are one higher; hot-start removes it unshown).
     "differ": {
         "frames": 30,
         "squares": [square((255, 0, 0), 0, 29, 30, 90, 4.0, 0.5, 40),
@@ -76,11 +77,17 @@ SCENES = {
                 "8 unmatched frames, and the detection starts another object the next frame",
             ("blue", "only sam3 shows it", "20-23"):
                 "keep-alive: the driver took credit from the empty track while blue was gone (down to -4) "
-                "and hides it until 4 matches paid it back; sam3 takes credit from non-empty tracks only",
+                "and hides it until 4 matches paid it back; SAM 3.1 computes the credit but hides nothing by it",
             ("yellow", "only sam3 shows it", "23-29"):
-                "boundary suppression: the driver drops yellow's detections once its centre is within "
-                "2.5% of the edge (frame 16 on), so its track goes unmatched and is hidden when its "
-                "keep-alive credit is spent; sam3 stops edge detections only from starting objects",
+                "keep-alive: both drop yellow's detections once its centre is within 2.5% of the edge "
+                "(frame 16 on), so its track goes unmatched; the driver hides it when its credit is spent, "
+                "SAM 3.1 hides nothing by it (and hot-start removal is over: yellow started on frame 0)",
+            ("red", "driver id 2, sam3 id 3", "0-29"):
+                "frame 0 (no track yet): the driver drops the edge detection (cyan) on frame 0, SAM 3.1 "
+                "checks no edge there and starts it as id 2 (never shown: its edge detections never match it, so it is "
+                "never confirmed and hot-start removes it after 8 unmatched frames)",
+            ("yellow", "driver id 3, sam3 id 4", "0-22"):
+                "frame 0 (no track yet): as red, cyan took id 2",
         },
     },
 }
