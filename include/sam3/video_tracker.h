@@ -48,7 +48,7 @@ struct VideoTrackerOptions {
   float detection_threshold = 0.4f;    // score_threshold_detection: detections kept for NMS and matching
   float nms_iom = 0.1f;                // det_nms_thresh (intersection over the smaller mask)
   float association_iom = 0.1f;        // assoc_iou_thresh: a detection this close to a track is not new, and matches it
-  float track_match_iom = 0.1f;        // trk_assoc_iou_thresh: a track this close to a detection is matched
+  float track_match_iom = 0.5f;        // trk_assoc_iou_thresh (Sam3MultiplexBase's; ailia: 0.1): a track this close to a detection is matched
   float new_object_threshold = 0.65f;  // new_det_thresh
   int hotstart_delay = 15;             // frames of output delay; 0: none
   int hotstart_unmatched = 8;          // hotstart_unmatch_thresh: removed within the window after this many

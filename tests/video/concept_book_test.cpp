@@ -194,10 +194,11 @@ TEST(ConceptBook, ObjectsStartedOnOneFrameAreNeverDuplicates) {
   ConceptBook book(defaults());
   int next = 1;
   ASSERT_EQ(book.step(0, {det(4, 4, 12, 12, 0.9f), det(20, 20, 28, 28, 0.9f)}, {}, next).new_ids.size(), 2u);
-  const std::vector<TrackMask> tracks = {{1, square(4, 4, 12, 12)}, {2, square(10, 4, 16, 12)}};
+  const std::vector<TrackMask> tracks = {{1, square(4, 4, 12, 12)}, {2, square(8, 4, 14, 12)}};
   for (int f = 1; f <= 12; ++f) {
+    // One detection over both tracks: an ambiguous match (neither is matched), yet neither is
+    // unmatched (the raw overlaps) nor a duplicate (same start frame): none is ever removed.
     const auto plan = book.step(f, {det(4, 4, 12, 12, 0.9f)}, tracks, next);
-    EXPECT_TRUE(plan.matched.contains(1) && plan.matched.contains(2)) << "frame " << f;
     EXPECT_TRUE(plan.removed.empty()) << "frame " << f;
   }
 }
