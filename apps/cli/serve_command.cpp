@@ -74,6 +74,9 @@ void add_serve_command(CLI::App& app, Runner& run) {
                   "A label CVAT's detector finds: NAME or NAME=PROMPT,PROMPT (repeatable; see docs/cvat.md)");
   cmd->add_option("--cvat-labels", args->cvat_labels_file, "A file of CVAT labels, one NAME[=PROMPT,...] per line")
       ->check(CLI::ExistingFile);
+  cmd->add_option("--cvat-tracker-sessions", args->options.cvat_tracker_sessions,
+                  "CVAT tracker sessions kept in memory; the least recently used is dropped (docs/cvat.md)")
+      ->capture_default_str()->check(CLI::Range(1, 10000));
   cmd->callback([args, &run] {
     auto& ls = args->options.label_studio;
     ls.max_image_bytes = std::int64_t{args->fetch_max_mb} << 20;

@@ -60,6 +60,7 @@ class Api {
  public:
   explicit Api(const ServerOptions& options);
   void set_port(int port) { port_ = port; }  // for the Host and Origin checks
+  const ServerOptions& options() const { return options_; }
   Dispatch screen(const HttpRequest& head) const;
   HttpResponse handle(const HttpRequest& request);
   void load_model();  // run on a background thread

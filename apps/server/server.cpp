@@ -66,7 +66,7 @@ int run_server(const ServerOptions& options) {
   Api api(options);
   add_label_studio_routes(api, options.label_studio);
   add_x_anylabeling_routes(api);
-  add_cvat_routes(api, options.cvat_labels);
+  add_cvat_routes(api, options.cvat_labels, options.cvat_tracker_sessions);
   add_web_app_routes(api, options, default_web_app_files());
   HttpLimits limits;
   limits.max_body_bytes = options.max_request_mb * 1024 * 1024;

@@ -42,6 +42,7 @@ struct ServerOptions {
   int shutdown_timeout_s = 30;  // requests in flight get this long after SIGTERM
   LabelStudioOptions label_studio;  // where the Label Studio backend fetches task images
   std::vector<CvatLabel> cvat_labels;  // what the CVAT detector finds (none: it is not listed)
+  std::size_t cvat_tracker_sessions = 32;  // CVAT tracker sessions kept (least recently used dropped)
 };
 
 // Whether every address the host name resolves to is a loopback address (a name is looked

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <mutex>
 #include <set>
 
 #include "core/timer.h"
@@ -71,12 +73,28 @@ struct Track {
   Track(int p, const VideoTrackerOptions& o) : prompt(p), book(o) {}
 };
 
+// The video graphs of a model, loaded once and shared by every tracker alive on it (a batch of
+// videos, a server's tracking sessions): its sessions are only run (const), never changed.
+std::shared_ptr<const video::Bundle> shared_bundle(const std::shared_ptr<const Model>& model) {
+  static std::mutex mutex;
+  static std::map<const Model*, std::pair<std::weak_ptr<const Model>, std::weak_ptr<const video::Bundle>>> loaded;
+  std::lock_guard lock(mutex);
+  for (auto it = loaded.begin(); it != loaded.end();) {  // forget models and bundles gone
+    it = it->second.first.expired() || it->second.second.expired() ? loaded.erase(it) : std::next(it);
+  }
+  if (auto it = loaded.find(model.get()); it != loaded.end()) return it->second.second.lock();
+  auto bundle = std::make_shared<const video::Bundle>(model->directory(), model->input_size(),
+                                                      detail::ModelAccess::session_config(*model));
+  loaded[model.get()] = {model, bundle};
+  return bundle;
+}
+
 }  // namespace
 
 struct VideoTracker::Impl {
   std::shared_ptr<const Model> model;
   const detail::TextDecoding* backend = nullptr;  // the text family's decoding (sam3.1-ailia)
-  std::unique_ptr<video::Bundle> bundle;
+  std::shared_ptr<const video::Bundle> bundle;  // shared with the model's other trackers
   VideoPrompts prompts;
   VideoTrackerOptions options;
   std::vector<Track> tracks;  // texts first, then the clicked objects' (if any)
@@ -124,7 +142,7 @@ VideoTracker::VideoTracker(std::shared_ptr<const Model> model, VideoPrompts prom
   }
   auto& d = *impl_;
   d.backend = detail::ModelAccess::backend(*model).text();  // non-null: the layout is a text family
-  d.bundle = std::make_unique<video::Bundle>(model->directory(), model->input_size(), detail::ModelAccess::session_config(*model));
+  d.bundle = shared_bundle(model);
   d.model = std::move(model);
   d.options = options;
   const auto* tokenizer = detail::ModelAccess::tokenizer(*d.model);

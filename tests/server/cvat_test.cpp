@@ -109,6 +109,7 @@ TEST_F(Cvat, TheListingIsWhatCvatsLambdaManagerReads) {
   EXPECT_EQ(spec[0]["name"], "Red car");
   EXPECT_EQ(spec[1]["name"], "Water");
   EXPECT_EQ(std::stoi(f["metadata"]["annotations"]["version"].get<std::string>()), 1);
+  EXPECT_FALSE(all.contains("sam3-tracker")) << "the tracker needs SAM 3.1's video bundle, not this model";
 
   auto one = c.Get("/api/functions/sam3-detector", cvat_headers());
   ASSERT_TRUE(one);

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api.h"
+#include "cvat_tracker.h"
 #include "base64.h"
 #include "json_splice.h"
 #include "request_json.h"
@@ -254,12 +255,13 @@ std::vector<CvatLabel> read_cvat_labels(const std::string& path) {
   return labels;
 }
 
-void add_cvat_routes(Api& api, const std::vector<CvatLabel>& labels) {
+void add_cvat_routes(Api& api, const std::vector<CvatLabel>& labels, std::size_t tracker_sessions) {
   std::vector<CvatLabel> unique;
   for (const auto& l : labels) {
     if (std::none_of(unique.begin(), unique.end(), [&](const CvatLabel& u) { return u.name == l.name; })) unique.push_back(l);
   }
   const auto shared = std::make_shared<const std::vector<CvatLabel>>(std::move(unique));
+  const auto tracker = std::make_shared<CvatTracker>(tracker_sessions);
   const auto port_of = [](const HttpRequest& req) {
     const std::string host = req.header("host");
     const size_t colon = host.rfind(':');
@@ -274,7 +276,12 @@ void add_cvat_routes(Api& api, const std::vector<CvatLabel>& labels) {
                    json all = json::object();
                    if (!shared->empty()) all[kCvatDetector] = function_json(*shared, port_of(req));
                    if (api.has_click_model()) all[kCvatInteractor] = interactor_json(port_of(req));
+                   if (CvatTracker::available(api)) all[kCvatTracker] = CvatTracker::function_json(port_of(req));
                    return json_response(200, all);
+                 }, unauthorized});
+  api.add_route({"GET", std::string("/api/functions/") + kCvatTracker, true, true, {}, [&api, port_of](const HttpRequest& req) {
+                   if (!CvatTracker::available(api)) return nuclio_error(404, "no video model (sam3 serve --models with SAM 3.1's bundle)");
+                   return json_response(200, CvatTracker::function_json(port_of(req)));
                  }, unauthorized});
   api.add_route({"GET", std::string("/api/functions/") + kCvatInteractor, true, true, {}, [&api, port_of](const HttpRequest& req) {
                    if (!api.has_click_model()) return nuclio_error(404, "no interactive model (sam3 serve --interactive-models)");
@@ -285,10 +292,11 @@ void add_cvat_routes(Api& api, const std::vector<CvatLabel>& labels) {
                    return json_response(200, function_json(*shared, port_of(req)));
                  }, unauthorized});
   api.add_route({"POST", "/api/function_invocations", false, true, {"", "application/json"},
-                 [&api, shared](const HttpRequest& req) {
+                 [&api, shared, tracker](const HttpRequest& req) {
                    const std::string name = req.header("x-nuclio-function-name");
                    if (name.empty()) return nuclio_error(400, "Function name must be provided");
                    if (name == kCvatInteractor) return interact(api, req);
+                   if (name == kCvatTracker) return tracker->invoke(api, req);
                    if (name != kCvatDetector || shared->empty()) {
                      return nuclio_error(404, "no function \"" + name + "\" here; GET /api/functions lists them");
                    }

@@ -3,9 +3,11 @@
 // CVAT needs only CVAT_NUCLIO_HOST / CVAT_NUCLIO_PORT pointed at sam3. A detector answers for
 // every configured label (CVAT sends none and maps labels afterwards) with masks as CVAT reads
 // them: the instance's cropped bitmap row by row, then its inclusive corners. An interactor
-// answers CVAT's clicks (positive and negative points, a box) with the object's mask.
+// answers CVAT's clicks (positive and negative points, a box) with the object's mask. A tracker
+// follows CVAT's rectangles from frame to frame (cvat_tracker.h).
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -32,6 +34,8 @@ std::vector<CvatLabel> read_cvat_labels(const std::string& path);
 inline constexpr const char* kCvatDetector = "sam3-detector";
 inline constexpr const char* kCvatInteractor = "sam3-interactor";
 
-void add_cvat_routes(Api& api, const std::vector<CvatLabel>& labels);
+// With `tracker_sessions`: the tracker (listed when the model is SAM 3.1's video bundle) keeps
+// that many sessions (cvat_tracker.h).
+void add_cvat_routes(Api& api, const std::vector<CvatLabel>& labels, std::size_t tracker_sessions = 32);
 
 }  // namespace sam3::server

@@ -1,0 +1,227 @@
+#include "cvat_tracker.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+
+#include "api.h"
+#include "base64.h"
+#include "request_json.h"
+#include "sam3/error.h"
+#include "sam3/image.h"
+
+namespace sam3::server {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+// The layout id of SAM 3.1's bundle (ailia-models), the one model VideoTracker runs.
+constexpr const char* kVideoLayout = "sam3.1-ailia";
+
+Box rectangle_of(const json& shape, size_t i) {
+  const std::string where = "shapes[" + std::to_string(i) + "]";
+  if (!shape.is_array() || shape.size() != 4 || !std::all_of(shape.begin(), shape.end(), [](const json& v) { return v.is_number(); })) {
+    throw ApiError(400, "invalid_request", where + " must be a rectangle [xtl, ytl, xbr, ybr] in pixels (CVAT's tracker "
+                                                   "tracks rectangles)");
+  }
+  Box b{shape[0].get<float>(), shape[1].get<float>(), shape[2].get<float>(), shape[3].get<float>()};
+  if (!std::isfinite(b.x0) || !std::isfinite(b.y0) || !std::isfinite(b.x1) || !std::isfinite(b.y1)) {
+    throw ApiError(400, "invalid_request", where + " holds a number that is not finite");
+  }
+  if (b.x1 < b.x0) std::swap(b.x0, b.x1);
+  if (b.y1 < b.y0) std::swap(b.y0, b.y1);
+  return b;
+}
+
+// CVAT lets a rectangle reach past the frame's edges; the tracker's box is its part inside.
+Box inside(Box b, const Image& frame, size_t i) {
+  const float w = static_cast<float>(frame.width), h = static_cast<float>(frame.height);
+  b = {std::clamp(b.x0, 0.f, w), std::clamp(b.y0, 0.f, h), std::clamp(b.x1, 0.f, w), std::clamp(b.y1, 0.f, h)};
+  if (b.x1 <= b.x0 || b.y1 <= b.y0) {
+    throw ApiError(400, "invalid_request", "shapes[" + std::to_string(i) + "] has no area inside the " + std::to_string(frame.width) +
+                                               "x" + std::to_string(frame.height) + " frame");
+  }
+  return b;
+}
+
+json rectangle_json(const Box& b) { return json::array({b.x0, b.y0, b.x1, b.y1}); }
+
+struct StateRef {
+  std::string session;
+  int object = 0;
+};
+
+// A state this function gave ({"session", "object"}), or none (null: CVAT starts the object here).
+std::optional<StateRef> state_of(const json& states, size_t i) {
+  if (i >= states.size() || states[i].is_null()) return std::nullopt;
+  const json& s = states[i];
+  if (!s.is_object() || !s.contains("session") || !s["session"].is_string() || !s.contains("object") ||
+      !s["object"].is_number_integer() || s["object"].get<long long>() < 0) {
+    throw ApiError(400, "invalid_request", "states[" + std::to_string(i) + "] is not a state sam3-tracker gave (an object "
+                                           "{\"session\": \"...\", \"object\": n}, or null to start tracking the shape)");
+  }
+  return StateRef{s["session"].get<std::string>(), static_cast<int>(s["object"].get<long long>())};
+}
+
+// Nuclio's dashboard answers its own errors as {"error": "..."}; CVAT relays only the status.
+HttpResponse nuclio_error(int status, const std::string& message) { return json_response(status, {{"error", message}}); }
+
+}  // namespace
+
+bool CvatTracker::available(Api& api) {
+  try {
+    return std::string(api.ready_model()->layout().id()) == kVideoLayout;
+  } catch (const ApiError&) {
+    return false;  // still loading, or failed to load
+  }
+}
+
+json CvatTracker::function_json(int port) {
+  return {{"metadata", {{"name", kCvatTracker},
+                        {"namespace", "nuclio"},
+                        {"annotations", {{"name", "SAM 3.1 tracker (sam3cpp)"},
+                                         {"type", "tracker"},
+                                         {"framework", "onnxruntime"},
+                                         {"version", "1"},
+                                         {"spec", "[]"}}}}},
+          {"spec", {{"description", "SAM 3.1's video tracker: follows each rectangle's object through its memory (sam3 serve)"},
+                    {"runtime", "sam3cpp"}}},
+          {"status", {{"state", "ready"}, {"httpPort", port}}}};
+}
+
+HttpResponse CvatTracker::invoke(Api& api, const HttpRequest& req) {
+  try {
+    return track(api, req);
+  } catch (const ApiError& e) {
+    return nuclio_error(e.status, e.what());
+  } catch (const Error& e) {
+    const ApiError a = api_error_from(e);
+    return nuclio_error(a.status, a.what());
+  }
+}
+
+HttpResponse CvatTracker::track(Api& api, const HttpRequest& req) {
+  const json body = parse_request_json<json>(req.body);
+  if (!body.is_object()) throw ApiError(400, "invalid_request", "the invocation body must be a JSON object");
+  const auto bytes = body.contains("image") && body["image"].is_string()
+                         ? base64_decode(body["image"].get_ref<const std::string&>())
+                         : std::nullopt;
+  if (!bytes || bytes->empty()) throw ApiError(400, "invalid_image", "\"image\" must be the frame's bytes in base64");
+  const json empty = json::array();
+  const json& shapes = body.contains("shapes") && !body["shapes"].is_null() ? body["shapes"] : empty;
+  const json& states = body.contains("states") && !body["states"].is_null() ? body["states"] : empty;
+  if (!shapes.is_array()) throw ApiError(400, "invalid_request", "\"shapes\" must be a list of rectangles [xtl, ytl, xbr, ybr]");
+  if (!states.is_array()) throw ApiError(400, "invalid_request", "\"states\" must be a list, one state (or null) per shape");
+  if (states.size() > shapes.size()) {
+    throw ApiError(400, "invalid_request", "\"states\" has " + std::to_string(states.size()) + " entries for " +
+                                               std::to_string(shapes.size()) + " shapes: at most one state per shape");
+  }
+  api.check_objects(shapes.size(), "the tracker's shapes");
+  const auto model = api.ready_model();
+  if (std::string(model->layout().id()) != kVideoLayout) {
+    throw ApiError(400, "no_video_model", "sam3-tracker needs SAM 3.1's video bundle (ailia-models) as sam3 serve --models");
+  }
+  ImageLoadOptions load;
+  load.max_pixels = api.options().max_pixels;
+  auto frame = std::make_shared<VideoFrame>();
+  frame->image = decode_image({reinterpret_cast<const std::uint8_t*>(bytes->data()), bytes->size()}, "the frame", load);
+
+  // Everything is checked before any session moves on: a refused call changes nothing.
+  std::vector<Box> given(shapes.size());
+  std::vector<std::optional<StateRef>> refs(shapes.size());
+  std::vector<size_t> starting;                         // shapes CVAT starts tracking here
+  std::map<std::string, std::shared_ptr<TrackerSession>> followed;  // sessions this frame feeds
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    given[i] = rectangle_of(shapes[i], i);
+    refs[i] = state_of(states, i);
+    if (!refs[i]) {
+      given[i] = inside(given[i], frame->image, i);
+      starting.push_back(i);
+      continue;
+    }
+    auto session = followed.count(refs[i]->session) ? followed[refs[i]->session] : sessions_.find(refs[i]->session);
+    if (!session) {
+      throw ApiError(410, "tracker_state_expired",
+                     "the tracker state of shapes[" + std::to_string(i) + "] has expired: this server keeps the " +
+                         std::to_string(sessions_.capacity()) + " most recently used tracking sessions (sam3 serve "
+                         "--cvat-tracker-sessions) and forgets them when it restarts; in CVAT, turn the object's tracking "
+                         "off and on again (or move its rectangle) to start it anew");
+    }
+    if (session->broken) {
+      throw ApiError(410, "tracker_state_expired", "the tracking session of shapes[" + std::to_string(i) + "] failed on an "
+                                                   "earlier frame; in CVAT, turn the object's tracking off and on again");
+    }
+    // width, height and the object count never change after a session starts: no lock needed.
+    if (refs[i]->object >= static_cast<int>(session->last_boxes.size())) {
+      throw ApiError(400, "invalid_request", "states[" + std::to_string(i) + "] names object " + std::to_string(refs[i]->object) +
+                                                 " of a session that follows " + std::to_string(session->last_boxes.size()));
+    }
+    if (frame->image.width != session->width || frame->image.height != session->height) {
+      throw ApiError(400, "invalid_request", "the frame is " + std::to_string(frame->image.width) + "x" +
+                                                 std::to_string(frame->image.height) + " but shapes[" + std::to_string(i) +
+                                                 "] was started on a " + std::to_string(session->width) + "x" +
+                                                 std::to_string(session->height) + " frame; start it again on this one");
+    }
+    followed[refs[i]->session] = session;
+  }
+
+  // One worker job: a new session for the objects starting here, one frame more for each
+  // session followed (an encoder pass per session: sessions share no frame).
+  auto job = [model, frame, given, starting, followed](const JobStop& stop) mutable {
+    std::shared_ptr<TrackerSession> started;
+    if (!starting.empty()) {
+      VideoPrompts prompts;
+      for (size_t i : starting) prompts.objects.push_back({.frame = 0, .points = {}, .box = given[i]});
+      VideoTrackerOptions options;
+      options.hotstart_delay = 0;  // CVAT wants this frame's rectangles now
+      started = std::make_shared<TrackerSession>();
+      started->tracker = std::make_unique<VideoTracker>(model, std::move(prompts), options);
+      started->width = frame->image.width;
+      started->height = frame->image.height;
+      for (size_t i : starting) started->last_boxes.push_back(given[i]);
+      frame->index = 0;
+      started->tracker->push(*frame);  // the objects' first memories; CVAT keeps its own rectangles here
+      started->next_index = 1;
+    }
+    for (auto& [id, session] : followed) {
+      stop.check();
+      std::lock_guard lock(session->mutex);
+      frame->index = session->next_index;
+      frame->time_s = static_cast<double>(frame->index);
+      try {
+        for (const auto& result : session->tracker->push(*frame)) {
+          for (const auto& object : result.objects) {
+            // A session's objects are all given on its first frame, numbered 1, 2, ... in order.
+            const int k = object.id - 1;
+            if (k >= 0 && k < static_cast<int>(session->last_boxes.size())) session->last_boxes[k] = object.box;
+          }
+        }
+        ++session->next_index;
+      } catch (...) {
+        session->broken = true;  // cut off mid-frame: its memory is half updated
+        throw;
+      }
+    }
+    return started;
+  };
+  const auto started = api.run_on_worker(req, std::move(job));
+  const std::string started_id = started ? sessions_.add(started) : std::string();
+
+  json out_shapes = json::array(), out_states = json::array();
+  int next_started = 0;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    if (!refs[i]) {
+      out_shapes.push_back(rectangle_json(given[i]));
+      out_states.push_back({{"session", started_id}, {"object", next_started++}});
+      continue;
+    }
+    const auto& session = followed.at(refs[i]->session);
+    std::lock_guard lock(session->mutex);
+    out_shapes.push_back(rectangle_json(session->last_boxes[refs[i]->object]));
+    out_states.push_back({{"session", refs[i]->session}, {"object", refs[i]->object}});
+  }
+  return json_response(200, {{"shapes", std::move(out_shapes)}, {"states", std::move(out_states)}});
+}
+
+}  // namespace sam3::server

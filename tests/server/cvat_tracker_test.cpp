@@ -1,0 +1,179 @@
+// sam3 serve as CVAT's tracker function ("AI Tools > Trackers"), called as CVAT calls it: the
+// UI's checkTrackedStates (cvat-ui tools-control.tsx) first sends the rectangles drawn on the
+// previous frame with no states, then each next frame with the rectangles and the states the
+// function returned; CVAT's lambda manager posts {"image", "shapes", "states"} to Nuclio's
+// /api/function_invocations with its x-nuclio-* headers and hands the states back as the
+// function gave them (newest CVAT signs them on the way out and unsigns them on the way in).
+// The video is the generated scene of the video tracker's tests (squares that move) on the
+// generated SAM 3.1 bundle.
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <array>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "base64.h"
+#include "sam3/export.h"
+#include "support/serve.h"
+#include "support/server_process.h"
+#include "video/synthetic_video.h"
+
+namespace {
+
+using nlohmann::json;
+using sam3::test::ServerProcess;
+
+httplib::Headers invoke_headers() {
+  return {{"x-nuclio-project-name", "cvat"},     {"x-nuclio-function-namespace", "nuclio"},
+          {"x-nuclio-invoke-via", "domain-name"}, {"X-Nuclio-Invoke-Timeout", "120s"},
+          {"x-nuclio-function-name", "sam3-tracker"}, {"x-nuclio-path", "/"},
+          {"User-Agent", "python-requests/2.31.0"}};
+}
+
+std::string frame_png(int index) { return sam3::encode_rgb_png(sam3::test::frame_of(index).image); }
+
+std::array<float, 4> truth(const char* name, int frame) {
+  for (const auto& s : sam3::test::scene()) {
+    if (std::string(s.name) == name) {
+      const auto r = *sam3::test::where(s, frame);
+      return {static_cast<float>(r[0]), static_cast<float>(r[1]), static_cast<float>(r[2]), static_cast<float>(r[3])};
+    }
+  }
+  return {};
+}
+
+double box_iou(const json& a, const std::array<float, 4>& b) {
+  const double ax0 = a[0], ay0 = a[1], ax1 = a[2], ay1 = a[3];
+  const double iw = std::max(0.0, std::min(ax1, double(b[2])) - std::max(ax0, double(b[0])));
+  const double ih = std::max(0.0, std::min(ay1, double(b[3])) - std::max(ay0, double(b[1])));
+  const double inter = iw * ih, uni = (ax1 - ax0) * (ay1 - ay0) + (b[2] - b[0]) * (b[3] - b[1]) - inter;
+  return uni > 0 ? inter / uni : 0;
+}
+
+json rectangle(const std::array<float, 4>& b) { return json::array({b[0], b[1], b[2], b[3]}); }
+
+class CvatTracker : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    server_ = sam3::test::start_serve("sam3.1-video", {"--cvat-tracker-sessions", "3", "--threads", "1"});
+    ASSERT_GT(server_->port(), 0) << server_->first_line();
+  }
+  static void TearDownTestSuite() {
+    EXPECT_EQ(server_->stop(SIGTERM), 0);
+    delete server_;
+    server_ = nullptr;
+  }
+  // One invocation as CVAT's lambda manager sends it (states left out when CVAT has none).
+  static httplib::Result invoke(int frame, const json& shapes, const json& states) {
+    httplib::Client c("127.0.0.1", server_->port());
+    c.set_read_timeout(120, 0);
+    json payload = {{"image", sam3::server::base64_encode(frame_png(frame))}, {"shapes", shapes}, {"states", states}};
+    return c.Post("/api/function_invocations", invoke_headers(), payload.dump(), "application/json");
+  }
+  static json ok(const httplib::Result& r) {
+    EXPECT_TRUE(r);
+    if (!r) return json::object();
+    EXPECT_EQ(r->status, 200) << r->body;
+    return json::parse(r->body);
+  }
+  static inline ServerProcess* server_ = nullptr;
+};
+
+TEST_F(CvatTracker, IsListedAsCvatsLambdaManagerReadsATracker) {
+  httplib::Client c("127.0.0.1", server_->port());
+  auto r = c.Get("/api/functions");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  const json all = json::parse(r->body);
+  ASSERT_TRUE(all.contains("sam3-tracker")) << r->body;
+  const json& f = all["sam3-tracker"];
+  EXPECT_EQ(f["metadata"]["name"], "sam3-tracker");
+  EXPECT_EQ(f["metadata"]["annotations"]["type"], "tracker");
+  EXPECT_TRUE(json::parse(f["metadata"]["annotations"]["spec"].get<std::string>()).is_array());
+  EXPECT_TRUE(f["spec"]["description"].is_string());
+  EXPECT_EQ(f["status"]["state"], "ready") << "2023 CVAT reads status.state of a tracker";
+  auto one = c.Get("/api/functions/sam3-tracker");
+  ASSERT_TRUE(one);
+  EXPECT_EQ(one->status, 200);
+  EXPECT_EQ(json::parse(one->body), f);
+}
+
+TEST_F(CvatTracker, FollowsTwoSquaresFromFrameToFrameAsCvatsUiAsks) {
+  // The UI starts the objects on the frame they were drawn on (frame - 1), sending no states.
+  json shapes = {rectangle(truth("red", 0)), rectangle(truth("blue", 0))};
+  const json started = ok(invoke(0, shapes, json::array()));
+  ASSERT_EQ(started["states"].size(), 2u);
+  ASSERT_EQ(started["shapes"].size(), 2u);
+  json states = started["states"];
+  EXPECT_EQ(states[0]["session"], states[1]["session"]) << "objects started together share one session";
+  for (int frame = 1; frame <= 6; ++frame) {
+    const json answer = ok(invoke(frame, shapes, states));
+    ASSERT_EQ(answer["shapes"].size(), 2u) << answer.dump();
+    EXPECT_GT(box_iou(answer["shapes"][0], truth("red", frame)), 0.7) << "frame " << frame << ": " << answer["shapes"][0];
+    EXPECT_GT(box_iou(answer["shapes"][1], truth("blue", frame)), 0.7) << "frame " << frame << ": " << answer["shapes"][1];
+    shapes = answer["shapes"];  // the UI saves the rectangles and sends them with the next frame
+    states = answer["states"];
+  }
+  // Red moved 18 pixels right: the rectangle went with it, not left where it was drawn.
+  EXPECT_NEAR(shapes[0][0].get<double>(), truth("red", 6)[0], 3.0) << shapes.dump();
+  EXPECT_GT(shapes[0][0].get<double>(), truth("red", 0)[0] + 12) << shapes.dump();
+}
+
+TEST_F(CvatTracker, AMovedRectangleStartsAgainBesideTheOthersStillFollowed) {
+  const json started = ok(invoke(0, {rectangle(truth("red", 0)), rectangle(truth("blue", 0))}, json::array()));
+  json a = ok(invoke(1, started["shapes"], started["states"]));
+  // The user corrects red's rectangle on frame 2: the UI sends it without a state (on frame 2),
+  // blue with its own; then both with states on frame 3.
+  const json mixed = ok(invoke(2, {rectangle(truth("red", 2)), a["shapes"][1]}, {nullptr, a["states"][1]}));
+  ASSERT_EQ(mixed["states"].size(), 2u);
+  EXPECT_NE(mixed["states"][0]["session"], mixed["states"][1]["session"]) << "red started a session of its own";
+  const json next = ok(invoke(3, mixed["shapes"], mixed["states"]));
+  EXPECT_GT(box_iou(next["shapes"][0], truth("red", 3)), 0.7) << next.dump();
+  EXPECT_GT(box_iou(next["shapes"][1], truth("blue", 3)), 0.7) << next.dump();
+}
+
+TEST_F(CvatTracker, AStateOfASessionDroppedFromTheLruIsAnsweredGone) {
+  const json first = ok(invoke(0, {rectangle(truth("red", 0))}, json::array()));
+  for (int k = 0; k < 3; ++k) ok(invoke(0, {rectangle(truth("blue", 0))}, json::array()));  // capacity 3
+  auto r = invoke(1, {rectangle(truth("red", 0))}, first["states"]);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 410) << r->body;
+  const json body = json::parse(r->body);
+  ASSERT_TRUE(body["error"].is_string()) << "Nuclio's error shape: " << r->body;
+  EXPECT_NE(body["error"].get<std::string>().find("expired"), std::string::npos) << r->body;
+  // A state never given (a guessed session) is the same: nothing to follow.
+  auto guessed = invoke(1, {rectangle(truth("red", 0))}, {{{"session", "0123456789abcdef0123456789abcdef"}, {"object", 0}}});
+  ASSERT_TRUE(guessed);
+  EXPECT_EQ(guessed->status, 410) << guessed->body;
+}
+
+TEST_F(CvatTracker, BadInputIsA400NamingWhatIsWrong) {
+  const json started = ok(invoke(0, {rectangle(truth("red", 0))}, json::array()));
+  const auto expect_400 = [](const httplib::Result& r, const std::string& words) {
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400) << r->body;
+    const json body = json::parse(r->body, nullptr, false);
+    ASSERT_TRUE(body.is_object() && body["error"].is_string()) << r->body;
+    EXPECT_NE(body["error"].get<std::string>().find(words), std::string::npos) << r->body;
+  };
+  expect_400(invoke(1, {{1, 2, 3}}, json::array()), "shapes[0] must be a rectangle");
+  expect_400(invoke(1, {rectangle(truth("red", 0))}, {started["states"][0], started["states"][0]}), "at most one state per shape");
+  expect_400(invoke(1, {rectangle(truth("red", 0))}, {"opaque"}), "states[0] is not a state sam3-tracker gave");
+  expect_400(invoke(1, {{500, 500, 600, 600}}, json::array()), "no area inside");
+  json wrong_object = started["states"][0];
+  wrong_object["object"] = 5;
+  expect_400(invoke(1, {rectangle(truth("red", 0))}, {wrong_object}), "names object 5");
+  // A frame of another size than the session's first.
+  sam3::Image small{80, 60, std::vector<std::uint8_t>(80 * 60 * 3, 128)};
+  httplib::Client c("127.0.0.1", server_->port());
+  c.set_read_timeout(120, 0);
+  const json payload = {{"image", sam3::server::base64_encode(sam3::encode_rgb_png(small))},
+                        {"shapes", {rectangle(truth("red", 0))}}, {"states", started["states"]}};
+  expect_400(c.Post("/api/function_invocations", invoke_headers(), payload.dump(), "application/json"), "was started on a 160x120");
+  expect_400(c.Post("/api/function_invocations", invoke_headers(), json{{"image", "not base64!"}}.dump(), "application/json"),
+             "\"image\" must be the frame's bytes");
+}
+
+}  // namespace
