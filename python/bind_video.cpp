@@ -18,10 +18,7 @@ namespace {
 sam3::Image (*g_image_of)(const py::object&) = nullptr;
 
 // One frame's objects as numpy arrays: ids, prompts, scores (N), boxes (N x 4), masks (N x H x W).
-struct FrameOut {
-  sam3::VideoFrameResult result;
-  int width = 0, height = 0;
-};
+using FrameOut = VideoFrameOut;
 
 float number(const py::handle& v, const std::string& what) {
   if (!py::isinstance<py::int_>(v) && !py::isinstance<py::float_>(v) && !py::isinstance(v, py::module_::import("numpy").attr("number"))) {
@@ -126,6 +123,10 @@ void bind_video(py::module_& m, sam3::Image (*image_of)(const py::object&)) {
         return a;
       }, "bool N x H x W, never overlapping");
 
+  m.def("make_frame", [](const py::object& image, std::int64_t index, double time) {
+          return sam3::VideoFrame{g_image_of(image), index, time};
+        },
+        "image"_a, "index"_a, "time"_a, "A frame from an image (numpy, path, PIL), to push and to write with its result");
   py::class_<sam3::VideoFrame>(m, "VideoFrame", "A decoded frame (sam3cpp.read_video): its index in the source, time, pixels.")
       .def_readonly("index", &sam3::VideoFrame::index)
       .def_readonly("time", &sam3::VideoFrame::time_s)

@@ -17,6 +17,9 @@
 #include "sam3/labeler.h"
 #include "sam3/log.h"
 #include "sam3/prompt_json.h"
+#include "sam3/video_sources.h"
+#include "track_batch.h"
+#include "track_job.h"
 
 namespace sam3::cli {
 namespace {
@@ -51,7 +54,48 @@ struct LabelArgs {
   bool allow_network = false;
   bool everything = false;
   EverythingOptions everything_options;
+  bool video = false;                      // --video: the input is a folder of videos (track_batch.h)
+  bool formats_given = false;              // --format on the command line (else each mode's default)
+  std::vector<std::string> image_options;  // options for images given on the command line
 };
+
+// A folder of videos, as `sam3 track FOLDER` does it (the same job, shards and skipping of
+// finished videos), so that a Slurm array of `sam3 label --video --shard K/N` labels many videos.
+int run_videos(const LabelArgs& a) {
+  if (a.inputs.size() != 1) {
+    throw Error(ErrorCode::kInvalidArgument, "--video takes one folder of video files, got " + std::to_string(a.inputs.size()) +
+                                                 " inputs (sam3 track VIDEO for one video)");
+  }
+  if (!a.box_prompt_file.empty() || a.everything) {
+    throw Error(ErrorCode::kInvalidArgument, "--video tracks text prompts (--prompt); objects clicked or boxed on a frame are "
+                                             "sam3 track's --point and --box");
+  }
+  if (!a.image_options.empty()) {
+    std::string names;
+    for (const auto& o : a.image_options) names += (names.empty() ? "" : ", ") + o;
+    throw Error(ErrorCode::kInvalidArgument, names + ": for images, not videos; the tracker's settings are sam3 track's "
+                                                     "(sam3 track FOLDER --shard K/N takes them all)");
+  }
+  if (a.prompts.empty()) throw Error(ErrorCode::kInvalidArgument, "--video needs a text to track: --prompt car");
+  std::error_code ec;
+  if (!fs::is_directory(a.inputs[0], ec) || list_video_files(a.inputs[0]).empty()) {
+    throw Error(ErrorCode::kInvalidArgument, "--video: " + a.inputs[0] + " is not a folder holding video files (mp4, mov, mkv, "
+                                                                         "webm, avi, ...)");
+  }
+  TrackArgs t;
+  t.models = a.models;
+  t.video = a.inputs[0];
+  t.out = a.out;
+  t.prompts = a.prompts;
+  t.threads = a.threads;
+  t.shard = a.shard;
+  if (a.formats_given) t.formats = a.formats;  // else sam3 track's default, json,davis
+  const auto [k, n] = parse_track_shard(t.shard);
+  const auto job = make_track_job(t, &g_stop);
+  std::signal(SIGINT, on_interrupt);
+  std::signal(SIGTERM, on_interrupt);
+  return track_videos(t.video, t.out, job, k, n);
+}
 
 std::vector<LabelCategory> read_box_prompts(const std::string& file) {
   std::ifstream in(file);
@@ -148,6 +192,7 @@ int run_map(const LabelArgs& a) {
 int run_label(LabelArgs& a) {
   if (a.inputs.empty()) throw Error(ErrorCode::kInvalidArgument, "no input: give image files, folders or list files");
   if (a.out.empty()) throw Error(ErrorCode::kInvalidArgument, "give --out DIR for the labels");
+  if (a.video) return run_videos(a);
   for (const auto& p : a.prompts) {
     if (p.find_first_not_of(" \t") == std::string::npos) throw Error(ErrorCode::kInvalidArgument, "--prompt is empty");
     a.config.categories.push_back({p, {p, {}}, std::nullopt});
@@ -228,9 +273,13 @@ void add_label_command(CLI::App& app, Runner& run) {
   cmd->add_option("--crop-layers", e.crop_layers,
                   "--everything: SAM's crop layers for small objects (layer i encodes 2^i x 2^i crops)")
       ->check(CLI::Range(0, sam3::kMaxCropLayers))->capture_default_str();
-  cmd->add_option("--format", args->formats,
-                  "Outputs: coco,yolo,masks,geojson for images; gpkg,fgb,shp[,geojson] for georeferenced rasters (maps)")
+  auto* formats = cmd->add_option("--format", args->formats,
+                  "Outputs: coco,yolo,masks,geojson for images; gpkg,fgb,shp[,geojson] for georeferenced rasters (maps); "
+                  "json,davis,mots,overlay for --video (default json,davis)")
       ->capture_default_str();
+  cmd->add_flag("--video", args->video,
+                "The input is a folder of video files: each is tracked as sam3 track does (SAM 3.1's bundle) into "
+                "OUT/<video name>/; --shard splits the videos");
   cmd->add_option("--bands", args->bands, "Maps: raster bands as red,green,blue (or one band), e.g. 4,3,2");
   cmd->add_option("--scale", args->scale, "Maps: band values to 8 bits: auto, minmax, percentile:2,98 or MIN,MAX");
   cmd->add_option("--gsd", args->gsd, "Maps: resample to this ground sample distance in metres first (e.g. 0.3)")
@@ -253,7 +302,13 @@ void add_label_command(CLI::App& app, Runner& run) {
   cmd->add_option("--overlap", args->overlap, "Pixels shared by neighbouring tiles (auto: tile/8)")->check(number_in(0));
   cmd->add_option("--max-pixels", c.load.max_pixels, "Refuse larger images")->capture_default_str()->check(number_above(0));
   cmd->add_option("--threads", args->threads, "ONNX Runtime intra-op threads")->check(number_in(0));
-  cmd->callback([args, &run] {
+  cmd->callback([args, &run, cmd, formats] {
+    args->formats_given = formats->count() > 0;
+    for (const char* name : {"--threshold", "--mask-threshold", "--min-area", "--max-instances", "--nms", "--polygons",
+                             "--simplify", "--semantic", "--tile", "--overlap", "--max-pixels", "--bands", "--scale", "--gsd",
+                             "--raster-out", "--t-srs", "--allow-network-rasters"}) {
+      if (cmd->get_option(name)->count() > 0) args->image_options.push_back(name);
+    }
     if (!run) run = [args] { return run_label(*args); };
   });
 

@@ -11,6 +11,8 @@ sam3cpp.Error subclasses carrying the library's one-line message.
 """
 from __future__ import annotations
 
+import collections
+import json
 import os
 from pathlib import Path
 
@@ -75,7 +77,9 @@ class Model(_native.Model):
         """A model of the registry that is already downloaded (never downloads: see sam3cpp.pull)."""
         return cls(_native.registry_path(name), threads=threads, providers=providers, precision=precision)
 
-    def track(self, frames, text=None, *, objects=(), fps: float = 0.0, every: int = 1, **options):
+    def track(self, frames, text=None, *, objects=(), fps: float = 0.0, every: int = 1, out=None,
+              formats=("json", "davis"), overlay_encoder: str = "auto", checkpoint_every: int = 25, restart: bool = False,
+              **options):
         """Tracks through a video (SAM 3.1's bundle, docs/video.md), yielding one
         VideoFrameResult per frame in order (ids, prompts, scores, boxes N x 4, masks N x H x W),
         `hotstart_delay` frames behind the frames consumed. frames: a video file or a folder of
@@ -87,21 +91,103 @@ class Model(_native.Model):
         y) or (x, y, positive)], "box": (x0, y0, x1, y1)} in frame pixels (prompt = len(texts) +
         position). options: detection_threshold, new_object_threshold, hotstart_delay,
         hotstart_unmatched, hotstart_duplicate, confirmation_detections, boundary_margin,
-        max_objects, recondition_every, fill_hole_area."""
+        max_objects, recondition_every, fill_hole_area.
+
+        out: a folder to write the results into as `sam3 track --out` does, in `formats` (any of
+        "json", "davis", "mots", "overlay"; overlay_encoder "auto", "h264", "mpeg4" or "png"),
+        atomically (the files appear when the video is done) and resumably: a run interrupted
+        (an exception, Ctrl-C, a killed process) continues from its last checkpoint when run
+        again with the same settings (restart=True starts over). The results are yielded too."""
         texts = [text] if isinstance(text, str) else list(text or [])
+        objects = list(objects)
+        if out is not None:
+            yield from self._track_into(frames, texts, objects, fps, every, out, formats, overlay_encoder,
+                                        checkpoint_every, restart, options)
+            return
         if isinstance(frames, (str, os.PathLike)):
             source = _native.open_frame_source(os.fspath(frames), every=every, fps=fps)  # errors before the tracker loads
-            tracker = _native.VideoTracker(self, texts, list(objects), **options)
+            tracker = _native.VideoTracker(self, texts, objects, **options)
             for frame in source:
                 yield from tracker.push_frame(frame)
         else:
             if every < 1:
                 raise InvalidArgumentError(f"every must be at least 1, got {every}")
-            tracker = _native.VideoTracker(self, texts, list(objects), **options)
+            tracker = _native.VideoTracker(self, texts, objects, **options)
             for index, frame in enumerate(frames):
                 if index % every == 0:
                     yield from tracker.push(frame, index, index / fps if fps > 0 else float(index))
         yield from tracker.finish()
+
+    def _track_into(self, frames, texts, objects, fps, every, out, formats, overlay_encoder, checkpoint_every, restart,
+                    options):
+        """track(out=...): sam3 track's loop (apps/cli/track_video.cpp) over sam3cpp's sources,
+        tracker and outputs (sam3/video_outputs.h)."""
+        if isinstance(formats, str):
+            formats = formats.split(",")
+        if every < 1:
+            raise InvalidArgumentError(f"every must be at least 1, got {every}")
+        tracker = _native.VideoTracker(self, texts, objects, **options)  # bad prompts fail before `out` is touched
+        labels = texts + [f"object{i + 1}" for i in range(len(objects))]
+        model = {"directory": str(self.directory), "generation": self.generation}
+        # What the results depend on: a run with other settings in the same folder starts over.
+        settings = {"model": model, "prompts": {"texts": texts, "objects": [_plain(o) for o in objects]},
+                    "every": every, "fps": fps, "options": {k: options[k] for k in sorted(options)}}
+        path = isinstance(frames, (str, os.PathLike))
+        if path:
+            source = _native.open_frame_source(os.fspath(frames), every=every, fps=fps)
+            info = source.info
+            pending = iter(())
+        else:
+            numbered = ((i, f) for i, f in enumerate(frames) if i % every == 0)
+            first = next(numbered, None)
+            if first is None:
+                raise InvalidArgumentError("no frames: the iterable of frames is empty")
+            first_frame = _native.make_frame(first[1], first[0], first[0] / fps if fps > 0 else float(first[0]))
+            height, width = first_frame.image.shape[:2]
+            info = {"name": "frames", "width": width, "height": height, "fps": fps, "frame_count": 0}
+            pending = iter([first_frame])
+        writer = _native.VideoOutputs(os.fspath(out), name=info["name"], width=info["width"], height=info["height"],
+                                      fps=info["fps"], frame_count=info["frame_count"], formats=list(formats),
+                                      labels=labels, model_json=json.dumps(model),
+                                      settings_json=json.dumps(settings, sort_keys=True),
+                                      checkpoint_every=checkpoint_every, resume=not restart,
+                                      overlay_encoder=overlay_encoder)
+        start = writer.resume_point()["restart_index"] if writer.resume_point()["committed_frames"] > 0 else 0
+        start = min([start] + [int(o["frame"]) for o in objects])  # the tracker needs each click's frame
+        if path:
+            if start > 0:
+                source = _native.open_frame_source(os.fspath(frames), every=every, fps=fps, start=start)
+            feed = iter(source)
+        else:
+            def iterable_frames():
+                yield from pending
+                for index, image in numbered:
+                    yield _native.make_frame(image, index, index / fps if fps > 0 else float(index))
+            feed = (f for f in iterable_frames() if f.index >= start)
+        held = collections.deque()  # frames whose results are still delayed (the overlay needs their pixels)
+
+        def deliver(results):
+            for r in results:
+                while held and held[0].index < r.index:
+                    held.popleft()
+                writer.write(held.popleft(), r)
+                yield r
+        for frame in feed:
+            held.append(frame)
+            yield from deliver(tracker.push_frame(frame))
+        yield from deliver(tracker.finish())
+        writer.finish()
+
+
+def _plain(obj):
+    """An object prompt as JSON (tuples and numpy numbers to lists and floats)."""
+    if isinstance(obj, dict):
+        return {str(k): _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v) for v in obj]
+    if isinstance(obj, (bool, int, str)) or obj is None:
+        return obj
+    return float(obj)
 
 
 def read_video(path, *, every: int = 1, fps: float = 0.0, start: int = 0):

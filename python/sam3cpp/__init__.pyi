@@ -99,7 +99,10 @@ def read_video(path: str | os.PathLike, *, every: int = 1, fps: float = 0.0, sta
 
 class Model:
     def track(self, frames: str | os.PathLike | Iterable[Any], text: str | Sequence[str] | None = None, *,
-              objects: Sequence[dict] = (), fps: float = 0.0, every: int = 1, **options: Any) -> Iterator[VideoFrameResult]: ...
+              objects: Sequence[dict] = (), fps: float = 0.0, every: int = 1, out: str | os.PathLike | None = None,
+              formats: str | Sequence[Literal["json", "davis", "mots", "overlay"]] = ("json", "davis"),
+              overlay_encoder: Literal["auto", "h264", "mpeg4", "png"] = "auto", checkpoint_every: int = 25,
+              restart: bool = False, **options: Any) -> Iterator[VideoFrameResult]: ...
     def __init__(self, path: str | os.PathLike, *, threads: int = 0, providers: ProvidersLike | None = None,
                  precision: Literal["exact", "fast"] = "exact") -> None: ...
     @classmethod

@@ -325,6 +325,51 @@ TEST_F(TrackCli, AFolderOfVideosInShardsOneSubFolderEach) {
   EXPECT_NE(run_command(track_command(dir_ / "videos", out, "--prompt car --shard 3/2")).exit_code, 0);
 }
 
+// `sam3 label --video` is `sam3 track FOLDER` reached from sam3 label (the same job and shards):
+// a Slurm array of label jobs splits a folder of videos, and sam3 track finds them finished.
+TEST_F(TrackCli, SamLabelVideoShardsAFolderOfVideosAsSamTrackDoes) {
+  fs::create_directories(dir_ / "videos");
+  {
+    sam3::video_io::VideoEncoder writer(dir_ / "videos" / "a.mp4", kWidth, kHeight, 10.0, sam3::video_io::find_video_encoder("auto"));
+    for (int i = 0; i < 6; ++i) writer.add(sam3::test::frame_of(i).image, i / 10.0);
+    writer.finish();
+  }
+  fs::copy_file(dir_ / "videos" / "a.mp4", dir_ / "videos" / "b.mp4");
+  const auto out = dir_ / "out";
+  const auto label = [&](const std::string& args) {
+    return run_command(std::string(SAM3_CLI_PATH) + " label " + quote((dir_ / "videos").string()) + " --models " + quote(kModels) +
+                       " --out " + quote(out.string()) + " " + args);
+  };
+  std::set<std::string> labelled;
+  for (int k = 1; k <= 2; ++k) {
+    const auto r = label("--video --prompt car --format json,mots --shard " + std::to_string(k) + "/2");
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    std::istringstream lines(r.out);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.find(": 6 frames -> ") != std::string::npos) EXPECT_TRUE(labelled.insert(line.substr(0, line.find(':'))).second) << line;
+    }
+  }
+  EXPECT_EQ(labelled, (std::set<std::string>{"a.mp4", "b.mp4"})) << "each video in exactly one shard";
+  for (const char* stem : {"a", "b"}) {
+    EXPECT_EQ(read_json(out / stem / "tracks.json")["frames"].size(), 6u) << stem;
+    EXPECT_TRUE(fs::exists(out / stem / "mots.txt")) << stem;
+  }
+  const auto track = run_command(track_command(dir_ / "videos", out, "--prompt car --format json,mots"));
+  EXPECT_NE(track.out.find("0 tracked, 2 already done"), std::string::npos) << "the same settings: " << track.out;
+
+  auto r = label("--video --prompt car --threshold 0.3");
+  EXPECT_EQ(r.exit_code, 3) << "an option for images";
+  EXPECT_NE(r.err.find("--threshold"), std::string::npos) << r.err;
+  r = label("--video");
+  EXPECT_EQ(r.exit_code, 3) << "no text";
+  EXPECT_NE(r.err.find("--prompt"), std::string::npos) << r.err;
+  fs::create_directories(dir_ / "empty");
+  r = run_command(std::string(SAM3_CLI_PATH) + " label " + quote((dir_ / "empty").string()) + " --video --prompt car --models " +
+                  quote(kModels) + " --out " + quote(out.string()));
+  EXPECT_EQ(r.exit_code, 3) << "no video in the folder";
+  EXPECT_NE(r.err.find("not a folder holding video files"), std::string::npos) << r.err;
+}
+
 TEST_F(TrackCli, BadInputExitsWithUsageErrors) {
   const auto out = dir_ / "out";
   auto r = run_command(track_command(video(), out, "--point 10,10"));

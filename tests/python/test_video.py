@@ -1,5 +1,6 @@
 """Model.track on the generated SAM 3.1 bundle (tools/make_video_models.py): numpy frames in,
 per-frame numpy results out, ids that stay (the C++ tests cover the rules case by case)."""
+import json
 import os
 import subprocess
 
@@ -97,3 +98,55 @@ def test_track_a_missing_video_is_a_typed_error(model, tmp_path):
         list(model.track(tmp_path / "none.mp4", "car"))
     with pytest.raises(sam3cpp.InvalidArgumentError, match="every"):
         list(model.track([frame(0)], "car", every=0))
+
+
+def files_under(folder):
+    """Every file under `folder`: relative path -> bytes."""
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_track_out_writes_the_files_sam3_track_writes(tmp_path):
+    one_thread = sam3cpp.Model(os.path.join(MODELS, "sam3.1-video"), threads=1)  # the CLI's --threads 1: same sums
+    folder = tmp_path / "clip"
+    folder.mkdir()
+    for i in range(8):
+        Image.fromarray(frame(i)).save(folder / f"frame{i}.png")
+    formats = ["json", "davis", "mots", "overlay"]
+    subprocess.run([CLI, "track", str(folder), "--models", os.path.join(MODELS, "sam3.1-video"), "--prompt", "car",
+                    "--point", "119,19@2", "--format", ",".join(formats), "--overlay-encoder", "png", "--threads", "1",
+                    "--hotstart-delay", "4", "--hotstart-unmatched", "2", "--hotstart-duplicate", "2",
+                    "--out", str(tmp_path / "cli")], check=True, capture_output=True)
+    got = list(one_thread.track(folder, "car", objects=[{"frame": 2, "points": [(119, 19)]}], out=tmp_path / "py",
+                                formats=formats, overlay_encoder="png", **SHORT))
+    assert [r.index for r in got] == list(range(8)), "the results are yielded as they are written"
+    cli, py = files_under(tmp_path / "cli"), files_under(tmp_path / "py")
+    assert sorted(py) == sorted(cli)
+    assert any(name.startswith("davis/") for name in py) and "mots.txt" in py and any(n.startswith("overlay/") for n in py)
+    for name in cli:
+        if name != "tracks.json":
+            assert py[name] == cli[name], name
+    a, b = json.loads(cli["tracks.json"]), json.loads(py["tracks.json"])
+    assert set(a) == set(b)
+    for key in a:
+        if key not in ("settings", "model"):  # how each front was run: its own words
+            assert a[key] == b[key], key
+    assert b["settings"]["prompts"] == {"texts": ["car"], "objects": [{"frame": 2, "points": [[119, 19]]}]}
+
+
+def test_track_out_is_atomic_and_resumes(model, tmp_path):
+    frames = [frame(i) for i in range(8)]
+    out = tmp_path / "out"
+    run = model.track(frames, "car", out=out, formats="json,davis", checkpoint_every=2, **SHORT)
+    first = [next(run) for _ in range(5)]  # the consumer stops after 5 frames
+    run.close()
+    assert [r.index for r in first] == list(range(5))
+    assert not (out / "tracks.json").exists() and not (out / "davis").exists(), "nothing final before the video is done"
+    assert (out / "sam3-video.partial").is_dir(), "the checkpointed frames are kept for a rerun"
+    again = list(model.track(frames, "car", out=out, formats="json,davis", checkpoint_every=2, **SHORT))
+    assert again and again[0].index > 0 and again[-1].index == 7, "the rerun tracks again only from its restart point"
+    tracks = json.loads((out / "tracks.json").read_text())
+    assert [f["index"] for f in tracks["frames"]] == list(range(8))
+    assert sorted(p.name for p in (out / "davis").iterdir()) == [f"{i:05d}.png" for i in range(8)]
+    assert not (out / "sam3-video.partial").exists()
+    with pytest.raises(sam3cpp.InvalidArgumentError, match="overlay|json|format"):
+        list(model.track(frames, "car", out=tmp_path / "bad", formats=["gif"]))
