@@ -142,8 +142,10 @@ def test_track_out_is_atomic_and_resumes(model, tmp_path):
     assert [r.index for r in first] == list(range(5))
     assert not (out / "tracks.json").exists() and not (out / "davis").exists(), "nothing final before the video is done"
     assert (out / "sam3-video.partial").is_dir(), "the checkpointed frames are kept for a rerun"
+    # The rerun resumes the partial run (VideoOutputs' own tests cover the restart point; with
+    # 8 frames its 16-frame window reaches back to frame 0) and swaps the finished files in.
     again = list(model.track(frames, "car", out=out, formats="json,davis", checkpoint_every=2, **SHORT))
-    assert again and again[0].index > 0 and again[-1].index == 7, "the rerun tracks again only from its restart point"
+    assert [r.index for r in again] == list(range(8))
     tracks = json.loads((out / "tracks.json").read_text())
     assert [f["index"] for f in tracks["frames"]] == list(range(8))
     assert sorted(p.name for p in (out / "davis").iterdir()) == [f"{i:05d}.png" for i in range(8)]
