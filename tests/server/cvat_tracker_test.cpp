@@ -102,7 +102,7 @@ TEST_F(CvatTracker, IsListedAsCvatsLambdaManagerReadsATracker) {
 
 TEST_F(CvatTracker, FollowsTwoSquaresFromFrameToFrameAsCvatsUiAsks) {
   // The UI starts the objects on the frame they were drawn on (frame - 1), sending no states.
-  json shapes = {rectangle(truth("red", 0)), rectangle(truth("blue", 0))};
+  json shapes = json::array({rectangle(truth("red", 0)), rectangle(truth("blue", 0))});
   const json started = ok(invoke(0, shapes, json::array()));
   ASSERT_EQ(started["states"].size(), 2u);
   ASSERT_EQ(started["shapes"].size(), 2u);
@@ -122,11 +122,11 @@ TEST_F(CvatTracker, FollowsTwoSquaresFromFrameToFrameAsCvatsUiAsks) {
 }
 
 TEST_F(CvatTracker, AMovedRectangleStartsAgainBesideTheOthersStillFollowed) {
-  const json started = ok(invoke(0, {rectangle(truth("red", 0)), rectangle(truth("blue", 0))}, json::array()));
+  const json started = ok(invoke(0, json::array({rectangle(truth("red", 0)), rectangle(truth("blue", 0))}), json::array()));
   json a = ok(invoke(1, started["shapes"], started["states"]));
   // The user corrects red's rectangle on frame 2: the UI sends it without a state (on frame 2),
   // blue with its own; then both with states on frame 3.
-  const json mixed = ok(invoke(2, {rectangle(truth("red", 2)), a["shapes"][1]}, {nullptr, a["states"][1]}));
+  const json mixed = ok(invoke(2, json::array({rectangle(truth("red", 2)), a["shapes"][1]}), json::array({nullptr, a["states"][1]})));
   ASSERT_EQ(mixed["states"].size(), 2u);
   EXPECT_NE(mixed["states"][0]["session"], mixed["states"][1]["session"]) << "red started a session of its own";
   const json next = ok(invoke(3, mixed["shapes"], mixed["states"]));
@@ -135,22 +135,23 @@ TEST_F(CvatTracker, AMovedRectangleStartsAgainBesideTheOthersStillFollowed) {
 }
 
 TEST_F(CvatTracker, AStateOfASessionDroppedFromTheLruIsAnsweredGone) {
-  const json first = ok(invoke(0, {rectangle(truth("red", 0))}, json::array()));
-  for (int k = 0; k < 3; ++k) ok(invoke(0, {rectangle(truth("blue", 0))}, json::array()));  // capacity 3
-  auto r = invoke(1, {rectangle(truth("red", 0))}, first["states"]);
+  const json first = ok(invoke(0, json::array({rectangle(truth("red", 0))}), json::array()));
+  for (int k = 0; k < 3; ++k) ok(invoke(0, json::array({rectangle(truth("blue", 0))}), json::array()));  // capacity 3
+  auto r = invoke(1, json::array({rectangle(truth("red", 0))}), first["states"]);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 410) << r->body;
   const json body = json::parse(r->body);
   ASSERT_TRUE(body["error"].is_string()) << "Nuclio's error shape: " << r->body;
   EXPECT_NE(body["error"].get<std::string>().find("expired"), std::string::npos) << r->body;
   // A state never given (a guessed session) is the same: nothing to follow.
-  auto guessed = invoke(1, {rectangle(truth("red", 0))}, {{{"session", "0123456789abcdef0123456789abcdef"}, {"object", 0}}});
+  auto guessed = invoke(1, json::array({rectangle(truth("red", 0))}),
+                        json::array({json{{"session", "0123456789abcdef0123456789abcdef"}, {"object", 0}}}));
   ASSERT_TRUE(guessed);
   EXPECT_EQ(guessed->status, 410) << guessed->body;
 }
 
 TEST_F(CvatTracker, BadInputIsA400NamingWhatIsWrong) {
-  const json started = ok(invoke(0, {rectangle(truth("red", 0))}, json::array()));
+  const json started = ok(invoke(0, json::array({rectangle(truth("red", 0))}), json::array()));
   const auto expect_400 = [](const httplib::Result& r, const std::string& words) {
     ASSERT_TRUE(r);
     EXPECT_EQ(r->status, 400) << r->body;
@@ -158,19 +159,20 @@ TEST_F(CvatTracker, BadInputIsA400NamingWhatIsWrong) {
     ASSERT_TRUE(body.is_object() && body["error"].is_string()) << r->body;
     EXPECT_NE(body["error"].get<std::string>().find(words), std::string::npos) << r->body;
   };
-  expect_400(invoke(1, {{1, 2, 3}}, json::array()), "shapes[0] must be a rectangle");
-  expect_400(invoke(1, {rectangle(truth("red", 0))}, {started["states"][0], started["states"][0]}), "at most one state per shape");
-  expect_400(invoke(1, {rectangle(truth("red", 0))}, {"opaque"}), "states[0] is not a state sam3-tracker gave");
-  expect_400(invoke(1, {{500, 500, 600, 600}}, json::array()), "no area inside");
+  expect_400(invoke(1, json::array({json::array({1, 2, 3})}), json::array()), "shapes[0] must be a rectangle");
+  expect_400(invoke(1, json::array({rectangle(truth("red", 0))}), json::array({started["states"][0], started["states"][0]})),
+             "at most one state per shape");
+  expect_400(invoke(1, json::array({rectangle(truth("red", 0))}), json::array({"opaque"})), "states[0] is not a state sam3-tracker gave");
+  expect_400(invoke(1, json::array({json::array({500, 500, 600, 600})}), json::array()), "no area inside");
   json wrong_object = started["states"][0];
   wrong_object["object"] = 5;
-  expect_400(invoke(1, {rectangle(truth("red", 0))}, {wrong_object}), "names object 5");
+  expect_400(invoke(1, json::array({rectangle(truth("red", 0))}), json::array({wrong_object})), "names object 5");
   // A frame of another size than the session's first.
   sam3::Image small{80, 60, std::vector<std::uint8_t>(80 * 60 * 3, 128)};
   httplib::Client c("127.0.0.1", server_->port());
   c.set_read_timeout(120, 0);
   const json payload = {{"image", sam3::server::base64_encode(sam3::encode_rgb_png(small))},
-                        {"shapes", {rectangle(truth("red", 0))}}, {"states", started["states"]}};
+                        {"shapes", json::array({rectangle(truth("red", 0))})}, {"states", started["states"]}};
   expect_400(c.Post("/api/function_invocations", invoke_headers(), payload.dump(), "application/json"), "was started on a 160x120");
   expect_400(c.Post("/api/function_invocations", invoke_headers(), json{{"image", "not base64!"}}.dump(), "application/json"),
              "\"image\" must be the frame's bytes");
