@@ -307,7 +307,7 @@ void add_label_command(CLI::App& app, Runner& run) {
     for (const char* name : {"--threshold", "--mask-threshold", "--min-area", "--max-instances", "--nms", "--polygons",
                              "--simplify", "--semantic", "--tile", "--overlap", "--max-pixels", "--bands", "--scale", "--gsd",
                              "--raster-out", "--t-srs", "--allow-network-rasters"}) {
-      if (cmd->get_option(name)->count() > 0) args->image_options.push_back(name);
+      if (const auto* o = cmd->get_option_no_throw(name); o && o->count() > 0) args->image_options.push_back(name);
     }
     if (!run) run = [args] { return run_label(*args); };
   });
