@@ -11,7 +11,10 @@
 // version as sam3's, with as many threads as cores, fed tensors of the click's shapes.
 //
 //   node scripts/bench_clicks_browser.mjs --models build/bench-models/quick-tracker \
-//        [--width 1280 --height 960 --clicks 20 --points-per-side 16 --devices wasm] [--profile]
+//        [--width 1280 --height 960 --clicks 20 --points-per-side 16 --devices wasm] [--profile] [--rounds N]
+//
+// --rounds N alternates N native and tab runs (each ratio from runs close in time; the median
+// printed); --profile profiles the last round's tab run.
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -35,10 +38,11 @@ const { values: args } = parseArgs({
     width: { type: "string", default: "1280" }, height: { type: "string", default: "960" },
     clicks: { type: "string", default: "20" }, "points-per-side": { type: "string", default: "16" },
     devices: { type: "string", default: "wasm" }, profile: { type: "boolean", default: false },
+    rounds: { type: "string", default: "1" },
   },
 });
 if (!args.models) {
-  console.error("usage: bench_clicks_browser.mjs --models TRACKER_DIR [--width W --height H --clicks N --points-per-side P]");
+  console.error("usage: bench_clicks_browser.mjs --models TRACKER_DIR [--width W --height H --clicks N --points-per-side P --devices wasm,webgpu --profile --rounds N]");
   process.exit(2);
 }
 const W = Number(args.width), H = Number(args.height), N = Number(args.clicks), P = Number(args["points-per-side"]);
@@ -60,14 +64,14 @@ function nativeRun() {
   }
 }
 
-async function browserRun(device, baseUrl) {
+async function browserRun(device, baseUrl, profiling) {
   const flags = ["--no-sandbox", "--disable-quic", "--no-first-run", "--disable-background-networking"];
   if (device === "webgpu") flags.push("--enable-unsafe-webgpu", "--use-webgpu-adapter=swiftshader");
   const browser = await chromium.launch({ executablePath: process.env.SAM3_CHROMIUM || "/usr/bin/chromium", args: flags });
   try {
     const page = await browser.newPage();
     const lines = [];
-    if (args.profile) page.on("console", (m) => lines.push(m.text()));
+    if (profiling) page.on("console", (m) => lines.push(m.text()));
     await page.goto(`${baseUrl}/`);
     const r = await page.evaluate(async ({ device, W, H, clicks, P, profiling }) => {
       const { Sam3 } = await import("/web/sam3-browser.mjs");
@@ -101,8 +105,8 @@ async function browserRun(device, baseUrl) {
       const all = await m.segment(e, { everything: true, points_per_side: P });
       return { device: m.device, threads: crossOriginIsolated ? navigator.hardwareConcurrency : 1, encode, click, decode, core,
         everything: performance.now() - t, masks: all.instances.length };
-    }, { device, W, H, clicks: CLICKS, P, profiling: args.profile });
-    return { ...r, ops: args.profile ? profileByOp(lines) : null };
+    }, { device, W, H, clicks: CLICKS, P, profiling });
+    return { ...r, ops: profiling ? profileByOp(lines) : null };
   } finally {
     await browser.close();
   }
@@ -174,17 +178,32 @@ const { server, baseUrl } = await startStatic({
   pages: { "/": "<!doctype html><title>sam3 click bench</title>" },
 });
 try {
-  const n = nativeRun();
-  console.log(`${n.header}\nmodels ${args.models}; image ${W}x${H}; click: median of ${N}; everything: ${P}x${P} points\n`);
-  console.log("| run | encode_image ms | click ms (decoder run + core) | everything ms | click / native |");
-  console.log("|---|---:|---:|---:|---:|");
-  console.log(`| native (sam3-bench-clicks) | ${Math.round(n.encode_image)} | ${Math.round(n.click)} | ${Math.round(n.everything)} | 1.00 |`);
+  // Rounds alternate native and tab runs, so that each ratio compares runs made close in time
+  // on a machine whose load changes (the median of the rounds' ratios is the reading).
+  const R = Number(args.rounds);
+  const load = () => os.loadavg()[0].toFixed(1);
   const profiled = [];
-  for (const device of args.devices.split(",")) {
-    const r = await browserRun(device, baseUrl);
-    const how = r.device === "webgpu" ? "WebGPU (SwiftShader)" : `WASM (${r.threads} threads)`;
-    console.log(`| browser ${how} | ${Math.round(r.encode)} | ${Math.round(r.click)} (${Math.round(r.decode)} + ${Math.round(r.core)}) | ${Math.round(r.everything)} | ${(r.click / n.click).toFixed(2)} |`);
-    if (r.ops) profiled.push({ label: r.device === "webgpu" ? "WebGPU" : "tab", ops: r.ops });
+  const ratios = {};
+  for (let round = 1; round <= R; ++round) {
+    const n = nativeRun();
+    if (round === 1) {
+      console.log(`${n.header}\nmodels ${args.models}; image ${W}x${H}; click: median of ${N}; everything: ${P}x${P} points; ${R} round(s), native then tab\n`);
+      console.log("| round | run | encode_image ms | click ms (decoder run + core) | everything ms | click / native | load (1 min) |");
+      console.log("|---:|---|---:|---:|---:|---:|---:|");
+    }
+    console.log(`| ${round} | native (sam3-bench-clicks) | ${Math.round(n.encode_image)} | ${Math.round(n.click)} | ${Math.round(n.everything)} | 1.00 | ${load()} |`);
+    for (const device of args.devices.split(",")) {
+      const r = await browserRun(device, baseUrl, args.profile && round === R);
+      const how = r.device === "webgpu" ? "WebGPU (SwiftShader)" : `WASM (${r.threads} threads)`;
+      (ratios[how] ??= []).push(r.click / n.click);
+      console.log(`| ${round} | browser ${how} | ${Math.round(r.encode)} | ${Math.round(r.click)} (${Math.round(r.decode)} + ${Math.round(r.core)}) | ${Math.round(r.everything)} | ${(r.click / n.click).toFixed(2)} | ${load()} |`);
+      if (r.ops) profiled.push({ label: r.device === "webgpu" ? "WebGPU" : "tab", ops: r.ops });
+    }
+  }
+  for (const [how, v] of Object.entries(ratios)) {
+    v.sort((a, b) => a - b);
+    const mid = v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+    console.log(`\nclick / native, browser ${how}: median ${mid.toFixed(2)} of ${v.length} round(s) (${v.map((x) => x.toFixed(2)).join(", ")})`);
   }
   if (args.profile) {
     const native = await nativeProfile();
