@@ -438,7 +438,7 @@ export class Sam3 {
   // Storage for the files and their rewritten graphs, default true), onProgress({stage, file,
   // loaded, total}), vocabulary (URL of a fallback vocabulary), threads (WASM threads; default
   // one per core), fuseAttention (attention as MultiHeadAttention; default true),
-  // attentionChunk (its queries per chunk on WASM; default 1024, 0 for none), int8AsFloat (the
+  // attentionChunk (its queries per chunk on WASM, more over fewer keys; default 1024, 0 for none), int8AsFloat (the
   // int8 products as float operators; default on WebGPU only), logSeverityLevel (ONNX
   // Runtime's, default 3), sessionOptions (more ONNX Runtime session options, e.g.
   // enableProfiling)}.
