@@ -33,6 +33,7 @@ const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const require = createRequire(path.join(repo, "tests/web/package.json"));
 const { chromium } = require("playwright-core");
 const { startStatic, stopStatic } = await import(path.join(repo, "tests/web/static_server.mjs"));
+const { profileByOp } = await import(path.join(repo, "scripts/ort_profile.mjs"));
 const { scenePng } = await import(path.join(repo, "tests/web/support.mjs"));
 
 const { values: args } = parseArgs({
@@ -96,28 +97,6 @@ const VARIANTS = {
   "webgpu-plain": { device: "webgpu", options: { fuseAttention: false, int8AsFloat: false, ortUrl: "/web/ort/ort.all.min.mjs" },
     label: "files as written, ort.all JSEP" },
 };
-
-// ONNX Runtime's profile events (the WASM build writes them to the console) -> ms per op type.
-function profileByOp(lines) {
-  const ops = {};
-  for (const line of lines) {
-    if (!line.includes("_kernel_time")) continue;
-    for (const part of line.split("\n")) {
-      let e;
-      try {
-        e = JSON.parse(part.trim().replace(/,$/, ""));
-      } catch {
-        continue;
-      }
-      if (e.cat !== "Node" || !e.name?.endsWith("_kernel_time")) continue;
-      const op = e.args.op_name;
-      ops[op] ??= { n: 0, ms: 0 };
-      ops[op].n++;
-      ops[op].ms += e.dur / 1000;
-    }
-  }
-  return ops;
-}
 
 async function browserRun(variant, baseUrl) {
   const { device, options, label } = VARIANTS[variant] ?? (() => { throw new Error(`unknown run '${variant}'`); })();

@@ -4,11 +4,19 @@
 // WASM with one thread per core), and sam3-bench-clicks (native, the same files, image size,
 // clicks and grid), side by side: image encode, a click on the encoded image (median of N, one
 // positive click each: decoder run plus the core's masks at the image's size) and "everything".
+// --profile adds the decoder's per-operator time per click, side by side: ONNX Runtime Web's
+// profile of the tab's clicks (enableProfiling; the WASM build prints its events to the console)
+// and ONNX Runtime's native profile of the graph sam3 runs natively (the optimized graph it saved
+// in the model folder's .sam3-cache, else the file) on onnxruntime-node, the same ONNX Runtime
+// version as sam3's, with as many threads as cores, fed tensors of the click's shapes.
 //
 //   node scripts/bench_clicks_browser.mjs --models build/bench-models/quick-tracker \
-//        [--width 1280 --height 960 --clicks 20 --points-per-side 16 --devices wasm]
+//        [--width 1280 --height 960 --clicks 20 --points-per-side 16 --devices wasm] [--profile] [--rounds N]
+//
+// --rounds N alternates N native and tab runs (each ratio from runs close in time; the median
+// printed); --profile profiles the last round's tab run.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
@@ -19,6 +27,7 @@ const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const require = createRequire(path.join(repo, "tests/web/package.json"));
 const { chromium } = require("playwright-core");
 const { startStatic, stopStatic } = await import(path.join(repo, "tests/web/static_server.mjs"));
+const { profileByOp, profileFileByOp } = await import(path.join(repo, "scripts/ort_profile.mjs"));
 
 const { values: args } = parseArgs({
   options: {
@@ -28,11 +37,12 @@ const { values: args } = parseArgs({
     image: { type: "string", default: path.join(repo, "examples/street.png") },
     width: { type: "string", default: "1280" }, height: { type: "string", default: "960" },
     clicks: { type: "string", default: "20" }, "points-per-side": { type: "string", default: "16" },
-    devices: { type: "string", default: "wasm" },
+    devices: { type: "string", default: "wasm" }, profile: { type: "boolean", default: false },
+    rounds: { type: "string", default: "1" },
   },
 });
 if (!args.models) {
-  console.error("usage: bench_clicks_browser.mjs --models TRACKER_DIR [--width W --height H --clicks N --points-per-side P]");
+  console.error("usage: bench_clicks_browser.mjs --models TRACKER_DIR [--width W --height H --clicks N --points-per-side P --devices wasm,webgpu --profile --rounds N]");
   process.exit(2);
 }
 const W = Number(args.width), H = Number(args.height), N = Number(args.clicks), P = Number(args["points-per-side"]);
@@ -54,16 +64,18 @@ function nativeRun() {
   }
 }
 
-async function browserRun(device, baseUrl) {
+async function browserRun(device, baseUrl, profiling) {
   const flags = ["--no-sandbox", "--disable-quic", "--no-first-run", "--disable-background-networking"];
   if (device === "webgpu") flags.push("--enable-unsafe-webgpu", "--use-webgpu-adapter=swiftshader");
   const browser = await chromium.launch({ executablePath: process.env.SAM3_CHROMIUM || "/usr/bin/chromium", args: flags });
   try {
     const page = await browser.newPage();
+    const lines = [];
+    if (profiling) page.on("console", (m) => lines.push(m.text()));
     await page.goto(`${baseUrl}/`);
-    return await page.evaluate(async ({ device, W, H, clicks, P }) => {
+    const r = await page.evaluate(async ({ device, W, H, clicks, P, profiling }) => {
       const { Sam3 } = await import("/web/sam3-browser.mjs");
-      const m = await Sam3.load("/models/", { device, cache: false });
+      const m = await Sam3.load("/models/", { device, cache: false, ...(profiling ? { sessionOptions: { enableProfiling: true } } : {}) });
       // The image stretched to W x H, as sam3-bench-clicks does.
       const bitmap = await createImageBitmap(await (await fetch("/img/image")).blob());
       const canvas = new OffscreenCanvas(W, H);
@@ -85,14 +97,78 @@ async function browserRun(device, baseUrl) {
         return v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
       };
       const click = median(times), decode = median(decodes), core = median(cores);
+      if (profiling) {
+        m.sessions.decoder.endProfiling();  // the clicks' events only (the encode's are never printed)
+        await new Promise((done) => setTimeout(done, 500));
+      }
       t = performance.now();
       const all = await m.segment(e, { everything: true, points_per_side: P });
       return { device: m.device, threads: crossOriginIsolated ? navigator.hardwareConcurrency : 1, encode, click, decode, core,
         everything: performance.now() - t, masks: all.instances.length };
-    }, { device, W, H, clicks: CLICKS, P });
+    }, { device, W, H, clicks: CLICKS, P, profiling });
+    return { ...r, ops: profiling ? profileByOp(lines) : null };
   } finally {
     await browser.close();
   }
+}
+
+// The decoder as sam3 runs it natively (the graph ONNX Runtime optimized and sam3 saved in the
+// model folder's .sam3-cache, loaded unoptimized as sam3 loads it; else the file as written,
+// optimized), on onnxruntime-node with one thread per core, fed tensors of one click's shapes:
+// {op: {n, ms}} summed over N runs after one unprofiled warm-up run.
+async function nativeProfile() {
+  const ort = require("onnxruntime-node");
+  const graphs = path.join(args.models, "onnx");
+  const cacheDir = path.join(graphs, ".sam3-cache");
+  const cached = existsSync(cacheDir)
+    ? readdirSync(cacheDir).filter((d) => d.startsWith("prompt_encoder_mask_decoder-")).map((d) => path.join(cacheDir, d, "optimized.onnx")).find(existsSync)
+    : undefined;
+  const file = cached ?? path.join(graphs, "prompt_encoder_mask_decoder.onnx");
+  const tmp = mkdtempSync(path.join(os.tmpdir(), "sam3-bench-clicks-profile-"));
+  const options = { intraOpNumThreads: os.cpus().length, graphOptimizationLevel: cached ? "disabled" : "all" };
+  try {
+    const warm = await ort.InferenceSession.create(file, options);
+    const session = await ort.InferenceSession.create(file, { ...options, enableProfiling: true, profileFilePrefix: path.join(tmp, "decoder") });
+    const feeds = {};
+    session.inputNames.forEach((name, i) => {
+      const shape = session.inputMetadata[i].shape.map((d, k) => (typeof d === "number" ? d : name === "input_boxes" && k === 1 ? 0 : 1));
+      const n = shape.reduce((a, b) => a * b, 1);
+      feeds[name] = name === "input_labels" ? new ort.Tensor("int64", BigInt64Array.from({ length: n }, () => 1n), shape)
+        : name === "input_points" ? new ort.Tensor("float32", Float32Array.from({ length: n }, () => 500), shape)
+          : new ort.Tensor("float32", Float32Array.from({ length: n }, () => Math.random() - 0.5), shape);
+    });
+    await warm.run(feeds);
+    let ms = 0;
+    for (let i = 0; i < N; ++i) {
+      const t = performance.now();
+      await session.run(feeds);
+      ms += performance.now() - t;
+    }
+    session.endProfiling();
+    await warm.release();
+    await session.release();
+    const written = readdirSync(tmp).find((f) => f.endsWith(".json"));
+    return { file: path.relative(repo, file), ms: ms / N, ops: profileFileByOp(JSON.parse(readFileSync(path.join(tmp, written), "utf8"))) };
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+// Per-click operator times, native and each browser run, side by side (a Loop's time holds its
+// body's kernels, listed too, so it is left out of the shares).
+function profileTable(native, runs) {
+  const ops = new Set([...Object.keys(native.ops), ...runs.flatMap((r) => Object.keys(r.ops))]);
+  const share = (o, all, op) => (op === "Loop" ? "(its body)" : `${(100 * o / all).toFixed(1)}%`);
+  const total = (x) => Object.entries(x).reduce((a, [op, o]) => a + (op === "Loop" ? 0 : o.ms), 0);
+  const totals = [total(native.ops), ...runs.map((r) => total(r.ops))];
+  const cell = (x, op, all) => (x[op] ? `${x[op].n / N} | ${(x[op].ms / N).toFixed(1)} | ${share(x[op].ms, all, op)}` : " | | ");
+  const rows = [...ops].map((op) => [op, Math.max(native.ops[op]?.ms ?? 0, ...runs.map((r) => r.ops[op]?.ms ?? 0))])
+    .sort((a, b) => b[1] - a[1]).filter(([, ms]) => ms / N >= 0.5).map(([op]) => op);
+  const head = ["operator", "native kernels", "native ms", "share", ...runs.flatMap((r) => [`${r.label} kernels`, `${r.label} ms`, "share"])];
+  const lines = [`| ${head.join(" | ")} |`, `|---|${head.slice(1).map(() => "---:").join("|")}|`];
+  for (const op of rows) lines.push(`| ${op} | ${cell(native.ops, op, totals[0])} | ${runs.map((r, i) => cell(r.ops, op, totals[i + 1])).join(" | ")} |`);
+  lines.push(`| all kernels | | ${(totals[0] / N).toFixed(1)} | | ${runs.map((r, i) => ` | ${(totals[i + 1] / N).toFixed(1)} | `).join(" | ")} |`);
+  return lines.join("\n");
 }
 
 const imageDir = mkdtempSync(path.join(os.tmpdir(), "sam3-bench-image-"));
@@ -102,16 +178,39 @@ const { server, baseUrl } = await startStatic({
   pages: { "/": "<!doctype html><title>sam3 click bench</title>" },
 });
 try {
-  const n = nativeRun();
-  console.log(`${n.header}\nmodels ${args.models}; image ${W}x${H}; click: median of ${N}; everything: ${P}x${P} points\n`);
-  console.log("| run | encode_image ms | click ms (decoder run + core) | everything ms | click / native |");
-  console.log("|---|---:|---:|---:|---:|");
-  console.log(`| native (sam3-bench-clicks) | ${Math.round(n.encode_image)} | ${Math.round(n.click)} | ${Math.round(n.everything)} | 1.00 |`);
-  for (const device of args.devices.split(",")) {
-    const r = await browserRun(device, baseUrl);
-    const how = r.device === "webgpu" ? "WebGPU (SwiftShader)" : `WASM (${r.threads} threads)`;
-    console.log(`| browser ${how} | ${Math.round(r.encode)} | ${Math.round(r.click)} (${Math.round(r.decode)} + ${Math.round(r.core)}) | ${Math.round(r.everything)} | ${(r.click / n.click).toFixed(2)} |`);
+  // Rounds alternate native and tab runs, so that each ratio compares runs made close in time
+  // on a machine whose load changes (the median of the rounds' ratios is the reading).
+  const R = Number(args.rounds);
+  const load = () => os.loadavg()[0].toFixed(1);
+  const profiled = [];
+  const ratios = {};
+  for (let round = 1; round <= R; ++round) {
+    const n = nativeRun();
+    if (round === 1) {
+      console.log(`${n.header}\nmodels ${args.models}; image ${W}x${H}; click: median of ${N}; everything: ${P}x${P} points; ${R} round(s), native then tab\n`);
+      console.log("| round | run | encode_image ms | click ms (decoder run + core) | everything ms | click / native | load (1 min) |");
+      console.log("|---:|---|---:|---:|---:|---:|---:|");
+    }
+    console.log(`| ${round} | native (sam3-bench-clicks) | ${Math.round(n.encode_image)} | ${Math.round(n.click)} | ${Math.round(n.everything)} | 1.00 | ${load()} |`);
+    for (const device of args.devices.split(",")) {
+      const r = await browserRun(device, baseUrl, args.profile && round === R);
+      const how = r.device === "webgpu" ? "WebGPU (SwiftShader)" : `WASM (${r.threads} threads)`;
+      (ratios[how] ??= []).push(r.click / n.click);
+      console.log(`| ${round} | browser ${how} | ${Math.round(r.encode)} | ${Math.round(r.click)} (${Math.round(r.decode)} + ${Math.round(r.core)}) | ${Math.round(r.everything)} | ${(r.click / n.click).toFixed(2)} | ${load()} |`);
+      if (r.ops) profiled.push({ label: r.device === "webgpu" ? "WebGPU" : "tab", ops: r.ops });
+    }
   }
+  for (const [how, v] of Object.entries(ratios)) {
+    v.sort((a, b) => a - b);
+    const mid = v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+    console.log(`\nclick / native, browser ${how}: median ${mid.toFixed(2)} of ${v.length} round(s) (${v.map((x) => x.toFixed(2)).join(", ")})`);
+  }
+  if (args.profile) {
+    const native = await nativeProfile();
+    console.log(`\nThe decoder per click, by operator (ONNX Runtime's profiles, mean of ${N} runs; native: ${native.file} on onnxruntime-node, ${os.cpus().length} threads, ${native.ms.toFixed(1)} ms a run)\n`);
+    console.log(profileTable(native, profiled));
+  }
+  console.log(`\nCPU: ${os.cpus()[0]?.model} x ${os.cpus().length}; load average ${os.loadavg().map((x) => x.toFixed(1)).join(" ")} at the end`);
 } finally {
   await stopStatic(server);
   rmSync(imageDir, { recursive: true, force: true });

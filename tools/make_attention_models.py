@@ -103,6 +103,15 @@ def main():
     onnx.save(onnx.load(os.path.join(out, "projected.fuse2.onnx")), os.path.join(out, "external", "projected.onnx"),
               save_as_external_data=True, location="projected.onnx.data", size_threshold=512)
 
+    # Many queries over a few keys, as the tracker decoder's image tokens attend to its prompt
+    # tokens: the query chunks widen to hold as many scores as chunks over many keys would.
+    g = onnx_graph.Graph()
+    p = attention_tail(g, "q", g.op("Transpose", ["k"], perm=[0, 1, 3, 2]))
+    g.name(g.op("MatMul", [p, "v"]), "out")
+    save(g, os.path.join(out, "few_keys.fuse1.onnx"),
+         [tensor("q", F, [1, 2, 40, 8]), tensor("k", F, [1, 2, 3, 8]), tensor("v", F, [1, 2, 3, 6])],
+         [tensor("out", F, [1, 2, 40, 6])])
+
     g = onnx_graph.Graph()
     mask = g.const(np.triu(np.full((7, 5), -1e4, np.float32), 1).reshape(1, 1, 7, 5))
     p = attention_tail(g, "q", g.op("Transpose", ["k"], perm=[0, 1, 3, 2]), mask=mask)

@@ -15,7 +15,7 @@ const ABI = 3;  // sam3_wasm.h's SAM3_WASM_ABI: the module this wrapper speaks t
 // Rewritten graphs (Rewriter, sam3-rewrite-worker.mjs), keyed by their file's identity and the rewrite's options.
 // The version changes with what the core's rewrites write, so an old graph is never reused.
 const OPTIMIZED_CACHE_NAME = "sam3-optimized-v1";
-const REWRITE_VERSION = 2;
+const REWRITE_VERSION = 3;
 // The ONNX Runtime Web build each device runs (docs/browser.md, "Which build"): the WebGPU
 // provider's own build for WebGPU, the CPU-only build for WASM.
 const ORT_BUILDS = { wasm: "ort.wasm.min.mjs", webgpu: "ort.webgpu.min.mjs" };
@@ -438,7 +438,7 @@ export class Sam3 {
   // Storage for the files and their rewritten graphs, default true), onProgress({stage, file,
   // loaded, total}), vocabulary (URL of a fallback vocabulary), threads (WASM threads; default
   // one per core), fuseAttention (attention as MultiHeadAttention; default true),
-  // attentionChunk (its queries per chunk on WASM; default 1024, 0 for none), int8AsFloat (the
+  // attentionChunk (its queries per chunk on WASM, more over fewer keys; default 1024, 0 for none), int8AsFloat (the
   // int8 products as float operators; default on WebGPU only), logSeverityLevel (ONNX
   // Runtime's, default 3), sessionOptions (more ONNX Runtime session options, e.g.
   // enableProfiling)}.

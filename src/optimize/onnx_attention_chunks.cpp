@@ -74,7 +74,7 @@ std::string int64_initializer(const std::string& name, const std::vector<std::in
 }
 
 struct Names {
-  std::string prefix, one_index, c0, c1, cm1, step, step_minus_1, zeros4;
+  std::string prefix, one_index, c0, c1, cm1, step, zeros4;
 };
 
 // The loop replacing MultiHeadAttention `n` (index `k`): its nodes in the outer graph.
@@ -82,11 +82,20 @@ std::string chunked(const Names& c, const Node& n, int k) {
   const std::string p = c.prefix + std::to_string(k) + "_";
   const std::string &q = n.inputs[0], &key = n.inputs[1], &value = n.inputs[2];
   std::string out;
-  // T, n = ceil(T / step), chunk = ceil(T / n), all int64 [1].
+  // T and S (queries and keys), queries per chunk q = step * max(1, step / max(S, 1)) (a chunk
+  // holds at most step * max(S, step) scores per head), n = ceil(T / q), chunk = ceil(T / n),
+  // all int64 [1].
   out += node("Shape", {q}, p + "shape");
   out += node("Slice", {p + "shape", c.c1, c.one_index, c.c0}, p + "t");  // one_index: [2]
-  out += node("Add", {p + "t", c.step_minus_1}, p + "t_up");
-  out += node("Div", {p + "t_up", c.step}, p + "n");
+  out += node("Shape", {key}, p + "key_shape");
+  out += node("Slice", {p + "key_shape", c.c1, c.one_index, c.c0}, p + "s_raw");
+  out += node("Max", {p + "s_raw", c.c1}, p + "s");
+  out += node("Div", {c.step, p + "s"}, p + "widen_raw");
+  out += node("Max", {p + "widen_raw", c.c1}, p + "widen");
+  out += node("Mul", {c.step, p + "widen"}, p + "queries");
+  out += node("Add", {p + "t", p + "queries"}, p + "t_q");
+  out += node("Sub", {p + "t_q", c.c1}, p + "t_up");
+  out += node("Div", {p + "t_up", p + "queries"}, p + "n");
   out += node("Add", {p + "t", p + "n"}, p + "t_n");
   out += node("Sub", {p + "t_n", c.c1}, p + "t_n_1");
   out += node("Div", {p + "t_n_1", p + "n"}, p + "chunk");
@@ -139,7 +148,7 @@ std::string chunk_attention_queries(std::string_view model_bytes, std::int64_t m
   Names c;
   c.prefix = g.unused_prefix("sam3_attention_chunks_");
   c.one_index = c.prefix + "c2", c.c0 = c.prefix + "c0", c.c1 = c.prefix + "c1", c.cm1 = c.prefix + "cm1";
-  c.step = c.prefix + "step", c.step_minus_1 = c.prefix + "step_1", c.zeros4 = c.prefix + "zeros4";
+  c.step = c.prefix + "step", c.zeros4 = c.prefix + "zeros4";
 
   GraphPieces new_graph;  // (views of the input: the rewrite holds two copies of a file, not three)
   for (const auto& f : graph_fields) {
@@ -157,7 +166,6 @@ std::string chunk_attention_queries(std::string_view model_bytes, std::int64_t m
   constants += int64_vector_initializer(c.c1, 1);
   constants += int64_vector_initializer(c.cm1, -1);
   constants += int64_vector_initializer(c.step, max_queries);
-  constants += int64_vector_initializer(c.step_minus_1, max_queries - 1);
   constants += int64_initializer(c.zeros4, {0, 0, 0, 0});
   new_graph.add(std::move(constants));
   return model_with_graph(model_bytes, model, graph_field, new_graph);

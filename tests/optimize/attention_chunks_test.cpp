@@ -30,9 +30,11 @@ std::map<std::string, std::vector<float>> run(const fs::path& file, std::map<std
   return sam3::test::run_on_random_inputs(sam3::rt::Session(file, uncached()), inputs, 5);
 }
 
-// The fused graphs of tools/make_attention_models.py: 7 queries (4-D heads, 3-D) and 9 (projected).
+// The fused graphs of tools/make_attention_models.py: 7 queries over 5 keys (4-D heads, 3-D), 9
+// over 9 (projected), 40 over 3 (few keys: chunks of 2 and 4 queries stay, 8 widen to 16, 64 to
+// all 40).
 const char* const kFused[] = {"scaled_4d.fuse1.onnx", "div_scale_3d.fuse1.onnx", "projected.fuse2.onnx",
-                              "torch_sdpa_default_scale.fuse1.onnx"};
+                              "torch_sdpa_default_scale.fuse1.onnx", "few_keys.fuse1.onnx"};
 
 TEST(AttentionChunks, ChunkedGraphsComputeTheOriginalResults) {
   const fs::path dir = sam3::test::fresh_test_dir("sam3_attention_chunks");
@@ -43,8 +45,9 @@ TEST(AttentionChunks, ChunkedGraphsComputeTheOriginalResults) {
     ASSERT_GT(fusion.fused, 0) << name;
     std::map<std::string, std::vector<float>> inputs;
     const auto want = run(original, inputs);
-    // 2 and 4: several chunks, the last one padded (7 and 9 queries); 64: one chunk of them all.
-    for (std::int64_t chunk : {2, 4, 64}) {
+    // 2 and 4: several chunks, the last one padded (7 and 9 queries); 8: chunks widened for a
+    // few keys (40 queries over 3 keys: 3 chunks of 14, the last padded); 64: one chunk of them all.
+    for (std::int64_t chunk : {2, 4, 8, 64}) {
       sam3::optimize::AttentionChunkStats stats;
       const fs::path chunked = dir / (std::to_string(chunk) + "_" + name);
       sam3::write_file_atomic(chunked, sam3::optimize::chunk_attention_queries(fused, chunk, &stats));
