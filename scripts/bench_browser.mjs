@@ -13,7 +13,9 @@
 //   webgpu        the module's default on WebGPU: ONNX Runtime's WebGPU provider build, attention
 //                 fused, the int8 products as float operators
 //   webgpu-plain  the files as written on ort.all's WebGPU (JSEP) provider
-// --profile adds ONNX Runtime's per-operator profile of each run's image encode (enableProfiling).
+//   wasm-chunkN   the module on WASM with N queries per attention chunk (attentionChunk)
+// --profile adds ONNX Runtime's per-operator profile of each run's image encode and of its
+// decodes (enableProfiling; the text encoder's runs are left out).
 // --loads measures only Sam3.load on WASM: the peak memory of the tab's largest process for the
 // files as written, the module without caches, its first load into an empty profile (the files
 // and rewritten graphs then cached) and its second load in the same profile (from the caches).
@@ -98,20 +100,29 @@ const VARIANTS = {
     label: "files as written, ort.all JSEP" },
 };
 
+// "wasm-chunkN": the module on WASM with attentionChunk N (queries per chunk; the default 1024).
+function variantOf(name) {
+  const chunk = /^wasm-chunk(\d+)$/.exec(name);
+  if (chunk) return { device: "wasm", options: { attentionChunk: Number(chunk[1]) }, label: `module, attention in chunks of ${chunk[1]} queries` };
+  return VARIANTS[name] ?? (() => { throw new Error(`unknown run '${name}'`); })();
+}
+
 async function browserRun(variant, baseUrl) {
-  const { device, options, label } = VARIANTS[variant] ?? (() => { throw new Error(`unknown run '${variant}'`); })();
+  const { device, options, label } = variantOf(variant);
   const flags = ["--no-sandbox", "--disable-quic", "--no-first-run", "--disable-background-networking"];
   if (device === "webgpu") flags.push("--enable-unsafe-webgpu", "--use-webgpu-adapter=swiftshader");
   const profile = mkdtempSync(path.join(os.tmpdir(), "sam3-bench-profile-"));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: process.env.SAM3_CHROMIUM || "/usr/bin/chromium", args: flags });
   const memory = rendererPeak(profile);
-  const lines = [];
+  const lines = { encode: [], decode: [] };
+  let phase = "encode";  // whose profile the console prints now
   try {
     const page = await context.newPage();
     page.on("console", (m) => {
       if (m.text() === "sam3-bench: loaded") memory.loaded();
-      else if (args.profile) lines.push(m.text());
+      else if (m.text() === "sam3-bench: encode profiled") phase = "decode";
+      else if (args.profile) lines[phase].push(m.text());
     });
     await page.goto(`${baseUrl}/`);
     const r = await page.evaluate(async ({ device, options, texts, profiling }) => {
@@ -122,18 +133,25 @@ async function browserRun(variant, baseUrl) {
       const load = performance.now() - t0;
       console.log("sam3-bench: loaded");
       const e = await m.encode(await (await fetch("/test/scene.png")).blob());
-      if (profiling) m.sessions.image.endProfiling();
+      if (profiling) {
+        m.sessions.image.endProfiling();
+        await new Promise((done) => setTimeout(done, 500));
+        console.log("sam3-bench: encode profiled");
+      }
       const sum = { encode_text: 0, decode: 0, postprocess: 0 };
       for (const text of texts) {
         await m.segment(e, { text });
         for (const k of Object.keys(sum)) sum[k] += m.lastTimings[k];
       }
-      if (profiling) await new Promise((done) => setTimeout(done, 500));
+      if (profiling) {
+        m.sessions.decoder.endProfiling();
+        await new Promise((done) => setTimeout(done, 500));
+      }
       return { device: m.device, build: m.ortBuild, rewrites: m.rewrites,
         threads: crossOriginIsolated ? navigator.hardwareConcurrency : 1, load,
         preprocess: e.timings_ms.preprocess, encode_image: e.timings_ms.encode_image, ...sum };
     }, { device, options, texts: TEXTS, profiling: args.profile });
-    return { ...r, label, ops: args.profile ? profileByOp(lines) : null };
+    return { ...r, label, ops: args.profile ? { "image encode": profileByOp(lines.encode), [`decodes (${TEXTS.length})`]: profileByOp(lines.decode) } : null };
   } finally {
     ({ peak: browserRun.peak, afterLoad: browserRun.afterLoad } = memory.stop());
     await context.close();
@@ -230,11 +248,11 @@ try {
       r.encode_image, r.encode_text, r.decode, r.postprocess, browserRun.peak, browserRun.afterLoad];
     row(cells);
     const total = (x) => x[3] + x[4] + x[5] + x[6];
-    if (r.ops) {
-      const all = Object.entries(r.ops).reduce((a, [op, o]) => a + (op === "Loop" ? 0 : o.ms), 0);
-      profiles.push(`\n${cells[0]}: image encode by operator (ONNX Runtime's profile; a Loop's time holds its body's, left out of the shares)\n\n`
+    for (const [what, ops] of Object.entries(r.ops ?? {})) {
+      const all = Object.entries(ops).reduce((a, [op, o]) => a + (op === "Loop" ? 0 : o.ms), 0);
+      profiles.push(`\n${cells[0]}: ${what} by operator (ONNX Runtime's profile; a Loop's time holds its body's, left out of the shares)\n\n`
         + "| operator | kernels | ms | share |\n|---|---:|---:|---:|\n"
-        + Object.entries(r.ops).sort((a, b) => b[1].ms - a[1].ms).filter(([, o]) => o.ms >= 1)
+        + Object.entries(ops).sort((a, b) => b[1].ms - a[1].ms).filter(([, o]) => o.ms >= 1)
           .map(([op, o]) => `| ${op} | ${o.n} | ${Math.round(o.ms)} | ${op === "Loop" ? "(its body)" : `${(100 * o.ms / all).toFixed(1)}%`} |`).join("\n"));
     }
     byRun[device] = cells;

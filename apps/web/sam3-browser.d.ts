@@ -26,7 +26,7 @@ export interface LoadOptions {
   /** Fuse attention written op by op into com.microsoft.MultiHeadAttention (default true). */
   fuseAttention?: boolean;
   /** On WASM, the fused attention's queries per chunk, bounding its scores' memory (default
-   * 1024; 0: one chunk); over fewer keys than that, chunks grow to hold as many scores
+   * 256; 0: one chunk); over fewer keys than that, chunks grow to hold as many scores
    * (at most attentionChunk x max(keys, attentionChunk) per head). */
   attentionChunk?: number;
   /** More ONNX Runtime Web session options (e.g. enableProfiling). */

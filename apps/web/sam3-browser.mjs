@@ -438,7 +438,7 @@ export class Sam3 {
   // Storage for the files and their rewritten graphs, default true), onProgress({stage, file,
   // loaded, total}), vocabulary (URL of a fallback vocabulary), threads (WASM threads; default
   // one per core), fuseAttention (attention as MultiHeadAttention; default true),
-  // attentionChunk (its queries per chunk on WASM, more over fewer keys; default 1024, 0 for none), int8AsFloat (the
+  // attentionChunk (its queries per chunk on WASM, more over fewer keys; default 256, 0 for none), int8AsFloat (the
   // int8 products as float operators; default on WebGPU only), logSeverityLevel (ONNX
   // Runtime's, default 3), sessionOptions (more ONNX Runtime session options, e.g.
   // enableProfiling)}.
@@ -468,7 +468,7 @@ export class Sam3 {
     const providers = device === "webgpu" ? ["webgpu", "wasm"] : ["wasm"];
     const rewrite = {
       fuse_attention: options.fuseAttention ?? true,
-      attention_chunk: device === "wasm" ? (options.attentionChunk ?? 1024) : 0,
+      attention_chunk: device === "wasm" ? (options.attentionChunk ?? 256) : 0,
       int8_as_float: options.int8AsFloat ?? device === "webgpu",
     };
     const rewriting = rewrite.fuse_attention || rewrite.int8_as_float;
