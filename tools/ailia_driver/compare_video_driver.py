@@ -131,22 +131,24 @@ def load_results(path):
             for f in frames}
 
 
-def run_driver(args):
-    """In a child process: the driver parses its command line and reads npy/ and the vocabulary
-    relative to the working directory, as when it is run from its own folder."""
-    sam_dir = os.path.join(os.path.abspath(args.ailia), "image_segmentation", "segment-anything-3.1")
-    frames = sorted(os.path.join(args.frames, f) for f in os.listdir(args.frames) if f.endswith(".png"))
-    sys.path[:0] = [os.path.abspath(args.shim), os.path.join(os.path.abspath(args.ailia), "util"), sam_dir]
+def load_driver(ailia, shim, models_dir, frames_dir, prompt):
+    """The driver's Sam3Tracker over the bundle, as its --tracking --onnx mode makes it; returns
+    (tracker, the driver's module, cv2, the frames' paths). The driver parses its command line
+    and reads npy/ and the vocabulary relative to the working directory, as when it is run from
+    its own folder: call it in a child process. Also used by bench_video_driver.py."""
+    sam_dir = os.path.join(os.path.abspath(ailia), "image_segmentation", "segment-anything-3.1")
+    frames = sorted(os.path.join(frames_dir, f) for f in os.listdir(frames_dir) if f.endswith(".png"))
+    sys.path[:0] = [os.path.abspath(shim), os.path.join(os.path.abspath(ailia), "util"), sam_dir]
     try:
         import ftfy  # noqa: F401
     except ImportError:
         # Debian 12 has no python3-ftfy; the tokenizer's fix_text leaves ASCII untouched.
-        assert args.prompt.isascii(), "without ftfy only ASCII prompts tokenize as the driver would"
+        assert prompt.isascii(), "without ftfy only ASCII prompts tokenize as the driver would"
         sys.modules["ftfy"] = types.SimpleNamespace(fix_text=lambda text: text)
-    os.chdir(args.models)
+    os.chdir(models_dir)
     # --normal: the generated bundle has sam3.1_image_encoder.onnx, not the .opt variant.
-    sys.argv = ["segment_anything_3_1.py", "--onnx", "--tracking", "--normal", "--video", args.frames,
-                "--caption", args.prompt]
+    sys.argv = ["segment_anything_3_1.py", "--onnx", "--tracking", "--normal", "--video", frames_dir,
+                "--caption", prompt]
     import onnxruntime
     import cv2
     import segment_anything_3_1 as sam
@@ -160,6 +162,12 @@ def run_driver(args):
     models = {k: onnxruntime.InferenceSession(f, providers=["CPUExecutionProvider"]) for k, f in files.items()}
     no_obj_params = (np.load(sam.NO_OBJ_EMBED_PATH), np.load(sam.NO_OBJ_PTR_LINEAR_W_PATH), np.load(sam.NO_OBJ_PTR_LINEAR_B_PATH))
     tracker = vt.Sam3Tracker(models, np.load(sam.TPOS_ENC_PATH), no_obj_params, threshold=sam.args.threshold)
+    return tracker, sam, cv2, frames
+
+
+def run_driver(args):
+    """In a child process: the driver over the scene's frames, its results saved."""
+    tracker, sam, cv2, frames = load_driver(args.ailia, args.shim, args.models, args.frames, args.prompt)
     # As recognize_from_tracking: add_prompt on frame 0, then propagate_in_video from frame 1.
     scores0, boxes0, masks0 = tracker.add_prompt(cv2.imread(frames[0]), sam.args.caption)
     results = {}
