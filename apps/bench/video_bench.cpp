@@ -61,11 +61,11 @@ struct Row {
   double wall_ms = 0, peak_mb = 0;
 };
 
-// Tracks "thing" through the frames `next` yields; `after_frame(n)` is called after the n-th.
+// Tracks "car" (the generated bundle's concept: its detector finds every palette colour for it) through the frames `next` yields; `after_frame(n)` is called after the n-th.
 Row track(const std::shared_ptr<const sam3::Model>& model, int objects, const std::function<std::optional<sam3::VideoFrame>()>& next,
           const sam3::VideoTrackerOptions& options, const std::function<void(std::int64_t)>& after_frame = {}) {
   reset_peak_resident();
-  sam3::VideoTracker tracker(model, sam3::VideoPrompts{{"thing"}, {}}, options);
+  sam3::VideoTracker tracker(model, sam3::VideoPrompts{{"car"}, {}}, options);
   const auto t0 = std::chrono::steady_clock::now();
   std::int64_t n = 0;
   while (auto frame = next()) {

@@ -123,7 +123,7 @@ def main():
     ap.add_argument("--objects", default="1,4,16,32")
     ap.add_argument("--frames", type=int, default=20, help="frames per run")
     ap.add_argument("--size", type=int, default=320, help="frame width (height 3/4 of it)")
-    ap.add_argument("--prompt", default="thing")
+    ap.add_argument("--prompt", default="car", help="the concept (the generated bundle finds its palette for \"car\"; sam3-bench-video tracks \"car\")")
     ap.add_argument("--bench", default=os.path.join(build, "bin", "sam3-bench-video"))
     ap.add_argument("--shim", default=os.path.join(build, "ailia-driver"), help="folder of the onnxruntime and ailia modules")
     ap.add_argument("--driver-only", action="store_true", help=argparse.SUPPRESS)  # the child process
