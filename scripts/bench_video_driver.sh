@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Times sam3's video tracker and ailia-models' own SAM 3.1 driver (video_tracking.py, its ONNX
 # Runtime path) side by side on the same generated bundle of SAM 3.1's shapes and the same
-# generated frames: per-frame wall time, time by stage, peak resident memory, for 1, 4, 16 and
+# generated frames: per-frame wall time, time by stage, peak resident memory, for 1, 4, 15, 16 and
 # 32 objects (the driver holds at most 16). docs/video.md, "sam3 and ailia's driver timed".
 #
 #   scripts/bench_video_driver.sh AILIA_MODELS_DIR [OUT_DIR] [BUILD_DIR] [-- bench_video_driver.py options]

@@ -132,7 +132,7 @@ int main(int argc, char** argv) try {
   bool rules_off_too = false, json = false;
   app.add_option("--models", models, "A SAM 3.1 bundle (ailia's files; build/test-models/sam3.1-video is generated)");
   app.add_option("--objects", objects, "Object counts to time (the generated palette has 34 colours)")->delimiter(',');
-  app.add_option("--frames", frames, "Frames per timing run (generated frames)");
+  app.add_option("--frames", frames, "Frames per timing run (generated frames; 0: the memory reading alone)");
   app.add_option("--short", short_run, "Memory: frames of the first reading");
   app.add_option("--long", long_run, "Memory: frames of the second reading (same run)");
   app.add_option("--memory-objects", memory_objects, "Memory: objects in that run (0: no memory reading)");
@@ -187,6 +187,7 @@ int main(int argc, char** argv) try {
     std::fflush(stdout);
   }
 
+  if (frames == 0 && input.empty()) return 0;  // the memory reading alone
   if (!json) {
     std::printf("| objects | rules | frames | ms/frame | encode | detect | track | memory | new objects | output | other | live | buckets "
                 "| bank MB | reconditioned | shrunk | peak MB |\n");
