@@ -73,16 +73,24 @@ SCENES = {
         "expected": {
             ("green", "only sam3 shows it", "6-29"):
                 "new objects' memory: the driver's one bucket remembers the new slot from frames before "
-                "the object existed; its track never matches its detection, is removed by hot-start after "
-                "8 unmatched frames, and the detection starts another object the next frame",
-            ("blue", "only sam3 shows it", "20-23"):
-                "keep-alive: the driver took credit from the empty track while blue was gone (down to -4) "
-                "and hides it until 4 matches paid it back; SAM 3.1 computes the credit but hides nothing by it",
+                "the object existed; its track never finds green (with the generated memory since 2026-12-03 "
+                "it is empty, so keep-alive hides it and hot-start never removes it), and the detection "
+                "starts another object the next frame, until the bucket holds 16",
+            ("blue", "only sam3 shows it", "20-29"):
+                "new objects' memory and new objects (only while fewer than 16): the driver's objects started "
+                "on green's detections have empty tracks (their slot is remembered only from frames where its "
+                "mask channel held nothing), so they are never unmatched nor removed and fill its bucket by "
+                "frame 18; from then on it runs no detector, blue's track is never matched again after its "
+                "return and keep-alive keeps it hidden; SAM 3.1 hides nothing by keep-alive",
+            ("red", "only sam3 shows it", "26-29"):
+                "new objects (only while fewer than 16): with its bucket full of green's spurious objects the "
+                "driver runs no detector from frame 18, red's track goes unmatched and the driver hides it "
+                "when its keep-alive credit is spent; SAM 3.1 hides nothing by it",
             ("yellow", "only sam3 shows it", "23-29"):
                 "keep-alive: both drop yellow's detections once its centre is within 2.5% of the edge "
                 "(frame 16 on), so its track goes unmatched; the driver hides it when its credit is spent, "
                 "SAM 3.1 hides nothing by it (and hot-start removal is over: yellow started on frame 0)",
-            ("red", "driver id 2, sam3 id 3", "0-29"):
+            ("red", "driver id 2, sam3 id 3", "0-25"):
                 "frame 0 (no track yet): the driver drops the edge detection (cyan) on frame 0, SAM 3.1 "
                 "checks no edge there and starts it as id 2 (never shown: its edge detections never match it, so it is "
                 "never confirmed and hot-start removes it after 8 unmatched frames)",
