@@ -8,8 +8,10 @@ the real ones are 1152).
 
   sam3.1_image_encoder.onnx   as make_test_models.py --layout sam3.1-ailia: RGB (-1..1) in
                               channels 0..2 of fpn0..2; prop_fpn = fpn / 2; pos = 0.
-  sam3.1_grounding.onnx       one query per colour of PALETTE (26 colours of channels 0, 128,
-                              255 on a grey background): query k's mask logits = 10 - 20 |rgb - colour_k|^2,
+  sam3.1_grounding.onnx       one query per colour of PALETTE (34 colours on a grey background:
+                              the 26 of channels 0, 128, 255, then the 8 of channels 64, 191):
+                              query k's mask logits = 10 - 20 |rgb - colour_k|^2 (bands
+                              thinner than 3 pixels removed, as for every colour mask here),
                               its logit 3 when its mask survives a 3x3 erosion (else -10), its box the mask's
                               extent (cx, cy, w, h); presence from the word (purple: absent).
   sam3.1_prompt_encoder.onnx  coords [B,P,2] (input pixels), labels [B,P] int32, masks
@@ -21,10 +23,12 @@ the real ones are 1152).
                               (candidate 1 the best by iou_pred; the others 30 lower), sam tokens
                               = the colour, object_score_logits 5.
   sam3.1_memory_encoder.onnx  per slot k (masks channel k, -1..1 as the host sends them, pooled
-                              to cells c): sum(c x prop_fpn2 colour) and sum(c^2), in channels
-                              8+4k..8+4k+3 of vision_features (constant over space); the encoder's
-                              prop_fpn2 is each 14x14 cell's mean colour, so their ratio is the
-                              object's colour; vision_pos_enc = 0.
+                              to cells c): sum(c x pure colour sum) and sum(c x pure share), in
+                              channels 8+4k..8+4k+3 of vision_features (constant over space); the
+                              encoder's prop_fpn2 holds each 14x14 cell's mean colour (0..2), the
+                              mean of its pure pixels (a palette colour; 3..5) and their share (6), so
+                              the ratio is the object's colour (objects a cell apart, as the
+                              tests' scenes are); vision_pos_enc = 0.
   sam3.1_memory_attention.onnx  channels 8..71 of the output = the mean over the spatial memory
                               tokens (memory_obj's first len(memory_img) rows): each slot's
                               area-weighted colour over the bank; the rest = curr_img.
@@ -52,20 +56,38 @@ import make_test_models as base
 from make_test_models import FEATURES, Graph
 from onnx_graph import tensor
 
-# Every colour whose channels are 0, 128 or 255 except the grey background: 26 objects can be
-# told apart (at least one level apart on some channel; 10 - 20 d^2 < 0 there).
-PALETTE = np.array([c for c in np.ndindex(3, 3, 3) if c != (1, 1, 1)], np.float32) - 1.0
+# In the encoder's -1..1: every colour whose channels are 0, 128 or 255 (-1, 0, 1) except the
+# grey background, then the centres of the 8 cells of that grid (channels 64 or 191, -0.5 or
+# 0.5): 34 objects can be told apart. Two grid colours are at least d^2 = 1 apart, two centres
+# at least 1, a centre and a grid colour (the background too) 0.75, so 10 - 20 d^2 <= -5 off a
+# query's own colour. The first 26 keep their order (query index) from the 26-colour palette.
+GRID = np.array([c for c in np.ndindex(3, 3, 3) if c != (1, 1, 1)], np.float32) - 1.0
+CENTRES = np.array(list(np.ndindex(2, 2, 2)), np.float32) - 0.5
+PALETTE = np.concatenate([GRID, CENTRES])
 SLOTS = 16
 MEM_CH = 8  # first memory channel of slot 0 (4 per slot: 3 colour sums, area)
 
 
 def colour_logits(g, rgb, colours):
-    """rgb [B,3,H,W], colours [B,K,3] -> [B,K,H,W] logits 10 - 20 |rgb - colour|^2."""
+    """rgb [B,3,H,W], colours [B,K,3] -> [B,K,H,W] logits 10 - 20 |rgb - colour|^2, set to -10
+    where positive but near the grey (|rgb|^2 <= 0.2) or not in the mask's 3x3 opening: the one-
+    or two-pixel bands where resizing blends a square with the grey (or with another square)
+    pass through other colours of the palette (half of a corner colour is a cell centre), and
+    are nobody's object."""
     px = g.op("Unsqueeze", [rgb, g.ints([1])])                          # [B,1,3,H,W]
     col = g.op("Unsqueeze", [colours, g.ints([3, 4])])                  # [B,K,3,1,1]
     d = g.op("Sub", [px, col])
     dist = g.op("ReduceSum", [g.op("Mul", [d, d]), g.ints([2])], keepdims=0)
-    return g.op("Sub", [g.const(np.float32(10.0)), g.op("Mul", [dist, g.const(np.float32(20.0))])])
+    logits = g.op("Sub", [g.const(np.float32(10.0)), g.op("Mul", [dist, g.const(np.float32(20.0))])])
+    # Nothing near the grey is an object (every colour has |colour|^2 >= 0.75): a colour read
+    # from memory a little towards the grey then never spreads its mask over the background.
+    lit = g.op("Greater", [g.op("ReduceSum", [g.op("Mul", [rgb, rgb]), g.ints([1])], keepdims=1), g.const(np.float32(0.2))])
+    positive = g.op("And", [g.op("Greater", [logits, g.const(np.float32(0.0))]), lit])
+    binary = g.op("Cast", [positive], to=TensorProto.FLOAT)
+    eroded = g.op("Neg", [g.op("MaxPool", [g.op("Neg", [binary])], kernel_shape=[3, 3], pads=[1, 1, 1, 1])])
+    opened = g.op("Greater", [g.op("MaxPool", [eroded], kernel_shape=[3, 3], pads=[1, 1, 1, 1]), g.const(np.float32(0.0))])
+    band = g.op("And", [g.op("Greater", [logits, g.const(np.float32(0.0))]), g.op("Not", [opened])])
+    return g.op("Where", [band, g.const(np.float32(-10.0)), logits])
 
 
 def channels(g, x, start, count, axis=1):
@@ -103,9 +125,19 @@ def make_image_encoder(out, size):
         if k != 2:
             g.name(g.op("Mul", [f, g.const(np.float32(0.0))]), f"pos{k}")
             g.name(g.op("Mul", [f, g.const(np.float32(0.5))]), f"prop_fpn{k}")
-    cells = g.op("AveragePool", ["image"], kernel_shape=[14, 14], strides=[14, 14])
+    pool = lambda x: g.op("AveragePool", [x], kernel_shape=[14, 14], strides=[14, 14])
+    cells = pool("image")
     cells = g.op("Add", [cells, g.op("Mul", [g.op("ReduceMean", [feats[2]], keepdims=1), g.const(np.float32(0.0))])])
-    g.name(g.op("Mul", [g.op("Pad", [cells, g.ints([0, 0, 0, 0, 0, FEATURES - 3, 0, 0])]), g.const(np.float32(0.5))]), "prop_fpn2")
+    # Channels 3..5: the cell's sum of pure pixels (within 0.05 of a colour of the palette), 6:
+    # their share, so the memory reads an object's colour from its own pixels, not from its
+    # mask's area nor from the blends at its edge (which pull a colour towards the grey, and a
+    # corner colour onto its half-bright cell-centre colour).
+    px = g.op("Unsqueeze", ["image", g.ints([1])])                                          # [1,1,3,S,S]
+    d = g.op("Sub", [px, g.const(PALETTE.reshape(1, len(PALETTE), 3, 1, 1))])
+    nearest = g.op("ReduceMin", [g.op("ReduceSum", [g.op("Mul", [d, d]), g.ints([2])], keepdims=0)], axes=[1], keepdims=1)
+    lit = g.op("Cast", [g.op("Less", [nearest, g.const(np.float32(0.05))])], to=TensorProto.FLOAT)  # [1,1,S,S]
+    planes = g.op("Concat", [cells, pool(g.op("Mul", ["image", lit])), pool(lit)], axis=1)        # [1,7,f,f]
+    g.name(g.op("Mul", [g.op("Pad", [planes, g.ints([0, 0, 0, 0, 0, FEATURES - 7, 0, 0])]), g.const(np.float32(0.5))]), "prop_fpn2")
     g.name(g.op("Add", [pos, base.attention_probe(g, feats[2])]), "pos2")
     g.name(g.op("Mul", [pos, g.const(np.float32(2.0))]), "prop_pos2")
     level = lambda k: [1, FEATURES, m >> k, m >> k]
@@ -236,11 +268,13 @@ def make_memory_encoder(out, m, f, mem):
     probs = g.op("Mul", [g.op("Add", [channels(g, "masks", 0, SLOTS), g.const(np.float32(1.0))]), g.const(np.float32(0.5))])
     k = mem // f
     small = g.op("AveragePool", [probs], kernel_shape=[k, k], strides=[k, k])            # [1,16,f,f]
-    rgb = g.op("Mul", [channels(g, "pix_feat", 0, 3), g.const(np.float32(2.0))])        # [1,3,f,f]
-    sums = g.op("ReduceMean", [g.op("Mul", [g.op("Unsqueeze", [small, g.ints([2])]), g.op("Unsqueeze", [rgb, g.ints([1])])])],
+    lit_rgb = g.op("Mul", [channels(g, "pix_feat", 3, 3), g.const(np.float32(2.0))])    # [1,3,f,f]
+    lit = g.op("Mul", [channels(g, "pix_feat", 6, 1), g.const(np.float32(2.0))])        # [1,1,f,f]
+    sums = g.op("ReduceMean", [g.op("Mul", [g.op("Unsqueeze", [small, g.ints([2])]), g.op("Unsqueeze", [lit_rgb, g.ints([1])])])],
                 axes=[3, 4], keepdims=0)                                                 # [1,16,3]
-    # Over a cell, prop_fpn2 is (coverage x colour) on a zero grey: sum(c x cell) / sum(c^2) is the colour.
-    area = g.op("ReduceMean", [g.op("Mul", [small, small])], axes=[2, 3], keepdims=0)   # [1,16]
+    # Over a cell holding one object, the lit pixels' sum is (their share x colour): sum(c x lit sum)
+    # / sum(c x lit share) is the colour, however much larger than the object the mask is.
+    area = g.op("ReduceMean", [g.op("Mul", [small, lit])], axes=[2, 3], keepdims=0)     # [1,16]
     per_slot = g.op("Concat", [sums, g.op("Unsqueeze", [area, g.ints([2])])], axis=2)    # [1,16,4]
     flat = g.op("Reshape", [per_slot, g.ints([1, SLOTS * 4, 1, 1])])
     cond = g.op("Mul", [g.op("ReduceMean", [channels(g, "masks", SLOTS, SLOTS)], axes=[1, 2, 3], keepdims=1), g.const(np.float32(0.0))])

@@ -1,140 +1,213 @@
 // sam3-bench-video: the video tracker's cost per frame by stage as the number of objects grows,
-// and its memory as the video grows (after --short frames and after --long frames of one run:
-// flat when the memory banks are bounded). Frames are generated: squares of distinct colours
-// drifting on grey, one object each for the generated SAM 3.1 bundle (tools/make_video_models.py,
-// whose detector finds the colours of its palette), or whatever a real bundle makes of them.
-// No reference runs beside it: ailia's Python driver needs onnxruntime for Python (docs/video.md).
+// and its peak memory as the video grows (after --short frames and after --long frames of one
+// run: flat when the memory banks are bounded). Frames are generated (video_bench_scene.h):
+// squares of distinct colours drifting on grey, one object each for the generated SAM 3.1
+// bundle (tools/make_video_models.py, whose detector finds the colours of its palette), or
+// whatever a real bundle makes of them. --write-frames saves those frames as PNG folders and
+// --input times the tracker on such folders: scripts/bench_video_driver.sh runs ailia's Python
+// driver on the same folders and prints both side by side (docs/video.md).
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <array>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "sam3/error.h"
+#include "sam3/export.h"
 #include "sam3/model.h"
+#include "sam3/video_sources.h"
 #include "sam3/video_tracker.h"
+#include "video_bench_scene.h"
 
 namespace {
 
-// The palette's colours (channels 0, 128, 255), without the background's grey.
-std::vector<std::array<std::uint8_t, 3>> palette() {
-  std::vector<std::array<std::uint8_t, 3>> out;
-  const std::uint8_t levels[] = {0, 128, 255};
-  for (auto r : levels)
-    for (auto g : levels)
-      for (auto b : levels)
-        if (!(r == 128 && g == 128 && b == 128)) out.push_back({r, g, b});
-  return out;
+namespace fs = std::filesystem;
+
+// The process's peak resident memory (VmHWM) in MB, and its reset (Linux: "5" to clear_refs), so
+// that each run's peak is its own.
+double peak_resident_mb() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
+  return 0;
 }
 
-// `objects` squares in a grid, each drifting in a small circle, so that every frame differs.
-sam3::VideoFrame frame_of(std::int64_t index, int objects, int width, int height) {
-  sam3::VideoFrame f;
-  f.index = index;
-  f.time_s = index / 25.0;
-  f.image = {width, height, std::vector<std::uint8_t>(static_cast<size_t>(width) * height * 3, 128)};
-  const auto colours = palette();
-  const int columns = 6, side = width / (columns * 2);
-  for (int k = 0; k < objects; ++k) {
-    const int cx = (k % columns) * 2 * side + side / 2 + static_cast<int>(side / 3 * std::cos(index * 0.2 + k));
-    const int cy = (k / columns) * 2 * side + side / 2 + static_cast<int>(side / 3 * std::sin(index * 0.2 + k));
-    for (int y = std::max(0, cy); y < std::min(height, cy + side); ++y)
-      for (int x = std::max(0, cx); x < std::min(width, cx + side); ++x)
-        for (int c = 0; c < 3; ++c) f.image.rgb[(static_cast<size_t>(y) * width + x) * 3 + c] = colours[k % colours.size()][c];
-  }
-  return f;
+bool reset_peak_resident() {
+  std::ofstream clear("/proc/self/clear_refs");
+  clear << "5";
+  clear.flush();
+  return static_cast<bool>(clear);
 }
 
-double resident_mb() {
-  std::ifstream statm("/proc/self/statm");
-  long pages = 0, resident = 0;
-  statm >> pages >> resident;
-  return resident * static_cast<double>(sysconf(_SC_PAGESIZE)) / (1 << 20);
+std::string cpu_model() {
+  std::ifstream info("/proc/cpuinfo");
+  for (std::string line; std::getline(info, line);)
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown CPU";
 }
+
+fs::path frames_folder(const fs::path& root, int objects) { return root / ("objects-" + std::to_string(objects)); }
 
 struct Row {
   int objects = 0;
-  std::int64_t frames = 0;
+  bool rules = true;
   sam3::VideoTrackerStats stats;
-  double wall_ms = 0, rss_mb = 0;
+  double wall_ms = 0, peak_mb = 0;
 };
 
-Row track(const std::shared_ptr<const sam3::Model>& model, int objects, std::int64_t frames, int width, int height,
-          std::int64_t measure_at = -1, double* rss_at = nullptr, const sam3::VideoTrackerOptions& options = {}) {
-  sam3::VideoTracker tracker(model, sam3::VideoPrompts{{"thing"}, {}}, options);
+// Tracks "car" (the generated bundle's concept: its detector finds every palette colour for it) through the frames `next` yields; `after_frame(n)` is called after the n-th.
+Row track(const std::shared_ptr<const sam3::Model>& model, int objects, const std::function<std::optional<sam3::VideoFrame>()>& next,
+          const sam3::VideoTrackerOptions& options, const std::function<void(std::int64_t)>& after_frame = {}) {
+  reset_peak_resident();
+  sam3::VideoTracker tracker(model, sam3::VideoPrompts{{"car"}, {}}, options);
   const auto t0 = std::chrono::steady_clock::now();
-  for (std::int64_t i = 0; i < frames; ++i) {
-    tracker.push(frame_of(i, objects, width, height));
-    if (i + 1 == measure_at && rss_at) *rss_at = resident_mb();
+  std::int64_t n = 0;
+  while (auto frame = next()) {
+    tracker.push(*frame);
+    if (after_frame) after_frame(++n);
   }
   tracker.finish();
-  Row r{objects, frames, tracker.stats(), std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(),
-        resident_mb()};
+  Row r{objects, options.recondition_every != 0, tracker.stats(),
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(), peak_resident_mb()};
   return r;
+}
+
+std::function<std::optional<sam3::VideoFrame>()> generated(int objects, std::int64_t frames, int width, int height) {
+  return [=, i = std::int64_t{0}]() mutable -> std::optional<sam3::VideoFrame> {
+    if (i >= frames) return std::nullopt;
+    return sam3::bench::video_bench_frame(i++, objects, width, height);
+  };
+}
+
+void write_frames(const fs::path& root, const std::vector<int>& objects, std::int64_t frames, int width, int height) {
+  for (int n : objects) {
+    const auto folder = frames_folder(root, n);
+    if (fs::exists(folder)) throw sam3::Error(sam3::ErrorCode::kInvalidArgument, folder.string() + " exists already: give an empty --write-frames folder");
+    fs::create_directories(folder);
+    for (std::int64_t i = 0; i < frames; ++i) {
+      char name[32];
+      std::snprintf(name, sizeof name, "%05lld.png", static_cast<long long>(i));
+      const auto png = sam3::encode_rgb_png(sam3::bench::video_bench_frame(i, n, width, height).image);
+      const auto tmp = folder / (std::string(name) + ".tmp");
+      std::ofstream(tmp, std::ios::binary).write(png.data(), static_cast<std::streamsize>(png.size()));
+      fs::rename(tmp, folder / name);
+    }
+  }
+}
+
+void print_row(const Row& r, bool json) {
+  const double f = static_cast<double>(std::max<std::int64_t>(1, r.stats.frames));
+  const auto& s = r.stats;
+  const double other = r.wall_ms - (s.encode_ms + s.detect_ms + s.track_ms + s.memory_ms + s.new_objects_ms + s.output_ms);
+  if (json) {
+    std::printf("{\"objects\": %d, \"rules\": \"%s\", \"frames\": %lld, \"ms_per_frame\": %.2f, \"encode\": %.2f, \"detect\": %.2f, "
+                "\"track\": %.2f, \"memory\": %.2f, \"new_objects\": %.2f, \"output\": %.2f, \"other\": %.2f, \"live\": %d, "
+                "\"objects_started\": %lld, \"buckets\": %d, \"bank_mb\": %.2f, \"peak_mb\": %.1f}\n",
+                r.objects, r.rules ? "3.1" : "off", static_cast<long long>(s.frames), r.wall_ms / f, s.encode_ms / f, s.detect_ms / f,
+                s.track_ms / f, s.memory_ms / f, s.new_objects_ms / f, s.output_ms / f, other / f, s.live_objects,
+                static_cast<long long>(s.objects), s.buckets, s.memory_bank_bytes / double(1 << 20), r.peak_mb);
+  } else {
+    std::printf("| %d | %s | %lld | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %d | %d | %.2f | %lld | %lld | %.0f |\n", r.objects,
+                r.rules ? "3.1" : "off", static_cast<long long>(s.frames), r.wall_ms / f, s.encode_ms / f, s.detect_ms / f, s.track_ms / f,
+                s.memory_ms / f, s.new_objects_ms / f, s.output_ms / f, other / f, s.live_objects, s.buckets,
+                s.memory_bank_bytes / double(1 << 20), static_cast<long long>(s.reconditioned), static_cast<long long>(s.shrunk), r.peak_mb);
+  }
+  std::fflush(stdout);
 }
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  CLI::App app{"sam3-bench-video: the video tracker's time per frame by stage and its memory over a video"};
-  std::string models;
-  std::vector<int> objects = {1, 4, 16, 24};
+int main(int argc, char** argv) try {
+  CLI::App app{"sam3-bench-video: the video tracker's time per frame by stage and its peak memory over a video"};
+  std::string models, input, write_to;
+  std::vector<int> objects = {1, 4, 16, 32};
   std::int64_t frames = 30, short_run = 50, long_run = 500;
-  int width = 640, height = 480, threads = 0;
-  app.add_option("--models", models, "A SAM 3.1 bundle (ailia's files; build/test-models/sam3.1-video is generated)")->required();
-  app.add_option("--objects", objects, "Object counts to time (the generated palette has 26 colours)")->delimiter(',');
-  app.add_option("--frames", frames, "Frames per timing run");
+  int width = 640, threads = 0, memory_objects = 4;
+  bool rules_off_too = false, json = false;
+  app.add_option("--models", models, "A SAM 3.1 bundle (ailia's files; build/test-models/sam3.1-video is generated)");
+  app.add_option("--objects", objects, "Object counts to time (the generated palette has 34 colours)")->delimiter(',');
+  app.add_option("--frames", frames, "Frames per timing run (generated frames; 0: the memory reading alone)");
   app.add_option("--short", short_run, "Memory: frames of the first reading");
   app.add_option("--long", long_run, "Memory: frames of the second reading (same run)");
+  app.add_option("--memory-objects", memory_objects, "Memory: objects in that run (0: no memory reading)");
   app.add_option("--size", width, "Frame width (height = 3/4 of it)");
   app.add_option("--threads", threads, "ONNX Runtime intra-op threads (0: one per core)");
-  bool rules_off_too = false;
   app.add_flag("--rules-off-too", rules_off_too,
                "Also time each count with reconditioning and the area-shrinkage rule off (the reference for their cost)");
+  app.add_option("--write-frames", write_to, "Write the generated frames as DIR/objects-N/00000.png ... for each count, then exit");
+  app.add_option("--input", input, "Time on the frames of DIR/objects-N (made by --write-frames) instead of generating them");
+  app.add_flag("--json", json, "One JSON object per line instead of the table");
   CLI11_PARSE(app, argc, argv);
-  height = width * 3 / 4;
+  const int height = width * 3 / 4;
+  const int capacity = sam3::bench::video_bench_capacity(width, height);
+  for (int n : objects)
+    if (n < 0 || n > capacity) {
+      std::fprintf(stderr, "sam3-bench-video: %d objects do not fit: %dx%d frames hold %d squares of distinct colours\n", n, width, height, capacity);
+      return 2;
+    }
+  if (!write_to.empty()) {
+    write_frames(write_to, objects, frames, width, height);
+    return 0;
+  }
+  if (models.empty()) {
+    std::fprintf(stderr, "sam3-bench-video: --models is required (unless --write-frames)\n");
+    return 2;
+  }
 
   sam3::ModelOptions options;
   options.intra_op_threads = threads;
   const auto model = sam3::Model::load(models, options);
-  char cpu[256] = "unknown CPU";
-  if (std::ifstream info("/proc/cpuinfo"); info) {
-    for (std::string line; std::getline(info, line);) {
-      if (line.rfind("model name", 0) == 0) {
-        std::snprintf(cpu, sizeof cpu, "%s", line.substr(line.find(':') + 2).c_str());
-        break;
-      }
-    }
+  if (!json)
+    std::printf("sam3-bench-video: %s, %s, %ld cores, %s\n\n", models.c_str(),
+                input.empty() ? (std::to_string(width) + "x" + std::to_string(height) + " frames").c_str() : ("frames of " + input).c_str(),
+                sysconf(_SC_NPROCESSORS_ONLN), cpu_model().c_str());
+
+  // Memory first, right after loading, so that no earlier run's heap is in its readings.
+  if (memory_objects > 0) {
+    double peak_short = 0;
+    const auto r = track(model, memory_objects, generated(memory_objects, long_run, width, height), {},
+                         [&](std::int64_t n) { if (n == short_run) peak_short = peak_resident_mb(); });
+    const double bank = r.stats.memory_bank_bytes / double(1 << 20);
+    if (json)
+      std::printf("{\"memory_objects\": %d, \"short\": %lld, \"peak_mb_short\": %.1f, \"long\": %lld, \"peak_mb_long\": %.1f, \"bank_mb\": %.2f, "
+                  "\"ms_per_frame\": %.2f}\n",
+                  memory_objects, static_cast<long long>(short_run), peak_short, static_cast<long long>(long_run), r.peak_mb, bank,
+                  r.wall_ms / std::max<double>(1, r.stats.frames));
+    else
+      std::printf("memory over one run of %d objects (%dx%d): peak resident %.1f MB after %lld frames, %.1f MB after %lld (%+.1f%%); "
+                  "memory banks %.2f MB at the end; %.0f ms a frame\n\n",
+                  memory_objects, width, height, peak_short, static_cast<long long>(short_run), r.peak_mb, static_cast<long long>(long_run),
+                  peak_short > 0 ? 100.0 * (r.peak_mb - peak_short) / peak_short : 0.0, bank, r.wall_ms / std::max<double>(1, r.stats.frames));
+    std::fflush(stdout);
   }
-  std::printf("sam3-bench-video: %s, %dx%d frames, %ld cores, %s\n\n", models.c_str(), width, height, sysconf(_SC_NPROCESSORS_ONLN), cpu);
-  std::printf("| objects | rules | frames | ms/frame | encode | detect | track | memory | new objects | output | live | buckets | bank MB | reconditioned | shrunk |\n");
-  std::printf("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+
+  if (frames == 0 && input.empty()) return 0;  // the memory reading alone
+  if (!json) {
+    std::printf("| objects | rules | frames | ms/frame | encode | detect | track | memory | new objects | output | other | live | buckets "
+                "| bank MB | reconditioned | shrunk | peak MB |\n");
+    std::printf("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  }
   sam3::VideoTrackerOptions off;
   off.recondition_every = 0;
   off.shrinkage_min_ratio = 0;
   for (int n : objects) {
     for (bool rules : {true, false}) {
       if (!rules && !rules_off_too) continue;
-      const auto r = track(model, n, frames, width, height, -1, nullptr, rules ? sam3::VideoTrackerOptions{} : off);
-      const double f = static_cast<double>(r.stats.frames);
-      std::printf("| %d | %s | %lld | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %d | %d | %.2f | %lld | %lld |\n", n, rules ? "3.1" : "off",
-                  static_cast<long long>(r.frames), r.wall_ms / f, r.stats.encode_ms / f, r.stats.detect_ms / f,
-                  r.stats.track_ms / f, r.stats.memory_ms / f, r.stats.new_objects_ms / f, r.stats.output_ms / f,
-                  r.stats.live_objects, r.stats.buckets, r.stats.memory_bank_bytes / double(1 << 20),
-                  static_cast<long long>(r.stats.reconditioned), static_cast<long long>(r.stats.shrunk));
-      std::fflush(stdout);
+      std::unique_ptr<sam3::FrameSource> folder;
+      if (!input.empty()) folder = sam3::open_image_folder(frames_folder(input, n));
+      auto next = folder ? std::function<std::optional<sam3::VideoFrame>()>([&] { return folder->next(); })
+                         : generated(n, frames, width, height);
+      print_row(track(model, n, next, rules ? sam3::VideoTrackerOptions{} : off), json);
     }
   }
-  double rss_short = 0;
-  const int n = objects.empty() ? 4 : objects.front() < 4 && objects.size() > 1 ? objects[1] : objects.front();
-  const auto r = track(model, n, long_run, width, height, short_run, &rss_short);
-  std::printf("\nmemory over one run of %d objects: resident %.1f MB after %lld frames, %.1f MB after %lld (%+.1f%%); "
-              "memory banks %.2f MB at the end\n",
-              n, rss_short, static_cast<long long>(short_run), r.rss_mb, static_cast<long long>(long_run),
-              rss_short > 0 ? 100.0 * (r.rss_mb - rss_short) / rss_short : 0.0, r.stats.memory_bank_bytes / double(1 << 20));
   return 0;
+} catch (const std::exception& e) {  // sam3's typed errors, and the filesystem's for --write-frames
+  std::fprintf(stderr, "sam3-bench-video: %s\n", e.what());
+  return 1;
 }

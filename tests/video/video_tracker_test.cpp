@@ -213,26 +213,38 @@ TEST(VideoTracker, ReconditioningKeepsAtMostFourConditioningFrames) {
   EXPECT_EQ(ids, (std::set<int>{1, 2})) << "reconditioning keeps the ids";
 }
 
-TEST(VideoTracker, MoreThanSixteenObjectsTakeTwoBuckets) {
-  // 18 squares of 18 colours (channels 0, 128 or 255), drifting right by 2 pixels a frame.
+TEST(VideoTracker, ThirtyTwoObjectsTakeTwoBucketsWithStableIds) {
+  // 32 squares of 32 colours, drifting right by 2 pixels a frame: 24 of the generated
+  // detector's grid colours (channels 0, 128 or 255) and all 8 of its cell-centre colours
+  // (channels 64 or 191), so each of those must be told from the others and from the grid.
+  // On the bundle generated at 448 pixels: its memory reads an object's colour per cell of
+  // 1/32 of the frame, where the 224-pixel bundle's cells (1/16) are so coarse beside 32
+  // squares that a corner colour's memory drifts onto its half-bright cell-centre colour.
   std::vector<std::array<std::uint8_t, 3>> colours;
-  for (int r = 0; r < 3 && colours.size() < 18; ++r)
-    for (int g = 0; g < 3 && colours.size() < 18; ++g)
-      for (int b = 0; b < 3 && colours.size() < 18; ++b)
+  for (int r = 0; r < 3 && colours.size() < 24; ++r)
+    for (int g = 0; g < 3 && colours.size() < 24; ++g)
+      for (int b = 0; b < 3 && colours.size() < 24; ++b)
         if (r != 1 || g != 1 || b != 1) colours.push_back({static_cast<std::uint8_t>(std::min(255, r * 128)),
                                                            static_cast<std::uint8_t>(std::min(255, g * 128)),
                                                            static_cast<std::uint8_t>(std::min(255, b * 128))});
+  for (std::uint8_t r : {64, 191})
+    for (std::uint8_t g : {64, 191})
+      for (std::uint8_t b : {64, 191}) colours.push_back({r, g, b});
+  constexpr int kW = 240, kH = 240, kSide = 22;
+  const auto corner = [](size_t k, std::int64_t i) {
+    return std::array<int, 2>{6 + static_cast<int>(k % 6) * 38 + 2 * static_cast<int>(i), 6 + static_cast<int>(k / 6) * 38};
+  };
   auto frame = [&](int i) {
     VideoFrame f;
     f.index = i;
-    f.image.width = 192;
-    f.image.height = 96;
-    f.image.rgb.assign(192 * 96 * 3, 128);
+    f.image.width = kW;
+    f.image.height = kH;
+    f.image.rgb.assign(kW * kH * 3, 128);
     for (size_t k = 0; k < colours.size(); ++k) {
-      const int x0 = 12 + static_cast<int>(k % 6) * 28 + 2 * i, y0 = 10 + static_cast<int>(k / 6) * 28;
-      for (int y = y0; y < y0 + 16; ++y)
-        for (int x = x0; x < x0 + 16; ++x)
-          for (int c = 0; c < 3; ++c) f.image.rgb[(static_cast<size_t>(y) * 192 + x) * 3 + c] = colours[k][c];
+      const auto [x0, y0] = corner(k, i);
+      for (int y = y0; y < y0 + kSide; ++y)
+        for (int x = x0; x < x0 + kSide; ++x)
+          for (int c = 0; c < 3; ++c) f.image.rgb[(static_cast<size_t>(y) * kW + x) * 3 + c] = colours[k][c];
     }
     return f;
   };
@@ -240,30 +252,32 @@ TEST(VideoTracker, MoreThanSixteenObjectsTakeTwoBuckets) {
   options.hotstart_delay = 3;
   options.hotstart_unmatched = 2;
   options.hotstart_duplicate = 2;
-  VideoTracker tracker(video_model(), {.texts = {"car"}}, options);
+  VideoTracker tracker(Model::load(std::string(SAM3_TEST_MODELS_DIR) + "/sam3.1-video-448"), {.texts = {"car"}}, options);
   std::vector<VideoFrameResult> results;
   for (int i = 0; i < 5; ++i)
     for (auto& r : tracker.push(frame(i))) results.push_back(std::move(r));
   for (auto& r : tracker.finish()) results.push_back(std::move(r));
   EXPECT_EQ(tracker.stats().buckets, 2);
-  EXPECT_EQ(tracker.stats().objects, 18);
+  EXPECT_EQ(tracker.stats().objects, 32);
   ASSERT_EQ(results.size(), 5u);
   std::map<size_t, std::set<int>> ids;
   for (const auto& r : results) {
-    EXPECT_EQ(r.objects.size(), 18u) << "frame " << r.index;
+    EXPECT_EQ(r.objects.size(), 32u) << "frame " << r.index;
     for (size_t k = 0; k < colours.size(); ++k) {
-      const int cx = 12 + static_cast<int>(k % 6) * 28 + 2 * static_cast<int>(r.index) + 8, cy = 10 + static_cast<int>(k / 6) * 28 + 8;
-      for (const auto& o : r.objects) {
-        if (o.mask.data[static_cast<size_t>(cy) * 192 + cx]) ids[k].insert(o.id);
-      }
+      const auto [x0, y0] = corner(k, r.index);
+      const size_t centre = static_cast<size_t>(y0 + kSide / 2) * kW + x0 + kSide / 2;
+      int on_centre = 0;
+      for (const auto& o : r.objects)
+        if (o.mask.data[centre]) ids[k].insert(o.id), ++on_centre;
+      EXPECT_EQ(on_centre, 1) << "square " << k << " on frame " << r.index;
     }
   }
   std::set<int> all;
   for (const auto& [k, set] : ids) {
-    EXPECT_EQ(set.size(), 1u) << "square " << k;
+    EXPECT_EQ(set.size(), 1u) << "square " << k << " changed its id";
     all.insert(set.begin(), set.end());
   }
-  EXPECT_EQ(all.size(), 18u);
+  EXPECT_EQ(all.size(), 32u) << "one id per square";
 }
 
 TEST(VideoTracker, AnAbsentConceptFindsNothing) {

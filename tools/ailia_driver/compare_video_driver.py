@@ -73,16 +73,24 @@ SCENES = {
         "expected": {
             ("green", "only sam3 shows it", "6-29"):
                 "new objects' memory: the driver's one bucket remembers the new slot from frames before "
-                "the object existed; its track never matches its detection, is removed by hot-start after "
-                "8 unmatched frames, and the detection starts another object the next frame",
-            ("blue", "only sam3 shows it", "20-23"):
-                "keep-alive: the driver took credit from the empty track while blue was gone (down to -4) "
-                "and hides it until 4 matches paid it back; SAM 3.1 computes the credit but hides nothing by it",
+                "the object existed; its track never finds green (with the generated memory since 2026-12-03 "
+                "it is empty, so keep-alive hides it and hot-start never removes it), and the detection "
+                "starts another object the next frame, until the bucket holds 16",
+            ("blue", "only sam3 shows it", "20-29"):
+                "new objects' memory and new objects (only while fewer than 16): the driver's objects started "
+                "on green's detections have empty tracks (their slot is remembered only from frames where its "
+                "mask channel held nothing), so they are never unmatched nor removed and fill its bucket by "
+                "frame 18; from then on it runs no detector, blue's track is never matched again after its "
+                "return and keep-alive keeps it hidden; SAM 3.1 hides nothing by keep-alive",
+            ("red", "only sam3 shows it", "26-29"):
+                "new objects (only while fewer than 16): with its bucket full of green's spurious objects the "
+                "driver runs no detector from frame 18, red's track goes unmatched and the driver hides it "
+                "when its keep-alive credit is spent; SAM 3.1 hides nothing by it",
             ("yellow", "only sam3 shows it", "23-29"):
                 "keep-alive: both drop yellow's detections once its centre is within 2.5% of the edge "
                 "(frame 16 on), so its track goes unmatched; the driver hides it when its credit is spent, "
                 "SAM 3.1 hides nothing by it (and hot-start removal is over: yellow started on frame 0)",
-            ("red", "driver id 2, sam3 id 3", "0-29"):
+            ("red", "driver id 2, sam3 id 3", "0-25"):
                 "frame 0 (no track yet): the driver drops the edge detection (cyan) on frame 0, SAM 3.1 "
                 "checks no edge there and starts it as id 2 (never shown: its edge detections never match it, so it is "
                 "never confirmed and hot-start removes it after 8 unmatched frames)",
@@ -131,22 +139,24 @@ def load_results(path):
             for f in frames}
 
 
-def run_driver(args):
-    """In a child process: the driver parses its command line and reads npy/ and the vocabulary
-    relative to the working directory, as when it is run from its own folder."""
-    sam_dir = os.path.join(os.path.abspath(args.ailia), "image_segmentation", "segment-anything-3.1")
-    frames = sorted(os.path.join(args.frames, f) for f in os.listdir(args.frames) if f.endswith(".png"))
-    sys.path[:0] = [os.path.abspath(args.shim), os.path.join(os.path.abspath(args.ailia), "util"), sam_dir]
+def load_driver(ailia, shim, models_dir, frames_dir, prompt):
+    """The driver's Sam3Tracker over the bundle, as its --tracking --onnx mode makes it; returns
+    (tracker, the driver's module, cv2, the frames' paths). The driver parses its command line
+    and reads npy/ and the vocabulary relative to the working directory, as when it is run from
+    its own folder: call it in a child process. Also used by bench_video_driver.py."""
+    sam_dir = os.path.join(os.path.abspath(ailia), "image_segmentation", "segment-anything-3.1")
+    frames = sorted(os.path.join(frames_dir, f) for f in os.listdir(frames_dir) if f.endswith(".png"))
+    sys.path[:0] = [os.path.abspath(shim), os.path.join(os.path.abspath(ailia), "util"), sam_dir]
     try:
         import ftfy  # noqa: F401
     except ImportError:
         # Debian 12 has no python3-ftfy; the tokenizer's fix_text leaves ASCII untouched.
-        assert args.prompt.isascii(), "without ftfy only ASCII prompts tokenize as the driver would"
+        assert prompt.isascii(), "without ftfy only ASCII prompts tokenize as the driver would"
         sys.modules["ftfy"] = types.SimpleNamespace(fix_text=lambda text: text)
-    os.chdir(args.models)
+    os.chdir(models_dir)
     # --normal: the generated bundle has sam3.1_image_encoder.onnx, not the .opt variant.
-    sys.argv = ["segment_anything_3_1.py", "--onnx", "--tracking", "--normal", "--video", args.frames,
-                "--caption", args.prompt]
+    sys.argv = ["segment_anything_3_1.py", "--onnx", "--tracking", "--normal", "--video", frames_dir,
+                "--caption", prompt]
     import onnxruntime
     import cv2
     import segment_anything_3_1 as sam
@@ -160,6 +170,12 @@ def run_driver(args):
     models = {k: onnxruntime.InferenceSession(f, providers=["CPUExecutionProvider"]) for k, f in files.items()}
     no_obj_params = (np.load(sam.NO_OBJ_EMBED_PATH), np.load(sam.NO_OBJ_PTR_LINEAR_W_PATH), np.load(sam.NO_OBJ_PTR_LINEAR_B_PATH))
     tracker = vt.Sam3Tracker(models, np.load(sam.TPOS_ENC_PATH), no_obj_params, threshold=sam.args.threshold)
+    return tracker, sam, cv2, frames
+
+
+def run_driver(args):
+    """In a child process: the driver over the scene's frames, its results saved."""
+    tracker, sam, cv2, frames = load_driver(args.ailia, args.shim, args.models, args.frames, args.prompt)
     # As recognize_from_tracking: add_prompt on frame 0, then propagate_in_video from frame 1.
     scores0, boxes0, masks0 = tracker.add_prompt(cv2.imread(frames[0]), sam.args.caption)
     results = {}

@@ -3,12 +3,22 @@
 // ONNX Runtime C++ API and library that sam3 itself links. It exists so that the driver runs
 // here, where no ONNX Runtime for Python is installed, on the same runtime as sam3
 // (tools/ailia_driver/compare_video_driver.py). Imported as `onnxruntime`.
+//
+// For benchmarks (tools/ailia_driver/bench_video_driver.py) it also keeps the time spent in each
+// session's run(), keyed by the file name of its graph: `onnxruntime.sam3_run_times()` returns
+// {file: (calls, seconds)}, and with SAM3_ORT_RUN_TIMES set they are written at exit as JSON to
+// that path ("-": stderr). The driver's code is untouched; the rest of its frame is host work.
 #include <onnxruntime_cxx_api.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,6 +32,46 @@ Ort::Env& env() {
   // Never destroyed: sessions may outlive the module's teardown at interpreter exit.
   static auto* e = new Ort::Env(ORT_LOGGING_LEVEL_WARNING, "sam3-ailia-driver");
   return *e;
+}
+
+struct RunTime {
+  long long calls = 0;
+  double seconds = 0;
+};
+
+std::map<std::string, RunTime>& run_times() {
+  static auto* times = new std::map<std::string, RunTime>();  // never destroyed, as env()
+  return *times;
+}
+
+// The whole of run(): the numpy copies in and out as well as ONNX Runtime's Run, as ONNX
+// Runtime's own Python binding spends them.
+class RunTimer {
+ public:
+  explicit RunTimer(RunTime& into) : into_(into), start_(std::chrono::steady_clock::now()) {}
+  ~RunTimer() {
+    into_.calls += 1;
+    into_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+
+ private:
+  RunTime& into_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+void write_run_times() {
+  const char* to = std::getenv("SAM3_ORT_RUN_TIMES");
+  if (!to || !*to) return;
+  std::string json = "{";
+  for (const auto& [file, t] : run_times())
+    json += (json.size() > 1 ? ", \"" : "\"") + file + "\": [" + std::to_string(t.calls) + ", " + std::to_string(t.seconds) + "]";
+  json += "}\n";
+  if (std::string(to) == "-") {
+    std::fputs(json.c_str(), stderr);
+  } else if (FILE* f = std::fopen(to, "w")) {
+    std::fputs(json.c_str(), f);
+    std::fclose(f);
+  }
 }
 
 struct ElementType {
@@ -86,7 +136,8 @@ NodeArg node_arg(const std::string& name, const Ort::TypeInfo& info) {
 
 class InferenceSession {
  public:
-  InferenceSession(const std::string& path, const py::object& /*sess_options*/, const py::object& providers) : path_(path) {
+  InferenceSession(const std::string& path, const py::object& /*sess_options*/, const py::object& providers)
+      : path_(path), time_(run_times()[std::filesystem::path(path).filename().string()]) {
     if (!providers.is_none())
       for (const auto& p : providers) {
         const std::string name = py::isinstance<py::tuple>(p) ? py::str(p.cast<py::tuple>()[0]) : py::str(p);
@@ -109,6 +160,7 @@ class InferenceSession {
   std::vector<std::string> get_providers() const { return {"CPUExecutionProvider"}; }
 
   py::list run(const py::object& output_names, const py::dict& feeds) {
+    const RunTimer timer(time_);
     Ort::AllocatorWithDefaultOptions allocator;
     std::vector<std::string> in_names;
     std::vector<Ort::Value> in_values;
@@ -161,6 +213,7 @@ class InferenceSession {
   }
 
   std::string path_;
+  RunTime& time_;  // shared by every session of the same file name
   std::unique_ptr<Ort::Session> session_;
   std::vector<NodeArg> inputs_, outputs_;
   std::vector<ONNXTensorElementDataType> input_types_;
@@ -194,4 +247,10 @@ PYBIND11_MODULE(onnxruntime, m) {
       .def("get_providers", &InferenceSession::get_providers);
   m.def("get_available_providers", [] { return std::vector<std::string>{"CPUExecutionProvider"}; });
   m.def("get_device", [] { return std::string("CPU"); });
+  m.def("sam3_run_times", [] {
+    py::dict out;
+    for (const auto& [file, t] : run_times()) out[py::str(file)] = py::make_tuple(t.calls, t.seconds);
+    return out;
+  }, "Time spent in run() per graph file name: {file: (calls, seconds)} (not part of ONNX Runtime's API)");
+  py::module_::import("atexit").attr("register")(py::cpp_function(&write_run_times));
 }
