@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 
+#include <cstdlib>
 #include <exception>
 #include <mutex>
 #include <fstream>
@@ -48,6 +49,11 @@ std::size_t command_line_bytes() {
 }
 
 Ort::Env* create_env() {
+  // ONNX Runtime's official Linux builds (1.30, the npm one sam3's set-up fetches) carry
+  // Microsoft's 1DS telemetry, which at the environment's creation writes $TMPDIR/mat-debug-<pid>.log
+  // and a device id and event database under ~/.cache/Microsoft. A library should not do that
+  // behind its user's back: off unless the user set ORT_DISABLE_TELEMETRY (0 turns it back on).
+  setenv("ORT_DISABLE_TELEMETRY", "1", /*overwrite=*/0);
   // With process-wide thread pools (ONNX Runtime's defaults: one intra-op thread per physical
   // core, spinning) for sessions that share them; the others keep their own.
   return new Ort::Env(Ort::ThreadingOptions{}, ORT_LOGGING_LEVEL_ERROR, "sam3cpp");

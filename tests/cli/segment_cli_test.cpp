@@ -35,6 +35,21 @@ class SegmentCli : public ::testing::Test {
   sam3::test::Scene scene_;
 };
 
+// ONNX Runtime 1.30's official Linux build carries telemetry that, left on, writes
+// $TMPDIR/mat-debug-<pid>.log and a database under ~/.cache/Microsoft at its first session;
+// sam3 turns it off unless the user set ORT_DISABLE_TELEMETRY (runtime/session.cpp).
+TEST_F(SegmentCli, LeavesNothingInTheTempFolderOrTheHomeFolder) {
+  const fs::path home = dir_ / "home", tmp = dir_ / "tmp";
+  fs::create_directories(home);
+  fs::create_directories(tmp);
+  const auto r = run_command("env -u ORT_DISABLE_TELEMETRY HOME=" + quote(home.string()) + " TMPDIR=" + quote(tmp.string()) + " " +
+                             segment("--image " + quote(image_.string()) + " --prompt red --json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const auto& folder : {home, tmp}) {
+    for (const auto& e : fs::recursive_directory_iterator(folder)) ADD_FAILURE() << "sam3 segment left " << e.path();
+  }
+}
+
 TEST_F(SegmentCli, JsonOnStdoutFollowsTheSchemaAndRleDecodesToTheMask) {
   const auto r = run_command(segment("--image " + quote(image_.string()) + " --prompt red --prompt blue --json"));
   ASSERT_EQ(r.exit_code, 0) << r.err;

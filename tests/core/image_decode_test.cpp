@@ -4,6 +4,7 @@
 #include <opencv2/imgcodecs.hpp>
 
 #include "sam3/error.h"
+#include "support/files.h"
 #include "support/error_code.h"
 #include "sam3/export.h"
 #include "sam3/image.h"
@@ -221,7 +222,7 @@ TEST(ImageDecode, AnimatedWebpIsUnsupportedNotCorrupt) {
 
 TEST(ImageRead, OnlyRegularFilesWithinTheSizeCap) {
   EXPECT_EQ(code_of([] { sam3::read_image_file("/dev/zero"); }), sam3::ErrorCode::kImageUnreadable);
-  const auto p = fs::temp_directory_path() / "sam3_cap.png";
+  const auto p = sam3::test::fresh_test_dir("sam3_cap") / "cap.png";
   sam3::write_file_atomic(p, sam3::encode_rgb_png(left_half_red(64, 64)));
   sam3::ImageLoadOptions tiny;
   tiny.max_file_bytes = 100;

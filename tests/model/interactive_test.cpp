@@ -11,6 +11,7 @@
 #include "sam3/image_segmenter.h"
 #include "sam3/interactive_segmenter.h"
 #include "sam3/model.h"
+#include "support/files.h"
 #include "support/segmenters.h"
 #include "support/test_images.h"
 
@@ -68,8 +69,7 @@ TEST(InteractiveLayout, HubLayoutAndGraphsAtTheRootWithADtypeSuffixBothLoad) {
 }
 
 TEST(InteractiveLayout, HalfAModelIsNamed) {
-  const fs::path dir = fs::temp_directory_path() / "sam3_tracker_half";
-  fs::remove_all(dir);
+  const fs::path dir = sam3::test::fresh_test_dir("sam3_tracker_half");
   fs::create_directories(dir / "onnx");
   const auto src = sam3::test::test_models_dir() / "tracker" / "onnx";
   fs::copy_file(src / "vision_encoder.onnx", dir / "onnx" / "vision_encoder.onnx");
@@ -81,7 +81,6 @@ TEST(InteractiveLayout, HalfAModelIsNamed) {
     EXPECT_EQ(e.code(), sam3::ErrorCode::kModelNotFound);
     EXPECT_NE(std::string(e.what()).find("prompt_encoder_mask_decoder.onnx"), std::string::npos) << e.what();
   }
-  fs::remove_all(dir);
 }
 
 TEST_F(Interactive, OneClickGivesTheClickedSquareOnly) {

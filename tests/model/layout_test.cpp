@@ -4,6 +4,7 @@
 
 #include "sam3/error.h"
 #include "sam3/model.h"
+#include "support/files.h"
 #include "support/test_images.h"
 
 namespace {
@@ -11,10 +12,7 @@ namespace {
 namespace fs = std::filesystem;
 
 fs::path fresh_dir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("sam3_layout_" + name);
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
+  return sam3::test::fresh_test_dir("sam3_layout_" + name);
 }
 
 std::string load_error(const fs::path& dir, sam3::ErrorCode expected) {

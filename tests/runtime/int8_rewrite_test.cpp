@@ -28,9 +28,7 @@ namespace fs = std::filesystem;
 using sam3::test::read_file;
 
 fs::path fresh_copy(const std::string& layout, const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("sam3_int8_" + name);
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const fs::path dir = sam3::test::fresh_test_dir("sam3_int8_" + name);
   for (const auto& e : fs::directory_iterator(sam3::test::test_models_dir() / layout)) {
     if (e.is_regular_file()) fs::copy_file(e.path(), dir / e.path().filename());
   }
@@ -126,7 +124,6 @@ TEST(Int8Rewrite, ProductsAreExactOnThisCpu) {
                             << ", " << hi << "] on " << sam3::rt::detect_cpu_features().summary();
     }
   }
-  fs::remove_all(dir);
 }
 
 TEST(ModelFileCache, SecondLoadUsesTheSavedOptimizedGraph) {
@@ -151,7 +148,6 @@ TEST(ModelFileCache, SecondLoadUsesTheSavedOptimizedGraph) {
   for (const auto& e : fs::directory_iterator(dir / ".sam3-cache")) {
     EXPECT_NE(read_file(e.path() / "optimized.onnx"), "junk") << e.path() << ": rebuilt on the next load";
   }
-  fs::remove_all(dir);
 }
 
 // Loads of one folder at once (a Slurm array, parallel tests, a server loading two models)

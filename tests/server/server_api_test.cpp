@@ -11,6 +11,7 @@
 
 #include "base64.h"
 #include "sam3/export.h"
+#include "support/files.h"
 #include "support/run_command.h"
 #include "support/serve.h"
 #include "support/server_process.h"
@@ -206,9 +207,7 @@ TEST(ServerLifecycle, ApiKeyIsRequiredWhenSet) {
 }
 
 TEST(ServerLifecycle, ModelThatFailsToLoadIsReportedNot500) {
-  const auto dir = std::filesystem::temp_directory_path() / "sam3_server_bad_model";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
+  const auto dir = sam3::test::fresh_test_dir("sam3_server_bad_model");
   for (const char* f : {"vision-encoder.onnx", "text-encoder.onnx", "decoder.onnx"}) std::ofstream(dir / f) << "broken";
   ServerProcess server({kSam3, "serve", "--models", dir.string(), "--port", "0"});
   httplib::Client c("127.0.0.1", server.port());

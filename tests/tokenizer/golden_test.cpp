@@ -8,6 +8,7 @@
 #include "sam3/error.h"
 #include "sam3/tokenizer.h"
 #include "tokenizer/utf8.h"
+#include "support/files.h"
 #include "tokenizer/vocabulary.h"
 
 namespace fs = std::filesystem;
@@ -20,7 +21,7 @@ const fs::path kBundledVocab = fs::path(SAM3_DATA_DIR) / "clip" / "bpe_simple_vo
 
 // Writes the samexporter clip_tokenizer.json format from the Hugging Face file.
 fs::path write_samexporter_vocab() {
-  const fs::path out = fs::temp_directory_path() / "sam3_test_clip_tokenizer.json";
+  const fs::path out = sam3::test::fresh_test_dir("sam3_samexporter_vocab") / "clip_tokenizer.json";
   std::ifstream in(kTestClip / "tokenizer.json");
   const json hf = json::parse(in);
   json j;
@@ -151,7 +152,7 @@ TEST_F(TokenizerTest, OtherScriptsAndEmojiNeverLoseTokens) {
 }
 
 TEST(VocabularyTest, MissingAndMalformedFilesAreClearErrors) {
-  const fs::path bad = fs::temp_directory_path() / "sam3_bad_vocab.json";
+  const fs::path bad = sam3::test::fresh_test_dir("sam3_bad_vocab") / "vocab.json";
   std::ofstream(bad) << "{\"something\": 1}";
   for (const fs::path& p : {fs::path("/nonexistent/vocab.txt.gz"), bad}) {
     try {

@@ -30,7 +30,9 @@ namespace {
 
 Ort::Env& env() {
   // Never destroyed: sessions may outlive the module's teardown at interpreter exit.
-  static auto* e = new Ort::Env(ORT_LOGGING_LEVEL_WARNING, "sam3-ailia-driver");
+  // Telemetry off as in sam3's own runtime (src/runtime/session.cpp says why).
+  static auto* e = (setenv("ORT_DISABLE_TELEMETRY", "1", /*overwrite=*/0),
+                    new Ort::Env(ORT_LOGGING_LEVEL_WARNING, "sam3-ailia-driver"));
   return *e;
 }
 
