@@ -55,6 +55,10 @@ PY
   esac
 }
 
+# A private temporary folder: a target's own scratch files (zip_archive_fuzz writes its inputs
+# to disk) go there, and it is removed however the script ends (libFuzzer skips atexit handlers).
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
 status=0
 for target in "${targets[@]}"; do
   corpus="$build/corpus/$target"
@@ -62,7 +66,7 @@ for target in "${targets[@]}"; do
   mkdir -p "$build/findings/$target"
   case "$target" in tokenizer_fuzz) max_len=512 ;; request_parse_fuzz | label_config_fuzz | protocol_request_fuzz) max_len=16384 ;; *) max_len=65536 ;; esac
   echo "fuzz: $target for ${seconds}s" >&2
-  if ! ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1:quarantine_size_mb=64 "$build/$target" -max_total_time="$seconds" \
+  if ! TMPDIR=$scratch ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1:quarantine_size_mb=64 "$build/$target" -max_total_time="$seconds" \
       -max_len="$max_len" -rss_limit_mb=4096 -timeout=20 -print_final_stats=1 \
       -artifact_prefix="$build/findings/$target/" "$corpus" > "$build/$target.log" 2>&1; then
     status=1

@@ -217,8 +217,8 @@ TEST_F(ModelStoreTest, VerifyFindsDamagedFiles) {
 }
 
 TEST_F(ModelStoreTest, ImportFromFolderAndZip) {
-  const fs::path src = cache_.parent_path() / "sam3_import_src";
-  fs::remove_all(src);
+  const fs::path outside = sam3::test::fresh_test_dir("sam3_import");
+  const fs::path src = outside / "src";
   fs::create_directories(src / "nested");
   std::ofstream(src / "nested" / "vision-encoder.onnx", std::ios::binary) << big_;
   std::ofstream(src / "decoder.onnx", std::ios::binary) << small_;
@@ -229,8 +229,7 @@ TEST_F(ModelStoreTest, ImportFromFolderAndZip) {
   EXPECT_TRUE(s.verify(entry_).empty());
 
   fs::remove_all(dir());
-  const fs::path zip = cache_.parent_path() / "sam3_import.zip";
-  fs::remove(zip);
+  const fs::path zip = outside / "models.zip";
   ASSERT_EQ(std::system(("cd " + src.string() + " && zip -qr " + zip.string() + " .").c_str()), 0);
   s.import(zip, &entry_);
   expect_complete();

@@ -76,7 +76,8 @@ export async function showPrediction(browser, pageUrl, { config, prediction, bru
       return drawn.length === count && drawn.every((b) => b.value.rle?.length > 0) ? result : null;
     }, brushes, { timeout: 20000, polling: 200 }).then((h) => h.jsonValue());
     const regions = await page.evaluate(() => window.sam3Annotation.regionStore.regions.map((r) => r.type));
-    if (screenshot) await page.screenshot({ path: path.join(process.env.SAM3_WEB_OUT || "/tmp", screenshot) });
+    // A picture for a person to look at, beside the build's other outputs (none without SAM3_WEB_OUT).
+    if (screenshot && process.env.SAM3_WEB_OUT) await page.screenshot({ path: path.join(process.env.SAM3_WEB_OUT, screenshot) });
     return { serialized, regions, errors };
   } finally {
     await page.close();

@@ -3,6 +3,8 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import zlib from "node:zlib";
 import { chromium } from "playwright-core";
@@ -109,19 +111,30 @@ export async function stopServer(server) {
   assert.equal(code, 0, "the server exits cleanly on SIGTERM");
 }
 
+const QUIET = ["--no-first-run", "--disable-quic", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+
 export function launchBrowser() {
-  return chromium.launch({
-    executablePath: process.env.SAM3_CHROMIUM || "/usr/bin/chromium",
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-      "--disable-component-update", "--disable-sync"],
-  });
+  return launchChromium(["--no-sandbox", "--disable-gpu", ...QUIET]);
 }
 
 // WebGPU on the CPU: Chromium's SwiftShader adapter (correct, slow), in a browser of its own.
 export function launchWebGpuBrowser() {
-  return chromium.launch({
-    executablePath: process.env.SAM3_CHROMIUM || "/usr/bin/chromium",
-    args: ["--no-sandbox", "--enable-unsafe-webgpu", "--use-webgpu-adapter=swiftshader", "--disable-quic",
-      "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
+  return launchChromium(["--no-sandbox", "--enable-unsafe-webgpu", "--use-webgpu-adapter=swiftshader", ...QUIET]);
+}
+
+// Playwright gives Chromium a temporary profile, but Chromium still writes its crash-report
+// database and GTK's dconf under $HOME (~/.config/chromium, ~/.cache/dconf): each browser gets a
+// home of its own, removed when the browser closes.
+async function launchChromium(args) {
+  const home = mkdtempSync(path.join(os.tmpdir(), "sam3-chromium-home-"));
+  const remove = () => rmSync(home, { recursive: true, force: true });
+  const env = { ...process.env, HOME: home, XDG_CONFIG_HOME: path.join(home, ".config"), XDG_CACHE_HOME: path.join(home, ".cache") };
+  try {
+    const browser = await chromium.launch({ executablePath: process.env.SAM3_CHROMIUM || "/usr/bin/chromium", args, env });
+    browser.on("disconnected", remove);
+    return browser;
+  } catch (e) {
+    remove();
+    throw e;
+  }
 }
