@@ -10,7 +10,7 @@ python=${2:-python3}
 venv=$(mktemp -d)
 trap 'rm -rf "$venv"' EXIT
 "$python" -m venv --system-site-packages "$venv"  # Debian's numpy comes from the system
-"$venv/bin/pip" install --no-index --quiet "$root"
+"$venv/bin/pip" install --no-index --no-cache-dir --quiet "$root"  # no wheel cache left under ~/.cache/pip
 cd /
 "$venv/bin/python" - "$models" "$root" <<'PY'
 import subprocess, sys
