@@ -36,7 +36,7 @@ const require = createRequire(path.join(repo, "tests/web/package.json"));
 const { chromium } = require("playwright-core");
 const { startStatic, stopStatic } = await import(path.join(repo, "tests/web/static_server.mjs"));
 const { profileByOp } = await import(path.join(repo, "scripts/ort_profile.mjs"));
-const { scenePng } = await import(path.join(repo, "tests/web/support.mjs"));
+const { chromiumHomeEnv, scenePng } = await import(path.join(repo, "tests/web/support.mjs"));
 
 const { values: args } = parseArgs({
   options: {
@@ -113,7 +113,7 @@ async function browserRun(variant, baseUrl) {
   if (device === "webgpu") flags.push("--enable-unsafe-webgpu", "--use-webgpu-adapter=swiftshader");
   const profile = mkdtempSync(path.join(os.tmpdir(), "sam3-bench-profile-"));
   const context = await chromium.launchPersistentContext(profile, {
-    executablePath: process.env.SAM3_CHROMIUM || "/usr/bin/chromium", args: flags });
+    executablePath: process.env.SAM3_CHROMIUM || "/usr/bin/chromium", args: flags, env: chromiumHomeEnv(profile) });
   const memory = rendererPeak(profile);
   const lines = { encode: [], decode: [] };
   let phase = "encode";  // whose profile the console prints now
@@ -165,7 +165,8 @@ async function browserRun(variant, baseUrl) {
 async function loadRuns(baseUrl, loads) {
   const profile = mkdtempSync(path.join(os.tmpdir(), "sam3-bench-profile-"));
   const context = await chromium.launchPersistentContext(profile, {
-    executablePath: process.env.SAM3_CHROMIUM || "/usr/bin/chromium", args: ["--no-sandbox", "--disable-quic", "--no-first-run"] });
+    executablePath: process.env.SAM3_CHROMIUM || "/usr/bin/chromium", args: ["--no-sandbox", "--disable-quic", "--no-first-run"],
+    env: chromiumHomeEnv(profile) });
   const memory = rendererPeak(profile);
   const out = [];
   try {

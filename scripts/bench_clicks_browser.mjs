@@ -27,6 +27,10 @@ const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const require = createRequire(path.join(repo, "tests/web/package.json"));
 const { chromium } = require("playwright-core");
 const { startStatic, stopStatic } = await import(path.join(repo, "tests/web/static_server.mjs"));
+const { chromiumHomeEnv } = await import(path.join(repo, "tests/web/support.mjs"));
+// onnxruntime-node (the native profile below) is ONNX Runtime's official build: its telemetry
+// off, as sam3 turns it off.
+process.env.ORT_DISABLE_TELEMETRY ??= "1";
 const { profileByOp, profileFileByOp } = await import(path.join(repo, "scripts/ort_profile.mjs"));
 
 const { values: args } = parseArgs({
@@ -67,7 +71,9 @@ function nativeRun() {
 async function browserRun(device, baseUrl, profiling) {
   const flags = ["--no-sandbox", "--disable-quic", "--no-first-run", "--disable-background-networking"];
   if (device === "webgpu") flags.push("--enable-unsafe-webgpu", "--use-webgpu-adapter=swiftshader");
-  const browser = await chromium.launch({ executablePath: process.env.SAM3_CHROMIUM || "/usr/bin/chromium", args: flags });
+  const home = mkdtempSync(path.join(os.tmpdir(), "sam3-bench-clicks-home-"));
+  const browser = await chromium.launch({ executablePath: process.env.SAM3_CHROMIUM || "/usr/bin/chromium", args: flags,
+    env: chromiumHomeEnv(home) });
   try {
     const page = await browser.newPage();
     const lines = [];
@@ -109,6 +115,7 @@ async function browserRun(device, baseUrl, profiling) {
     return { ...r, ops: profiling ? profileByOp(lines) : null };
   } finally {
     await browser.close();
+    rmSync(home, { recursive: true, force: true });
   }
 }
 

@@ -11,6 +11,7 @@
 #include "cli_common.h"
 #include "model_resolver.h"
 #include "nlohmann/json.hpp"
+#include "sam3/log.h"
 #include "sam3/video_tracker.h"
 #include "sam3/video_outputs.h"
 #include "track_batch.h"
@@ -36,6 +37,9 @@ int run_track(TrackArgs& a) {
   std::error_code ec;
   const bool videos = fs::is_directory(a.video, ec) && !list_video_files(a.video).empty();
   if (n > 1 && !videos) throw Error(ErrorCode::kInvalidArgument, "--shard splits a folder of videos; " + a.video + " is one video");
+  if (a.fps > 0 && (videos || !fs::is_directory(a.video, ec))) {
+    log(LogLevel::kWarning, "--fps is for a folder of frames; video files keep their own frame times");
+  }
 
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);

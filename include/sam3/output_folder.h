@@ -4,12 +4,14 @@
 // together: each new version is written aside first, then all are swapped in; if anything fails
 // the previous versions are put back, and an update interrupted by a crash or SIGKILL is rolled
 // back by the next one. Only entries that sam3 itself created there (listed in the folder's
-// `.sam3-outputs.json`) are ever replaced; anything else of that name is refused. One process
-// at a time updates a folder (`.sam3-lock`).
+// `.sam3-outputs.json`) are ever replaced; anything else of that name is refused, and so is a
+// folder of sam3's that holds a file sam3 did not write there. One process at a time updates a
+// folder (`.sam3-lock`).
 #pragma once
 
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -39,11 +41,15 @@ class OutputFolderUpdate {
   OutputFolderUpdate& operator=(const OutputFolderUpdate&) = delete;
 
   // Where to write the new version of `entry` (a plain name, see safe_file_name). Throws kIo
-  // if `root/entry` exists and was not created by sam3.
+  // if `root/entry` exists and was not created by sam3, or is sam3's folder but holds a path
+  // sam3 did not write there (commit() checks that again).
   std::filesystem::path stage(const std::string& entry);
   // Claims `entry` for what sam3 writes in place, file by file (records, a resumable log):
   // throws kIo as stage() does if it exists and is not sam3's, else records it as sam3's.
   std::filesystem::path claim(const std::string& entry);
+  // Gives up a claimed entry its caller has removed (a run that wrote nothing): no longer
+  // recorded as sam3's, and the record itself goes when it lists nothing.
+  void release(const std::string& entry);
   // Swaps every staged entry in; on failure restores the previous state and throws kIo.
   // `after_entry(i)` runs after the i-th entry is in place (progress; tests stop there).
   // The update can then stage and commit again.
@@ -54,12 +60,14 @@ class OutputFolderUpdate {
  private:
   std::filesystem::path root_, staging_;
   std::unique_ptr<FileLock> lock_;
-  std::set<std::string> owned_;  // entries sam3 created in root_
+  std::set<std::string> owned_;                           // entries sam3 created in root_
+  std::map<std::string, std::set<std::string>> contents_;  // what sam3 wrote inside its folders
   std::vector<std::string> staged_;
   bool committed_ = false, created_root_ = false;
 
   void check_owned(const std::string& entry) const;
-  void add_owned(const std::set<std::string>& entries);
+  void check_replaceable(const std::string& entry) const;
+  void add_owned(const std::set<std::string>& entries, const std::map<std::string, std::set<std::string>>& contents);
 };
 
 }  // namespace sam3

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -38,20 +39,44 @@ nlohmann::json read_json_file(const fs::path& p) {
   return nlohmann::json::parse(in, nullptr, false);
 }
 
-std::set<std::string> read_manifest(const fs::path& root) {
-  std::set<std::string> owned;
-  const auto j = read_json_file(root / kManifest);
-  if (j.is_object() && j.contains("entries") && j["entries"].is_array()) {
-    for (const auto& e : j["entries"]) {
-      if (e.is_string()) owned.insert(e.get<std::string>());
+using Contents = std::map<std::string, std::set<std::string>>;
+
+std::set<std::string> string_set(const nlohmann::json& j) {
+  std::set<std::string> out;
+  if (j.is_array()) {
+    for (const auto& e : j) {
+      if (e.is_string()) out.insert(e.get<std::string>());
     }
   }
-  return owned;
+  return out;
 }
 
-void write_manifest(const fs::path& root, const std::set<std::string>& owned) {
-  nlohmann::json j = {{"written_by", "sam3"}, {"entries", owned}};
+// The entries sam3 created, and for each folder among them the paths inside it that sam3 wrote
+// (absent in manifests written before sam3 recorded them: such a folder is not checked).
+std::pair<std::set<std::string>, Contents> read_manifest(const fs::path& root) {
+  const auto j = read_json_file(root / kManifest);
+  if (!j.is_object()) return {};
+  Contents contents;
+  if (j.contains("contents") && j["contents"].is_object()) {
+    for (const auto& [entry, paths] : j["contents"].items()) contents[entry] = string_set(paths);
+  }
+  return {string_set(j.value("entries", nlohmann::json())), std::move(contents)};
+}
+
+void write_manifest(const fs::path& root, const std::set<std::string>& owned, const Contents& contents) {
+  nlohmann::json j = {{"written_by", "sam3"}, {"entries", owned}, {"contents", contents}};
   write_file_atomic(root / kManifest, j.dump(1) + "\n");
+}
+
+// Every path inside folder `dir` (relative, links not followed); empty for anything else.
+std::set<std::string> listing(const fs::path& dir) {
+  std::set<std::string> out;
+  std::error_code ec;
+  if (fs::symlink_status(dir, ec).type() != fs::file_type::directory) return out;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    out.insert(it->path().lexically_relative(dir).generic_string());
+  }
+  return out;
 }
 
 void rename_or_throw(const fs::path& from, const fs::path& to) {
@@ -136,7 +161,7 @@ OutputFolderUpdate::OutputFolderUpdate(fs::path root) : root_(std::move(root)) {
   lock_ = std::make_unique<FileLock>(std::move(*lock));
   recover_stale_updates(root_);
   remove_stale_temporaries(root_);  // files a killed write_file_atomic left (its pid is gone)
-  owned_ = read_manifest(root_);
+  std::tie(owned_, contents_) = read_manifest(root_);
 }
 
 OutputFolderUpdate::~OutputFolderUpdate() {
@@ -160,11 +185,23 @@ void OutputFolderUpdate::check_owned(const std::string& entry) const {
   }
 }
 
-void OutputFolderUpdate::add_owned(const std::set<std::string>& entries) {
+void OutputFolderUpdate::check_replaceable(const std::string& entry) const {
+  const auto recorded = contents_.find(entry);
+  if (recorded == contents_.end()) return;
+  for (const auto& path : listing(root_ / entry)) {
+    if (!recorded->second.contains(path)) {
+      throw Error(ErrorCode::kIo, (root_ / entry / path).string() + " was not written by sam3, and sam3 replaces " +
+                                      (root_ / entry).string() + " as a whole: move it out of that folder, then run again");
+    }
+  }
+}
+
+void OutputFolderUpdate::add_owned(const std::set<std::string>& entries, const Contents& contents) {
   std::set<std::string> owned = owned_;
   owned.insert(entries.begin(), entries.end());
-  if (owned != owned_) write_manifest(root_, owned);
+  if (owned != owned_ || contents != contents_) write_manifest(root_, owned, contents);
   owned_ = std::move(owned);
+  contents_ = contents;
 }
 
 fs::path OutputFolderUpdate::stage(const std::string& entry) {
@@ -175,14 +212,28 @@ fs::path OutputFolderUpdate::stage(const std::string& entry) {
     fs::create_directories(staging_ / "new", ec);
     if (ec) throw Error(ErrorCode::kIo, root_.string() + ": cannot write in the output folder (" + ec.message() + ")");
   }
-  if (std::find(staged_.begin(), staged_.end(), entry) == staged_.end()) staged_.push_back(entry);
+  if (std::find(staged_.begin(), staged_.end(), entry) == staged_.end()) {
+    check_replaceable(entry);  // once per entry, before the work (commit() checks again)
+    staged_.push_back(entry);
+  }
   return staging_ / "new" / entry;
 }
 
 fs::path OutputFolderUpdate::claim(const std::string& entry) {
   check_owned(entry);
-  add_owned({entry});
+  add_owned({entry}, contents_);
   return root_ / entry;
+}
+
+void OutputFolderUpdate::release(const std::string& entry) {
+  if (!owned_.erase(entry)) return;
+  contents_.erase(entry);
+  if (!owned_.empty()) {
+    write_manifest(root_, owned_, contents_);
+    return;
+  }
+  std::error_code ec;
+  fs::remove(root_ / kManifest, ec);
 }
 
 void OutputFolderUpdate::commit(const std::function<void(size_t)>& after_entry) {
@@ -191,8 +242,22 @@ void OutputFolderUpdate::commit(const std::function<void(size_t)>& after_entry) 
   for (const auto& e : staged_) {
     if (exists_no_follow(staging_ / "new" / e)) entries.push_back(e);
   }
-  // Claimed before anything moves, so a rollback after a crash knows these are sam3's.
-  add_owned({entries.begin(), entries.end()});
+  // A user's file put inside a folder sam3 replaces would go with it: refused before anything moves.
+  for (const auto& e : entries) check_replaceable(e);
+  // Claimed before anything moves, so a rollback after a crash knows these are sam3's; a
+  // folder's recorded contents are the old and the new version's until the swap is done, so
+  // that neither counts as a user's after a crash.
+  Contents during = contents_, after = contents_;
+  for (const auto& e : entries) {
+    auto fresh = listing(staging_ / "new" / e);
+    if (fresh.empty()) {  // a file (or an empty folder): nothing inside to check
+      after.erase(e);
+      continue;
+    }
+    during[e].insert(fresh.begin(), fresh.end());
+    after[e] = std::move(fresh);
+  }
+  add_owned({entries.begin(), entries.end()}, during);
   write_file_atomic(staging_ / kJournal, nlohmann::json({{"entries", entries}}).dump() + "\n");
   std::error_code ec;
   fs::create_directories(staging_ / "old", ec);
@@ -208,6 +273,7 @@ void OutputFolderUpdate::commit(const std::function<void(size_t)>& after_entry) 
     throw;
   }
   fs::remove(staging_ / kJournal, ec);  // done: nothing to roll back from here on
+  add_owned({}, after);
   fs::remove_all(staging_, ec);          // the previous versions
   staging_.clear();
   staged_.clear();

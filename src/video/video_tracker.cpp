@@ -62,6 +62,9 @@ void check_options(const VideoTrackerOptions& o) {
   if (o.recondition_every < 0 || o.fill_hole_area < 0) invalid("video options recondition_every and fill_hole_area must not be negative");
 }
 
+// An object prompt as the outputs name it (their labels: object1, object2, ...).
+std::string object_name(size_t i) { return "object" + std::to_string(i + 1); }
+
 // One prompt's objects: a text's concept (with its detector), or the clicked objects.
 struct Track {
   int prompt = 0;
@@ -70,7 +73,12 @@ struct Track {
   video::ConceptBook book;
   std::vector<Bucket> buckets;
   std::map<int, float> first_scores;  // id -> the detection score that started it
+  std::map<int, int> object_prompts;  // clicked objects: id -> texts + its object prompt's index
   Track(int p, const VideoTrackerOptions& o) : prompt(p), book(o) {}
+  int prompt_of(int id) const {
+    const auto it = object_prompts.find(id);
+    return it == object_prompts.end() ? prompt : it->second;
+  }
 };
 
 // The video graphs of a model, loaded once and shared by every tracker alive on it (a batch of
@@ -133,8 +141,8 @@ VideoTracker::VideoTracker(std::shared_ptr<const Model> model, VideoPrompts prom
   for (size_t i = 0; i < prompts.objects.size(); ++i) {
     const auto& o = prompts.objects[i];
     const bool positive = std::any_of(o.points.begin(), o.points.end(), [](const PointPrompt& p) { return p.positive; });
-    if (!positive && !o.box) invalid("object prompt " + std::to_string(i) + " has neither a positive point nor a box");
-    if (o.frame < 0) invalid("object prompt " + std::to_string(i) + " is on frame " + std::to_string(o.frame) + ": frames count from 0");
+    if (!positive && !o.box) invalid(object_name(i) + " has neither a positive point nor a box");
+    if (o.frame < 0) invalid(object_name(i) + " is on frame " + std::to_string(o.frame) + ": frames count from 0");
   }
   if (std::string(model->layout().id()) != "sam3.1-ailia") {
     throw Error(ErrorCode::kModelMismatch, "video tracking runs SAM 3.1's bundle as ailia-models publishes it (sam3.1_image_encoder, "
@@ -167,7 +175,7 @@ std::vector<VideoFrameResult> VideoTracker::finish() {
   if (!d.delay) invalid("the video has no frames: nothing was tracked");
   for (size_t i = 0; i < d.prompts.objects.size(); ++i) {
     if (!d.object_prompt_done[i]) {
-      invalid("object prompt " + std::to_string(i) + " is on frame " + std::to_string(d.prompts.objects[i].frame) +
+      invalid(object_name(i) + " is on frame " + std::to_string(d.prompts.objects[i].frame) +
               ", which the video never reached (it ended after frame " + std::to_string(d.last_index) + ")");
     }
   }
@@ -218,19 +226,22 @@ void VideoTracker::Impl::check_frame(const VideoFrame& frame) {
   for (size_t i = 0; i < prompts.objects.size(); ++i) {
     const auto& o = prompts.objects[i];
     if (!object_prompt_done[i] && o.frame < frame.index) {
-      invalid("object prompt " + std::to_string(i) + " is on frame " + std::to_string(o.frame) +
+      invalid(object_name(i) + " is on frame " + std::to_string(o.frame) +
               ", which the video skipped (the next frame is " + std::to_string(frame.index) + "; with a stride, prompt a frame it keeps)");
     }
-    if (o.frame != frame.index) continue;
+    // Every frame has the first one's size, so the first frame checks every prompt's place:
+    // a click outside the frame is refused before any tracking, not when its frame comes.
+    if (o.frame != frame.index && delay) continue;
     auto outside = [&](float x, float y) { return !(x >= 0 && y >= 0 && x <= im.width && y <= im.height); };
+    const std::string size = std::to_string(im.width) + "x" + std::to_string(im.height);
     for (const auto& p : o.points) {
       if (outside(p.x, p.y)) {
-        invalid("object prompt " + std::to_string(i) + ": point (" + std::to_string(p.x) + ", " + std::to_string(p.y) +
-                ") is outside frame " + std::to_string(frame.index) + " (" + std::to_string(im.width) + "x" + std::to_string(im.height) + ")");
+        invalid(object_name(i) + ": point (" + std::to_string(p.x) + ", " + std::to_string(p.y) + ") is outside frame " +
+                std::to_string(o.frame) + " (" + size + ")");
       }
     }
     if (o.box && (outside(o.box->x0, o.box->y0) || outside(o.box->x1, o.box->y1) || o.box->x1 <= o.box->x0 || o.box->y1 <= o.box->y0)) {
-      invalid("object prompt " + std::to_string(i) + ": the box is empty or outside frame " + std::to_string(frame.index));
+      invalid(object_name(i) + ": the box is empty or outside frame " + std::to_string(o.frame) + " (" + size + ")");
     }
   }
 }
@@ -437,7 +448,7 @@ void VideoTracker::Impl::step(Track& track, const video::FrameNeck& neck, const 
       if (id <= 0) continue;
       video::PendingObject o;
       o.id = id;
-      o.prompt = track.prompt;
+      o.prompt = track.prompt_of(id);
       o.tracker_score = logistic(b.outputs().score_logits[k]);
       o.score = track.user ? o.tracker_score : track.first_scores[id];
       o.mask_h = o.mask_w = bundle->mask_side();
@@ -522,11 +533,12 @@ void VideoTracker::Impl::start_clicked(const VideoFrame& frame, const video::Fra
     }
     auto prompted = bundle->prompt(*neck.prop_fpn0, *neck.prop_fpn1, *neck.prop_fpn2, coords, labels, nullptr);
     const int id = next_id++;
+    track.object_prompts[id] = track.prompt + static_cast<int>(i);
     for (auto& any : tracks) any.book.add_user_object(id, t);
     clicked.push_back({id, video::binarize(prompted.mask.data(), bundle->mask_side(), bundle->mask_side())});
     ids.push_back(id);
     const float score = logistic(prompted.score_logit);
-    pending.objects.push_back({id, track.prompt, score, score, bundle->mask_side(), bundle->mask_side(), prompted.mask});
+    pending.objects.push_back({id, track.prompt_of(id), score, score, bundle->mask_side(), bundle->mask_side(), prompted.mask});
     masks.push_back(std::move(prompted.mask));
     pointers.push_back(std::move(prompted.pointer));
     ++stats.objects;

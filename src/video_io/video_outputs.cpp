@@ -203,6 +203,14 @@ VideoOutputs::VideoOutputs(const fs::path& folder, const VideoInfo& info, VideoO
 VideoOutputs::~VideoOutputs() {
   if (!state_ || state_->finished || state_->broken) return;
   try {
+    if (state_->committed == 0) {
+      // Nothing written (refused on its first frame, stopped at once): nothing to resume, so
+      // nothing is left; a folder this run created goes too (OutputFolderUpdate's destructor).
+      std::error_code ec;
+      fs::remove_all(state_->work, ec);
+      state_->update->release(kPartialEntry);
+      return;
+    }
     state_->checkpoint();  // what was written so far survives an error elsewhere (the tracker's)
   } catch (...) {
   }

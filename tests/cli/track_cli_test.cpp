@@ -257,6 +257,14 @@ TEST_F(TrackCli, AKilledRunResumedKeepsTheIdsAndMasksOfAnUninterruptedOne) {
   EXPECT_EQ(frames, sam3::test::kFrames) << "the overlay's segments joined, each frame once";
 }
 
+TEST_F(TrackCli, FpsOnAVideoFileIsNotSilentlyIgnored) {
+  const auto r = run_command(track_command(video(), dir_ / "out", "--prompt car --fps 30 --format json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("--fps is for a folder of frames"), std::string::npos) << r.err;
+  const auto tracks = read_json(dir_ / "out" / "tracks.json");
+  EXPECT_DOUBLE_EQ(tracks["frames"][3]["time_s"].get<double>(), 0.3) << "the file's own 10 frames a second";
+}
+
 TEST_F(TrackCli, AFolderOfFramesInNaturalOrder) {
   // Names that sort wrongly as text (frame10 before frame2): the order must be numeric.
   const int count = 24;

@@ -95,6 +95,49 @@ TEST(OutputFolderUpdate, RefusesAnEntryThatSam3DidNotCreate) {
   EXPECT_EQ(read_file(root / "img" / "holiday.jpg"), before.at("img/holiday.jpg"));
 }
 
+// A user's file put inside a folder sam3 wrote would go with the folder sam3 replaces: refused
+// before the work (stage) and again at the swap (commit), the folder left as it was.
+TEST(OutputFolderUpdate, AUsersFileInsideSam3sOwnFolderIsNeverReplaced) {
+  const auto root = sam3::test::fresh_test_dir("sam3_outdir");
+  {
+    OutputFolderUpdate u(root);
+    write_version(u, "v1");
+    u.commit();
+  }
+  sam3::write_file_atomic(root / "img" / "my_note.txt", "mine");
+  const auto before = snapshot(root);
+  {
+    OutputFolderUpdate u(root);
+    try {
+      u.stage("img");
+      FAIL() << "sam3's folder holding a user's file was accepted for replacement";
+    } catch (const sam3::Error& e) {
+      EXPECT_EQ(e.code(), sam3::ErrorCode::kIo);
+      EXPECT_NE(std::string(e.what()).find((root / "img" / "my_note.txt").string() + " was not written by sam3"), std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_EQ(snapshot(root), before);
+
+  fs::remove(root / "img" / "my_note.txt");
+  {
+    OutputFolderUpdate u(root);
+    write_version(u, "v2");
+    sam3::write_file_atomic(root / "img" / "late.txt", "put there during the run");
+    EXPECT_THROW(u.commit(), sam3::Error) << "a file added while the run was under way";
+  }
+  EXPECT_EQ(read_file(root / "img" / "late.txt"), "put there during the run");
+  EXPECT_EQ(read_file(root / "img" / "mask.png"), "mask v1");
+
+  fs::remove(root / "img" / "late.txt");
+  {
+    OutputFolderUpdate u(root);
+    write_version(u, "v3");
+    u.commit();
+  }
+  EXPECT_EQ(read_file(root / "img" / "mask.png"), "mask v3") << "once the user's file is out, the folder is sam3's to replace";
+}
+
 TEST(OutputFolderUpdate, AFailureDuringTheSwapRestoresThePreviousState) {
   const auto root = sam3::test::fresh_test_dir("sam3_outdir");
   {
@@ -140,6 +183,10 @@ TEST(OutputFolderUpdate, AnUpdateKilledMidwayIsRolledBackByTheNextOne) {
   for (const auto& e : fs::directory_iterator(root)) {
     EXPECT_EQ(e.path().filename().string().find(".sam3-update"), std::string::npos) << "left " << e.path();
   }
+  OutputFolderUpdate next(root);
+  write_version(next, "v3");
+  next.commit();
+  EXPECT_EQ(read_file(root / "img" / "mask.png"), "mask v3") << "nothing of the killed update counts as a user's file";
 }
 
 TEST(OutputFolderUpdate, OneWriterAtATime) {

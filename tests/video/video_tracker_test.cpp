@@ -303,6 +303,23 @@ TEST(VideoTracker, AClickedObjectIsFollowedFromItsFrame) {
   }
 }
 
+// VideoObject::prompt: texts first, then one prompt per clicked or boxed object (the labels
+// object1, object2, ... of the outputs), not one for all of them.
+TEST(VideoTracker, EachClickedOrBoxedObjectIsAPromptOfItsOwn) {
+  const auto red = test::scene()[0], blue = test::scene()[2];
+  const auto r0 = *test::where(red, 0), b2 = *test::where(blue, 2);
+  VideoTracker tracker(video_model(), {.texts = {"purple"},
+                                       .objects = {{0, {{(r0[0] + r0[2]) / 2.0f, (r0[1] + r0[3]) / 2.0f}}, std::nullopt},
+                                                   {2, {}, Box{b2[0] - 2.0f, b2[1] - 2.0f, b2[2] + 2.0f, b2[3] + 2.0f}}}});
+  const auto results = run(tracker, 6);
+  for (const auto& r : results) {
+    ASSERT_EQ(r.objects.size(), r.index < 2 ? 1u : 2u) << "frame " << r.index;
+    for (const auto& o : r.objects) {
+      EXPECT_EQ(o.prompt, o.id) << "frame " << r.index << ": object " << o.id << " (the clicked red one is 1, the boxed blue one 2)";
+    }
+  }
+}
+
 TEST(VideoTracker, ABoxedObjectAndAConceptShareTheFrames) {
   const auto blue = test::scene()[2];
   const auto at = *test::where(blue, 0);
@@ -350,6 +367,11 @@ TEST(VideoTracker, BadInputGetsTypedErrors) {
               t.push(test::frame_of(0));
             }),
             ErrorCode::kInvalidArgument) << "a click outside the frame";
+  EXPECT_EQ(code([] {
+              VideoTracker t(video_model(), {.objects = {{5, {{500, 10}}, std::nullopt}}});
+              t.push(test::frame_of(0));  // refused here, not after tracking frames 0 to 4
+            }),
+            ErrorCode::kInvalidArgument) << "a click outside a later frame is refused on the first";
   EXPECT_EQ(code([] {
               VideoTracker t(video_model(), {.objects = {{40, {{10, 10}}, std::nullopt}}});
               t.push(test::frame_of(0));

@@ -10,6 +10,7 @@
 
 #include <fstream>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -299,6 +300,26 @@ TEST(VideoOutputs, AnInterruptedRunLeavesThePreviousOutputsAsTheyWere) {
     it = it->first.rfind(".sam3", 0) == 0 ? before.erase(it) : std::next(it);
   }
   EXPECT_EQ(after, before);
+}
+
+// A run that writes no frame (its tracker refused the first one, it was stopped at once) has
+// nothing to resume: it leaves nothing, and a folder it created goes too.
+TEST(VideoOutputs, ARunThatWroteNoFrameLeavesNothing) {
+  TempDir dir("sam3_vout");
+  { sam3::VideoOutputs out(dir / "new", scene_info(), all_formats()); }
+  EXPECT_FALSE(fs::exists(dir / "new")) << "the folder the run created";
+
+  std::ofstream(dir / "notes.txt") << "mine";
+  { sam3::VideoOutputs out(dir.path(), scene_info(), all_formats()); }
+  std::set<std::string> left;
+  for (const auto& e : fs::directory_iterator(dir.path())) left.insert(e.path().filename().string());
+  EXPECT_EQ(left, (std::set<std::string>{".sam3-lock", "notes.txt"})) << "beside the user's file, only the lock file";
+
+  {
+    sam3::VideoOutputs out(dir.path(), scene_info(), all_formats());
+    write_frames(out, 0, 3);
+  }  // stopped after three frames: resumable
+  EXPECT_TRUE(fs::exists(dir / "sam3-video.partial")) << "a run that wrote frames keeps them";
 }
 
 TEST(VideoOutputs, NeverReplacesAFileSam3DidNotWrite) {

@@ -123,14 +123,18 @@ export function launchWebGpuBrowser() {
 }
 
 // Playwright gives Chromium a temporary profile, but Chromium still writes its crash-report
-// database and GTK's dconf under $HOME (~/.config/chromium, ~/.cache/dconf): each browser gets a
-// home of its own, removed when the browser closes.
+// database and GTK's dconf under $HOME (~/.config/chromium, ~/.cache/dconf): the environment
+// that gives it `home` instead (the benchmarks use it too).
+export function chromiumHomeEnv(home) {
+  return { ...process.env, HOME: home, XDG_CONFIG_HOME: path.join(home, ".config"), XDG_CACHE_HOME: path.join(home, ".cache") };
+}
+
+// Each browser a test starts gets a home of its own, removed when the browser closes.
 async function launchChromium(args) {
   const home = mkdtempSync(path.join(os.tmpdir(), "sam3-chromium-home-"));
   const remove = () => rmSync(home, { recursive: true, force: true });
-  const env = { ...process.env, HOME: home, XDG_CONFIG_HOME: path.join(home, ".config"), XDG_CACHE_HOME: path.join(home, ".cache") };
   try {
-    const browser = await chromium.launch({ executablePath: process.env.SAM3_CHROMIUM || "/usr/bin/chromium", args, env });
+    const browser = await chromium.launch({ executablePath: process.env.SAM3_CHROMIUM || "/usr/bin/chromium", args, env: chromiumHomeEnv(home) });
     browser.on("disconnected", remove);
     return browser;
   } catch (e) {
