@@ -47,6 +47,10 @@ class OutputFolderUpdate {
   // Claims `entry` for what sam3 writes in place, file by file (records, a resumable log):
   // throws kIo as stage() does if it exists and is not sam3's, else records it as sam3's.
   std::filesystem::path claim(const std::string& entry);
+  // Removes sam3's own `entry` with the next commit(), all or nothing with the staged entries
+  // (an output an earlier run wrote and this one does not: it would mix two runs). Not sam3's
+  // entry, or sam3's folder holding a user's file (a warning): left as it is.
+  void retire(const std::string& entry);
   // Gives up a claimed entry its caller has removed (a run that wrote nothing): no longer
   // recorded as sam3's, and the record itself goes when it lists nothing.
   void release(const std::string& entry);
@@ -62,10 +66,11 @@ class OutputFolderUpdate {
   std::unique_ptr<FileLock> lock_;
   std::set<std::string> owned_;                           // entries sam3 created in root_
   std::map<std::string, std::set<std::string>> contents_;  // what sam3 wrote inside its folders
-  std::vector<std::string> staged_;
+  std::vector<std::string> staged_, retired_;
   bool committed_ = false, created_root_ = false;
 
   void check_owned(const std::string& entry) const;
+  void ensure_staging();
   void check_replaceable(const std::string& entry) const;
   void add_owned(const std::set<std::string>& entries, const std::map<std::string, std::set<std::string>>& contents);
 };

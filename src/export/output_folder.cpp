@@ -90,8 +90,10 @@ bool plain_name(const std::string& entry) {
          entry.rfind(".sam3", 0) != 0;
 }
 
-// Puts back what an interrupted commit had swapped (see commit() for the order of moves).
-void roll_back(const fs::path& root, const fs::path& staging, const std::vector<std::string>& entries) {
+// Puts back what an interrupted commit had swapped (see commit() for the order of moves):
+// replaced entries get their previous version back, retired ones come back.
+void roll_back(const fs::path& root, const fs::path& staging, const std::vector<std::string>& entries,
+               const std::vector<std::string>& retired) {
   std::error_code ec;
   for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
     const fs::path target = root / *it, old = staging / "old" / *it, fresh = staging / "new" / *it;
@@ -99,6 +101,21 @@ void roll_back(const fs::path& root, const fs::path& staging, const std::vector<
     if (moved_in) fs::remove_all(target, ec);  // the new version sam3 had moved in
     if (exists_no_follow(old)) fs::rename(old, target, ec);
   }
+  for (const auto& r : retired) {
+    const fs::path target = root / r, old = staging / "old" / r;
+    if (exists_no_follow(old) && !exists_no_follow(target)) fs::rename(old, target, ec);
+  }
+}
+
+// The plain names of a journal's list (a damaged journal must not reach outside root).
+std::vector<std::string> journal_names(const nlohmann::json& journal, const char* key) {
+  std::vector<std::string> names;
+  if (journal.contains(key) && journal[key].is_array()) {
+    for (const auto& v : journal[key]) {
+      if (v.is_string() && plain_name(v.get<std::string>())) names.push_back(v.get<std::string>());
+    }
+  }
+  return names;
 }
 
 void recover_stale_updates(const fs::path& root) {
@@ -108,11 +125,7 @@ void recover_stale_updates(const fs::path& root) {
     if (name.rfind(kStagingPrefix, 0) != 0 || !e.is_directory(ec) || e.is_symlink(ec)) continue;
     const auto journal = read_json_file(e.path() / kJournal);
     if (journal.is_object() && journal.contains("entries") && journal["entries"].is_array()) {
-      std::vector<std::string> entries;  // only plain names: a damaged journal must not reach outside root
-      for (const auto& v : journal["entries"]) {
-        if (v.is_string() && plain_name(v.get<std::string>())) entries.push_back(v.get<std::string>());
-      }
-      roll_back(root, e.path(), entries);
+      roll_back(root, e.path(), journal_names(journal, "entries"), journal_names(journal, "retired"));
       log(LogLevel::kWarning, root.string() + ": rolled back an update that was interrupted");
     }
     fs::remove_all(e.path(), ec);
@@ -204,19 +217,36 @@ void OutputFolderUpdate::add_owned(const std::set<std::string>& entries, const C
   contents_ = contents;
 }
 
+void OutputFolderUpdate::ensure_staging() {
+  if (!staging_.empty()) return;
+  staging_ = root_ / (kStagingPrefix + std::to_string(::getpid()) + "-" + std::to_string(std::random_device{}()));
+  std::error_code ec;
+  fs::create_directories(staging_ / "new", ec);
+  if (ec) throw Error(ErrorCode::kIo, root_.string() + ": cannot write in the output folder (" + ec.message() + ")");
+}
+
 fs::path OutputFolderUpdate::stage(const std::string& entry) {
   check_owned(entry);
-  if (staging_.empty()) {
-    staging_ = root_ / (kStagingPrefix + std::to_string(::getpid()) + "-" + std::to_string(std::random_device{}()));
-    std::error_code ec;
-    fs::create_directories(staging_ / "new", ec);
-    if (ec) throw Error(ErrorCode::kIo, root_.string() + ": cannot write in the output folder (" + ec.message() + ")");
-  }
+  ensure_staging();
   if (std::find(staged_.begin(), staged_.end(), entry) == staged_.end()) {
     check_replaceable(entry);  // once per entry, before the work (commit() checks again)
     staged_.push_back(entry);
   }
   return staging_ / "new" / entry;
+}
+
+void OutputFolderUpdate::retire(const std::string& entry) {
+  if (!plain_name(entry)) throw Error(ErrorCode::kInvalidArgument, "'" + entry + "' is not a plain output name");
+  if (!owned_.contains(entry) || !exists_no_follow(root_ / entry)) return;  // not sam3's, or gone
+  if (std::find(staged_.begin(), staged_.end(), entry) != staged_.end()) return;
+  try {
+    check_replaceable(entry);
+  } catch (const Error& e) {
+    log(LogLevel::kWarning, std::string(e.what()) + "; it stays (an output of an earlier run)");
+    return;
+  }
+  ensure_staging();
+  if (std::find(retired_.begin(), retired_.end(), entry) == retired_.end()) retired_.push_back(entry);
 }
 
 fs::path OutputFolderUpdate::claim(const std::string& entry) {
@@ -242,8 +272,18 @@ void OutputFolderUpdate::commit(const std::function<void(size_t)>& after_entry) 
   for (const auto& e : staged_) {
     if (exists_no_follow(staging_ / "new" / e)) entries.push_back(e);
   }
-  // A user's file put inside a folder sam3 replaces would go with it: refused before anything moves.
+  // A user's file put inside a folder sam3 replaces would go with it: refused before anything
+  // moves; a retired folder that came to hold one stays.
   for (const auto& e : entries) check_replaceable(e);
+  std::erase_if(retired_, [&](const std::string& r) {
+    try {
+      check_replaceable(r);
+      return false;
+    } catch (const Error& e) {
+      log(LogLevel::kWarning, std::string(e.what()) + "; it stays (an output of an earlier run)");
+      return true;
+    }
+  });
   // Claimed before anything moves, so a rollback after a crash knows these are sam3's; a
   // folder's recorded contents are the old and the new version's until the swap is done, so
   // that neither counts as a user's after a crash.
@@ -258,10 +298,13 @@ void OutputFolderUpdate::commit(const std::function<void(size_t)>& after_entry) 
     after[e] = std::move(fresh);
   }
   add_owned({entries.begin(), entries.end()}, during);
-  write_file_atomic(staging_ / kJournal, nlohmann::json({{"entries", entries}}).dump() + "\n");
+  write_file_atomic(staging_ / kJournal, nlohmann::json({{"entries", entries}, {"retired", retired_}}).dump() + "\n");
   std::error_code ec;
   fs::create_directories(staging_ / "old", ec);
   try {
+    for (const auto& r : retired_) {  // first: a crash during the swaps below finds them in old/
+      if (exists_no_follow(root_ / r)) rename_or_throw(root_ / r, staging_ / "old" / r);
+    }
     for (size_t i = 0; i < entries.size(); ++i) {
       const fs::path target = root_ / entries[i];
       if (exists_no_follow(target)) rename_or_throw(target, staging_ / "old" / entries[i]);
@@ -269,11 +312,17 @@ void OutputFolderUpdate::commit(const std::function<void(size_t)>& after_entry) 
       if (after_entry) after_entry(i);
     }
   } catch (...) {
-    roll_back(root_, staging_, entries);
+    roll_back(root_, staging_, entries, retired_);
     throw;
   }
   fs::remove(staging_ / kJournal, ec);  // done: nothing to roll back from here on
-  add_owned({}, after);
+  for (const auto& r : retired_) {
+    owned_.erase(r);
+    after.erase(r);
+  }
+  write_manifest(root_, owned_, after);
+  contents_ = std::move(after);
+  retired_.clear();
   fs::remove_all(staging_, ec);          // the previous versions
   staging_.clear();
   staged_.clear();

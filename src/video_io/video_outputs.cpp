@@ -21,6 +21,8 @@ using video_io::PartialSink;
 namespace {
 
 constexpr const char* kPartialEntry = "sam3-video.partial";
+// Every name a format's sink can write (their entries()), this run's formats or not.
+constexpr const char* kEveryFinalEntry[] = {"tracks.json", "davis", "mots.txt", "mots", "overlay.mp4", "overlay"};
 constexpr const char* kProgressFile = "progress.json";
 constexpr int kProgressVersion = 1;
 
@@ -285,6 +287,9 @@ void VideoOutputs::finish() {
   try {
     s.checkpoint(true);
     for (auto& sink : s.sinks) sink.sink->finish(*s.update);
+    // What an earlier run in this folder wrote in formats this one does not: gone with the
+    // swap, so that the folder never mixes two runs' outputs.
+    for (const char* entry : kEveryFinalEntry) s.update->retire(entry);
     s.update->commit();
   } catch (...) {
     s.broken = true;  // partial files may have been moved: the next run starts from the saved checkpoint

@@ -138,6 +138,39 @@ TEST(OutputFolderUpdate, AUsersFileInsideSam3sOwnFolderIsNeverReplaced) {
   EXPECT_EQ(read_file(root / "img" / "mask.png"), "mask v3") << "once the user's file is out, the folder is sam3's to replace";
 }
 
+// An output an earlier run wrote and this one does not (fewer formats) goes with the swap, all
+// or nothing; what is not sam3's is never retired.
+TEST(OutputFolderUpdate, RetiredEntriesGoWithTheSwapAndComeBackIfItFails) {
+  const auto root = sam3::test::fresh_test_dir("sam3_outdir");
+  sam3::write_file_atomic(root / "notes.txt", "mine");
+  {
+    OutputFolderUpdate u(root);
+    write_version(u, "v1");
+    u.commit();
+  }
+  const auto before = snapshot(root);
+  {
+    OutputFolderUpdate u(root);
+    sam3::write_file_atomic(u.stage("result.json"), "result v2");
+    u.retire("img2");
+    u.retire("notes.txt");  // the user's: never
+    EXPECT_THROW(u.commit([](size_t) { throw sam3::Error(sam3::ErrorCode::kIo, "disk gone"); }), sam3::Error);
+  }
+  EXPECT_EQ(snapshot(root), before) << "a failed swap brings the retired entry back";
+  {
+    OutputFolderUpdate u(root);
+    sam3::write_file_atomic(u.stage("result.json"), "result v2");
+    u.retire("img2");
+    u.retire("notes.txt");
+    u.commit();
+  }
+  EXPECT_FALSE(fs::exists(root / "img2")) << "retired with the swap";
+  EXPECT_EQ(read_file(root / "notes.txt"), "mine");
+  EXPECT_EQ(read_file(root / "img" / "mask.png"), "mask v1") << "neither staged nor retired: kept";
+  EXPECT_EQ(read_file(root / "result.json"), "result v2");
+  EXPECT_EQ(read_file(root / ".sam3-outputs.json").find("img2"), std::string::npos) << "no longer recorded as sam3's";
+}
+
 TEST(OutputFolderUpdate, AFailureDuringTheSwapRestoresThePreviousState) {
   const auto root = sam3::test::fresh_test_dir("sam3_outdir");
   {
@@ -168,7 +201,9 @@ TEST(OutputFolderUpdate, AnUpdateKilledMidwayIsRolledBackByTheNextOne) {
   const pid_t child = ::fork();
   if (child == 0) {
     OutputFolderUpdate u(root);
-    write_version(u, "v2");
+    sam3::write_file_atomic(u.stage("img") / "mask.png", "mask v2");
+    sam3::write_file_atomic(u.stage("result.json"), "result v2");
+    u.retire("img2");  // moved aside before the swaps: the recovery must bring it back
     u.commit([](size_t i) {
       if (i == 1) ::_exit(9);  // as if killed: no destructor, no cleanup
     });
@@ -178,6 +213,7 @@ TEST(OutputFolderUpdate, AnUpdateKilledMidwayIsRolledBackByTheNextOne) {
   ::waitpid(child, &status, 0);
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 9);
   EXPECT_EQ(read_file(root / "img" / "mask.png"), "mask v2") << "the child did not get as far as the swap";
+  EXPECT_FALSE(fs::exists(root / "img2")) << "the child had moved the retired entry aside";
   { OutputFolderUpdate recover(root); }
   EXPECT_EQ(snapshot(root), before);
   for (const auto& e : fs::directory_iterator(root)) {

@@ -322,6 +322,30 @@ TEST(VideoOutputs, ARunThatWroteNoFrameLeavesNothing) {
   EXPECT_TRUE(fs::exists(dir / "sam3-video.partial")) << "a run that wrote frames keeps them";
 }
 
+// A second run with fewer formats (or the overlay as PNGs instead of a video) leaves only its
+// own outputs: the first run's other formats are not kept beside them as if they were this run's.
+TEST(VideoOutputs, ARunWithFewerFormatsLeavesNoneOfAnEarlierRunsOthers) {
+  TempDir dir("sam3_vout");
+  {
+    sam3::VideoOutputs out(dir.path(), scene_info(), all_formats());
+    write_frames(out, 0, 4);
+    out.finish();
+  }
+  ASSERT_TRUE(fs::exists(dir / "davis"));
+  ASSERT_TRUE(fs::exists(dir / "overlay.mp4"));
+  std::ofstream(dir / "notes.txt") << "mine";
+  {
+    auto options = all_formats();
+    options.formats = {sam3::VideoOutputFormat::kJson};
+    sam3::VideoOutputs out(dir.path(), scene_info(), options);
+    write_frames(out, 0, 4);
+    out.finish();
+  }
+  std::set<std::string> left;
+  for (const auto& e : fs::directory_iterator(dir.path())) left.insert(e.path().filename().string());
+  EXPECT_EQ(left, (std::set<std::string>{".sam3-lock", ".sam3-outputs.json", "notes.txt", "tracks.json"}));
+}
+
 TEST(VideoOutputs, NeverReplacesAFileSam3DidNotWrite) {
   TempDir dir("sam3_vout");
   std::ofstream(dir / "tracks.json") << "my own notes";
