@@ -35,7 +35,9 @@ std::string nginx_snippet() {
                   "# isolation lets ONNX Runtime Web use WASM threads; .mjs and .wasm need their types.\n"
                   "location / {\n";
   for (const auto& [k, v] : isolation_headers()) s += "    add_header " + k + " \"" + v + "\" always;\n";
-  s += "}\ntypes {\n    text/javascript mjs;\n    application/wasm wasm;\n}\n";
+  // A types block replaces the MIME map the server block inherits (.html, .css, .js would lose
+  // theirs), so nginx's own map comes first and the block only adds to it.
+  s += "}\ninclude mime.types;\ntypes {\n    text/javascript mjs;\n    application/wasm wasm;\n}\n";
   return s;
 }
 

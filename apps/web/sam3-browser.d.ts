@@ -136,6 +136,8 @@ export class Sam3Model {
    * null before the first. A measurement, not a prediction from the graph. */
   readonly encodeEstimate: { ms: number; at: string; basis: string } | null;
   tokenize(text: string): { text: string; ids: number[]; mask: number[] };
+  /** encode(), segment() and release() of one model run one at a time, in the order they were
+   * called (Promise.all over several prompts queues them); a failed call does not stop the rest. */
   encode(image: ImageBitmap | ImageData | HTMLImageElement | Blob,
          options?: { onProgress?: (p: Progress) => void }): Promise<Embedding>;
   segment(embedding: Embedding, options: SegmentOptions): Promise<PromptResult>;

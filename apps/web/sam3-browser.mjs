@@ -566,6 +566,7 @@ export class Sam3Model {
     this.inputWidth = info.input_width;
     this.inputHeight = info.input_height;
     this.textCache = new Map();
+    this.queue = Promise.resolve();  // see exclusive()
     this.warnings = [];
     if (!globalThis.crossOriginIsolated) {
       this.warnings.push("the page is not cross-origin isolated (COOP/COEP headers): WASM runs on one thread");
@@ -613,7 +614,20 @@ export class Sam3Model {
   // image: ImageBitmap, ImageData, an <img>, a Blob/File. Resolves to an embedding for segment().
   // onProgress({stage: "encode", loaded: 0|1, total: 1, estimate_ms}) before and after the run
   // (ONNX Runtime Web's run blocks the page's thread on WASM and reports nothing between).
-  async encode(image, { onProgress } = {}) {
+  encode(image, { onProgress } = {}) {
+    return this.exclusive(() => this.encodeNow(image, onProgress));
+  }
+
+  // The core holds one plan per model and a session runs one request at a time, so calls made
+  // together (Promise.all over prompts, a click during an encode) run one after the other, in
+  // the order they were made; a failed call does not stop the ones queued behind it.
+  exclusive(work) {
+    const run = this.queue.then(work, work);
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
+  async encodeNow(image, onProgress) {
     const t0 = performance.now();
     const rgba = await pixels(image);
     const p = this.core._malloc(rgba.data.byteLength);
@@ -659,7 +673,8 @@ export class Sam3Model {
       for (const k of ["threshold", "mask_threshold", "nms", "min_area", "max_instances"]) if (rest[k] !== undefined) opts[k] = rest[k];
       request = { prompt: { text, boxes }, options: opts };
     }
-    return this.runPlan(embedding, JSON.stringify({ ...request, width: embedding.width, height: embedding.height }));
+    const body = JSON.stringify({ ...request, width: embedding.width, height: embedding.height });
+    return this.exclusive(() => this.runPlan(embedding, body));
   }
 
   // The core's plan for a prompt (sam3_wasm.h): it names each session to run, its tensors and
@@ -696,9 +711,11 @@ export class Sam3Model {
     return step.result;
   }
 
-  async release() {
-    for (const s of Object.values(this.sessions)) await s.release?.();
-    call(this.core, "sam3_destroy", this.handle);
+  release() {
+    return this.exclusive(async () => {  // after the calls already made
+      for (const s of Object.values(this.sessions)) await s.release?.();
+      call(this.core, "sam3_destroy", this.handle);
+    });
   }
 }
 

@@ -90,11 +90,35 @@ test("sam3 serve's /app/ segments in the browser what sam3 segment finds", async
   }
 });
 
+// docs/browser.md: in /app/ no request carries the image. A model that cannot load in the tab
+// (WebGPU asked for where there is no adapter) must not quietly hand the image to the server.
+test("/app/ whose model failed to load in the tab sends the image nowhere", async () => {
+  const { server, baseUrl } = await startServer();
+  const page = await browser.newPage();
+  try {
+    const requests = [];
+    page.on("request", (r) => requests.push({ method: r.method(), url: r.url() }));
+    await page.goto(`${baseUrl}/app/?device=webgpu`);  // this browser runs with --disable-gpu
+    await page.locator("#model-status.error").waitFor({ timeout: 60000 });
+    await page.setInputFiles("#file-input", path.join(tmp, "scene.png"));
+    await page.waitForFunction(() => /no model is loaded in this browser/.test(document.getElementById("status").textContent),
+      null, { timeout: 20000 });
+    assert.ok(!requests.some((r) => r.url.includes("/v1/")), `nothing reaches the server's API: ${JSON.stringify(requests)}`);
+    assert.ok(await page.locator("#drop-zone").isVisible(), "no image on the stage");
+  } finally {
+    await page.close();
+    await stopServer(server);
+  }
+});
+
 test("sam3 web export: the same app from a plain static server, and never over files it did not write", async () => {
   const site = path.join(tmp, "site");
   execFileSync(CLI, ["web", "export", site], { stdio: "ignore" });
   assert.match(readFileSync(path.join(site, "_headers"), "utf8"), /Cross-Origin-Embedder-Policy: require-corp/);
-  assert.match(readFileSync(path.join(site, "nginx.conf"), "utf8"), /add_header Cross-Origin-Opener-Policy "same-origin"/);
+  const nginx = readFileSync(path.join(site, "nginx.conf"), "utf8");
+  assert.match(nginx, /add_header Cross-Origin-Opener-Policy "same-origin"/);
+  // A types block alone would replace the server's whole MIME map: nginx's own map comes first.
+  assert.ok(nginx.indexOf("include mime.types;") >= 0 && nginx.indexOf("include mime.types;") < nginx.indexOf("types {"), nginx);
   execFileSync(CLI, ["web", "export", site], { stdio: "ignore" });  // again over its own files
   const foreign = path.join(tmp, "foreign");
   execFileSync("mkdir", [foreign]);

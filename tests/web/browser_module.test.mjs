@@ -308,6 +308,34 @@ test("samexporter: a second exemplar box is refused as natively", async () => {
   assert.match(error.message, /at most 1 exemplar box per prompt, got 2/);
 });
 
+// The core holds one plan per model: calls made together (the app re-running every prompt at
+// once, Promise.all) must queue, not fail with "no plan under way", and give what one by one gives.
+test("segment() calls made together queue and equal the same calls one by one", async () => {
+  const got = await page.evaluate(async () => {
+    const { Sam3 } = await import("/web/sam3-browser.mjs");
+    const m = await Sam3.load("/models/usls/", { device: "wasm", cache: false });
+    const blob = await (await fetch("/test/scene.png")).blob();
+    const e = await m.encode(blob);
+    const texts = ["red", "blue", "magenta", "red"];
+    const together = await Promise.all(texts.map((text) => m.segment(e, { text })));
+    const apart = [];
+    for (const text of texts) apart.push(await m.segment(e, { text }));
+    // A prompt on an embedding still being made, and a failing call among queued ones.
+    const [e2, early, bad] = await Promise.allSettled([m.encode(blob), m.segment(e, { text: "blue" }), m.segment(e, { text: "red", threshold: 2 })]);
+    const after = await m.segment(e2.value, { text: "blue" });
+    const counts = (rs) => rs.map((r) => r.instances.length);
+    return { together: counts(together), apart: counts(apart), same: JSON.stringify(together) === JSON.stringify(apart),
+      early: early.status, bad: bad.status, badCode: bad.reason?.code, after: after.instances.length };
+  });
+  assert.deepEqual(got.together, got.apart);
+  assert.ok(got.together[0] > 0 && got.together[1] > 0, `red and blue are found: ${JSON.stringify(got)}`);
+  assert.ok(got.same, "Promise.all gives exactly what one call after another gives");
+  assert.equal(got.early, "fulfilled");
+  assert.equal(got.bad, "rejected");
+  assert.equal(got.badCode, "invalid_argument");
+  assert.equal(got.after, got.apart[1], "calls queued behind a failed one still run");
+});
+
 test("the tokenizer in WebAssembly gives the golden token vectors (tokenizer.json and the .gz vocabulary)", async () => {
   const golden = readFileSync(path.join(repo, "tests/data/clip/golden_public.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
   const got = await page.evaluate(async (texts) => {

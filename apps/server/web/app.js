@@ -20,6 +20,7 @@ const state = {
   clicks: false,      // click mode (the server has SAM3's interactive model)
   object: null,       // the object being clicked: {points: [[x, y, "pos"|"neg"]], box, prompt}
   local: null,        // computing in this browser: {model, embedding}
+  inBrowser: false,   // /app/ or an export: everything is computed here, nothing goes to a server
 };
 
 // ---- API -------------------------------------------------------------------------------
@@ -171,8 +172,37 @@ function nextPaint() {
   return new Promise((done) => requestAnimationFrame(() => setTimeout(done, 0)));
 }
 
+// What the page says before a model takes clicks only (restored when a text model is loaded).
+const TEXT_MODE = {};
+
+// Another model in the tab: the image, its embedding, the prompts and the clicks were the
+// previous model's, so the stage starts empty.
+function clearForAnotherModel() {
+  state.local = null;
+  state.image = null;
+  state.prompts = [];
+  state.boxes = [];
+  state.object = null;
+  state.clicks = false;
+  $("click-mode").checked = false;
+  $("click-mode").disabled = false;
+  $("click-row").hidden = true;
+  $("prompt-input").placeholder = TEXT_MODE.placeholder;
+  $("prompt-input").disabled = true;
+  $("add-prompt").disabled = true;
+  document.querySelector(".tagline").textContent = TEXT_MODE.tagline;
+  renderChips();
+  resetStage();
+}
+
 async function startBrowser(config, source) {
   const pill = $("model-status");
+  state.inBrowser = true;
+  TEXT_MODE.placeholder ??= $("prompt-input").placeholder;
+  TEXT_MODE.tagline ??= document.querySelector(".tagline").textContent;
+  const previous = state.local?.model;
+  clearForAnotherModel();
+  previous?.release().catch(() => {});
   const params = new URLSearchParams(location.search);
   const models = source ?? params.get("models") ?? config.models;
   $("model-pick").hidden = false;
@@ -181,9 +211,9 @@ async function startBrowser(config, source) {
     pill.className = "pill";
     return;
   }
-  // A static export has no server API to link to.
-  fetch("/openapi.json").then((r) => { if (!r.ok) document.querySelector("footer a").hidden = true; },
-    () => { document.querySelector("footer a").hidden = true; });
+  // A static export has no server API to link to: the link shows only once the API answers.
+  $("api-link").hidden = true;
+  fetch("/openapi.json").then((r) => { $("api-link").hidden = !r.ok; }, () => {});
   pill.textContent = "loading model in this browser…";
   pill.className = "pill";
   try {
@@ -192,6 +222,7 @@ async function startBrowser(config, source) {
       device: params.get("device") ?? "auto", vocabulary: config.vocabulary ?? undefined, onProgress: showProgress,
     });
     state.local = { model, embedding: null };
+    setStatus("");  // an earlier load's error is no longer true
     pill.textContent = `${model.layout} model ready · ${model.device === "webgpu" ? "WebGPU" : "WASM"} in this browser`;
     pill.className = "pill ready";
     pill.title = `${model.device}: ${model.deviceReason} (${model.ortBuild})`;
@@ -253,6 +284,9 @@ async function loadFile(file) {
     if (state.local) {
       await encodeHere(file, bitmap);  // the file itself: decoded without colour conversion
       return;
+    }
+    if (state.inBrowser) {  // the tab's model failed to load: the image never goes to a server instead
+      throw new Error("no model is loaded in this browser, so nothing can be computed; choose a model folder (nothing is sent to a server)");
     }
     const info = await api("/v1/images", {
       method: "POST",
