@@ -422,9 +422,14 @@ async function pickDevice(requested) {
 
 async function pixels(image) {
   if (typeof ImageData !== "undefined" && image instanceof ImageData) return image;
-  const bitmap = typeof ImageBitmap !== "undefined" && image instanceof ImageBitmap
-    ? image
-    : await createImageBitmap(image, { colorSpaceConversion: "none", premultiplyAlpha: "none", imageOrientation: "from-image" });
+  let bitmap = image;
+  if (!(typeof ImageBitmap !== "undefined" && image instanceof ImageBitmap)) {
+    try {
+      bitmap = await createImageBitmap(image, { colorSpaceConversion: "none", premultiplyAlpha: "none", imageOrientation: "from-image" });
+    } catch (e) {  // the browser's decoder refused it: the same error as natively, not a DOMException
+      throw new Sam3Error("image_unreadable", `the browser cannot decode this image (${e.message}); give a PNG, JPEG, WebP or BMP`);
+    }
+  }
   const canvas = new OffscreenCanvas(bitmap.width, bitmap.height);
   const ctx = canvas.getContext("2d", { willReadFrequently: true });
   ctx.drawImage(bitmap, 0, 0);
@@ -622,6 +627,7 @@ export class Sam3Model {
   // together (Promise.all over prompts, a click during an encode) run one after the other, in
   // the order they were made; a failed call does not stop the ones queued behind it.
   exclusive(work) {
+    if (this.released) return Promise.reject(new Sam3Error("invalid_argument", "this model was released: load it again"));
     const run = this.queue.then(work, work);
     this.queue = run.catch(() => {});
     return run;
@@ -673,7 +679,9 @@ export class Sam3Model {
       for (const k of ["threshold", "mask_threshold", "nms", "min_area", "max_instances"]) if (rest[k] !== undefined) opts[k] = rest[k];
       request = { prompt: { text, boxes }, options: opts };
     }
-    const body = JSON.stringify({ ...request, width: embedding.width, height: embedding.height });
+    // NaN and infinities would reach the core as null ("got null"): as text they are named.
+    const body = JSON.stringify({ ...request, width: embedding.width, height: embedding.height },
+      (_, v) => (typeof v === "number" && !Number.isFinite(v) ? String(v) : v));
     return this.exclusive(() => this.runPlan(embedding, body));
   }
 
@@ -712,10 +720,12 @@ export class Sam3Model {
   }
 
   release() {
-    return this.exclusive(async () => {  // after the calls already made
+    const done = this.exclusive(async () => {  // after the calls already made
       for (const s of Object.values(this.sessions)) await s.release?.();
       call(this.core, "sam3_destroy", this.handle);
     });
+    this.released = true;  // calls made from here on are refused
+    return done;
   }
 }
 

@@ -336,6 +336,28 @@ test("segment() calls made together queue and equal the same calls one by one", 
   assert.equal(got.after, got.apart[1], "calls queued behind a failed one still run");
 });
 
+test("bad calls get the native error shape: a file that is no image, NaN coordinates, a released model", async () => {
+  const got = await page.evaluate(async () => {
+    const { Sam3 } = await import("/web/sam3-browser.mjs");
+    const m = await Sam3.load("/models/usls/", { device: "wasm", cache: false });
+    const failure = async (call) => call.then(() => null, (e) => ({ name: e.name, code: e.code, message: e.message }));
+    const notImage = await failure(m.encode(new Blob(["not an image"], { type: "text/plain" })));
+    const e = await m.encode(await (await fetch("/test/scene.png")).blob());
+    const nan = await failure(m.segment(e, { text: "red", boxes: [[NaN, 0, 10, 10]] }));
+    const releasing = m.release();
+    const released = await failure(m.segment(e, { text: "red" }));
+    await releasing;
+    return { notImage, nan, released };
+  });
+  assert.equal(got.notImage?.name, "Sam3Error");
+  assert.equal(got.notImage.code, "image_unreadable");
+  assert.equal(got.nan?.name, "Sam3Error");
+  assert.equal(got.nan.code, "invalid_argument");
+  assert.match(got.nan.message, /NaN/, "the bad value is named, not shown as null");
+  assert.equal(got.released?.code, "invalid_argument");
+  assert.match(got.released.message, /released/);
+});
+
 test("the tokenizer in WebAssembly gives the golden token vectors (tokenizer.json and the .gz vocabulary)", async () => {
   const golden = readFileSync(path.join(repo, "tests/data/clip/golden_public.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
   const got = await page.evaluate(async (texts) => {
