@@ -386,7 +386,8 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_choose_files(const char* where, const char
     const auto chosen = sam3::pure::choose_files(where, names);
     if (!chosen) {
       throw sam3::Error(sam3::ErrorCode::kModelNotFound, std::string(where) + ": not a SAM3 model folder for the browser; expected " +
-                                                             sam3::pure::every_family_names());
+                                                             sam3::pure::every_family_names() + ", or " +
+                                                             sam3::pure::kTrackerFilesDescription);
     }
     json candidates = json::array();
     for (const auto* row : chosen->families) candidates.push_back(row->id);

@@ -103,8 +103,8 @@ ModelFiles detect_layout(const std::filesystem::path& dir) {
   }
   throw Error(ErrorCode::kModelNotFound,
               dir.string() + ": not a SAM3 model directory; expected " + pure::every_family_names() +
-                  " (also with -int8/-fp16/-q4f16 suffixes, also under onnx/), or onnx/vision_encoder.onnx, "
-                  "onnx/prompt_encoder_mask_decoder.onnx (the interactive sam3-tracker model), found " + (found.empty() ? "no .onnx files" : found));
+                  " (also with -int8/-fp16/-q4f16 suffixes, also under onnx/), or " + pure::kTrackerFilesDescription +
+                  ", found " + (found.empty() ? "no .onnx files" : found));
 }
 
 std::filesystem::path find_vocabulary(const std::filesystem::path& dir) {

@@ -45,10 +45,17 @@ std::string required_names(const FamilyRow& family) {
 }
 
 std::string every_family_names() {
+  // Families that share their files (EfficientSAM3 is geti's layout) are one entry.
+  std::vector<std::pair<std::string, std::string>> entries;  // files -> "display / display"
+  for (const auto& row : families()) {
+    const std::string files = required_names(row);
+    auto it = std::find_if(entries.begin(), entries.end(), [&](const auto& e) { return e.first == files; });
+    if (it == entries.end()) entries.emplace_back(files, row.display);
+    else it->second += " / " + std::string(row.display);
+  }
   std::string s;
-  const auto& rows = families();
-  for (size_t i = 0; i < rows.size(); ++i) {
-    s += (i == 0 ? "" : i + 1 == rows.size() ? " or " : ", ") + required_names(rows[i]) + " (" + rows[i].display + ")";
+  for (size_t i = 0; i < entries.size(); ++i) {
+    s += (i == 0 ? "" : i + 1 == entries.size() ? " or " : ", ") + entries[i].first + " (" + entries[i].second + ")";
   }
   return s;
 }

@@ -16,6 +16,9 @@ namespace sam3::pure {
 inline constexpr const char* kTrackerImageStem = "vision_encoder";
 inline constexpr const char* kTrackerDecoderStem = "prompt_encoder_mask_decoder";
 inline constexpr const char* kTrackerLayout = "sam3-tracker";
+// How error messages name the pair, natively and in the browser.
+inline constexpr const char* kTrackerFilesDescription =
+    "onnx/vision_encoder.onnx and onnx/prompt_encoder_mask_decoder.onnx (the interactive sam3-tracker model)";
 
 // The dtype suffixes in preference order: the plain name first.
 const std::vector<const char*>& tracker_suffixes();

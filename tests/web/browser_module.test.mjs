@@ -347,8 +347,12 @@ test("bad calls get the native error shape: a file that is no image, NaN coordin
     const releasing = m.release();
     const released = await failure(m.segment(e, { text: "red" }));
     await releasing;
-    return { notImage, nan, released };
+    const noModel = await failure(Sam3.load("/models/no-such-model/", { device: "wasm", cache: false }));
+    return { notImage, nan, released, noModel };
   });
+  assert.equal(got.noModel?.code, "model_not_found");
+  assert.match(got.noModel.message, /prompt_encoder_mask_decoder\.onnx \(the interactive sam3-tracker model\)/);
+  assert.equal(got.noModel.message.split("geometry-encoder.onnx").length, 2, `each layout once: ${got.noModel.message}`);
   assert.equal(got.notImage?.name, "Sam3Error");
   assert.equal(got.notImage.code, "image_unreadable");
   assert.equal(got.nan?.name, "Sam3Error");
