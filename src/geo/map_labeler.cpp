@@ -184,6 +184,7 @@ MapRunSummary MapLabeler::run(const MapLabelJob& job, const std::function<void(c
                               const std::atomic<bool>* stop) const {
   check_job(job);
   check_categories_fit(*model_, job.categories);  // "everything" needs the interactive model, prompts the other
+  check_categories_distinct(job.categories);
   std::vector<Raster> rasters;
   for (const auto& path : job.rasters) rasters.push_back(Raster::open(path, job.raster));
   // Every size a run allocates by is checked before it starts (and before the folder is made):

@@ -5,6 +5,8 @@
 #include "label/tile_prompts.h"
 #include "sam3/error.h"
 #include "label/label_image.h"
+
+#include <set>
 #include "sam3/image_segmenter.h"
 #include "sam3/interactive_segmenter.h"
 
@@ -29,6 +31,16 @@ TilePlan plan(const Model& model, int width, int height, const TileOptions& tile
 }
 
 }  // namespace
+
+void check_categories_distinct(const std::vector<LabelCategory>& categories) {
+  std::set<std::string> names;
+  for (const auto& c : categories) {
+    if (!names.insert(c.name).second) {
+      throw Error(ErrorCode::kInvalidArgument, "category \"" + c.name + "\" is given twice: give each prompt once "
+                                               "(twice, every instance would be labelled twice)");
+    }
+  }
+}
 
 void check_categories_fit(const Model& model, const std::vector<LabelCategory>& categories) {
   const bool interactive = model.kind() == ModelKind::kInteractive;

@@ -34,6 +34,8 @@ std::vector<std::uint32_t> rle_counts(const MaskCrop& mask);
 // Throws kInvalidArgument unless the model answers these categories: "everything" needs the
 // interactive model, which takes no text or exemplar boxes.
 void check_categories_fit(const Model& model, const std::vector<LabelCategory>& categories);
+// Throws kInvalidArgument naming a category given twice (a repeated --prompt).
+void check_categories_distinct(const std::vector<LabelCategory>& categories);
 
 struct LabeledInstance {
   int category = 0;  // index into the categories

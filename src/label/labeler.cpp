@@ -145,6 +145,7 @@ Labeler::Labeler(std::shared_ptr<const Model> model, LabelConfig config, fs::pat
   }
   if (tiles.overlap < 0) throw Error(ErrorCode::kInvalidArgument, "--overlap " + std::to_string(tiles.overlap) + ": must be positive");
   check_categories_fit(*model_, config_.categories);
+  check_categories_distinct(config_.categories);
   const auto json = label::config_json(config_, *model_);
   config_hash_ = json["hash"];
   folder_ = open_label_folder(out_);

@@ -223,6 +223,9 @@ TEST_F(LabelCli, BadArgumentsAreClear) {
   r = run_command(kSam3 + " label /nonexistent -p red --out " + quote((root_ / "x").string()));
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_NE(r.err.find("/nonexistent: no such file or folder"), std::string::npos) << r.err;
+  r = run_command(label("-p blue -p blue"));  // with the fixture's own prompt: every instance twice
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("category \"blue\" is given twice"), std::string::npos) << r.err;
 }
 
 }  // namespace
