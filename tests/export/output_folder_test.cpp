@@ -33,6 +33,13 @@ void write_version(OutputFolderUpdate& update, const std::string& tag) {
   sam3::write_file_atomic(update.stage("result.json"), "result " + tag);
 }
 
+// One whole update of `root` to version `tag`, committed.
+void commit_version(const fs::path& root, const std::string& tag) {
+  OutputFolderUpdate u(root);
+  write_version(u, tag);
+  u.commit();
+}
+
 TEST(SafeFileName, DotsSeparatorsAndControlCharactersNeverEscapeTheFolder) {
   EXPECT_EQ(sam3::safe_file_name(".", "image"), "image");
   EXPECT_EQ(sam3::safe_file_name("..", "image"), "image");
@@ -60,16 +67,8 @@ TEST(OutputFolderUpdate, ReplacesItsOwnEntriesAndNeverTouchesOthers) {
   const auto root = sam3::test::fresh_test_dir("sam3_outdir");
   sam3::write_file_atomic(root / "notes.txt", "mine");
   sam3::write_file_atomic(root / "photos" / "a.jpg", "user photo");
-  {
-    OutputFolderUpdate u(root);
-    write_version(u, "v1");
-    u.commit();
-  }
-  {
-    OutputFolderUpdate u(root);
-    write_version(u, "v2");
-    u.commit();
-  }
+  commit_version(root, "v1");
+  commit_version(root, "v2");
   EXPECT_EQ(read_file(root / "img" / "mask.png"), "mask v2");
   EXPECT_EQ(read_file(root / "result.json"), "result v2");
   EXPECT_EQ(read_file(root / "notes.txt"), "mine");
@@ -99,11 +98,7 @@ TEST(OutputFolderUpdate, RefusesAnEntryThatSam3DidNotCreate) {
 // before the work (stage) and again at the swap (commit), the folder left as it was.
 TEST(OutputFolderUpdate, AUsersFileInsideSam3sOwnFolderIsNeverReplaced) {
   const auto root = sam3::test::fresh_test_dir("sam3_outdir");
-  {
-    OutputFolderUpdate u(root);
-    write_version(u, "v1");
-    u.commit();
-  }
+  commit_version(root, "v1");
   sam3::write_file_atomic(root / "img" / "my_note.txt", "mine");
   const auto before = snapshot(root);
   {
@@ -130,11 +125,7 @@ TEST(OutputFolderUpdate, AUsersFileInsideSam3sOwnFolderIsNeverReplaced) {
   EXPECT_EQ(read_file(root / "img" / "mask.png"), "mask v1");
 
   fs::remove(root / "img" / "late.txt");
-  {
-    OutputFolderUpdate u(root);
-    write_version(u, "v3");
-    u.commit();
-  }
+  commit_version(root, "v3");
   EXPECT_EQ(read_file(root / "img" / "mask.png"), "mask v3") << "once the user's file is out, the folder is sam3's to replace";
 }
 
@@ -143,11 +134,7 @@ TEST(OutputFolderUpdate, AUsersFileInsideSam3sOwnFolderIsNeverReplaced) {
 TEST(OutputFolderUpdate, RetiredEntriesGoWithTheSwapAndComeBackIfItFails) {
   const auto root = sam3::test::fresh_test_dir("sam3_outdir");
   sam3::write_file_atomic(root / "notes.txt", "mine");
-  {
-    OutputFolderUpdate u(root);
-    write_version(u, "v1");
-    u.commit();
-  }
+  commit_version(root, "v1");
   const auto before = snapshot(root);
   {
     OutputFolderUpdate u(root);
@@ -173,11 +160,7 @@ TEST(OutputFolderUpdate, RetiredEntriesGoWithTheSwapAndComeBackIfItFails) {
 
 TEST(OutputFolderUpdate, AFailureDuringTheSwapRestoresThePreviousState) {
   const auto root = sam3::test::fresh_test_dir("sam3_outdir");
-  {
-    OutputFolderUpdate u(root);
-    write_version(u, "v1");
-    u.commit();
-  }
+  commit_version(root, "v1");
   const auto before = snapshot(root);
   {
     OutputFolderUpdate u(root);
@@ -192,11 +175,7 @@ TEST(OutputFolderUpdate, AFailureDuringTheSwapRestoresThePreviousState) {
 
 TEST(OutputFolderUpdate, AnUpdateKilledMidwayIsRolledBackByTheNextOne) {
   const auto root = sam3::test::fresh_test_dir("sam3_outdir");
-  {
-    OutputFolderUpdate u(root);
-    write_version(u, "v1");
-    u.commit();
-  }
+  commit_version(root, "v1");
   const auto before = snapshot(root);
   const pid_t child = ::fork();
   if (child == 0) {
@@ -219,9 +198,7 @@ TEST(OutputFolderUpdate, AnUpdateKilledMidwayIsRolledBackByTheNextOne) {
   for (const auto& e : fs::directory_iterator(root)) {
     EXPECT_EQ(e.path().filename().string().find(".sam3-update"), std::string::npos) << "left " << e.path();
   }
-  OutputFolderUpdate next(root);
-  write_version(next, "v3");
-  next.commit();
+  commit_version(root, "v3");
   EXPECT_EQ(read_file(root / "img" / "mask.png"), "mask v3") << "nothing of the killed update counts as a user's file";
 }
 
