@@ -167,6 +167,14 @@ TEST_F(CvatTracker, BadInputIsA400NamingWhatIsWrong) {
   json wrong_object = started["states"][0];
   wrong_object["object"] = 5;
   expect_400(invoke(1, json::array({rectangle(truth("red", 0))}), json::array({wrong_object})), "names object 5");
+  // Indices past int's range were narrowed to negative ones and read rectangles from the heap.
+  for (const json& hostile : {json(4294967295ULL), json(2147483648ULL), json(18446744073709551615ULL), json(-1), json(1.5)}) {
+    json state = started["states"][0];
+    state["object"] = hostile;
+    const auto r = invoke(1, json::array({rectangle(truth("red", 0))}), json::array({state}));
+    ASSERT_TRUE(r) << "object " << hostile.dump() << " brought the server down";
+    EXPECT_EQ(r->status, 400) << "object " << hostile.dump() << ": " << r->body;
+  }
   // A frame of another size than the session's first.
   sam3::Image small{80, 60, std::vector<std::uint8_t>(80 * 60 * 3, 128)};
   httplib::Client c("127.0.0.1", server_->port());

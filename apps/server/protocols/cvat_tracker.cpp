@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <optional>
 
@@ -49,19 +50,20 @@ json rectangle_json(const Box& b) { return json::array({b.x0, b.y0, b.x1, b.y1})
 
 struct StateRef {
   std::string session;
-  int object = 0;
+  std::uint64_t object = 0;  // an index from the client: compared with a session's size as it is, never narrowed
 };
 
 // A state this function gave ({"session", "object"}), or none (null: CVAT starts the object here).
 std::optional<StateRef> state_of(const json& states, size_t i) {
   if (i >= states.size() || states[i].is_null()) return std::nullopt;
   const json& s = states[i];
+  // JSON integers >= 0 parse as unsigned; a negative one as signed, refused here with the rest.
   if (!s.is_object() || !s.contains("session") || !s["session"].is_string() || !s.contains("object") ||
-      !s["object"].is_number_integer() || s["object"].get<long long>() < 0) {
+      !s["object"].is_number_unsigned()) {
     throw ApiError(400, "invalid_request", "states[" + std::to_string(i) + "] is not a state sam3-tracker gave (an object "
                                            "{\"session\": \"...\", \"object\": n}, or null to start tracking the shape)");
   }
-  return StateRef{s["session"].get<std::string>(), static_cast<int>(s["object"].get<long long>())};
+  return StateRef{s["session"].get<std::string>(), s["object"].get<std::uint64_t>()};
 }
 
 // Nuclio's dashboard answers its own errors as {"error": "..."}; CVAT relays only the status.
@@ -153,7 +155,7 @@ HttpResponse CvatTracker::track(Api& api, const HttpRequest& req) {
                                                    "earlier frame; in CVAT, turn the object's tracking off and on again");
     }
     // width, height and the object count never change after a session starts: no lock needed.
-    if (refs[i]->object >= static_cast<int>(session->last_boxes.size())) {
+    if (refs[i]->object >= session->last_boxes.size()) {
       throw ApiError(400, "invalid_request", "states[" + std::to_string(i) + "] names object " + std::to_string(refs[i]->object) +
                                                  " of a session that follows " + std::to_string(session->last_boxes.size()));
     }
@@ -209,7 +211,7 @@ HttpResponse CvatTracker::track(Api& api, const HttpRequest& req) {
   const std::string started_id = started ? sessions_.add(started) : std::string();
 
   json out_shapes = json::array(), out_states = json::array();
-  int next_started = 0;
+  std::uint64_t next_started = 0;
   for (size_t i = 0; i < shapes.size(); ++i) {
     if (!refs[i]) {
       out_shapes.push_back(rectangle_json(given[i]));
