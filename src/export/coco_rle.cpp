@@ -60,7 +60,8 @@ Mask rle_decode(const std::string& s, int height, int width) {
     int k = 0;
     bool more = true;
     while (more) {
-      if (p >= s.size() || s[p] < 48 || s[p] > 48 + 63 || k > 50) {
+      // 12 characters hold 60 bits: more would shift past a long long (COCO's counts are 32-bit).
+      if (p >= s.size() || s[p] < 48 || s[p] > 48 + 63 || k >= 12) {
         throw Error(ErrorCode::kInvalidArgument, "malformed COCO RLE string");
       }
       const long long c = s[p] - 48;
@@ -70,7 +71,9 @@ Mask rle_decode(const std::string& s, int height, int width) {
       ++k;
       if (!more && (c & 0x10)) x |= -1LL << (5 * k);
     }
-    if (counts.size() > 2) x += counts[counts.size() - 2];
+    if (counts.size() > 2 && __builtin_add_overflow(x, counts[counts.size() - 2], &x)) {
+      throw Error(ErrorCode::kInvalidArgument, "malformed COCO RLE string");
+    }
     counts.push_back(x);
   }
   Mask mask{width, height, std::vector<std::uint8_t>(static_cast<size_t>(width) * height, 0)};
@@ -78,7 +81,7 @@ Mask rle_decode(const std::string& s, int height, int width) {
   const long long total = static_cast<long long>(width) * height;
   std::uint8_t value = 0;
   for (long long run : counts) {
-    if (run < 0 || pos + run > total) throw Error(ErrorCode::kInvalidArgument, "COCO RLE runs exceed the mask size");
+    if (run < 0 || run > total - pos) throw Error(ErrorCode::kInvalidArgument, "COCO RLE runs exceed the mask size");
     for (long long i = 0; i < run; ++i, ++pos) {
       if (value) mask.data[static_cast<size_t>((pos % height) * width + pos / height)] = 1;
     }

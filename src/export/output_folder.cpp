@@ -118,14 +118,21 @@ std::vector<std::string> journal_names(const nlohmann::json& journal, const char
   return names;
 }
 
-void recover_stale_updates(const fs::path& root) {
+// `owned`: the entries the manifest lists as sam3's. A commit records its entries there before
+// it writes its journal, so a journal naming anything else is damaged: that name is not touched.
+void recover_stale_updates(const fs::path& root, const std::set<std::string>& owned) {
   std::error_code ec;
+  const auto sam3s = [&](const nlohmann::json& journal, const char* key) {
+    auto names = journal_names(journal, key);
+    std::erase_if(names, [&](const std::string& n) { return !owned.contains(n); });
+    return names;
+  };
   for (const auto& e : fs::directory_iterator(root, ec)) {
     const std::string name = e.path().filename().string();
     if (name.rfind(kStagingPrefix, 0) != 0 || !e.is_directory(ec) || e.is_symlink(ec)) continue;
     const auto journal = read_json_file(e.path() / kJournal);
     if (journal.is_object() && journal.contains("entries") && journal["entries"].is_array()) {
-      roll_back(root, e.path(), journal_names(journal, "entries"), journal_names(journal, "retired"));
+      roll_back(root, e.path(), sam3s(journal, "entries"), sam3s(journal, "retired"));
       log(LogLevel::kWarning, root.string() + ": rolled back an update that was interrupted");
     }
     fs::remove_all(e.path(), ec);
@@ -172,9 +179,9 @@ OutputFolderUpdate::OutputFolderUpdate(fs::path root) : root_(std::move(root)) {
                                     " is writing to this folder; wait for it to finish or choose another output folder");
   }
   lock_ = std::make_unique<FileLock>(std::move(*lock));
-  recover_stale_updates(root_);
-  remove_stale_temporaries(root_);  // files a killed write_file_atomic left (its pid is gone)
   std::tie(owned_, contents_) = read_manifest(root_);
+  recover_stale_updates(root_, owned_);
+  remove_stale_temporaries(root_);  // files a killed write_file_atomic left (its pid is gone)
 }
 
 OutputFolderUpdate::~OutputFolderUpdate() {

@@ -30,7 +30,9 @@ struct TileRecord {
 class MapTileStore {
  public:
   MapTileStore(std::filesystem::path dir, std::string settings) : dir_(std::move(dir)), settings_(std::move(settings)) {}
-  bool load(int tile, int width, int height, TileRecord* record) const;
+  // The tile's record in a width x height raster of `categories` categories; false when it has
+  // none, is another run's or is damaged (the tile is then done again).
+  bool load(int tile, int width, int height, size_t categories, TileRecord* record) const;
   void save(int tile, const TileRecord& record) const;
   const std::filesystem::path& dir() const { return dir_; }
 

@@ -106,7 +106,7 @@ void write_label_outputs(OutputFolderUpdate& update) {
   ctx.coco_polygons = outputs.value("coco_polygons", false);
   ctx.simplify = outputs.value("simplify", 1.0);
   ctx.semantic = outputs.value("semantic", false);
-  auto items = label::read_items(out, config["hash"], names);
+  auto items = label::read_items(out, config["hash"], names, ctx.category_names.size());
   label::assign_output_stems(items);
   ctx.out = update.stage("failures.json").parent_path();
   for (const auto& [format, entry] : {std::pair{kFormatCoco, "coco.json"}, std::pair{kFormatYolo, "yolo"},
@@ -238,7 +238,7 @@ void merge_label_dirs(const std::vector<fs::path>& shard_dirs, const fs::path& o
   for (const auto& dir : shard_dirs) {
     if (fs::equivalent(dir, out_dir, ec)) continue;
     const auto shard_names = label::read_input_names(dir);
-    for (const auto& item : label::read_items(dir, first["hash"], shard_names)) {
+    for (const auto& item : label::read_items(dir, first["hash"], shard_names, first["categories"].size())) {
       label::write_item(out_dir, item, first["hash"]);
       label::remove_failure(out_dir, item.name);
       labeled.insert(item.name);

@@ -57,9 +57,10 @@ bool has_item(const std::filesystem::path& out, const LabelInput& input, const s
 void write_input_names(const std::filesystem::path& out, const std::vector<std::string>& names);
 std::vector<std::string> read_input_names(const std::filesystem::path& out);
 
-// Records of this configuration for the given names, sorted by name.
+// Records of this configuration for the given names, sorted by name; throws kInvalidArgument
+// naming a damaged record (a category index must be below `categories`).
 std::vector<ItemRecord> read_items(const std::filesystem::path& out, const std::string& hash,
-                                   const std::vector<std::string>& names);
+                                   const std::vector<std::string>& names, size_t categories);
 std::vector<FailureRecord> read_failures(const std::filesystem::path& out, const std::vector<std::string>& names);
 
 // Writers of the combined outputs.
