@@ -68,6 +68,9 @@ class FfmpegSource final : public FrameSource {
     rc = avformat_find_stream_info(input_.get(), nullptr);
     if (rc < 0) throw Error(ErrorCode::kImageCorrupt, path.string() + ": cannot read its streams (" + av_error_text(rc) + ")");
     open_decoder();
+    // The size the stream declares is checked before a frame is decoded: a tiny file may
+    // declare a frame of gigabytes (the decoder would allocate it, or fail with an unrelated error).
+    check_pixels(stream_->codecpar->width, stream_->codecpar->height, true);
     // The first frame is decoded now: a file with nothing decodable fails here, and the size
     // is the decoded one (some containers do not state it).
     pending_ = decode_next();
@@ -134,10 +137,16 @@ class FfmpegSource final : public FrameSource {
     packet_.reset(av_packet_alloc());
   }
 
-  void check_pixels(int w, int h) const {
+  // `declared`: the container's or codec's header (0 when it does not say) rather than a decoded frame.
+  void check_pixels(int w, int h, bool declared = false) const {
+    if (declared && (w <= 0 || h <= 0)) return;
     if (w <= 0 || h <= 0) throw Error(ErrorCode::kImageCorrupt, path_.string() + ": frames without a size");
     if (static_cast<std::int64_t>(w) * h > options_.max_pixels) {
-      throw Error(ErrorCode::kImageTooLarge, too_large_message(path_.string(), w, h, options_.max_pixels));
+      throw Error(ErrorCode::kImageTooLarge,
+                  path_.string() + ": its frames are " + (declared ? "declared as " : "") + std::to_string(w) + "x" +
+                      std::to_string(h) + " = " + std::to_string(static_cast<std::int64_t>(w) * h) +
+                      " pixels, over the limit of " + std::to_string(options_.max_pixels) +
+                      "; scale the video down first (ffmpeg -i IN -vf scale=1920:-2 OUT.mp4)");
     }
   }
 
