@@ -105,13 +105,14 @@ void bind_video_io(py::module_& m) {
          "(every frame written: only finish() is left)")
       .def_property_readonly("needs_pixels", [](const PyOutputs& o) { return o.outputs->needs_pixels(); },
                              "whether write() needs each frame's pixels (the overlay); else frame may be None")
-      .def("write", [](PyOutputs& o, const std::optional<sam3::VideoFrame>& frame, const VideoFrameOut& result) -> py::object {
+      .def("write", [](PyOutputs& o, const py::object& frame, const VideoFrameOut& result) -> py::object {
+             // No frame: its index and time without pixels (outputs that need none).
+             const sam3::VideoFrame pixelless{{}, result.result.index, result.result.time_s};
+             const sam3::VideoFrame& given = frame.is_none() ? pixelless : frame.cast<const sam3::VideoFrame&>();
              std::optional<sam3::VideoFrameResult> written;
              {
                py::gil_scoped_release release;
-               // No frame: its index and time without pixels (outputs that need none).
-               written = o.outputs->write_frame(frame ? *frame : sam3::VideoFrame{{}, result.result.index, result.result.time_s},
-                                                result.result);
+               written = o.outputs->write_frame(given, result.result);
              }
              if (!written) return py::none();
              return py::cast(VideoFrameOut{std::move(*written), result.width, result.height});

@@ -101,8 +101,13 @@ class Model(_native.Model):
         again with the same settings (restart=True starts over). The results are yielded too."""
         texts = [text] if isinstance(text, str) else list(text or [])
         objects = list(objects)
-        if isinstance(fps, bool) or not isinstance(fps, (int, float)) or not math.isfinite(fps) or fps < 0:
+        try:
+            rate = float(fps)
+        except (TypeError, ValueError):
+            rate = math.nan
+        if isinstance(fps, bool) or not math.isfinite(rate) or rate < 0:
             raise InvalidArgumentError(f"fps must be a finite number from 0 (0: 25 for a folder, none for frames), got {fps!r}")
+        fps = rate
         if out is not None:
             yield from self._track_into(frames, texts, objects, fps, every, out, formats, overlay_encoder,
                                         checkpoint_every, restart, options)

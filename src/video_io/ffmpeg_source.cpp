@@ -6,6 +6,7 @@ extern "C" {
 
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "core/codecs.h"
@@ -56,13 +57,18 @@ class FfmpegSource final : public FrameSource {
       throw Error(ErrorCode::kImageUnreadable, path.string() + ": not a regular file; give a video file or a folder of images");
     }
     AVFormatContext* raw = nullptr;
+    take_ffmpeg_error();
     int rc = open_local_input(&raw, path.string());
     if (rc < 0) {
       if (rc == AVERROR(EACCES) || rc == AVERROR(ENOENT) || rc == AVERROR(EIO)) {
         throw Error(ErrorCode::kImageUnreadable, path.string() + ": cannot open (" + av_error_text(rc) + ")");
       }
+      // FFmpeg's own words say more than its code (a header declaring 99999x99999 came as EBUSY).
+      const std::string said = take_ffmpeg_error();
+      int w = 0, h = 0;
+      if (std::sscanf(said.c_str(), "Picture size %dx%d is invalid", &w, &h) == 2) check_pixels(w, h, true);
       throw Error(ErrorCode::kImageUnsupported,
-                  path.string() + ": not a video FFmpeg can read (" + av_error_text(rc) + ")");
+                  path.string() + ": not a video FFmpeg can read (" + (said.empty() ? av_error_text(rc) : "FFmpeg: " + said) + ")");
     }
     input_.reset(raw);
     rc = avformat_find_stream_info(input_.get(), nullptr);

@@ -87,7 +87,9 @@ std::set<fs::path> g_writing;
 fs::path writer_key(const fs::path& folder) {
   std::error_code ec;
   auto key = fs::weakly_canonical(fs::absolute(folder, ec), ec);
-  return ec ? folder.lexically_normal() : key;
+  if (ec) key = folder;
+  key = key.lexically_normal();
+  return key.has_filename() ? key : key.parent_path();  // "out/" and "out" are one folder
 }
 
 }  // namespace
@@ -216,7 +218,8 @@ VideoOutputs::VideoOutputs(const fs::path& folder, const VideoInfo& info, VideoO
     s.max_id = saved.value("max_id", 0);
     if (saved.contains("frame_count")) s.context.info.frame_count = saved["frame_count"].get<std::int64_t>();
     // Formats this run no longer writes: their partial frames go.
-    for (const auto& [name, state] : saved.value("sinks", nlohmann::json::object()).items()) {
+    const auto saved_sinks = saved.value("sinks", nlohmann::json::object());
+    for (const auto& [name, state] : saved_sinks.items()) {
       const bool kept = std::any_of(s.sinks.begin(), s.sinks.end(), [&](const NamedSink& k) { return k.name == name; });
       std::error_code ec;
       if (!kept) fs::remove_all(s.work / name, ec);

@@ -60,7 +60,8 @@ TEST(FrameSourcesRerun, AnEntryNamedAsAFrameThatIsNoFileIsRefusedByName) {
 TEST(FrameSourcesRerun, ADamagedFrameIsSkippedByNameAndTheOthersKeepTheirIndices) {
   TempDir dir("sam3_vsrc");
   for (int i : {0, 1, 3}) write_png(dir / ("f" + std::to_string(i) + ".png"), i);
-  std::ofstream(dir / "f2.png", std::ios::binary) << std::string("\x89PNG\r\n\x1a\n", 8) << "not the rest of a PNG";
+  const std::string whole = sam3::encode_rgb_png(sam3::test::scene_frame(32, 24, 2));
+  std::ofstream(dir / "f2.png", std::ios::binary) << whole.substr(0, whole.size() / 2);  // cut short: damaged
   std::string warned;
   sam3::set_log_sink([&](sam3::LogLevel, const std::string& m) { warned += m + "\n"; });
   std::vector<std::int64_t> indices;

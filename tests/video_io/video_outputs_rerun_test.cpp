@@ -193,11 +193,12 @@ TEST(VideoOutputsRerun, WriteFrameGivesBackWhatTheFilesHold) {
     for (int f = 0; f < 5; ++f) EXPECT_EQ(out.write_frame(frame_of(f).first, frame_of(f).second)->objects.at(0).id, 1);
   }
   sam3::VideoOutputs out(dir.path(), info(), options());
-  ASSERT_EQ(out.resume_point().committed_frames, 4) << "checkpoints every 2 frames";
+  ASSERT_EQ(out.resume_point().committed_frames, 5) << "stopped: what it wrote is checkpointed";
+  ASSERT_EQ(out.resume_point().restart_index, 3) << "a window of 2 frames re-run";
   for (int f = static_cast<int>(out.resume_point().restart_index); f < 10; ++f) {
     auto [frame, result] = frame_of(f, 40);  // the re-run tracker calls the object 41
     const auto written = out.write_frame(frame, result);
-    if (f <= 3) {
+    if (f <= 4) {
       EXPECT_FALSE(written) << "frame " << f << " was written (and given) by the first run";
     } else {
       ASSERT_TRUE(written) << f;
