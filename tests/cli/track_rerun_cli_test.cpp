@@ -41,6 +41,7 @@ void write_frames(const fs::path& folder, int count, int first = 0) {
 }
 
 void write_video(const fs::path& path, int count, int first = 0) {
+  fs::create_directories(path.parent_path());
   sam3::video_io::VideoEncoder writer(path, sam3::test::kWidth, sam3::test::kHeight, 10.0, sam3::video_io::find_video_encoder("auto"));
   for (int i = 0; i < count; ++i) writer.add(sam3::test::frame_of(first + i).image, i / 10.0);
   writer.finish();
