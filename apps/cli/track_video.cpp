@@ -36,6 +36,7 @@ TrackSummary track_video(const fs::path& video, const fs::path& out, const Track
   if (from.committed_frames > 0) summary.resumed_after = from.last_committed_index;
   if (from.complete) {  // an earlier run wrote every frame and its finish failed: only finish
     summary.finished_only = true;
+    summary.frames = from.committed_frames;
     outputs.finish();
     return summary;
   }
