@@ -18,7 +18,9 @@ std::string TrackSummary::resumed() const {
   return " (resumed after frame " + std::to_string(resumed_after) + ", tracked again from frame " + std::to_string(restarted_at) + ")";
 }
 
-TrackSummary track_video(const fs::path& video, const fs::path& out, const TrackJob& job) {
+namespace {
+
+TrackSummary track_video_or_throw(const fs::path& video, const fs::path& out, const TrackJob& job) {
   // Bad prompts or options fail here, before the outputs touch a partial run left in `out`.
   VideoTracker tracker(job.model, job.prompts, job.tracker);
   auto source = open_frame_source(video, job.source);
@@ -83,6 +85,17 @@ TrackSummary track_video(const fs::path& video, const fs::path& out, const Track
   outputs.finish();
   progress.finish();
   return summary;
+}
+
+}  // namespace
+
+TrackSummary track_video(const fs::path& video, const fs::path& out, const TrackJob& job) {
+  try {
+    return track_video_or_throw(video, out, job);
+  } catch (const std::bad_alloc&) {  // opening the video, the outputs, or finishing them
+    throw Error(ErrorCode::kImageTooLarge, video.string() + ": out of memory (its frames are too large for the memory " +
+                                               "left); scale the video down (ffmpeg -i IN -vf scale=1920:-2 OUT.mp4)");
+  }
 }
 
 }  // namespace sam3::cli
