@@ -90,6 +90,10 @@ int run_videos(const LabelArgs& a) {
   t.threads = a.threads;
   t.shard = a.shard;
   if (a.formats_given) t.formats = a.formats;  // else sam3 track's default, json,davis
+  if (const auto usage = track_usage_error(t); !usage.empty()) {  // as sam3 track: exit 2
+    print_error(usage);
+    return kUsage;
+  }
   const auto [k, n] = parse_track_shard(t.shard);
   const auto job = make_track_job(t, &g_stop);
   std::signal(SIGINT, on_interrupt);
