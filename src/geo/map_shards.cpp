@@ -6,6 +6,7 @@
 
 #include "geo/seam_merge.h"
 #include "label/records.h"
+#include "label/shard_set.h"
 #include "sam3/error.h"
 #include "sam3/export.h"
 #include "geo/map_label.h"
@@ -148,6 +149,7 @@ MapShard read_map_shard(const std::filesystem::path& path) {
     s.extra_json = j.at("extra").dump();
     s.shard = j.at("shard").get<int>();
     s.shards = j.at("shards").get<int>();
+    s.where = path.parent_path().string();
     const int w = j.at("size")[0].get<int>(), h = j.at("size")[1].get<int>();
     const auto& g = j.at("grid");
     s.result.grid = TileGrid(g.at(0).get<int>(), g.at(1).get<int>(), g.at(2).get<int>(), g.at(3).get<int>());
@@ -165,10 +167,9 @@ MapShard read_map_shard(const std::filesystem::path& path) {
 
 MapLabelResult merge_map_shards(std::vector<MapShard> shards, const TileOptions& merge) {
   if (shards.empty()) throw Error(ErrorCode::kInvalidArgument, "no map shard to merge");
-  const int n = shards.front().shards;
-  std::vector<bool> seen(static_cast<size_t>(std::max(n, 0)), false);
+  std::vector<label::ShardNumber> numbers;
   for (const auto& s : shards) {
-    if (s.settings_hash != shards.front().settings_hash || s.shards != n) {
+    if (s.settings_hash != shards.front().settings_hash) {
       throw Error(ErrorCode::kInvalidArgument, "the shards are not of one run (another raster, prompts, boxes, thresholds, "
                                                "bands, scale, GSD, tiles or model); merge the shards of one "
                                                "'sam3 label --shard K/N' run");
@@ -177,18 +178,9 @@ MapLabelResult merge_map_shards(std::vector<MapShard> shards, const TileOptions&
       throw Error(ErrorCode::kInvalidArgument, "the shards ask for different outputs (--format, --t-srs or --raster-out); "
                                                "run every shard with the same options");
     }
-    if (s.shard < 0 || s.shard >= n || seen[static_cast<size_t>(s.shard)]) {
-      throw Error(ErrorCode::kInvalidArgument, "shard " + std::to_string(s.shard + 1) + "/" + std::to_string(n) +
-                                                   " is given twice");
-    }
-    seen[static_cast<size_t>(s.shard)] = true;
+    numbers.push_back({s.shard + 1, s.shards, s.where});
   }
-  for (int k = 0; k < n; ++k) {
-    if (!seen[static_cast<size_t>(k)]) {
-      throw Error(ErrorCode::kInvalidArgument, "shard " + std::to_string(k + 1) + "/" + std::to_string(n) +
-                                                   " is missing; run it, then merge all " + std::to_string(n));
-    }
-  }
+  label::check_shard_set(numbers);  // one N, each K once, none missing: as image shards
   // In tile order, as one run finds them: the merge then sees the same instances in the same order.
   struct Found {
     int tile;
