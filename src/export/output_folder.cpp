@@ -208,12 +208,18 @@ void OutputFolderUpdate::check_owned(const std::string& entry) const {
 void OutputFolderUpdate::check_replaceable(const std::string& entry) const {
   const auto recorded = contents_.find(entry);
   if (recorded == contents_.end()) return;
+  // Every such file is named at once (not one per run, each found after another run's work).
+  std::vector<std::string> foreign;
   for (const auto& path : listing(root_ / entry)) {
-    if (!recorded->second.contains(path)) {
-      throw Error(ErrorCode::kIo, (root_ / entry / path).string() + " was not written by sam3, and sam3 replaces " +
-                                      (root_ / entry).string() + " as a whole: move it out of that folder, then run again");
-    }
+    if (!recorded->second.contains(path)) foreign.push_back((root_ / entry / path).string());
   }
+  if (foreign.empty()) return;
+  std::string names = foreign[0];
+  for (size_t i = 1; i < foreign.size() && i < 5; ++i) names += ", " + foreign[i];
+  if (foreign.size() > 5) names += " and " + std::to_string(foreign.size() - 5) + " more";
+  throw Error(ErrorCode::kIo, names + (foreign.size() == 1 ? " was" : " were") + " not written by sam3, and sam3 replaces " +
+                                  (root_ / entry).string() + " as a whole: move " + (foreign.size() == 1 ? "it" : "them") +
+                                  " out of that folder, then run again");
 }
 
 void OutputFolderUpdate::add_owned(const std::set<std::string>& entries, const Contents& contents) {
@@ -246,6 +252,7 @@ void OutputFolderUpdate::retire(const std::string& entry) {
   if (!plain_name(entry)) throw Error(ErrorCode::kInvalidArgument, "'" + entry + "' is not a plain output name");
   if (!owned_.contains(entry) || !exists_no_follow(root_ / entry)) return;  // not sam3's, or gone
   if (std::find(staged_.begin(), staged_.end(), entry) != staged_.end()) return;
+  if (std::find(retired_.begin(), retired_.end(), entry) != retired_.end()) return;  // asked before: checked then
   try {
     check_replaceable(entry);
   } catch (const Error& e) {
@@ -253,7 +260,7 @@ void OutputFolderUpdate::retire(const std::string& entry) {
     return;
   }
   ensure_staging();
-  if (std::find(retired_.begin(), retired_.end(), entry) == retired_.end()) retired_.push_back(entry);
+  retired_.push_back(entry);
 }
 
 fs::path OutputFolderUpdate::claim(const std::string& entry) {

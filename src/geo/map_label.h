@@ -98,6 +98,7 @@ struct MapShard {
   std::string settings_hash, extra_json;
   int shard = 0, shards = 1;
   MapLabelResult result;  // instances as found, with their tiles
+  std::string where;      // the shard's folder, for messages
 };
 MapShard read_map_shard(const std::filesystem::path& path);  // throws kInvalidArgument
 // All N shards of one run (each once, same settings) merged across seams: equal to one run.

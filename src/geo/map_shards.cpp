@@ -8,6 +8,7 @@
 #include "geo/seam_merge.h"
 #include "label/instance_record.h"
 #include "label/records.h"
+#include "label/shard_set.h"
 #include "sam3/error.h"
 #include "sam3/export.h"
 #include "geo/map_label.h"
@@ -139,6 +140,7 @@ MapShard read_map_shard(const std::filesystem::path& path) {
     constexpr std::int64_t kMaxInt = std::numeric_limits<int>::max();
     s.shards = static_cast<int>(count(j.at("shards"), 1, kMaxInt, "shards"));
     s.shard = static_cast<int>(count(j.at("shard"), 0, s.shards - 1, "shard"));
+    s.where = path.parent_path().string();
     const json& size = j.at("size");
     if (!size.is_array() || size.size() != 2) throw Error(ErrorCode::kInvalidArgument, "size is not [width, height]");
     const int w = static_cast<int>(count(size[0], 1, kMaxInt, "width")), h = static_cast<int>(count(size[1], 1, kMaxInt, "height"));
@@ -164,10 +166,9 @@ MapShard read_map_shard(const std::filesystem::path& path) {
 
 MapLabelResult merge_map_shards(std::vector<MapShard> shards, const TileOptions& merge) {
   if (shards.empty()) throw Error(ErrorCode::kInvalidArgument, "no map shard to merge");
-  const int n = shards.front().shards;
-  std::vector<bool> seen(static_cast<size_t>(std::max(n, 0)), false);
+  std::vector<label::ShardNumber> numbers;
   for (const auto& s : shards) {
-    if (s.settings_hash != shards.front().settings_hash || s.shards != n) {
+    if (s.settings_hash != shards.front().settings_hash) {
       throw Error(ErrorCode::kInvalidArgument, "the shards are not of one run (another raster, prompts, boxes, thresholds, "
                                                "bands, scale, GSD, tiles or model); merge the shards of one "
                                                "'sam3 label --shard K/N' run");
@@ -176,18 +177,9 @@ MapLabelResult merge_map_shards(std::vector<MapShard> shards, const TileOptions&
       throw Error(ErrorCode::kInvalidArgument, "the shards ask for different outputs (--format, --t-srs or --raster-out); "
                                                "run every shard with the same options");
     }
-    if (s.shard < 0 || s.shard >= n || seen[static_cast<size_t>(s.shard)]) {
-      throw Error(ErrorCode::kInvalidArgument, "shard " + std::to_string(s.shard + 1) + "/" + std::to_string(n) +
-                                                   " is given twice");
-    }
-    seen[static_cast<size_t>(s.shard)] = true;
+    numbers.push_back({s.shard + 1, s.shards, s.where});
   }
-  for (int k = 0; k < n; ++k) {
-    if (!seen[static_cast<size_t>(k)]) {
-      throw Error(ErrorCode::kInvalidArgument, "shard " + std::to_string(k + 1) + "/" + std::to_string(n) +
-                                                   " is missing; run it, then merge all " + std::to_string(n));
-    }
-  }
+  label::check_shard_set(numbers);  // one N, each K once, none missing: as image shards
   // In tile order, as one run finds them: the merge then sees the same instances in the same order.
   struct Found {
     int tile;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <map>
 #include <fstream>
 #include <type_traits>
@@ -228,6 +229,32 @@ std::vector<std::string> read_input_names(const fs::path& out) {
                 (out / "inputs.json").string() + ": missing or damaged; rerun sam3 label on this folder to rebuild it");
   }
   return j.get<std::vector<std::string>>();
+}
+
+void write_shard(const fs::path& out, const LabelShard& shard) {
+  const ojson j = {{"shard", shard.k}, {"shards", shard.n}, {"inputs_id", shard.inputs_id}, {"inputs", shard.inputs}};
+  write_file_atomic(out / "shard.json", j.dump(1) + "\n");
+}
+
+std::optional<LabelShard> read_shard(const fs::path& out) {
+  const auto j = read_json(out / "shard.json");
+  if (j.is_discarded() || !j.is_object()) return std::nullopt;
+  const auto k = j.find("shard"), n = j.find("shards"), id = j.find("inputs_id"), count = j.find("inputs");
+  // Each in its own JSON type and range before use: the file is read back from disk.
+  if (k == j.end() || n == j.end() || id == j.end() || count == j.end() || !k->is_number_integer() ||
+      !n->is_number_integer() || !id->is_string() || !count->is_number_integer()) {
+    return std::nullopt;
+  }
+  const auto k64 = k->get<std::int64_t>(), n64 = n->get<std::int64_t>();
+  if (n64 < 1 || n64 > std::numeric_limits<int>::max() || k64 < 1 || k64 > n64) return std::nullopt;
+  return LabelShard{static_cast<int>(k64), static_cast<int>(n64), id->get<std::string>(), count->get<std::int64_t>()};
+}
+
+std::string input_list_id(std::vector<std::string> names) {
+  std::sort(names.begin(), names.end());
+  std::string all;
+  for (const auto& n : names) all += n + '\0';
+  return hex64(fnv1a64(all));
 }
 
 std::vector<ItemRecord> read_items(const fs::path& out, const std::string& hash, const std::vector<std::string>& names,
