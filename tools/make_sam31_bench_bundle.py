@@ -203,6 +203,9 @@ class Graph(onnx_graph.Graph):
 
 
 BUILT = {}  # file name -> (graph, inputs, outputs, graph name)
+# The grounding outputs whose query axis the behaviour detector fills only in part, and the value
+# of the other queries' logits and masks (pred_boxes: the real graph's boxes).
+QUERY_FILL = {"pred_masks": -20.0, "pred_logits": -20.0, "pred_boxes": 0.0}
 
 
 def rope_tables(d, side, window=None):
@@ -650,12 +653,30 @@ def merge_and_save(out, behaviour_dir, filename):
         nodes.append(node)
     zero = "merge/zero"
     inits.append(numpy_helper.from_array(np.float32(0.0), zero))
+    toy_queries = {o.name: o.type.tensor_type.shape.dim[1].dim_value for o in toy.graph.output if len(o.type.tensor_type.shape.dim) > 1}
     for o in outputs:
         n = o.name
         nodes += [helper.make_node("ReduceMean", ["real/" + n], [f"merge/{n}/mean"], keepdims=0),
                   helper.make_node("Tanh", [f"merge/{n}/mean"], [f"merge/{n}/tanh"]),
-                  helper.make_node("Mul", [f"merge/{n}/tanh", zero], [f"merge/{n}/zero"]),
-                  helper.make_node("Add", ["toy/" + n, f"merge/{n}/zero"], [n])]
+                  helper.make_node("Mul", [f"merge/{n}/tanh", zero], [f"merge/{n}/zero"])]
+        if n not in QUERY_FILL:
+            nodes.append(helper.make_node("Add", ["toy/" + n, f"merge/{n}/zero"], [n]))
+            continue
+        # The behaviour detector has one query per palette colour (34); the real one has 200: the
+        # other queries are the real graph's, their scores and masks pushed far below any
+        # threshold, so that the host works through all 200 as on the real files.
+        q = toy_queries[n]
+        rest = [f"merge/{n}/rest", f"merge/{n}/lo", f"merge/{n}/hi", f"merge/{n}/axis", f"merge/{n}/fill"]
+        inits += [numpy_helper.from_array(np.array([q], np.int64), rest[1]), numpy_helper.from_array(np.array([QUERIES], np.int64), rest[2]),
+                  numpy_helper.from_array(np.array([1], np.int64), rest[3]), numpy_helper.from_array(np.float32(QUERY_FILL[n]), rest[4])]
+        nodes += [helper.make_node("Slice", ["real/" + n, rest[1], rest[2], rest[3]], [rest[0]]),
+                  helper.make_node("Add", ["toy/" + n, f"merge/{n}/zero"], [f"merge/{n}/toy"])]
+        if n == "pred_boxes":
+            nodes.append(helper.make_node("Concat", [f"merge/{n}/toy", rest[0]], [n], axis=1))
+        else:
+            nodes += [helper.make_node("Mul", [rest[0], zero], [f"merge/{n}/rest0"]),
+                      helper.make_node("Add", [f"merge/{n}/rest0", rest[4]], [f"merge/{n}/restfill"]),
+                      helper.make_node("Concat", [f"merge/{n}/toy", f"merge/{n}/restfill"], [n], axis=1)]
     graph = helper.make_graph(nodes, name, inputs, outputs, inits + list(toy.graph.initializer))
     model = helper.make_model(graph, opset_imports=list(toy.opset_import), producer_name="sam3cpp-sam31-bench")
     model.ir_version = 8
