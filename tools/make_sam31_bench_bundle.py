@@ -191,11 +191,10 @@ class Graph(onnx_graph.Graph):
         rot = self.op("Concat", [self.op("Neg", [x2]), x1], axis=3)
         n = cos.shape[0]
         # [B,h,T,d] -> [B,h,T/n,n,d] so that each frame of n tokens gets the table.
-        shape = self.op("Shape", [x])
-        split = self.op("Concat", [self.op("Slice", [shape, self.ints([0]), self.ints([2])]), self.ints([-1, n, d])], axis=0)
+        split = self.ints([0, 0, -1, n, d])
         xs, rs = self.op("Reshape", [x, split]), self.op("Reshape", [rot, split])
         y = self.op("Add", [self.op("Mul", [xs, self.const(cos)]), self.op("Mul", [rs, self.const(sin)])])
-        return self.op("Reshape", [y, shape])
+        return self.op("Reshape", [y, self.ints([0, 0, -1, d])])
 
     def save(self, path, inputs, outputs, name):
         """Keeps the graph for merge_and_save (main) instead of writing it."""
@@ -580,8 +579,7 @@ def make_memory_attention(out, w):
     mem_obj, mem_obj_pos = seq("memory_obj"), seq("memory_obj_pos")
     ti = g.op("Slice", [g.op("Shape", ["memory_img"]), g.ints([0]), g.ints([1])])
     t = g.op("Slice", [g.op("Shape", ["memory_obj"]), g.ints([0]), g.ints([1])])
-    ptrs = g.op("Sub", [t, ti])
-    zeros = g.op("ConstantOfShape", [g.op("Concat", [g.ints([1]), ptrs, g.ints([D])], axis=0)], value=helper.make_tensor("", TensorProto.FLOAT, [1], [0.0]))
+    zeros = g.op("Mul", [g.op("Slice", [mem_obj, ti, t, g.ints([1])]), g.const(np.float32(0.0))])   # [1,T-Ti,256]
     mem_img = g.op("Concat", [seq("memory_img"), zeros], axis=1)                                     # pointer tokens: no image memory
     mem_img_pos = g.op("Concat", [seq("memory_img_pos"), g.op("Slice", [mem_obj_pos, ti, t, g.ints([1])])], axis=1)
     d = w.attn // w.heads
