@@ -201,7 +201,8 @@ TEST_F(LabelStudioVideo, AVideoUrlOnAnAllowedHostIsFetchedAndOthersAreRefused) {
   EXPECT_EQ(fetched["results"][0]["result"][0]["value"]["sequence"].size(), 11u);
   for (const auto& seen : other_->seen()) EXPECT_EQ(seen.authorization, "") << "Label Studio's token went to " << seen.path;
 
-  const json refused = predict(task("http://127.0.0.2:9/clip.mp4"), context, 400);
+  const json refused = predict(task("http://127.0.0.2:9/clip.mp4"), context, 403);
+  EXPECT_EQ(refused["error"]["code"], "fetch_refused") << refused.dump();
   EXPECT_NE(refused.dump().find("--fetch-host"), std::string::npos) << refused.dump();
   const json broken = predict(task(other_->url() + "/not-a-video.mp4"), context, 400);
   EXPECT_EQ(broken["error"]["code"], "invalid_video") << broken.dump();

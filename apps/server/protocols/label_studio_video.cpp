@@ -239,7 +239,8 @@ json track_video_task(const std::shared_ptr<const Model>& model, const VideoLabe
                                                std::to_string(info.frame_count) + ")");
   }
   take(tracker.finish());
-  const std::int64_t frames_count = info.frame_count > 0 ? info.frame_count : job.first_frame + frames;
+  // The source counts the frames it yields from the first tracked one on.
+  const std::int64_t frames_count = info.frame_count > 0 ? job.first_frame + info.frame_count : job.first_frame + frames;
   const double fps = info.fps > 0 ? info.fps : (last_time > 0 ? frames / last_time : 25.0);
   json results = json::array();
   const size_t texts = job.texts.size();
