@@ -208,6 +208,17 @@ TEST_F(LabelStudioVideo, AVideoUrlOnAnAllowedHostIsFetchedAndOthersAreRefused) {
   EXPECT_EQ(broken["error"]["code"], "invalid_video") << broken.dump();
 }
 
+TEST_F(LabelStudioVideo, ConnectingAVideoProjectIsAccepted) {
+  // Label Studio's /setup when the backend is added to the project (it sends the project's config).
+  httplib::Client c("127.0.0.1", server_->port());
+  const json body = {{"project", "1.1700000000"}, {"schema", kConfig}, {"hostname", ls_->url()}, {"access_token", kToken},
+                     {"model_version", nullptr}, {"extra_params", json::object()}};
+  auto r = c.Post("/setup", body.dump(), "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  EXPECT_TRUE(json::parse(r->body, nullptr, false).contains("model_version")) << r->body;
+}
+
 TEST_F(LabelStudioVideo, ARegionWithoutKeyframesIsRefusedNamingIt) {
   const json context = {{"result", json::array({{{"id", "a"}, {"type", "videorectangle"}, {"value", {{"sequence", json::array()}}}}})}};
   const json refused = predict(task("/data/upload/1/clip.mp4"), context, 400);

@@ -159,7 +159,8 @@ class LabelStudioBackend {
   HttpResponse setup(const HttpRequest& req) {
     const json body = parse_body(req);
     const std::string schema = string_of(body, "schema");
-    if (!schema.empty()) parse_label_config(schema);  // a config sam3 cannot serve is said at once
+    // A config sam3 cannot serve is said at once (a video project's, or an image project's).
+    if (!schema.empty() && !parse_video_label_config(schema)) parse_label_config(schema);
     images_.remember_setup(project_of(body), string_of(body, "hostname"), string_of(body, "access_token"));
     return json_response(200, {{"model_version", api_.model_version()}});
   }

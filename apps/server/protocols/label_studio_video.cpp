@@ -18,18 +18,6 @@ constexpr const char* kDocs = "see docs/label-studio.md for a video config that 
 
 std::string tag_of(const pugi::xml_node& node) { return to_lower(node.name()); }
 
-std::vector<std::string> split_prompts(const std::string& list) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= list.size()) {
-    const size_t end = std::min(list.find(',', start), list.size());
-    const std::string item(trim(std::string_view(list).substr(start, end - start)));
-    if (!item.empty()) out.push_back(item);
-    start = end + 1;
-  }
-  return out;
-}
-
 // A percent in 0..100 from a sequence item, or an error naming it.
 double percent(const json& item, const char* key, const std::string& where) {
   if (!item.contains(key) || !item[key].is_number() || !std::isfinite(item[key].get<double>()) || item[key].get<double>() < 0 ||
@@ -89,7 +77,7 @@ std::optional<VideoLabelConfig> parse_video_label_config(const std::string& xml)
     if (node.attribute("toName").as_string() != config.video_name) continue;
     for (const auto& label : node.children()) {
       if (tag_of(label) != "label" || std::string(label.attribute("value").as_string()).empty()) continue;
-      LabelValue v{label.attribute("value").as_string(), split_prompts(label.attribute("predicted_values").as_string())};
+      LabelValue v{label.attribute("value").as_string(), split_predicted_values(label.attribute("predicted_values").as_string())};
       if (v.prompts.empty()) v.prompts = {v.value};
       config.labels.push_back(std::move(v));
     }
