@@ -48,6 +48,12 @@ Where the numbers come from (facebookresearch/sam3, read, not copied):
                   256->256.
   constants       npy/ with the shapes ailia's files have (maskmem_tpos_enc [7,1,1,256], ...).
 
+Random weights find nothing, so each file also holds the behaviour graph of make_video_models.py
+at 1008 pixels (the generated scene's coloured squares, detected, tracked and remembered) on the
+same inputs; each output is the behaviour graph's plus 0 x the real graph's, so every real layer
+runs and the tracker's host rules see a video's objects (merge_and_save). The behaviour graphs'
+own cost is small beside the real ones' (docs/video.md).
+
   make_sam31_bench_bundle.py --out DIR [--quick]
 
 --quick: the same graphs, inputs and outputs (every name and shape the same), at reduced depths
