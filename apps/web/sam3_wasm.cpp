@@ -48,6 +48,11 @@ struct Plan {
   bool text = false;
   Stage stage = Stage::kText;
   sam3::Prompt prompt;
+  // A request's prompts of one image ({"prompts": [...]}): answered one after the other, then
+  // the family's rule across them (Generation::suppress_across_prompts), as natively.
+  bool many = false;
+  std::vector<sam3::Prompt> queued;  // the prompts after this one
+  std::vector<sam3::PromptResult> answered;
   sam3::SegmentOptions segment_options;
   std::string text_key;                    // the wrapper keeps the text encoder's outputs by it
   std::vector<Tensor> text_inputs, box_inputs, geometry_inputs, prompt_inputs;
@@ -162,6 +167,7 @@ sam3::SegmentOptions options_from_json(const json& j) {
 json string_list(const std::vector<std::string>& v) { return json(v); }
 
 json next_step(Model& m);
+void start_text_prompt(Model& m, sam3::Prompt prompt);
 
 // The staged outputs of a text plan's step -> the next step or the CLI's prompts[] entry.
 json text_step(Model& m) {
@@ -177,11 +183,26 @@ json text_step(Model& m) {
     result.prompt = p.prompt;
     result.instances = g.instances(m.outputs, p.width, p.height, p.segment_options);
     sam3::finalize_instances(result.instances, p.segment_options);
-    m.plan.reset();
     m.staged_inputs.clear();
     m.outputs.clear();
     m.output_bytes.clear();
-    return json{{"result", sam3::detail::prompt_result_value(result)}};
+    if (!p.many) {
+      m.plan.reset();
+      return json{{"result", sam3::detail::prompt_result_value(result)}};
+    }
+    p.answered.push_back(std::move(result));
+    if (!p.queued.empty()) {
+      start_text_prompt(m, p.queued.front());
+      p.queued.erase(p.queued.begin());
+      return next_step(m);
+    }
+    std::vector<std::vector<sam3::Instance>*> lists;
+    for (auto& r : p.answered) lists.push_back(&r.instances);
+    g.suppress_across_prompts(lists);  // the family's rule over the image's prompts
+    json results = json::array();
+    for (const auto& r : p.answered) results.push_back(sam3::detail::prompt_result_value(r));
+    m.plan.reset();
+    return json{{"results", std::move(results)}};
   }
   m.outputs.clear();
   m.output_bytes.clear();
@@ -271,23 +292,52 @@ json next_step(Model& m) {
   return json{{"result", result}};
 }
 
-// {"prompt": {"text", "boxes"}, "options", "width", "height"}: checked as natively (options,
-// boxes, box slots) before anything runs.
-json text_plan(Model& m, const json& j) {
+// The plan's current prompt: its tensors (checked again, as every prompt was before the first ran).
+void start_text_prompt(Model& m, sam3::Prompt prompt) {
   const Generation& g = *m.generation;
-  if (!m.tokenizer) throw sam3::Error(sam3::ErrorCode::kTokenizer, "no vocabulary loaded");
-  Plan p;
-  p.text = true;
-  p.prompt = prompt_from_json(j.at("prompt"));
-  p.segment_options = options_from_json(j.value("options", json::object()));
-  p.width = j.at("width");
-  p.height = j.at("height");
+  Plan& p = *m.plan;
+  p.prompt = std::move(prompt);
+  p.stage = Plan::Stage::kText;
   const std::string text = sam3::pure::checked_prompt_text(p.prompt, p.segment_options, p.width, p.height);
   p.box_inputs = g.decoder_inputs(p.prompt.boxes, p.width, p.height);
   p.geometry_inputs = g.geometry_inputs(p.prompt.boxes, p.width, p.height);
   p.text_inputs = g.text_inputs(m.tokenizer->encode(text));
   p.text_key = "text:" + text;
+  p.text_bytes.clear();
+  p.text_views.clear();
+  p.prompt_inputs.clear();
+}
+
+// {"prompt": {"text", "boxes"}, "options", "width", "height"}, or {"prompts": [...], ...} for
+// every prompt of one image: checked as natively (options, boxes, box slots) before anything runs.
+json text_plan(Model& m, const json& j) {
+  const Generation& g = *m.generation;
+  if (!m.tokenizer) throw sam3::Error(sam3::ErrorCode::kTokenizer, "no vocabulary loaded");
+  Plan p;
+  p.text = true;
+  p.segment_options = options_from_json(j.value("options", json::object()));
+  p.width = j.at("width");
+  p.height = j.at("height");
+  std::vector<sam3::Prompt> prompts;
+  if (j.contains("prompts")) {
+    p.many = true;
+    const auto& list = j.at("prompts");
+    if (!list.is_array() || list.empty()) {
+      throw sam3::Error(sam3::ErrorCode::kInvalidArgument, "\"prompts\" must be a non-empty list of {text, boxes}");
+    }
+    for (size_t i = 0; i < list.size(); ++i) {
+      prompts.push_back(sam3::pure::concept_from_json(list[i], "prompts[" + std::to_string(i) + "]"));
+    }
+  } else {
+    prompts.push_back(prompt_from_json(j.at("prompt")));
+  }
+  for (const auto& prompt : prompts) {  // every prompt checked before the first runs
+    sam3::pure::checked_prompt_text(prompt, p.segment_options, p.width, p.height);
+    g.decoder_inputs(prompt.boxes, p.width, p.height);
+  }
+  p.queued.assign(prompts.begin() + 1, prompts.end());
   m.plan = std::move(p);
+  start_text_prompt(m, std::move(prompts.front()));
   return next_step(m);
 }
 
@@ -307,6 +357,10 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_plan(int handle, const char* request_json)
     m.outputs.clear();
     m.output_bytes.clear();
     const auto j = json::parse(request_json);
+    if (j.contains("prompts")) {
+      text_generation(m);  // says that a list of concepts needs a text model
+      return text_plan(m, j);
+    }
     if (m.generation && !(j.at("prompt").contains("points") || j.at("prompt").contains("box") ||
                           j.at("prompt").contains("everything"))) {
       return text_plan(m, j);

@@ -30,12 +30,13 @@
 //     skip the run when it holds them already (a text encoder's outputs per text, as the native
 //     cache); with "stage": true, stage every output with sam3_stage_output(); then
 //     step = sam3_step(h)
-//   step["result"] is the CLI's prompts[] entry.
+//   step["result"] is the CLI's prompts[] entry; for {"prompts": [...]}, step["results"] holds
+//   one entry per prompt, after the family's rule across the prompts of one image.
 #pragma once
 
 #include <cstdint>
 
-#define SAM3_WASM_ABI 3
+#define SAM3_WASM_ABI 4
 
 extern "C" {
 
@@ -57,7 +58,9 @@ const char* sam3_image_inputs(int handle, const std::uint8_t* rgba, int width, i
 
 // request: {"prompt", "width", "height", ...} -> the first step (above); checked as natively
 // before anything runs. A text model: {"prompt": {"text", "boxes": [[x0, y0, x1, y1,
-// "pos"|"neg"]]}, "options": {threshold, mask_threshold, nms, min_area, max_instances}}. The
+// "pos"|"neg"]]}, "options": {threshold, mask_threshold, nms, min_area, max_instances}}, or
+// {"prompts": [{"text", "boxes"}, ...], "options"} for every prompt of one image (as the native
+// ImageSegmenter::segment_all: EfficientSAM3 drops what repeats across them). The
 // interactive model: {"prompt": {"points": [[x, y, "pos"|"neg"]], "box": [x0, y0, x1, y1]} or
 // {"everything": true, "points_per_side": N} (the server's /v1/segment entry), "multimask"}:
 // points and boxes finite and inside the image, counts bounded, the options' ranges.

@@ -64,8 +64,16 @@ PromptResult ImageSegmenter::segment(const ImageEmbedding& embedding, const Prom
   return result;
 }
 
-void ImageSegmenter::suppress_across_prompts(std::vector<PromptResult>& results) const {
-  text_->suppress_across_prompts(results);
+std::vector<PromptResult> ImageSegmenter::segment_all(const ImageEmbedding& embedding, const std::vector<Prompt>& prompts,
+                                                      const SegmentOptions& options) const {
+  std::vector<PromptResult> results;
+  results.reserve(prompts.size());
+  for (const auto& prompt : prompts) {
+    if (options.stop.stop_requested()) throw Error(ErrorCode::kCancelled, "segmenting stopped between prompts");
+    results.push_back(segment(embedding, prompt, options));
+  }
+  text_->suppress_across_prompts(results);  // the family's rule over the image's prompts
+  return results;
 }
 
 }  // namespace sam3

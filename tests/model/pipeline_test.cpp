@@ -166,10 +166,9 @@ TEST(ModelRun, EfficientSam3DropsDuplicatesAcrossPromptsAndOthersDoNot) {
   for (const char* dir : {"efficientsam3", "geti"}) {
     const auto model = sam3::test::load_text_segmenter(sam3::test::test_models_dir() / dir);
     const auto embedding = model->encode(scene.image);
-    std::vector<sam3::PromptResult> results = {model->segment(embedding, {"red", {}}), model->segment(embedding, {"blue", {}}),
-                                               model->segment(embedding, {"red", {}})};
-    ASSERT_EQ(results[0].instances.size(), 2u) << dir;
-    model->suppress_across_prompts(results);
+    ASSERT_EQ(model->segment(embedding, {"red", {}}).instances.size(), 2u) << dir;
+    const auto results = model->segment_all(embedding, {{"red", {}}, {"blue", {}}, {"red", {}}});
+    ASSERT_EQ(results.size(), 3u);
     EXPECT_EQ(results[0].instances.size(), 2u) << dir;
     EXPECT_EQ(results[1].instances.size(), 1u) << dir << ": blue overlaps no red";
     EXPECT_EQ(results[2].instances.size(), std::string(dir) == "efficientsam3" ? 0u : 2u)
