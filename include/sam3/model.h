@@ -205,6 +205,10 @@ class Model {
   ImageEmbedding encode(PreparedImage prepared, const EncodeOptions& options = {}) const;
   // Which facade takes its prompts (ImageSegmenter or InteractiveSegmenter).
   ModelKind kind() const noexcept;
+  // Whether sam3::VideoTracker runs on it: its family (the registry's row) has a video
+  // capability (SAM 3.1's bundle as ailia-models publishes it). The video graphs themselves
+  // are opened, and checked, by the first tracker.
+  bool tracks_video() const noexcept;
 
   ModelStats stats() const;
   std::vector<ModelFileInfo> files() const;

@@ -184,7 +184,7 @@ sam3::pure::PartSpecs sam31_ailia() {
 }
 
 TEST(Sam31Ailia, ImageGoesThroughFloat16AsTheDriverComputesIt) {
-  const auto g = sam3::pure::find_family("sam3.1-ailia")->build(sam31_ailia());
+  const auto g = sam3::pure::build_generation({sam3::pure::find_family("sam3.1-ailia")}, sam31_ailia());
   EXPECT_STREQ(g.layout(), "sam3.1-ailia");
   EXPECT_FALSE(g.has_text_encoder());
   std::vector<float> planes(3u * 1008 * 1008, 0.f);
@@ -203,7 +203,7 @@ TEST(Sam31Ailia, ImageGoesThroughFloat16AsTheDriverComputesIt) {
 }
 
 TEST(Sam31Ailia, TextIdsAndSequenceFirstBoxesFeedTheGroundingGraph) {
-  const auto g = sam3::pure::find_family("sam3.1-ailia")->build(sam31_ailia());
+  const auto g = sam3::pure::build_generation({sam3::pure::find_family("sam3.1-ailia")}, sam31_ailia());
   sam3::TokenizedText tokens;
   tokens.ids.fill(0);
   tokens.ids[0] = 49406, tokens.ids[1] = 736, tokens.ids[2] = 49407;
@@ -228,7 +228,7 @@ TEST(Sam31Ailia, TextIdsAndSequenceFirstBoxesFeedTheGroundingGraph) {
 }
 
 TEST(Sam31Ailia, CxCyWhBoxesAndItsPresenceOutput) {
-  const auto g = sam3::pure::find_family("sam3.1-ailia")->build(sam31_ailia());
+  const auto g = sam3::pure::build_generation({sam3::pure::find_family("sam3.1-ailia")}, sam31_ailia());
   // One query of 1 x 2 x 2 mask logits, all positive; box centred (0.5, 0.5), 0.5 x 0.5.
   std::vector<float> masks = {5, 5, 5, 5}, boxes = {0.5f, 0.5f, 0.5f, 0.5f}, logits = {4}, presence = {4};
   sam3::pure::TensorViews out = {{"pred_masks", {DType::kFloat, {1, 1, 2, 2}, masks.data(), 4}},

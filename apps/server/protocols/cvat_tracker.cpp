@@ -17,9 +17,6 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-// The layout id of SAM 3.1's bundle (ailia-models), the one model VideoTracker runs.
-constexpr const char* kVideoLayout = "sam3.1-ailia";
-
 Box rectangle_of(const json& shape, size_t i) {
   const std::string where = "shapes[" + std::to_string(i) + "]";
   if (!shape.is_array() || shape.size() != 4 || !std::all_of(shape.begin(), shape.end(), [](const json& v) { return v.is_number(); })) {
@@ -73,7 +70,7 @@ HttpResponse nuclio_error(int status, const std::string& message) { return json_
 
 bool CvatTracker::available(Api& api) {
   try {
-    return std::string(api.ready_model()->layout().id()) == kVideoLayout;
+    return api.ready_model()->tracks_video();
   } catch (const ApiError&) {
     return false;  // still loading, or failed to load
   }
@@ -121,7 +118,7 @@ HttpResponse CvatTracker::track(Api& api, const HttpRequest& req) {
   }
   api.check_objects(shapes.size(), "the tracker's shapes");
   const auto model = api.ready_model();
-  if (std::string(model->layout().id()) != kVideoLayout) {
+  if (!model->tracks_video()) {
     throw ApiError(400, "no_video_model", "sam3-tracker needs SAM 3.1's video bundle (ailia-models) as sam3 serve --models");
   }
   ImageLoadOptions load;
