@@ -21,7 +21,8 @@
 // on that handle. Session outputs go the other way through sam3_stage_output().
 //
 // Plans (every prompt, text or click): the core says which session to run with which feeds,
-// the wrapper runs it and stages its outputs:
+// the wrapper runs it and stages its outputs. The plans are the pure core's, the ones the
+// native facades run too (pure::TextPlan for text, pure::Tracker's runs for clicks):
 //   step = sam3_plan(h, request)
 //   while step has "run": {"session": "text"|"geometry"|"decoder", "tensors", "feeds": {input:
 //       {"from": "embedding", "name"} | {"from": "kept", "key", "name"}}, "keep"?, "stage"?}

@@ -50,6 +50,9 @@ class ImageSegmenter : public SegmentationTask {
                                         const SegmentOptions& options = {}) const;
 
  private:
+  std::vector<PromptResult> answer(const ImageEmbedding& embedding, const std::vector<Prompt>& prompts,
+                                   const SegmentOptions& options, bool across_prompts) const;
+
   const detail::TextDecoding* text_;  // the model's, alive as long as model_
 };
 

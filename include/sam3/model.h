@@ -131,9 +131,9 @@ struct ModelFileInfo {
 
 struct ModelStats {
   std::int64_t image_encodes = 0;
-  std::int64_t text_encodes = 0;
+  std::int64_t text_encodes = 0;     // runs of the text encoder (none for a decoder that reads the ids itself: SAM 3.1)
   std::int64_t decodes = 0;
-  std::int64_t text_cache_hits = 0;
+  std::int64_t text_cache_hits = 0;  // text encoder runs saved by the cache of recent texts
   std::int64_t stopped = 0;  // encode and segment calls ended by their StopToken (kCancelled)
 };
 
