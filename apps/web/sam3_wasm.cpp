@@ -179,7 +179,7 @@ json next_text_step(Model& m) {
   m.staged_inputs.clear();
   if (!many) return json{{"result", sam3::detail::prompt_result_value(results.front())}};
   json list = json::array();
-  for (const auto& r : results) list.push_back(sam3::detail::prompt_result_value(r));
+  for (const auto& r : results) list.emplace_back(sam3::detail::prompt_result_value(r));
   return json{{"results", std::move(list)}};
 }
 
