@@ -719,8 +719,8 @@ def test_the_rule_across_prompts_is_the_clis(tmp_path):
         for f in out.GetLayerByIndex(i):
             got[f.GetField("class")].append(f)
     assert {k: len(v) for k, v in got.items()} == {k: len(v) for k, v in want.items()}
-    for f in got["red"]:
+    for f in got["red"]:  # each polygon (the mask's pixels) within two pixels of the CLI's box, with its score
         env = f.GetGeometryRef().GetEnvelope()  # minx, maxx, miny, maxy
-        same = [w for w in want["red"] if abs(map_box(*w["box"])[0] - env[0]) < 1.5 * PIXEL
-                and abs(map_box(*w["box"])[3] - env[3]) < 1.5 * PIXEL]
+        same = [w for w in want["red"] if abs(map_box(*w["box"])[0] - env[0]) <= 2 * PIXEL
+                and abs(map_box(*w["box"])[3] - env[3]) <= 2 * PIXEL]
         assert same and abs(same[0]["score"] - f.GetField("score")) < 1e-4, (env, want["red"])
