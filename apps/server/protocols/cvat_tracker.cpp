@@ -18,8 +18,6 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-// The layout id of SAM 3.1's bundle (ailia-models), the one model VideoTracker runs.
-constexpr const char* kVideoLayout = "sam3.1-ailia";
 
 json rectangle_json(const Box& b) { return json::array({b.x0, b.y0, b.x1, b.y1}); }
 
@@ -30,7 +28,7 @@ HttpResponse nuclio_error(int status, const std::string& message) { return json_
 
 bool CvatTracker::available(Api& api) {
   try {
-    return std::string(api.ready_model()->layout().id()) == kVideoLayout;
+    return api.ready_model()->tracks_video();
   } catch (const ApiError&) {
     return false;  // still loading, or failed to load
   }
@@ -78,7 +76,7 @@ HttpResponse CvatTracker::track(Api& api, const HttpRequest& req) {
   }
   api.check_objects(shapes.size(), "the tracker's shapes");
   const auto model = api.ready_model();
-  if (std::string(model->layout().id()) != kVideoLayout) {
+  if (!model->tracks_video()) {
     throw ApiError(400, "no_video_model", "sam3-tracker needs SAM 3.1's video bundle (ailia-models) as sam3 serve --models");
   }
   ImageLoadOptions load;

@@ -149,9 +149,6 @@ class TemporaryVideo {
   std::filesystem::path dir_;
 };
 
-// The layout id of SAM 3.1's bundle (ailia-models), the one model the video tracker runs.
-constexpr const char* kVideoLayout = "sam3.1-ailia";
-
 class LabelStudioBackend {
  public:
   LabelStudioBackend(Api& api, const LabelStudioOptions& options) : api_(api), images_(options), video_frames_(options.video_frames) {}
@@ -223,7 +220,7 @@ class LabelStudioBackend {
   // the context's keyframe boxes (or the labels / the annotator's text as prompts).
   HttpResponse predict_video(const HttpRequest& req, const json& body, const VideoLabelConfig& config, const json& context) {
     const auto model = api_.ready_model();
-    if (std::string(model->layout().id()) != kVideoLayout) {
+    if (!model->tracks_video()) {
       throw ApiError(400, "no_video_model", "a Label Studio video project needs SAM 3.1's video bundle (ailia-models) as sam3 serve "
                                             "--models; this server holds " + std::string(model->layout().id()));
     }

@@ -4,11 +4,11 @@
 // blending of reconditioned tracks (recondition.h).
 #include <gtest/gtest.h>
 
-#include "video/area_shrinkage.h"
-#include "video/hole_filling.h"
-#include "video/recondition.h"
+#include "pure/video/area_shrinkage.h"
+#include "pure/video/hole_filling.h"
+#include "pure/video/recondition.h"
 
-namespace sam3::video {
+namespace sam3::pure::video {
 namespace {
 
 constexpr int kSide = 32;
@@ -159,4 +159,4 @@ TEST(Recondition, BlendTakesTheDetectionWhereTheyDisagree) {
 }
 
 }  // namespace
-}  // namespace sam3::video
+}  // namespace sam3::pure::video

@@ -1,8 +1,8 @@
-#include "video/hole_filling.h"
+#include "pure/video/hole_filling.h"
 
 #include <algorithm>
 
-namespace sam3::video {
+namespace sam3::pure::video {
 
 std::vector<std::int32_t> component_areas(const std::vector<std::uint8_t>& on, int height, int width) {
   const size_t n = static_cast<size_t>(height) * width;
@@ -56,4 +56,4 @@ void fill_holes_and_remove_sprinkles(float* logits, int height, int width, int m
   }
 }
 
-}  // namespace sam3::video
+}  // namespace sam3::pure::video

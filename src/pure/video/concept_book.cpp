@@ -1,9 +1,9 @@
-#include "video/concept_book.h"
+#include "pure/video/concept_book.h"
 
 #include <algorithm>
 #include <numeric>
 
-namespace sam3::video {
+namespace sam3::pure::video {
 namespace {
 
 constexpr std::int64_t kNeverOccluded = -1;
@@ -188,4 +188,4 @@ FramePlan ConceptBook::step(std::int64_t frame, const std::vector<Detection>& de
   return plan;
 }
 
-}  // namespace sam3::video
+}  // namespace sam3::pure::video

@@ -1,9 +1,9 @@
-#include "video/area_shrinkage.h"
+#include "pure/video/area_shrinkage.h"
 
 #include <algorithm>
 #include <limits>
 
-namespace sam3::video {
+namespace sam3::pure::video {
 
 ShrinkageVote::ShrinkageVote(size_t pixels) : best_(pixels, -std::numeric_limits<float>::infinity()), owner_(pixels, -1) {}
 
@@ -32,4 +32,4 @@ std::vector<bool> ShrinkageVote::shrunk(float min_ratio) const {
   return out;
 }
 
-}  // namespace sam3::video
+}  // namespace sam3::pure::video

@@ -1,10 +1,10 @@
-#include "video/output_delay.h"
+#include "pure/video/output_delay.h"
 
 #include <algorithm>
 
 #include "predictor/postprocess.h"
 
-namespace sam3::video {
+namespace sam3::pure::video {
 
 std::vector<TrackedObject> render_objects(const std::vector<const PendingObject*>& shown, int width, int height) {
   const size_t pixels = static_cast<size_t>(width) * height;
@@ -82,4 +82,4 @@ VideoFrameResult OutputDelay::emit(bool video_ended) {
   return result;
 }
 
-}  // namespace sam3::video
+}  // namespace sam3::pure::video

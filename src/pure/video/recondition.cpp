@@ -1,6 +1,6 @@
-#include "video/recondition.h"
+#include "pure/video/recondition.h"
 
-namespace sam3::video {
+namespace sam3::pure::video {
 
 std::map<int, int> recondition_matches(const std::vector<Detection>& detections, const std::vector<TrackMask>& tracks,
                                        const std::vector<float>& track_scores, const VideoTrackerOptions& o) {
@@ -46,4 +46,4 @@ void blend_recondition(float* track_logits, const float* detection_logits, size_
   }
 }
 
-}  // namespace sam3::video
+}  // namespace sam3::pure::video

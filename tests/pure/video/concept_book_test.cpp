@@ -4,9 +4,9 @@
 // (sam3_multiplex_base.py and the sam3_video_base.py functions it calls), named per test.
 #include <gtest/gtest.h>
 
-#include "video/concept_book.h"
+#include "pure/video/concept_book.h"
 
-namespace sam3::video {
+namespace sam3::pure::video {
 namespace {
 
 constexpr int kSide = 32;
@@ -298,4 +298,4 @@ TEST(ConceptBook, TheObjectLimitKeepsTheBestNewDetections) {
 }
 
 }  // namespace
-}  // namespace sam3::video
+}  // namespace sam3::pure::video

@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace sam3::video {
+namespace sam3::pure::video {
 
 class ShrinkageVote {
  public:
@@ -30,4 +30,4 @@ class ShrinkageVote {
   std::vector<std::int64_t> areas_;
 };
 
-}  // namespace sam3::video
+}  // namespace sam3::pure::video

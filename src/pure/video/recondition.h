@@ -13,9 +13,9 @@
 #include <map>
 #include <vector>
 
-#include "video/concept_book.h"
+#include "pure/video/concept_book.h"
 
-namespace sam3::video {
+namespace sam3::pure::video {
 
 inline bool is_recondition_frame(std::int64_t t, int every) { return every > 0 && t % every == 0; }
 
@@ -31,4 +31,4 @@ std::map<int, int> recondition_matches(const std::vector<Detection>& detections,
 // logit stays, elsewhere the detection's is taken.
 void blend_recondition(float* track_logits, const float* detection_logits, size_t n);
 
-}  // namespace sam3::video
+}  // namespace sam3::pure::video

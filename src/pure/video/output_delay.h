@@ -16,7 +16,7 @@
 
 #include "sam3/video.h"
 
-namespace sam3::video {
+namespace sam3::pure::video {
 
 struct PendingObject {
   int id = 0;
@@ -58,4 +58,4 @@ class OutputDelay {
 // tracker score; empty ones dropped; boxes from the final masks. Exposed for the tests.
 std::vector<TrackedObject> render_objects(const std::vector<const PendingObject*>& shown, int width, int height);
 
-}  // namespace sam3::video
+}  // namespace sam3::pure::video

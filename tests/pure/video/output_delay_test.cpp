@@ -1,9 +1,9 @@
 // The hot-start output delay and what each frame shows (src/video/output_delay.h).
 #include <gtest/gtest.h>
 
-#include "video/output_delay.h"
+#include "pure/video/output_delay.h"
 
-namespace sam3::video {
+namespace sam3::pure::video {
 namespace {
 
 // An object whose low-res (8x8) mask covers columns x0..x1-1 of every row.
@@ -105,4 +105,4 @@ TEST(OutputDelay, OverlapsGoToTheHigherTrackerScore) {
 }
 
 }  // namespace
-}  // namespace sam3::video
+}  // namespace sam3::pure::video

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace sam3::video {
+namespace sam3::pure::video {
 
 struct BinaryMask {
   int height = 0, width = 0;
@@ -26,4 +26,4 @@ float mask_iou(const BinaryMask& a, const BinaryMask& b);
 // with nms_use_iom).
 std::vector<int> nms_by_iom(const std::vector<BinaryMask>& masks, const std::vector<float>& scores, float threshold);
 
-}  // namespace sam3::video
+}  // namespace sam3::pure::video

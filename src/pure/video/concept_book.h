@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "sam3/video_tracker.h"
-#include "video/low_res_masks.h"
+#include "pure/video/low_res_masks.h"
 
-namespace sam3::video {
+namespace sam3::pure::video {
 
 struct Detection {
   BinaryMask mask;     // low resolution, the tracker's masks' size
@@ -72,4 +72,4 @@ class ConceptBook {
   std::set<int> confirmed_;
 };
 
-}  // namespace sam3::video
+}  // namespace sam3::pure::video

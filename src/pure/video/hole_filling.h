@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace sam3::video {
+namespace sam3::pure::video {
 
 inline constexpr float kFilledHoleLogit = 0.1f;
 inline constexpr float kRemovedSprinkleLogit = -0.1f;
@@ -24,4 +24,4 @@ std::vector<std::int32_t> component_areas(const std::vector<std::uint8_t>& on, i
 // survives). `max_area` <= 0: nothing changes.
 void fill_holes_and_remove_sprinkles(float* logits, int height, int width, int max_area);
 
-}  // namespace sam3::video
+}  // namespace sam3::pure::video

@@ -1,4 +1,4 @@
-#include "video/npy.h"
+#include "model/npy.h"
 
 #include <cstring>
 #include <fstream>
@@ -7,7 +7,7 @@
 
 #include "sam3/error.h"
 
-namespace sam3::video {
+namespace sam3::detail {
 namespace {
 
 [[noreturn]] void bad(const std::filesystem::path& path, const std::string& what) {
@@ -85,4 +85,4 @@ NpyArray load_npy(const std::filesystem::path& path) {
   return array;
 }
 
-}  // namespace sam3::video
+}  // namespace sam3::detail

@@ -1,9 +1,9 @@
-#include "video/low_res_masks.h"
+#include "pure/video/low_res_masks.h"
 
 #include <algorithm>
 #include <numeric>
 
-namespace sam3::video {
+namespace sam3::pure::video {
 
 std::int64_t BinaryMask::area() const { return std::count(bits.begin(), bits.end(), std::uint8_t{1}); }
 
@@ -51,4 +51,4 @@ std::vector<int> nms_by_iom(const std::vector<BinaryMask>& masks, const std::vec
   return kept;
 }
 
-}  // namespace sam3::video
+}  // namespace sam3::pure::video

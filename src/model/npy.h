@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <vector>
 
-namespace sam3::video {
+namespace sam3::detail {
 
 struct NpyArray {
   std::vector<std::int64_t> shape;
@@ -16,4 +16,4 @@ struct NpyArray {
 // Throws kModelNotFound for a missing file, kModelMismatch for one that is not such an array.
 NpyArray load_npy(const std::filesystem::path& path);
 
-}  // namespace sam3::video
+}  // namespace sam3::detail
