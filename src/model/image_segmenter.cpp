@@ -57,7 +57,10 @@ std::vector<PromptResult> ImageSegmenter::answer(const ImageEmbedding& embedding
   std::vector<PromptTimings> timings(prompts.size());
   std::shared_ptr<const detail::TextFeatures> features;  // the current prompt's
   while (pure::TextRun* run = plan.next()) {
-    if (options.stop.stop_requested()) throw Error(ErrorCode::kCancelled, "segmenting stopped between runs");
+    if (options.stop.stop_requested()) {
+      ++state.stopped;  // a call its token ended, as counting_stops counts one ended mid-run
+      throw Error(ErrorCode::kCancelled, "segmenting stopped between runs");
+    }
     PromptTimings& t = timings[run->prompt];
     if (run->session == pure::TextRun::Session::kText) {
       features = state.text_cache.get(run->text_key);
