@@ -219,7 +219,8 @@ VideoOutputs::VideoOutputs(const fs::path& folder, const VideoInfo& info, VideoO
     if (saved.contains("frame_count")) s.context.info.frame_count = saved["frame_count"].get<std::int64_t>();
     // Formats this run no longer writes: their partial frames go.
     const auto saved_sinks = saved.value("sinks", nlohmann::json::object());
-    for (const auto& [name, state] : saved_sinks.items()) {
+    for (const char* name : {"json", "davis", "mots", "overlay"}) {  // only sam3's own folders, never a name read from disk
+      if (!saved_sinks.is_object() || !saved_sinks.contains(name)) continue;
       const bool kept = std::any_of(s.sinks.begin(), s.sinks.end(), [&](const NamedSink& k) { return k.name == name; });
       std::error_code ec;
       if (!kept) fs::remove_all(s.work / name, ec);

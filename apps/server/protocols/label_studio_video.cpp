@@ -203,7 +203,9 @@ json track_video_task(const std::shared_ptr<const Model>& model, const VideoLabe
   double last_time = 0;
   const auto take = [&](const std::vector<VideoFrameResult>& results) {
     for (const auto& r : results) {
-      for (auto& [id, t] : tracks) {  // a track not seen on this frame ends here (hidden from this frame on)
+      for (auto& entry : tracks) {  // a track not seen on this frame ends here (hidden from this frame on)
+        const int id = entry.first;  // named, not bound: clang 14 cannot capture a structured binding
+        Track& t = entry.second;
         if (t.last_seen == r.index - 1 && std::none_of(r.objects.begin(), r.objects.end(), [&](const TrackedObject& o) { return o.id == id; }))
           t.sequence.push_back(sequence_item(r.index, r.time_s, t.last_box, width, height, false));
       }
