@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -209,6 +210,21 @@ VideoOutputs::VideoOutputs(const fs::path& folder, const VideoInfo& info, VideoO
       saved = nullptr;
     }
   }
+  // A checkpoint is read back from disk: a field of another type or out of range is a damaged
+  // one, and the run starts over (a type error escaped as "unexpected failure" before).
+  const auto integer_in = [&](const char* key, std::int64_t lo, std::int64_t hi) {
+    if (!saved.contains(key)) return true;
+    const auto& v = saved[key];
+    return v.is_number_integer() && !(v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(hi)) &&
+           v.get<std::int64_t>() >= lo && v.get<std::int64_t>() <= hi;
+  };
+  constexpr std::int64_t kMaxCount = std::numeric_limits<std::int64_t>::max() / 2;
+  if (!saved.is_null() && (!integer_in("committed_frames", 0, kMaxCount) || !integer_in("last_index", -1, kMaxCount) ||
+                           !integer_in("max_id", 0, std::numeric_limits<int>::max()) || !integer_in("frame_count", 0, kMaxCount) ||
+                           (saved.contains("sinks") && !saved["sinks"].is_object()))) {
+    log(LogLevel::kWarning, (folder / kPartialEntry).string() + ": a damaged checkpoint; starting over");
+    saved = nullptr;
+  }
   if (saved.is_null()) {
     std::error_code ec;
     fs::remove_all(s.work, ec);
@@ -258,7 +274,11 @@ VideoOutputs::VideoOutputs(const fs::path& folder, const VideoInfo& info, VideoO
     }
   };
   try {
-    open_sinks(saved);
+    try {
+      open_sinks(saved);
+    } catch (const nlohmann::json::exception& e) {  // a sink's saved state of another type
+      throw Error(ErrorCode::kIo, std::string("a damaged checkpoint (") + e.what() + ")");
+    }
   } catch (const Error& e) {
     if (saved.is_null()) throw;
     // A partial run whose files do not match its checkpoint (a damaged disk, files edited):
