@@ -13,32 +13,17 @@
 #include <fstream>
 #include <string>
 
+#include "fuzz_files.h"
 #include "sam3/error.h"
 #include "sam3/output_folder.h"
 
 namespace {
 
 namespace fs = std::filesystem;
+using sam3::fuzz::read;
+using sam3::fuzz::write;
 
-const fs::path& work_dir() {
-  static const fs::path dir = [] {
-    const fs::path d = fs::temp_directory_path() / ("sam3_manifest_fuzz_" + std::to_string(getpid()));
-    fs::create_directories(d);
-    std::atexit([] { fs::remove_all(work_dir()); });
-    return d;
-  }();
-  return dir;
-}
-
-void write(const fs::path& p, const std::string& text) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p, std::ios::binary | std::ios::trunc) << text;
-}
-
-std::string read(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
+const fs::path& work_dir() { return sam3::fuzz::work_dir("sam3_manifest_fuzz_"); }
 
 }  // namespace
 

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "label/records.h"
+#include "fuzz_files.h"
 #include "sam3/error.h"
 #ifdef SAM3_FUZZ_MAPS
 #include "geo/map_label.h"
@@ -21,21 +22,9 @@
 namespace {
 
 namespace fs = std::filesystem;
+using sam3::fuzz::write;
 
-const fs::path& work_dir() {
-  static const fs::path dir = [] {
-    const fs::path d = fs::temp_directory_path() / ("sam3_records_fuzz_" + std::to_string(getpid()));
-    fs::create_directories(d);
-    std::atexit([] { fs::remove_all(work_dir()); });
-    return d;
-  }();
-  return dir;
-}
-
-void write(const fs::path& p, const std::string& text) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p, std::ios::binary | std::ios::trunc) << text;
-}
+const fs::path& work_dir() { return sam3::fuzz::work_dir("sam3_records_fuzz_"); }
 
 void check(const sam3::LabeledInstance& inst, int width, int height, size_t categories) {
   const auto& m = inst.mask;

@@ -15,22 +15,17 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "fuzz_files.h"
 #include "sam3/error.h"
 #include "sam3/video_outputs.h"
 
 namespace {
 
 namespace fs = std::filesystem;
+using sam3::fuzz::read;
+using sam3::fuzz::write;
 
-const fs::path& work_dir() {
-  static const fs::path dir = [] {
-    const fs::path d = fs::temp_directory_path() / ("sam3_video_resume_fuzz_" + std::to_string(getpid()));
-    fs::create_directories(d);
-    std::atexit([] { fs::remove_all(work_dir()); });
-    return d;
-  }();
-  return dir;
-}
+const fs::path& work_dir() { return sam3::fuzz::work_dir("sam3_video_resume_fuzz_"); }
 
 constexpr int kWidth = 24, kHeight = 16;
 
@@ -77,12 +72,6 @@ const fs::path& template_run() {
   return dir;
 }
 
-std::string read(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-
-void write(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary | std::ios::trunc) << text; }
 
 }  // namespace
 
