@@ -3,8 +3,10 @@
 // folder is never an input, and special files are failures, not a stop.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <chrono>
+#include <csignal>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -107,15 +109,22 @@ TEST_F(LabelCli, AnotherModelOfTheSameLayoutRedoesEverythingAndCannotBeMerged) {
 TEST_F(LabelCli, ASecondRunOnTheSameFolderIsRefusedWhileTheFirstRuns) {
   make_images(24, 4);
   sam3::test::ServerProcess first({"/bin/sh", "-c", "exec " + label("")}, /*read_url=*/false);
-  for (int i = 0; i < 500 && !fs::exists(root_ / "out" / "config.json"); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  for (int i = 0; i < 5000 && !fs::exists(root_ / "out" / "config.json"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
+  // The first run holds the folder's lock from before config.json is written; it is paused here
+  // so that it cannot finish before the second run starts however fast or loaded the machine is
+  // (a paused process keeps its lock).
+  ASSERT_EQ(::kill(first.pid(), SIGSTOP), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(first.pid(), &status, WUNTRACED), first.pid());
+  ASSERT_TRUE(WIFSTOPPED(status)) << "the first run ended before it could be paused";
   const auto second = run_command(label(""));
   EXPECT_EQ(second.exit_code, 6) << second.err;
   EXPECT_NE(second.err.find("is writing to this folder"), std::string::npos) << second.err;
-  // The refusal above proves the first run was still writing; on a quiet machine it may have
-  // finished its 24 images by now (0) rather than being interrupted (130).
-  const int first_exit = first.stop(SIGINT);
+  ::kill(first.pid(), SIGINT);  // delivered once it continues
+  ::kill(first.pid(), SIGCONT);
+  const int first_exit = first.wait();
   EXPECT_TRUE(first_exit == 130 || first_exit == 0) << first_exit;
 }
 
