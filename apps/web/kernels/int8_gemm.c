@@ -18,7 +18,9 @@
 #include <wasm_simd128.h>
 
 #define NR 8  // columns per block
+#ifndef MR
 #define MR 4  // rows per tile
+#endif
 
 #ifdef SAM3_RELAXED
 static inline v128_t dot4(v128_t w, v128_t a, v128_t acc) { return wasm_i32x4_relaxed_dot_i8x16_i7x16_add(w, a, acc); }
