@@ -48,7 +48,8 @@ export class Int8Kernel {
     this.e = exports;
     this.top = align(exports.__heap_base.value, 64);
     this.workers = [];
-    this.scratch = { at: 0, bytes: 0 };
+    this.scratch = { at: 0, bytes: 0 };  // a run's activation and product (grown, never freed)
+    this.staging = { at: 0, bytes: 0 };  // a weight before packing
   }
 
   alloc(bytes) {
@@ -82,7 +83,9 @@ export class Int8Kernel {
   // zeroPoints: Uint8Array of 1 or n values or null; scales: Float32Array of 1 or n; bias: Float32Array(n) or null.
   addLinear({ weight, k, n, signed, zeroPoints, scales, bias }) {
     const np = align(n, 8);
-    const src = this.alloc(weight.byteLength);
+    // The weight as stored, in a staging area every linear reuses (it is packed at once).
+    if (weight.byteLength > this.staging.bytes) this.staging = { at: this.alloc(weight.byteLength), bytes: weight.byteLength };
+    const src = this.staging.at;
     new Uint8Array(this.memory.buffer).set(weight, src);
     const zp = zeroPoints ? this.alloc(zeroPoints.byteLength) : 0;
     if (zp) new Uint8Array(this.memory.buffer).set(zeroPoints, zp);
@@ -91,13 +94,13 @@ export class Int8Kernel {
     this.e.sam3_int8_pack(src, k, n, signed ? 1 : 0, zp, zeroPoints?.length ?? 0, L.packed, L.colSum, L.zeroOffset);
     new Float32Array(this.memory.buffer, L.scales, scales.length).set(scales);
     if (bias) new Float32Array(this.memory.buffer, L.bias, n).set(bias);
-    // (the unpacked weight stays below: the bump allocator frees nothing; it is as large as
-    // the packed copy, a fraction of the model, and only while the tab holds the model)
     return L;
   }
 
-  // y [m, n] = the linear's product of a [m, k] (uint8, zero point za, scale sa) -> Float32Array (a copy).
-  async gemm(L, a, m, za, sa) {
+  // y [m, n] = the linear's product of a [m, k] (uint8, zero point za, scale sa) -> Float32Array:
+  // a copy, or with `view` the kernel's own memory, valid until the next gemm (ONNX Runtime Web
+  // copies its inputs into its own memory when it runs, so a view fed to the next run is enough).
+  async gemm(L, a, m, za, sa, view = false) {
     const need = align(m * L.k + 16, 64) + m * L.n * 4;
     if (need > this.scratch.bytes) this.scratch = { at: this.alloc(need), bytes: need };
     const pa = this.scratch.at, py = pa + align(m * L.k + 16, 64);
@@ -114,7 +117,8 @@ export class Int8Kernel {
         w.postMessage({ type: "gemm", args: args(m0, m1) });
       })));
     }
-    return new Float32Array(this.memory.buffer, py, m * L.n).slice();
+    const y = new Float32Array(this.memory.buffer, py, m * L.n);
+    return view ? y : y.slice();
   }
 
   release() {
@@ -174,21 +178,29 @@ export class SplitSession {
   }
 
   async run(feeds) {
+    const timings = { segments: 0, linears: 0 };  // ms of the last run: ONNX Runtime's part, the kernel's
+    this.lastTimings = timings;
     const values = new Map(Object.entries(feeds));
     const kept = new Set(this.outputNames);
     for (const [i, step] of this.steps.entries()) {
       if (step.segment) {
         const inputs = {};
         for (const v of step.segment.inputs) inputs[v] = values.get(v);
+        const t0 = performance.now();
         const out = await step.session.run(inputs);
+        timings.segments += performance.now() - t0;
         for (const [name, t] of Object.entries(out)) values.set(name, t);
       } else {
         const l = step.linear;
+        const t0 = performance.now();
         const x = values.get(l.x);
         if (x.dims.at(-1) !== l.k) throw new Error(`int8 product '${l.output}': the activation's last dimension is ${x.dims.at(-1)}, its weight's ${l.k}`);
         const m = x.data.length / l.k;
-        const y = await this.kernel.gemm(step.kernel, x.data, m, values.get(l.zero_point).data[0], values.get(l.scale).data[0]);
+        // Read by the next step alone, a segment: it may read the kernel's memory (no copy).
+        const view = this.lastUse.get(l.output) === i + 1 && Boolean(this.steps[i + 1]?.segment) && !kept.has(l.output);
+        const y = await this.kernel.gemm(step.kernel, x.data, m, values.get(l.zero_point).data[0], values.get(l.scale).data[0], view);
         values.set(l.output, new this.ort.Tensor("float32", y, [...x.dims.slice(0, -1), l.n]));
+        timings.linears += performance.now() - t0;
       }
       for (const [v, last] of this.lastUse) {
         if (last === i && !kept.has(v) && !(v in feeds)) values.delete(v);

@@ -12,6 +12,7 @@
 #include "runtime/session.h"
 #include "sam3/error.h"
 #include "support/files.h"
+#include "support/test_images.h"
 
 namespace {
 
