@@ -39,7 +39,18 @@ export class Int8Kernel {
     const instance = await WebAssembly.instantiate(module, { env: { memory } });
     const k = new Int8Kernel(module, memory, instance.exports);
     if (threads > 1) await k.startWorkers(threads);
+    await k.warmUp();
     return k;
+  }
+
+  // V8 runs a module's functions first as its baseline compiler made them (several times
+  // slower) and optimizes them once they ran a while: a few small products on every thread
+  // here, so that the first encode's products run optimized code.
+  async warmUp() {
+    const k = 1024, n = 256, m = 16 * Math.max(1, this.workers.length);
+    const L = this.addLinear({ weight: new Uint8Array(k * n), k, n, signed: false, zeroPoints: null,
+      scales: new Float32Array([1]), bias: null });
+    for (let i = 0; i < 8; ++i) await this.gemm(L, new Uint8Array(m * k), m, 0, 1, true);
   }
 
   constructor(module, memory, exports) {
@@ -106,7 +117,7 @@ export class Int8Kernel {
     const pa = this.scratch.at, py = pa + align(m * L.k + 16, 64);
     new Uint8Array(this.memory.buffer).set(a, pa);
     const args = (m0, m1) => [pa, m0, m1, L.k, za, L.packed, L.colSum, L.zeroOffset, L.n, sa, L.scales, L.scaleCount, L.bias, py];
-    if (this.workers.length < 2 || m < 2 * MR) {
+    if (this.workers.length < 2 || m < this.workers.length * MR) {
       this.e.sam3_int8_gemm(...args(0, m));
     } else {
       const per = align(Math.ceil(m / this.workers.length), MR);
@@ -150,7 +161,7 @@ export class SplitSession {
     for (const step of header.steps) {
       if (step.segment) {
         // Memory arenas off: a hundred sessions would each keep their largest activations.
-        const session = await ort.InferenceSession.create(blob(step.segment), { ...sessionOptions, enableCpuMemArena: false });
+        const session = await ort.InferenceSession.create(blob(step.segment), { enableCpuMemArena: false, ...sessionOptions });
         s.steps.push({ segment: step.segment, session });
       } else {
         const l = step.linear;
@@ -178,7 +189,7 @@ export class SplitSession {
   }
 
   async run(feeds) {
-    const timings = { segments: 0, linears: 0 };  // ms of the last run: ONNX Runtime's part, the kernel's
+    const timings = { segments: 0, linears: 0, steps: [] };  // ms of the last run: ONNX Runtime's part, the kernel's, each step's
     this.lastTimings = timings;
     const values = new Map(Object.entries(feeds));
     const kept = new Set(this.outputNames);
@@ -189,6 +200,7 @@ export class SplitSession {
         const t0 = performance.now();
         const out = await step.session.run(inputs);
         timings.segments += performance.now() - t0;
+        timings.steps.push(performance.now() - t0);
         for (const [name, t] of Object.entries(out)) values.set(name, t);
       } else {
         const l = step.linear;
@@ -201,6 +213,7 @@ export class SplitSession {
         const y = await this.kernel.gemm(step.kernel, x.data, m, values.get(l.zero_point).data[0], values.get(l.scale).data[0], view);
         values.set(l.output, new this.ort.Tensor("float32", y, [...x.dims.slice(0, -1), l.n]));
         timings.linears += performance.now() - t0;
+        timings.steps.push(performance.now() - t0);
       }
       for (const [v, last] of this.lastUse) {
         if (last === i && !kept.has(v) && !(v in feeds)) values.delete(v);
