@@ -574,7 +574,9 @@ export class Sam3 {
     model.timingKey = JSON.stringify([await src.identity(imageFile) ?? imageFile, device, model.ortBuild,
       device === "wasm" ? (globalThis.crossOriginIsolated ? ort.env.wasm.numThreads : 1) : 0, rewrite, ...(int8.kernel ? [int8.build] : [])]);
     model.deviceReason = deviceReason;
-    model.int8Kernel = { build: int8.kernel && sessions.image instanceof int8.module.SplitSession ? int8.build : null, reason: int8.reason };
+    const split = int8.kernel && sessions.image instanceof int8.module.SplitSession;
+    model.int8Kernel = { build: split ? int8.build : null, reason: !int8.kernel || split ? int8.reason
+      : `the image encoder has no int8 linear layer to run in it${rewrites.image?.split_refused ? ` (${rewrites.image.split_refused})` : ""}` };
     if (int8.kernel && !model.int8Kernel.build) int8.kernel.release();  // nothing was split: the kernel's threads go
     if (vocab) model.setVocabulary(vocab.bytes, vocab.name);
     return model;
