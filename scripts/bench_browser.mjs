@@ -14,6 +14,11 @@
 //                 fused, the int8 products as float operators
 //   webgpu-plain  the files as written on ort.all's WebGPU (JSEP) provider
 //   wasm-chunkN   the module on WASM with N queries per attention chunk (attentionChunk)
+//   wasm-int8off  the module without its own int8 kernel (int8Kernel: "off": ONNX Runtime Web's
+//                 DynamicQuantizeMatMul runs every product, as before the kernel)
+//   wasm-novnni   the module in a Chromium whose V8 does not lower relaxed SIMD to VNNI
+//                 (--js-flags=--no-enable-avx-vnni): the probe refuses the relaxed kernel
+//   wasm-simd128  the module with the kernel's SIMD128 build forced (int8Kernel: "simd128")
 // --profile adds ONNX Runtime's per-operator profile of each run's image encode and of its
 // decodes (enableProfiling; the text encoder's runs are left out).
 // --loads measures only Sam3.load on WASM: the peak memory of the tab's largest process for the
@@ -98,6 +103,9 @@ const VARIANTS = {
   webgpu: { device: "webgpu", options: {}, label: "module" },
   "webgpu-plain": { device: "webgpu", options: { fuseAttention: false, int8AsFloat: false, ortUrl: "/web/ort/ort.all.min.mjs" },
     label: "files as written, ort.all JSEP" },
+  "wasm-int8off": { device: "wasm", options: { int8Kernel: "off" }, label: "module, ONNX Runtime's int8 kernels" },
+  "wasm-novnni": { device: "wasm", options: {}, flags: ["--js-flags=--no-enable-avx-vnni"], label: "module, V8 without VNNI lowering" },
+  "wasm-simd128": { device: "wasm", options: { int8Kernel: "simd128" }, label: "module, the kernel's SIMD128 build" },
 };
 
 // "wasm-chunkN": the module on WASM with attentionChunk N (queries per chunk; the default 1024).
@@ -108,8 +116,8 @@ function variantOf(name) {
 }
 
 async function browserRun(variant, baseUrl) {
-  const { device, options, label } = variantOf(variant);
-  const flags = ["--no-sandbox", "--disable-quic", "--no-first-run", "--disable-background-networking"];
+  const { device, options, label, flags: extra = [] } = variantOf(variant);
+  const flags = ["--no-sandbox", "--disable-quic", "--no-first-run", "--disable-background-networking", ...extra];
   if (device === "webgpu") flags.push("--enable-unsafe-webgpu", "--use-webgpu-adapter=swiftshader");
   const profile = mkdtempSync(path.join(os.tmpdir(), "sam3-bench-profile-"));
   const context = await chromium.launchPersistentContext(profile, {
@@ -147,7 +155,7 @@ async function browserRun(variant, baseUrl) {
         m.sessions.decoder.endProfiling();
         await new Promise((done) => setTimeout(done, 500));
       }
-      return { device: m.device, build: m.ortBuild, rewrites: m.rewrites,
+      return { device: m.device, build: m.ortBuild, rewrites: m.rewrites, int8: m.int8Kernel, split: m.sessions.image.lastTimings ?? null,
         threads: crossOriginIsolated ? navigator.hardwareConcurrency : 1, load,
         preprocess: e.timings_ms.preprocess, encode_image: e.timings_ms.encode_image, ...sum };
     }, { device, options, texts: TEXTS, profiling: args.profile });
@@ -244,7 +252,10 @@ try {
       continue;
     }
     const fused = Object.values(r.rewrites).reduce((n, x) => n + (x.fused ?? 0), 0);
-    const how = `${r.label}: ${r.build}${r.device === "webgpu" ? ", SwiftShader" : `, ${r.threads} threads`}${fused ? `, ${fused} attention fused` : ""}`;
+    const kernel = r.int8?.build ? `, int8 kernel ${r.int8.build} (${r.rewrites.image.linears} products, ${r.rewrites.image.segments} segments)` : "";
+    const how = `${r.label}: ${r.build}${r.device === "webgpu" ? ", SwiftShader" : `, ${r.threads} threads`}${fused ? `, ${fused} attention fused` : ""}${kernel}`;
+    if (r.split) ratios.push(`${how}: image encode ${Math.round(r.split.segments)} ms in ONNX Runtime's segments, ${Math.round(r.split.linears)} ms in the int8 kernel (copies in and out included)`);
+    if (r.int8 && !r.int8.build && r.device === "wasm") ratios.push(`${how}: no int8 kernel (${r.int8.reason})`);
     const cells = [`browser ${r.device} (${how})`, r.load, r.preprocess,
       r.encode_image, r.encode_text, r.decode, r.postprocess, browserRun.peak, browserRun.afterLoad];
     row(cells);

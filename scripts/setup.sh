@@ -43,6 +43,9 @@ packages=(build-essential cmake ninja-build pkg-config git clang ccache
   ca-certificates curl)
 # oneDNN (optional: int8 products on VNNI/AMX); not built for every architecture.
 apt-cache show libdnnl-dev >/dev/null 2>&1 && packages+=(libdnnl-dev)
+# clang-22 and lld-22 (optional: the browser's relaxed-SIMD int8 kernel, apps/web/int8_kernels.cmake;
+# Debian 12 has them in bookworm-security).
+apt-cache show clang-22 lld-22 >/dev/null 2>&1 && packages+=(clang-22 lld-22)
 [ "$with_tests" = 1 ] && packages+=(chromium slurm-wlm munge qgis python3-qgis python3-yaml)
 missing=()
 for p in "${packages[@]}"; do

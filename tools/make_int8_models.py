@@ -24,6 +24,15 @@ ConvInteger -> Cast -> Mul by the scales, float outputs) for the rewrite into fl
                 Runtime's ConvInteger takes no other), stride 2, padding 1
   y_kept        x_b again, its int32 product read by an Add: left alone, and x_b's quantizer with it
 
+and linears_bias.onnx, the patterns the browser's own int8 kernel takes (the graph split at its
+linear layers, src/optimize/onnx_split_linears.h) chained over three segments:
+
+  y_bias        x_d [2, 9, 40] x uint8 [40, 24], scalar zero point, + bias [24]
+  y_columns     x_d again, uint8 [40, 24], one zero point and one scale per column, bias [1, 1, 24] added first
+  y_chain       GELU(y_bias) quantized again x int8 [24, 33] (no zero point), + x_e [33], read with a
+                residual: y_chain = that + x_e (x_e crosses two segments)
+  y_odd         x_f [7, 301] x int8 [301, 5] (K not a multiple of 4), zero point -3
+
   make_int8_models.py --out DIR
 """
 import argparse
@@ -68,6 +77,7 @@ def main():
     g.save(os.path.join(args.out, "matmulinteger.onnx"), inputs, [tensor(n, I32, shapes[n]) for n in outs],
            "int8 products", "sam3cpp make_int8_models.py")
     linears(os.path.join(args.out, "linears.onnx"))
+    linears_bias(os.path.join(args.out, "linears_bias.onnx"))
 
 
 def linears(path):
@@ -100,6 +110,35 @@ def linears(path):
     shapes = {"y_published": [2, 37, 48], "y_per_column": [2, 37, 48], "y_no_b_zp": [5, 33], "y_extreme": [3, 40],
               "y_conv": [1, 6, 6, 5], "y_kept": [5, 7]}
     g.save(path, inputs, [tensor(n, F, shapes[n]) for n in outs], "quantized linears", "sam3cpp make_int8_models.py")
+
+
+def linears_bias(path):
+    g = onnx_graph.Graph()
+
+    def linear(x, weight, dtype, zp, w_scale, bias=None, bias_first=False):
+        xq, xs, xzp = g.op("DynamicQuantizeLinear", [x], outputs=3)
+        inputs = [xq, g.const(weight, dtype), xzp] + ([g.const(zp, dtype)] if zp is not None else [])
+        acc = g.op("MatMulInteger", inputs)
+        y = g.op("Mul", [g.op("Cast", [acc], to=TensorProto.FLOAT), g.op("Mul", [xs, g.const(np.asarray(w_scale, np.float32))])])
+        if bias is not None:
+            b = g.const(np.asarray(bias, np.float32))
+            y = g.op("Add", [b, y] if bias_first else [y, b])
+        return y
+
+    outs = {}
+    outs["y_bias"] = linear("x_d", rng.integers(0, 256, (40, 24)), np.uint8, np.uint8(120), 0.02, rng.normal(0, 0.5, 24))
+    outs["y_columns"] = linear("x_d", rng.integers(0, 256, (40, 24)), np.uint8, rng.integers(0, 256, 24).astype(np.uint8),
+                               rng.uniform(0.01, 0.03, 24), rng.normal(0, 0.5, (1, 1, 24)), bias_first=True)
+    erf = g.op("Erf", [g.op("Div", [outs["y_bias"], g.const(np.float32(np.sqrt(2)))])])
+    gelu = g.op("Mul", [g.op("Mul", [outs["y_bias"], g.op("Add", [erf, g.const(np.float32(1.0))])]), g.const(np.float32(0.5))])
+    chained = linear(gelu, rng.integers(-128, 128, (24, 33)), np.int8, None, 0.05, rng.normal(0, 0.5, 33))
+    outs["y_chain"] = g.op("Add", [chained, "x_e"])
+    outs["y_odd"] = linear("x_f", rng.integers(-128, 128, (301, 5)), np.int8, np.int8(-3), 0.004)
+    for name, t in outs.items():
+        g.name(t, name)
+    inputs = [tensor("x_d", F, [2, 9, 40]), tensor("x_e", F, [33]), tensor("x_f", F, [7, 301])]
+    shapes = {"y_bias": [2, 9, 24], "y_columns": [2, 9, 24], "y_chain": [2, 9, 33], "y_odd": [7, 5]}
+    g.save(path, inputs, [tensor(n, F, shapes[n]) for n in outs], "quantized linears with biases", "sam3cpp make_int8_models.py")
 
 
 if __name__ == "__main__":

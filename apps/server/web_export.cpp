@@ -61,8 +61,13 @@ std::vector<std::string> export_web_app(const WebExportOptions& o) {
     if (path == "/") bytes["index.html"] = std::string(a.data);
     else if (path == "/app.js" || path == "/style.css") bytes[path.substr(1)] = std::string(a.data);
   }
-  for (const char* f : {"sam3.mjs", "sam3.wasm", "sam3-browser.mjs", "sam3-browser.d.ts", "sam3-rewrite-worker.mjs"}) {
+  for (const char* f : {"sam3.mjs", "sam3.wasm", "sam3-browser.mjs", "sam3-browser.d.ts", "sam3-rewrite-worker.mjs", "sam3-int8.mjs",
+                        "sam3-int8-worker.mjs"}) {
     copies[f] = files.web_dir / f;
+  }
+  // The tab's int8 kernel, built where clang-22 is (the module runs ONNX Runtime's kernels without it).
+  for (const char* f : {"int8-relaxed.wasm", "int8-simd128.wasm"}) {
+    if (std::filesystem::is_regular_file(files.web_dir / f)) copies[f] = files.web_dir / f;
   }
   for (const auto& entry : std::filesystem::directory_iterator(files.ort_web_dir)) {
     const auto name = entry.path().filename().string();

@@ -29,6 +29,10 @@ export interface LoadOptions {
    * 256; 0: one chunk); over fewer keys than that, chunks grow to hold as many scores
    * (at most attentionChunk x max(keys, attentionChunk) per head). */
   attentionChunk?: number;
+  /** On WASM, the image encoder's int8 linear layers in the tab's own kernel (sam3-int8.mjs):
+   * "auto" (default) where the CPU computes relaxed SIMD's dot product exactly (x86 with
+   * AVX-VNNI), else ONNX Runtime Web's kernels; "off"; "relaxed" or "simd128" forced (tests). */
+  int8Kernel?: "auto" | "off" | "relaxed" | "simd128";
   /** More ONNX Runtime Web session options (e.g. enableProfiling). */
   sessionOptions?: Record<string, unknown>;
   onProgress?: (p: Progress) => void;
@@ -122,7 +126,9 @@ export class Sam3Model {
   /** Per network ("image", "text", "decoder", ...): what the rewrites did (empty when all are
    * off); cached: the rewritten graph came from Cache Storage. */
   readonly rewrites: Record<string, { fused: number; chunked: number; quantizers: number; matmuls: number; convs: number;
-    skipped: number; cached?: boolean }>;
+    skipped: number; linears: number; segments: number; split_refused?: string; cached?: boolean }>;
+  /** The int8 kernel the image encoder runs its linear layers in (null: ONNX Runtime Web's), and why. */
+  readonly int8Kernel: { build: "relaxed" | "simd128" | null; reason: string };
   /** Why this device: "asked for", "no WebGPU adapter in this browser", "a GPU adapter (...)",
    * or a software adapter passed over for WASM. */
   readonly deviceReason: string;

@@ -420,6 +420,17 @@ async function pickDevice(requested) {
   return { device: "webgpu", reason: `a GPU adapter (${name})` };
 }
 
+// -> {kernel, build, reason, module}: the int8 kernel (sam3-int8.mjs) on WASM where `choice` and
+// the CPU allow it ("auto": the probe decides; "relaxed" or "simd128": forced; "off").
+async function loadInt8(device, choice, threads) {
+  if (device !== "wasm") return { kernel: null, reason: "WebGPU runs the products" };
+  if (choice === "off") return { kernel: null, reason: "asked for" };
+  const module = await import("./sam3-int8.mjs").catch(() => null);
+  if (!module) return { kernel: null, reason: "sam3-int8.mjs is not served beside the module" };
+  const loaded = await module.Int8Kernel.load({ build: choice, threads }).catch((e) => ({ kernel: null, reason: `the kernel did not load (${e.message})` }));
+  return { ...loaded, module };
+}
+
 async function pixels(image) {
   if (typeof ImageData !== "undefined" && image instanceof ImageData) return image;
   let bitmap = image;
@@ -476,8 +487,16 @@ export class Sam3 {
       attention_chunk: device === "wasm" ? (options.attentionChunk ?? 256) : 0,
       int8_as_float: options.int8AsFloat ?? device === "webgpu",
     };
-    const rewriting = rewrite.fuse_attention || rewrite.int8_as_float;
-    const optimized = new OptimizedGraphs(src, rewrite, options);
+    // The tab's own int8 kernel for the image encoder's linear layers (sam3-int8.mjs), where the
+    // CPU computes relaxed SIMD's dot product exactly; elsewhere ONNX Runtime's kernels run.
+    const threads = globalThis.crossOriginIsolated ? ort.env.wasm.numThreads : 1;
+    const int8 = await loadInt8(device, options.int8Kernel ?? "auto", threads);
+    const rewriteOf = (part) => (int8.kernel && part === "image" ? { ...rewrite, split_linears: true } : rewrite);
+    const rewritingOf = (part) => rewrite.fuse_attention || rewrite.int8_as_float || Boolean(rewriteOf(part).split_linears);
+    const rewriting = Object.keys(chosen.parts).some(rewritingOf);
+    const optimizedGraphs = new OptimizedGraphs(src, rewrite, options);
+    const splitGraphs = new OptimizedGraphs(src, { ...rewrite, split_linears: true }, options);
+    const optimizedOf = (part) => (rewriteOf(part).split_linears ? splitGraphs : optimizedGraphs);
     const sessions = {};
     const parts = {};
     const rewrites = {};
@@ -490,9 +509,10 @@ export class Sam3 {
       let rewriter = null;
       try {
         for (const [part, file] of Object.entries(chosen.parts)) {
-          if (await optimized.has(file)) continue;
+          const optimized = optimizedOf(part);
+          if (!rewritingOf(part) || await optimized.has(file)) continue;
           rewriter ??= new Rewriter();
-          const r = await rewriter.rewrite(src, file, rewrite, !optimized.enabled, options.onProgress);
+          const r = await rewriter.rewrite(src, file, rewriteOf(part), !optimized.enabled, options.onProgress);
           rewrites[part] = r.stats;
           const stored = await optimized.put(file, r.changed ? r.bytes : null, r.stats);
           if (!stored && r.bytes) kept[part] = r.bytes;
@@ -504,8 +524,8 @@ export class Sam3 {
     for (const [part, file] of Object.entries(chosen.parts)) {
       let bytes = kept[part] ?? null;
       delete kept[part];
-      if (!bytes && rewriting) {
-        const stored = await optimized.get(file);
+      if (!bytes && rewritingOf(part)) {
+        const stored = await optimizedOf(part).get(file);
         if (stored && !rewrites[part]) rewrites[part] = { ...stored.stats, cached: true };
         bytes = stored?.bytes ?? null;
       }
@@ -517,9 +537,11 @@ export class Sam3 {
         externalData.push({ path: name.split("/").pop(), data: await src.bytes(name) });
       }
       try {
-        sessions[part] = await ort.InferenceSession.create(bytes, { executionProviders: providers,
-          logSeverityLevel: options.logSeverityLevel ?? 3, ...(options.sessionOptions ?? {}),
-          ...(externalData.length ? { externalData } : {}) });
+        const sessionOptions = { executionProviders: providers, logSeverityLevel: options.logSeverityLevel ?? 3,
+          ...(options.sessionOptions ?? {}), ...(externalData.length ? { externalData } : {}) };
+        const bundle = int8.kernel ? int8.module.readBundle(bytes) : null;
+        sessions[part] = bundle ? await int8.module.SplitSession.create(ort, bundle, sessionOptions, int8.kernel)
+          : await ort.InferenceSession.create(bytes, sessionOptions);
       } catch (e) {
         const text = String(e?.message ?? e);
         if (/memory|allocation|RangeError/i.test(text)) {
@@ -550,8 +572,12 @@ export class Sam3 {
     model.ortBuild = options.ort ? "the given module" : ortUrl.split("/").pop();
     const imageFile = chosen.parts.image;
     model.timingKey = JSON.stringify([await src.identity(imageFile) ?? imageFile, device, model.ortBuild,
-      device === "wasm" ? (globalThis.crossOriginIsolated ? ort.env.wasm.numThreads : 1) : 0, rewrite]);
+      device === "wasm" ? (globalThis.crossOriginIsolated ? ort.env.wasm.numThreads : 1) : 0, rewrite, ...(int8.kernel ? [int8.build] : [])]);
     model.deviceReason = deviceReason;
+    const split = int8.kernel && sessions.image instanceof int8.module.SplitSession;
+    model.int8Kernel = { build: split ? int8.build : null, reason: !int8.kernel || split ? int8.reason
+      : `the image encoder has no int8 linear layer to run in it${rewrites.image?.split_refused ? ` (${rewrites.image.split_refused})` : ""}` };
+    if (int8.kernel && !model.int8Kernel.build) int8.kernel.release();  // nothing was split: the kernel's threads go
     if (vocab) model.setVocabulary(vocab.bytes, vocab.name);
     return model;
   }

@@ -53,7 +53,7 @@ async function handle(m) {
   const answer = call("sam3_rewrite_for_browser", owned, size, JSON.stringify({ ...m.options, owns_input: true }));
   if (answer.error) return { error: answer.error };
   const { ptr, bytes, ...stats } = answer;
-  const changed = stats.fused + stats.chunked + stats.matmuls + stats.convs > 0;
+  const changed = stats.fused + stats.chunked + stats.matmuls + stats.convs + stats.linears > 0;
   const out = changed || m.returnUnchanged ? core.HEAPU8.slice(ptr, ptr + bytes) : null;
   core._sam3_release_rewritten();
   return { stats, changed, bytes: out };

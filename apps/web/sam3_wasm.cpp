@@ -18,6 +18,7 @@
 #include "optimize/onnx_attention.h"
 #include "optimize/onnx_attention_chunks.h"
 #include "optimize/onnx_int8_as_float.h"
+#include "optimize/onnx_split_linears.h"
 #include "export/result_document.h"  // the result document as values: built once, never parsed back
 #include "predictor/postprocess.h"
 #include "predictor/preprocess.h"
@@ -490,8 +491,11 @@ EMSCRIPTEN_KEEPALIVE void sam3_release_rewritten() {
 //     natively; with attention_chunk > 0 each fused node loops over query chunks
 //     (optimize/onnx_attention_chunks.h): ONNX Runtime Web's WASM kernel has no flash path and
 //     would hold every score at once;
-//   - the int8 products as float operators for WebGPU (as sam3_int8_as_float).
-// {"ptr", "bytes", "fused", "chunked", "quantizers", "matmuls", "convs", "skipped"}. The bytes
+//   - the int8 products as float operators for WebGPU (as sam3_int8_as_float);
+//   - with "split_linears", the graph split at its int8 linear layers for the tab's own kernel
+//     (optimize/onnx_split_linears.h): the answer is then a split bundle, not an ONNX file.
+// {"ptr", "bytes", "fused", "chunked", "quantizers", "matmuls", "convs", "skipped", "linears",
+// "segments"}. The bytes
 // stay in the module's memory until sam3_release_rewritten. With "owns_input" the input
 // (malloc'ed by the caller) belongs to the module: it is freed as soon as a rewritten copy
 // exists, so that the module holds at most two copies of a large file, never three, and when
@@ -540,6 +544,17 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_rewrite_for_browser(const char* data, std:
       stats["quantizers"] = int8.quantizers, stats["matmuls"] = int8.matmuls, stats["convs"] = int8.convs;
       stats["skipped"] = int8.skipped;
       if (int8.matmuls + int8.convs > 0) current = std::move(floats);
+    }
+    stats["linears"] = 0, stats["segments"] = 0;
+    if (options.value("split_linears", false)) {
+      sam3::optimize::SplitLinearsStats split;
+      std::string bundle = sam3::optimize::split_at_int8_linears(bytes, &split);
+      stats["linears"] = split.linears, stats["segments"] = split.segments;
+      if (!split.refused.empty()) stats["split_refused"] = split.refused;
+      if (!bundle.empty()) {
+        current = std::move(bundle);
+        bytes = current;
+      }
     }
     changed = !current.empty();
     rewritten = std::move(current);

@@ -117,6 +117,11 @@ export function launchBrowser() {
   return launchChromium(["--no-sandbox", "--disable-gpu", ...QUIET]);
 }
 
+// The same with more Chromium flags (e.g. V8's --js-flags).
+export function launchBrowserWith(flags) {
+  return launchChromium(["--no-sandbox", "--disable-gpu", ...QUIET, ...flags]);
+}
+
 // WebGPU on the CPU: Chromium's SwiftShader adapter (correct, slow), in a browser of its own.
 export function launchWebGpuBrowser() {
   return launchChromium(["--no-sandbox", "--enable-unsafe-webgpu", "--use-webgpu-adapter=swiftshader", ...QUIET]);

@@ -1,0 +1,235 @@
+// The tab's own int8 products (docs/browser.md, "Relaxed-SIMD int8 products"): the kernel
+// int8-relaxed.wasm / int8-simd128.wasm (apps/web/kernels/int8_gemm.c) on a shared memory, one
+// instance per thread, and SplitSession, which runs an image encoder split at its linear layers
+// (the core's split bundle, optimize/onnx_split_linears.h) as ONNX Runtime Web segments with
+// the products in between computed by the kernel, bit for bit what ONNX Runtime computes.
+const MR = 4;  // the kernel's rows per tile: threads get multiples of it
+const STACK = 1 << 16;
+const ORT_TYPES = { 1: "float32", 2: "uint8", 3: "int8", 6: "int32", 7: "int64", 9: "bool", 10: "float16", 11: "float64" };
+
+function align(n, to) {
+  return Math.ceil(n / to) * to;
+}
+
+export class Int8Kernel {
+  // build: "auto" (the relaxed build where the probe finds the CPU's dot product exact, else
+  // null: ONNX Runtime's own kernel stays), "relaxed" or "simd128" (forced, for tests).
+  // -> {kernel (or null), build, reason}.
+  static async load({ build = "auto", threads = 1, baseUrl = import.meta.url } = {}) {
+    if (!globalThis.crossOriginIsolated) return { kernel: null, build: null, reason: "the page is not cross-origin isolated (no shared memory)" };
+    const fetchBuild = async (name) => new Uint8Array(await (await fetch(new URL(`./int8-${name}.wasm`, baseUrl))).arrayBuffer());
+    let chosen = build, reason = "asked for";
+    if (build === "auto") {
+      const bytes = await fetchBuild("relaxed").catch(() => null);
+      if (!bytes || !WebAssembly.validate(bytes)) return { kernel: null, build: null, reason: "no relaxed SIMD in this browser" };
+      const probe = await Int8Kernel.create(bytes, 1);
+      const exact = probe.exact();
+      probe.release();
+      if (!exact) return { kernel: null, build: null, reason: "this CPU's relaxed dot product is not the exact one (no VNNI lowering)" };
+      chosen = "relaxed", reason = "the CPU computes relaxed SIMD's dot product exactly";
+    }
+    const kernel = await Int8Kernel.create(await fetchBuild(chosen), threads);
+    kernel.build = chosen;
+    return { kernel, build: chosen, reason };
+  }
+
+  static async create(bytes, threads) {
+    const module = await WebAssembly.compile(bytes);
+    const memory = new WebAssembly.Memory({ initial: 64, maximum: 65536, shared: true });
+    const instance = await WebAssembly.instantiate(module, { env: { memory } });
+    const k = new Int8Kernel(module, memory, instance.exports);
+    if (threads > 1) await k.startWorkers(threads);
+    await k.warmUp();
+    return k;
+  }
+
+  // V8 runs a module's functions first as its baseline compiler made them (several times
+  // slower) and optimizes them once they ran a while: a few small products on every thread
+  // here, so that the first encode's products run optimized code.
+  async warmUp() {
+    const k = 1024, n = 256, m = 16 * Math.max(1, this.workers.length);
+    const L = this.addLinear({ weight: new Uint8Array(k * n), k, n, signed: false, zeroPoints: null,
+      scales: new Float32Array([1]), bias: null });
+    for (let i = 0; i < 8; ++i) await this.gemm(L, new Uint8Array(m * k), m, 0, 1, true);
+  }
+
+  constructor(module, memory, exports) {
+    this.module = module;
+    this.memory = memory;
+    this.e = exports;
+    this.top = align(exports.__heap_base.value, 64);
+    this.workers = [];
+    this.scratch = { at: 0, bytes: 0 };  // a run's activation and product (grown, never freed)
+    this.staging = { at: 0, bytes: 0 };  // a weight before packing
+  }
+
+  alloc(bytes) {
+    const at = this.top;
+    this.top = align(at + bytes + 16, 64);  // (16: the kernel reads up to 3 bytes past a row)
+    const missing = this.top - this.memory.buffer.byteLength;
+    if (missing > 0) this.memory.grow(Math.ceil(missing / 65536));
+    return at;
+  }
+
+  async startWorkers(n) {
+    const ready = [];
+    for (let i = 0; i < n; ++i) {
+      const w = new Worker(new URL("./sam3-int8-worker.mjs", import.meta.url), { type: "module" });
+      const stackTop = this.alloc(STACK) + STACK;
+      ready.push(new Promise((resolve, reject) => {
+        w.onmessage = ({ data }) => (data.ready ? resolve() : reject(new Error(data.error)));
+        w.onerror = (e) => reject(new Error(e.message));
+      }));
+      w.postMessage({ type: "init", module: this.module, memory: this.memory, stackTop });
+      this.workers.push(w);
+    }
+    await Promise.all(ready);
+  }
+
+  exact() {
+    return this.e.sam3_int8_exact(this.alloc(32)) === 1;
+  }
+
+  // A linear layer's weights [k, n] (uint8 or int8 bytes as stored), packed once.
+  // zeroPoints: Uint8Array of 1 or n values or null; scales: Float32Array of 1 or n; bias: Float32Array(n) or null.
+  addLinear({ weight, k, n, signed, zeroPoints, scales, bias }) {
+    const np = align(n, 8);
+    // The weight as stored, in a staging area every linear reuses (it is packed at once).
+    if (weight.byteLength > this.staging.bytes) this.staging = { at: this.alloc(weight.byteLength), bytes: weight.byteLength };
+    const src = this.staging.at;
+    new Uint8Array(this.memory.buffer).set(weight, src);
+    const zp = zeroPoints ? this.alloc(zeroPoints.byteLength) : 0;
+    if (zp) new Uint8Array(this.memory.buffer).set(zeroPoints, zp);
+    const L = { k, n, packed: this.alloc(np * align(k, 4)), colSum: this.alloc(np * 4), zeroOffset: this.alloc(np * 4),
+      scales: this.alloc(scales.byteLength), scaleCount: scales.length, bias: bias ? this.alloc(bias.byteLength) : 0 };
+    this.e.sam3_int8_pack(src, k, n, signed ? 1 : 0, zp, zeroPoints?.length ?? 0, L.packed, L.colSum, L.zeroOffset);
+    new Float32Array(this.memory.buffer, L.scales, scales.length).set(scales);
+    if (bias) new Float32Array(this.memory.buffer, L.bias, n).set(bias);
+    return L;
+  }
+
+  // y [m, n] = the linear's product of a [m, k] (uint8, zero point za, scale sa) -> Float32Array:
+  // a copy, or with `view` the kernel's own memory, valid until the next gemm (ONNX Runtime Web
+  // copies its inputs into its own memory when it runs, so a view fed to the next run is enough).
+  async gemm(L, a, m, za, sa, view = false) {
+    const need = align(m * L.k + 16, 64) + m * L.n * 4;
+    if (need > this.scratch.bytes) this.scratch = { at: this.alloc(need), bytes: need };
+    const pa = this.scratch.at, py = pa + align(m * L.k + 16, 64);
+    new Uint8Array(this.memory.buffer).set(a, pa);
+    const args = (m0, m1) => [pa, m0, m1, L.k, za, L.packed, L.colSum, L.zeroOffset, L.n, sa, L.scales, L.scaleCount, L.bias, py];
+    if (this.workers.length < 2 || m < this.workers.length * MR) {
+      this.e.sam3_int8_gemm(...args(0, m));
+    } else {
+      const per = align(Math.ceil(m / this.workers.length), MR);
+      await Promise.all(this.workers.map((w, i) => new Promise((resolve, reject) => {
+        const m0 = Math.min(m, i * per), m1 = Math.min(m, m0 + per);
+        if (m0 >= m1) return resolve();
+        w.onmessage = ({ data }) => (data.done ? resolve() : reject(new Error(`int8 kernel: ${data.error}`)));
+        w.postMessage({ type: "gemm", args: args(m0, m1) });
+      })));
+    }
+    const y = new Float32Array(this.memory.buffer, py, m * L.n);
+    return view ? y : y.slice();
+  }
+
+  release() {
+    for (const w of this.workers) w.terminate();
+    this.workers = [];
+  }
+}
+
+// The split bundle's header and blobs.
+export function readBundle(bytes) {
+  const magic = new TextDecoder().decode(bytes.subarray(0, 8));
+  if (magic !== "SAM3SPL1") return null;
+  const length = new DataView(bytes.buffer, bytes.byteOffset + 8, 4).getUint32(0, true);
+  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(12, 12 + length)));
+  const base = align(12 + length, 16);
+  const blob = (b) => bytes.subarray(base + b.offset, base + b.offset + b.bytes);
+  return { header, blob };
+}
+
+const metadata = (list) => list.map((v) => ({ name: v.name, isTensor: true, type: ORT_TYPES[v.type] ?? "float32",
+  shape: v.shape.map((d) => (d < 0 ? "?" : d)) }));
+
+// An image encoder run as its segments on ONNX Runtime Web and its linear layers on the kernel;
+// the same face as an InferenceSession where sam3-browser.mjs uses one (names, metadata, run).
+export class SplitSession {
+  static async create(ort, bundle, sessionOptions, kernel) {
+    const { header, blob } = bundle;
+    const s = new SplitSession(ort, header, kernel);
+    for (const step of header.steps) {
+      if (step.segment) {
+        // Memory arenas off: a hundred sessions would each keep their largest activations.
+        const session = await ort.InferenceSession.create(blob(step.segment), { enableCpuMemArena: false, ...sessionOptions });
+        s.steps.push({ segment: step.segment, session });
+      } else {
+        const l = step.linear;
+        const f32 = (b) => new Float32Array(blob(b).slice().buffer);
+        s.steps.push({ linear: l, kernel: kernel.addLinear({ weight: blob(l.weight), k: l.k, n: l.n, signed: l.signed,
+          zeroPoints: l.w_zero_point ? blob(l.w_zero_point) : null, scales: f32(l.w_scale), bias: l.bias ? f32(l.bias) : null }) });
+      }
+    }
+    return s;
+  }
+
+  constructor(ort, header, kernel) {
+    this.ort = ort;
+    this.kernel = kernel;
+    this.steps = [];
+    this.inputNames = header.inputs.map((v) => v.name);
+    this.outputNames = header.outputs.map((v) => v.name);
+    this.inputMetadata = metadata(header.inputs);
+    this.outputMetadata = metadata(header.outputs);
+    this.lastUse = new Map();  // value -> the last step reading it
+    header.steps.forEach((step, i) => {
+      const reads = step.segment ? step.segment.inputs : [step.linear.x, step.linear.scale, step.linear.zero_point];
+      for (const v of reads) this.lastUse.set(v, i);
+    });
+  }
+
+  async run(feeds) {
+    const timings = { segments: 0, linears: 0, steps: [] };  // ms of the last run: ONNX Runtime's part, the kernel's, each step's
+    this.lastTimings = timings;
+    const values = new Map(Object.entries(feeds));
+    const kept = new Set(this.outputNames);
+    for (const [i, step] of this.steps.entries()) {
+      if (step.segment) {
+        const inputs = {};
+        for (const v of step.segment.inputs) inputs[v] = values.get(v);
+        const t0 = performance.now();
+        const out = await step.session.run(inputs);
+        timings.segments += performance.now() - t0;
+        timings.steps.push(performance.now() - t0);
+        for (const [name, t] of Object.entries(out)) values.set(name, t);
+      } else {
+        const l = step.linear;
+        const t0 = performance.now();
+        const x = values.get(l.x);
+        if (x.dims.at(-1) !== l.k) throw new Error(`int8 product '${l.output}': the activation's last dimension is ${x.dims.at(-1)}, its weight's ${l.k}`);
+        const m = x.data.length / l.k;
+        // Read by the next step alone, a segment: it may read the kernel's memory (no copy).
+        const view = this.lastUse.get(l.output) === i + 1 && Boolean(this.steps[i + 1]?.segment) && !kept.has(l.output);
+        const y = await this.kernel.gemm(step.kernel, x.data, m, values.get(l.zero_point).data[0], values.get(l.scale).data[0], view);
+        values.set(l.output, new this.ort.Tensor("float32", y, [...x.dims.slice(0, -1), l.n]));
+        timings.linears += performance.now() - t0;
+        timings.steps.push(performance.now() - t0);
+      }
+      for (const [v, last] of this.lastUse) {
+        if (last === i && !kept.has(v) && !(v in feeds)) values.delete(v);
+      }
+    }
+    const outputs = {};
+    for (const name of this.outputNames) outputs[name] = values.get(name);
+    return outputs;
+  }
+
+  endProfiling() {
+    for (const step of this.steps) step.session?.endProfiling();
+  }
+
+  async release() {
+    for (const step of this.steps) await step.session?.release();
+    this.kernel.release();
+  }
+}

@@ -1,0 +1,172 @@
+// The graph split at its int8 linear layers for the browser's own kernel: the segments run on
+// ONNX Runtime, with each product computed in between as the kernel computes it (exact integer
+// sums, then ONNX Runtime's float steps), give the whole graph's outputs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "optimize/onnx_split_linears.h"
+#include "runtime/session.h"
+#include "sam3/error.h"
+#include "support/files.h"
+#include "support/test_images.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct Value {
+  ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
+  std::vector<std::int64_t> shape;
+  std::vector<std::uint8_t> bytes;
+};
+using Values = std::map<std::string, Value>;
+
+Values run(Ort::Session& session, Values& feeds) {
+  Ort::AllocatorWithDefaultOptions allocator;
+  std::vector<std::string> in_names, out_names;
+  std::vector<Ort::Value> values;
+  const auto memory = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
+  for (size_t i = 0; i < session.GetInputCount(); ++i) {
+    in_names.push_back(session.GetInputNameAllocated(i, allocator).get());
+    Value& v = feeds.at(in_names.back());
+    values.push_back(Ort::Value::CreateTensor(memory, v.bytes.data(), v.bytes.size(), v.shape.data(), v.shape.size(), v.type));
+  }
+  for (size_t i = 0; i < session.GetOutputCount(); ++i) out_names.push_back(session.GetOutputNameAllocated(i, allocator).get());
+  std::vector<const char*> in_ptrs, out_ptrs;
+  for (const auto& n : in_names) in_ptrs.push_back(n.c_str());
+  for (const auto& n : out_names) out_ptrs.push_back(n.c_str());
+  auto outputs = session.Run(Ort::RunOptions{}, in_ptrs.data(), values.data(), values.size(), out_ptrs.data(), out_ptrs.size());
+  Values out;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    auto info = outputs[i].GetTensorTypeAndShapeInfo();
+    Value v{info.GetElementType(), info.GetShape(), {}};
+    const size_t bytes = info.GetElementCount() * (v.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT ? 4 : 1);
+    const auto* p = static_cast<const std::uint8_t*>(outputs[i].GetTensorRawData());
+    v.bytes.assign(p, p + bytes);
+    out[out_names[i]] = std::move(v);
+  }
+  return out;
+}
+
+Ort::Session session_of(std::string_view bytes) {
+  Ort::SessionOptions options;
+  options.SetIntraOpNumThreads(1);
+  return Ort::Session(sam3::rt::env(), bytes.data(), bytes.size(), options);
+}
+
+// The kernel's arithmetic (apps/web/kernels/int8_gemm.c) in plain C++.
+Value linear(const json& l, const std::string& blobs, const Values& values) {
+  auto blob = [&](const json& b) { return std::string_view(blobs).substr(b["offset"].get<size_t>(), b["bytes"].get<size_t>()); };
+  const Value& x = values.at(l["x"]);
+  const auto k = l["k"].get<std::int64_t>(), n = l["n"].get<std::int64_t>();
+  const bool is_signed = l["signed"];
+  const std::int64_t m = static_cast<std::int64_t>(x.bytes.size()) / k;
+  const int za = values.at(l["zero_point"]).bytes[0];
+  float sa;
+  std::memcpy(&sa, values.at(l["scale"]).bytes.data(), 4);
+  const auto w = blob(l["weight"]);
+  const std::string_view zp = l["w_zero_point"].is_null() ? std::string_view() : blob(l["w_zero_point"]);
+  const auto ws = blob(l["w_scale"]);
+  const std::string_view bias = l["bias"].is_null() ? std::string_view() : blob(l["bias"]);
+  auto value = [&](char c) { return is_signed ? int(static_cast<std::int8_t>(c)) : int(static_cast<std::uint8_t>(c)); };
+  auto f = [](std::string_view s, size_t i) {
+    float v;
+    std::memcpy(&v, s.data() + 4 * i, 4);
+    return v;
+  };
+  Value y{ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, x.shape, std::vector<std::uint8_t>(static_cast<size_t>(m * n) * 4)};
+  y.shape.back() = n;
+  for (std::int64_t r = 0; r < m; ++r) {
+    for (std::int64_t c = 0; c < n; ++c) {
+      const int zw = zp.empty() ? 0 : value(zp[zp.size() > 1 ? static_cast<size_t>(c) : 0]);
+      std::int64_t sum = 0;
+      for (std::int64_t i = 0; i < k; ++i) sum += (x.bytes[static_cast<size_t>(r * k + i)] - za) * (value(w[static_cast<size_t>(i * n + c)]) - zw);
+      const float scale = sa * f(ws, ws.size() > 4 ? static_cast<size_t>(c) : 0);
+      float v = static_cast<float>(sum) * scale;
+      if (!bias.empty()) v = v + f(bias, static_cast<size_t>(c));
+      std::memcpy(y.bytes.data() + 4 * (r * n + c), &v, 4);
+    }
+  }
+  return y;
+}
+
+void expect_split_equals_whole(const std::string& file, int linears, int segments, const std::vector<std::string>& unsigned_outputs) {
+  const std::string model = sam3::test::read_file(sam3::test::test_models_dir() / "int8" / file);
+  sam3::optimize::SplitLinearsStats stats;
+  const std::string bundle = sam3::optimize::split_at_int8_linears(model, &stats);
+  EXPECT_EQ(stats.linears, linears) << file;
+  EXPECT_EQ(stats.segments, segments) << file;
+  ASSERT_EQ(bundle.substr(0, 8), sam3::optimize::kSplitBundleMagic);
+  std::uint32_t length = 0;
+  std::memcpy(&length, bundle.data() + 8, 4);
+  const json header = json::parse(bundle.substr(12, length));
+  const std::string blobs = bundle.substr((12 + length + 15) / 16 * 16);
+  Ort::Session whole = session_of(model);
+  std::mt19937 rng(45);
+  for (const auto& [lo, hi] : std::vector<std::pair<float, float>>{{-1, 1}, {0.5f, 3}, {-7, -0.1f}, {2, 2}, {-1e4f, 3e4f}}) {
+    std::uniform_real_distribution<float> draw(lo, hi);
+    Values feeds;
+    for (const auto& in : header["inputs"]) {
+      Value v{ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, in["shape"].get<std::vector<std::int64_t>>(), {}};
+      std::int64_t count = 1;
+      for (auto d : v.shape) count *= d;
+      v.bytes.resize(static_cast<size_t>(count) * 4);
+      for (std::int64_t i = 0; i < count; ++i) {
+        const float x = draw(rng);
+        std::memcpy(v.bytes.data() + 4 * i, &x, 4);
+      }
+      feeds[in["name"]] = std::move(v);
+    }
+    Values values = feeds;
+    for (const auto& step : header["steps"]) {
+      if (step.contains("segment")) {
+        const auto& s = step["segment"];
+        Ort::Session session = session_of(std::string_view(blobs).substr(s["offset"].get<size_t>(), s["bytes"].get<size_t>()));
+        Values in;
+        for (const auto& name : s["inputs"]) in[name] = values.at(name);
+        for (auto& [name, v] : run(session, in)) values[name] = std::move(v);
+      } else {
+        values[step["linear"]["output"]] = linear(step["linear"], blobs, values);
+      }
+    }
+    const Values want = run(whole, feeds);
+    for (const auto& [name, w] : want) {
+      const Value& got = values.at(name);
+      ASSERT_EQ(got.shape, w.shape) << file << " " << name;
+      ASSERT_EQ(got.bytes.size(), w.bytes.size()) << name;
+      const bool exact = std::find(unsigned_outputs.begin(), unsigned_outputs.end(), name) != unsigned_outputs.end();
+      for (size_t i = 0; i < w.bytes.size(); i += 4) {
+        float a, b;
+        std::memcpy(&a, w.bytes.data() + i, 4);
+        std::memcpy(&b, got.bytes.data() + i, 4);
+        // uint8 weights: ONNX Runtime's u8 x u8 kernels are exact on every CPU, so the split's
+        // products equal its fused ones bit for bit. int8 weights: its u8 x s8 kernel saturates
+        // 16-bit sums on AVX2 (tests/support/int8_reference.h), so only close there.
+        if (exact) ASSERT_EQ(a, b) << file << " " << name << "[" << i / 4 << "] on [" << lo << ", " << hi << "]";
+        else ASSERT_LE(std::abs(a - b), 0.02 * std::max(1.0f, std::abs(a))) << file << " " << name << "[" << i / 4 << "]";
+      }
+    }
+  }
+}
+
+TEST(SplitLinears, TheSegmentsAndTheKernelsArithmeticGiveTheWholeGraphsOutputs) {
+  // linears.onnx: y_conv (ConvInteger) and y_kept (an Add on the integers) stay in the segments.
+  expect_split_equals_whole("linears.onnx", 4, 2, {"y_published", "y_per_column", "y_conv", "y_kept"});
+  // linears_bias.onnx: biases either side, per-column scales, a chain over three segments.
+  expect_split_equals_whole("linears_bias.onnx", 4, 3, {"y_bias", "y_columns"});
+}
+
+TEST(SplitLinears, GraphsWithoutLinearsAreLeftAlone) {
+  const std::string model = sam3::test::read_file(sam3::test::test_models_dir() / "int8" / "matmulinteger.onnx");
+  sam3::optimize::SplitLinearsStats stats;
+  EXPECT_EQ(sam3::optimize::split_at_int8_linears(model, &stats), "") << "integer outputs: no Cast -> Mul, no linear layer";
+  EXPECT_EQ(stats.linears, 0);
+  EXPECT_THROW(sam3::optimize::split_at_int8_linears("not a model", nullptr), sam3::Error);
+}
+
+}  // namespace
