@@ -11,6 +11,7 @@
 
 #include "sam3/error.h"
 #include "sam3/map_labeler.h"
+#include "sam3/raster.h"
 
 namespace py = pybind11;
 using namespace pybind11::literals;
@@ -27,6 +28,8 @@ sam3::RasterOptions::Scale scale_of(const std::string& kind) {
 }
 
 }  // namespace
+
+bool is_georeferenced_input(const std::filesystem::path& path) { return sam3::is_georeferenced_raster(path); }
 
 void bind_label_map(py::module_& m) {
   m.def("label_map", [](const std::vector<std::filesystem::path>& rasters, const std::vector<std::string>& prompts,

@@ -4,6 +4,8 @@
 
 #include "sam3/error.h"
 
+bool is_georeferenced_input(const std::filesystem::path&) { return false; }
+
 void bind_label_map(pybind11::module_& m) {
   m.def("label_map", [](const pybind11::args&, const pybind11::kwargs&) {
     throw sam3::Error(sam3::ErrorCode::kInvalidArgument,

@@ -546,6 +546,15 @@ PYBIND11_MODULE(_native, m) {
           {
             py::gil_scoped_release release;
             auto list = sam3::collect_label_inputs(inputs, out);
+            if (config.formats & sam3::kFormatGeoJson) {
+              for (const auto& in : list) {
+                if (!is_georeferenced_input(in.path)) continue;
+                throw sam3::Error(sam3::ErrorCode::kInvalidArgument,
+                                  in.path.string() + " is a georeferenced raster: label() would write its GeoJSON in pixels with no "
+                                                     "CRS; label_map([...], prompts, out, formats=\"geojson\") writes it in its CRS "
+                                                     "through GDAL");
+              }
+            }
             sam3::Labeler labeler(model, config, out);
             s = labeler.run(list, [&](const sam3::LabelProgress& p) {
               if (!progress || stop) return;

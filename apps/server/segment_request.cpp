@@ -70,11 +70,16 @@ SegmentRequest parse_segment_request(const std::string& body) {
     if (!j["multimask"].is_boolean()) bad("\"multimask\" must be true or false");
     r.multimask = j["multimask"].get<bool>();
   }
-  r.options.score_threshold = number_in(j, "threshold", 0.f, 1.f, r.options.score_threshold);
-  r.options.mask_threshold = number_in(j, "mask_threshold", 0.f, 1.f, r.options.mask_threshold);
-  r.options.nms_iou = number_in(j, "nms", 0.f, 1.f, 0.f);
-  r.options.min_area = static_cast<std::int64_t>(number_in(j, "min_area", 0.f, 1e12f, 0.f));
-  r.options.max_instances = static_cast<int>(number_in(j, "max_instances", 0.f, 1e6f, 0.f));
+  // sam3's one options codec, with the bounds every front uses (the image is not copied into it).
+  json options = json::object();
+  for (const char* key : {"threshold", "mask_threshold", "nms", "min_area", "max_instances"}) {
+    if (j.contains(key)) options[key] = j[key];
+  }
+  try {
+    r.options = parse_segment_options_json(options.dump(), "", r.options);
+  } catch (const Error& e) {
+    bad(e.what());
+  }
   r.polygon_tolerance = number_in(j, "polygon_tolerance", 0.f, 100.f, 1.f);
   if (j.contains("mask_format")) {
     const auto f = j["mask_format"];

@@ -142,16 +142,9 @@ json tensors_json(std::vector<Tensor>& tensors) {
 // segment()'s {text, boxes}, read by sam3's one prompt codec (errors name the field: prompt.boxes[0][4]).
 sam3::Prompt prompt_from_json(const json& j) { return sam3::pure::concept_from_json(j, "prompt"); }
 
-// The server's request names: threshold, mask_threshold, nms, min_area, max_instances.
-sam3::SegmentOptions options_from_json(const json& j) {
-  sam3::SegmentOptions o;
-  if (j.contains("threshold")) o.score_threshold = j["threshold"].get<float>();
-  if (j.contains("mask_threshold")) o.mask_threshold = j["mask_threshold"].get<float>();
-  if (j.contains("nms")) o.nms_iou = j["nms"].get<float>();
-  if (j.contains("min_area")) o.min_area = j["min_area"].get<std::int64_t>();
-  if (j.contains("max_instances")) o.max_instances = j["max_instances"].get<int>();
-  return o;
-}
+// The server's request names and bounds (sam3's one options codec): threshold, mask_threshold,
+// nms, min_area, max_instances.
+sam3::SegmentOptions options_from_json(const json& j) { return sam3::pure::segment_options_from_json(j, "options"); }
 
 json string_list(const std::vector<std::string>& v) { return json(v); }
 

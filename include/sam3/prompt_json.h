@@ -1,4 +1,4 @@
-// Prompts sent as JSON, read by one codec for every front (the server's "prompts", the
+// Prompts and segment options sent as JSON, read by one codec for every front (the server's "prompts", the
 // browser module, label's box-prompt files): errors are kInvalidArgument and name the field
 // path, e.g. "prompts[2].boxes[0][4] must be \"pos\" or \"neg\", got \"maybe\"".
 #pragma once
@@ -25,5 +25,12 @@ struct PromptEntry {
 
 // JSON text of a list of entries -> the entries; `where` names the list in errors.
 std::vector<PromptEntry> parse_prompts_json(std::string_view json, const std::string& where = "prompts");
+
+// JSON text of an object -> segment options, with one set of bounds for every front:
+// "threshold", "mask_threshold", "nms" (0 to 1), "min_area" (whole pixels, 0 to 10^12),
+// "max_instances" (whole, 0 to 10^6; 0 keeps all). Missing keys keep `defaults`' values; other
+// keys are ignored. Errors name the key under `where` (none when empty).
+SegmentOptions parse_segment_options_json(std::string_view json, const std::string& where = "",
+                                          const SegmentOptions& defaults = {});
 
 }  // namespace sam3

@@ -1,6 +1,8 @@
 #include "pure/prompt_json.h"
 
 #include <cmath>
+#include <cstdio>
+#include <type_traits>
 
 #include "sam3/error.h"
 
@@ -20,6 +22,19 @@ bool polarity(const json& j, const std::string& where) {
   const auto p = j.is_string() ? parse_polarity(j.get<std::string>()) : std::nullopt;
   if (!p) bad(where + " must be \"pos\" or \"neg\", got " + j.dump());
   return *p;
+}
+
+// A number of `where` in [lo, hi]; whole when asked (a JSON 100.0 is whole, 1.5 is not).
+double number_in(const json& j, const std::string& where, double lo, double hi, bool whole) {
+  if (!j.is_number()) bad(where + " must be a number, got " + j.dump());
+  const double v = j.get<double>();
+  if (whole && std::floor(v) != v) bad(where + " must be a whole number, got " + j.dump());
+  if (!(v >= lo && v <= hi)) {
+    char range[64];
+    std::snprintf(range, sizeof range, " must be between %g and %g, got ", lo, hi);
+    bad(where + range + j.dump());
+  }
+  return v;
 }
 
 }  // namespace
@@ -110,6 +125,21 @@ PromptEntry prompt_entry_from_json(const json& j, const std::string& where) {
   return e;
 }
 
+SegmentOptions segment_options_from_json(const json& j, const std::string& where, const SegmentOptions& defaults) {
+  if (!j.is_object()) bad(where + " must be an object");
+  const std::string prefix = where.empty() ? "" : where + ".";
+  SegmentOptions o = defaults;
+  const auto read = [&](const char* key, double lo, double hi, bool whole, auto& field) {
+    if (j.contains(key)) field = static_cast<std::remove_reference_t<decltype(field)>>(number_in(j[key], prefix + key, lo, hi, whole));
+  };
+  read("threshold", 0, 1, false, o.score_threshold);
+  read("mask_threshold", 0, 1, false, o.mask_threshold);
+  read("nms", 0, 1, false, o.nms_iou);
+  read("min_area", 0, 1e12, true, o.min_area);
+  read("max_instances", 0, 1e6, true, o.max_instances);
+  return o;
+}
+
 }  // namespace sam3::pure
 
 namespace sam3 {
@@ -121,6 +151,12 @@ std::vector<PromptEntry> parse_prompts_json(std::string_view text, const std::st
   std::vector<PromptEntry> out;
   for (size_t i = 0; i < j.size(); ++i) out.push_back(pure::prompt_entry_from_json(j[i], where + "[" + std::to_string(i) + "]"));
   return out;
+}
+
+SegmentOptions parse_segment_options_json(std::string_view text, const std::string& where, const SegmentOptions& defaults) {
+  const auto j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded()) throw Error(ErrorCode::kInvalidArgument, (where.empty() ? "the options" : where) + " are not valid JSON");
+  return pure::segment_options_from_json(j, where, defaults);
 }
 
 }  // namespace sam3

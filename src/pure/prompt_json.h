@@ -1,5 +1,5 @@
 // The one reader of prompts sent as JSON, for every front: the server's "prompts" entries, the
-// browser module's segment() options, `sam3 label --box-prompt` files. Errors are
+// browser module's segment() prompts and options, `sam3 label --box-prompt` files. Errors are
 // kInvalidArgument and name the field path from `where`, e.g. prompts[2].boxes[0][4]. Pure:
 // standard library and nlohmann-json.
 #pragma once
@@ -25,5 +25,12 @@ InteractivePrompt object_from_json(const nlohmann::json& j, const std::string& w
 
 // A concept must give a text, boxes or both.
 PromptEntry prompt_entry_from_json(const nlohmann::json& j, const std::string& where);
+
+// The segment options of a request object, under the names every front uses: "threshold",
+// "mask_threshold", "nms" (0 to 1), "min_area" (a whole number of pixels, 0 to 10^12),
+// "max_instances" (a whole number, 0 to 10^6; 0 keeps all). Missing keys keep `defaults`' value;
+// other keys are the caller's. Errors name the key under `where` ("options.min_area").
+SegmentOptions segment_options_from_json(const nlohmann::json& j, const std::string& where,
+                                         const SegmentOptions& defaults = {});
 
 }  // namespace sam3::pure

@@ -675,6 +675,11 @@ def test_python_label_map_writes_what_the_cli_writes(tmp_path):
     with pytest.raises(sam3cpp.InvalidArgumentError, match="layer White"):
         sam3cpp.label_map([tmp_path / "utm.tif"], ["white", "White"], tmp_path / "bad", model=model)
     assert not (tmp_path / "bad").exists()
+    # label() is the image labeler: a GeoTIFF asked for GeoJSON there would get pixel coordinates
+    # and no CRS, so it is refused, naming label_map (`sam3 label` sends it to the map path).
+    with pytest.raises(sam3cpp.InvalidArgumentError, match="georeferenced raster.*label_map"):
+        sam3cpp.label([tmp_path / "utm.tif"], ["red"], tmp_path / "bad", model=model, formats="geojson")
+    assert not (tmp_path / "bad").exists()
 
 
 @pytest.mark.parametrize("fmt,prompts,layer", [

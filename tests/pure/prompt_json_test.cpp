@@ -56,4 +56,41 @@ TEST(PromptJson, ErrorsNameTheFieldPath) {
   EXPECT_NE(error_of("[").find("not valid JSON"), std::string::npos);
 }
 
+std::string options_error_of(const std::string& json) {
+  try {
+    sam3::parse_segment_options_json(json, "options");
+  } catch (const sam3::Error& e) {
+    EXPECT_EQ(e.code(), sam3::ErrorCode::kInvalidArgument) << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << "accepted " << json;
+  return {};
+}
+
+TEST(SegmentOptionsJson, EveryFrontReadsTheSameNamesWithTheSameBounds) {
+  sam3::SegmentOptions defaults;
+  defaults.score_threshold = 0.3f;
+  const auto o = sam3::parse_segment_options_json(
+      R"({"mask_threshold": 0.25, "nms": 0.7, "min_area": 1e3, "max_instances": 12, "text": "kept for the caller"})", "", defaults);
+  EXPECT_EQ(o.score_threshold, 0.3f) << "a missing key keeps the default";
+  EXPECT_EQ(o.mask_threshold, 0.25f);
+  EXPECT_EQ(o.nms_iou, 0.7f);
+  EXPECT_EQ(o.min_area, 1000) << "1e3 is a whole number";
+  EXPECT_EQ(o.max_instances, 12);
+  EXPECT_EQ(sam3::parse_segment_options_json(R"({"min_area": 1000000000000})").min_area, 1000000000000LL)
+      << "min_area is read as a 64-bit count, not through a float";
+}
+
+TEST(SegmentOptionsJson, OutOfRangeOrFractionalValuesAreRefusedNamingTheKey) {
+  EXPECT_NE(options_error_of(R"({"threshold": 2})").find("options.threshold must be between 0 and 1"), std::string::npos);
+  EXPECT_NE(options_error_of(R"({"nms": -0.1})").find("options.nms must be between 0 and 1"), std::string::npos);
+  EXPECT_NE(options_error_of(R"({"mask_threshold": "0.5"})").find("options.mask_threshold must be a number"), std::string::npos);
+  EXPECT_NE(options_error_of(R"({"min_area": 10.5})").find("options.min_area must be a whole number"), std::string::npos);
+  EXPECT_NE(options_error_of(R"({"min_area": -1})").find("options.min_area must be between 0 and"), std::string::npos);
+  // Would wrap an int: checked as a number before it becomes one.
+  EXPECT_NE(options_error_of(R"({"max_instances": 4294967297})").find("options.max_instances must be between 0 and"),
+            std::string::npos);
+  EXPECT_NE(options_error_of(R"([0.5])").find("options must be an object"), std::string::npos);
+}
+
 }  // namespace

@@ -135,6 +135,13 @@ TEST_F(ServerApi, EveryErrorHasItsStatusAndShape) {
                       "application/json"), 400, "invalid_argument");
   expect_error(c.Post("/v1/segment", json{{"image_id", id}, {"prompts", {"red"}}, {"threshold", 7}}.dump(), "application/json"),
                400, "invalid_request");
+  // The options' bounds are the library's one codec's (the browser module reads the same): a
+  // fraction of a pixel or a count past an int is refused, naming the key.
+  for (const auto& [key, value] : std::vector<std::pair<std::string, json>>{{"min_area", 10.5}, {"max_instances", 4294967297LL}}) {
+    const auto r = c.Post("/v1/segment", json{{"image_id", id}, {"prompts", {"red"}}, {key, value}}.dump(), "application/json");
+    expect_error(r, 400, "invalid_request");
+    if (r) EXPECT_NE(body_of(r)["error"]["message"].get<std::string>().find(key), std::string::npos) << r->body;
+  }
   expect_error(c.Post("/v1/segment", json{{"image_id", "0123"}, {"prompts", {"red"}}}.dump(), "application/json"), 404,
                "unknown_image");
   expect_error(c.Post("/v1/segment", "prompts=red", "text/plain"), 415, "unsupported_media_type");
