@@ -490,13 +490,13 @@ export class Sam3 {
       attention_chunk: device === "wasm" ? (options.attentionChunk ?? 256) : 0,
       int8_as_float: options.int8AsFloat ?? device === "webgpu",
     };
-    // The tab's own kernels (sam3-int8.mjs): the image encoder's int8 linear layers where the CPU
-    // computes relaxed SIMD's dot product exactly, the other networks' attention (the decoders'
-    // MultiHeadAttention, not chunked: the kernel streams over keys) wherever it loads; ONNX
+    // The tab's own kernels (sam3-int8.mjs): the image encoder's and the decoders' int8 linear
+    // layers where the CPU computes relaxed SIMD's dot product exactly, the decoders' attention
+    // (MultiHeadAttention, not chunked: the kernel streams over keys) wherever it loads; ONNX
     // Runtime's kernels run the rest, and everything where the kernels are off.
     const threads = globalThis.crossOriginIsolated ? ort.env.wasm.numThreads : 1;
     const kernels = await loadKernels(device, options.int8Kernel ?? "auto", options.attentionKernel ?? "auto", threads);
-    const splitOf = (part) => ({ linears: kernels.int8.on && part === "image", attention: kernels.attention.on && part !== "image" && part !== "text" });
+    const splitOf = (part) => ({ linears: kernels.int8.on && part !== "text", attention: kernels.attention.on && part !== "image" && part !== "text" });
     const rewriteOf = (part) => {
       const { linears, attention } = splitOf(part);
       return { ...rewrite, ...(linears ? { split_linears: true } : {}),

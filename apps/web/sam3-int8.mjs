@@ -206,8 +206,11 @@ export class SplitSession {
     const s = new SplitSession(ort, header, kernel);
     for (const step of header.steps) {
       if (step.segment) {
-        // Memory arenas off: a hundred sessions would each keep their largest activations.
-        const session = await ort.InferenceSession.create(blob(step.segment), { enableCpuMemArena: false, ...sessionOptions });
+        // Memory arenas off: a hundred sessions would each keep their largest activations. No
+        // spinning: ONNX Runtime's threads would otherwise spin after each segment, on the cores
+        // the kernel's threads compute on next.
+        const extra = { ...sessionOptions.extra, session: { ...sessionOptions.extra?.session, intra_op: { allow_spinning: "0" } } };
+        const session = await ort.InferenceSession.create(blob(step.segment), { enableCpuMemArena: false, ...sessionOptions, extra });
         s.steps.push({ segment: step.segment, session });
       } else if (step.attention) {
         s.steps.push({ attention: step.attention });

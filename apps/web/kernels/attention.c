@@ -14,7 +14,9 @@
 #include <stdint.h>
 #include <wasm_simd128.h>
 
-#define ROWS 4    // query rows per tile
+#ifndef ROWS
+#define ROWS 4  // query rows per tile
+#endif
 #define BLOCK 64  // keys per block (a multiple of 8)
 #define FLOOR -3.0e38f  // "minus infinity" that keeps differences finite
 
