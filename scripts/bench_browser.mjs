@@ -165,24 +165,26 @@ async function browserRun(variant, baseUrl) {
         decoderFeeds ??= Object.fromEntries(Object.entries(feeds).map(([k, t]) => [k, { type: t.type, dims: [...t.dims] }]));
         return run(feeds, ...rest);
       };
-      let attentionKernelMs = 0;
+      let attentionKernelMs = 0, int8KernelMs = 0;
       const results = [];
       for (const text of texts) {
         results.push(await m.segment(e, { text }));
         for (const k of Object.keys(sum)) sum[k] += m.lastTimings[k];
         attentionKernelMs += decoder.lastTimings?.attention ?? 0;
+        int8KernelMs += decoder.lastTimings?.linears ?? 0;
       }
       if (profiling) {
         m.sessions.decoder.endProfiling();
         await new Promise((done) => setTimeout(done, 500));
       }
       return { device: m.device, build: m.ortBuild, rewrites: m.rewrites, int8: m.int8Kernel, split: m.sessions.image.lastTimings ?? null,
-        attention: m.attentionKernel, attentionKernelMs, decoderFeeds, results,
+        attention: m.attentionKernel, attentionKernelMs, int8KernelMs, decoderFeeds, results,
         threads: crossOriginIsolated ? navigator.hardwareConcurrency : 1, load,
         preprocess: e.timings_ms.preprocess, encode_image: e.timings_ms.encode_image, ...sum };
     }, { device, options, texts: TEXTS, profiling: args.profile });
     const decodes = args.profile ? profileByOp(lines.decode) : null;
     if (decodes && r.attentionKernelMs) decodes["(the tab's attention kernel, copies included)"] = { n: 0, ms: r.attentionKernelMs };
+    if (decodes && r.int8KernelMs) decodes["(the tab's int8 kernel, copies included)"] = { n: 0, ms: r.int8KernelMs };
     return { ...r, label, ops: args.profile ? { "image encode": profileByOp(lines.encode), [`decodes (${TEXTS.length})`]: decodes } : null };
   } finally {
     ({ peak: browserRun.peak, afterLoad: browserRun.afterLoad } = memory.stop());
@@ -334,8 +336,10 @@ try {
     const how = `${r.label}: ${r.build}${r.device === "webgpu" ? ", SwiftShader" : `, ${r.threads} threads`}${fused ? `, ${fused} attention fused` : ""}${kernel}`;
     if (r.split) ratios.push(`${how}: image encode ${Math.round(r.split.segments)} ms in ONNX Runtime's segments, ${Math.round(r.split.linears)} ms in the int8 kernel (copies in and out included)`);
     if (r.int8 && !r.int8.build && r.device === "wasm") ratios.push(`${how}: no int8 kernel (${r.int8.reason})`);
-    if (r.attention?.build) ratios.push(`${how}: decodes ${Math.round(r.decode)} ms, of which ${Math.round(r.attentionKernelMs)} ms in the attention kernel (${r.attention.build}; ${r.rewrites.decoder?.attention_steps} attention nodes, ${r.rewrites.decoder?.segments} segments; copies included)`);
-    else if (r.device === "wasm") ratios.push(`${how}: no attention kernel (${r.attention?.reason})`);
+    if (r.attention?.build || r.int8KernelMs) {
+      ratios.push(`${how}: decodes ${Math.round(r.decode)} ms, of which ${Math.round(r.attentionKernelMs)} ms in the attention kernel (${r.attention?.build}; ${r.rewrites.decoder?.attention_steps} attention nodes) and ${Math.round(r.int8KernelMs)} ms in the int8 kernel (${r.rewrites.decoder?.linears} products; ${r.rewrites.decoder?.segments} segments; copies included)`);
+    }
+    if (!r.attention?.build && r.device === "wasm") ratios.push(`${how}: no attention kernel (${r.attention?.reason})`);
     ratios.push(`${how}: against the CLI: ${compareResults(r.results, nativePrompts)}`);
     if (args.profile && r.decoderFeeds && !nativeDecodes) nativeDecodes = await nativeDecoderProfile(r.decoderFeeds, TEXTS.length);
     const cells = [`browser ${r.device} (${how})`, r.load, r.preprocess,

@@ -496,7 +496,10 @@ export class Sam3 {
     // Runtime's kernels run the rest, and everything where the kernels are off.
     const threads = globalThis.crossOriginIsolated ? ort.env.wasm.numThreads : 1;
     const kernels = await loadKernels(device, options.int8Kernel ?? "auto", options.attentionKernel ?? "auto", threads);
-    const splitOf = (part) => ({ linears: kernels.int8.on && part !== "text", attention: kernels.attention.on && part !== "image" && part !== "text" });
+    // Not the interactive model's decoder: its attention is a tenth of a click (over 7 or so
+    // prompt tokens), less than what the segments around it cost (measured: docs/browser.md).
+    const splitOf = (part) => ({ linears: kernels.int8.on && part !== "text",
+      attention: kernels.attention.on && part !== "image" && part !== "text" && !chosen.interactive });
     const rewriteOf = (part) => {
       const { linears, attention } = splitOf(part);
       return { ...rewrite, ...(linears ? { split_linears: true } : {}),
@@ -595,7 +598,9 @@ export class Sam3 {
       : `the image encoder has no int8 linear layer to run in it${rewrites.image?.split_refused ? ` (${rewrites.image.split_refused})` : ""}` };
     const attentionParts = Object.keys(sessions).filter((p) => splitOf(p).attention && split(p));
     model.attentionKernel = { build: attentionParts.length ? kernels.build : null, parts: attentionParts,
-      reason: !kernels.attention.on || attentionParts.length ? kernels.attention.reason : "no network has attention to run in it" };
+      reason: !kernels.attention.on || attentionParts.length ? kernels.attention.reason
+        : chosen.interactive ? "the interactive model's attention is left to ONNX Runtime Web (a small part of a click)"
+          : "no network has attention to run in it" };
     if (kernels.kernel && !Object.keys(sessions).some(split)) kernels.kernel.release();  // nothing was split: the kernel's threads go
     if (vocab) model.setVocabulary(vocab.bytes, vocab.name);
     return model;

@@ -328,13 +328,15 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_layout_candidates() {
   });
 }
 
-// names: ["vision-encoder.onnx", ...] (what exists) -> {"layout", "candidates": [family ids], "parts": {part: file name}}
+// names: ["vision-encoder.onnx", ...] (what exists) -> {"layout", "candidates": [family ids], "parts": {part: file name},
+// "interactive": the tracker (clicks), not a text generation}
 EMSCRIPTEN_KEEPALIVE const char* sam3_choose_files(const char* where, const char* names_json) {
   return guarded([&] {
     const auto names = json::parse(names_json).get<std::set<std::string>>();
     // The interactive model first, as the native loader tries it.
     if (auto tracker = sam3::pure::choose_tracker_files(where, names)) {
-      return json{{"layout", sam3::pure::kTrackerLayout}, {"candidates", {sam3::pure::kTrackerLayout}}, {"parts", *tracker}};
+      return json{{"layout", sam3::pure::kTrackerLayout}, {"candidates", {sam3::pure::kTrackerLayout}}, {"parts", *tracker},
+                  {"interactive", true}};
     }
     const auto chosen = sam3::pure::choose_files(where, names);
     if (!chosen) {
@@ -344,7 +346,7 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_choose_files(const char* where, const char
     }
     json candidates = json::array();
     for (const auto* row : chosen->families) candidates.push_back(row->id);
-    return json{{"layout", chosen->families.front()->id}, {"candidates", candidates}, {"parts", chosen->parts}};
+    return json{{"layout", chosen->families.front()->id}, {"candidates", candidates}, {"parts", chosen->parts}, {"interactive", false}};
   });
 }
 

@@ -17,7 +17,9 @@
 #ifndef ROWS
 #define ROWS 4  // query rows per tile
 #endif
+#ifndef BLOCK
 #define BLOCK 64  // keys per block (a multiple of 8)
+#endif
 #define FLOOR -3.0e38f  // "minus infinity" that keeps differences finite
 
 #ifdef SAM3_RELAXED
@@ -92,8 +94,10 @@ static void tile(const float* q, int64_t qs, int rows, const float* kt, int32_t 
   const int32_t dv4 = dv & ~3;
   for (int i = 0; i < ROWS * dv; ++i) o[i] = 0.0f;
   for (int32_t j0 = 0; j0 < L; j0 += BLOCK) {
-    // Scores of the block, 8 keys at a time.
-    for (int32_t j = 0; j < BLOCK; j += 8) {
+    // Scores of the block's keys, 8 at a time (a short block, as over a few prompt tokens,
+    // computes only its keys rounded up to 8).
+    const int32_t n = L - j0 < BLOCK ? L - j0 : BLOCK, n8 = (n + 7) & ~7;
+    for (int32_t j = 0; j < n8; j += 8) {
       v128_t a[ROWS][2];
       for (int r = 0; r < ROWS; ++r) a[r][0] = a[r][1] = wasm_f32x4_splat(0.0f);
       const float* kc = kt + j0 + j;
@@ -107,18 +111,17 @@ static void tile(const float* q, int64_t qs, int rows, const float* kt, int32_t 
       }
       for (int r = 0; r < ROWS; ++r) wasm_v128_store(&s[r][j], a[r][0]), wasm_v128_store(&s[r][j + 4], a[r][1]);
     }
-    const int32_t n = L - j0 < BLOCK ? L - j0 : BLOCK;
     for (int r = 0; r < ROWS; ++r) {
-      for (int32_t j = n; j < BLOCK; ++j) s[r][j] = FLOOR;
+      for (int32_t j = n; j < n8; ++j) s[r][j] = FLOOR;
     }
     // The running maximum, the block's exponentials and the rescaled sum and output.
     for (int r = 0; r < ROWS; ++r) {
       v128_t mx = wasm_f32x4_splat(m[r]);
-      for (int32_t j = 0; j < BLOCK; j += 4) mx = wasm_f32x4_max(mx, wasm_v128_load(&s[r][j]));
+      for (int32_t j = 0; j < n8; j += 4) mx = wasm_f32x4_max(mx, wasm_v128_load(&s[r][j]));
       const float mnew = max4(mx);
       const v128_t mv = wasm_f32x4_splat(mnew);
       v128_t sum = wasm_f32x4_splat(0.0f);
-      for (int32_t j = 0; j < BLOCK; j += 4) {
+      for (int32_t j = 0; j < n8; j += 4) {
         const v128_t p = exp4(wasm_f32x4_sub(wasm_v128_load(&s[r][j]), mv));
         wasm_v128_store(&s[r][j], p);
         sum = wasm_f32x4_add(sum, p);
