@@ -250,8 +250,8 @@ function compareResults(tab, cli) {
       worstIou = Math.min(worstIou, maskIou(g.mask, w.mask));
     });
   });
-  const n = cli.reduce((a, p) => a + p.instances.length, 0);
-  return `${counts ? `the same ${n} instances` : "OTHER INSTANCE COUNTS"}, scores within ${worstScore.toFixed(4)}, mask IoU >= ${worstIou.toFixed(4)}`;
+  const n = cli.reduce((a, p) => a + p.instances.length, 0), m = tab.reduce((a, p) => a + p.instances.length, 0);
+  return `${counts ? `the same ${n} instances` : `OTHER INSTANCE COUNTS (tab ${m}, CLI ${n})`}, scores within ${worstScore.toFixed(4)}, mask IoU >= ${worstIou.toFixed(4)} (the instances both have)`;
 }
 
 // The decoder as sam3 runs it natively (the graph sam3 saved in .sam3-cache, loaded unoptimized
