@@ -19,8 +19,9 @@
 //   wasm-novnni   the module in a Chromium whose V8 does not lower relaxed SIMD to VNNI
 //                 (--js-flags=--no-enable-avx-vnni): the probe refuses the relaxed kernel
 //   wasm-simd128  the module with the kernel's SIMD128 build forced (int8Kernel: "simd128")
-//   wasm-attnoff  the module without its own attention kernel (attentionKernel: "off": the
-//                 decoders' attention on ONNX Runtime Web, in query chunks, as before it)
+//   wasm-attn     the module with its own attention kernel (attentionKernel: "auto"; off by default)
+//   wasm-attnoff  the module without it (attentionKernel: "off", the default: the decoders'
+//                 attention on ONNX Runtime Web, in query chunks)
 //   wasm-attn-simd128  the attention kernel's SIMD128 build forced (attentionKernel: "simd128")
 // Every tab run's results are compared with the CLI's (instances, scores, mask IoU).
 // --profile adds ONNX Runtime's per-operator profile of each run's image encode and of its
@@ -28,6 +29,11 @@
 // as rows of their own), and native's decodes beside them: the decoder graph sam3 saved in the
 // model folder's .sam3-cache on onnxruntime-node (the same ONNX Runtime, one thread per core),
 // fed tensors of the tab's decoder inputs' shapes.
+// --ab-decoder FILE (the decoder's file name in the folder, e.g. decoder.onnx) adds, in each
+// run with the attention kernel (wasm-attn), the decoder's attention in the tab's kernel against ONNX Runtime Web's on the
+// same inputs, alternating, 3 runs each: the module's decoder session (split at attention and
+// int8 products) and the same file rewritten with attention in query chunks and only the int8
+// products split (attentionKernel "off"'s graph), so both see the same load.
 // --loads measures only Sam3.load on WASM: the peak memory of the tab's largest process for the
 // files as written, the module without caches, its first load into an empty profile (the files
 // and rewritten graphs then cached) and its second load in the same profile (from the caches).
@@ -59,6 +65,7 @@ const { values: args } = parseArgs({
     ort: { type: "string", default: path.join(repo, ".deps/onnxruntime-web") },
     devices: { type: "string", default: "wasm,wasm-plain" }, prompts: { type: "string", default: "5" },
     profile: { type: "boolean", default: false }, loads: { type: "boolean", default: false },
+    "ab-decoder": { type: "string", default: "" },
     vocabulary: { type: "string", default: path.join(repo, "data/clip/bpe_simple_vocab_16e6.txt.gz") },
   },
 });
@@ -115,6 +122,7 @@ const VARIANTS = {
   "wasm-int8off": { device: "wasm", options: { int8Kernel: "off" }, label: "module, ONNX Runtime's int8 kernels" },
   "wasm-novnni": { device: "wasm", options: {}, flags: ["--js-flags=--no-enable-avx-vnni"], label: "module, V8 without VNNI lowering" },
   "wasm-simd128": { device: "wasm", options: { int8Kernel: "simd128" }, label: "module, the kernel's SIMD128 build" },
+  "wasm-attn": { device: "wasm", options: { attentionKernel: "auto" }, label: "module, the attention kernel" },
   "wasm-attnoff": { device: "wasm", options: { attentionKernel: "off" }, label: "module, ONNX Runtime's attention" },
   "wasm-attn-simd128": { device: "wasm", options: { attentionKernel: "simd128" }, label: "module, the attention kernel's SIMD128 build" },
 };
@@ -144,7 +152,7 @@ async function browserRun(variant, baseUrl) {
       else if (args.profile) lines[phase].push(m.text());
     });
     await page.goto(`${baseUrl}/`);
-    const r = await page.evaluate(async ({ device, options, texts, profiling }) => {
+    const r = await page.evaluate(async ({ device, options, texts, profiling, abDecoder }) => {
       const { Sam3 } = await import("/web/sam3-browser.mjs");
       const t0 = performance.now();
       const m = await Sam3.load("/models/", { device, cache: false, vocabulary: "/vocab/bpe_simple_vocab_16e6.txt.gz", ...options,
@@ -161,8 +169,10 @@ async function browserRun(variant, baseUrl) {
       const decoder = m.sessions.decoder;
       let decoderFeeds = null;
       const run = decoder.run.bind(decoder);
+      let lastFeeds = null;
       decoder.run = (feeds, ...rest) => {
         decoderFeeds ??= Object.fromEntries(Object.entries(feeds).map(([k, t]) => [k, { type: t.type, dims: [...t.dims] }]));
+        lastFeeds = feeds;
         return run(feeds, ...rest);
       };
       let attentionKernelMs = 0, int8KernelMs = 0;
@@ -177,11 +187,35 @@ async function browserRun(variant, baseUrl) {
         m.sessions.decoder.endProfiling();
         await new Promise((done) => setTimeout(done, 500));
       }
+      let ab = null;
+      if (abDecoder && m.attentionKernel?.build && lastFeeds) {
+        const core = await (await import("/web/sam3.mjs")).default();
+        const bytes = new Uint8Array(await (await fetch(`/models/${abDecoder}`)).arrayBuffer());
+        const p = core._malloc(bytes.byteLength);
+        core.HEAPU8.set(bytes, p);
+        const options = JSON.stringify({ fuse_attention: true, attention_chunk: 256, split_linears: true });
+        const o = core._malloc(options.length + 1);
+        core.stringToUTF8(options, o, options.length + 1);
+        const answer = JSON.parse(core.UTF8ToString(core._sam3_rewrite_for_browser(p, bytes.byteLength, o)));
+        const rewritten = core.HEAPU8.slice(answer.ptr, answer.ptr + answer.bytes);
+        core._sam3_release_rewritten();
+        const { SplitSession, readBundle } = await import("/web/sam3-int8.mjs");
+        const ortOwn = await SplitSession.create(m.ort, readBundle(rewritten), { executionProviders: ["wasm"] }, decoder.kernel);
+        ab = { kernel: [], ort: [] };
+        for (let i = 0; i < 3; ++i) {
+          for (const [name, session] of [["kernel", decoder], ["ort", ortOwn]]) {
+            const t = performance.now();
+            await session.run(lastFeeds);
+            ab[name].push(performance.now() - t);
+          }
+        }
+        for (const step of ortOwn.steps) await step.session?.release();
+      }
       return { device: m.device, build: m.ortBuild, rewrites: m.rewrites, int8: m.int8Kernel, split: m.sessions.image.lastTimings ?? null,
-        attention: m.attentionKernel, attentionKernelMs, int8KernelMs, decoderFeeds, results,
+        attention: m.attentionKernel, attentionKernelMs, int8KernelMs, decoderFeeds, results, ab,
         threads: crossOriginIsolated ? navigator.hardwareConcurrency : 1, load,
         preprocess: e.timings_ms.preprocess, encode_image: e.timings_ms.encode_image, ...sum };
-    }, { device, options, texts: TEXTS, profiling: args.profile });
+    }, { device, options, texts: TEXTS, profiling: args.profile, abDecoder: args["ab-decoder"] });
     const decodes = args.profile ? profileByOp(lines.decode) : null;
     if (decodes && r.attentionKernelMs) decodes["(the tab's attention kernel, copies included)"] = { n: 0, ms: r.attentionKernelMs };
     if (decodes && r.int8KernelMs) decodes["(the tab's int8 kernel, copies included)"] = { n: 0, ms: r.int8KernelMs };
@@ -341,6 +375,11 @@ try {
     }
     if (!r.attention?.build && r.device === "wasm") ratios.push(`${how}: no attention kernel (${r.attention?.reason})`);
     ratios.push(`${how}: against the CLI: ${compareResults(r.results, nativePrompts)}`);
+    if (r.ab) {
+      const ms = (v) => v.map((x) => Math.round(x)).join(" / ");
+      const median = (v) => [...v].sort((a, b) => a - b)[1];
+      ratios.push(`${how}: the decoder, alternating in one page (ms, 3 runs each): attention in the tab's kernel ${ms(r.ab.kernel)}, on ONNX Runtime Web ${ms(r.ab.ort)}: median ${(median(r.ab.ort) / median(r.ab.kernel)).toFixed(2)}x faster with the kernel`);
+    }
     if (args.profile && r.decoderFeeds && !nativeDecodes) nativeDecodes = await nativeDecoderProfile(r.decoderFeeds, TEXTS.length);
     const cells = [`browser ${r.device} (${how})`, r.load, r.preprocess,
       r.encode_image, r.encode_text, r.decode, r.postprocess, browserRun.peak, browserRun.afterLoad];

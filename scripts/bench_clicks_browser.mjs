@@ -14,9 +14,9 @@
 //        [--width 1280 --height 960 --clicks 20 --points-per-side 16 --devices wasm] [--profile] [--rounds N]
 //
 // --rounds N alternates N native and tab runs (each ratio from runs close in time; the median
-// printed); --profile profiles the last round's tab run. Devices: wasm (the module as it loads:
-// the decoder's attention in the tab's own kernel where it loads), wasm-attnoff (attention on
-// ONNX Runtime Web: attentionKernel "off"), webgpu.
+// printed); --profile profiles the last round's tab run. Devices: wasm (the module as it loads),
+// wasm-attnoff (attentionKernel "off", explicitly), webgpu. (The interactive model's decoder is
+// never split at its attention: docs/browser.md, "Decode and clicks per operator".)
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";

@@ -33,10 +33,11 @@ export interface LoadOptions {
    * "auto" (default) where the CPU computes relaxed SIMD's dot product exactly (x86 with
    * AVX-VNNI), else ONNX Runtime Web's kernels; "off"; "relaxed" or "simd128" forced (tests). */
   int8Kernel?: "auto" | "off" | "relaxed" | "simd128";
-  /** On WASM, the decoders' attention (MultiHeadAttention, after fusion) in the tab's own
-   * kernel (sam3-int8.mjs, the same module as the int8 kernel): "auto" (default: the relaxed
-   * build where the int8 probe passes, else SIMD128); "off" (ONNX Runtime Web's, in query
-   * chunks); "relaxed" or "simd128" forced (tests). */
+  /** On WASM, the text decoders' attention (MultiHeadAttention, after fusion) in the tab's own
+   * kernel (sam3-int8.mjs, the same module as the int8 kernel): "off" (default: ONNX Runtime
+   * Web's, in query chunks; the kernel measured no faster on Zen 5, docs/browser.md); "auto"
+   * (the relaxed build where the int8 probe passes, else SIMD128); "relaxed" or "simd128"
+   * forced. Never for the interactive model's decoder. */
   attentionKernel?: "auto" | "off" | "relaxed" | "simd128";
   /** More ONNX Runtime Web session options (e.g. enableProfiling). */
   sessionOptions?: Record<string, unknown>;

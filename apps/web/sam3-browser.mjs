@@ -457,7 +457,7 @@ export class Sam3 {
   // loaded, total}), vocabulary (URL of a fallback vocabulary), threads (WASM threads; default
   // one per core), fuseAttention (attention as MultiHeadAttention; default true),
   // attentionChunk (its queries per chunk on WASM, more over fewer keys; default 256, 0 for none), int8Kernel and
-  // attentionKernel (the tab's own kernels on WASM: "auto", "off", "relaxed", "simd128"), int8AsFloat (the
+  // attentionKernel (the tab's own kernels on WASM: "auto", "off", "relaxed", "simd128"; defaults "auto" and "off"), int8AsFloat (the
   // int8 products as float operators; default on WebGPU only), logSeverityLevel (ONNX
   // Runtime's, default 3), sessionOptions (more ONNX Runtime session options, e.g.
   // enableProfiling)}.
@@ -492,10 +492,12 @@ export class Sam3 {
     };
     // The tab's own kernels (sam3-int8.mjs): the image encoder's and the decoders' int8 linear
     // layers where the CPU computes relaxed SIMD's dot product exactly, the decoders' attention
-    // (MultiHeadAttention, not chunked: the kernel streams over keys) wherever it loads; ONNX
+    // (MultiHeadAttention, not chunked: the kernel streams over keys) where asked for; ONNX
     // Runtime's kernels run the rest, and everything where the kernels are off.
     const threads = globalThis.crossOriginIsolated ? ort.env.wasm.numThreads : 1;
-    const kernels = await loadKernels(device, options.int8Kernel ?? "auto", options.attentionKernel ?? "auto", threads);
+    // Attention in the tab's kernel only when asked for: measured no faster than ONNX Runtime
+    // Web's here (docs/browser.md), and it adds segments.
+    const kernels = await loadKernels(device, options.int8Kernel ?? "auto", options.attentionKernel ?? "off", threads);
     // Not the interactive model's decoder: its attention is a tenth of a click (over 7 or so
     // prompt tokens), less than what the segments around it cost (measured: docs/browser.md).
     const splitOf = (part) => ({ linears: kernels.int8.on && part !== "text",
