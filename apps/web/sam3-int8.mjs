@@ -15,14 +15,15 @@ function align(n, to) {
 }
 
 export class Kernels {
-  // The module for this CPU and what runs in it. int8 and attention: "auto" (the default), "off",
-  // or a build forced ("relaxed" or "simd128", tests). The build: the relaxed one where the probe
-  // finds the CPU's relaxed dot product exact, else SIMD128 (a forced choice wins). The int8
+  // The module for this CPU and what runs in it. int8 and attention: "auto" (int8's default),
+  // "off" (attention's default) or a build forced ("relaxed" or "simd128", tests). The build:
+  // the relaxed one where the probe finds the CPU's relaxed dot product exact, else SIMD128 (a
+  // forced choice wins); none when neither kernel would run. The int8
   // products run in it only with the relaxed build (SIMD128's is as fast as ONNX Runtime Web's
   // own) or when forced; attention runs in either build (relaxed SIMD's multiply-add is fused
   // or not: both are within float rounding).
   // -> {kernel (or null), build, int8: {on, reason}, attention: {on, reason}}.
-  static async load({ int8 = "auto", attention = "auto", threads = 1, baseUrl = import.meta.url } = {}) {
+  static async load({ int8 = "auto", attention = "off", threads = 1, baseUrl = import.meta.url } = {}) {
     const none = (reason) => ({ kernel: null, build: null, int8: { on: false, reason }, attention: { on: false, reason } });
     if (int8 === "off" && attention === "off") return none("asked for");
     if (!globalThis.crossOriginIsolated) return none("the page is not cross-origin isolated (no shared memory)");
@@ -41,12 +42,14 @@ export class Kernels {
         : bytes && WebAssembly.validate(bytes) ? "this CPU's relaxed dot product is not the exact one (no VNNI lowering)"
           : "no relaxed SIMD in this browser";
     }
-    const kernel = await Kernels.create(await fetchBuild(build), threads);
-    kernel.build = build;
     const int8On = int8 !== "off" && (int8 !== "auto" || exact);
-    return { kernel, build,
+    const reasons = {
       int8: { on: int8On, reason: int8 === "off" ? "asked for" : int8On ? why : `${why}: ONNX Runtime Web's own int8 kernel runs` },
       attention: { on: attention !== "off", reason: attention === "off" ? "asked for" : forced ? "asked for" : `the ${build} build (${why})` } };
+    if (!int8On && attention === "off") return { kernel: null, build: null, ...reasons };  // (nothing to run: no threads started)
+    const kernel = await Kernels.create(await fetchBuild(build), threads);
+    kernel.build = build;
+    return { kernel, build, ...reasons };
   }
 
   static async create(bytes, threads) {
