@@ -19,8 +19,21 @@
 //   wasm-novnni   the module in a Chromium whose V8 does not lower relaxed SIMD to VNNI
 //                 (--js-flags=--no-enable-avx-vnni): the probe refuses the relaxed kernel
 //   wasm-simd128  the module with the kernel's SIMD128 build forced (int8Kernel: "simd128")
+//   wasm-attn     the module with its own attention kernel (attentionKernel: "auto"; off by default)
+//   wasm-attnoff  the module without it (attentionKernel: "off", the default: the decoders'
+//                 attention on ONNX Runtime Web, in query chunks)
+//   wasm-attn-simd128  the attention kernel's SIMD128 build forced (attentionKernel: "simd128")
+// Every tab run's results are compared with the CLI's (instances, scores, mask IoU).
 // --profile adds ONNX Runtime's per-operator profile of each run's image encode and of its
-// decodes (enableProfiling; the text encoder's runs are left out).
+// decodes (enableProfiling; the text encoder's runs are left out; the tab's own kernels' time
+// as rows of their own), and native's decodes beside them: the decoder graph sam3 saved in the
+// model folder's .sam3-cache on onnxruntime-node (the same ONNX Runtime, one thread per core),
+// fed tensors of the tab's decoder inputs' shapes.
+// --ab-decoder FILE (the decoder's file name in the folder, e.g. decoder.onnx) adds, in each
+// run with the attention kernel (wasm-attn), the decoder's attention in the tab's kernel against ONNX Runtime Web's on the
+// same inputs, alternating, 3 runs each: the module's decoder session (split at attention and
+// int8 products) and the same file rewritten with attention in query chunks and only the int8
+// products split (attentionKernel "off"'s graph), so both see the same load.
 // --loads measures only Sam3.load on WASM: the peak memory of the tab's largest process for the
 // files as written, the module without caches, its first load into an empty profile (the files
 // and rewritten graphs then cached) and its second load in the same profile (from the caches).
@@ -41,7 +54,9 @@ const require = createRequire(path.join(repo, "tests/web/package.json"));
 const { chromium } = require("playwright-core");
 const { startStatic, stopStatic } = await import(path.join(repo, "tests/web/static_server.mjs"));
 const { profileByOp } = await import(path.join(repo, "scripts/ort_profile.mjs"));
+const { profileFileByOp } = await import(path.join(repo, "scripts/ort_profile.mjs"));
 const { chromiumHomeEnv, scenePng } = await import(path.join(repo, "tests/web/support.mjs"));
+const { maskIou } = await import(path.join(repo, "tests/web/coco_rle.mjs"));
 
 const { values: args } = parseArgs({
   options: {
@@ -50,6 +65,7 @@ const { values: args } = parseArgs({
     ort: { type: "string", default: path.join(repo, ".deps/onnxruntime-web") },
     devices: { type: "string", default: "wasm,wasm-plain" }, prompts: { type: "string", default: "5" },
     profile: { type: "boolean", default: false }, loads: { type: "boolean", default: false },
+    "ab-decoder": { type: "string", default: "" },
     vocabulary: { type: "string", default: path.join(repo, "data/clip/bpe_simple_vocab_16e6.txt.gz") },
   },
 });
@@ -106,6 +122,9 @@ const VARIANTS = {
   "wasm-int8off": { device: "wasm", options: { int8Kernel: "off" }, label: "module, ONNX Runtime's int8 kernels" },
   "wasm-novnni": { device: "wasm", options: {}, flags: ["--js-flags=--no-enable-avx-vnni"], label: "module, V8 without VNNI lowering" },
   "wasm-simd128": { device: "wasm", options: { int8Kernel: "simd128" }, label: "module, the kernel's SIMD128 build" },
+  "wasm-attn": { device: "wasm", options: { attentionKernel: "auto" }, label: "module, the attention kernel" },
+  "wasm-attnoff": { device: "wasm", options: { attentionKernel: "off" }, label: "module, ONNX Runtime's attention" },
+  "wasm-attn-simd128": { device: "wasm", options: { attentionKernel: "simd128" }, label: "module, the attention kernel's SIMD128 build" },
 };
 
 // "wasm-chunkN": the module on WASM with attentionChunk N (queries per chunk; the default 1024).
@@ -133,7 +152,7 @@ async function browserRun(variant, baseUrl) {
       else if (args.profile) lines[phase].push(m.text());
     });
     await page.goto(`${baseUrl}/`);
-    const r = await page.evaluate(async ({ device, options, texts, profiling }) => {
+    const r = await page.evaluate(async ({ device, options, texts, profiling, abDecoder }) => {
       const { Sam3 } = await import("/web/sam3-browser.mjs");
       const t0 = performance.now();
       const m = await Sam3.load("/models/", { device, cache: false, vocabulary: "/vocab/bpe_simple_vocab_16e6.txt.gz", ...options,
@@ -147,19 +166,60 @@ async function browserRun(variant, baseUrl) {
         console.log("sam3-bench: encode profiled");
       }
       const sum = { encode_text: 0, decode: 0, postprocess: 0 };
+      const decoder = m.sessions.decoder;
+      let decoderFeeds = null;
+      const run = decoder.run.bind(decoder);
+      let lastFeeds = null;
+      decoder.run = (feeds, ...rest) => {
+        decoderFeeds ??= Object.fromEntries(Object.entries(feeds).map(([k, t]) => [k, { type: t.type, dims: [...t.dims] }]));
+        lastFeeds = feeds;
+        return run(feeds, ...rest);
+      };
+      let attentionKernelMs = 0, int8KernelMs = 0;
+      const results = [];
       for (const text of texts) {
-        await m.segment(e, { text });
+        results.push(await m.segment(e, { text }));
         for (const k of Object.keys(sum)) sum[k] += m.lastTimings[k];
+        attentionKernelMs += decoder.lastTimings?.attention ?? 0;
+        int8KernelMs += decoder.lastTimings?.linears ?? 0;
       }
       if (profiling) {
         m.sessions.decoder.endProfiling();
         await new Promise((done) => setTimeout(done, 500));
       }
+      let ab = null;
+      if (abDecoder && m.attentionKernel?.build && lastFeeds) {
+        const core = await (await import("/web/sam3.mjs")).default();
+        const bytes = new Uint8Array(await (await fetch(`/models/${abDecoder}`)).arrayBuffer());
+        const p = core._malloc(bytes.byteLength);
+        core.HEAPU8.set(bytes, p);
+        const options = JSON.stringify({ fuse_attention: true, attention_chunk: 256, split_linears: true });
+        const o = core._malloc(options.length + 1);
+        core.stringToUTF8(options, o, options.length + 1);
+        const answer = JSON.parse(core.UTF8ToString(core._sam3_rewrite_for_browser(p, bytes.byteLength, o)));
+        const rewritten = core.HEAPU8.slice(answer.ptr, answer.ptr + answer.bytes);
+        core._sam3_release_rewritten();
+        const { SplitSession, readBundle } = await import("/web/sam3-int8.mjs");
+        const ortOwn = await SplitSession.create(m.ort, readBundle(rewritten), { executionProviders: ["wasm"] }, decoder.kernel);
+        ab = { kernel: [], ort: [] };
+        for (let i = 0; i < 3; ++i) {
+          for (const [name, session] of [["kernel", decoder], ["ort", ortOwn]]) {
+            const t = performance.now();
+            await session.run(lastFeeds);
+            ab[name].push(performance.now() - t);
+          }
+        }
+        for (const step of ortOwn.steps) await step.session?.release();
+      }
       return { device: m.device, build: m.ortBuild, rewrites: m.rewrites, int8: m.int8Kernel, split: m.sessions.image.lastTimings ?? null,
+        attention: m.attentionKernel, attentionKernelMs, int8KernelMs, decoderFeeds, results, ab,
         threads: crossOriginIsolated ? navigator.hardwareConcurrency : 1, load,
         preprocess: e.timings_ms.preprocess, encode_image: e.timings_ms.encode_image, ...sum };
-    }, { device, options, texts: TEXTS, profiling: args.profile });
-    return { ...r, label, ops: args.profile ? { "image encode": profileByOp(lines.encode), [`decodes (${TEXTS.length})`]: profileByOp(lines.decode) } : null };
+    }, { device, options, texts: TEXTS, profiling: args.profile, abDecoder: args["ab-decoder"] });
+    const decodes = args.profile ? profileByOp(lines.decode) : null;
+    if (decodes && r.attentionKernelMs) decodes["(the tab's attention kernel, copies included)"] = { n: 0, ms: r.attentionKernelMs };
+    if (decodes && r.int8KernelMs) decodes["(the tab's int8 kernel, copies included)"] = { n: 0, ms: r.int8KernelMs };
+    return { ...r, label, ops: args.profile ? { "image encode": profileByOp(lines.encode), [`decodes (${TEXTS.length})`]: decodes } : null };
   } finally {
     ({ peak: browserRun.peak, afterLoad: browserRun.afterLoad } = memory.stop());
     await context.close();
@@ -206,7 +266,60 @@ function nativeRun() {
   const r = spawnSync("/usr/bin/time", ["-f", "%M", args.cli, "segment", "--models", args.models, "--image",
     path.join(tmp, "scene.png"), "--json", ...TEXTS.flatMap((t) => ["--prompt", t])], { encoding: "utf8", maxBuffer: 1 << 30 });
   if (r.status !== 0) throw new Error(`native run failed: ${r.stderr}`);
-  return { timings: JSON.parse(r.stdout).timings_ms, peak: Number(r.stderr.trim().split("\n").pop()) / 1024 };
+  const out = JSON.parse(r.stdout);
+  return { timings: out.timings_ms, prompts: out.images[0].prompts, peak: Number(r.stderr.trim().split("\n").pop()) / 1024 };
+}
+
+// The tab's results against the CLI's: "same N instances, scores within D, mask IoU >= I" or
+// what differs.
+function compareResults(tab, cli) {
+  let worstScore = 0, worstIou = 1, counts = true;
+  cli.forEach((want, p) => {
+    const got = tab[p];
+    if (!got || got.instances.length !== want.instances.length) counts = false;
+    want.instances.forEach((w, i) => {
+      const g = got?.instances[i];
+      if (!g) return;
+      worstScore = Math.max(worstScore, Math.abs(g.score - w.score));
+      worstIou = Math.min(worstIou, maskIou(g.mask, w.mask));
+    });
+  });
+  const n = cli.reduce((a, p) => a + p.instances.length, 0), m = tab.reduce((a, p) => a + p.instances.length, 0);
+  return `${counts ? `the same ${n} instances` : `OTHER INSTANCE COUNTS (tab ${m}, CLI ${n})`}, scores within ${worstScore.toFixed(4)}, mask IoU >= ${worstIou.toFixed(4)} (the instances both have)`;
+}
+
+// The decoder as sam3 runs it natively (the graph sam3 saved in .sam3-cache, loaded unoptimized
+// as sam3 loads it), on onnxruntime-node with one thread per core, fed random tensors of the
+// tab's decoder inputs' shapes, `runs` times after a warm-up run of another session -> {file, ms
+// (all runs), ops}.
+async function nativeDecoderProfile(feedShapes, runs) {
+  const ort = require("onnxruntime-node");
+  const cacheDir = path.join(args.models, ".sam3-cache");
+  const cached = readdirSync(cacheDir).filter((d) => d.startsWith("decoder-")).map((d) => path.join(cacheDir, d, "optimized.onnx"))[0];
+  const dir = mkdtempSync(path.join(os.tmpdir(), "sam3-bench-decoder-profile-"));
+  const options = { intraOpNumThreads: os.cpus().length, graphOptimizationLevel: "disabled" };
+  try {
+    const feeds = {};
+    for (const [name, { type, dims }] of Object.entries(feedShapes)) {
+      const n = dims.reduce((a, b) => a * b, 1);
+      feeds[name] = type === "int64" ? new ort.Tensor("int64", BigInt64Array.from({ length: n }, () => 1n), dims)
+        : type === "bool" ? new ort.Tensor("bool", Uint8Array.from({ length: n }, () => 1), dims)
+          : new ort.Tensor(type, Float32Array.from({ length: n }, () => Math.random() - 0.5), dims);
+    }
+    const warm = await ort.InferenceSession.create(cached, options);
+    await warm.run(feeds);
+    await warm.release();
+    const session = await ort.InferenceSession.create(cached, { ...options, enableProfiling: true, profileFilePrefix: path.join(dir, "decoder") });
+    const t0 = performance.now();
+    for (let i = 0; i < runs; ++i) await session.run(feeds);
+    const ms = performance.now() - t0;
+    session.endProfiling();
+    await session.release();
+    const events = JSON.parse(readFileSync(path.join(dir, readdirSync(dir).find((f) => f.endsWith(".json"))), "utf8"));
+    return { file: path.relative(repo, cached), ms, ops: profileFileByOp(events) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 const { server, baseUrl } = await startStatic({
@@ -233,7 +346,7 @@ try {
   }
   // Native first (its first load prepares the files on this host; not counted).
   nativeRun();
-  const { timings: n, peak: nativePeak } = nativeRun();
+  const { timings: n, prompts: nativePrompts, peak: nativePeak } = nativeRun();
   console.log(`models ${args.models}; 400x240 image; ${TEXTS.length} prompts (ms; decode and text summed over them)\n`);
   console.log("| run | load | preprocess | encode_image | encode_text | decode | postprocess | peak RSS MB | after the load |");
   console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
@@ -243,6 +356,7 @@ try {
   const ratios = [];
   const profiles = [];
   const byRun = {};
+  let nativeDecodes = null;  // --profile: native's decodes by operator
   for (const device of args.devices.split(",")) {
     let r;
     try {
@@ -256,11 +370,23 @@ try {
     const how = `${r.label}: ${r.build}${r.device === "webgpu" ? ", SwiftShader" : `, ${r.threads} threads`}${fused ? `, ${fused} attention fused` : ""}${kernel}`;
     if (r.split) ratios.push(`${how}: image encode ${Math.round(r.split.segments)} ms in ONNX Runtime's segments, ${Math.round(r.split.linears)} ms in the int8 kernel (copies in and out included)`);
     if (r.int8 && !r.int8.build && r.device === "wasm") ratios.push(`${how}: no int8 kernel (${r.int8.reason})`);
+    if (r.attention?.build || r.int8KernelMs) {
+      ratios.push(`${how}: decodes ${Math.round(r.decode)} ms, of which ${Math.round(r.attentionKernelMs)} ms in the attention kernel (${r.attention?.build}; ${r.rewrites.decoder?.attention_steps} attention nodes) and ${Math.round(r.int8KernelMs)} ms in the int8 kernel (${r.rewrites.decoder?.linears} products; ${r.rewrites.decoder?.segments} segments; copies included)`);
+    }
+    if (!r.attention?.build && r.device === "wasm") ratios.push(`${how}: no attention kernel (${r.attention?.reason})`);
+    ratios.push(`${how}: against the CLI: ${compareResults(r.results, nativePrompts)}`);
+    if (r.ab) {
+      const ms = (v) => v.map((x) => Math.round(x)).join(" / ");
+      const median = (v) => [...v].sort((a, b) => a - b)[1];
+      ratios.push(`${how}: the decoder, alternating in one page (ms, 3 runs each): attention in the tab's kernel ${ms(r.ab.kernel)}, on ONNX Runtime Web ${ms(r.ab.ort)}: median ${(median(r.ab.ort) / median(r.ab.kernel)).toFixed(2)}x faster with the kernel`);
+    }
+    if (args.profile && r.decoderFeeds && !nativeDecodes) nativeDecodes = await nativeDecoderProfile(r.decoderFeeds, TEXTS.length);
     const cells = [`browser ${r.device} (${how})`, r.load, r.preprocess,
       r.encode_image, r.encode_text, r.decode, r.postprocess, browserRun.peak, browserRun.afterLoad];
     row(cells);
     const total = (x) => x[3] + x[4] + x[5] + x[6];
     for (const [what, ops] of Object.entries(r.ops ?? {})) {
+      if (!ops) continue;
       const all = Object.entries(ops).reduce((a, [op, o]) => a + (op === "Loop" ? 0 : o.ms), 0);
       profiles.push(`\n${cells[0]}: ${what} by operator (ONNX Runtime's profile; a Loop's time holds its body's, left out of the shares)\n\n`
         + "| operator | kernels | ms | share |\n|---|---:|---:|---:|\n"
@@ -278,6 +404,13 @@ try {
   }
   console.log(`\n${ratios.join("\n")}`);
   for (const p of profiles) console.log(p);
+  if (nativeDecodes) {
+    const { file, ms, ops } = nativeDecodes;
+    const all = Object.values(ops).reduce((a, o) => a + o.ms, 0);
+    console.log(`\nnative: decodes (${TEXTS.length}) by operator (${file} on onnxruntime-node, ${os.cpus().length} threads, ${Math.round(ms)} ms for the runs)\n`);
+    console.log("| operator | kernels | ms | share |\n|---|---:|---:|---:|\n" + Object.entries(ops).sort((a, b) => b[1].ms - a[1].ms)
+      .filter(([, o]) => o.ms >= 1).map(([op, o]) => `| ${op} | ${o.n} | ${Math.round(o.ms)} | ${(100 * o.ms / all).toFixed(1)}% |`).join("\n"));
+  }
   console.log(`\nCPU: ${os.cpus()[0]?.model} x ${os.cpus().length}`);
   }
 } finally {

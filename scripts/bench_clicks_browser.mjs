@@ -14,7 +14,9 @@
 //        [--width 1280 --height 960 --clicks 20 --points-per-side 16 --devices wasm] [--profile] [--rounds N]
 //
 // --rounds N alternates N native and tab runs (each ratio from runs close in time; the median
-// printed); --profile profiles the last round's tab run.
+// printed); --profile profiles the last round's tab run. Devices: wasm (the module as it loads),
+// wasm-attnoff (attentionKernel "off", explicitly), webgpu. (The interactive model's decoder is
+// never split at its attention: docs/browser.md, "Decode and clicks per operator".)
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -68,7 +70,9 @@ function nativeRun() {
   }
 }
 
-async function browserRun(device, baseUrl, profiling) {
+async function browserRun(run, baseUrl, profiling) {
+  const device = run.startsWith("wasm") ? "wasm" : run;
+  const options = run === "wasm-attnoff" ? { attentionKernel: "off" } : {};
   const flags = ["--no-sandbox", "--disable-quic", "--no-first-run", "--disable-background-networking"];
   if (device === "webgpu") flags.push("--enable-unsafe-webgpu", "--use-webgpu-adapter=swiftshader");
   const home = mkdtempSync(path.join(os.tmpdir(), "sam3-bench-clicks-home-"));
@@ -79,9 +83,9 @@ async function browserRun(device, baseUrl, profiling) {
     const lines = [];
     if (profiling) page.on("console", (m) => lines.push(m.text()));
     await page.goto(`${baseUrl}/`);
-    const r = await page.evaluate(async ({ device, W, H, clicks, P, profiling }) => {
+    const r = await page.evaluate(async ({ device, options, W, H, clicks, P, profiling }) => {
       const { Sam3 } = await import("/web/sam3-browser.mjs");
-      const m = await Sam3.load("/models/", { device, cache: false, ...(profiling ? { sessionOptions: { enableProfiling: true } } : {}) });
+      const m = await Sam3.load("/models/", { device, cache: false, ...options, ...(profiling ? { sessionOptions: { enableProfiling: true } } : {}) });
       // The image stretched to W x H, as sam3-bench-clicks does.
       const bitmap = await createImageBitmap(await (await fetch("/img/image")).blob());
       const canvas = new OffscreenCanvas(W, H);
@@ -91,12 +95,14 @@ async function browserRun(device, baseUrl, profiling) {
       const e = await m.encode(image);
       const encode = performance.now() - t;
       const times = [], decodes = [], cores = [];
+      let attention = 0;  // ms in the tab's attention kernel over the clicks (copies included)
       for (const [x, y] of clicks) {
         t = performance.now();
         await m.segment(e, { points: [[x, y, "pos"]] });
         times.push(performance.now() - t);
         decodes.push(m.lastTimings.decode);
         cores.push(m.lastTimings.postprocess);
+        attention += m.sessions.decoder.lastTimings?.attention ?? 0;
       }
       const median = (v) => {
         v.sort((a, b) => a - b);
@@ -110,9 +116,11 @@ async function browserRun(device, baseUrl, profiling) {
       t = performance.now();
       const all = await m.segment(e, { everything: true, points_per_side: P });
       return { device: m.device, threads: crossOriginIsolated ? navigator.hardwareConcurrency : 1, encode, click, decode, core,
-        everything: performance.now() - t, masks: all.instances.length };
-    }, { device, W, H, clicks: CLICKS, P, profiling });
-    return { ...r, ops: profiling ? profileByOp(lines) : null };
+        everything: performance.now() - t, masks: all.instances.length, attention: m.attentionKernel, attentionMs: attention / clicks.length };
+    }, { device, options, W, H, clicks: CLICKS, P, profiling });
+    const ops = profiling ? profileByOp(lines) : null;
+    if (ops && r.attentionMs) ops["(the tab's attention kernel)"] = { n: N, ms: r.attentionMs * N };
+    return { ...r, run, ops };
   } finally {
     await browser.close();
     rmSync(home, { recursive: true, force: true });
@@ -201,10 +209,11 @@ try {
     console.log(`| ${round} | native (sam3-bench-clicks) | ${Math.round(n.encode_image)} | ${Math.round(n.click)} | ${Math.round(n.everything)} | 1.00 | ${load()} |`);
     for (const device of args.devices.split(",")) {
       const r = await browserRun(device, baseUrl, args.profile && round === R);
-      const how = r.device === "webgpu" ? "WebGPU (SwiftShader)" : `WASM (${r.threads} threads)`;
+      const how = r.device === "webgpu" ? "WebGPU (SwiftShader)"
+        : `WASM (${r.threads} threads, attention: ${r.attention?.build ? `the tab's kernel, ${r.attention.build}` : "ONNX Runtime Web's"})`;
       (ratios[how] ??= []).push(r.click / n.click);
       console.log(`| ${round} | browser ${how} | ${Math.round(r.encode)} | ${Math.round(r.click)} (${Math.round(r.decode)} + ${Math.round(r.core)}) | ${Math.round(r.everything)} | ${(r.click / n.click).toFixed(2)} | ${load()} |`);
-      if (r.ops) profiled.push({ label: r.device === "webgpu" ? "WebGPU" : "tab", ops: r.ops });
+      if (r.ops) profiled.push({ label: r.device === "webgpu" ? "WebGPU" : r.run === "wasm-attnoff" ? "tab (ORT attention)" : "tab", ops: r.ops });
     }
   }
   for (const [how, v] of Object.entries(ratios)) {

@@ -33,6 +33,12 @@ export interface LoadOptions {
    * "auto" (default) where the CPU computes relaxed SIMD's dot product exactly (x86 with
    * AVX-VNNI), else ONNX Runtime Web's kernels; "off"; "relaxed" or "simd128" forced (tests). */
   int8Kernel?: "auto" | "off" | "relaxed" | "simd128";
+  /** On WASM, the text decoders' attention (MultiHeadAttention, after fusion) in the tab's own
+   * kernel (sam3-int8.mjs, the same module as the int8 kernel): "off" (default: ONNX Runtime
+   * Web's, in query chunks; the kernel measured no faster on Zen 5, docs/browser.md); "auto"
+   * (the relaxed build where the int8 probe passes, else SIMD128); "relaxed" or "simd128"
+   * forced. Never for the interactive model's decoder. */
+  attentionKernel?: "auto" | "off" | "relaxed" | "simd128";
   /** More ONNX Runtime Web session options (e.g. enableProfiling). */
   sessionOptions?: Record<string, unknown>;
   onProgress?: (p: Progress) => void;
@@ -126,9 +132,12 @@ export class Sam3Model {
   /** Per network ("image", "text", "decoder", ...): what the rewrites did (empty when all are
    * off); cached: the rewritten graph came from Cache Storage. */
   readonly rewrites: Record<string, { fused: number; chunked: number; quantizers: number; matmuls: number; convs: number;
-    skipped: number; linears: number; segments: number; split_refused?: string; cached?: boolean }>;
+    skipped: number; linears: number; attention_steps: number; segments: number; split_refused?: string; cached?: boolean }>;
   /** The int8 kernel the image encoder runs its linear layers in (null: ONNX Runtime Web's), and why. */
   readonly int8Kernel: { build: "relaxed" | "simd128" | null; reason: string };
+  /** The attention kernel the decoders run their attention in (null: ONNX Runtime Web's), the
+   * networks split for it, and why. */
+  readonly attentionKernel: { build: "relaxed" | "simd128" | null; parts: string[]; reason: string };
   /** Why this device: "asked for", "no WebGPU adapter in this browser", "a GPU adapter (...)",
    * or a software adapter passed over for WASM. */
   readonly deviceReason: string;

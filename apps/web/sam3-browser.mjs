@@ -15,7 +15,7 @@ const ABI = 4;  // sam3_wasm.h's SAM3_WASM_ABI: the module this wrapper speaks t
 // Rewritten graphs (Rewriter, sam3-rewrite-worker.mjs), keyed by their file's identity and the rewrite's options.
 // The version changes with what the core's rewrites write, so an old graph is never reused.
 const OPTIMIZED_CACHE_NAME = "sam3-optimized-v1";
-const REWRITE_VERSION = 3;
+const REWRITE_VERSION = 4;
 // The ONNX Runtime Web build each device runs (docs/browser.md, "Which build"): the WebGPU
 // provider's own build for WebGPU, the CPU-only build for WASM.
 const ORT_BUILDS = { wasm: "ort.wasm.min.mjs", webgpu: "ort.webgpu.min.mjs" };
@@ -420,14 +420,16 @@ async function pickDevice(requested) {
   return { device: "webgpu", reason: `a GPU adapter (${name})` };
 }
 
-// -> {kernel, build, reason, module}: the int8 kernel (sam3-int8.mjs) on WASM where `choice` and
-// the CPU allow it ("auto": the probe decides; "relaxed" or "simd128": forced; "off").
-async function loadInt8(device, choice, threads) {
-  if (device !== "wasm") return { kernel: null, reason: "WebGPU runs the products" };
-  if (choice === "off") return { kernel: null, reason: "asked for" };
+// -> {kernel, build, int8: {on, reason}, attention: {on, reason}, module}: the tab's own kernels
+// (sam3-int8.mjs: the int8 product and attention in one module) on WASM where the choices and the
+// CPU allow them ("auto": the probe decides the build; "relaxed" or "simd128": forced; "off").
+async function loadKernels(device, int8, attention, threads) {
+  const none = (reason) => ({ kernel: null, int8: { on: false, reason }, attention: { on: false, reason } });
+  if (device !== "wasm") return none("WebGPU runs these operators");
+  if (int8 === "off" && attention === "off") return none("asked for");
   const module = await import("./sam3-int8.mjs").catch(() => null);
-  if (!module) return { kernel: null, reason: "sam3-int8.mjs is not served beside the module" };
-  const loaded = await module.Int8Kernel.load({ build: choice, threads }).catch((e) => ({ kernel: null, reason: `the kernel did not load (${e.message})` }));
+  if (!module) return none("sam3-int8.mjs is not served beside the module");
+  const loaded = await module.Kernels.load({ int8, attention, threads }).catch((e) => none(`the kernels did not load (${e.message})`));
   return { ...loaded, module };
 }
 
@@ -454,7 +456,8 @@ export class Sam3 {
   // Storage for the files and their rewritten graphs, default true), onProgress({stage, file,
   // loaded, total}), vocabulary (URL of a fallback vocabulary), threads (WASM threads; default
   // one per core), fuseAttention (attention as MultiHeadAttention; default true),
-  // attentionChunk (its queries per chunk on WASM, more over fewer keys; default 256, 0 for none), int8AsFloat (the
+  // attentionChunk (its queries per chunk on WASM, more over fewer keys; default 256, 0 for none), int8Kernel and
+  // attentionKernel (the tab's own kernels on WASM: "auto", "off", "relaxed", "simd128"; defaults "auto" and "off"), int8AsFloat (the
   // int8 products as float operators; default on WebGPU only), logSeverityLevel (ONNX
   // Runtime's, default 3), sessionOptions (more ONNX Runtime session options, e.g.
   // enableProfiling)}.
@@ -487,16 +490,32 @@ export class Sam3 {
       attention_chunk: device === "wasm" ? (options.attentionChunk ?? 256) : 0,
       int8_as_float: options.int8AsFloat ?? device === "webgpu",
     };
-    // The tab's own int8 kernel for the image encoder's linear layers (sam3-int8.mjs), where the
-    // CPU computes relaxed SIMD's dot product exactly; elsewhere ONNX Runtime's kernels run.
+    // The tab's own kernels (sam3-int8.mjs): the image encoder's and the decoders' int8 linear
+    // layers where the CPU computes relaxed SIMD's dot product exactly, the decoders' attention
+    // (MultiHeadAttention, not chunked: the kernel streams over keys) where asked for; ONNX
+    // Runtime's kernels run the rest, and everything where the kernels are off.
     const threads = globalThis.crossOriginIsolated ? ort.env.wasm.numThreads : 1;
-    const int8 = await loadInt8(device, options.int8Kernel ?? "auto", threads);
-    const rewriteOf = (part) => (int8.kernel && part === "image" ? { ...rewrite, split_linears: true } : rewrite);
-    const rewritingOf = (part) => rewrite.fuse_attention || rewrite.int8_as_float || Boolean(rewriteOf(part).split_linears);
+    // Attention in the tab's kernel only when asked for: measured no faster than ONNX Runtime
+    // Web's here (docs/browser.md), and it adds segments.
+    const kernels = await loadKernels(device, options.int8Kernel ?? "auto", options.attentionKernel ?? "off", threads);
+    // Not the interactive model's decoder: its attention is a tenth of a click (over 7 or so
+    // prompt tokens), less than what the segments around it cost (measured: docs/browser.md).
+    const splitOf = (part) => ({ linears: kernels.int8.on && part !== "text",
+      attention: kernels.attention.on && part !== "image" && part !== "text" && !chosen.interactive });
+    const rewriteOf = (part) => {
+      const { linears, attention } = splitOf(part);
+      return { ...rewrite, ...(linears ? { split_linears: true } : {}),
+        ...(attention ? { split_attention: true, attention_chunk: 0 } : {}) };
+    };
+    const rewritingOf = (part) => rewrite.fuse_attention || rewrite.int8_as_float || splitOf(part).linears || splitOf(part).attention;
     const rewriting = Object.keys(chosen.parts).some(rewritingOf);
-    const optimizedGraphs = new OptimizedGraphs(src, rewrite, options);
-    const splitGraphs = new OptimizedGraphs(src, { ...rewrite, split_linears: true }, options);
-    const optimizedOf = (part) => (rewriteOf(part).split_linears ? splitGraphs : optimizedGraphs);
+    // One cache key per rewrite (OptimizedGraphs keys its entries by the rewrite's options).
+    const graphsByRewrite = new Map();
+    const optimizedOf = (part) => {
+      const key = JSON.stringify(rewriteOf(part));
+      if (!graphsByRewrite.has(key)) graphsByRewrite.set(key, new OptimizedGraphs(src, rewriteOf(part), options));
+      return graphsByRewrite.get(key);
+    };
     const sessions = {};
     const parts = {};
     const rewrites = {};
@@ -539,8 +558,8 @@ export class Sam3 {
       try {
         const sessionOptions = { executionProviders: providers, logSeverityLevel: options.logSeverityLevel ?? 3,
           ...(options.sessionOptions ?? {}), ...(externalData.length ? { externalData } : {}) };
-        const bundle = int8.kernel ? int8.module.readBundle(bytes) : null;
-        sessions[part] = bundle ? await int8.module.SplitSession.create(ort, bundle, sessionOptions, int8.kernel)
+        const bundle = kernels.kernel ? kernels.module.readBundle(bytes) : null;
+        sessions[part] = bundle ? await kernels.module.SplitSession.create(ort, bundle, sessionOptions, kernels.kernel)
           : await ort.InferenceSession.create(bytes, sessionOptions);
       } catch (e) {
         const text = String(e?.message ?? e);
@@ -572,12 +591,19 @@ export class Sam3 {
     model.ortBuild = options.ort ? "the given module" : ortUrl.split("/").pop();
     const imageFile = chosen.parts.image;
     model.timingKey = JSON.stringify([await src.identity(imageFile) ?? imageFile, device, model.ortBuild,
-      device === "wasm" ? (globalThis.crossOriginIsolated ? ort.env.wasm.numThreads : 1) : 0, rewrite, ...(int8.kernel ? [int8.build] : [])]);
+      device === "wasm" ? (globalThis.crossOriginIsolated ? ort.env.wasm.numThreads : 1) : 0, rewrite,
+      ...(kernels.kernel ? [kernels.build, kernels.int8.on, kernels.attention.on] : [])]);
     model.deviceReason = deviceReason;
-    const split = int8.kernel && sessions.image instanceof int8.module.SplitSession;
-    model.int8Kernel = { build: split ? int8.build : null, reason: !int8.kernel || split ? int8.reason
+    const split = (part) => Boolean(kernels.kernel) && sessions[part] instanceof kernels.module.SplitSession;
+    model.int8Kernel = { build: split("image") && kernels.int8.on ? kernels.build : null, reason: !kernels.int8.on || split("image")
+      ? kernels.int8.reason
       : `the image encoder has no int8 linear layer to run in it${rewrites.image?.split_refused ? ` (${rewrites.image.split_refused})` : ""}` };
-    if (int8.kernel && !model.int8Kernel.build) int8.kernel.release();  // nothing was split: the kernel's threads go
+    const attentionParts = Object.keys(sessions).filter((p) => splitOf(p).attention && split(p));
+    model.attentionKernel = { build: attentionParts.length ? kernels.build : null, parts: attentionParts,
+      reason: !kernels.attention.on || attentionParts.length ? kernels.attention.reason
+        : chosen.interactive ? "the interactive model's attention is left to ONNX Runtime Web (a small part of a click)"
+          : "no network has attention to run in it" };
+    if (kernels.kernel && !Object.keys(sessions).some(split)) kernels.kernel.release();  // nothing was split: the kernel's threads go
     if (vocab) model.setVocabulary(vocab.bytes, vocab.name);
     return model;
   }

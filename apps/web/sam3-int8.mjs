@@ -1,56 +1,77 @@
-// The tab's own int8 products (docs/browser.md, "Relaxed-SIMD int8 products"): the kernel
-// int8-relaxed.wasm / int8-simd128.wasm (apps/web/kernels/int8_gemm.c) on a shared memory, one
-// instance per thread, and SplitSession, which runs an image encoder split at its linear layers
-// (the core's split bundle, optimize/onnx_split_linears.h) as ONNX Runtime Web segments with
-// the products in between computed by the kernel, bit for bit what ONNX Runtime computes.
-const MR = 4;  // the kernel's rows per tile: threads get multiples of it
+// The tab's own kernels (docs/browser.md, "Relaxed-SIMD int8 products" and "The tab's own
+// attention kernel"): one module, int8-relaxed.wasm / int8-simd128.wasm (apps/web/kernels:
+// int8_gemm.c and attention.c; the files keep their first names), on a shared memory with one
+// instance per thread, and SplitSession, which runs a graph split at the steps these kernels
+// compute (the core's split bundle, optimize/onnx_split_graph.h) as ONNX Runtime Web segments
+// with the kernel steps in between: int8 linear layers, bit for bit what ONNX Runtime computes,
+// and MultiHeadAttention, within float rounding.
+const MR = 4;  // the int8 kernel's rows per tile: threads get multiples of it
 const STACK = 1 << 16;
 const ORT_TYPES = { 1: "float32", 2: "uint8", 3: "int8", 6: "int32", 7: "int64", 9: "bool", 10: "float16", 11: "float64" };
+const MAX_HEAD = 512;  // attention.c's largest head size
 
 function align(n, to) {
   return Math.ceil(n / to) * to;
 }
 
-export class Int8Kernel {
-  // build: "auto" (the relaxed build where the probe finds the CPU's dot product exact, else
-  // null: ONNX Runtime's own kernel stays), "relaxed" or "simd128" (forced, for tests).
-  // -> {kernel (or null), build, reason}.
-  static async load({ build = "auto", threads = 1, baseUrl = import.meta.url } = {}) {
-    if (!globalThis.crossOriginIsolated) return { kernel: null, build: null, reason: "the page is not cross-origin isolated (no shared memory)" };
+export class Kernels {
+  // The module for this CPU and what runs in it. int8 and attention: "auto" (int8's default),
+  // "off" (attention's default) or a build forced ("relaxed" or "simd128", tests). The build:
+  // the relaxed one where the probe finds the CPU's relaxed dot product exact, else SIMD128 (a
+  // forced choice wins); none when neither kernel would run. The int8
+  // products run in it only with the relaxed build (SIMD128's is as fast as ONNX Runtime Web's
+  // own) or when forced; attention runs in either build (relaxed SIMD's multiply-add is fused
+  // or not: both are within float rounding).
+  // -> {kernel (or null), build, int8: {on, reason}, attention: {on, reason}}.
+  static async load({ int8 = "auto", attention = "off", threads = 1, baseUrl = import.meta.url } = {}) {
+    const none = (reason) => ({ kernel: null, build: null, int8: { on: false, reason }, attention: { on: false, reason } });
+    if (int8 === "off" && attention === "off") return none("asked for");
+    if (!globalThis.crossOriginIsolated) return none("the page is not cross-origin isolated (no shared memory)");
     const fetchBuild = async (name) => new Uint8Array(await (await fetch(new URL(`./int8-${name}.wasm`, baseUrl))).arrayBuffer());
-    let chosen = build, reason = "asked for";
-    if (build === "auto") {
+    const forced = [int8, attention].find((c) => c === "relaxed" || c === "simd128");
+    let build = forced, exact = false, why = "asked for";
+    if (!forced) {
       const bytes = await fetchBuild("relaxed").catch(() => null);
-      if (!bytes || !WebAssembly.validate(bytes)) return { kernel: null, build: null, reason: "no relaxed SIMD in this browser" };
-      const probe = await Int8Kernel.create(bytes, 1);
-      const exact = probe.exact();
-      probe.release();
-      if (!exact) return { kernel: null, build: null, reason: "this CPU's relaxed dot product is not the exact one (no VNNI lowering)" };
-      chosen = "relaxed", reason = "the CPU computes relaxed SIMD's dot product exactly";
+      if (bytes && WebAssembly.validate(bytes)) {
+        const probe = await Kernels.create(bytes, 1);
+        exact = probe.exact();
+        probe.release();
+      }
+      build = exact ? "relaxed" : "simd128";
+      why = exact ? "the CPU computes relaxed SIMD's dot product exactly"
+        : bytes && WebAssembly.validate(bytes) ? "this CPU's relaxed dot product is not the exact one (no VNNI lowering)"
+          : "no relaxed SIMD in this browser";
     }
-    const kernel = await Int8Kernel.create(await fetchBuild(chosen), threads);
-    kernel.build = chosen;
-    return { kernel, build: chosen, reason };
+    const int8On = int8 !== "off" && (int8 !== "auto" || exact);
+    const reasons = {
+      int8: { on: int8On, reason: int8 === "off" ? "asked for" : int8On ? why : `${why}: ONNX Runtime Web's own int8 kernel runs` },
+      attention: { on: attention !== "off", reason: attention === "off" ? "asked for" : forced ? "asked for" : `the ${build} build (${why})` } };
+    if (!int8On && attention === "off") return { kernel: null, build: null, ...reasons };  // (nothing to run: no threads started)
+    const kernel = await Kernels.create(await fetchBuild(build), threads);
+    kernel.build = build;
+    return { kernel, build, ...reasons };
   }
 
   static async create(bytes, threads) {
     const module = await WebAssembly.compile(bytes);
     const memory = new WebAssembly.Memory({ initial: 64, maximum: 65536, shared: true });
     const instance = await WebAssembly.instantiate(module, { env: { memory } });
-    const k = new Int8Kernel(module, memory, instance.exports);
+    const k = new Kernels(module, memory, instance.exports);
     if (threads > 1) await k.startWorkers(threads);
     await k.warmUp();
     return k;
   }
 
   // V8 runs a module's functions first as its baseline compiler made them (several times
-  // slower) and optimizes them once they ran a while: a few small products on every thread
-  // here, so that the first encode's products run optimized code.
+  // slower) and optimizes them once they ran a while: a few small products and attentions on
+  // every thread here, so that the first run's kernels run optimized code.
   async warmUp() {
     const k = 1024, n = 256, m = 16 * Math.max(1, this.workers.length);
     const L = this.addLinear({ weight: new Uint8Array(k * n), k, n, signed: false, zeroPoints: null,
       scales: new Float32Array([1]), bias: null });
     for (let i = 0; i < 8; ++i) await this.gemm(L, new Uint8Array(m * k), m, 0, 1, true);
+    const d = { B: 1, S: 16 * Math.max(1, this.workers.length), L: 256, H: 2, dh: 32, dv: 32, scale: 0 };
+    for (let i = 0; i < 8; ++i) await this.attention(new Float32Array(d.S * 64), new Float32Array(d.L * 64), new Float32Array(d.L * 64), d, true);
   }
 
   constructor(module, memory, exports) {
@@ -59,7 +80,8 @@ export class Int8Kernel {
     this.e = exports;
     this.top = align(exports.__heap_base.value, 64);
     this.workers = [];
-    this.scratch = { at: 0, bytes: 0 };  // a run's activation and product (grown, never freed)
+    this.scratch = { at: 0, bytes: 0 };  // a product's activation and output (grown, never freed)
+    this.attentionScratch = { at: 0, bytes: 0 };  // an attention's q, k, v, output and each thread's own
     this.staging = { at: 0, bytes: 0 };  // a weight before packing
   }
 
@@ -117,19 +139,45 @@ export class Int8Kernel {
     const pa = this.scratch.at, py = pa + align(m * L.k + 16, 64);
     new Uint8Array(this.memory.buffer).set(a, pa);
     const args = (m0, m1) => [pa, m0, m1, L.k, za, L.packed, L.colSum, L.zeroOffset, L.n, sa, L.scales, L.scaleCount, L.bias, py];
-    if (this.workers.length < 2 || m < this.workers.length * MR) {
-      this.e.sam3_int8_gemm(...args(0, m));
-    } else {
-      const per = align(Math.ceil(m / this.workers.length), MR);
-      await Promise.all(this.workers.map((w, i) => new Promise((resolve, reject) => {
-        const m0 = Math.min(m, i * per), m1 = Math.min(m, m0 + per);
-        if (m0 >= m1) return resolve();
-        w.onmessage = ({ data }) => (data.done ? resolve() : reject(new Error(`int8 kernel: ${data.error}`)));
-        w.postMessage({ type: "gemm", args: args(m0, m1) });
-      })));
-    }
+    await this.parallel("sam3_int8_gemm", m, MR, (m0, m1) => args(m0, m1));
     const y = new Float32Array(this.memory.buffer, py, m * L.n);
     return view ? y : y.slice();
+  }
+
+  // Rows 0..m of `fn` split across the threads (in multiples of `step`), each thread called with
+  // argsOf(m0, m1, thread); on this thread alone when there is one thread or too few rows.
+  async parallel(fn, m, step, argsOf) {
+    if (this.workers.length < 2 || m < this.workers.length * step) {
+      this.e[fn](...argsOf(0, m, 0));
+      return;
+    }
+    const per = align(Math.ceil(m / this.workers.length), step);
+    await Promise.all(this.workers.map((w, i) => new Promise((resolve, reject) => {
+      const m0 = Math.min(m, i * per), m1 = Math.min(m, m0 + per);
+      if (m0 >= m1) return resolve();
+      w.onmessage = ({ data }) => (data.done ? resolve() : reject(new Error(`${fn}: ${data.error}`)));
+      w.postMessage({ type: "call", fn, args: argsOf(m0, m1, i) });
+    })));
+  }
+
+  // Attention as com.microsoft.MultiHeadAttention computes it from query q [B, S, H x dh], key k
+  // [B, L, H x dh] and value v [B, L, H x dv] (Float32Arrays) -> out [B, S, H x dv]: a copy, or with
+  // `view` the kernel's own memory, valid until the next attention. scale 0: 1 / sqrt(dh).
+  async attention(q, k, v, { B, S, L, H, dh, dv, scale }, view = false) {
+    if (dh > MAX_HEAD) throw new Error(`attention: head size ${dh} is over the kernel's ${MAX_HEAD}`);
+    const threads = Math.max(1, this.workers.length);
+    const own = align(this.e.sam3_attention_scratch(L, H, dh, dv), 64);
+    const sizes = [q.length, k.length, v.length, B * S * H * dv].map((n) => align(n * 4, 64));
+    const need = sizes.reduce((a, b) => a + b, 0) + threads * own;
+    if (need > this.attentionScratch.bytes) this.attentionScratch = { at: this.alloc(need), bytes: need };
+    let at = this.attentionScratch.at;
+    const [pq, pk, pv, po] = sizes.map((n) => ((at += n), at - n));
+    const f32 = new Float32Array(this.memory.buffer);
+    f32.set(q, pq / 4), f32.set(k, pk / 4), f32.set(v, pv / 4);
+    this.lastAttention = { q: pq, k: pk, v: pv, out: po, scratch: Array.from({ length: threads }, (_, i) => at + i * own) };  // (tests)
+    await this.parallel("sam3_attention", B * S, 4, (r0, r1, i) => [pq, pk, pv, po, B, S, L, H, dh, dv, scale, r0, r1, at + i * own]);
+    const out = new Float32Array(this.memory.buffer, po, B * S * H * dv);
+    return view ? out : out.slice();
   }
 
   release() {
@@ -152,22 +200,30 @@ export function readBundle(bytes) {
 const metadata = (list) => list.map((v) => ({ name: v.name, isTensor: true, type: ORT_TYPES[v.type] ?? "float32",
   shape: v.shape.map((d) => (d < 0 ? "?" : d)) }));
 
-// An image encoder run as its segments on ONNX Runtime Web and its linear layers on the kernel;
-// the same face as an InferenceSession where sam3-browser.mjs uses one (names, metadata, run).
+// A graph run as its segments on ONNX Runtime Web and its kernel steps (linear layers,
+// attention) on the tab's kernels; the same face as an InferenceSession where sam3-browser.mjs
+// uses one (names, metadata, run).
 export class SplitSession {
   static async create(ort, bundle, sessionOptions, kernel) {
     const { header, blob } = bundle;
     const s = new SplitSession(ort, header, kernel);
     for (const step of header.steps) {
       if (step.segment) {
-        // Memory arenas off: a hundred sessions would each keep their largest activations.
-        const session = await ort.InferenceSession.create(blob(step.segment), { enableCpuMemArena: false, ...sessionOptions });
+        // Memory arenas off: a hundred sessions would each keep their largest activations. No
+        // spinning: ONNX Runtime's threads would otherwise spin after each segment, on the cores
+        // the kernel's threads compute on next.
+        const extra = { ...sessionOptions.extra, session: { ...sessionOptions.extra?.session, intra_op: { allow_spinning: "0" } } };
+        const session = await ort.InferenceSession.create(blob(step.segment), { enableCpuMemArena: false, ...sessionOptions, extra });
         s.steps.push({ segment: step.segment, session });
-      } else {
+      } else if (step.attention) {
+        s.steps.push({ attention: step.attention });
+      } else if (step.linear) {
         const l = step.linear;
         const f32 = (b) => new Float32Array(blob(b).slice().buffer);
         s.steps.push({ linear: l, kernel: kernel.addLinear({ weight: blob(l.weight), k: l.k, n: l.n, signed: l.signed,
           zeroPoints: l.w_zero_point ? blob(l.w_zero_point) : null, scales: f32(l.w_scale), bias: l.bias ? f32(l.bias) : null }) });
+      } else {
+        throw new Error(`a split graph's step of an unknown kind (${Object.keys(step).join(", ")}): a newer rewrite than this module`);
       }
     }
     return s;
@@ -183,13 +239,15 @@ export class SplitSession {
     this.outputMetadata = metadata(header.outputs);
     this.lastUse = new Map();  // value -> the last step reading it
     header.steps.forEach((step, i) => {
-      const reads = step.segment ? step.segment.inputs : [step.linear.x, step.linear.scale, step.linear.zero_point];
+      const reads = step.segment ? step.segment.inputs : step.attention ? [step.attention.q, step.attention.k, step.attention.v]
+        : [step.linear.x, step.linear.scale, step.linear.zero_point];
       for (const v of reads) this.lastUse.set(v, i);
     });
   }
 
   async run(feeds) {
-    const timings = { segments: 0, linears: 0, steps: [] };  // ms of the last run: ONNX Runtime's part, the kernel's, each step's
+    // ms of the last run: ONNX Runtime's part, the int8 kernel's, the attention kernel's, each step's
+    const timings = { segments: 0, linears: 0, attention: 0, steps: [] };
     this.lastTimings = timings;
     const values = new Map(Object.entries(feeds));
     const kept = new Set(this.outputNames);
@@ -202,6 +260,20 @@ export class SplitSession {
         timings.segments += performance.now() - t0;
         timings.steps.push(performance.now() - t0);
         for (const [name, t] of Object.entries(out)) values.set(name, t);
+      } else if (step.attention) {
+        const a = step.attention;
+        const t0 = performance.now();
+        const [q, k, v] = [values.get(a.q), values.get(a.k), values.get(a.v)];
+        if (q.dims.length !== 3 || k.dims.length !== 3 || v.dims.length !== 3 || k.dims[0] !== q.dims[0] || v.dims[0] !== q.dims[0]
+            || v.dims[1] !== k.dims[1] || k.dims[2] !== q.dims[2] || q.dims[2] % a.heads || v.dims[2] % a.heads) {
+          throw new Error(`attention '${a.output}': query ${q.dims}, key ${k.dims} and value ${v.dims} are not [B, S, H x dh], [B, L, H x dh], [B, L, H x dv] for ${a.heads} heads`);
+        }
+        const [B, S, D] = q.dims, L = k.dims[1], H = a.heads;
+        const view = this.lastUse.get(a.output) === i + 1 && Boolean(this.steps[i + 1]?.segment) && !kept.has(a.output);
+        const o = await this.kernel.attention(q.data, k.data, v.data, { B, S, L, H, dh: D / H, dv: v.dims[2] / H, scale: a.scale }, view);
+        values.set(a.output, new this.ort.Tensor("float32", o, [B, S, v.dims[2]]));
+        timings.attention += performance.now() - t0;
+        timings.steps.push(performance.now() - t0);
       } else {
         const l = step.linear;
         const t0 = performance.now();

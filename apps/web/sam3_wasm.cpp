@@ -18,6 +18,7 @@
 #include "optimize/onnx_attention.h"
 #include "optimize/onnx_attention_chunks.h"
 #include "optimize/onnx_int8_as_float.h"
+#include "optimize/onnx_split_attention.h"
 #include "optimize/onnx_split_linears.h"
 #include "export/result_document.h"  // the result document as values: built once, never parsed back
 #include "predictor/postprocess.h"
@@ -320,13 +321,15 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_layout_candidates() {
   });
 }
 
-// names: ["vision-encoder.onnx", ...] (what exists) -> {"layout", "candidates": [family ids], "parts": {part: file name}}
+// names: ["vision-encoder.onnx", ...] (what exists) -> {"layout", "candidates": [family ids], "parts": {part: file name},
+// "interactive": the tracker (clicks), not a text generation}
 EMSCRIPTEN_KEEPALIVE const char* sam3_choose_files(const char* where, const char* names_json) {
   return guarded([&] {
     const auto names = json::parse(names_json).get<std::set<std::string>>();
     // The interactive model first, as the native loader tries it.
     if (auto tracker = sam3::pure::choose_tracker_files(where, names)) {
-      return json{{"layout", sam3::pure::kTrackerLayout}, {"candidates", {sam3::pure::kTrackerLayout}}, {"parts", *tracker}};
+      return json{{"layout", sam3::pure::kTrackerLayout}, {"candidates", {sam3::pure::kTrackerLayout}}, {"parts", *tracker},
+                  {"interactive", true}};
     }
     const auto chosen = sam3::pure::choose_files(where, names);
     if (!chosen) {
@@ -336,7 +339,7 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_choose_files(const char* where, const char
     }
     json candidates = json::array();
     for (const auto* row : chosen->families) candidates.push_back(row->id);
-    return json{{"layout", chosen->families.front()->id}, {"candidates", candidates}, {"parts", chosen->parts}};
+    return json{{"layout", chosen->families.front()->id}, {"candidates", candidates}, {"parts", chosen->parts}, {"interactive", false}};
   });
 }
 
@@ -485,10 +488,13 @@ EMSCRIPTEN_KEEPALIVE void sam3_release_rewritten() {
 //     (optimize/onnx_attention_chunks.h): ONNX Runtime Web's WASM kernel has no flash path and
 //     would hold every score at once;
 //   - the int8 products as float operators for WebGPU (as sam3_int8_as_float);
-//   - with "split_linears", the graph split at its int8 linear layers for the tab's own kernel
-//     (optimize/onnx_split_linears.h): the answer is then a split bundle, not an ONNX file.
+//   - with "split_linears" and/or "split_attention", the graph split at its int8 linear layers
+//     and/or its MultiHeadAttention nodes for the tab's own kernels (optimize/onnx_split_graph.h,
+//     onnx_split_linears.h, onnx_split_attention.h): the answer is then a split bundle, not an
+//     ONNX file. Attention split out is not chunked (the kernel streams over keys): with
+//     "split_attention" give attention_chunk 0.
 // {"ptr", "bytes", "fused", "chunked", "quantizers", "matmuls", "convs", "skipped", "linears",
-// "segments"}. The bytes
+// "attention_steps", "segments"}. The bytes
 // stay in the module's memory until sam3_release_rewritten. With "owns_input" the input
 // (malloc'ed by the caller) belongs to the module: it is freed as soon as a rewritten copy
 // exists, so that the module holds at most two copies of a large file, never three, and when
@@ -538,11 +544,15 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_rewrite_for_browser(const char* data, std:
       stats["skipped"] = int8.skipped;
       if (int8.matmuls + int8.convs > 0) current = std::move(floats);
     }
-    stats["linears"] = 0, stats["segments"] = 0;
-    if (options.value("split_linears", false)) {
-      sam3::optimize::SplitLinearsStats split;
-      std::string bundle = sam3::optimize::split_at_int8_linears(bytes, &split);
-      stats["linears"] = split.linears, stats["segments"] = split.segments;
+    stats["linears"] = 0, stats["attention_steps"] = 0, stats["segments"] = 0;
+    std::vector<sam3::optimize::KernelMatcher> matchers;
+    if (options.value("split_linears", false)) matchers.push_back(sam3::optimize::match_int8_linears);
+    if (options.value("split_attention", false)) matchers.push_back(sam3::optimize::match_attention);
+    if (!matchers.empty()) {
+      sam3::optimize::SplitStats split;
+      std::string bundle = sam3::optimize::split_graph(bytes, matchers, &split);
+      stats["linears"] = split.kernel_steps["linear"], stats["attention_steps"] = split.kernel_steps["attention"];
+      stats["segments"] = split.segments;
       if (!split.refused.empty()) stats["split_refused"] = split.refused;
       if (!bundle.empty()) {
         current = std::move(bundle);

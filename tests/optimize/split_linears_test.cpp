@@ -1,6 +1,7 @@
 // The graph split at its int8 linear layers for the browser's own kernel: the segments run on
 // ONNX Runtime, with each product computed in between as the kernel computes it (exact integer
-// sums, then ONNX Runtime's float steps), give the whole graph's outputs.
+// sums, then ONNX Runtime's float steps), give the whole graph's outputs; and the same splitter
+// at attention (below).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,6 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "optimize/onnx_attention.h"
+#include "optimize/onnx_split_attention.h"
 #include "optimize/onnx_split_linears.h"
 #include "runtime/session.h"
 #include "sam3/error.h"
@@ -45,7 +48,9 @@ Values run(Ort::Session& session, Values& feeds) {
   for (size_t i = 0; i < outputs.size(); ++i) {
     auto info = outputs[i].GetTensorTypeAndShapeInfo();
     Value v{info.GetElementType(), info.GetShape(), {}};
-    const size_t bytes = info.GetElementCount() * (v.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT ? 4 : 1);
+    const size_t element = v.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64 ? 8
+                           : v.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT || v.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32 ? 4 : 1;
+    const size_t bytes = info.GetElementCount() * element;
     const auto* p = static_cast<const std::uint8_t*>(outputs[i].GetTensorRawData());
     v.bytes.assign(p, p + bytes);
     out[out_names[i]] = std::move(v);
@@ -170,3 +175,109 @@ TEST(SplitLinears, GraphsWithoutLinearsAreLeftAlone) {
 }
 
 }  // namespace
+
+// The same splitter at MultiHeadAttention nodes (optimize/onnx_split_attention.h, the browser's
+// attention kernel): the attention test graphs fused as the tab fuses them, split, the segments
+// run on ONNX Runtime with attention computed here in double between them, give the whole
+// graph's outputs as written within float rounding; masked attention is not split.
+namespace {
+
+Value attention(const json& a, const Values& values) {
+  const Value &q = values.at(a["q"]), &k = values.at(a["k"]), &v = values.at(a["v"]);
+  const auto heads = a["heads"].get<std::int64_t>();
+  const std::int64_t B = q.shape[0], S = q.shape[1], L = k.shape[1], dh = q.shape[2] / heads, dv = v.shape[2] / heads;
+  const double scale = a["scale"].get<double>() != 0 ? a["scale"].get<double>() : 1 / std::sqrt(static_cast<double>(dh));
+  auto f = [](const Value& t, std::int64_t i) {
+    float x;
+    std::memcpy(&x, t.bytes.data() + 4 * i, 4);
+    return static_cast<double>(x);
+  };
+  Value out{ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, {B, S, heads * dv}, std::vector<std::uint8_t>(static_cast<size_t>(B * S * heads * dv) * 4)};
+  std::vector<double> p(static_cast<size_t>(L));
+  for (std::int64_t b = 0; b < B; ++b) {
+    for (std::int64_t i = 0; i < S; ++i) {
+      for (std::int64_t h = 0; h < heads; ++h) {
+        double max = -INFINITY, sum = 0;
+        for (std::int64_t j = 0; j < L; ++j) {
+          double dot = 0;
+          for (std::int64_t d = 0; d < dh; ++d) dot += f(q, ((b * S + i) * heads + h) * dh + d) * f(k, ((b * L + j) * heads + h) * dh + d);
+          p[static_cast<size_t>(j)] = dot * scale;
+          max = std::max(max, dot * scale);
+        }
+        for (auto& x : p) sum += (x = std::exp(x - max));
+        for (std::int64_t c = 0; c < dv; ++c) {
+          double acc = 0;
+          for (std::int64_t j = 0; j < L; ++j) acc += p[static_cast<size_t>(j)] * f(v, ((b * L + j) * heads + h) * dv + c);
+          const float y = static_cast<float>(acc / sum);
+          std::memcpy(out.bytes.data() + 4 * (((b * S + i) * heads + h) * dv + c), &y, 4);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+void expect_attention_split_equals_whole(const std::string& file, int steps) {
+  const std::string model = sam3::test::read_file(sam3::test::test_models_dir() / "attention" / file);
+  const std::string fused = sam3::optimize::fuse_attention(model, nullptr);
+  sam3::optimize::SplitStats stats;
+  const std::string bundle = sam3::optimize::split_graph(fused, {sam3::optimize::match_attention}, &stats);
+  ASSERT_EQ(stats.kernel_steps["attention"], steps) << file << " " << stats.refused;
+  if (steps == 0) {
+    EXPECT_EQ(bundle, "") << file;
+    return;
+  }
+  std::uint32_t length = 0;
+  std::memcpy(&length, bundle.data() + 8, 4);
+  const json header = json::parse(bundle.substr(12, length));
+  const std::string blobs = bundle.substr((12 + length + 15) / 16 * 16);
+  Ort::Session whole = session_of(model);
+  std::mt19937 rng(45);
+  std::uniform_real_distribution<float> draw(-4, 4);
+  Values feeds;
+  for (const auto& in : header["inputs"]) {
+    Value v{ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, in["shape"].get<std::vector<std::int64_t>>(), {}};
+    std::int64_t count = 1;
+    for (auto d : v.shape) count *= d;
+    v.bytes.resize(static_cast<size_t>(count) * 4);
+    for (std::int64_t i = 0; i < count; ++i) {
+      const float x = draw(rng);
+      std::memcpy(v.bytes.data() + 4 * i, &x, 4);
+    }
+    feeds[in["name"]] = std::move(v);
+  }
+  Values values = feeds;
+  for (const auto& step : header["steps"]) {
+    if (step.contains("segment")) {
+      const auto& s = step["segment"];
+      Ort::Session session = session_of(std::string_view(blobs).substr(s["offset"].get<size_t>(), s["bytes"].get<size_t>()));
+      Values in;
+      for (const auto& name : s["inputs"]) in[name] = values.at(name);
+      for (auto& [name, v] : run(session, in)) values[name] = std::move(v);
+    } else {
+      ASSERT_TRUE(step.contains("attention")) << step.dump();
+      values[step["attention"]["output"]] = attention(step["attention"], values);
+    }
+  }
+  for (const auto& [name, w] : run(whole, feeds)) {
+    const Value& got = values.at(name);
+    ASSERT_EQ(got.shape, w.shape) << file << " " << name;
+    for (size_t i = 0; i < w.bytes.size(); i += 4) {
+      float a, b;
+      std::memcpy(&a, w.bytes.data() + i, 4);
+      std::memcpy(&b, got.bytes.data() + i, 4);
+      ASSERT_NEAR(a, b, 1e-5f * std::max(1.0f, std::abs(a))) << file << " " << name << "[" << i / 4 << "]";
+    }
+  }
+}
+
+}  // namespace
+
+TEST(SplitAttention, TheSegmentsAndAttentionBetweenThemGiveTheWholeGraphsOutputs) {
+  for (const char* f : {"div_scale_3d.fuse1.onnx", "few_keys.fuse1.onnx", "scaled_4d.fuse1.onnx", "torch_sdpa_default_scale.fuse1.onnx",
+                        "torch_sqrt_scale.fuse1.onnx"}) {
+    expect_attention_split_equals_whole(f, 1);
+  }
+  expect_attention_split_equals_whole("projected.fuse2.onnx", 2);
+  expect_attention_split_equals_whole("masked.fuse0.onnx", 0);  // a mask added to the scores: not fused, not split
+}

@@ -59,12 +59,12 @@ function compareInPage(page, build, files) {
     const ort = await import("/web/ort/ort.wasm.min.mjs");
     ort.env.wasm.wasmPaths = "/web/ort/";
     ort.env.wasm.numThreads = 2;
-    const { Int8Kernel, SplitSession, readBundle } = await import("/web/sam3-int8.mjs");
+    const { Kernels, SplitSession, readBundle } = await import("/web/sam3-int8.mjs");
     const core = await (await import("/web/sam3.mjs")).default();
-    const { kernel } = await Int8Kernel.load({ build, threads: 2 });
-    const probe = (await Int8Kernel.load({ build: "auto" })).kernel;
-    probe?.release();
-    const report = { build, exact: kernel.exact(), probe: probe ? probe.build : null, outputs: {}, linears: {} };
+    const { kernel } = await Kernels.load({ int8: build, threads: 2 });
+    const probe = await Kernels.load({ int8: "auto" });
+    probe.kernel?.release();
+    const report = { build, exact: kernel.exact(), probe: probe.int8.on ? probe.build : null, outputs: {}, linears: {} };
     for (const file of files) {
       const bytes = new Uint8Array(await (await fetch(file)).arrayBuffer());
       const p = core._malloc(bytes.byteLength);

@@ -1,0 +1,114 @@
+// The tab's own attention kernel (apps/web/kernels/attention.c, sam3-int8.mjs) in Chromium:
+// graphs with attention written op by op (tools/make_attention_models.py: 3-D and 4-D, PyTorch's
+// scale forms, few keys, projected heads, a file with external data's twin) rewritten as the tab
+// rewrites a decoder (attention fused, then split at its MultiHeadAttention nodes,
+// optimize/onnx_split_attention.h) and run as a SplitSession with the kernel on two threads,
+// in both builds, give ONNX Runtime Web's outputs for the files as written within float
+// rounding; attention the kernel cannot take (masked, scores read twice) is not split. (The
+// test models' decoders have no attention to fuse; the bench files' do: docs/browser.md,
+// "The tab's own attention kernel", checks them against the CLI.)
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { after, before, test } from "node:test";
+import { fileURLToPath } from "node:url";
+
+import { startStatic, stopStatic } from "./static_server.mjs";
+import { launchBrowser } from "./support.mjs";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, "../..");
+const MODELS = process.env.SAM3_TEST_MODELS;
+const WEB = path.join(process.env.SAM3_WEB_OUT, "web");
+const ORT_WEB = process.env.SAM3_ORT_WEB ?? path.join(repo, ".deps/onnxruntime-web");
+const BUILT = existsSync(path.join(WEB, "int8-relaxed.wasm")) && existsSync(path.join(WEB, "int8-simd128.wasm"));
+
+let server, baseUrl, browser, page;
+
+before(async () => {
+  if (!BUILT) return;
+  ({ server, baseUrl } = await startStatic({
+    routes: { "/web/ort/": ORT_WEB, "/web/": WEB, "/models/": MODELS },
+    pages: { "/": "<!doctype html><title>sam3 attention kernel test</title>" },
+  }));
+  browser = await launchBrowser();
+  page = await browser.newPage();
+  page.on("console", (m) => { if (m.type() === "error" && !/status of 404/.test(m.text())) console.error("[page]", m.text()); });
+  await page.goto(`${baseUrl}/`);
+});
+
+after(async () => {
+  await browser?.close();
+  if (server) await stopStatic(server);
+});
+
+// In the page: each file rewritten for the kernel and run both ways on inputs over several
+// ranges -> {build, files: {file: {steps (attention split out), worst (largest |difference| /
+// max(1, |value|) over the outputs), compared}}}.
+function compareInPage(build, files) {
+  return page.evaluate(async ({ build, files }) => {
+    const ort = await import("/web/ort/ort.wasm.min.mjs");
+    ort.env.wasm.wasmPaths = "/web/ort/";
+    ort.env.wasm.numThreads = 2;
+    const { Kernels, SplitSession, readBundle } = await import("/web/sam3-int8.mjs");
+    const core = await (await import("/web/sam3.mjs")).default();
+    const { kernel } = await Kernels.load({ int8: "off", attention: build, threads: 2 });
+    const report = { build: kernel.build, threads: kernel.workers.length, files: {} };
+    for (const file of files) {
+      const bytes = new Uint8Array(await (await fetch(file)).arrayBuffer());
+      const p = core._malloc(bytes.byteLength);
+      core.HEAPU8.set(bytes, p);
+      const options = JSON.stringify({ fuse_attention: true, split_attention: true, attention_chunk: 0 });
+      const o = core._malloc(options.length + 1);
+      core.stringToUTF8(options, o, options.length + 1);
+      const answer = JSON.parse(core.UTF8ToString(core._sam3_rewrite_for_browser(p, bytes.byteLength, o)));
+      core._free(o);
+      core._free(p);
+      const rewritten = answer.bytes ? core.HEAPU8.slice(answer.ptr, answer.ptr + answer.bytes) : null;
+      core._sam3_release_rewritten();
+      const r = (report.files[file] = { steps: answer.attention_steps ?? answer.error, worst: 0, compared: 0 });
+      const bundle = rewritten && readBundle(rewritten);
+      if (!bundle) continue;
+      const original = await ort.InferenceSession.create(bytes, { executionProviders: ["wasm"] });
+      const split = await SplitSession.create(ort, bundle, { executionProviders: ["wasm"] }, kernel);
+      for (const [lo, hi] of [[-1, 1], [-6, 6], [0.5, 3]]) {
+        const feeds = {};
+        original.inputMetadata.forEach((m) => {
+          const n = m.shape.reduce((a, b) => a * b, 1);
+          feeds[m.name] = new ort.Tensor("float32", Float32Array.from({ length: n }, () => lo + Math.random() * (hi - lo)), m.shape);
+        });
+        const want = await original.run(feeds), got = await split.run(feeds);
+        for (const name of original.outputNames) {
+          const a = want[name].data, b = got[name].data;
+          if (a.length !== b.length) r.worst = Infinity;
+          for (let i = 0; i < a.length; ++i) r.worst = Math.max(r.worst, Math.abs(a[i] - b[i]) / Math.max(1, Math.abs(a[i])));
+          r.compared += a.length;
+        }
+      }
+      await original.release();
+      for (const step of split.steps) await step.session?.release();
+    }
+    kernel.release();
+    return report;
+  }, { build, files });
+}
+
+const SPLIT = { "div_scale_3d.fuse1.onnx": 1, "few_keys.fuse1.onnx": 1, "scaled_4d.fuse1.onnx": 1, "torch_sdpa_default_scale.fuse1.onnx": 1,
+  "torch_sqrt_scale.fuse1.onnx": 1, "projected.fuse2.onnx": 2 };
+const KEPT = ["masked.fuse0.onnx", "scores_read_twice.fuse0.onnx"];
+
+for (const build of ["relaxed", "simd128"]) {
+  test(`attention split out to the tab's kernel (${build}) gives ONNX Runtime Web's outputs`, { skip: !BUILT && "the tab's kernels are not built (clang-22)" }, async () => {
+    const files = [...Object.keys(SPLIT), ...KEPT].map((f) => `/models/attention/${f}`);
+    const got = await compareInPage(build, files);
+    assert.equal(got.build, build);
+    assert.equal(got.threads, 2, "rows split between two threads");
+    for (const [f, steps] of Object.entries(SPLIT)) {
+      const r = got.files[`/models/attention/${f}`];
+      assert.equal(r.steps, steps, `${f}: attention nodes split out`);
+      assert.ok(r.compared > 0, `${f}: compared`);
+      assert.ok(r.worst <= 1e-5, `${f}: largest relative difference ${r.worst}`);
+    }
+    for (const f of KEPT) assert.equal(got.files[`/models/attention/${f}`].steps, 0, `${f}: nothing fused, nothing split`);
+  });
+}
