@@ -24,7 +24,7 @@ json instance_json(const LabeledInstance& inst) {
   return {{"category", inst.category}, {"score", inst.score},
           {"box", {inst.box.x0, inst.box.y0, inst.box.x1, inst.box.y1}},
           {"crop", {m.x0, m.y0, m.width, m.height}},
-          {"counts", rle_encode(Mask{m.width, m.height, m.data})}};
+          {"counts", rle_encode(Mask::from_raster(m.width, m.height, m.data))}};
 }
 
 LabeledInstance instance_of(const json& e, int width, int height) {
@@ -35,7 +35,7 @@ LabeledInstance instance_of(const json& e, int width, int height) {
   inst.box = {b[0].get<float>(), b[1].get<float>(), b[2].get<float>(), b[3].get<float>()};
   const auto& c = e.at("crop");
   const Mask m = rle_decode(e.at("counts").get<std::string>(), c[3].get<int>(), c[2].get<int>());
-  inst.mask = {c[0].get<int>(), c[1].get<int>(), m.width, m.height, width, height, m.data};
+  inst.mask = {c[0].get<int>(), c[1].get<int>(), m.width(), m.height(), width, height, m.to_raster()};
   return inst;
 }
 

@@ -23,7 +23,7 @@ nlohmann::json read_json(const fs::path& p) {
 
 // Crop counts of a MaskCrop (column-major inside the crop), as a string.
 std::string crop_rle(const MaskCrop& m) {
-  return rle_encode(Mask{m.width, m.height, m.data});
+  return rle_encode(Mask::from_raster(m.width, m.height, m.data));
 }
 
 }  // namespace
@@ -222,7 +222,7 @@ std::vector<ItemRecord> read_items(const fs::path& out, const std::string& hash,
       inst.box = {b[0], b[1], b[2], b[3]};
       const auto& c = ij["crop"];
       const Mask crop = rle_decode(ij["counts"], c[3], c[2]);
-      inst.mask = {c[0], c[1], c[2], c[3], r.width, r.height, crop.data};
+      inst.mask = {c[0], c[1], c[2], c[3], r.width, r.height, crop.to_raster()};
       r.instances.push_back(std::move(inst));
     }
     items.push_back(std::move(r));
@@ -244,7 +244,7 @@ std::vector<FailureRecord> read_failures(const fs::path& out, const std::vector<
 
 std::vector<Polygon> instance_polygons(const LabeledInstance& inst, double simplify) {
   const auto& c = inst.mask;
-  auto polys = mask_to_polygons(Mask{c.width, c.height, c.data}, simplify);
+  auto polys = mask_to_polygons(Mask::from_raster(c.width, c.height, c.data), simplify);
   for (auto& p : polys) {
     for (auto& pt : p.outer) pt.x += c.x0, pt.y += c.y0;
     for (auto& h : p.holes)

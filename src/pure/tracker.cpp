@@ -129,11 +129,8 @@ std::vector<float> logits_at_image(const TrackerDecoded& d, size_t object, size_
 Instance instance_from_logits(const std::vector<float>& logits, int width, int height, float score) {
   Instance inst;
   inst.score = score;
-  inst.mask.width = width;
-  inst.mask.height = height;
-  inst.mask.data.resize(logits.size());
-  for (size_t k = 0; k < logits.size(); ++k) inst.mask.data[k] = logits[k] > 0.f ? 1 : 0;
-  inst.area = std::count(inst.mask.data.begin(), inst.mask.data.end(), std::uint8_t{1});
+  inst.mask = mask_above(logits.data(), width, height, 0.f);
+  inst.area = inst.mask.area();
   inst.box = mask_bounds(inst.mask);
   return inst;
 }
