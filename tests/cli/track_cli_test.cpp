@@ -160,7 +160,7 @@ TEST_F(TrackCli, AVideoFileInEveryFormatKeepsItsIdsAndTheFormatsAgree) {
       const int id = o["id"];
       const auto mask = sam3::rle_decode(o["mask"]["counts"], kHeight, kWidth);
       for (size_t i = 0; i < labels.size(); ++i) {
-        if (mask.data[i]) labels[i] = static_cast<std::uint16_t>(id);
+        if (mask.at(static_cast<int>(i % kWidth), static_cast<int>(i / kWidth))) labels[i] = static_cast<std::uint16_t>(id);
       }
       const auto line = mots_rle.find({f, 1000 + id});
       ASSERT_NE(line, mots_rle.end()) << "frame " << f << " object " << id << " has no MOTS line";

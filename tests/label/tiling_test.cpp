@@ -13,10 +13,10 @@ namespace {
 using sam3::test::Rect;
 
 sam3::MaskCrop crop_of_rect(const Rect& r, int w, int h) {
-  sam3::Mask m{w, h, std::vector<std::uint8_t>(static_cast<size_t>(w) * h, 0)};
+  std::vector<std::uint8_t> raster(static_cast<size_t>(w) * h, 0);
   for (int y = r.y0; y < r.y1; ++y)
-    for (int x = r.x0; x < r.x1; ++x) m.data[static_cast<size_t>(y) * w + x] = 1;
-  return sam3::crop_mask(m);
+    for (int x = r.x0; x < r.x1; ++x) raster[static_cast<size_t>(y) * w + x] = 1;
+  return sam3::crop_mask(sam3::Mask::from_raster(w, h, raster));
 }
 
 TEST(Tiling, GridCoversTheImageWithFullTilesAndOverlap) {

@@ -49,12 +49,11 @@ TEST(EverythingCrops, AMaskTouchingACropsInnerEdgeIsCutButNotAtTheImagesEdge) {
 sam3::Instance square(int x0, int y0, int x1, int y1, int width, int height, float score) {
   sam3::Instance inst;
   inst.score = score;
-  inst.mask.width = width;
-  inst.mask.height = height;
-  inst.mask.data.assign(static_cast<size_t>(width) * height, 0);
+  std::vector<std::uint8_t> raster(static_cast<size_t>(width) * height, 0);
   for (int y = y0; y < y1; ++y) {
-    for (int x = x0; x < x1; ++x) inst.mask.data[static_cast<size_t>(y) * width + x] = 1;
+    for (int x = x0; x < x1; ++x) raster[static_cast<size_t>(y) * width + x] = 1;
   }
+  inst.mask = sam3::Mask::from_raster(width, height, raster);
   inst.box = {static_cast<float>(x0), static_cast<float>(y0), static_cast<float>(x1), static_cast<float>(y1)};
   inst.area = static_cast<std::int64_t>(x1 - x0) * (y1 - y0);
   return inst;

@@ -246,13 +246,13 @@ std::vector<CvatLabel> read_cvat_labels(const std::string& path) {
   return labels;
 }
 
-void add_cvat_routes(Api& api, const std::vector<CvatLabel>& labels, std::size_t tracker_sessions) {
+void add_cvat_routes(Api& api, const std::vector<CvatLabel>& labels, TrackerBudget tracker_budget) {
   std::vector<CvatLabel> unique;
   for (const auto& l : labels) {
     if (std::none_of(unique.begin(), unique.end(), [&](const CvatLabel& u) { return u.name == l.name; })) unique.push_back(l);
   }
   const auto shared = std::make_shared<const std::vector<CvatLabel>>(std::move(unique));
-  const auto tracker = std::make_shared<CvatTracker>(tracker_sessions);
+  const auto tracker = std::make_shared<CvatTracker>(tracker_budget);
   const auto port_of = [](const HttpRequest& req) {
     const std::string host = req.header("host");
     const size_t colon = host.rfind(':');
