@@ -10,7 +10,7 @@
 namespace sam3::video_io {
 
 double mask_iou(const Mask& a, const Mask& b) {
-  const std::int64_t inter = mask_intersection(a, b), uni = a.area() + b.area() - inter;
+  const std::int64_t inter = sam3::mask_intersection(a, b), uni = a.area() + b.area() - inter;
   return uni == 0 ? 0 : static_cast<double>(inter) / static_cast<double>(uni);
 }
 
@@ -32,7 +32,7 @@ void ResumeIds::observe(const VideoFrameResult& rerun) {
   std::vector<std::tuple<double, int, int>> pairs;
   for (const auto& a : rerun.objects) {
     for (const auto& b : written->objects) {
-      const double iou = mask_iou(a.mask, b.mask);
+      const double iou = video_io::mask_iou(a.mask, b.mask);  // (not postprocess.h's float one)
       if (iou >= 0.5) pairs.emplace_back(iou, a.id, b.id);
     }
   }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <random>
 
+#include "predictor/mask_overlaps.h"
 #include "support/test_images.h"
 
 namespace {
@@ -231,6 +232,41 @@ TEST(Postprocess, ProbabilitiesResizedOrLogitsAndNoPresenceHead) {
   out = sam3::instances_from_raw_heads(h, 4, 1, {});
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].mask.to_raster(), (std::vector<std::uint8_t>{0, 0, 1, 1}));
+}
+
+}  // namespace
+
+namespace {
+
+// The overlap rule on masks' bounds gives each shared pixel the owner a per-pixel vote gives:
+// the highest priority, ties to the earlier mask (SAM 3.1's non-overlap constraint).
+TEST(MaskOverlaps, TheSameOwnerAsAPerPixelVote) {
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 40; ++trial) {
+    const int w = 30, h = 20, n = 1 + trial % 6;
+    std::vector<std::vector<std::uint8_t>> rasters;
+    std::vector<sam3::Mask> masks;
+    std::vector<float> priority;
+    for (int k = 0; k < n; ++k) {
+      std::vector<std::uint8_t> r(static_cast<size_t>(w) * h, 0);
+      const int x0 = static_cast<int>(rng() % 20), y0 = static_cast<int>(rng() % 12), side = 3 + static_cast<int>(rng() % 10);
+      for (int y = y0; y < std::min(h, y0 + side); ++y)
+        for (int x = x0; x < std::min(w, x0 + side); ++x) r[static_cast<size_t>(y) * w + x] = rng() % 5 != 0;
+      masks.push_back(sam3::Mask::from_raster(w, h, r));
+      rasters.push_back(std::move(r));
+      priority.push_back(static_cast<float>(rng() % 3));  // ties on purpose
+    }
+    sam3::remove_overlaps(masks, priority);
+    for (size_t p = 0; p < static_cast<size_t>(w) * h; ++p) {
+      int owner = -1;
+      for (int k = 0; k < n; ++k) {
+        if (rasters[k][p] && (owner < 0 || priority[k] > priority[owner])) owner = k;
+      }
+      for (int k = 0; k < n; ++k) {
+        EXPECT_EQ(masks[k].at(static_cast<int>(p % w), static_cast<int>(p / w)), k == owner) << "trial " << trial << " mask " << k;
+      }
+    }
+  }
 }
 
 }  // namespace
