@@ -63,10 +63,10 @@ TEST(EverythingCrops, CropMasksMoveIntoTheImage) {
   std::vector<sam3::pure::CompactInstance> in_crop{sam3::pure::compact(square(10, 20, 30, 40, 321, 257, 0.9f))};
   sam3::pure::move_into_image(in_crop, {191, 127, 512, 384}, 512, 384);
   const auto m = sam3::pure::expand(in_crop[0]).mask;
-  ASSERT_EQ(m.width, 512);
-  ASSERT_EQ(m.height, 384);
-  EXPECT_EQ(m.data[static_cast<size_t>(127 + 20) * 512 + 191 + 10], 1);
-  EXPECT_EQ(m.data[static_cast<size_t>(20) * 512 + 10], 0);
+  ASSERT_EQ(m.width(), 512);
+  ASSERT_EQ(m.height(), 384);
+  EXPECT_TRUE(m.at(191 + 10, 127 + 20));
+  EXPECT_FALSE(m.at(10, 20));
   EXPECT_EQ(in_crop[0].box.x0, 201);
   EXPECT_EQ(in_crop[0].box.y1, 167);
 }
