@@ -94,7 +94,7 @@ std::map<std::string, int> ids_at_centres(const nlohmann::json& objects, int f) 
     if (image.rgb[at * 3] != s.rgb[0] || image.rgb[at * 3 + 1] != s.rgb[1] || image.rgb[at * 3 + 2] != s.rgb[2]) continue;
     int found = 0;
     for (const auto& o : objects) {
-      if (sam3::rle_decode(o["mask"]["counts"], kHeight, kWidth).data[at]) found = o["id"];
+      if (sam3::rle_decode(o["mask"]["counts"], kHeight, kWidth).at(cx, cy)) found = o["id"];
     }
     out[s.name] = found;
   }
