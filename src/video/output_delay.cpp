@@ -8,15 +8,13 @@
 namespace sam3::video {
 
 std::vector<TrackedObject> render_objects(const std::vector<const PendingObject*>& shown, int width, int height) {
-  std::vector<Mask> masks;
   std::vector<float> scores;
-  for (const PendingObject* object : shown) {
-    masks.push_back(upsample_mask(object->logits.data(), object->mask_h, object->mask_w, height, width, 0.0f));
-    scores.push_back(object->tracker_score);
-  }
+  for (const PendingObject* object : shown) scores.push_back(object->tracker_score);
   // Object-wise non-overlap (_apply_object_wise_non_overlapping_constraints): the highest
   // tracker score claims a shared pixel; `shown` is in id order, so ties go to the lower id.
-  remove_overlaps(masks, scores);
+  std::vector<Mask> masks = exclusive_masks(scores, [&](size_t k) {
+    return upsample_mask(shown[k]->logits.data(), shown[k]->mask_h, shown[k]->mask_w, height, width, 0.0f);
+  });
   std::vector<TrackedObject> out;
   for (size_t k = 0; k < shown.size(); ++k) {
     if (masks[k].empty()) continue;
