@@ -137,8 +137,8 @@ TEST(VideoTracker, HoleFillingClosesASmallHoleInATrackedMask) {
     for (const auto& r : results) {
       ASSERT_EQ(r.objects.size(), 1u) << "frame " << r.index;
       const auto& m = r.objects[0].mask;
-      EXPECT_TRUE(m.data[55 * test::kWidth + 55]) << "the square, frame " << r.index;
-      EXPECT_EQ(static_cast<bool>(m.data[50 * test::kWidth + 70]), area >= 18) << "the hole's centre, frame " << r.index << ", area " << area;
+      EXPECT_TRUE(m.at(55, 55)) << "the square, frame " << r.index;
+      EXPECT_EQ(m.at(70, 50), area >= 18) << "the hole's centre, frame " << r.index << ", area " << area;
     }
   }
 }
