@@ -1,16 +1,49 @@
-# Finds every third-party dependency; each becomes an imported target.
+# Finds every third-party dependency; each becomes an imported target. sam3::sam3 needs ONNX
+# Runtime, the image codecs (libjpeg, libpng, libwebp, libtiff), OpenCV's core and imgproc, zlib
+# and nlohmann-json; every other library belongs to an optional module below, looked for only
+# when its option is on (test-only libraries: tests/CMakeLists.txt).
 find_package(PkgConfig REQUIRED)
 find_package(Threads REQUIRED)
 find_package(ZLIB REQUIRED)
 find_package(nlohmann_json 3 REQUIRED)
-find_package(CLI11 CONFIG REQUIRED)
-find_package(OpenCV REQUIRED COMPONENTS core imgproc imgcodecs)  # imgcodecs: tests and seeds only
+find_package(OpenCV REQUIRED COMPONENTS core imgproc)
 find_package(JPEG REQUIRED)  # JPEG and PNG are decoded directly, with our own error handling
 find_package(PNG REQUIRED)
 find_package(TIFF REQUIRED)  # TIFF through libtiff, BMP by sam3 itself: no imgcodecs in the core
 pkg_check_modules(WEBP REQUIRED IMPORTED_TARGET libwebp)
-find_package(CURL REQUIRED)
-find_package(pugixml REQUIRED)
+
+# The optional modules, each ON by default: a module whose libraries are missing is turned off
+# with a message saying what to install (SAM3_HAVE_<MODULE> says what this build has).
+option(SAM3_HUB "sam3::hub: the model registry, downloads, checksums, archives (libcurl, OpenSSL, libzip)" ON)
+option(SAM3_SERVER "sam3 serve's HTTP service and labeling-tool protocols (Boost.Beast, OpenSSL, libcurl, pugixml)" ON)
+option(SAM3_VIDEO_IO "sam3::video_io: video files in, overlay videos out (FFmpeg's libraries)" ON)
+option(SAM3_CLI "The sam3 program (CLI11; needs the hub, the server and video I/O)" ON)
+option(SAM3_BENCH "The benchmark programs (CLI11)" ON)
+# Turns a wanted module off, saying why and what to install.
+macro(sam3_module_missing var what install)
+  set(${var} OFF)
+  message(WARNING "${what} is off: ${install}, and configure again (or turn its option off to say so)")
+endmacro()
+set(SAM3_HAVE_HUB ${SAM3_HUB})
+set(SAM3_HAVE_SERVER ${SAM3_SERVER})
+if(SAM3_HUB OR SAM3_SERVER)
+  find_package(CURL QUIET)
+  find_package(OpenSSL QUIET COMPONENTS Crypto)
+endif()
+if(SAM3_HUB)
+  pkg_check_modules(LIBZIP QUIET IMPORTED_TARGET libzip)
+  if(NOT TARGET CURL::libcurl OR NOT TARGET OpenSSL::Crypto OR NOT LIBZIP_FOUND)
+    sam3_module_missing(SAM3_HAVE_HUB "the hub (SAM3_HUB: sam3 models pull)" "apt-get install libcurl4-openssl-dev libssl-dev libzip-dev")
+  endif()
+endif()
+if(SAM3_SERVER)
+  find_package(pugixml QUIET)
+  find_package(Boost 1.74 QUIET)  # Beast and Asio, header-only (Debian libboost-dev)
+  if(NOT TARGET CURL::libcurl OR NOT TARGET OpenSSL::Crypto OR NOT TARGET pugixml::pugixml OR NOT Boost_FOUND)
+    sam3_module_missing(SAM3_HAVE_SERVER "the server (SAM3_SERVER: sam3 serve)"
+      "apt-get install libboost-dev libssl-dev libcurl4-openssl-dev libpugixml-dev")
+  endif()
+endif()
 # GDAL (optional; Debian's libgdal-dev): map labeling of georeferenced rasters (sam3::geo, `sam3
 # label` to GPKG/FGB/SHP, Python's label_map, the QGIS plugin). SAM3_MAPS=OFF leaves it out.
 option(SAM3_MAPS "Map labeling of georeferenced rasters with GDAL, when GDAL is installed" ON)
@@ -24,24 +57,38 @@ if(SAM3_MAPS)
       "plugin) is off. apt-get install libgdal-dev (scripts/setup.sh does) and configure again to turn it on.")
   endif()
 endif()
-find_package(OpenSSL REQUIRED COMPONENTS Crypto)
-pkg_check_modules(LIBZIP REQUIRED IMPORTED_TARGET libzip)
 # Debian's python3 when there is one (its numpy, onnx and pytest are what the tests use); the
 # development part is for the Python module.
 if(NOT Python3_EXECUTABLE AND EXISTS /usr/bin/python3)
   set(Python3_EXECUTABLE /usr/bin/python3)
 endif()
 find_package(Python3 REQUIRED COMPONENTS Interpreter OPTIONAL_COMPONENTS Development.Module)
-pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 # FFmpeg's libraries (Debian's libavformat-dev, libavcodec-dev, libswscale-dev): video files
 # are decoded and overlay videos encoded with them (sam3::video_io).
-pkg_check_modules(FFMPEG QUIET IMPORTED_TARGET libavformat libavcodec libswscale libavutil)
-if(NOT FFMPEG_FOUND)
-  message(FATAL_ERROR "FFmpeg's libraries not found: sam3 reads video files and writes overlay videos "
-    "with them. Install them (apt-get install libavformat-dev libavcodec-dev libswscale-dev, or "
-    "scripts/setup.sh) and configure again.")
+set(SAM3_HAVE_VIDEO_IO ${SAM3_VIDEO_IO})
+if(SAM3_VIDEO_IO)
+  pkg_check_modules(FFMPEG QUIET IMPORTED_TARGET libavformat libavcodec libswscale libavutil)
+  if(FFMPEG_FOUND)
+    message(STATUS "FFmpeg: libavformat ${FFMPEG_libavformat_VERSION}, libavcodec ${FFMPEG_libavcodec_VERSION}")
+  else()
+    sam3_module_missing(SAM3_HAVE_VIDEO_IO "video I/O (SAM3_VIDEO_IO: sam3 track, video files and overlay videos)"
+      "FFmpeg's libraries were not found; apt-get install libavformat-dev libavcodec-dev libswscale-dev (scripts/setup.sh does)")
+  endif()
 endif()
-message(STATUS "FFmpeg: libavformat ${FFMPEG_libavformat_VERSION}, libavcodec ${FFMPEG_libavcodec_VERSION}")
+# The server answers Label Studio's video projects, so it needs video I/O.
+if(SAM3_HAVE_SERVER AND NOT SAM3_HAVE_VIDEO_IO)
+  sam3_module_missing(SAM3_HAVE_SERVER "the server (SAM3_SERVER: sam3 serve)" "it needs video I/O (above)")
+endif()
+# CLI11 for the sam3 program and the benchmarks.
+if(SAM3_CLI OR SAM3_BENCH)
+  find_package(CLI11 CONFIG QUIET)
+endif()
+set(SAM3_HAVE_CLI ${SAM3_CLI})
+if(SAM3_CLI AND NOT (SAM3_HAVE_HUB AND SAM3_HAVE_SERVER AND SAM3_HAVE_VIDEO_IO))
+  sam3_module_missing(SAM3_HAVE_CLI "the sam3 program (SAM3_CLI)" "it needs the hub, the server and video I/O (above)")
+elseif(SAM3_CLI AND NOT TARGET CLI11::CLI11)
+  sam3_module_missing(SAM3_HAVE_CLI "the sam3 program (SAM3_CLI)" "apt-get install libcli11-dev")
+endif()
 
 include(GNUInstallDirs)
 

@@ -27,6 +27,37 @@ float number(const py::handle& v, const std::string& what) {
   return v.cast<float>();
 }
 
+// A Python int as a frame index, refused by name when it is no int or does not fit 64 bits
+// (pybind's own cast error names neither the argument nor the value).
+std::int64_t frame_index(const py::handle& v, const std::string& what) {
+  if (!py::isinstance<py::int_>(v) || py::isinstance<py::bool_>(v)) invalid(what + " must be a frame index (an int), got " + std::string(py::repr(v)));
+  int overflow = 0;
+  const long long n = PyLong_AsLongLongAndOverflow(v.ptr(), &overflow);
+  if (overflow != 0 || n < 0) invalid(what + " must be a frame index from 0 to 2**63 - 1, got " + std::string(py::repr(v)));
+  return n;
+}
+
+// An int option within the bounds sam3 track's option has (docs/video.md).
+int bounded(const py::handle& v, const char* name, long long low, long long high) {
+  if (!py::isinstance<py::int_>(v) || py::isinstance<py::bool_>(v)) {
+    invalid(std::string(name) + " must be an int, got " + std::string(py::repr(v)));
+  }
+  int overflow = 0;
+  const long long n = PyLong_AsLongLongAndOverflow(v.ptr(), &overflow);
+  if (overflow != 0 || n < low || n > high) {
+    invalid(std::string(name) + " must be from " + std::to_string(low) + " to " + std::to_string(high) + ", got " +
+            std::string(py::repr(v)));
+  }
+  return static_cast<int>(n);
+}
+
+// A float option within sam3 track's bounds (NaN is refused: it passes every comparison).
+float bounded(const py::handle& v, const char* name, double low, double high) {
+  const float f = number(v, name);
+  if (!(f >= low && f <= high)) invalid(std::string(name) + " must be from " + std::to_string(low) + " to " + std::to_string(high) + ", got " + std::string(py::repr(v)));
+  return f;
+}
+
 // objects=[{"frame": 0, "points": [(x, y) or (x, y, positive)], "box": (x0, y0, x1, y1)}]
 std::vector<sam3::VideoObjectPrompt> objects_from(const py::list& objects) {
   std::vector<sam3::VideoObjectPrompt> out;
@@ -35,8 +66,8 @@ std::vector<sam3::VideoObjectPrompt> objects_from(const py::list& objects) {
     if (!py::isinstance<py::dict>(item)) invalid(where + " must be a dict with frame and points and/or box");
     const auto d = py::reinterpret_borrow<py::dict>(item);
     sam3::VideoObjectPrompt o;
-    if (!d.contains("frame") || !py::isinstance<py::int_>(d["frame"])) invalid(where + ": \"frame\" must be a frame index");
-    o.frame = d["frame"].cast<std::int64_t>();
+    if (!d.contains("frame")) invalid(where + ": \"frame\" must be a frame index");
+    o.frame = frame_index(d["frame"], where + "'s \"frame\"");
     if (d.contains("points")) {
       for (const auto& p : d["points"]) {
         const auto seq = py::reinterpret_borrow<py::sequence>(p);
@@ -125,8 +156,8 @@ void bind_video(py::module_& m, sam3::Image (*image_of)(const py::object&)) {
         return a;
       }, "bool N x H x W, never overlapping");
 
-  m.def("make_frame", [](const py::object& image, std::int64_t index, double time) {
-          return sam3::VideoFrame{g_image_of(image), index, time};
+  m.def("make_frame", [](const py::object& image, const py::object& index, double time) {
+          return sam3::VideoFrame{g_image_of(image), frame_index(index, "index"), time};
         },
         "image"_a, "index"_a, "time"_a, "A frame from an image (numpy, path, PIL), to push and to write with its result");
   py::class_<sam3::VideoFrame>(m, "VideoFrame", "A decoded frame (sam3cpp.read_video): its index in the source, time, pixels.")
@@ -140,20 +171,23 @@ void bind_video(py::module_& m, sam3::Image (*image_of)(const py::object&)) {
 
   py::class_<PyTracker>(m, "VideoTracker", "SAM 3.1's video tracker: push frames, get final frames back.")
       .def(py::init([](std::shared_ptr<sam3::Model> model, std::vector<std::string> texts, const py::list& objects,
-                       float detection_threshold, float new_object_threshold, int hotstart_delay, int hotstart_unmatched,
-                       int hotstart_duplicate, int confirmation_detections, float boundary_margin, int max_objects,
-                       int recondition_every, int fill_hole_area) {
+                       const py::object& detection_threshold, const py::object& new_object_threshold,
+                       const py::object& hotstart_delay, const py::object& hotstart_unmatched, const py::object& hotstart_duplicate,
+                       const py::object& confirmation_detections, const py::object& boundary_margin, const py::object& max_objects,
+                       const py::object& recondition_every, const py::object& fill_hole_area) {
+             // The bounds of sam3 track's options: hotstart_delay frames are held (with their
+             // masks) until final, so an unbounded delay grows memory with the video.
              sam3::VideoTrackerOptions o;
-             o.detection_threshold = detection_threshold;
-             o.new_object_threshold = new_object_threshold;
-             o.hotstart_delay = hotstart_delay;
-             o.hotstart_unmatched = hotstart_unmatched;
-             o.hotstart_duplicate = hotstart_duplicate;
-             o.confirmation_detections = confirmation_detections;
-             o.boundary_margin = boundary_margin;
-             o.max_objects = max_objects;
-             o.recondition_every = recondition_every;
-             o.fill_hole_area = fill_hole_area;
+             o.detection_threshold = bounded(detection_threshold, "detection_threshold", 0.0, 1.0);
+             o.new_object_threshold = bounded(new_object_threshold, "new_object_threshold", 0.0, 1.0);
+             o.hotstart_delay = bounded(hotstart_delay, "hotstart_delay", 0LL, 1000LL);
+             o.hotstart_unmatched = bounded(hotstart_unmatched, "hotstart_unmatched", 0LL, 1000LL);
+             o.hotstart_duplicate = bounded(hotstart_duplicate, "hotstart_duplicate", 0LL, 1000LL);
+             o.confirmation_detections = bounded(confirmation_detections, "confirmation_detections", 0LL, 1000LL);
+             o.boundary_margin = bounded(boundary_margin, "boundary_margin", 0.0, 0.49);
+             o.max_objects = bounded(max_objects, "max_objects", 0LL, 100000LL);
+             o.recondition_every = bounded(recondition_every, "recondition_every", 0LL, 1000000LL);
+             o.fill_hole_area = bounded(fill_hole_area, "fill_hole_area", 0LL, 1000000LL);
              sam3::VideoPrompts prompts{std::move(texts), objects_from(objects)};
              py::gil_scoped_release release;
              return std::make_unique<PyTracker>(PyTracker{std::make_unique<sam3::VideoTracker>(std::move(model), std::move(prompts), o)});
@@ -161,8 +195,8 @@ void bind_video(py::module_& m, sam3::Image (*image_of)(const py::object&)) {
            "model"_a, "texts"_a, "objects"_a, py::kw_only(), "detection_threshold"_a = 0.4f, "new_object_threshold"_a = 0.65f,
            "hotstart_delay"_a = 15, "hotstart_unmatched"_a = 8, "hotstart_duplicate"_a = 8, "confirmation_detections"_a = 3,
            "boundary_margin"_a = 0.025f, "max_objects"_a = 0, "recondition_every"_a = 16, "fill_hole_area"_a = 0)
-      .def("push", [](PyTracker& t, const py::object& image, std::int64_t index, double time) {
-             return push_into(t, sam3::VideoFrame{g_image_of(image), index, time});
+      .def("push", [](PyTracker& t, const py::object& image, const py::object& index, double time) {
+             return push_into(t, sam3::VideoFrame{g_image_of(image), frame_index(index, "index"), time});
            },
            "frame"_a, "index"_a, "time"_a)
       .def("push_frame", [](PyTracker& t, const sam3::VideoFrame& frame) { return push_into(t, frame); },

@@ -497,9 +497,7 @@ PYBIND11_MODULE(_native, m) {
              const auto o = options_of(threshold, mask_threshold, min_area, max_instances, nms);
              const sam3::ImageSegmenter concepts = text_facade(model);
              py::gil_scoped_release release;
-             std::vector<sam3::PromptResult> results;
-             for (const auto& p : list) results.push_back(concepts.segment(e.value, p, o));
-             concepts.suppress_across_prompts(results);  // the family's rule over the image's prompts
+             auto results = concepts.segment_all(e.value, list, o);  // with the family's rule across them
              std::vector<Result> out;
              for (auto& r : results) out.push_back(result_of(std::move(r), e.value.width(), e.value.height()));
              return out;

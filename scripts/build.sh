@@ -8,5 +8,11 @@ if [ "${1:-}" = "--test" ]; then setup_args=(--test); shift; fi
 "$here/scripts/setup.sh" "${setup_args[@]}"
 generator=()
 command -v ninja >/dev/null 2>&1 && [ ! -f "$here/build/Makefile" ] && generator=(-G Ninja)
-cmake -S "$here" -B "$here/build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
+# ccache when installed: scripts/build_core.sh's second tree then reuses these objects.
+launcher=()
+if command -v ccache >/dev/null 2>&1; then
+  export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$here}"
+  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+cmake -S "$here" -B "$here/build" "${generator[@]}" "${launcher[@]}" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
 cmake --build "$here/build" --parallel "$(nproc)"

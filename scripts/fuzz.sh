@@ -5,7 +5,10 @@
 # every format), request_parse_fuzz (POST /v1/segment bodies, base64, multipart), label_config_fuzz
 # (Label Studio label configs), protocol_request_fuzz (X-AnyLabeling's /v1/predict and Label
 # Studio's /setup and /predict bodies), onnx_wire_fuzz (the ONNX protobuf reader), zip_archive_fuzz
-# (zip central directories and entries). --no-build runs targets already built, as the tests do
+# (zip central directories and entries), output_manifest_fuzz (an output folder's
+# .sam3-outputs.json and a crashed update's journal), shard_records_fuzz (label records,
+# config.json, inputs.json, map shards and map tile records), video_resume_fuzz (a killed video
+# run's checkpoint and record), cvat_tracker_state_fuzz (CVAT tracker shapes and states). --no-build runs targets already built, as the tests do
 # (the main build builds them into build/fuzz). Run them longer by hand, e.g. scripts/fuzz.sh 3600.
 # (ASan's quarantine is kept small: decoded images are large, and a big quarantine alone passes
 # the RSS limit.) Findings are written to BUILD_DIR/findings/ and make the script fail.
@@ -64,7 +67,7 @@ for target in "${targets[@]}"; do
   corpus="$build/corpus/$target"
   seed "$target" "$corpus"
   mkdir -p "$build/findings/$target"
-  case "$target" in tokenizer_fuzz) max_len=512 ;; request_parse_fuzz | label_config_fuzz | protocol_request_fuzz) max_len=16384 ;; *) max_len=65536 ;; esac
+  case "$target" in tokenizer_fuzz) max_len=512 ;; request_parse_fuzz | label_config_fuzz | protocol_request_fuzz | cvat_tracker_state_fuzz) max_len=16384 ;; *) max_len=65536 ;; esac
   echo "fuzz: $target for ${seconds}s" >&2
   if ! TMPDIR=$scratch ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1:quarantine_size_mb=64 "$build/$target" -max_total_time="$seconds" \
       -max_len="$max_len" -rss_limit_mb=4096 -timeout=20 -print_final_stats=1 \

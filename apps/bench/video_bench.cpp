@@ -61,11 +61,25 @@ struct Row {
   double wall_ms = 0, peak_mb = 0;
 };
 
-// Tracks "car" (the generated bundle's concept: its detector finds every palette colour for it) through the frames `next` yields; `after_frame(n)` is called after the n-th.
+// The squares a count is drawn with and the prompts that find them: the generated detector finds
+// every palette colour for any word, so beyond kSquaresPerPrompt objects each square is found by
+// several prompts ("car", "truck", ...), each of its own objects (64 = 2 prompts x 32 squares).
+constexpr int kSquaresPerPrompt = 32;
+int prompts_for(int objects) { return std::max(1, (objects + kSquaresPerPrompt - 1) / kSquaresPerPrompt); }
+int squares_for(int objects) { return objects / prompts_for(objects); }
+std::vector<std::string> texts_for(int objects) {
+  static const char* words[] = {"car", "truck", "bus", "van", "bike", "boat", "train", "plane"};
+  std::vector<std::string> texts;
+  for (int i = 0; i < prompts_for(objects) && i < 8; ++i) texts.push_back(words[i]);
+  return texts;
+}
+
+// Tracks the prompts for `objects` (the generated bundle's concept: its detector finds every
+// palette colour for a word) through the frames `next` yields; `after_frame(n)` is called after the n-th.
 Row track(const std::shared_ptr<const sam3::Model>& model, int objects, const std::function<std::optional<sam3::VideoFrame>()>& next,
           const sam3::VideoTrackerOptions& options, const std::function<void(std::int64_t)>& after_frame = {}) {
   reset_peak_resident();
-  sam3::VideoTracker tracker(model, sam3::VideoPrompts{{"car"}, {}}, options);
+  sam3::VideoTracker tracker(model, sam3::VideoPrompts{texts_for(objects), {}}, options);
   const auto t0 = std::chrono::steady_clock::now();
   std::int64_t n = 0;
   while (auto frame = next()) {
@@ -81,7 +95,7 @@ Row track(const std::shared_ptr<const sam3::Model>& model, int objects, const st
 std::function<std::optional<sam3::VideoFrame>()> generated(int objects, std::int64_t frames, int width, int height) {
   return [=, i = std::int64_t{0}]() mutable -> std::optional<sam3::VideoFrame> {
     if (i >= frames) return std::nullopt;
-    return sam3::bench::video_bench_frame(i++, objects, width, height);
+    return sam3::bench::video_bench_frame(i++, squares_for(objects), width, height);
   };
 }
 
@@ -93,7 +107,7 @@ void write_frames(const fs::path& root, const std::vector<int>& objects, std::in
     for (std::int64_t i = 0; i < frames; ++i) {
       char name[32];
       std::snprintf(name, sizeof name, "%05lld.png", static_cast<long long>(i));
-      const auto png = sam3::encode_rgb_png(sam3::bench::video_bench_frame(i, n, width, height).image);
+      const auto png = sam3::encode_rgb_png(sam3::bench::video_bench_frame(i, squares_for(n), width, height).image);
       const auto tmp = folder / (std::string(name) + ".tmp");
       std::ofstream(tmp, std::ios::binary).write(png.data(), static_cast<std::streamsize>(png.size()));
       fs::rename(tmp, folder / name);
@@ -129,9 +143,10 @@ int main(int argc, char** argv) try {
   std::vector<int> objects = {1, 4, 16, 32};
   std::int64_t frames = 30, short_run = 50, long_run = 500;
   int width = 640, threads = 0, memory_objects = 4;
-  bool rules_off_too = false, json = false;
+  bool rules_off_too = false, json = false, progress = false;
   app.add_option("--models", models, "A SAM 3.1 bundle (ailia's files; build/test-models/sam3.1-video is generated)");
-  app.add_option("--objects", objects, "Object counts to time (the generated palette has 34 colours)")->delimiter(',');
+  app.add_option("--objects", objects,
+                 "Object counts to time (34 colours; above 32, several prompts find each square: 64 = 2 prompts x 32)")->delimiter(',');
   app.add_option("--frames", frames, "Frames per timing run (generated frames; 0: the memory reading alone)");
   app.add_option("--short", short_run, "Memory: frames of the first reading");
   app.add_option("--long", long_run, "Memory: frames of the second reading (same run)");
@@ -143,12 +158,16 @@ int main(int argc, char** argv) try {
   app.add_option("--write-frames", write_to, "Write the generated frames as DIR/objects-N/00000.png ... for each count, then exit");
   app.add_option("--input", input, "Time on the frames of DIR/objects-N (made by --write-frames) instead of generating them");
   app.add_flag("--json", json, "One JSON object per line instead of the table");
+  app.add_flag("--progress", progress, "A line on stderr per frame (its time and the peak resident memory so far): for long runs");
   CLI11_PARSE(app, argc, argv);
   const int height = width * 3 / 4;
   const int capacity = sam3::bench::video_bench_capacity(width, height);
   for (int n : objects)
-    if (n < 0 || n > capacity) {
-      std::fprintf(stderr, "sam3-bench-video: %d objects do not fit: %dx%d frames hold %d squares of distinct colours\n", n, width, height, capacity);
+    if (n < 0 || squares_for(n) > capacity || squares_for(n) * prompts_for(n) != n || prompts_for(n) > 8) {
+      std::fprintf(stderr,
+                   "sam3-bench-video: %d objects do not fit: %dx%d frames hold %d squares of distinct colours, each found by up to 8 "
+                   "prompts (above %d objects give a multiple of the prompts, e.g. 64 = 2 x 32)\n",
+                   n, width, height, capacity, kSquaresPerPrompt);
       return 2;
     }
   if (!write_to.empty()) {
@@ -171,8 +190,16 @@ int main(int argc, char** argv) try {
   // Memory first, right after loading, so that no earlier run's heap is in its readings.
   if (memory_objects > 0) {
     double peak_short = 0;
-    const auto r = track(model, memory_objects, generated(memory_objects, long_run, width, height), {},
-                         [&](std::int64_t n) { if (n == short_run) peak_short = peak_resident_mb(); });
+    auto last = std::chrono::steady_clock::now();
+    const auto r = track(model, memory_objects, generated(memory_objects, long_run, width, height), {}, [&](std::int64_t n) {
+      if (n == short_run) peak_short = peak_resident_mb();
+      if (progress) {
+        const auto now = std::chrono::steady_clock::now();
+        std::fprintf(stderr, "memory run: frame %lld, %.0f ms, peak %.1f MB\n", static_cast<long long>(n),
+                     std::chrono::duration<double, std::milli>(now - last).count(), peak_resident_mb());
+        last = now;
+      }
+    });
     const double bank = r.stats.memory_bank_bytes / double(1 << 20);
     if (json)
       std::printf("{\"memory_objects\": %d, \"short\": %lld, \"peak_mb_short\": %.1f, \"long\": %lld, \"peak_mb_long\": %.1f, \"bank_mb\": %.2f, "
@@ -203,7 +230,15 @@ int main(int argc, char** argv) try {
       if (!input.empty()) folder = sam3::open_image_folder(frames_folder(input, n));
       auto next = folder ? std::function<std::optional<sam3::VideoFrame>()>([&] { return folder->next(); })
                          : generated(n, frames, width, height);
-      print_row(track(model, n, next, rules ? sam3::VideoTrackerOptions{} : off), json);
+      auto last = std::chrono::steady_clock::now();
+      const auto each = [&](std::int64_t frame) {
+        if (!progress) return;
+        const auto now = std::chrono::steady_clock::now();
+        std::fprintf(stderr, "%d objects: frame %lld, %.0f ms, peak %.1f MB\n", n, static_cast<long long>(frame),
+                     std::chrono::duration<double, std::milli>(now - last).count(), peak_resident_mb());
+        last = now;
+      };
+      print_row(track(model, n, next, rules ? sam3::VideoTrackerOptions{} : off, each), json);
     }
   }
   return 0;

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "cli_common.h"
@@ -49,6 +50,7 @@ struct LabelArgs {
   int threads = 0;
   LabelConfig config;
   std::vector<std::string> merge_dirs;
+  bool allow_fewer = false;  // merge: replace a folder covering images the shards do not
   std::string bands, scale, target_crs, raster_out;  // maps
   double gsd = 0;
   bool allow_network = false;
@@ -90,6 +92,10 @@ int run_videos(const LabelArgs& a) {
   t.threads = a.threads;
   t.shard = a.shard;
   if (a.formats_given) t.formats = a.formats;  // else sam3 track's default, json,davis
+  if (const auto usage = track_usage_error(t); !usage.empty()) {  // as sam3 track: exit 2
+    print_error(usage);
+    return kUsage;
+  }
   const auto [k, n] = parse_track_shard(t.shard);
   const auto job = make_track_job(t, &g_stop);
   std::signal(SIGINT, on_interrupt);
@@ -189,6 +195,32 @@ int run_map(const LabelArgs& a) {
   return run_map_label(job, a.models, a.threads, &g_stop);
 }
 
+// A georeferenced raster's GeoJSON is the map path's (through GDAL, in its CRS), whatever the
+// formats say: the image path would write pixel coordinates with no CRS. The rasters when every
+// input is one and GeoJSON is the only format; refused, naming one, when they come with plain
+// images or image formats; nullopt when there is none.
+std::optional<std::vector<std::string>> georeferenced_inputs(const std::vector<LabelInput>& all, unsigned formats) {
+  std::vector<std::string> rasters;
+  std::string plain;
+  for (const auto& in : all) {
+    if (is_georeferenced(in.path)) rasters.push_back(in.path.string());
+    else if (plain.empty()) plain = in.path.string();
+  }
+  if (rasters.empty()) return std::nullopt;
+  if (formats != kFormatGeoJson) {
+    throw Error(ErrorCode::kInvalidArgument,
+                rasters.front() + " is a georeferenced raster: its GeoJSON is written through GDAL in its CRS, with the "
+                                  "map outputs (gpkg, fgb, shp, geojson), while coco, yolo and masks are image outputs in "
+                                  "pixels: run --format geojson and the image formats apart");
+  }
+  if (!plain.empty()) {
+    throw Error(ErrorCode::kInvalidArgument,
+                rasters.front() + " is a georeferenced raster (GeoJSON in its CRS, through GDAL) and " + plain +
+                    " a plain image (GeoJSON in pixel or world-file coordinates): label them in separate runs");
+  }
+  return rasters;
+}
+
 int run_label(LabelArgs& a) {
   if (a.inputs.empty()) throw Error(ErrorCode::kInvalidArgument, "no input: give image files, folders or list files");
   if (a.out.empty()) throw Error(ErrorCode::kInvalidArgument, "give --out DIR for the labels");
@@ -212,6 +244,19 @@ int run_label(LabelArgs& a) {
   }
   if (asks_for_maps(a.formats)) return run_map(a);
   a.config.formats = parse_label_formats(a.formats);
+  const auto all = collect_label_inputs(a.inputs, a.out);
+  if (a.config.formats & kFormatGeoJson) {
+    if (auto rasters = georeferenced_inputs(all, a.config.formats)) {
+      a.inputs = std::move(*rasters);
+      return run_map(a);
+    }
+    if (sam3::log_level() < LogLevel::kError) {
+      std::fprintf(stderr, "sam3 label: note: geojson/ will be in pixel coordinates (x right, y down), or in the map "
+                           "coordinates of an image's world file (.pgw, .jgw, .wld, ...), with no CRS in either case%s\n",
+                   maps_built() ? ""
+                                : "; this sam3 was built without maps (GDAL), so a GeoTIFF's own georeferencing is not read");
+    }
+  }
   a.config.coco_polygons = a.polygons;
   a.config.semantic = a.semantic;
   a.config.simplify = a.simplify;
@@ -226,7 +271,8 @@ int run_label(LabelArgs& a) {
   if (std::sscanf(a.shard.c_str(), "%d/%d%n", &k, &n, &used) != 2 || used != static_cast<int>(a.shard.size())) {
     throw Error(ErrorCode::kInvalidArgument, "--shard must be K/N, e.g. 3/8, got '" + a.shard + "'");
   }
-  const auto inputs = shard_label_inputs(collect_label_inputs(a.inputs, a.out), k, n);
+  a.config.shard = label_shard(all, k, n);  // recorded, so that a merge takes every shard of this run
+  const auto inputs = shard_label_inputs(all, k, n);
 
   ModelOptions mo;
   mo.providers = execution_providers(a.models);
@@ -315,11 +361,14 @@ void add_label_command(CLI::App& app, Runner& run) {
   auto* merge = cmd->add_subcommand("merge", "Combine shard output folders into one (same categories)");
   merge->add_option("dirs", args->merge_dirs, "Shard output folders")->required()->check(CLI::ExistingDirectory);
   merge->add_option("-o,--out", args->out, "Merged output folder")->required();
+  merge->add_flag("--allow-fewer", args->allow_fewer,
+                  "Replace an output folder whose labels cover images these shards do not (they drop out of its "
+                  "outputs); refused otherwise");
   merge->callback([args, &run] {
     run = [args] {
       if (is_map_shard_dir(args->merge_dirs.front())) return run_map_merge(args->merge_dirs, args->out);
       std::vector<fs::path> dirs(args->merge_dirs.begin(), args->merge_dirs.end());
-      merge_label_dirs(dirs, args->out);
+      merge_label_dirs(dirs, args->out, {args->allow_fewer});
       std::printf("merged %zu folders -> %s\n", dirs.size(), args->out.c_str());
       return static_cast<int>(kOk);
     };

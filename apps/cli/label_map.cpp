@@ -26,6 +26,8 @@ void print_summary(const MapRunSummary& s) {
 bool asks_for_maps(const std::string& formats) { return is_map_format_list(formats); }
 std::vector<MapFormat> map_formats(const std::string& formats) { return parse_map_formats(formats); }
 bool is_map_shard_dir(const std::filesystem::path& dir) { return MapLabeler::is_shard_dir(dir); }
+bool is_georeferenced(const std::filesystem::path& path) { return is_georeferenced_raster(path); }
+bool maps_built() { return true; }
 
 int run_map_merge(const std::vector<std::string>& dirs, const std::string& out) {
   std::vector<std::filesystem::path> paths(dirs.begin(), dirs.end());

@@ -18,6 +18,10 @@ namespace sam3::cli {
 // Whether a --format list asks for map outputs (gpkg, fgb, shp), and those formats.
 bool asks_for_maps(const std::string& formats);
 std::vector<MapFormat> map_formats(const std::string& formats);
+// Whether a file is georeferenced by its own content (sam3::is_georeferenced_raster): labelled as
+// a map whatever the formats. Always false in a build without maps, which cannot read it.
+bool is_georeferenced(const std::filesystem::path& path);
+bool maps_built();
 // Whether a folder was written by a map shard (`sam3 label merge` of map shards).
 bool is_map_shard_dir(const std::filesystem::path& dir);
 // --bands "1,2,3" and --scale "minmax" | "percentile:2,98" | "A,B" into the raster options.

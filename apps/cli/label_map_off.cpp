@@ -28,6 +28,8 @@ bool is_map_shard_dir(const std::filesystem::path& dir) {
   std::error_code ec;
   return std::filesystem::is_regular_file(dir / "map-shard.json", ec);  // MapLabeler's shard file
 }
+bool is_georeferenced(const std::filesystem::path&) { return false; }
+bool maps_built() { return false; }
 int run_map_label(const MapLabelJob&, const ModelSelection&, int, const std::atomic<bool>*) { maps_are_off(); }
 int run_map_merge(const std::vector<std::string>&, const std::string&) { maps_are_off(); }
 

@@ -229,15 +229,13 @@ int run_segment(const SegmentArgs& args) {
     totals.preprocess += embedding.preprocess_ms();
     totals.encode_image += embedding.encode_ms();
     if (text) {
-      for (const auto& prompt : prompts) {
-        auto result = text->segment(embedding, prompt, args.options);
+      run.results = text->segment_all(embedding, prompts, args.options);  // with the family's rule across them
+      for (const auto& result : run.results) {
         totals.encode_text += result.timings.encode_text_ms;
         totals.decode += result.timings.decode_ms;
         totals.postprocess += result.timings.postprocess_ms;
-        run.results.push_back(std::move(result));
+        run.docs.push_back(detail::prompt_result_value(result));
       }
-      text->suppress_across_prompts(run.results);  // the family's rule over the image's prompts
-      for (const auto& result : run.results) run.docs.push_back(detail::prompt_result_value(result));
     } else if (args.everything) {
       EverythingOptions everything = args.everything_options;
       everything.min_area = args.options.min_area;

@@ -70,6 +70,9 @@ void add_serve_command(CLI::App& app, Runner& run) {
       ->capture_default_str()->check(CLI::Range(1, 3600));
   cmd->add_option("--max-fetches", ls.max_fetches, "Task image fetches in flight at once (more are answered 503)")
       ->capture_default_str()->check(CLI::Range(1, 256));
+  cmd->add_option("--label-studio-video-frames", ls.video_frames,
+                  "Label Studio video tasks: frames tracked after a keyframe's box, or from the start with the labels as prompts")
+      ->capture_default_str()->check(CLI::Range(1, 100000));
   cmd->add_option("--cvat-label", args->cvat_labels,
                   "A label CVAT's detector finds: NAME or NAME=PROMPT,PROMPT (repeatable; see docs/cvat.md)");
   cmd->add_option("--cvat-labels", args->cvat_labels_file, "A file of CVAT labels, one NAME[=PROMPT,...] per line")

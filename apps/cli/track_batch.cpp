@@ -1,36 +1,15 @@
 #include "track_batch.h"
 
 #include <cstdio>
-#include <fstream>
 #include <map>
 
 #include "cli_common.h"
-#include "nlohmann/json.hpp"
 #include "sam3/error.h"
 #include "sam3/labeler.h"
 #include "sam3/output_folder.h"
 
 namespace sam3::cli {
 namespace fs = std::filesystem;
-namespace {
-
-// A video is done when its folder holds a finished run's tracks.json (no partial run beside
-// it) made with these settings. Parsed without its frames, which can be large.
-bool finished_with(const fs::path& folder, const std::string& settings_json) {
-  std::error_code ec;
-  if (fs::exists(folder / "sam3-video.partial", ec) || !fs::is_regular_file(folder / "tracks.json", ec)) return false;
-  try {
-    std::ifstream in(folder / "tracks.json", std::ios::binary);
-    const auto header = nlohmann::json::parse(in, [](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-      return !(depth == 1 && event == nlohmann::json::parse_event_t::key && parsed == "frames");
-    });
-    return header.contains("settings") && header["settings"] == nlohmann::json::parse(settings_json);
-  } catch (const std::exception&) {
-    return false;  // unreadable: track it again
-  }
-}
-
-}  // namespace
 
 int track_videos(const fs::path& folder, const fs::path& out, const TrackJob& job, int shard, int shards) {
   std::vector<LabelInput> inputs;
@@ -50,11 +29,14 @@ int track_videos(const fs::path& folder, const fs::path& out, const TrackJob& jo
     const auto& video = mine[i].path;
     const fs::path target = out / safe_file_name(video.stem().string(), "video");
     std::fprintf(stderr, "[%zu/%zu] %s\n", i + 1, mine.size(), mine[i].name.c_str());
-    if (finished_with(target, job.outputs.settings_json)) {
-      ++done;
-      continue;
-    }
     try {
+      // Done: a finished run of this very file (size, time, first bytes), settings and formats.
+      auto outputs = job.outputs;
+      outputs.source_json = video_source_identity(video);
+      if (VideoOutputs::finished(target, outputs)) {
+        ++done;
+        continue;
+      }
       const auto s = track_video(video, target, job);
       std::printf("%s: %lld frames%s -> %s\n", mine[i].name.c_str(), static_cast<long long>(s.frames),
                   s.resumed().c_str(),

@@ -1,6 +1,7 @@
 // `sam3 track FOLDER_OF_VIDEOS`: every video file of a folder into a sub-folder of its own,
-// optionally one shard of them (a Slurm array), skipping videos already finished with the
-// same settings; a video that fails is reported and the others go on.
+// optionally one shard of them (a Slurm array), skipping videos already finished from the same
+// file with the same settings in the formats asked (VideoOutputs::finished); any other is
+// tracked again. A video that fails is reported and the others go on.
 #pragma once
 
 #include <filesystem>

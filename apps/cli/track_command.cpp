@@ -32,6 +32,10 @@ void on_interrupt(int) {
 }
 
 int run_track(TrackArgs& a) {
+  if (const auto usage = track_usage_error(a); !usage.empty()) {
+    print_error(usage);
+    return kUsage;
+  }
   const auto [k, n] = parse_track_shard(a.shard);
   auto job = make_track_job(a, &g_stop);
   std::error_code ec;

@@ -137,6 +137,22 @@ TrackJob make_track_job(const TrackArgs& a, const std::atomic<bool>* stop) {
   return job;
 }
 
+std::string track_usage_error(const TrackArgs& a) {
+  try {
+    parse_track_shard(a.shard);
+    output_formats(a.formats);
+    object_prompts(a);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  const auto& o = a.options;
+  for (const auto& [name, value] : {std::pair<const char*, double>{"--fps", a.fps}, {"--detection-threshold", o.detection_threshold},
+                                    {"--new-object-threshold", o.new_object_threshold}, {"--boundary-margin", o.boundary_margin}}) {
+    if (!std::isfinite(value)) return std::string(name) + " must be a number, got " + std::to_string(value);
+  }
+  return "";
+}
+
 std::pair<int, int> parse_track_shard(const std::string& shard) {
   int k = 1, n = 1, used = 0;
   if (std::sscanf(shard.c_str(), "%d/%d%n", &k, &n, &used) != 2 || used != static_cast<int>(shard.size()) || k < 1 ||

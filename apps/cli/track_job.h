@@ -34,6 +34,11 @@ struct TrackArgs {
 // Throws kInvalidArgument for a malformed --point/--box or --format before the model loads.
 TrackJob make_track_job(const TrackArgs& args, const std::atomic<bool>* stop);
 
+// The command line's own mistakes (a malformed --shard, --format, --point or --box, a number
+// that is NaN): the message, or "" when there is none. Reported as usage errors (exit 2),
+// before the model loads.
+std::string track_usage_error(const TrackArgs& args);
+
 // "K/N" (1 <= K <= N) -> {K, N}; throws kInvalidArgument naming the text.
 std::pair<int, int> parse_track_shard(const std::string& shard);
 

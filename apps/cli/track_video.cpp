@@ -2,26 +2,47 @@
 
 #include <algorithm>
 #include <deque>
+#include <new>
 
 #include "progress_bar.h"
 #include "sam3/error.h"
+#include "sam3/video_memory.h"
 
 namespace sam3::cli {
 
+namespace fs = std::filesystem;
+
 std::string TrackSummary::resumed() const {
   if (resumed_after < 0) return "";
+  if (finished_only) return " (every frame was tracked by an earlier run; its outputs finished now)";
   return " (resumed after frame " + std::to_string(resumed_after) + ", tracked again from frame " + std::to_string(restarted_at) + ")";
 }
 
-TrackSummary track_video(const std::filesystem::path& video, const std::filesystem::path& out, const TrackJob& job) {
+namespace {
+
+TrackSummary track_video_or_throw(const fs::path& video, const fs::path& out, const TrackJob& job) {
   // Bad prompts or options fail here, before the outputs touch a partial run left in `out`.
   VideoTracker tracker(job.model, job.prompts, job.tracker);
   auto source = open_frame_source(video, job.source);
-  VideoOutputs outputs(out, source->info(), job.outputs);
+  std::vector<std::int64_t> frames;
+  for (const auto& o : job.prompts.objects) frames.push_back(o.frame);
+  check_prompt_frames(video, source->info(), job.source.every, frames);
+  const auto& formats = job.outputs.formats;
+  const bool hold_pixels = std::find(formats.begin(), formats.end(), VideoOutputFormat::kOverlay) != formats.end();
+  check_video_tracking_memory(source->info(), job.tracker.hotstart_delay, hold_pixels);
+  auto outputs_options = job.outputs;
+  outputs_options.source_json = video_source_identity(video);
+  VideoOutputs outputs(out, source->info(), outputs_options);
   TrackSummary summary;
   const ResumePoint& from = outputs.resume_point();
+  if (from.committed_frames > 0) summary.resumed_after = from.last_committed_index;
+  if (from.complete) {  // an earlier run wrote every frame and its finish failed: only finish
+    summary.finished_only = true;
+    summary.frames = from.committed_frames;
+    outputs.finish();
+    return summary;
+  }
   if (from.committed_frames > 0) {
-    summary.resumed_after = from.last_committed_index;
     auto options = job.source;
     options.start_index = from.restart_index;
     for (const auto& o : job.prompts.objects) options.start_index = std::min(options.start_index, o.frame);
@@ -31,7 +52,9 @@ TrackSummary track_video(const std::filesystem::path& video, const std::filesyst
 
   FrameProgress progress(source->info().name);
   const std::int64_t total = source->info().frame_count;
-  std::deque<VideoFrame> held;  // frames whose results the hot-start delay still holds (the overlay needs pixels)
+  // Frames whose results the hot-start delay still holds: their pixels only when an output
+  // needs them (the overlay), else their index and time.
+  std::deque<VideoFrame> held;
   auto deliver = [&](const std::vector<VideoFrameResult>& results) {
     for (const auto& r : results) {
       while (!held.empty() && held.front().index < r.index) held.pop_front();
@@ -41,14 +64,38 @@ TrackSummary track_video(const std::filesystem::path& video, const std::filesyst
       progress.update(++summary.frames, total);
     }
   };
-  while (auto frame = source->next()) {
-    held.push_back(std::move(*frame));
-    deliver(tracker.push(held.back()));
+  std::int64_t at = -1;  // the frame being tracked, for a message
+  try {
+    while (auto frame = source->next()) {
+      at = frame->index;
+      const auto results = tracker.push(*frame);
+      if (!hold_pixels) frame->image = Image{};
+      held.push_back(std::move(*frame));
+      deliver(results);
+    }
+    deliver(tracker.finish());
+  } catch (const std::bad_alloc&) {
+    const auto& info = source->info();
+    throw Error(ErrorCode::kImageTooLarge,
+                video.string() + ": out of memory while tracking frame " + std::to_string(at) + " (frames of " +
+                    std::to_string(info.width) + "x" + std::to_string(info.height) + "; the frames before it are kept)" +
+                    "; scale the video down (ffmpeg -i IN -vf scale=1920:-2 OUT.mp4)" +
+                    (hold_pixels ? ", or leave overlay out of the formats" : "") + ", or track fewer objects (--max-objects)");
   }
-  deliver(tracker.finish());
   outputs.finish();
   progress.finish();
   return summary;
+}
+
+}  // namespace
+
+TrackSummary track_video(const fs::path& video, const fs::path& out, const TrackJob& job) {
+  try {
+    return track_video_or_throw(video, out, job);
+  } catch (const std::bad_alloc&) {  // opening the video, the outputs, or finishing them
+    throw Error(ErrorCode::kImageTooLarge, video.string() + ": out of memory (its frames are too large for the memory " +
+                                               "left); scale the video down (ffmpeg -i IN -vf scale=1920:-2 OUT.mp4)");
+  }
 }
 
 }  // namespace sam3::cli

@@ -23,17 +23,23 @@ struct TrackJob {
 };
 
 struct TrackSummary {
-  std::int64_t frames = 0;         // results the tracker gave (re-run ones included)
+  std::int64_t frames = 0;         // results the tracker gave (re-run ones included); finished_only: those written before
   std::int64_t resumed_after = -1; // the last frame an interrupted run had written; -1: a fresh run
   std::int64_t restarted_at = 0;   // the first frame tracked (a resumed run tracks a window again)
+  bool finished_only = false;      // an earlier run had tracked every frame; only its finish was left
 
   // " (resumed after frame 18, tracked again from frame 3)", or "" for a fresh run.
   std::string resumed() const;
 };
 
 // Tracks `video` (a video file or a folder of frames) into `out`. On an interrupted run left in
-// `out`, the frames are read again from VideoOutputs' restart point (or from the earliest
-// clicked/boxed object's frame when that is earlier: the tracker needs the click's frame).
+// `out` (of the same source: video_source_identity), the frames are read again from
+// VideoOutputs' restart point (or from the earliest clicked/boxed object's frame when that is
+// earlier: the tracker needs the click's frame); one that had tracked every frame is only
+// finished. Refused before the first frame: a click past a folder's last frame, frames too
+// large for the memory left (sam3/video_memory.h); running out of memory later is
+// kImageTooLarge naming the video and frame. Frames are held for their delayed results only
+// when an output needs their pixels (the overlay).
 TrackSummary track_video(const std::filesystem::path& video, const std::filesystem::path& out, const TrackJob& job);
 
 }  // namespace sam3::cli

@@ -86,16 +86,20 @@ json mask_json(const Instance& inst, const SegmentRequest& request, SplicedJson&
 std::vector<std::vector<Instance>> segment_labels(const ImageSegmenter& segmenter, const ImageEmbedding& embedding,
                                                   const std::vector<std::vector<Prompt>>& labels,
                                                   const SegmentOptions& options, const JobStop& stop) {
-  const SegmentOptions stoppable = stop.stopping(options);
+  // Every label's synonyms are prompts of this one image: the family's rule runs across all of them.
+  std::vector<Prompt> all;
+  for (const auto& prompts : labels) all.insert(all.end(), prompts.begin(), prompts.end());
+  stop.check();
+  auto results = segmenter.segment_all(embedding, all, stop.stopping(options));
   std::vector<std::vector<Instance>> out;
+  size_t next = 0;
   for (const auto& prompts : labels) {
-    std::vector<Instance> all;
-    for (const auto& prompt : prompts) {
-      stop.check();
-      auto r = segmenter.segment(embedding, prompt, stoppable);
-      std::move(r.instances.begin(), r.instances.end(), std::back_inserter(all));
+    std::vector<Instance> found;
+    for (size_t k = 0; k < prompts.size(); ++k) {
+      auto& r = results[next++];
+      std::move(r.instances.begin(), r.instances.end(), std::back_inserter(found));
     }
-    out.push_back(merge_instances(std::move(all)));
+    out.push_back(merge_instances(std::move(found)));
   }
   return out;
 }
@@ -465,11 +469,8 @@ HttpResponse Api::handle_segment(const HttpRequest& req) {
     const SegmentRequest& r = *shared_request;
     const SegmentOptions options = stop.stopping(r.options);
     Answers a;
-    for (const auto& prompt : r.prompts) {
-      stop.check();
-      a.concepts.push_back(text->segment(text_entry->embedding, prompt, options));
-    }
-    if (text) text->suppress_across_prompts(a.concepts);  // the family's rule over the image's prompts
+    stop.check();
+    if (text) a.concepts = text->segment_all(text_entry->embedding, r.prompts, options);  // with the family's rule
     stop.check();
     if (!r.objects.empty()) a.objects = click->segment_objects(click_entry->embedding, r.objects, {r.multimask, stop.token()});
     for (const auto& item : r.order) {

@@ -144,6 +144,11 @@ export class Sam3Model {
   /** The interactive model: a click decodes the embedding as it is (no encode). */
   segment(embedding: Embedding, options: ClickOptions): Promise<ObjectResult>;
   segment(embedding: Embedding, options: EverythingOptions): Promise<EverythingResult>;
+  /** Every text prompt of one image, one entry per prompt, after the family's rule across them
+   * (EfficientSAM3 drops an instance repeating a better one of another prompt): the CLI's and
+   * the server's prompts[] for the same image and prompts. */
+  segmentAll(embedding: Embedding, prompts: Array<string | { text?: string; boxes?: BoxPrompt[] }>,
+             options?: Omit<SegmentOptions, "text" | "boxes">): Promise<PromptResult[]>;
   release(): Promise<void>;
 }
 

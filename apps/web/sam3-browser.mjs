@@ -11,7 +11,7 @@
 import createSam3Core from "./sam3.mjs";
 
 const CACHE_NAME = "sam3-models-v1";
-const ABI = 3;  // sam3_wasm.h's SAM3_WASM_ABI: the module this wrapper speaks to
+const ABI = 4;  // sam3_wasm.h's SAM3_WASM_ABI: the module this wrapper speaks to
 // Rewritten graphs (Rewriter, sam3-rewrite-worker.mjs), keyed by their file's identity and the rewrite's options.
 // The version changes with what the core's rewrites write, so an old graph is never reused.
 const OPTIMIZED_CACHE_NAME = "sam3-optimized-v1";
@@ -685,6 +685,21 @@ export class Sam3Model {
     return this.exclusive(() => this.runPlan(embedding, body));
   }
 
+  // Every text prompt of one image ([{text, boxes}, ...] or strings) with one set of options:
+  // resolves to one prompts[] entry per prompt, after the family's rule across them (EfficientSAM3
+  // drops an instance that repeats a better one of another prompt), as the CLI's and the
+  // server's prompts[] for the same image and prompts.
+  async segmentAll(embedding, prompts, options = {}) {
+    if (embedding?.model !== this) throw new Sam3Error("invalid_argument", "this embedding was made by another model");
+    if (!Array.isArray(prompts)) throw new Sam3Error("invalid_argument", "prompts must be a list of {text, boxes} or strings");
+    const opts = {};
+    for (const k of ["threshold", "mask_threshold", "nms", "min_area", "max_instances"]) if (options[k] !== undefined) opts[k] = options[k];
+    const list = prompts.map((p) => (typeof p === "string" ? { text: p, boxes: [] } : { text: p?.text ?? "", boxes: p?.boxes ?? [] }));
+    const body = JSON.stringify({ prompts: list, options: opts, width: embedding.width, height: embedding.height },
+      (_, v) => (typeof v === "number" && !Number.isFinite(v) ? String(v) : v));
+    return this.exclusive(() => this.runPlan(embedding, body));
+  }
+
   // The core's plan for a prompt (sam3_wasm.h): it names each session to run, its tensors and
   // its feeds (the embedding's outputs, or a text encoder's outputs kept by key); this only
   // moves tensors, and keeps a text encoder's outputs per text as the native cache does.
@@ -716,7 +731,7 @@ export class Sam3Model {
     }
     timings.postprocess += performance.now() - t;
     this.lastTimings = timings;
-    return step.result;
+    return step.results ?? step.result;
   }
 
   release() {

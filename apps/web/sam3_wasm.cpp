@@ -25,6 +25,7 @@
 #include "pure/layout_names.h"
 #include "pure/prompt_json.h"
 #include "pure/prompt_rules.h"
+#include "pure/text_plan.h"
 #include "pure/compact_mask.h"
 #include "pure/tracker.h"
 #include "pure/tracker_names.h"
@@ -40,19 +41,11 @@ using sam3::pure::Generation;
 using sam3::pure::Tensor;
 using sam3::pure::Tracker;
 
-// A click request under way (sam3_plan .. sam3_step): its decoder runs and what they gave.
+// A request under way (sam3_plan .. sam3_step): a text plan (pure/text_plan.h, the order the
+// native ImageSegmenter runs), or the interactive model's decoder runs and what they gave.
 struct Plan {
-  // A text generation's prompt: the text encoder (or the cached features), the geometry
-  // encoder where the family has one, the decoder; in that order, each only when needed.
-  enum class Stage { kText, kGeometry, kDecoder, kDone };
-  bool text = false;
-  Stage stage = Stage::kText;
-  sam3::Prompt prompt;
-  sam3::SegmentOptions segment_options;
-  std::string text_key;                    // the wrapper keeps the text encoder's outputs by it
-  std::vector<Tensor> text_inputs, box_inputs, geometry_inputs, prompt_inputs;
-  std::map<std::string, std::vector<std::uint8_t>> text_bytes;  // staged text features (usls v1, geti)
-  sam3::pure::TensorViews text_views;
+  std::optional<sam3::pure::TextPlan> text;
+  bool many = false;  // {"prompts": [...]}: every prompt of one image, with the family's rule across them
 
   bool everything = false;
   std::vector<sam3::InteractivePrompt> prompts;
@@ -161,90 +154,59 @@ sam3::SegmentOptions options_from_json(const json& j) {
 
 json string_list(const std::vector<std::string>& v) { return json(v); }
 
-json next_step(Model& m);
-
-// The staged outputs of a text plan's step -> the next step or the CLI's prompts[] entry.
-json text_step(Model& m) {
-  Plan& p = *m.plan;
-  const Generation& g = *m.generation;
-  if (p.stage == Plan::Stage::kGeometry) {  // the text encoder ran (or was kept): its features
-    p.text_bytes = std::move(m.output_bytes);
-    p.text_views = std::move(m.outputs);
-  } else if (p.stage == Plan::Stage::kDecoder) {  // the geometry encoder ran
-    p.prompt_inputs = g.prompt_inputs(p.text_views, &m.outputs);
-  } else if (p.stage == Plan::Stage::kDone) {  // the decoder ran
-    sam3::PromptResult result;
-    result.prompt = p.prompt;
-    result.instances = g.instances(m.outputs, p.width, p.height, p.segment_options);
-    sam3::finalize_instances(result.instances, p.segment_options);
-    m.plan.reset();
-    m.staged_inputs.clear();
-    m.outputs.clear();
-    m.output_bytes.clear();
-    return json{{"result", sam3::detail::prompt_result_value(result)}};
-  }
-  m.outputs.clear();
-  m.output_bytes.clear();
-  return next_step(m);
-}
-
-// The run the plan does next, or its result when every run is done.
-sam3::pure::TensorViews tensor_views(const std::vector<Tensor>& tensors) {
-  sam3::pure::TensorViews out;
-  for (const auto& t : tensors) {
-    out[t.name] = {t.type, t.shape, t.bytes.data(), t.bytes.size() / sam3::pure::element_size(t.type)};
-  }
-  return out;
-}
-
 json from_embedding(const std::string& name) { return json{{"from", "embedding"}, {"name", name}}; }
 
-// A text generation's next step (as the native text backend runs it: model/text_backend.cpp).
+// A text plan's next run as the wrapper runs it, or the result once every run is done.
 json next_text_step(Model& m) {
   Plan& p = *m.plan;
-  const Generation& g = *m.generation;
-  if (p.stage == Plan::Stage::kText) {
-    p.stage = Plan::Stage::kGeometry;
-    if (g.has_text_encoder()) {
-      // The wrapper runs it unless it kept the outputs of this text; staged for the prompt sequence.
-      return json{{"run", {{"session", "text"}, {"tensors", tensors_json(p.text_inputs)}, {"feeds", json::object()},
-                           {"keep", p.text_key}, {"stage", g.has_geometry()}}}};
-    }
-  }
-  if (p.stage == Plan::Stage::kGeometry) {
-    p.stage = Plan::Stage::kDecoder;
-    if (g.has_geometry()) {
-      if (!g.has_text_encoder()) p.text_views = tensor_views(p.text_inputs);
-      if (!p.geometry_inputs.empty()) {
-        json feeds = json::object();
-        for (const auto& [input, output] : g.geometry_image_feeds()) feeds[input] = from_embedding(output);
-        return json{{"run", {{"session", "geometry"}, {"tensors", tensors_json(p.geometry_inputs)}, {"feeds", feeds},
-                             {"stage", true}}}};
-      }
-      p.prompt_inputs = g.prompt_inputs(p.text_views, nullptr);
-    }
-  }
-  if (p.stage == Plan::Stage::kDecoder) {
-    p.stage = Plan::Stage::kDone;
-    m.staged_inputs = std::move(p.box_inputs);
-    for (auto& t : p.prompt_inputs) m.staged_inputs.push_back(std::move(t));
+  sam3::pure::TextRun* run = p.text->next();
+  if (run) {
     json feeds = json::object();
-    for (const auto& name : g.image_feeds()) feeds[name] = from_embedding(name);
-    for (const auto& [input, output] : g.text_feeds()) {
-      if (g.has_text_encoder()) {
-        feeds[input] = json{{"from", "kept"}, {"key", p.text_key}, {"name", output}};
-        continue;
-      }
-      // Without a text encoder the decoder encodes the text: the ids are its inputs.
-      for (const auto& t : p.text_inputs) {
-        if (t.name != output) continue;
-        m.staged_inputs.push_back(t);
-        m.staged_inputs.back().name = input;
-      }
+    for (const auto& [input, feed] : run->feeds) {
+      feeds[input] = feed.from == sam3::pure::TextRun::Feed::From::kEmbedding
+                         ? from_embedding(feed.name)
+                         : json{{"from", "kept"}, {"key", run->text_key}, {"name", feed.name}};
     }
-    return json{{"run", {{"session", "decoder"}, {"tensors", tensors_json(m.staged_inputs)}, {"feeds", feeds}, {"stage", true}}}};
+    json step = {{"session", sam3::pure::session_name(run->session)}, {"tensors", tensors_json(run->tensors)},
+                 {"feeds", std::move(feeds)}, {"stage", run->wants_outputs}};
+    // The wrapper runs the text encoder unless it kept this text's outputs.
+    if (run->session == sam3::pure::TextRun::Session::kText) step["keep"] = run->text_key;
+    return json{{"run", std::move(step)}};
   }
-  throw sam3::Error(sam3::ErrorCode::kInvalidArgument, "the plan is done: call sam3_plan for another prompt");
+  const bool many = p.many;
+  auto results = p.text->take_results();
+  m.plan.reset();
+  m.staged_inputs.clear();
+  if (!many) return json{{"result", sam3::detail::prompt_result_value(results.front())}};
+  json list = json::array();
+  for (const auto& r : results) list.emplace_back(sam3::detail::prompt_result_value(r));
+  return json{{"results", std::move(list)}};
+}
+
+// {"prompt": {"text", "boxes"}, "options", "width", "height"}, or {"prompts": [...], ...} for
+// every prompt of one image: checked as natively (options, boxes, box slots) before anything runs.
+json text_plan(Model& m, const json& j) {
+  if (!m.tokenizer) throw sam3::Error(sam3::ErrorCode::kTokenizer, "no vocabulary loaded");
+  const auto options = options_from_json(j.value("options", json::object()));
+  const int width = j.at("width"), height = j.at("height");
+  std::vector<sam3::Prompt> prompts;
+  const bool many = j.contains("prompts");
+  if (many) {
+    const auto& list = j.at("prompts");
+    if (!list.is_array() || list.empty()) {
+      throw sam3::Error(sam3::ErrorCode::kInvalidArgument, "\"prompts\" must be a non-empty list of {text, boxes}");
+    }
+    for (size_t i = 0; i < list.size(); ++i) {
+      prompts.push_back(sam3::pure::concept_from_json(list[i], "prompts[" + std::to_string(i) + "]"));
+    }
+  } else {
+    prompts.push_back(prompt_from_json(j.at("prompt")));
+  }
+  Plan p;
+  p.many = many;
+  p.text.emplace(*m.generation, *m.tokenizer, std::move(prompts), options, width, height, many);
+  m.plan.emplace(std::move(p));
+  return next_text_step(m);
 }
 
 json next_step(Model& m) {
@@ -271,26 +233,6 @@ json next_step(Model& m) {
   return json{{"result", result}};
 }
 
-// {"prompt": {"text", "boxes"}, "options", "width", "height"}: checked as natively (options,
-// boxes, box slots) before anything runs.
-json text_plan(Model& m, const json& j) {
-  const Generation& g = *m.generation;
-  if (!m.tokenizer) throw sam3::Error(sam3::ErrorCode::kTokenizer, "no vocabulary loaded");
-  Plan p;
-  p.text = true;
-  p.prompt = prompt_from_json(j.at("prompt"));
-  p.segment_options = options_from_json(j.value("options", json::object()));
-  p.width = j.at("width");
-  p.height = j.at("height");
-  const std::string text = sam3::pure::checked_prompt_text(p.prompt, p.segment_options, p.width, p.height);
-  p.box_inputs = g.decoder_inputs(p.prompt.boxes, p.width, p.height);
-  p.geometry_inputs = g.geometry_inputs(p.prompt.boxes, p.width, p.height);
-  p.text_inputs = g.text_inputs(m.tokenizer->encode(text));
-  p.text_key = "text:" + text;
-  m.plan = std::move(p);
-  return next_step(m);
-}
-
 }  // namespace
 
 extern "C" {
@@ -307,6 +249,10 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_plan(int handle, const char* request_json)
     m.outputs.clear();
     m.output_bytes.clear();
     const auto j = json::parse(request_json);
+    if (j.contains("prompts")) {
+      text_generation(m);  // says that a list of concepts needs a text model
+      return text_plan(m, j);
+    }
     if (m.generation && !(j.at("prompt").contains("points") || j.at("prompt").contains("box") ||
                           j.at("prompt").contains("everything"))) {
       return text_plan(m, j);
@@ -331,7 +277,7 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_plan(int handle, const char* request_json)
       p.runs = tracker.object_runs(p.prompts, p.width, p.height);
       p.results.resize(p.prompts.size());
     }
-    m.plan = std::move(p);
+    m.plan.emplace(std::move(p));
     m.outputs.clear();
     m.output_bytes.clear();
     return next_step(m);
@@ -344,7 +290,12 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_step(int handle) {
     auto& m = model(handle);
     if (!m.plan) throw sam3::Error(sam3::ErrorCode::kInvalidArgument, "no plan under way: call sam3_plan first");
     Plan& p = *m.plan;
-    if (p.text) return text_step(m);
+    if (p.text) {  // the staged outputs of the text plan's run
+      p.text->ran(m.outputs);
+      m.outputs.clear();
+      m.output_bytes.clear();
+      return next_text_step(m);
+    }
     const auto& run = p.runs.at(p.next);
     const auto decoded = m.tracker->decoded(m.outputs, run.batch.objects);
     m.outputs.clear();

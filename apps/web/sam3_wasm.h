@@ -21,7 +21,8 @@
 // on that handle. Session outputs go the other way through sam3_stage_output().
 //
 // Plans (every prompt, text or click): the core says which session to run with which feeds,
-// the wrapper runs it and stages its outputs:
+// the wrapper runs it and stages its outputs. The plans are the pure core's, the ones the
+// native facades run too (pure::TextPlan for text, pure::Tracker's runs for clicks):
 //   step = sam3_plan(h, request)
 //   while step has "run": {"session": "text"|"geometry"|"decoder", "tensors", "feeds": {input:
 //       {"from": "embedding", "name"} | {"from": "kept", "key", "name"}}, "keep"?, "stage"?}
@@ -30,12 +31,13 @@
 //     skip the run when it holds them already (a text encoder's outputs per text, as the native
 //     cache); with "stage": true, stage every output with sam3_stage_output(); then
 //     step = sam3_step(h)
-//   step["result"] is the CLI's prompts[] entry.
+//   step["result"] is the CLI's prompts[] entry; for {"prompts": [...]}, step["results"] holds
+//   one entry per prompt, after the family's rule across the prompts of one image.
 #pragma once
 
 #include <cstdint>
 
-#define SAM3_WASM_ABI 3
+#define SAM3_WASM_ABI 4
 
 extern "C" {
 
@@ -57,7 +59,9 @@ const char* sam3_image_inputs(int handle, const std::uint8_t* rgba, int width, i
 
 // request: {"prompt", "width", "height", ...} -> the first step (above); checked as natively
 // before anything runs. A text model: {"prompt": {"text", "boxes": [[x0, y0, x1, y1,
-// "pos"|"neg"]]}, "options": {threshold, mask_threshold, nms, min_area, max_instances}}. The
+// "pos"|"neg"]]}, "options": {threshold, mask_threshold, nms, min_area, max_instances}}, or
+// {"prompts": [{"text", "boxes"}, ...], "options"} for every prompt of one image (as the native
+// ImageSegmenter::segment_all: EfficientSAM3 drops what repeats across them). The
 // interactive model: {"prompt": {"points": [[x, y, "pos"|"neg"]], "box": [x0, y0, x1, y1]} or
 // {"everything": true, "points_per_side": N} (the server's /v1/segment entry), "multimask"}:
 // points and boxes finite and inside the image, counts bounded, the options' ranges.

@@ -5,8 +5,8 @@
 //
 //   auto segmenter = sam3::ImageSegmenter::load("models/sam3");  // expensive, share it
 //   auto embedding = segmenter.encode(sam3::load_image("street.jpg"));  // the costly step, once
-//   for (const char* text : {"car", "person"}) {
-//     auto result = segmenter.segment(embedding, {.text = text});     // cheap per prompt
+//   auto results = segmenter.segment_all(embedding, {{.text = "car"}, {.text = "person"}});
+//   for (const auto& result : results) {                                // one per prompt, cheap each
 //     for (const auto& inst : result.instances) { /* inst.score, inst.box, inst.mask */ }
 //   }
 //
@@ -39,12 +39,20 @@ class ImageSegmenter : public SegmentationTask {
   // outside the image or too many boxes, an embedding of another model's layout; kCancelled
   // once options.stop asks to stop.
   PromptResult segment(const ImageEmbedding& embedding, const Prompt& prompt, const SegmentOptions& options = {}) const;
-  // What the family's reference pipeline does across the prompts of one image, on all of
-  // their results (EfficientSAM3: an instance overlapping a better one of any prompt by more
-  // than half of the smaller mask, or of the smaller box, is dropped); nothing for the others.
-  void suppress_across_prompts(std::vector<PromptResult>& results) const;
+  // Every prompt of one image, answered as the family's reference pipeline answers them
+  // together: each as segment() does, then the family's rule across them (EfficientSAM3: an
+  // instance overlapping a better one of any prompt by more than half of the smaller mask, or
+  // of the smaller box, is dropped; nothing for the other families). results[i] answers
+  // prompts[i]. Every front answers an image's prompts through this call, so one image and one
+  // set of prompts give the same instances whichever front asks. Throws as segment() does, for
+  // the first prompt that fails; kCancelled once options.stop asks to stop, between prompts too.
+  std::vector<PromptResult> segment_all(const ImageEmbedding& embedding, const std::vector<Prompt>& prompts,
+                                        const SegmentOptions& options = {}) const;
 
  private:
+  std::vector<PromptResult> answer(const ImageEmbedding& embedding, const std::vector<Prompt>& prompts,
+                                   const SegmentOptions& options, bool across_prompts) const;
+
   const detail::TextDecoding* text_;  // the model's, alive as long as model_
 };
 

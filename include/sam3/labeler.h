@@ -3,6 +3,8 @@
 // (COCO, YOLO-seg, PNG masks, GeoJSON) rebuilt from the records.
 //
 //   out/config.json          categories and settings of the run
+//   out/inputs.json          the names of the run's inputs
+//   out/shard.json           which share of which input list the folder holds (--shard K/N)
 //   out/items/<key>.json     one finished image: size and instances (mask crops as RLE)
 //   out/failed/<key>.json    one failed image: error code and message
 //   out/coco.json, out/failures.json, out/yolo/, out/masks/, out/geojson/
@@ -49,6 +51,14 @@ enum LabelFormat : unsigned { kFormatCoco = 1, kFormatYolo = 2, kFormatMasks = 4
 // "coco,yolo,masks,geojson" -> bit set; throws kInvalidArgument naming an unknown format.
 unsigned parse_label_formats(const std::string& list);
 
+// Which share of a run's inputs a folder holds (`--shard K/N`), kept in out/shard.json so that
+// merge_label_dirs takes every share of one run, cut from one list of inputs, and nothing else.
+struct LabelShard {
+  int k = 1, n = 1;
+  std::string inputs_id;     // the whole input list the share was cut from ("": the run's own inputs)
+  std::int64_t inputs = -1;  // how many names that list has (-1: the run's own inputs)
+};
+
 struct LabelConfig {
   std::vector<LabelCategory> categories;
   SegmentOptions segment;
@@ -58,6 +68,7 @@ struct LabelConfig {
   bool coco_polygons = false;  // COCO segmentation as polygons instead of RLE
   double simplify = 1.0;       // polygon simplification tolerance, pixels
   bool semantic = false;       // also one union mask per category (masks format)
+  LabelShard shard;            // not a setting (not in the hash): which share of the inputs run() gets
 };
 
 struct LabelInput {
@@ -74,6 +85,8 @@ std::vector<LabelInput> collect_label_inputs(const std::vector<std::string>& inp
                                              const std::filesystem::path& exclude = {});
 // Deterministic share K of N (1-based K) by a hash of the name: the same on every machine.
 std::vector<LabelInput> shard_label_inputs(const std::vector<LabelInput>& inputs, int k, int n);
+// What LabelConfig::shard records for share K of N of `all` (throws as shard_label_inputs).
+LabelShard label_shard(const std::vector<LabelInput>& all, int k, int n);
 
 struct LabelProgress {
   int total = 0, done = 0, skipped = 0, failed = 0;
@@ -109,8 +122,18 @@ class Labeler {
   std::unique_ptr<OutputFolderUpdate> folder_;
 };
 
-// Combines shard folders (same categories) into out_dir: records copied, outputs rebuilt with
-// ids in name order, identical to what a single run writes.
-void merge_label_dirs(const std::vector<std::filesystem::path>& shard_dirs, const std::filesystem::path& out_dir);
+struct LabelMergeOptions {
+  // Let the merge replace a folder whose outputs cover images the shards do not (an earlier
+  // merge of a larger input list): they drop out of its outputs. Refused otherwise.
+  bool allow_fewer = false;
+};
+
+// Combines the shard folders of one run into out_dir: records copied, outputs rebuilt with ids
+// in name order, identical to what a single run writes. Refuses (kInvalidArgument, before
+// writing anything) shards of other settings, of another input list, of two N, a shard given
+// twice or missing (naming them), folders without a shard record, and an out_dir whose outputs
+// would lose images (see LabelMergeOptions).
+void merge_label_dirs(const std::vector<std::filesystem::path>& shard_dirs, const std::filesystem::path& out_dir,
+                      const LabelMergeOptions& options = {});
 
 }  // namespace sam3

@@ -131,9 +131,9 @@ struct ModelFileInfo {
 
 struct ModelStats {
   std::int64_t image_encodes = 0;
-  std::int64_t text_encodes = 0;
+  std::int64_t text_encodes = 0;     // runs of the text encoder (none for a decoder that reads the ids itself: SAM 3.1)
   std::int64_t decodes = 0;
-  std::int64_t text_cache_hits = 0;
+  std::int64_t text_cache_hits = 0;  // text encoder runs saved by the cache of recent texts
   std::int64_t stopped = 0;  // encode and segment calls ended by their StopToken (kCancelled)
 };
 
@@ -205,6 +205,10 @@ class Model {
   ImageEmbedding encode(PreparedImage prepared, const EncodeOptions& options = {}) const;
   // Which facade takes its prompts (ImageSegmenter or InteractiveSegmenter).
   ModelKind kind() const noexcept;
+  // Whether sam3::VideoTracker runs on it: its family (the registry's row) has a video
+  // capability (SAM 3.1's bundle as ailia-models publishes it). The video graphs themselves
+  // are opened, and checked, by the first tracker.
+  bool tracks_video() const noexcept;
 
   ModelStats stats() const;
   std::vector<ModelFileInfo> files() const;

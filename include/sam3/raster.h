@@ -33,6 +33,14 @@ struct RasterOptions {
 // Whether a GDAL name reaches the network (/vsicurl/, /vsis3/, http://, ... anywhere in it).
 bool is_network_raster_name(const std::string& name);
 
+// Whether GDAL reads `path` as georeferenced by its own content (a CRS, ground control points,
+// or a geotransform inside the file): `sam3 label` labels such a raster as a map (MapLabeler:
+// vectors in its CRS), never as a photo in pixel coordinates, whatever the formats asked. A
+// plain image whose only georeferencing is a world file beside it (.pgw, .jgw, .wld, ...) is not:
+// the image path writes its GeoJSON in the world file's coordinates (no CRS). False for what GDAL
+// cannot open; local files only.
+bool is_georeferenced_raster(const std::filesystem::path& path);
+
 // How much of one band maps to 0..255.
 struct BandScale {
   double offset = 0, factor = 1;  // out = (value - offset) * factor, clamped

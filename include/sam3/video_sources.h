@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -24,7 +25,7 @@ namespace sam3 {
 struct FrameSourceOptions {
   int every = 1;                 // the stride: frames whose source index is a multiple of it
   std::int64_t start_index = 0;  // the first source index yielded (a resumed run); earlier frames are skipped
-  double fps = 0;                // image folders: their frame rate; 0 means 25, as FFmpeg's image2 reader
+  double fps = 0;                // image folders: their frame rate; 0 means 25, as FFmpeg's image2 reader (finite, >= 0)
   std::int64_t max_pixels = 250'000'000;  // larger frames are refused (kImageTooLarge)
 };
 
@@ -38,8 +39,11 @@ std::unique_ptr<FrameSource> open_video_file(const std::filesystem::path& path, 
 
 // The images of a folder (JPEG, PNG, WebP, BMP, TIFF; not its subfolders), sorted naturally
 // (frame2 before frame10); index i is the i-th image, time_s = i / fps. Every image must have
-// the first one's size (kInvalidArgument naming the file otherwise). Throws kImageUnreadable
-// for a missing folder, kInvalidArgument for a folder without images.
+// the first one's size (kInvalidArgument naming the file otherwise). An image that fails to
+// decode (damaged) is skipped with a warning naming it, and the others keep their indices.
+// Throws kImageUnreadable for a missing folder or an entry named as an image that is no file
+// (a dangling link, a FIFO: skipping it would shift the later indices), kInvalidArgument for a
+// folder without images.
 std::unique_ptr<FrameSource> open_image_folder(const std::filesystem::path& folder,
                                                const FrameSourceOptions& options = {});
 
@@ -50,6 +54,21 @@ std::unique_ptr<FrameSource> open_frame_source(const std::filesystem::path& path
 // mpeg, ts, mts, m2ts, wmv, flv, 3gp, ogv; any case), in natural order: what `sam3 label` of a
 // folder of videos shards. Throws kImageUnreadable for a missing folder.
 std::vector<std::filesystem::path> list_video_files(const std::filesystem::path& folder);
+
+// What identifies the content a path's frames come from (JSON text): for a folder, a digest of
+// its frames' names, sizes and modification times, and their count; for a file, its size,
+// modification time and a digest of its first MiB. VideoOutputs records it
+// (VideoOutputOptions::source_json): a video or folder changed since is tracked again from its
+// start, never spliced. Throws kImageUnreadable as the sources do (a missing path, a frame
+// that is no file).
+std::string video_source_identity(const std::filesystem::path& path);
+
+// Refuses (kInvalidArgument) an object prompt on a frame past the last one `path` yields, when
+// that is known before reading: a folder of frames (`info` its source's info, `every` its
+// stride; a video file's count is its container's estimate, so its end tells). frames[i] is
+// named object<i+1>, as the outputs' labels name it.
+void check_prompt_frames(const std::filesystem::path& path, const VideoInfo& info, int every,
+                         const std::vector<std::int64_t>& frames);
 
 // Natural order of file names: runs of digits compare as numbers ("frame2" < "frame10"), the
 // rest byte by byte; names equal that way ("a01", "a1") fall back to plain byte order.

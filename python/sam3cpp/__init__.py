@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import collections
 import json
+import math
 import os
 from pathlib import Path
 
@@ -100,6 +101,13 @@ class Model(_native.Model):
         again with the same settings (restart=True starts over). The results are yielded too."""
         texts = [text] if isinstance(text, str) else list(text or [])
         objects = list(objects)
+        try:
+            rate = float(fps)
+        except (TypeError, ValueError):
+            rate = math.nan
+        if isinstance(fps, bool) or not math.isfinite(rate) or rate < 0:
+            raise InvalidArgumentError(f"fps must be a finite number from 0 (0: 25 for a folder, none for frames), got {fps!r}")
+        fps = rate
         if out is not None:
             yield from self._track_into(frames, texts, objects, fps, every, out, formats, overlay_encoder,
                                         checkpoint_every, restart, options)
@@ -107,6 +115,7 @@ class Model(_native.Model):
         if isinstance(frames, (str, os.PathLike)):
             source = _native.open_frame_source(os.fspath(frames), every=every, fps=fps)  # errors before the tracker loads
             tracker = _native.VideoTracker(self, texts, objects, **options)
+            _check_prompt_frames(frames, source.info, every, objects)
             for frame in source:
                 yield from tracker.push_frame(frame)
         else:
@@ -133,10 +142,13 @@ class Model(_native.Model):
         settings = {"model": model, "prompts": {"texts": texts, "objects": [_plain(o) for o in objects]},
                     "every": every, "fps": fps, "options": {k: options[k] for k in sorted(options)}}
         path = isinstance(frames, (str, os.PathLike))
+        source_json = "null"  # frames from an iterable: only their size identifies them
         if path:
             source = _native.open_frame_source(os.fspath(frames), every=every, fps=fps)
             info = source.info
             pending = iter(())
+            _check_prompt_frames(frames, info, every, objects)
+            source_json = _native.video_source_identity(os.fspath(frames))
         else:
             numbered = ((i, f) for i, f in enumerate(frames) if i % every == 0)
             first = next(numbered, None)
@@ -146,12 +158,19 @@ class Model(_native.Model):
             height, width = first_frame.image.shape[:2]
             info = {"name": "frames", "width": width, "height": height, "fps": fps, "frame_count": 0}
             pending = iter([first_frame])
+        formats = list(formats)
+        hold = "overlay" in formats  # the only output that needs the frames' pixels
+        _native.check_video_tracking_memory(info["name"], info["width"], info["height"],
+                                            options.get("hotstart_delay", 15), hold)
         writer = _native.VideoOutputs(os.fspath(out), name=info["name"], width=info["width"], height=info["height"],
                                       fps=info["fps"], frame_count=info["frame_count"], formats=list(formats),
                                       labels=labels, model_json=json.dumps(model),
                                       settings_json=json.dumps(settings, sort_keys=True),
                                       checkpoint_every=checkpoint_every, resume=not restart,
-                                      overlay_encoder=overlay_encoder)
+                                      overlay_encoder=overlay_encoder, source_json=source_json)
+        if writer.resume_point()["complete"]:  # every frame was written (and yielded) by an earlier call
+            writer.finish()
+            return
         start = writer.resume_point()["restart_index"] if writer.resume_point()["committed_frames"] > 0 else 0
         start = min([start] + [int(o["frame"]) for o in objects])  # the tracker needs each click's frame
         if path:
@@ -164,19 +183,33 @@ class Model(_native.Model):
                 for index, image in numbered:
                     yield _native.make_frame(image, index, index / fps if fps > 0 else float(index))
             feed = (f for f in iterable_frames() if f.index >= start)
-        held = collections.deque()  # frames whose results are still delayed (the overlay needs their pixels)
+        # Frames whose results are still delayed, held only when the overlay needs their pixels.
+        # What is yielded is what is written: the ids carried over from an interrupted run, and
+        # not the frames that run had written (and yielded) already.
+        held = collections.deque()
 
         def deliver(results):
             for r in results:
-                while held and held[0].index < r.index:
-                    held.popleft()
-                writer.write(held.popleft(), r)
-                yield r
+                frame = None
+                if hold:
+                    while held and held[0].index < r.index:
+                        held.popleft()
+                    frame = held.popleft()
+                written = writer.write(frame, r)
+                if written is not None:
+                    yield written
         for frame in feed:
-            held.append(frame)
+            if hold:
+                held.append(frame)
             yield from deliver(tracker.push_frame(frame))
         yield from deliver(tracker.finish())
         writer.finish()
+
+
+def _check_prompt_frames(frames, info, every, objects):
+    """A click on a frame past a folder's last frame, refused before tracking (sam3 track's check)."""
+    _native.check_prompt_frames(os.fspath(frames), info["name"], info["frame_count"], every,
+                                [o["frame"] for o in objects if isinstance(o, dict) and isinstance(o.get("frame"), int)])
 
 
 def _plain(obj):

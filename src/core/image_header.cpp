@@ -20,6 +20,21 @@ bool starts_with(std::span<const std::uint8_t> b, std::string_view magic, size_t
   return b.size() >= offset + n && std::memcmp(b.data() + offset, magic.data(), n) == 0;
 }
 
+// The size in a PNG's IHDR chunk, which must come first (length 13, CRC right): bytes after
+// the signature that are no IHDR have no size to trust (they are garbage, not a huge image).
+std::uint32_t crc32_of(const std::uint8_t* p, size_t n) {
+  std::uint32_t c = 0xFFFFFFFFu;
+  for (size_t i = 0; i < n; ++i) {
+    c ^= p[i];
+    for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
+  }
+  return ~c;
+}
+
+bool png_ihdr_intact(std::span<const std::uint8_t> b) {
+  return b.size() >= 33 && be32(&b[8]) == 13 && starts_with(b, "IHDR", 12) && crc32_of(&b[12], 17) == be32(&b[29]);
+}
+
 std::optional<ImageSize> jpeg_size(std::span<const std::uint8_t> b) {
   size_t i = 2;
   while (i + 9 < b.size()) {
@@ -30,6 +45,12 @@ std::optional<ImageSize> jpeg_size(std::span<const std::uint8_t> b) {
     const size_t length = be16(&b[i + 2]);
     // SOF0..SOF15 except DHT (C4), JPG (C8) and DAC (CC) carry the frame size.
     if (marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC) {
+      // Only a well-formed frame header gives a size (precision, 1 to 4 components, a length
+      // that fits them); anything else is for libjpeg to call corrupt.
+      const unsigned precision = b[i + 4], components = b[i + 9];
+      const bool sane = precision >= 2 && precision <= 16 && components >= 1 && components <= 4 &&
+                        length == 8 + 3 * components;
+      if (!sane) return std::nullopt;
       return ImageSize{be16(&b[i + 7]), be16(&b[i + 5])};
     }
     i += 2 + length;
@@ -38,13 +59,19 @@ std::optional<ImageSize> jpeg_size(std::span<const std::uint8_t> b) {
 }
 
 std::optional<ImageSize> webp_size(std::span<const std::uint8_t> b) {
+  // Sizes only behind each kind's own signature (VP8's start code, VP8L's 0x2F byte, VP8X's
+  // 10-byte chunk): after garbage, libwebp says the file is corrupt.
   if (b.size() < 30) return std::nullopt;
-  if (starts_with(b, "VP8 ", 12)) return ImageSize{le16(&b[26]) & 0x3FFF, le16(&b[28]) & 0x3FFF};
+  if (starts_with(b, "VP8 ", 12)) {
+    if (b[23] != 0x9D || b[24] != 0x01 || b[25] != 0x2A) return std::nullopt;
+    return ImageSize{le16(&b[26]) & 0x3FFF, le16(&b[28]) & 0x3FFF};
+  }
   if (starts_with(b, "VP8L", 12)) {
+    if (b[20] != 0x2F) return std::nullopt;
     const std::uint32_t v = le32(&b[21]);
     return ImageSize{(v & 0x3FFF) + 1, ((v >> 14) & 0x3FFF) + 1};
   }
-  if (starts_with(b, "VP8X", 12)) return ImageSize{le24(&b[24]) + 1, le24(&b[27]) + 1};
+  if (starts_with(b, "VP8X", 12) && le32(&b[16]) == 10) return ImageSize{le24(&b[24]) + 1, le24(&b[27]) + 1};
   return std::nullopt;
 }
 
@@ -75,8 +102,24 @@ std::optional<ImageSize> tiff_size(std::span<const std::uint8_t> b) {
 
 std::optional<std::string> structure_problem(std::span<const std::uint8_t> b, ImageFormat format) {
   switch (format) {
-    case ImageFormat::kBmp:
+    case ImageFormat::kBmp: {
       if (b.size() >= 6 && le32(&b[2]) > b.size()) return "BMP data is shorter than its header says: the file is truncated";
+      const bool core = le32(&b[14]) == 12;  // sniff_format has read the header's size
+      if (b.size() >= (core ? 26u : 30u)) {
+        const std::uint32_t bpp = le16(&b[core ? 24 : 28]);
+        if (bpp != 1 && bpp != 2 && bpp != 4 && bpp != 8 && bpp != 16 && bpp != 24 && bpp != 32) {
+          return "BMP header gives " + std::to_string(bpp) + " bits per pixel, which no BMP has: the file is corrupt";
+        }
+      }
+      return std::nullopt;
+    }
+    case ImageFormat::kPng:
+      if (!png_ihdr_intact(b)) {
+        return "PNG signature is not followed by an intact IHDR header (the chunk every PNG starts with): the file is corrupt";
+      }
+      if (be32(&b[16]) > 0x7FFFFFFFu || be32(&b[20]) > 0x7FFFFFFFu) {
+        return "PNG header gives a size over 2^31 - 1 pixels a side, which no PNG has: the file is corrupt";
+      }
       return std::nullopt;
     default: return std::nullopt;
   }
@@ -115,11 +158,15 @@ const char* format_name(ImageFormat format) {
 std::optional<ImageSize> read_header_size(std::span<const std::uint8_t> b, ImageFormat format) {
   switch (format) {
     case ImageFormat::kPng:
-      if (b.size() >= 24) return ImageSize{be32(&b[16]), be32(&b[20])};
+      if (png_ihdr_intact(b)) return ImageSize{be32(&b[16]), be32(&b[20])};
       return std::nullopt;
     case ImageFormat::kJpeg: return jpeg_size(b);
     case ImageFormat::kWebp: return webp_size(b);
     case ImageFormat::kBmp:
+      if (b.size() >= 22 && le32(&b[14]) == 12) {  // OS/2 core header: 16-bit width and height
+        const auto h = static_cast<std::int16_t>(le16(&b[20]));
+        return ImageSize{le16(&b[18]), h < 0 ? -std::int64_t{h} : h};
+      }
       if (b.size() >= 26) {
         const auto h = static_cast<std::int32_t>(le32(&b[22]));
         return ImageSize{static_cast<std::int32_t>(le32(&b[18])), h < 0 ? -std::int64_t{h} : h};

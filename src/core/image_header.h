@@ -17,10 +17,13 @@ const char* format_name(ImageFormat format);
 struct ImageSize {
   std::int64_t width = 0, height = 0;
 };
-// nullopt when the header does not say (or the format is not parsed here).
+// nullopt when the header does not say, is not well-formed (bytes after a signature that are
+// no header: a size read from them would call garbage "too large"), or the format is not
+// parsed here.
 std::optional<ImageSize> read_header_size(std::span<const std::uint8_t> bytes, ImageFormat format);
-// What is wrong with a BMP file's structure before OpenCV decodes it (truncated data), or
-// nullopt. (JPEG, PNG and WebP are checked by their own decoders, core/codecs.h.)
+// What is wrong with a file's structure before it is decoded (a BMP truncated or with a depth
+// no BMP has, a PNG signature without its IHDR), or nullopt. The decoders check the rest
+// (core/codecs.h).
 std::optional<std::string> structure_problem(std::span<const std::uint8_t> bytes, ImageFormat format);
 
 }  // namespace sam3

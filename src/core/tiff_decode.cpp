@@ -81,8 +81,32 @@ Image decode_tiff(std::span<const std::uint8_t> bytes, const std::string& name, 
   if (!TIFFRGBAImageOK(tif, why)) {
     throw Error(ErrorCode::kImageUnsupported, name + ": this TIFF is not supported (" + why + "); convert it to PNG");
   }
+  // Alpha is dropped with the colour kept, never composited: libtiff's RGBA reader multiplies
+  // unassociated alpha into the colour (a fully transparent pixel turned black), so that alpha
+  // is declared associated (stored as is) for this read; the file is not touched.
+  std::uint16_t extra_count = 0;
+  std::uint16_t* extra_kinds = nullptr;
+  if (TIFFGetField(tif, TIFFTAG_EXTRASAMPLES, &extra_count, &extra_kinds) && extra_count > 0) {
+    std::vector<std::uint16_t> kinds(extra_kinds, extra_kinds + extra_count);
+    for (auto& k : kinds) k = k == EXTRASAMPLE_UNASSALPHA ? EXTRASAMPLE_ASSOCALPHA : k;
+    TIFFSetField(tif, TIFFTAG_EXTRASAMPLES, extra_count, kinds.data());
+  }
+  TIFFRGBAImage reader{};
+  if (!TIFFRGBAImageBegin(&reader, tif, 0, why)) {
+    throw Error(ErrorCode::kImageUnsupported, name + ": this TIFF is not supported (" + why + "); convert it to PNG");
+  }
+  struct ReaderEnd {
+    TIFFRGBAImage* r;
+    ~ReaderEnd() { TIFFRGBAImageEnd(r); }
+  } reader_end{&reader};
+  // 16-bit samples keep their high byte (v >> 8), as Pillow reads TIFFs and sam3 reads PNGs
+  // (libtiff's own table rounds v / 257, one level apart at most).
+  if (reader.Bitdepth16To8) {
+    for (std::uint32_t v = 0; v < 65536; ++v) reader.Bitdepth16To8[v] = static_cast<std::uint8_t>(v >> 8);
+  }
+  reader.req_orientation = ORIENTATION_TOPLEFT;
   std::vector<std::uint32_t> rgba(static_cast<size_t>(w) * h);
-  if (!TIFFReadRGBAImageOriented(tif, w, h, rgba.data(), ORIENTATION_TOPLEFT, 0)) throw corrupt("bad data");
+  if (!TIFFRGBAImageGet(&reader, rgba.data(), w, h)) throw corrupt("bad data");
   Image image;
   image.width = static_cast<int>(w);
   image.height = static_cast<int>(h);

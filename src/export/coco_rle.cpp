@@ -71,7 +71,8 @@ Mask rle_decode(const std::string& s, int height, int width) {
     int k = 0;
     bool more = true;
     while (more) {
-      if (p >= s.size() || s[p] < 48 || s[p] > 48 + 63 || k > 50) {
+      // 12 characters hold 60 bits: more would shift past a long long (COCO's counts are 32-bit).
+      if (p >= s.size() || s[p] < 48 || s[p] > 48 + 63 || k >= 12) {
         throw Error(ErrorCode::kInvalidArgument, "malformed COCO RLE string");
       }
       const long long c = s[p] - 48;
@@ -81,7 +82,9 @@ Mask rle_decode(const std::string& s, int height, int width) {
       ++k;
       if (!more && (c & 0x10)) x |= -1LL << (5 * k);
     }
-    if (counts.size() > 2) x += counts[counts.size() - 2];
+    if (counts.size() > 2 && __builtin_add_overflow(x, counts[counts.size() - 2], &x)) {
+      throw Error(ErrorCode::kInvalidArgument, "malformed COCO RLE string");
+    }
     counts.push_back(x);
   }
   // First the runs' checks and the bounds of their ones, then only the bounds are filled.
@@ -90,7 +93,7 @@ Mask rle_decode(const std::string& s, int height, int width) {
   long long x0 = width, y0 = height, x1 = -1, y1 = -1;
   std::uint8_t value = 0;
   for (long long run : counts) {
-    if (run < 0 || pos + run > total) throw Error(ErrorCode::kInvalidArgument, "COCO RLE runs exceed the mask size");
+    if (run < 0 || run > total - pos) throw Error(ErrorCode::kInvalidArgument, "COCO RLE runs exceed the mask size");
     if (value && run > 0) {
       const long long first_x = pos / height, last_x = (pos + run - 1) / height;
       x0 = std::min(x0, first_x), x1 = std::max(x1, last_x);

@@ -118,14 +118,21 @@ std::vector<std::string> journal_names(const nlohmann::json& journal, const char
   return names;
 }
 
-void recover_stale_updates(const fs::path& root) {
+// `owned`: the entries the manifest lists as sam3's. A commit records its entries there before
+// it writes its journal, so a journal naming anything else is damaged: that name is not touched.
+void recover_stale_updates(const fs::path& root, const std::set<std::string>& owned) {
   std::error_code ec;
+  const auto sam3s = [&](const nlohmann::json& journal, const char* key) {
+    auto names = journal_names(journal, key);
+    std::erase_if(names, [&](const std::string& n) { return !owned.contains(n); });
+    return names;
+  };
   for (const auto& e : fs::directory_iterator(root, ec)) {
     const std::string name = e.path().filename().string();
     if (name.rfind(kStagingPrefix, 0) != 0 || !e.is_directory(ec) || e.is_symlink(ec)) continue;
     const auto journal = read_json_file(e.path() / kJournal);
     if (journal.is_object() && journal.contains("entries") && journal["entries"].is_array()) {
-      roll_back(root, e.path(), journal_names(journal, "entries"), journal_names(journal, "retired"));
+      roll_back(root, e.path(), sam3s(journal, "entries"), sam3s(journal, "retired"));
       log(LogLevel::kWarning, root.string() + ": rolled back an update that was interrupted");
     }
     fs::remove_all(e.path(), ec);
@@ -172,9 +179,9 @@ OutputFolderUpdate::OutputFolderUpdate(fs::path root) : root_(std::move(root)) {
                                     " is writing to this folder; wait for it to finish or choose another output folder");
   }
   lock_ = std::make_unique<FileLock>(std::move(*lock));
-  recover_stale_updates(root_);
-  remove_stale_temporaries(root_);  // files a killed write_file_atomic left (its pid is gone)
   std::tie(owned_, contents_) = read_manifest(root_);
+  recover_stale_updates(root_, owned_);
+  remove_stale_temporaries(root_);  // files a killed write_file_atomic left (its pid is gone)
 }
 
 OutputFolderUpdate::~OutputFolderUpdate() {
@@ -201,12 +208,18 @@ void OutputFolderUpdate::check_owned(const std::string& entry) const {
 void OutputFolderUpdate::check_replaceable(const std::string& entry) const {
   const auto recorded = contents_.find(entry);
   if (recorded == contents_.end()) return;
+  // Every such file is named at once (not one per run, each found after another run's work).
+  std::vector<std::string> foreign;
   for (const auto& path : listing(root_ / entry)) {
-    if (!recorded->second.contains(path)) {
-      throw Error(ErrorCode::kIo, (root_ / entry / path).string() + " was not written by sam3, and sam3 replaces " +
-                                      (root_ / entry).string() + " as a whole: move it out of that folder, then run again");
-    }
+    if (!recorded->second.contains(path)) foreign.push_back((root_ / entry / path).string());
   }
+  if (foreign.empty()) return;
+  std::string names = foreign[0];
+  for (size_t i = 1; i < foreign.size() && i < 5; ++i) names += ", " + foreign[i];
+  if (foreign.size() > 5) names += " and " + std::to_string(foreign.size() - 5) + " more";
+  throw Error(ErrorCode::kIo, names + (foreign.size() == 1 ? " was" : " were") + " not written by sam3, and sam3 replaces " +
+                                  (root_ / entry).string() + " as a whole: move " + (foreign.size() == 1 ? "it" : "them") +
+                                  " out of that folder, then run again");
 }
 
 void OutputFolderUpdate::add_owned(const std::set<std::string>& entries, const Contents& contents) {
@@ -239,6 +252,7 @@ void OutputFolderUpdate::retire(const std::string& entry) {
   if (!plain_name(entry)) throw Error(ErrorCode::kInvalidArgument, "'" + entry + "' is not a plain output name");
   if (!owned_.contains(entry) || !exists_no_follow(root_ / entry)) return;  // not sam3's, or gone
   if (std::find(staged_.begin(), staged_.end(), entry) != staged_.end()) return;
+  if (std::find(retired_.begin(), retired_.end(), entry) != retired_.end()) return;  // asked before: checked then
   try {
     check_replaceable(entry);
   } catch (const Error& e) {
@@ -246,7 +260,7 @@ void OutputFolderUpdate::retire(const std::string& entry) {
     return;
   }
   ensure_staging();
-  if (std::find(retired_.begin(), retired_.end(), entry) == retired_.end()) retired_.push_back(entry);
+  retired_.push_back(entry);
 }
 
 fs::path OutputFolderUpdate::claim(const std::string& entry) {

@@ -30,7 +30,9 @@ struct TileRecord {
 class MapTileStore {
  public:
   MapTileStore(std::filesystem::path dir, std::string settings) : dir_(std::move(dir)), settings_(std::move(settings)) {}
-  bool load(int tile, int width, int height, TileRecord* record) const;
+  // The tile's record in a width x height raster of `categories` categories; false when it has
+  // none, is another run's or is damaged (the tile is then done again).
+  bool load(int tile, int width, int height, size_t categories, TileRecord* record) const;
   void save(int tile, const TileRecord& record) const;
   const std::filesystem::path& dir() const { return dir_; }
 
@@ -96,6 +98,7 @@ struct MapShard {
   std::string settings_hash, extra_json;
   int shard = 0, shards = 1;
   MapLabelResult result;  // instances as found, with their tiles
+  std::string where;      // the shard's folder, for messages
 };
 MapShard read_map_shard(const std::filesystem::path& path);  // throws kInvalidArgument
 // All N shards of one run (each once, same settings) merged across seams: equal to one run.

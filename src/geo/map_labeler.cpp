@@ -7,11 +7,14 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <iterator>
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "core/split_list.h"
 #include "sam3/error.h"
 #include "geo/map_label.h"
+#include "label/output_entries.h"
 #include "sam3/output_folder.h"
 
 namespace sam3 {
@@ -28,6 +31,17 @@ constexpr FormatName kFormats[] = {{MapFormat::kGpkg, "gpkg", "labels.gpkg"},
                                    {MapFormat::kFgb, "fgb", "labels.fgb"},
                                    {MapFormat::kShp, "shp", "labels-shp"},
                                    {MapFormat::kGeojson, "geojson", "labels.geojson"}};
+
+// Every output a map run writes is in the list that image and map runs retire (output_entries.h).
+constexpr bool listed(std::string_view name) {
+  for (std::string_view e : label::kMapOutputEntries) {
+    if (e == name) return true;
+  }
+  return false;
+}
+static_assert(listed(kShardFile) && listed(kFormats[0].output) && listed(kFormats[1].output) && listed(kFormats[2].output) &&
+                  listed(kFormats[3].output) && std::size(kFormats) == 4,
+              "a map output missing from label::kMapOutputEntries");
 
 const char* format_name(MapFormat f) {
   for (const auto& k : kFormats) {
@@ -68,9 +82,24 @@ MapLabelJob job_of_record(const nlohmann::json& j) {
   return job;
 }
 
+// Stages what the job writes (which refuses, before any tile is labelled, an entry that is not
+// sam3's or a folder of sam3's holding a user's file) and retires the other outputs of `sam3
+// label` an earlier run left there (other formats, a shard's file, an image run's), to go with
+// the same swap.
+void stage_map_outputs(OutputFolderUpdate& update, const MapLabelJob& job) {
+  if (job.shards > 1) {
+    update.stage(kShardFile);
+  } else {
+    for (auto format : job.formats) update.stage(map_output_name(format));
+    if (!job.raster_out.empty()) update.stage(job.raster_out);
+  }
+  label::retire_other_label_outputs(update);
+}
+
 // The run's outputs, swapped in together, only over files sam3 wrote there before.
 void write_outputs(OutputFolderUpdate& update, const MapLabelJob& job, const std::vector<Raster>& rasters,
                    const std::vector<MapLabelResult>& results, MapRunSummary& summary) {
+  stage_map_outputs(update, job);
   std::vector<MapPart> parts;
   for (size_t i = 0; i < rasters.size(); ++i) parts.push_back({&rasters[i], &results[i]});
   summary.features_per_category.assign(job.categories.size(), 0);
@@ -207,6 +236,7 @@ MapRunSummary MapLabeler::run(const MapLabelJob& job, const std::function<void(c
   // Held for the whole run: one run per folder, and the tile records are sam3's own. Made
   // after the inputs and the model are known good, so a run refused at once leaves no folder.
   OutputFolderUpdate update(job.out);
+  stage_map_outputs(update, job);
   MapRunSummary summary;
   summary.tiles_dir = update.claim("map-tiles");
   summary.rasters = static_cast<int>(rasters.size());
@@ -228,6 +258,7 @@ MapRunSummary MapLabeler::run(const MapLabelJob& job, const std::function<void(c
   }
   add_totals(results, summary);
   if (job.shards > 1) {  // instances as found; merge() of all shards writes the outputs
+    stage_map_outputs(update, job);
     write_map_shard(update.stage(kShardFile), rasters[0], job.categories, job.shard, job.shards, settings_of[0], results[0],
                     job_record(job).dump());
     update.commit();

@@ -2,10 +2,13 @@
 // the settings every shard of a run must share.
 #include <algorithm>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "geo/seam_merge.h"
+#include "label/instance_record.h"
 #include "label/records.h"
+#include "label/shard_set.h"
 #include "sam3/error.h"
 #include "sam3/export.h"
 #include "geo/map_label.h"
@@ -18,26 +21,6 @@ using json = nlohmann::ordered_json;
 
 // 2: the grid as its four numbers instead of every tile listed.
 constexpr int kShardVersion = 2;
-
-json instance_json(const LabeledInstance& inst) {
-  const MaskCrop& m = inst.mask;
-  return {{"category", inst.category}, {"score", inst.score},
-          {"box", {inst.box.x0, inst.box.y0, inst.box.x1, inst.box.y1}},
-          {"crop", {m.x0, m.y0, m.width, m.height}},
-          {"counts", rle_encode(Mask::from_raster(m.width, m.height, m.data))}};
-}
-
-LabeledInstance instance_of(const json& e, int width, int height) {
-  LabeledInstance inst;
-  inst.category = e.at("category").get<int>();
-  inst.score = e.at("score").get<float>();
-  const auto& b = e.at("box");
-  inst.box = {b[0].get<float>(), b[1].get<float>(), b[2].get<float>(), b[3].get<float>()};
-  const auto& c = e.at("crop");
-  const Mask m = rle_decode(e.at("counts").get<std::string>(), c[3].get<int>(), c[2].get<int>());
-  inst.mask = {c[0].get<int>(), c[1].get<int>(), m.width(), m.height(), width, height, m.to_raster()};
-  return inst;
-}
 
 json grid_json(const TileGrid& g) { return {g.width(), g.height(), g.tile(), g.overlap()}; }
 
@@ -78,7 +61,7 @@ std::string map_settings_hash(const Model& model, const Raster& raster, const st
   return label::config_hash(j);
 }
 
-bool MapTileStore::load(int tile, int width, int height, TileRecord* record) const {
+bool MapTileStore::load(int tile, int width, int height, size_t categories, TileRecord* record) const {
   std::ifstream in(dir_ / ("tile-" + std::to_string(tile) + ".json"));
   if (!in) return false;
   const json j = json::parse(in, nullptr, false);
@@ -87,17 +70,17 @@ bool MapTileStore::load(int tile, int width, int height, TileRecord* record) con
     TileRecord r;
     r.nodata = j.at("nodata").get<bool>();
     r.area_km2 = j.at("area_km2").get<double>();
-    for (const auto& e : j.at("instances")) r.instances.push_back(instance_of(e, width, height));
+    for (const auto& e : j.at("instances")) r.instances.push_back(label::instance_from_record(e, width, height, categories));
     *record = std::move(r);
     return true;
-  } catch (const std::exception&) {
+  } catch (const std::exception&) {  // nlohmann's type errors and sam3's
     return false;  // damaged: the tile is done again
   }
 }
 
 void MapTileStore::save(int tile, const TileRecord& record) const {
   json instances = json::array();
-  for (const auto& inst : record.instances) instances.push_back(instance_json(inst));
+  for (const auto& inst : record.instances) instances.push_back(label::instance_record_json(inst));
   std::filesystem::create_directories(dir_);
   write_file_atomic(dir_ / ("tile-" + std::to_string(tile) + ".json"),
                     json{{"settings", settings_}, {"nodata", record.nodata}, {"area_km2", record.area_km2},
@@ -109,7 +92,7 @@ void write_map_shard(const std::filesystem::path& path, const Raster& raster, co
                      const std::string& extra_json) {
   json instances = json::array();
   for (size_t i = 0; i < result.instances.size(); ++i) {
-    json e = instance_json(result.instances[i]);
+    json e = label::instance_record_json(result.instances[i]);
     e["tile"] = result.tile_of_instance[i];
     instances.push_back(std::move(e));
   }
@@ -136,7 +119,7 @@ MapShard read_map_shard(const std::filesystem::path& path) {
   if (!j.is_object() || !j.contains("sam3_map_shard")) {
     throw Error(ErrorCode::kInvalidArgument, path.string() + ": not a sam3 map shard (written by sam3 label --shard on a raster)");
   }
-  if (j.value("sam3_map_shard", 0) != kShardVersion) {
+  if (j["sam3_map_shard"] != kShardVersion) {
     throw Error(ErrorCode::kInvalidArgument, path.string() + ": a map shard of another sam3 version; run its shard again "
                                                              "with this one (the finished tiles are redone)");
   }
@@ -146,16 +129,34 @@ MapShard read_map_shard(const std::filesystem::path& path) {
     s.categories = j.at("categories").get<std::vector<std::string>>();
     s.settings_hash = j.at("settings").get<std::string>();
     s.extra_json = j.at("extra").dump();
-    s.shard = j.at("shard").get<int>();
-    s.shards = j.at("shards").get<int>();
-    const int w = j.at("size")[0].get<int>(), h = j.at("size")[1].get<int>();
-    const auto& g = j.at("grid");
-    s.result.grid = TileGrid(g.at(0).get<int>(), g.at(1).get<int>(), g.at(2).get<int>(), g.at(3).get<int>());
-    s.result.tiles_skipped = j.at("tiles_skipped").get<std::int64_t>();
+    // Counts and sizes are read in their own type and checked before they index anything.
+    const auto count = [&](const json& v, std::int64_t lo, std::int64_t hi, const char* what) {
+      const std::int64_t n = v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(hi) ? hi + 1
+                             : v.is_number_integer()                                                          ? v.get<std::int64_t>()
+                                                                                                              : lo - 1;
+      if (n < lo || n > hi) throw Error(ErrorCode::kInvalidArgument, std::string(what) + " " + v.dump() + " is out of range");
+      return n;
+    };
+    constexpr std::int64_t kMaxInt = std::numeric_limits<int>::max();
+    s.shards = static_cast<int>(count(j.at("shards"), 1, kMaxInt, "shards"));
+    s.shard = static_cast<int>(count(j.at("shard"), 0, s.shards - 1, "shard"));
+    s.where = path.parent_path().string();
+    const json& size = j.at("size");
+    if (!size.is_array() || size.size() != 2) throw Error(ErrorCode::kInvalidArgument, "size is not [width, height]");
+    const int w = static_cast<int>(count(size[0], 1, kMaxInt, "width")), h = static_cast<int>(count(size[1], 1, kMaxInt, "height"));
+    const json& g = j.at("grid");
+    if (!g.is_array() || g.size() != 4) throw Error(ErrorCode::kInvalidArgument, "grid is not [width, height, tile, overlap]");
+    const auto side = [&](size_t k, std::int64_t lo, const char* what) { return static_cast<int>(count(g[k], lo, kMaxInt, what)); };
+    s.result.grid = TileGrid(side(0, 1, "grid width"), side(1, 1, "grid height"), side(2, 1, "tile"), side(3, 0, "overlap"));
+    if (s.result.grid.width() != w || s.result.grid.height() != h) {
+      throw Error(ErrorCode::kInvalidArgument, "its grid is not of its raster's size");
+    }
+    s.result.tiles_skipped = count(j.at("tiles_skipped"), 0, s.result.grid.size(), "tiles_skipped");
     s.result.area_km2 = j.at("area_km2").get<double>();
+    const std::int64_t last_tile = std::min<std::int64_t>(s.result.grid.size() - 1, kMaxInt);
     for (const auto& e : j.at("instances")) {
-      s.result.instances.push_back(instance_of(e, w, h));
-      s.result.tile_of_instance.push_back(e.at("tile").get<int>());
+      s.result.instances.push_back(label::instance_from_record(e, w, h, s.categories.size()));
+      s.result.tile_of_instance.push_back(static_cast<int>(count(e.at("tile"), 0, last_tile, "tile")));
     }
     return s;
   } catch (const std::exception& e) {  // JSON that is not a shard's, or a grid that is no grid
@@ -165,10 +166,9 @@ MapShard read_map_shard(const std::filesystem::path& path) {
 
 MapLabelResult merge_map_shards(std::vector<MapShard> shards, const TileOptions& merge) {
   if (shards.empty()) throw Error(ErrorCode::kInvalidArgument, "no map shard to merge");
-  const int n = shards.front().shards;
-  std::vector<bool> seen(static_cast<size_t>(std::max(n, 0)), false);
+  std::vector<label::ShardNumber> numbers;
   for (const auto& s : shards) {
-    if (s.settings_hash != shards.front().settings_hash || s.shards != n) {
+    if (s.settings_hash != shards.front().settings_hash) {
       throw Error(ErrorCode::kInvalidArgument, "the shards are not of one run (another raster, prompts, boxes, thresholds, "
                                                "bands, scale, GSD, tiles or model); merge the shards of one "
                                                "'sam3 label --shard K/N' run");
@@ -177,18 +177,9 @@ MapLabelResult merge_map_shards(std::vector<MapShard> shards, const TileOptions&
       throw Error(ErrorCode::kInvalidArgument, "the shards ask for different outputs (--format, --t-srs or --raster-out); "
                                                "run every shard with the same options");
     }
-    if (s.shard < 0 || s.shard >= n || seen[static_cast<size_t>(s.shard)]) {
-      throw Error(ErrorCode::kInvalidArgument, "shard " + std::to_string(s.shard + 1) + "/" + std::to_string(n) +
-                                                   " is given twice");
-    }
-    seen[static_cast<size_t>(s.shard)] = true;
+    numbers.push_back({s.shard + 1, s.shards, s.where});
   }
-  for (int k = 0; k < n; ++k) {
-    if (!seen[static_cast<size_t>(k)]) {
-      throw Error(ErrorCode::kInvalidArgument, "shard " + std::to_string(k + 1) + "/" + std::to_string(n) +
-                                                   " is missing; run it, then merge all " + std::to_string(n));
-    }
-  }
+  label::check_shard_set(numbers);  // one N, each K once, none missing: as image shards
   // In tile order, as one run finds them: the merge then sees the same instances in the same order.
   struct Found {
     int tile;

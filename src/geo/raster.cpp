@@ -150,6 +150,39 @@ bool is_network_raster_name(const std::string& name) {
   return false;
 }
 
+bool is_georeferenced_raster(const std::filesystem::path& path) {
+  if (is_network_raster_name(path.string())) return false;  // not a file the image path could take either
+  register_drivers();
+  const NoNetwork no_network(false);
+  CPLErrorReset();
+  std::unique_ptr<GDALDataset> ds(GDALDataset::Open(path.c_str(), GDAL_OF_RASTER | GDAL_OF_READONLY,
+                                                    local_raster_drivers().List()));
+  if (!ds || ds->GetRasterCount() < 1) return false;
+  const OGRSpatialReference* srs = ds->GetSpatialRef();
+  if ((srs && !srs->IsEmpty()) || ds->GetGCPCount() > 0) return true;
+  std::array<double, 6> g{};
+  if (ds->GetGeoTransform(g.data()) != CE_None) return false;
+  // A geotransform and no CRS: a world file beside a plain image gives it, and the image path
+  // reads that file itself (map coordinates, no CRS); one inside the file is the map path's.
+  // The names the image path looks for (.wld; .png -> .pgw and .pngw), as GDAL lists them.
+  const auto lower_ext = [](const std::filesystem::path& p) {
+    std::string ext = p.extension().string();
+    for (auto& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return ext;
+  };
+  const std::string ext = lower_ext(path);
+  std::vector<std::string> world = {".wld", ext + "w"};
+  if (ext.size() >= 3) world.push_back(std::string(".") + ext[1] + ext.back() + "w");
+  char** files = ds->GetFileList();
+  bool world_file = false;
+  for (char** f = files; f && *f; ++f) {
+    const std::filesystem::path file = *f;
+    world_file |= file.stem() == path.stem() && std::find(world.begin(), world.end(), lower_ext(file)) != world.end();
+  }
+  CSLDestroy(files);
+  return !world_file;
+}
+
 struct Raster::Impl {
   std::filesystem::path path;
   std::unique_ptr<GDALDataset> dataset;

@@ -153,7 +153,7 @@ MapLabelResult label_raster(const std::shared_ptr<const Model>& model, const Ras
       break;
     }
     TileRecord record;
-    if (!options.store || !options.store->load(static_cast<int>(t), raster.width(), raster.height(), &record)) {
+    if (!options.store || !options.store->load(static_cast<int>(t), raster.width(), raster.height(), on_grid.size(), &record)) {
       try {
         record = label_tile(model, raster, on_grid, stoppable, out.grid, t, m2);
       } catch (const Error& e) {

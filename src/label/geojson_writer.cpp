@@ -1,6 +1,8 @@
 // GeoJSON per image: one Feature per instance (Polygon or MultiPolygon with holes), in pixel
 // coordinates, or in map coordinates when the image has a world file (.wld, .jgw, .pgw, .tfw,
-// ...): X = A*x + B*y + C, Y = D*x + E*y + F, coordinates of pixel centres.
+// ...): X = A*x + B*y + C, Y = D*x + E*y + F, coordinates of pixel centres. Neither has a CRS;
+// the document's "coordinates" property says which. (A raster georeferenced by its own content
+// never comes here: `sam3 label` labels it as a map, through GDAL.)
 #include <array>
 #include <fstream>
 #include <optional>
@@ -16,6 +18,7 @@ using ojson = nlohmann::ordered_json;
 
 struct WorldFile {
   double a, d, b, e, c, f;  // the six lines, in file order
+  std::string name;         // the file's name, for the document's note
 };
 
 std::optional<WorldFile> find_world_file(const fs::path& image) {
@@ -34,7 +37,10 @@ std::optional<WorldFile> find_world_file(const fs::path& image) {
       p.replace_extension(variant);
       std::ifstream in(p);
       WorldFile w;
-      if (in && (in >> w.a >> w.d >> w.b >> w.e >> w.c >> w.f)) return w;
+      if (in && (in >> w.a >> w.d >> w.b >> w.e >> w.c >> w.f)) {
+        w.name = p.filename().string();
+        return w;
+      }
     }
   }
   return std::nullopt;
@@ -75,7 +81,8 @@ void write_geojson(const OutputContext& ctx, const std::vector<ItemRecord>& item
     }
     ojson doc = {{"type", "FeatureCollection"},
                  {"properties", {{"image", item.name}, {"width", item.width}, {"height", item.height},
-                                 {"coordinates", world ? "map (world file)" : "pixel (x right, y down)"}}},
+                                 {"coordinates", world ? "map, from the world file " + world->name + "; no CRS"
+                                                       : std::string("pixel (x right, y down); no CRS")}}},
                  {"features", features}};
     write_file_atomic(ctx.out / "geojson" / (item.stem + ".geojson"), doc.dump() + "\n");
   }

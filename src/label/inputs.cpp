@@ -4,6 +4,7 @@
 #include <set>
 
 #include "core/hash.h"
+#include "label/records.h"
 #include "sam3/error.h"
 #include "sam3/labeler.h"
 
@@ -114,6 +115,15 @@ std::vector<LabelInput> shard_label_inputs(const std::vector<LabelInput>& inputs
     if (static_cast<int>(fnv1a64(in.name) % static_cast<std::uint64_t>(n)) == k - 1) out.push_back(in);
   }
   return out;
+}
+
+LabelShard label_shard(const std::vector<LabelInput>& all, int k, int n) {
+  if (n < 1 || k < 1 || k > n) {
+    throw Error(ErrorCode::kInvalidArgument, "--shard K/N needs 1 <= K <= N, got " + std::to_string(k) + "/" + std::to_string(n));
+  }
+  std::vector<std::string> names;
+  for (const auto& in : all) names.push_back(in.name);
+  return {k, n, label::input_list_id(names), static_cast<std::int64_t>(names.size())};
 }
 
 unsigned parse_label_formats(const std::string& list) {

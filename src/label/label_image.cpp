@@ -97,6 +97,8 @@ std::vector<LabeledInstance> label_image(const std::shared_ptr<const Model>& sha
     t0 = Clock::now();
     std::vector<PromptResult> results;  // this tile's, one per category that ran
     std::vector<size_t> category_of;
+    std::vector<Prompt> prompts;  // the text categories' prompts, answered together below
+    std::vector<size_t> prompt_slot;
     for (size_t c = 0; c < categories.size(); ++c) {
       PromptResult result;
       if (const auto& everything = categories[c].everything) {
@@ -106,16 +108,20 @@ std::vector<LabeledInstance> label_image(const std::shared_ptr<const Model>& sha
         if (!clicks) check_categories_fit(model, {categories[c]});  // says which model "everything" needs
         result = clicks->segment_everything(pixels, embedding, o);
       } else {
-        const Prompt prompt = tiled ? prompt_for_tile(categories[c].prompt, r) : categories[c].prompt;
+        Prompt prompt = tiled ? prompt_for_tile(categories[c].prompt, r) : categories[c].prompt;
         const bool blank = prompt.text.find_first_not_of(" \t\r\n") == std::string::npos;
         if (blank && prompt.boxes.empty()) continue;  // a box-only category with no box in this tile
         if (!text) check_categories_fit(model, {categories[c]});  // says which model prompts need
-        result = text->segment(embedding, prompt, options);
+        prompts.push_back(std::move(prompt));
+        prompt_slot.push_back(results.size());
       }
       results.push_back(std::move(result));
       category_of.push_back(c);
     }
-    if (text) text->suppress_across_prompts(results);  // the family's rule over the image's prompts
+    if (!prompts.empty()) {  // the image's prompts in one call: the family's rule runs across them
+      auto answered = text->segment_all(embedding, prompts, options);
+      for (size_t k = 0; k < answered.size(); ++k) results[prompt_slot[k]] = std::move(answered[k]);
+    }
     for (size_t k = 0; k < results.size(); ++k) {
       const size_t c = category_of[k];
       for (auto& inst : results[k].instances) {

@@ -7,9 +7,12 @@
 #include <optional>
 #include <set>
 #include <thread>
+#include <utility>
 
 #include "core/timer.h"
+#include "label/output_entries.h"
 #include "label/records.h"
+#include "label/shard_set.h"
 #include "sam3/error.h"
 #include "sam3/export.h"
 #include "sam3/log.h"
@@ -93,6 +96,42 @@ class Prefetcher {
   std::thread thread_;
 };
 
+constexpr std::pair<LabelFormat, const char*> kFormatEntries[] = {
+    {kFormatCoco, "coco.json"}, {kFormatYolo, "yolo"}, {kFormatMasks, "masks"}, {kFormatGeoJson, "geojson"}};
+
+// Stages the combined outputs of `formats` (which refuses, before any image is labelled, an
+// entry that is not sam3's or a folder of sam3's holding a user's file) and retires the other
+// outputs of `sam3 label` an earlier run left, to go with the same swap.
+void stage_label_outputs(OutputFolderUpdate& update, unsigned formats) {
+  std::string refused;  // every entry in the way, named at once
+  const auto stage = [&](const char* entry) {
+    try {
+      update.stage(entry);
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::kIo) throw;
+      refused += (refused.empty() ? "" : "; ") + std::string(e.what());
+    }
+  };
+  stage("failures.json");
+  for (const auto& [format, entry] : kFormatEntries) {
+    if (formats & format) stage(entry);
+  }
+  if (!refused.empty()) throw Error(ErrorCode::kIo, refused);
+  label::retire_other_label_outputs(update);
+  if (formats & kFormatYolo) {  // its images/ is made of links: a file system without them fails now
+    const fs::path probe = update.stage("yolo").parent_path() / ".sam3-link-probe";
+    std::error_code ec;
+    fs::create_symlink("target", probe, ec);
+    std::error_code ignored;
+    fs::remove(probe, ignored);
+    if (ec) {
+      throw Error(ErrorCode::kIo, update.root().string() + ": cannot make symbolic links there (" + ec.message() +
+                                      "), which YOLO's images/ folder is made of: write the outputs on another file "
+                                      "system, or leave out --format yolo");
+    }
+  }
+}
+
 // Rebuilds coco.json, failures.json and the per-format folders from the records of the
 // folder's inputs, all swapped in together (never a mix of two runs, no stale files).
 void write_label_outputs(OutputFolderUpdate& update) {
@@ -106,13 +145,11 @@ void write_label_outputs(OutputFolderUpdate& update) {
   ctx.coco_polygons = outputs.value("coco_polygons", false);
   ctx.simplify = outputs.value("simplify", 1.0);
   ctx.semantic = outputs.value("semantic", false);
-  auto items = label::read_items(out, config["hash"], names);
+  auto items = label::read_items(out, config["hash"], names, ctx.category_names.size());
   label::assign_output_stems(items);
+  stage_label_outputs(update, ctx.formats);
   ctx.out = update.stage("failures.json").parent_path();
-  for (const auto& [format, entry] : {std::pair{kFormatCoco, "coco.json"}, std::pair{kFormatYolo, "yolo"},
-                                      std::pair{kFormatMasks, "masks"}, std::pair{kFormatGeoJson, "geojson"}}) {
-    if (ctx.formats & format) update.stage(entry);
-  }
+  ctx.root = out;
   if (ctx.formats & kFormatCoco) label::write_coco(ctx, items);
   if (ctx.formats & kFormatYolo) label::write_yolo(ctx, items);
   if (ctx.formats & kFormatMasks) label::write_masks(ctx, items);
@@ -128,9 +165,43 @@ void write_label_outputs(OutputFolderUpdate& update) {
 // Locks the folder and claims the record folders (refusing a folder that is not sam3's).
 std::unique_ptr<OutputFolderUpdate> open_label_folder(const fs::path& out) {
   auto update = std::make_unique<OutputFolderUpdate>(out);
-  for (const char* entry : {"config.json", "inputs.json"}) update->claim(entry);
+  for (const char* entry : {"config.json", "inputs.json", "shard.json"}) update->claim(entry);
   for (const char* entry : {"items", "failed"}) remove_stale_temporaries(update->claim(entry));
   return update;
+}
+
+// Names of `names` for a message: the first few, then how many more.
+std::string some_names(const std::vector<std::string>& names) {
+  std::string list;
+  for (size_t i = 0; i < names.size() && i < 3; ++i) list += (i ? ", " : "") + names[i];
+  if (names.size() > 3) list += " and " + std::to_string(names.size() - 3) + " more";
+  return list;
+}
+
+// The shards given to a merge: one configuration (checked by the caller), one input list, and
+// every K of one N once.
+void check_label_shards(const std::vector<fs::path>& shard_dirs) {
+  std::vector<label::ShardNumber> numbers;
+  std::optional<LabelShard> first;
+  for (const auto& dir : shard_dirs) {
+    const auto shard = label::read_shard(dir);
+    if (!shard) {
+      throw Error(ErrorCode::kInvalidArgument, dir.string() + ": no shard record (shard.json), so it cannot be told which "
+                                                              "share of which inputs it holds (a sam3 before 'label merge' "
+                                                              "checked shards wrote it); run its 'sam3 label ... --shard "
+                                                              "K/N --out " + dir.string() + "' again (finished images "
+                                                              "are skipped), then merge");
+    }
+    if (first && shard->inputs_id != first->inputs_id) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  dir.string() + " was cut from another list of inputs (" + std::to_string(shard->inputs) + " images) than " +
+                      shard_dirs.front().string() + " (" + std::to_string(first->inputs) +
+                      "): images were added, removed or renamed between the shards' runs; run every shard on the same inputs");
+    }
+    if (!first) first = shard;
+    numbers.push_back({shard->k, shard->n, dir.string()});
+  }
+  label::check_shard_set(numbers);
 }
 
 }  // namespace
@@ -149,6 +220,7 @@ Labeler::Labeler(std::shared_ptr<const Model> model, LabelConfig config, fs::pat
   const auto json = label::config_json(config_, *model_);
   config_hash_ = json["hash"];
   folder_ = open_label_folder(out_);
+  stage_label_outputs(*folder_, config_.formats);  // a user's file in the way is refused now, not after the work
   label::write_config(out_, json);
 }
 
@@ -161,6 +233,9 @@ LabelSummary Labeler::run(const std::vector<LabelInput>& inputs, const std::func
   std::vector<std::string> names;
   for (const auto& in : inputs) names.push_back(in.name);
   label::write_input_names(out_, names);
+  LabelShard shard = config_.shard;
+  if (shard.inputs_id.empty() && shard.n == 1) shard = {1, 1, label::input_list_id(names), static_cast<std::int64_t>(names.size())};
+  label::write_shard(out_, shard);
   std::vector<LabelInput> todo;
   for (const auto& in : inputs) {
     if (label::has_item(out_, in, config_hash_)) ++summary.skipped;
@@ -217,7 +292,7 @@ LabelSummary Labeler::run(const std::vector<LabelInput>& inputs, const std::func
   return summary;
 }
 
-void merge_label_dirs(const std::vector<fs::path>& shard_dirs, const fs::path& out_dir) {
+void merge_label_dirs(const std::vector<fs::path>& shard_dirs, const fs::path& out_dir, const LabelMergeOptions& options) {
   if (shard_dirs.empty()) throw Error(ErrorCode::kInvalidArgument, "give the shard folders to merge");
   const auto first = label::read_config(shard_dirs.front());
   std::vector<std::string> names;
@@ -229,16 +304,31 @@ void merge_label_dirs(const std::vector<fs::path>& shard_dirs, const fs::path& o
     }
     for (auto& n : label::read_input_names(dir)) names.push_back(std::move(n));
   }
+  check_label_shards(shard_dirs);
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
   auto folder = open_label_folder(out_dir);
-  label::write_config(out_dir, first);
   std::error_code ec;
+  if (fs::exists(out_dir / "inputs.json", ec)) {  // an earlier run or merge: its images must not silently drop out
+    std::vector<std::string> lost;
+    for (const auto& n : label::read_input_names(out_dir)) {
+      if (!std::binary_search(names.begin(), names.end(), n)) lost.push_back(n);
+    }
+    if (!lost.empty() && !options.allow_fewer) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  out_dir.string() + " holds the labels of " + std::to_string(lost.size()) + " image" +
+                      (lost.size() == 1 ? "" : "s") + " these shards do not have (" + some_names(lost) +
+                      "); merging would drop them from its outputs: merge into a new folder, or give --allow-fewer to "
+                      "replace it");
+    }
+  }
+  stage_label_outputs(*folder, first.contains("outputs") ? first["outputs"].value("formats", 1u) : 1u);
+  label::write_config(out_dir, first);
   std::set<std::string> labeled;  // a record beats a failure of the same image from another shard
   for (const auto& dir : shard_dirs) {
     if (fs::equivalent(dir, out_dir, ec)) continue;
     const auto shard_names = label::read_input_names(dir);
-    for (const auto& item : label::read_items(dir, first["hash"], shard_names)) {
+    for (const auto& item : label::read_items(dir, first["hash"], shard_names, first["categories"].size())) {
       label::write_item(out_dir, item, first["hash"]);
       label::remove_failure(out_dir, item.name);
       labeled.insert(item.name);
@@ -248,6 +338,8 @@ void merge_label_dirs(const std::vector<fs::path>& shard_dirs, const fs::path& o
     }
   }
   label::write_input_names(out_dir, names);
+  const auto shard = label::read_shard(shard_dirs.front());  // checked above: every share of one input list
+  label::write_shard(out_dir, {1, 1, shard->inputs_id, shard->inputs});
   write_label_outputs(*folder);
 }
 

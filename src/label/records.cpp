@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <map>
 #include <fstream>
+#include <type_traits>
 
 #include "core/hash.h"
+#include "label/instance_record.h"
 #include "sam3/error.h"
 #include "sam3/export.h"
 #include "export/result_document.h"
@@ -21,9 +24,37 @@ nlohmann::json read_json(const fs::path& p) {
   return nlohmann::json::parse(in, nullptr, false);
 }
 
-// Crop counts of a MaskCrop (column-major inside the crop), as a string.
-std::string crop_rle(const MaskCrop& m) {
-  return rle_encode(Mask::from_raster(m.width, m.height, m.data));
+// A record's field of type T, or `fallback` when it is missing or of another type (records are
+// read back from disk: a damaged one is redone or named, never an exception from the parser).
+template <typename T>
+T field_or(const nlohmann::json& j, const char* key, T fallback) {
+  if (!j.is_object() || !j.contains(key)) return fallback;
+  const auto& v = j[key];
+  if constexpr (std::is_same_v<T, std::string>) {
+    return v.is_string() ? v.get<std::string>() : fallback;
+  } else {
+    return v.is_number_integer() ? v.get<T>() : fallback;
+  }
+}
+
+// A record's fields checked in their own types: records are read back from disk.
+ItemRecord item_of(const nlohmann::json& j, const std::string& name, size_t categories) {
+  const auto bad = [](const std::string& what) { throw Error(ErrorCode::kInvalidArgument, "a damaged record: " + what); };
+  ItemRecord r;
+  r.name = name;
+  if (!j.contains("path") || !j["path"].is_string()) bad("no \"path\"");
+  r.path = j["path"].get<std::string>();
+  for (const auto& [key, side] : {std::pair{"width", &r.width}, std::pair{"height", &r.height}}) {
+    if (!j.contains(key) || !j[key].is_number_unsigned() || j[key].get<std::uint64_t>() > 1u << 30) bad(std::string("no valid \"") + key + "\"");
+    *side = j[key].get<int>();
+  }
+  if (const auto src = j.find("source"); src != j.end() && src->is_object()) {
+    r.source = {field_or<std::int64_t>(*src, "size", -1), field_or<std::int64_t>(*src, "mtime_ns", 0),
+                field_or<std::string>(*src, "hash", "")};
+  }
+  if (!j.contains("instances") || !j["instances"].is_array()) bad("no \"instances\" list");
+  for (const auto& ij : j["instances"]) r.instances.push_back(instance_from_record(ij, r.width, r.height, categories));
+  return r;
 }
 
 }  // namespace
@@ -136,7 +167,10 @@ void write_config(const fs::path& out, const ojson& config) { write_file_atomic(
 
 nlohmann::json read_config(const fs::path& out) {
   auto j = read_json(out / "config.json");
-  if (j.is_discarded() || !j.is_object() || !j.contains("hash")) {
+  const auto is_named = [](const nlohmann::json& c) { return c.is_object() && c.contains("name") && c["name"].is_string(); };
+  if (j.is_discarded() || !j.is_object() || !j.contains("hash") || !j["hash"].is_string() || !j.contains("categories") ||
+      !j["categories"].is_array() || j["categories"].empty() || !std::all_of(j["categories"].begin(), j["categories"].end(), is_named) ||
+      !j.contains("outputs") || !j["outputs"].is_object()) {
     throw Error(ErrorCode::kInvalidArgument, (out / "config.json").string() + ": missing or damaged; is this a sam3 label folder?");
   }
   return j;
@@ -145,11 +179,7 @@ nlohmann::json read_config(const fs::path& out) {
 void write_item(const fs::path& out, const ItemRecord& item, const std::string& hash) {
   ojson instances = ojson::array();
   for (const auto& inst : item.instances) {
-    instances.push_back({{"category", inst.category},
-                         {"score", inst.score},
-                         {"box", {inst.box.x0, inst.box.y0, inst.box.x1, inst.box.y1}},
-                         {"crop", {inst.mask.x0, inst.mask.y0, inst.mask.width, inst.mask.height}},
-                         {"counts", crop_rle(inst.mask)}});
+    instances.push_back(instance_record_json(inst));
   }
   const ojson j = {{"name", item.name}, {"path", item.path.string()}, {"width", item.width}, {"height", item.height},
                    {"config", hash},
@@ -170,22 +200,22 @@ void remove_failure(const fs::path& out, const std::string& name) {
 
 bool has_item(const fs::path& out, const LabelInput& input, const std::string& hash) {
   const auto j = read_json(out / "items" / (record_key(input.name) + ".json"));
-  if (j.is_discarded() || !j.is_object() || j.value("config", "") != hash || j.value("name", "") != input.name ||
-      !j.contains("source") || !j["source"].is_object()) {
+  if (j.is_discarded() || !j.is_object() || field_or<std::string>(j, "config", "") != hash ||
+      field_or<std::string>(j, "name", "") != input.name || !j.contains("source") || !j["source"].is_object()) {
     return false;
   }
   const auto& src = j["source"];
   std::error_code ec;
   const auto size = fs::file_size(input.path, ec);
-  if (ec || static_cast<std::int64_t>(size) != src.value("size", std::int64_t{-1})) return false;
+  if (ec || static_cast<std::int64_t>(size) != field_or<std::int64_t>(src, "size", -1)) return false;
   const auto mtime = fs::last_write_time(input.path, ec);
   if (ec) return false;
   const auto mtime_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(mtime.time_since_epoch()).count();
-  if (mtime_ns == src.value("mtime_ns", std::int64_t{0})) return true;
+  if (mtime_ns == field_or<std::int64_t>(src, "mtime_ns", 0)) return true;
   // Touched or copied: the same bytes are the same image.
   std::ifstream in(input.path, std::ios::binary);
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return hex64(fnv1a64(bytes)) == src.value("hash", "");
+  return hex64(fnv1a64(bytes)) == field_or<std::string>(src, "hash", "");
 }
 
 void write_input_names(const fs::path& out, const std::vector<std::string>& names) {
@@ -194,38 +224,52 @@ void write_input_names(const fs::path& out, const std::vector<std::string>& name
 
 std::vector<std::string> read_input_names(const fs::path& out) {
   const auto j = read_json(out / "inputs.json");
-  if (!j.is_array()) {
+  if (!j.is_array() || !std::all_of(j.begin(), j.end(), [](const nlohmann::json& n) { return n.is_string(); })) {
     throw Error(ErrorCode::kInvalidArgument,
                 (out / "inputs.json").string() + ": missing or damaged; rerun sam3 label on this folder to rebuild it");
   }
   return j.get<std::vector<std::string>>();
 }
 
-std::vector<ItemRecord> read_items(const fs::path& out, const std::string& hash, const std::vector<std::string>& names) {
+void write_shard(const fs::path& out, const LabelShard& shard) {
+  const ojson j = {{"shard", shard.k}, {"shards", shard.n}, {"inputs_id", shard.inputs_id}, {"inputs", shard.inputs}};
+  write_file_atomic(out / "shard.json", j.dump(1) + "\n");
+}
+
+std::optional<LabelShard> read_shard(const fs::path& out) {
+  const auto j = read_json(out / "shard.json");
+  if (j.is_discarded() || !j.is_object()) return std::nullopt;
+  const auto k = j.find("shard"), n = j.find("shards"), id = j.find("inputs_id"), count = j.find("inputs");
+  // Each in its own JSON type and range before use: the file is read back from disk.
+  if (k == j.end() || n == j.end() || id == j.end() || count == j.end() || !k->is_number_integer() ||
+      !n->is_number_integer() || !id->is_string() || !count->is_number_integer()) {
+    return std::nullopt;
+  }
+  const auto k64 = k->get<std::int64_t>(), n64 = n->get<std::int64_t>();
+  if (n64 < 1 || n64 > std::numeric_limits<int>::max() || k64 < 1 || k64 > n64) return std::nullopt;
+  return LabelShard{static_cast<int>(k64), static_cast<int>(n64), id->get<std::string>(), count->get<std::int64_t>()};
+}
+
+std::string input_list_id(std::vector<std::string> names) {
+  std::sort(names.begin(), names.end());
+  std::string all;
+  for (const auto& n : names) all += n + '\0';
+  return hex64(fnv1a64(all));
+}
+
+std::vector<ItemRecord> read_items(const fs::path& out, const std::string& hash, const std::vector<std::string>& names,
+                                   size_t categories) {
   std::vector<ItemRecord> items;
   for (const auto& name : names) {
-    const auto j = read_json(out / "items" / (record_key(name) + ".json"));
-    if (j.is_discarded() || !j.is_object() || j.value("config", "") != hash || j.value("name", "") != name) continue;
-    ItemRecord r;
-    r.name = name;
-    r.path = j["path"].get<std::string>();
-    r.width = j["width"];
-    r.height = j["height"];
-    if (const auto src = j.find("source"); src != j.end() && src->is_object()) {
-      r.source = {src->value("size", std::int64_t{-1}), src->value("mtime_ns", std::int64_t{0}), src->value("hash", "")};
+    const fs::path file = out / "items" / (record_key(name) + ".json");
+    const nlohmann::json j = read_json(file);
+    if (j.is_discarded() || field_or<std::string>(j, "config", "") != hash || field_or<std::string>(j, "name", "") != name) continue;
+    try {
+      items.push_back(item_of(j, name, categories));
+    } catch (const Error& e) {
+      throw Error(ErrorCode::kInvalidArgument, file.string() + ": " + e.what() + "; delete it and run sam3 label again on " +
+                                                   "this folder to label " + name + " anew");
     }
-    for (const auto& ij : j["instances"]) {
-      LabeledInstance inst;
-      inst.category = ij["category"];
-      inst.score = ij["score"];
-      const auto& b = ij["box"];
-      inst.box = {b[0], b[1], b[2], b[3]};
-      const auto& c = ij["crop"];
-      const Mask crop = rle_decode(ij["counts"], c[3], c[2]);
-      inst.mask = {c[0], c[1], c[2], c[3], r.width, r.height, crop.to_raster()};
-      r.instances.push_back(std::move(inst));
-    }
-    items.push_back(std::move(r));
   }
   std::sort(items.begin(), items.end(), [](const ItemRecord& a, const ItemRecord& b) { return a.name < b.name; });
   return items;
@@ -235,8 +279,9 @@ std::vector<FailureRecord> read_failures(const fs::path& out, const std::vector<
   std::vector<FailureRecord> failures;
   for (const auto& name : names) {
     const auto j = read_json(out / "failed" / (record_key(name) + ".json"));
-    if (j.is_discarded() || !j.is_object() || j.value("name", "") != name) continue;
-    failures.push_back({name, j.value("path", ""), j.value("code", ""), j.value("message", "")});
+    if (j.is_discarded() || field_or<std::string>(j, "name", "") != name) continue;
+    failures.push_back({name, field_or<std::string>(j, "path", ""), field_or<std::string>(j, "code", ""),
+                        field_or<std::string>(j, "message", "")});
   }
   std::sort(failures.begin(), failures.end(), [](const FailureRecord& a, const FailureRecord& b) { return a.name < b.name; });
   return failures;

@@ -57,14 +57,23 @@ bool has_item(const std::filesystem::path& out, const LabelInput& input, const s
 void write_input_names(const std::filesystem::path& out, const std::vector<std::string>& names);
 std::vector<std::string> read_input_names(const std::filesystem::path& out);
 
-// Records of this configuration for the given names, sorted by name.
+// The share of a run a folder holds (shard.json); nullopt when there is none (a folder of a
+// sam3 before shards were recorded) or it is damaged.
+void write_shard(const std::filesystem::path& out, const LabelShard& shard);
+std::optional<LabelShard> read_shard(const std::filesystem::path& out);
+// An identity of a list of input names, whatever their order.
+std::string input_list_id(std::vector<std::string> names);
+
+// Records of this configuration for the given names, sorted by name; throws kInvalidArgument
+// naming a damaged record (a category index must be below `categories`).
 std::vector<ItemRecord> read_items(const std::filesystem::path& out, const std::string& hash,
-                                   const std::vector<std::string>& names);
+                                   const std::vector<std::string>& names, size_t categories);
 std::vector<FailureRecord> read_failures(const std::filesystem::path& out, const std::vector<std::string>& names);
 
 // Writers of the combined outputs.
 struct OutputContext {
-  std::filesystem::path out;
+  std::filesystem::path out;   // where the outputs are written (staged)
+  std::filesystem::path root;  // the output folder they are swapped into
   std::vector<std::string> category_names;
   unsigned formats = 0;
   bool coco_polygons = false;

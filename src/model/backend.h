@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "model/layout.h"
+#include "pure/generation.h"
+#include "pure/text_plan.h"
 #include "pure/tracker.h"
 #include "runtime/session.h"
 #include "sam3/model.h"
@@ -39,24 +41,24 @@ struct TextFeatures {
   std::map<std::string, Ort::Value> values;
 };
 
-// The text-prompted families' decoding: text and exemplar boxes -> instances, and the raw
-// paths the video tracker reads. Only backends of those families have it.
+// The text-prompted families' decoding: the sessions of a text plan (pure/text_plan.h, the
+// order both the native facade and the browser module run), and the raw paths the video
+// decoder reads. Only backends of those families have it.
 class TextDecoding {
  public:
   virtual ~TextDecoding() = default;
+  virtual const pure::Generation& generation_rules() const = 0;  // the family's, for its text plans
+  // Runs the session of one step of a text plan on the step's tensors and feeds: image encoder
+  // outputs from `image`, text encoder outputs from `text` (null for a text run).
+  virtual std::map<std::string, Ort::Value> run(const pure::TextRun& run, const EmbeddingData& image,
+                                                const TextFeatures* text) const = 0;
+  // The text encoder on its own (video: once per prompt): without one, the ids are the features.
   virtual TextFeatures encode_text(const TokenizedText& tokens) const = 0;
-  // Runs the decoder and turns its outputs into instances (unsorted, unfiltered by area).
-  // Boxes are in original pixels and already validated.
-  virtual std::vector<Instance> decode(const EmbeddingData& image, const TextFeatures& text,
-                                       const std::vector<BoxPrompt>& boxes,
-                                       const SegmentOptions& options, PromptTimings& timings) const = 0;
   // Every output of the image encoder (video: SAM 3.1's tracker neck too), and the decoder's raw
   // outputs for a text alone (video: the tracker reads the low-resolution logits).
   virtual std::map<std::string, Ort::Value> encode_image_all(std::vector<float>& planes) const = 0;
   virtual std::map<std::string, Ort::Value> decode_raw(const std::map<std::string, Ort::Value>& image,
                                                        const TextFeatures& text) const = 0;
-  // What the family's reference drops across the prompts of one image.
-  virtual void suppress_across_prompts(std::vector<PromptResult>& results) const = 0;
 };
 
 // What every backend has: its files' sessions and the image encoder. The decoding part is

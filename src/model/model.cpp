@@ -9,6 +9,7 @@
 #include "model/embedding_access.h"
 #include "model/backend.h"
 #include "model/model_access.h"
+#include "pure/families.h"
 #include "model/layout.h"
 #include "predictor/preprocess.h"
 #include "runtime/model_file_cache.h"
@@ -119,6 +120,10 @@ int Model::input_size() const noexcept { return std::max(input_width(), input_he
 double Model::load_ms() const noexcept { return impl_->load_ms; }
 std::vector<std::string> Model::providers() const { return impl_->backend->sessions().front()->providers(); }
 ModelKind Model::kind() const noexcept { return impl_->backend->interactive() ? ModelKind::kInteractive : ModelKind::kText; }
+
+bool Model::tracks_video() const noexcept {
+  return impl_->backend->text() && pure::video_capability(layout().id()) != nullptr;
+}
 
 const char* model_kind_name(ModelKind kind) noexcept { return kind == ModelKind::kInteractive ? "interactive" : "text"; }
 

@@ -1,6 +1,6 @@
 // Every text-prompted family on ONNX Runtime: the family's rules are the pure core's
-// (pure/generation.h, chosen by the registry, pure/families.h); this file only opens its
-// sessions and moves tensors between them.
+// (pure/generation.h, chosen by the registry, pure/families.h) and the order of its runs the
+// text plan's (pure/text_plan.h); this file only opens its sessions and moves tensors.
 #include <optional>
 
 #include "core/timer.h"
@@ -81,30 +81,19 @@ class TextBackend final : public Backend, public TextDecoding {
     return {text_->run(feeds.map())};
   }
 
-  std::vector<Instance> decode(const EmbeddingData& image, const TextFeatures& text,
-                               const std::vector<BoxPrompt>& boxes, const SegmentOptions& options,
-                               PromptTimings& timings) const override {
-    auto box_inputs = generation_.decoder_inputs(boxes, image.width, image.height);  // refuses too many boxes first
-    const auto t0 = Clock::now();
-    Feeds feeds;
-    feeds.add(box_inputs);
-    for (const auto& name : generation_.image_feeds()) feeds.add(name, image.features.at(name));
-    for (const auto& [input, output] : generation_.text_feeds()) feeds.add(input, text.values.at(output));
-    std::vector<pure::Tensor> prompt;
-    if (generation_.has_geometry()) prompt = prompt_with_geometry(image, text, boxes);
-    feeds.add(prompt);
-    auto outputs = decoder_.run(feeds.map());
-    timings.decode_ms = ms_since(t0);
-    const auto t1 = Clock::now();
-    auto instances = generation_.instances(views_of(outputs), image.width, image.height, options);
-    timings.postprocess_ms = ms_since(t1);
-    return instances;
-  }
+  const pure::Generation& generation_rules() const override { return generation_; }
 
-  void suppress_across_prompts(std::vector<PromptResult>& results) const override {
-    std::vector<std::vector<Instance>*> lists;
-    for (auto& r : results) lists.push_back(&r.instances);
-    generation_.suppress_across_prompts(lists);
+  // One step of a text plan: its tensors, plus its feeds from the image's or the text's outputs.
+  std::map<std::string, Ort::Value> run(const pure::TextRun& run, const EmbeddingData& image,
+                                        const TextFeatures* text) const override {
+    auto tensors = run.tensors;  // the runtime reads them in place: they must outlive the run
+    Feeds feeds;
+    feeds.add(tensors);
+    for (const auto& [input, feed] : run.feeds) {
+      if (feed.from == pure::TextRun::Feed::From::kEmbedding) feeds.add(input, image.features.at(feed.name));
+      else feeds.add(input, text->values.at(feed.name));
+    }
+    return session(run.session).run(feeds.map());
   }
 
  private:
@@ -115,20 +104,13 @@ class TextBackend final : public Backend, public TextDecoding {
     return pure::build_generation(files.families, specs);
   }
 
-  // The geometry encoder's features appended to the text's as the decoder's prompt: for a
-  // prompt with boxes (usls v1), or for every prompt (geti-instant-learn, EfficientSAM3: the
-  // generation gives its inputs even without boxes).
-  std::vector<pure::Tensor> prompt_with_geometry(const EmbeddingData& image, const TextFeatures& text,
-                                                 const std::vector<BoxPrompt>& boxes) const {
-    const auto text_views = views_of(text.values);
-    auto inputs = generation_.geometry_inputs(boxes, image.width, image.height);
-    if (inputs.empty()) return generation_.prompt_inputs(text_views, nullptr);
-    Feeds feeds;
-    feeds.add(inputs);
-    for (const auto& [input, output] : generation_.geometry_image_feeds()) feeds.add(input, image.features.at(output));
-    const auto geo = geometry_->run(feeds.map());
-    const auto geo_views = views_of(geo);
-    return generation_.prompt_inputs(text_views, &geo_views);
+  const rt::Session& session(pure::TextRun::Session which) const {
+    switch (which) {
+      case pure::TextRun::Session::kText: return *text_;
+      case pure::TextRun::Session::kGeometry: return *geometry_;
+      case pure::TextRun::Session::kDecoder: break;
+    }
+    return decoder_;
   }
 
   rt::Session vision_;

@@ -4,7 +4,8 @@
 #include <cmath>
 
 #include "predictor/postprocess.h"
-#include "video/hole_filling.h"
+#include "pure/video/hole_filling.h"
+#include "pure/video/mask_prompt.h"
 
 namespace sam3::video {
 namespace {
@@ -39,7 +40,7 @@ void memory_mask(const Floats& logits, int mask_side, int side, float* out) {
   resize_bilinear(prob.data(), mask_side, mask_side, side, side, out);
 }
 
-Bucket::Bucket(const Bundle& bundle, const FrameNeck& neck, const std::vector<int>& ids, const std::vector<Floats>& masks,
+Bucket::Bucket(const VideoDecoder& bundle, const FrameNeck& neck, const std::vector<int>& ids, const std::vector<Floats>& masks,
                const std::vector<Floats>& pointers) {
   const size_t plane = static_cast<size_t>(bundle.memory_side()) * bundle.memory_side();
   Floats masks32(2 * kSlots * plane, 0.0f);
@@ -61,7 +62,7 @@ bool Bucket::live() const {
   return std::any_of(slots_.begin(), slots_.end(), [](int id) { return id > 0; });
 }
 
-void Bucket::propagate(const Bundle& bundle, const FrameNeck& neck) {
+void Bucket::propagate(const VideoDecoder& bundle, const FrameNeck& neck) {
   const auto& tpos = bundle.constant("maskmem_tpos_enc");
   const size_t hw = static_cast<size_t>(bundle.feature_side()) * bundle.feature_side();
   Floats mem, mem_pos, img, img_pos;
@@ -93,7 +94,7 @@ void Bucket::propagate(const Bundle& bundle, const FrameNeck& neck) {
     ages.push_back(static_cast<float>(neck.t - t) / (kObjectPointers - 1));
     mem.insert(mem.end(), ptrs.begin(), ptrs.end());
   }
-  const Floats codes = bundle.project("obj_ptr_tpos_proj", sine_positions(ages));
+  const Floats codes = bundle.project("obj_ptr_tpos_proj", pure::video::sine_positions(ages, kChannels));
   for (size_t a = 0; a < ages.size(); ++a)
     for (int k = 0; k < kSlots; ++k) mem_pos.insert(mem_pos.end(), &codes[a * kChannels], &codes[(a + 1) * kChannels]);
 
@@ -105,13 +106,13 @@ void Bucket::propagate(const Bundle& bundle, const FrameNeck& neck) {
     const auto& src = slots_[k] > 0 ? valid : invalid;
     std::copy_n(&src[k * kChannels], kChannels, &extra[k * kChannels]);
   }
-  out_ = bundle.track(to_planes(attended, hw), *neck.prop_fpn0, *neck.prop_fpn1, extra);
+  out_ = bundle.track(to_planes(attended, hw), *neck.frame, extra);
   projected_ = bundle.project("obj_ptr_proj", out_.tokens);
 }
 
 // This frame's pointers as the bank keeps them: live appearing slots as projected; live
 // slots not appearing through the no-object linear map; free and retired slots the map's bias.
-Floats Bucket::slot_pointers(const Bundle& bundle) const {
+Floats Bucket::slot_pointers(const VideoDecoder& bundle) const {
   const auto& w = bundle.constant("no_obj_ptr_linear_weight");
   const auto& b = bundle.constant("no_obj_ptr_linear_bias");
   Floats ptrs(kSlots * kChannels);
@@ -135,15 +136,15 @@ Floats Bucket::slot_pointers(const Bundle& bundle) const {
   return ptrs;
 }
 
-void Bucket::fill_holes(const Bundle& bundle, int max_area) {
+void Bucket::fill_holes(const VideoDecoder& bundle, int max_area) {
   if (max_area <= 0) return;
   const size_t plane = static_cast<size_t>(bundle.mask_side()) * bundle.mask_side();
   for (int k = 0; k < kSlots; ++k) {
-    if (slots_[k] > 0) fill_holes_and_remove_sprinkles(&out_.masks[k * plane], bundle.mask_side(), bundle.mask_side(), max_area);
+    if (slots_[k] > 0) pure::video::fill_holes_and_remove_sprinkles(&out_.masks[k * plane], bundle.mask_side(), bundle.mask_side(), max_area);
   }
 }
 
-bool Bucket::memory_plane(const Bundle& bundle, const SlotMemory& memory, int slot, float* out) const {
+bool Bucket::memory_plane(const VideoDecoder& bundle, const SlotMemory& memory, int slot, float* out) const {
   const size_t mask_plane = static_cast<size_t>(bundle.mask_side()) * bundle.mask_side();
   const size_t plane = static_cast<size_t>(bundle.memory_side()) * bundle.memory_side();
   auto given = memory.masks.find(slot);
@@ -156,7 +157,7 @@ bool Bucket::memory_plane(const Bundle& bundle, const SlotMemory& memory, int sl
   return std::any_of(out, out + plane, [](float v) { return v > 0.0f; });
 }
 
-void Bucket::remember(const Bundle& bundle, const FrameNeck& neck, const SlotMemory& memory, const std::vector<int>& removed) {
+void Bucket::remember(const VideoDecoder& bundle, const FrameNeck& neck, const SlotMemory& memory, const std::vector<int>& removed) {
   const size_t plane = static_cast<size_t>(bundle.memory_side()) * bundle.memory_side();
   for (int k = 0; k < kSlots; ++k) {
     if (slots_[k] > 0 && std::find(removed.begin(), removed.end(), slots_[k]) != removed.end()) slots_[k] = kRetired;
@@ -188,10 +189,10 @@ void Bucket::remember(const Bundle& bundle, const FrameNeck& neck, const SlotMem
   while (!recent_pointers_.empty() && neck.t - recent_pointers_.front().first > kObjectPointers - 2) recent_pointers_.pop_front();
 }
 
-MemoryFrame Bucket::encode(const Bundle& bundle, const FrameNeck& neck, const Floats& masks32, const std::vector<bool>& no_object,
+MemoryFrame Bucket::encode(const VideoDecoder& bundle, const FrameNeck& neck, const Floats& masks32, const std::vector<bool>& no_object,
                            Floats pointers) const {
   const size_t hw = static_cast<size_t>(bundle.feature_side()) * bundle.feature_side();
-  auto [feat, pos] = bundle.encode_memory(*neck.prop_fpn2, masks32);
+  auto [feat, pos] = bundle.encode_memory(*neck.frame, masks32);
   // Slots with no object (free, retired, or not appearing) add their no-object embedding.
   const auto& no_obj = bundle.constant("no_obj_embed_spatial");
   for (int k = 0; k < kSlots; ++k) {

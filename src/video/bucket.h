@@ -15,16 +15,23 @@
 #include <memory>
 #include <vector>
 
-#include "video/bundle.h"
+#include "model/video_decoder.h"
+#include "pure/families/sam31_video.h"
 
 namespace sam3::video {
 
-// The current frame's tracker neck: prop_fpn0/1 for the decoders, prop_fpn2 and prop_pos2 as
-// [HW,256] rows for the memory (shared by every bucket's bank).
+using detail::Floats;
+using detail::SlotOutputs;
+using detail::VideoDecoder;
+using pure::sam31::kChannels;
+using pure::sam31::kMaskMemories;
+using pure::sam31::kObjectPointers;
+using pure::sam31::kSlots;
+
+// The current frame as the decoders read it, its memory rows (prop_fpn2 and prop_pos2 as
+// [HW,256], shared by every bucket's bank) and its place in processing order.
 struct FrameNeck {
-  const Ort::Value* prop_fpn0 = nullptr;
-  const Ort::Value* prop_fpn1 = nullptr;
-  const Ort::Value* prop_fpn2 = nullptr;
+  const detail::EncodedFrame* frame = nullptr;
   std::shared_ptr<const Floats> rows, pos_rows;
   std::int64_t t = 0;  // processing order: the bank's ages count processed frames
 };
@@ -57,25 +64,25 @@ class Bucket {
  public:
   // Starts a bucket on `neck`'s frame with `ids` (at most 16) whose masks ([M,M] logits) and
   // pointers ([256] each) are known: their memory becomes the conditioning frame.
-  Bucket(const Bundle& bundle, const FrameNeck& neck, const std::vector<int>& ids, const std::vector<Floats>& masks,
+  Bucket(const VideoDecoder& bundle, const FrameNeck& neck, const std::vector<int>& ids, const std::vector<Floats>& masks,
          const std::vector<Floats>& pointers);
 
   const std::array<int, kSlots>& slots() const { return slots_; }
   bool live() const;
 
   // Memory attention and the tracking decoder on the current frame; pointers computed.
-  void propagate(const Bundle& bundle, const FrameNeck& neck);
+  void propagate(const VideoDecoder& bundle, const FrameNeck& neck);
   const SlotOutputs& outputs() const { return out_; }
   bool appearing(int slot) const { return out_.score_logits[slot] > 0.0f; }
   // Fills holes and removes sprinkles (hole_filling.h) in the live slots' masks; 0: nothing.
-  void fill_holes(const Bundle& bundle, int max_area);
+  void fill_holes(const VideoDecoder& bundle, int max_area);
 
   // The memory encoder's input plane of `slot` ([S,S], S = memory_side()) as `memory` says;
   // returns whether any pixel is inside (the official code's object score for the encoder).
-  bool memory_plane(const Bundle& bundle, const SlotMemory& memory, int slot, float* out) const;
+  bool memory_plane(const VideoDecoder& bundle, const SlotMemory& memory, int slot, float* out) const;
   // Encodes this frame's memory as `memory` says, then retires the slots of `removed` objects.
   // A slot with nothing inside (or not appearing) gets the no-object embedding.
-  void remember(const Bundle& bundle, const FrameNeck& neck, const SlotMemory& memory, const std::vector<int>& removed);
+  void remember(const VideoDecoder& bundle, const FrameNeck& neck, const SlotMemory& memory, const std::vector<int>& removed);
   std::size_t memory_bytes() const;
   // What the bank can come to once full: memory_bytes() of every frame it may hold, and those
   // frames' neck rows (shared with other buckets, so counted here as an upper bound).
@@ -83,8 +90,8 @@ class Bucket {
   int conditioning_frames() const { return static_cast<int>(conds_.size()); }
 
  private:
-  Floats slot_pointers(const Bundle& bundle) const;
-  MemoryFrame encode(const Bundle& bundle, const FrameNeck& neck, const Floats& masks32, const std::vector<bool>& no_object,
+  Floats slot_pointers(const VideoDecoder& bundle) const;
+  MemoryFrame encode(const VideoDecoder& bundle, const FrameNeck& neck, const Floats& masks32, const std::vector<bool>& no_object,
                      Floats pointers) const;
 
   std::array<int, kSlots> slots_{};

@@ -1,27 +1,24 @@
-// The video tracker over ONNX Runtime: one image-encoder pass per frame feeds every prompt's
-// detector and tracker buckets; the host rules are concept_book.h's, the output delay
-// output_delay.h's, the memory bucket.h's.
+// The video tracker: one image-encoder pass per frame feeds every prompt's detector and tracker
+// buckets. The graphs run behind the model's video decoder (model/video_decoder.h, chosen by
+// the family row's video capability); the host rules are pure/video's (concept_book.h, the
+// output delay output_delay.h, ...), the memory bucket.h's.
 #include "sam3/video_tracker.h"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <mutex>
 #include <set>
 
 #include "core/timer.h"
-#include "model/backend.h"
-#include "model/model_access.h"
+#include "model/video_decoder.h"
 #include "predictor/postprocess.h"
-#include "runtime/run_stop.h"
+#include "pure/video/area_shrinkage.h"
+#include "pure/video/concept_book.h"
+#include "pure/video/hole_filling.h"
+#include "pure/video/output_delay.h"
+#include "pure/video/recondition.h"
 #include "sam3/error.h"
 #include "video/bucket.h"
-#include "video/bundle.h"
-#include "video/concept_book.h"
-#include "video/area_shrinkage.h"
-#include "video/hole_filling.h"
-#include "video/output_delay.h"
-#include "video/recondition.h"
 
 namespace sam3 {
 namespace {
@@ -31,12 +28,6 @@ using video::Floats;
 using video::kSlots;
 
 float logistic(float x) { return 1.0f / (1.0f + std::exp(-x)); }
-
-Floats values(const Ort::Value& v) {
-  const auto n = v.GetTensorTypeAndShapeInfo().GetElementCount();
-  const float* p = v.GetTensorData<float>();
-  return Floats(p, p + n);
-}
 
 [[noreturn]] void invalid(const std::string& message) { throw Error(ErrorCode::kInvalidArgument, message); }
 
@@ -69,8 +60,8 @@ std::string object_name(size_t i) { return "object" + std::to_string(i + 1); }
 struct Track {
   int prompt = 0;
   bool user = false;
-  std::optional<detail::TextFeatures> text;
-  video::ConceptBook book;
+  std::unique_ptr<const detail::VideoText> text;
+  pure::video::ConceptBook book;
   std::vector<Bucket> buckets;
   std::map<int, float> first_scores;  // id -> the detection score that started it
   std::map<int, int> object_prompts;  // clicked objects: id -> texts + its object prompt's index
@@ -81,33 +72,16 @@ struct Track {
   }
 };
 
-// The video graphs of a model, loaded once and shared by every tracker alive on it (a batch of
-// videos, a server's tracking sessions): its sessions are only run (const), never changed.
-std::shared_ptr<const video::Bundle> shared_bundle(const std::shared_ptr<const Model>& model) {
-  static std::mutex mutex;
-  static std::map<const Model*, std::pair<std::weak_ptr<const Model>, std::weak_ptr<const video::Bundle>>> loaded;
-  std::lock_guard lock(mutex);
-  for (auto it = loaded.begin(); it != loaded.end();) {  // forget models and bundles gone
-    it = it->second.first.expired() || it->second.second.expired() ? loaded.erase(it) : std::next(it);
-  }
-  if (auto it = loaded.find(model.get()); it != loaded.end()) return it->second.second.lock();
-  auto bundle = std::make_shared<const video::Bundle>(model->directory(), model->input_size(),
-                                                      detail::ModelAccess::session_config(*model));
-  loaded[model.get()] = {model, bundle};
-  return bundle;
-}
-
 }  // namespace
 
 struct VideoTracker::Impl {
   std::shared_ptr<const Model> model;
-  const detail::TextDecoding* backend = nullptr;  // the text family's decoding (sam3.1-ailia)
-  std::shared_ptr<const video::Bundle> bundle;  // shared with the model's other trackers
+  std::shared_ptr<const detail::VideoDecoder> bundle;  // shared with the model's other trackers
   VideoPrompts prompts;
   VideoTrackerOptions options;
   std::vector<Track> tracks;  // texts first, then the clicked objects' (if any)
   std::vector<bool> object_prompt_done;
-  std::optional<video::OutputDelay> delay;
+  std::optional<pure::video::OutputDelay> delay;
   int width = 0, height = 0;
   std::int64_t last_index = -1, t = 0;
   int next_id = 1;
@@ -115,11 +89,11 @@ struct VideoTracker::Impl {
 
   std::vector<VideoFrameResult> push(const VideoFrame& frame);
   void check_frame(const VideoFrame& frame);
-  std::vector<video::Detection> detect(Track& track, const std::map<std::string, Ort::Value>& enc, std::vector<Floats>& det_logits);
-  void step(Track& track, const video::FrameNeck& neck, const std::map<std::string, Ort::Value>& enc, video::PendingFrame& pending,
-            std::set<int>& removed_now, std::vector<video::TrackMask>& clicked);
-  void start_clicked(const VideoFrame& frame, const video::FrameNeck& neck, video::PendingFrame& pending,
-                     std::vector<video::TrackMask>& clicked);
+  std::vector<pure::video::Detection> detect(Track& track, const detail::EncodedFrame& frame, std::vector<Floats>& det_logits);
+  void step(Track& track, const video::FrameNeck& neck, pure::video::PendingFrame& pending,
+            std::set<int>& removed_now, std::vector<pure::video::TrackMask>& clicked);
+  void start_clicked(const VideoFrame& frame, const video::FrameNeck& neck, pure::video::PendingFrame& pending,
+                     std::vector<pure::video::TrackMask>& clicked);
   // The interactive decoder prompted with a low-resolution mask (upsampled to the frame, > 0):
   // a new or reconditioned object's pointer.
   Floats pointer_from_mask(const Floats& logits, const video::FrameNeck& neck) const;
@@ -144,19 +118,13 @@ VideoTracker::VideoTracker(std::shared_ptr<const Model> model, VideoPrompts prom
     if (!positive && !o.box) invalid(object_name(i) + " has neither a positive point nor a box");
     if (o.frame < 0) invalid(object_name(i) + " is on frame " + std::to_string(o.frame) + ": frames count from 0");
   }
-  if (std::string(model->layout().id()) != "sam3.1-ailia") {
-    throw Error(ErrorCode::kModelMismatch, "video tracking runs SAM 3.1's bundle as ailia-models publishes it (sam3.1_image_encoder, "
-                                           "sam3.1_grounding and the tracker graphs); this model is " + std::string(model->layout().id()));
-  }
   auto& d = *impl_;
-  d.backend = detail::ModelAccess::backend(*model).text();  // non-null: the layout is a text family
-  d.bundle = shared_bundle(model);
+  d.bundle = detail::video_decoder(model);  // kModelMismatch unless the model's family row tracks video
   d.model = std::move(model);
   d.options = options;
-  const auto* tokenizer = detail::ModelAccess::tokenizer(*d.model);
   for (size_t i = 0; i < prompts.texts.size(); ++i) {
     d.tracks.emplace_back(static_cast<int>(i), options);
-    d.tracks.back().text = d.backend->encode_text(tokenizer->encode(prompts.texts[i]));  // once per prompt, not per frame
+    d.tracks.back().text = d.bundle->encode_text(prompts.texts[i]);  // once per prompt, not per frame
   }
   if (!prompts.objects.empty()) {
     d.tracks.emplace_back(static_cast<int>(prompts.texts.size()), options);
@@ -251,7 +219,7 @@ void VideoTracker::Impl::check_frame(const VideoFrame& frame) {
 std::vector<VideoFrameResult> VideoTracker::Impl::push(const VideoFrame& frame) {
   check_frame(frame);
   if (options.stop.stop_requested()) throw Error(ErrorCode::kCancelled, "video tracking stopped");
-  const rt::StopScope stop(options.stop);
+  const detail::VideoRunStop stop(options.stop);
   if (!delay) {
     width = frame.image.width;
     height = frame.image.height;
@@ -261,46 +229,25 @@ std::vector<VideoFrameResult> VideoTracker::Impl::push(const VideoFrame& frame) 
 
   // One encoder pass: the detector's neck (fpn*, pos*) and the tracker's (prop_*).
   auto t0 = Clock::now();
-  auto planes = model->prepare(frame.image).planes;
-  auto enc = backend->encode_image_all(planes);
-  rt::outputs_to_float32(enc);
-  for (const char* name : {"prop_fpn0", "prop_fpn1", "prop_fpn2", "prop_pos2"}) {
-    if (!enc.count(name)) throw Error(ErrorCode::kModelMismatch, std::string("the image encoder has no output ") + name + ": not SAM 3.1's video encoder");
-  }
+  const auto encoded = bundle->encode_frame(frame.image);
   video::FrameNeck neck;
-  neck.prop_fpn0 = &enc.at("prop_fpn0");
-  neck.prop_fpn1 = &enc.at("prop_fpn1");
-  neck.prop_fpn2 = &enc.at("prop_fpn2");
+  neck.frame = encoded.get();
+  neck.rows = encoded->rows;
+  neck.pos_rows = encoded->pos_rows;
   neck.t = t;
-  {
-    const size_t hw = static_cast<size_t>(bundle->feature_side()) * bundle->feature_side();
-    const Floats f2 = values(*neck.prop_fpn2), p2 = values(enc.at("prop_pos2"));
-    if (f2.size() != hw * video::kChannels || p2.size() != f2.size()) {
-      throw Error(ErrorCode::kModelMismatch, "prop_fpn2 is not [1,256," + std::to_string(bundle->feature_side()) + "," +
-                                                 std::to_string(bundle->feature_side()) + "]: not SAM 3.1's video encoder");
-    }
-    auto rows = std::make_shared<Floats>(f2.size()), pos = std::make_shared<Floats>(f2.size());
-    for (size_t c = 0; c < video::kChannels; ++c)
-      for (size_t p = 0; p < hw; ++p) {
-        (*rows)[p * video::kChannels + c] = f2[c * hw + p];
-        (*pos)[p * video::kChannels + c] = p2[c * hw + p];
-      }
-    neck.rows = rows;
-    neck.pos_rows = pos;
-  }
   stats.encode_ms += ms_since(t0);
 
-  video::PendingFrame pending;
+  pure::video::PendingFrame pending;
   pending.index = frame.index;
   pending.time_s = frame.time_s;
   std::set<int> removed_now;
   // The clicked objects first (those prompted on this frame included): a detection over one
   // of them starts no object of a concept.
-  std::vector<video::TrackMask> clicked;
-  if (!tracks.empty() && tracks.back().user) step(tracks.back(), neck, enc, pending, removed_now, clicked);
+  std::vector<pure::video::TrackMask> clicked;
+  if (!tracks.empty() && tracks.back().user) step(tracks.back(), neck, pending, removed_now, clicked);
   start_clicked(frame, neck, pending, clicked);
   for (auto& track : tracks) {
-    if (!track.user) step(track, neck, enc, pending, removed_now, clicked);
+    if (!track.user) step(track, neck, pending, removed_now, clicked);
   }
   ++t;
   ++stats.frames;
@@ -310,41 +257,41 @@ std::vector<VideoFrameResult> VideoTracker::Impl::push(const VideoFrame& frame) 
   return out;
 }
 
-std::vector<video::Detection> VideoTracker::Impl::detect(Track& track, const std::map<std::string, Ort::Value>& enc,
-                                                         std::vector<Floats>& det_logits) {
-  auto raw = backend->decode_raw(enc, *track.text);
-  const Floats masks = values(raw.at("pred_masks")), boxes = values(raw.at("pred_boxes")), logits = values(raw.at("pred_logits"));
-  const float presence = logistic(values(raw.at("presence_logit_dec")).at(0));
+std::vector<pure::video::Detection> VideoTracker::Impl::detect(Track& track, const detail::EncodedFrame& frame,
+                                                               std::vector<Floats>& det_logits) {
+  const auto raw = bundle->detect(frame, *track.text);
+  const Floats &masks = raw.masks, &boxes = raw.boxes, &logits = raw.logits;
+  const float presence = logistic(raw.presence_logit);
   const size_t q = logits.size();
   const size_t plane = static_cast<size_t>(bundle->mask_side()) * bundle->mask_side();
   if (q == 0 || masks.size() != q * plane || boxes.size() != q * 4) {
     throw Error(ErrorCode::kModelMismatch, "the grounding graph's pred_masks are not " + std::to_string(bundle->mask_side()) + "x" +
                                                std::to_string(bundle->mask_side()) + " per query, the tracker's mask size");
   }
-  std::vector<video::Detection> kept;
+  std::vector<pure::video::Detection> kept;
   std::vector<Floats> kept_logits;
   for (size_t i = 0; i < q; ++i) {
     const float score = logistic(logits[i]) * presence;
     if (!(score > options.detection_threshold)) continue;
-    video::Detection d;
-    d.mask = video::binarize(&masks[i * plane], bundle->mask_side(), bundle->mask_side());
+    pure::video::Detection d;
+    d.mask = pure::video::binarize(&masks[i * plane], bundle->mask_side(), bundle->mask_side());
     d.score = score;
     d.cx = boxes[i * 4];
     d.cy = boxes[i * 4 + 1];
     kept.push_back(std::move(d));
     kept_logits.emplace_back(masks.begin() + i * plane, masks.begin() + (i + 1) * plane);
   }
-  std::vector<video::BinaryMask> kept_masks;
+  std::vector<pure::video::BinaryMask> kept_masks;
   std::vector<float> scores;
   for (const auto& d : kept) {
     kept_masks.push_back(d.mask);
     scores.push_back(d.score);
   }
-  std::vector<int> order = options.nms_iom > 0 ? video::nms_by_iom(kept_masks, scores, options.nms_iom) : std::vector<int>{};
+  std::vector<int> order = options.nms_iom > 0 ? pure::video::nms_by_iom(kept_masks, scores, options.nms_iom) : std::vector<int>{};
   if (options.nms_iom <= 0)
     for (size_t i = 0; i < kept.size(); ++i) order.push_back(static_cast<int>(i));
   std::sort(order.begin(), order.end());  // the detector's query order
-  std::vector<video::Detection> out;
+  std::vector<pure::video::Detection> out;
   for (int i : order) {
     out.push_back(std::move(kept[i]));
     det_logits.push_back(std::move(kept_logits[i]));
@@ -356,13 +303,13 @@ Floats VideoTracker::Impl::pointer_from_mask(const Floats& logits, const video::
   std::vector<std::uint8_t> full(static_cast<size_t>(width) * height);
   upsample_threshold(logits.data(), bundle->mask_side(), bundle->mask_side(), height, width, 0.0f, full.data());
   const Floats prompt_mask = bundle->mask_prompt(full, width, height);
-  return bundle->prompt(*neck.prop_fpn0, *neck.prop_fpn1, *neck.prop_fpn2, {}, {}, &prompt_mask).pointer;
+  return bundle->prompt(*neck.frame, {}, {}, &prompt_mask).pointer;
 }
 
 void VideoTracker::Impl::suppress_shrunk(Track& track, std::vector<video::SlotMemory>& memory) {
   if (!(options.shrinkage_min_ratio > 0)) return;
   const size_t plane = static_cast<size_t>(bundle->memory_side()) * bundle->memory_side();
-  video::ShrinkageVote vote(plane);
+  pure::video::ShrinkageVote vote(plane);
   std::vector<std::pair<size_t, int>> voters;  // (bucket, slot) in the order added
   Floats scratch(plane);
   for (size_t b = 0; b < track.buckets.size(); ++b) {
@@ -383,12 +330,12 @@ void VideoTracker::Impl::suppress_shrunk(Track& track, std::vector<video::SlotMe
   }
 }
 
-void VideoTracker::Impl::step(Track& track, const video::FrameNeck& neck, const std::map<std::string, Ort::Value>& enc,
-                              video::PendingFrame& pending, std::set<int>& removed_now, std::vector<video::TrackMask>& clicked) {
+void VideoTracker::Impl::step(Track& track, const video::FrameNeck& neck, pure::video::PendingFrame& pending,
+                              std::set<int>& removed_now, std::vector<pure::video::TrackMask>& clicked) {
   const size_t plane = static_cast<size_t>(bundle->mask_side()) * bundle->mask_side();
   // 1. Every bucket's memory attention and tracking decoder; holes filled in their masks.
   auto t0 = Clock::now();
-  std::vector<video::TrackMask> masks;
+  std::vector<pure::video::TrackMask> masks;
   std::vector<std::pair<size_t, int>> where;  // masks[i]'s (bucket, slot)
   for (size_t b = 0; b < track.buckets.size(); ++b) {
     auto& bucket = track.buckets[b];
@@ -396,7 +343,7 @@ void VideoTracker::Impl::step(Track& track, const video::FrameNeck& neck, const 
     bucket.fill_holes(*bundle, options.fill_hole_area);
     for (int k = 0; k < kSlots; ++k) {
       if (bucket.slots()[k] <= 0) continue;
-      masks.push_back({bucket.slots()[k], video::binarize(&bucket.outputs().masks[k * plane], bundle->mask_side(), bundle->mask_side())});
+      masks.push_back({bucket.slots()[k], pure::video::binarize(&bucket.outputs().masks[k * plane], bundle->mask_side(), bundle->mask_side())});
       where.emplace_back(b, k);
     }
   }
@@ -407,23 +354,23 @@ void VideoTracker::Impl::step(Track& track, const video::FrameNeck& neck, const 
   // 2. The detector (text prompts), NMS by IoM.
   t0 = Clock::now();
   std::vector<Floats> det_logits;
-  std::vector<video::Detection> dets;
-  if (track.text) dets = detect(track, enc, det_logits);
+  std::vector<pure::video::Detection> dets;
+  if (track.text) dets = detect(track, *neck.frame, det_logits);
   stats.detect_ms += ms_since(t0);
   // 3. Reconditioning (periodic): which tracks a detection re-prompts, and their new masks.
   std::map<int, Floats> recond_masks;  // id -> blended logits
   std::map<int, int> recond_det;       // id -> detection
-  std::vector<video::TrackMask> recond_view;
-  if (track.text && video::is_recondition_frame(t, options.recondition_every) && !dets.empty()) {
+  std::vector<pure::video::TrackMask> recond_view;
+  if (track.text && pure::video::is_recondition_frame(t, options.recondition_every) && !dets.empty()) {
     std::vector<float> scores(masks.size(), -1.0f);  // clicked objects are not reconditioned
     for (size_t i = 0; i < own; ++i) {
       scores[i] = logistic(track.buckets[where[i].first].outputs().score_logits[where[i].second]);
     }
-    for (const auto& [i, d] : video::recondition_matches(dets, masks, scores, options)) {
+    for (const auto& [i, d] : pure::video::recondition_matches(dets, masks, scores, options)) {
       const auto& out = track.buckets[where[i].first].outputs();
       Floats blended(out.masks.begin() + where[i].second * plane, out.masks.begin() + (where[i].second + 1) * plane);
-      video::blend_recondition(blended.data(), det_logits[d].data(), plane);
-      video::fill_holes_and_remove_sprinkles(blended.data(), bundle->mask_side(), bundle->mask_side(), options.fill_hole_area);
+      pure::video::blend_recondition(blended.data(), det_logits[d].data(), plane);
+      pure::video::fill_holes_and_remove_sprinkles(blended.data(), bundle->mask_side(), bundle->mask_side(), options.fill_hole_area);
       recond_det[masks[i].id] = d;
       recond_masks[masks[i].id] = std::move(blended);
     }
@@ -431,7 +378,7 @@ void VideoTracker::Impl::step(Track& track, const video::FrameNeck& neck, const 
       recond_view = masks;
       for (auto& m : recond_view) {
         if (auto it = recond_masks.find(m.id); it != recond_masks.end())
-          m.mask = video::binarize(it->second.data(), bundle->mask_side(), bundle->mask_side());
+          m.mask = pure::video::binarize(it->second.data(), bundle->mask_side(), bundle->mask_side());
       }
     }
   }
@@ -448,7 +395,7 @@ void VideoTracker::Impl::step(Track& track, const video::FrameNeck& neck, const 
     for (int k = 0; k < kSlots; ++k) {
       const int id = b.slots()[k];
       if (id <= 0) continue;
-      video::PendingObject o;
+      pure::video::PendingObject o;
       o.id = id;
       o.prompt = track.prompt_of(id);
       o.tracker_score = logistic(b.outputs().score_logits[k]);
@@ -497,7 +444,7 @@ void VideoTracker::Impl::step(Track& track, const video::FrameNeck& neck, const 
     new_masks.push_back(logits);
     pointers.push_back(pointer_from_mask(logits, neck));
     Floats shown = logits;
-    video::fill_holes_and_remove_sprinkles(shown.data(), bundle->mask_side(), bundle->mask_side(), options.fill_hole_area);
+    pure::video::fill_holes_and_remove_sprinkles(shown.data(), bundle->mask_side(), bundle->mask_side(), options.fill_hole_area);
     pending.objects.push_back({id, track.prompt, score, score, bundle->mask_side(), bundle->mask_side(), std::move(shown)});
     ++stats.objects;
   }
@@ -510,8 +457,8 @@ void VideoTracker::Impl::step(Track& track, const video::FrameNeck& neck, const 
   stats.new_objects_ms += ms_since(t0);
 }
 
-void VideoTracker::Impl::start_clicked(const VideoFrame& frame, const video::FrameNeck& neck, video::PendingFrame& pending,
-                                       std::vector<video::TrackMask>& clicked) {
+void VideoTracker::Impl::start_clicked(const VideoFrame& frame, const video::FrameNeck& neck, pure::video::PendingFrame& pending,
+                                       std::vector<pure::video::TrackMask>& clicked) {
   if (tracks.empty() || !tracks.back().user) return;
   Track& track = tracks.back();
   const auto t0 = Clock::now();
@@ -533,11 +480,11 @@ void VideoTracker::Impl::start_clicked(const VideoFrame& frame, const video::Fra
       coords.insert(coords.end(), {p.x * sx, p.y * sy});
       labels.push_back(p.positive ? 1 : 0);
     }
-    auto prompted = bundle->prompt(*neck.prop_fpn0, *neck.prop_fpn1, *neck.prop_fpn2, coords, labels, nullptr);
+    auto prompted = bundle->prompt(*neck.frame, coords, labels, nullptr);
     const int id = next_id++;
     track.object_prompts[id] = track.prompt + static_cast<int>(i);
     for (auto& any : tracks) any.book.add_user_object(id, t);
-    clicked.push_back({id, video::binarize(prompted.mask.data(), bundle->mask_side(), bundle->mask_side())});
+    clicked.push_back({id, pure::video::binarize(prompted.mask.data(), bundle->mask_side(), bundle->mask_side())});
     ids.push_back(id);
     const float score = logistic(prompted.score_logit);
     pending.objects.push_back({id, track.prompt_of(id), score, score, bundle->mask_side(), bundle->mask_side(), prompted.mask});

@@ -24,23 +24,29 @@ class DavisSink final : public PartialSink {
     remove_stale_temporaries(folder_);
   }
 
+  void check(const FrameOutput& out) const override {
+    for (const auto& o : out.result.objects) {
+      if (o.id <= 255) continue;
+      for (auto id : out.labels) {  // an object hidden under others is not in the PNG
+        if (id != o.id) continue;
+        throw Error(ErrorCode::kInvalidArgument,
+                    "DAVIS PNGs hold object ids up to 255; object " + std::to_string(o.id) + " appeared in frame " +
+                        std::to_string(out.result.index) + ". The frames before it are kept: run again without davis " +
+                        "in the formats (tracks.json holds ids up to 65535, MOTS up to 999) and the run resumes there");
+      }
+    }
+  }
+
   void write(const FrameOutput& out) override {
     std::vector<std::uint8_t> indices(out.labels.size());
-    for (size_t i = 0; i < indices.size(); ++i) {
-      if (out.labels[i] > 255) {
-        throw Error(ErrorCode::kInvalidArgument,
-                    "DAVIS PNGs hold object ids up to 255; object " + std::to_string(out.labels[i]) + " appeared in frame " +
-                        std::to_string(out.result.index) + " (write JSON or MOTS for videos with more objects)");
-      }
-      indices[i] = static_cast<std::uint8_t>(out.labels[i]);
-    }
+    for (size_t i = 0; i < indices.size(); ++i) indices[i] = static_cast<std::uint8_t>(out.labels[i]);  // check(): up to 255
     write_file_atomic(folder_ / frame_file_name("", out.result.index, 5, ".png"),
                       encode_palette_png(indices, context_.info.width, context_.info.height, davis_palette()));
   }
 
   nlohmann::json checkpoint() override { return nlohmann::json::object(); }  // each file is already on disk
 
-  void finish(OutputFolderUpdate& update) override { move_into_stage(folder_, update, kEntry); }
+  void finish(OutputFolderUpdate& update) override { link_into_stage(folder_, update, kEntry); }
 
  private:
   SinkContext context_;

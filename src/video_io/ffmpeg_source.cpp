@@ -6,6 +6,7 @@ extern "C" {
 
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "core/codecs.h"
@@ -56,18 +57,26 @@ class FfmpegSource final : public FrameSource {
       throw Error(ErrorCode::kImageUnreadable, path.string() + ": not a regular file; give a video file or a folder of images");
     }
     AVFormatContext* raw = nullptr;
+    take_ffmpeg_error();
     int rc = open_local_input(&raw, path.string());
     if (rc < 0) {
       if (rc == AVERROR(EACCES) || rc == AVERROR(ENOENT) || rc == AVERROR(EIO)) {
         throw Error(ErrorCode::kImageUnreadable, path.string() + ": cannot open (" + av_error_text(rc) + ")");
       }
+      // FFmpeg's own words say more than its code (a header declaring 99999x99999 came as EBUSY).
+      const std::string said = take_ffmpeg_error();
+      int w = 0, h = 0;
+      if (std::sscanf(said.c_str(), "Picture size %dx%d is invalid", &w, &h) == 2) check_pixels(w, h, true);
       throw Error(ErrorCode::kImageUnsupported,
-                  path.string() + ": not a video FFmpeg can read (" + av_error_text(rc) + ")");
+                  path.string() + ": not a video FFmpeg can read (" + (said.empty() ? av_error_text(rc) : "FFmpeg: " + said) + ")");
     }
     input_.reset(raw);
     rc = avformat_find_stream_info(input_.get(), nullptr);
     if (rc < 0) throw Error(ErrorCode::kImageCorrupt, path.string() + ": cannot read its streams (" + av_error_text(rc) + ")");
     open_decoder();
+    // The size the stream declares is checked before a frame is decoded: a tiny file may
+    // declare a frame of gigabytes (the decoder would allocate it, or fail with an unrelated error).
+    check_pixels(stream_->codecpar->width, stream_->codecpar->height, true);
     // The first frame is decoded now: a file with nothing decodable fails here, and the size
     // is the decoded one (some containers do not state it).
     pending_ = decode_next();
@@ -134,10 +143,16 @@ class FfmpegSource final : public FrameSource {
     packet_.reset(av_packet_alloc());
   }
 
-  void check_pixels(int w, int h) const {
+  // `declared`: the container's or codec's header (0 when it does not say) rather than a decoded frame.
+  void check_pixels(int w, int h, bool declared = false) const {
+    if (declared && (w <= 0 || h <= 0)) return;
     if (w <= 0 || h <= 0) throw Error(ErrorCode::kImageCorrupt, path_.string() + ": frames without a size");
     if (static_cast<std::int64_t>(w) * h > options_.max_pixels) {
-      throw Error(ErrorCode::kImageTooLarge, too_large_message(path_.string(), w, h, options_.max_pixels));
+      throw Error(ErrorCode::kImageTooLarge,
+                  path_.string() + ": its frames are " + (declared ? "declared as " : "") + std::to_string(w) + "x" +
+                      std::to_string(h) + " = " + std::to_string(static_cast<std::int64_t>(w) * h) +
+                      " pixels, over the limit of " + std::to_string(options_.max_pixels) +
+                      "; scale the video down first (ffmpeg -i IN -vf scale=1920:-2 OUT.mp4)");
     }
   }
 

@@ -3,20 +3,25 @@
 #include <cstdarg>
 #include <cstdio>
 #include <mutex>
+#include <string>
 
 #include "sam3/log.h"
 
 namespace sam3::video_io {
 namespace {
 
+thread_local std::string t_last_error;  // FFmpeg's last error line on this thread (its calls log where they run)
+
 void forward_log(void* avcl, int level, const char* fmt, va_list args) {
   if (level > AV_LOG_WARNING) return;  // FFmpeg's info and debug chatter
   char line[1024];
-  int prefix = 1;
+  int prefix = 0;  // without "[y4m @ 0x...]": the words only
   av_log_format_line2(avcl, level, fmt, args, line, sizeof line, &prefix);
   std::string text = line;
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
-  if (!text.empty()) log(LogLevel::kDebug, "ffmpeg: " + text);
+  if (text.empty()) return;
+  if (level <= AV_LOG_ERROR) t_last_error = text;
+  log(LogLevel::kDebug, "ffmpeg: " + text);
 }
 
 }  // namespace
@@ -46,6 +51,12 @@ int open_local_output(AVIOContext** io, const std::string& path) {
 std::string av_error_text(int code) {
   char text[AV_ERROR_MAX_STRING_SIZE] = {};
   av_strerror(code, text, sizeof text);
+  return text;
+}
+
+std::string take_ffmpeg_error() {
+  std::string text;
+  text.swap(t_last_error);
   return text;
 }
 

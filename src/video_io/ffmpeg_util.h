@@ -53,5 +53,8 @@ std::string av_error_text(int code);
 // FFmpeg prints to stderr by default; sam3 routes its messages to sam3::log (debug level:
 // a damaged stream reports every concealed block). Idempotent.
 void route_ffmpeg_log();
+// The last error FFmpeg logged on this thread since the last call ("" if none): its own words
+// for a failure whose code says little ("Picture size 99999x99999 is invalid" came as EBUSY).
+std::string take_ffmpeg_error();
 
 }  // namespace sam3::video_io

@@ -32,12 +32,30 @@ void remove_frame_files_after(const fs::path& folder, const std::string& prefix,
   }
 }
 
-void move_into_stage(const fs::path& from, OutputFolderUpdate& update, const std::string& entry) {
+void link_into_stage(const fs::path& from, OutputFolderUpdate& update, const std::string& entry) {
   const fs::path to = update.stage(entry);
   std::error_code ec;
   fs::remove_all(to, ec);
-  fs::rename(from, to, ec);
-  if (ec) throw Error(ErrorCode::kIo, to.string() + ": cannot move the finished " + entry + " into place (" + ec.message() + ")");
+  // Hard links (a copy where the file system has none): the partial run stays whole until the
+  // new outputs are in place, so a finish that fails (a full disk) or is killed is run again
+  // from it, without tracking again.
+  auto place = [&](const fs::path& source, const fs::path& target) {
+    std::error_code link_ec;
+    fs::create_hard_link(source, target, link_ec);
+    if (link_ec) fs::copy_file(source, target, fs::copy_options::overwrite_existing, ec);
+  };
+  if (fs::is_directory(from, ec)) {
+    fs::create_directories(to, ec);
+    for (fs::recursive_directory_iterator it(from, ec), end; !ec && it != end; it.increment(ec)) {
+      const fs::path target = to / it->path().lexically_relative(from);
+      if (it->is_directory(ec)) fs::create_directories(target, ec);
+      else place(it->path(), target);
+      if (ec) break;
+    }
+  } else {
+    place(from, to);
+  }
+  if (ec) throw Error(ErrorCode::kIo, to.string() + ": cannot put the finished " + entry + " in place (" + ec.message() + ")");
 }
 
 }  // namespace sam3::video_io

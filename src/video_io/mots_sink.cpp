@@ -38,7 +38,13 @@ Mask visible(const FrameOutput& out, const TrackedObject& object) {
 
 class MotsSink final : public PartialSink {
  public:
-  explicit MotsSink(const SinkContext& context) : context_(context) {}
+  explicit MotsSink(const SinkContext& context) : context_(context) {
+    if (context.labels.size() > static_cast<size_t>(kMaxLabels)) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "MOTS holds up to 64 labels (a PNG pixel is 1000 * class + object, in 16 bits); " +
+                      std::to_string(context.labels.size()) + " prompts were given: split them over runs, or leave mots out");
+    }
+  }
   std::vector<std::string> entries() const override { return {kTextEntry, kPngEntry}; }
 
   void open(const fs::path& work, const nlohmann::json* saved, std::int64_t last_committed_index) override {
@@ -50,21 +56,27 @@ class MotsSink final : public PartialSink {
     text_.open(work / kTextEntry, saved ? saved->value("bytes", std::int64_t{0}) : 0);
   }
 
+  void check(const FrameOutput& out) const override {
+    for (const auto& object : out.result.objects) {
+      if (object.id >= kMaxInstances) {
+        throw Error(ErrorCode::kInvalidArgument,
+                    "MOTS holds object ids up to 999 (id = class * 1000 + object); object " + std::to_string(object.id) +
+                        " appeared in frame " + std::to_string(out.result.index) + ". The frames before it are kept: run " +
+                        "again without mots in the formats (tracks.json holds ids up to 65535) and the run resumes there");
+      }
+      if (object.prompt >= kMaxLabels) {  // VideoOutputs refuses more labels before the first frame
+        throw Error(ErrorCode::kInvalidArgument, "MOTS PNGs hold up to 64 labels; object " + std::to_string(object.id) +
+                                                     " has prompt " + std::to_string(object.prompt));
+      }
+    }
+  }
+
   void write(const FrameOutput& out) override {
     const int w = context_.info.width, h = context_.info.height;
     // One pass over the label map: each object's mask as painted, and the PNG's values.
     std::vector<int> slot(static_cast<size_t>(kMaxInstances), -1);
     std::vector<int> shown;  // per object: its pixels on top in the label map
-    for (const auto& object : out.result.objects) {  // by id, as painted
-      if (object.id >= kMaxInstances) {
-        throw Error(ErrorCode::kInvalidArgument,
-                    "MOTS holds object ids up to 999; object " + std::to_string(object.id) + " appeared in frame " +
-                        std::to_string(out.result.index) + " (write JSON for videos with more objects)");
-      }
-      if (object.prompt >= kMaxLabels) {
-        throw Error(ErrorCode::kInvalidArgument, "MOTS PNGs hold up to 64 labels; object " + std::to_string(object.id) +
-                                                     " has prompt " + std::to_string(object.prompt));
-      }
+    for (const auto& object : out.result.objects) {  // by id, as painted; check() saw the ids and prompts
       slot[static_cast<size_t>(object.id)] = static_cast<int>(shown.size());
       shown.push_back(0);
     }
@@ -96,8 +108,8 @@ class MotsSink final : public PartialSink {
     std::string labels;
     for (const auto& label : context_.labels) labels += label + "\n";
     write_file_atomic(instances_ / "labels.txt", labels);
-    move_into_stage(work_ / kTextEntry, update, kTextEntry);
-    move_into_stage(work_ / kPngEntry, update, kPngEntry);
+    link_into_stage(work_ / kTextEntry, update, kTextEntry);
+    link_into_stage(work_ / kPngEntry, update, kPngEntry);
   }
 
  private:

@@ -103,7 +103,7 @@ class OverlaySink final : public PartialSink {
   void finish(OutputFolderUpdate& update) override {
     checkpoint();
     if (encoder_.empty()) {
-      move_into_stage(folder_, update, "overlay");
+      link_into_stage(folder_, update, "overlay");
       return;
     }
     std::vector<fs::path> parts;

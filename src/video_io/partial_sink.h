@@ -42,7 +42,11 @@ class PartialSink {
   virtual void write(const FrameOutput& out) = 0;
   // Makes every frame written so far durable; returns what open() needs to resume there.
   virtual nlohmann::json checkpoint() = 0;
-  // Builds the final entries at update.stage(name) paths (the partial files may be moved).
+  // Refuses, before any format writes the frame, what this format cannot hold (kInvalidArgument),
+  // so that a refused frame leaves every format at the same frame.
+  virtual void check(const FrameOutput&) const {}
+  // Builds the final entries at update.stage(name) paths, leaving the partial files as they are
+  // (link_into_stage): a failed finish is retried from them.
   virtual void finish(OutputFolderUpdate& update) = 0;
 };
 
@@ -55,7 +59,8 @@ std::string frame_file_name(const std::string& prefix, std::int64_t index, int d
 // Removes the files of `folder` named prefix<number>ext whose number is above `last_index`.
 void remove_frame_files_after(const std::filesystem::path& folder, const std::string& prefix, const std::string& ext,
                               std::int64_t last_index);
-// Moves a work file or folder to where OutputFolderUpdate stages `entry`.
-void move_into_stage(const std::filesystem::path& from, OutputFolderUpdate& update, const std::string& entry);
+// Puts a work file or folder where OutputFolderUpdate stages `entry`, leaving the work intact
+// (hard links, or copies), so that a finish that fails can be run again from the partial run.
+void link_into_stage(const std::filesystem::path& from, OutputFolderUpdate& update, const std::string& entry);
 
 }  // namespace sam3::video_io

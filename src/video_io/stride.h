@@ -1,6 +1,7 @@
 // Which source frames a FrameSourceOptions keeps, shared by every source.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 
@@ -14,6 +15,10 @@ inline void check_stride(const FrameSourceOptions& options) {
     throw Error(ErrorCode::kInvalidArgument, "the frame stride must be at least 1 (got " +
                                                  std::to_string(options.every) + ")");
   }
+  if (!std::isfinite(options.fps) || options.fps < 0) {
+    throw Error(ErrorCode::kInvalidArgument, "fps must be a finite number from 0 (0: 25 for a folder of frames)");
+  }
+  if (options.max_pixels < 1) throw Error(ErrorCode::kInvalidArgument, "max_pixels must be at least 1");
   if (options.start_index < 0) {
     throw Error(ErrorCode::kInvalidArgument, "the first frame index must not be negative");
   }

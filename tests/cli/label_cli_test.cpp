@@ -82,7 +82,7 @@ TEST_F(LabelCli, ExportsDecodeBackToTheMasks) {
 
   // GeoJSON: polygon area close to the mask area; world file maps pixels to map units.
   const auto geo = json::parse(read_file(root_ / "out" / "geojson" / "map.geojson"));
-  EXPECT_EQ(geo["properties"]["coordinates"], "map (world file)");
+  EXPECT_EQ(geo["properties"]["coordinates"], "map, from the world file map.pgw; no CRS");
   const auto& feature = geo["features"][0];
   EXPECT_EQ(feature["properties"]["category"], "red");
   sam3::Ring ring;
@@ -92,7 +92,7 @@ TEST_F(LabelCli, ExportsDecodeBackToTheMasks) {
   const double mask_area = feature["properties"]["area_px"];
   EXPECT_NEAR(sam3::ring_area(ring), mask_area, mask_area * 0.1) << "polygon area within 10% of the mask area";
   const auto pixel_geo = json::parse(read_file(root_ / "out" / "geojson" / "img101.geojson"));
-  EXPECT_EQ(pixel_geo["properties"]["coordinates"], "pixel (x right, y down)");
+  EXPECT_EQ(pixel_geo["properties"]["coordinates"], "pixel (x right, y down); no CRS");
 }
 
 TEST_F(LabelCli, PolygonsInCoco) {

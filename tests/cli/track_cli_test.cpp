@@ -381,10 +381,10 @@ TEST_F(TrackCli, SamLabelVideoShardsAFolderOfVideosAsSamTrackDoes) {
 TEST_F(TrackCli, BadInputExitsWithUsageErrors) {
   const auto out = dir_ / "out";
   auto r = run_command(track_command(video(), out, "--point 10,10"));
-  EXPECT_EQ(r.exit_code, 3) << "no frame given";
+  EXPECT_EQ(r.exit_code, 2) << "no frame given: a usage error";
   EXPECT_NE(r.err.find("@FRAME"), std::string::npos) << r.err;
   r = run_command(track_command(video(), out, "--prompt car --format json,gif"));
-  EXPECT_EQ(r.exit_code, 3) << "an unknown format";
+  EXPECT_EQ(r.exit_code, 2) << "an unknown format: a usage error";
   EXPECT_NE(r.err.find("gif"), std::string::npos) << r.err;
   r = run_command(track_command(video(), out, "--point 10,10@99"));
   EXPECT_EQ(r.exit_code, 3) << "a frame the video never reaches";

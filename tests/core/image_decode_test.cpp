@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <fstream>
 #include <opencv2/imgcodecs.hpp>
@@ -100,6 +101,8 @@ TEST(ImageDecode, PixelLimitIsCheckedFromTheHeaderFirst) {
   const char big[] = {0, 1, char(0x86), char(0xA0)};  // 100000 big-endian
   png.replace(16, 4, big, 4);
   png.replace(20, 4, big, 4);
+  const auto crc = static_cast<std::uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(png.data() + 12), 17));  // an intact IHDR
+  for (int i = 0; i < 4; ++i) png[29 + i] = static_cast<char>(crc >> (24 - 8 * i));
   try {
     sam3::decode_image(bytes_of(png), "huge.png");
     FAIL();
@@ -218,6 +221,52 @@ TEST(ImageDecode, AnimatedWebpIsUnsupportedNotCorrupt) {
     EXPECT_EQ(e.code(), sam3::ErrorCode::kImageUnsupported) << e.what();
     EXPECT_NE(std::string(e.what()).find("animated WebP"), std::string::npos) << e.what();
   }
+}
+
+TEST(ImageDecode, GarbageAfterASignatureIsCorruptNotTooLarge) {
+  // Sizes were read from whatever bytes followed a signature: 0x41414141 a side made these
+  // "too large" (image_too_large), where the file is damaged (image_corrupt).
+  const std::string junk(120, 'A');
+  const std::vector<std::pair<const char*, std::string>> files = {
+      {"junk.png", "\x89PNG\r\n\x1a\n" + junk},
+      {"junk.jpg", std::string("\xFF\xD8\xFF\xC0\xFF\xFF", 6) + junk},                  // a frame header of garbage
+      {"junk.webp", std::string("RIFF\x80\0\0\0WEBPVP8 ", 16) + junk},                    // no VP8 start code
+      {"junk-lossless.webp", std::string("RIFF\x80\0\0\0WEBPVP8L", 16) + junk},           // no VP8L signature
+      {"junk.bmp", std::string("BM\x20\0\0\0\0\0\0\0\x36\0\0\0\x28\0\0\0", 18) + junk}};  // no BMP depth
+  for (const auto& [name, bytes] : files) {
+    try {
+      sam3::decode_image(bytes_of(bytes), name);
+      FAIL() << name << " decoded";
+    } catch (const sam3::Error& e) {
+      EXPECT_EQ(e.code(), sam3::ErrorCode::kImageCorrupt) << name << ": " << e.what();
+    }
+  }
+  try {
+    sam3::decode_image(bytes_of(files[0].second), "junk.png");
+  } catch (const sam3::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("IHDR"), std::string::npos) << e.what();
+  }
+  // A damaged IHDR (its CRC no longer matches) gives no size either.
+  std::string png = sam3::encode_rgb_png(left_half_red(8, 8));
+  png[16] = '\x7f';
+  EXPECT_EQ(code_of([&] { sam3::decode_image(bytes_of(png), "bad-ihdr.png"); }), sam3::ErrorCode::kImageCorrupt);
+}
+
+TEST(ImageDecode, AnOs2BitmapIsReadWithItsSixteenBitSize) {
+  // The 12-byte core header holds 16-bit width and height: read as 32-bit, a 100 x 100 image
+  // was 6553700 x 1572865 pixels, "too large".
+  const int w = 100, h = 100, stride = (w * 3 + 3) / 4 * 4;
+  std::string bmp = "BM";
+  const auto put = [&](std::uint32_t v, int n) {
+    for (int i = 0; i < n; ++i) bmp.push_back(static_cast<char>(v >> (8 * i)));
+  };
+  put(26 + stride * h, 4), put(0, 4), put(26, 4);      // file size, reserved, pixel data offset
+  put(12, 4), put(w, 2), put(h, 2), put(1, 2), put(24, 2);  // core header: size, width, height, planes, bits
+  bmp.append(static_cast<size_t>(stride) * h, '\x40');
+  const auto im = sam3::decode_image(bytes_of(bmp), "os2.bmp");
+  EXPECT_EQ(im.width, w);
+  EXPECT_EQ(im.height, h);
+  EXPECT_EQ(im.rgb[0], 0x40);
 }
 
 TEST(ImageRead, OnlyRegularFilesWithinTheSizeCap) {

@@ -202,6 +202,19 @@ TEST(OutputFolderUpdate, AnUpdateKilledMidwayIsRolledBackByTheNextOne) {
   EXPECT_EQ(read_file(root / "img" / "mask.png"), "mask v3") << "nothing of the killed update counts as a user's file";
 }
 
+TEST(OutputFolderUpdate, ADamagedJournalNeverRollsBackAUsersFile) {
+  // A crashed update's journal lists what to put back; one naming a user's file (damaged, or
+  // written by hand) made the recovery delete that file, since no new version of it was staged.
+  const auto root = sam3::test::fresh_test_dir("sam3_outdir");
+  commit_version(root, "v1");
+  sam3::write_file_atomic(root / "notes.txt", "the user's");
+  fs::create_directories(root / ".sam3-update-1-2" / "new");
+  sam3::write_file_atomic(root / ".sam3-update-1-2" / "journal.json", R"({"entries":["notes.txt"],"retired":[]})");
+  { OutputFolderUpdate recover(root); }
+  EXPECT_EQ(read_file(root / "notes.txt"), "the user's") << "the recovery removed a file sam3 did not write";
+  EXPECT_FALSE(fs::exists(root / ".sam3-update-1-2"));
+}
+
 TEST(OutputFolderUpdate, OneWriterAtATime) {
   const auto root = sam3::test::fresh_test_dir("sam3_outdir");
   OutputFolderUpdate first(root);

@@ -2,7 +2,8 @@
 """Seed inputs for the fuzz targets of the labeling-tool protocols, ONNX files and zip archives
 (make_seeds.cpp writes the image and /v1/segment seeds).
 
-  seeds.py label_config_fuzz|protocol_request_fuzz|onnx_wire_fuzz|zip_archive_fuzz DIR
+  seeds.py label_config_fuzz|protocol_request_fuzz|onnx_wire_fuzz|zip_archive_fuzz|output_manifest_fuzz|
+           shard_records_fuzz|video_resume_fuzz|cvat_tracker_state_fuzz DIR
 """
 import io
 import json
@@ -126,6 +127,48 @@ def zips():
     yield big.getvalue()
 
 
+def output_manifests():
+    """First byte even: .sam3-outputs.json; odd: a crashed update's journal.json."""
+    manifests = [
+        {"written_by": "sam3", "entries": ["coco", "masks"], "contents": {"coco": ["annotations.json"], "masks": ["a.png"]}},
+        {"written_by": "sam3", "entries": ["coco", "notes.txt", "../outside.txt"], "contents": {"coco": []}},
+        {"entries": "coco", "contents": ["coco"]},
+    ]
+    journals = [{"entries": ["coco"], "retired": ["masks"]}, {"entries": ["notes.txt", "coco-user", ".."], "retired": ["/"]}]
+    yield from (b"\x00" + json.dumps(m).encode() for m in manifests)
+    yield from (b"\x01" + json.dumps(j).encode() for j in journals)
+
+
+def shard_records():
+    """First byte % 5: 0 an item record, 1 config.json, 2 inputs.json, 3 a map shard, 4 a map tile."""
+    inst = {"category": 1, "score": 0.5, "box": [0, 0, 2, 2], "crop": [0, 0, 2, 2], "counts": "04"}
+    item = {"name": "a.png", "path": "/x/a.png", "width": 4, "height": 3, "config": "h",
+            "source": {"size": 10, "mtime_ns": 5, "hash": "ab"}, "instances": [inst]}
+    config = {"hash": "h", "categories": [{"name": "car"}, {"name": "tree"}], "outputs": {"formats": 1}}
+    shard = {"sam3_map_shard": 2, "raster": "/x/map.tif", "size": [64, 48], "shard": 0, "shards": 2, "settings": "s",
+             "categories": ["car", "tree"], "grid": [64, 48, 32, 4], "tiles_skipped": 0, "area_km2": 0.5, "extra": {},
+             "instances": [dict(inst, tile=1)]}
+    tile = {"settings": "settings", "nodata": False, "area_km2": 0.1, "instances": [inst]}
+    for which, doc in [(0, item), (1, config), (2, ["a.png"]), (3, shard), (4, tile)]:
+        yield bytes([which]) + json.dumps(doc).encode()
+
+
+def video_resumes():
+    """First byte % 3: 0 a merge patch of progress.json, 1 a whole progress.json, 2 the record's last line."""
+    yield b"\x00" + json.dumps({"committed_frames": 2, "last_index": 7}).encode()
+    yield b"\x00" + json.dumps({"max_id": 4294967296, "frame_count": "x"}).encode()
+    yield b"\x01" + json.dumps({"version": 1, "committed_frames": 3, "sinks": {"json": {"bytes": 5}}}).encode()
+    line = {"index": 2, "time_s": 0.08, "objects": [{"id": 1, "score": 0.9, "prompt": 0, "box": [2, 2, 6, 8],
+                                                      "mask": {"size": [16, 24], "counts": "P11"}}]}
+    yield b"\x02" + json.dumps(line).encode()
+
+
+def cvat_tracker_states():
+    yield json.dumps({"shapes": [[10, 10, 50, 40]], "states": [None]}).encode()
+    yield json.dumps({"shapes": [[10, 10, 50, 40], [1e300, 0, -5, 9]],
+                      "states": [{"session": "0123", "object": 4294967295}, {"session": "x", "object": -1}]}).encode()
+
+
 def main():
     target, out = sys.argv[1], sys.argv[2]
     os.makedirs(out, exist_ok=True)
@@ -133,7 +176,8 @@ def main():
         onnx_models(out)
         return
     seeds = {"label_config_fuzz": (c.encode() for c in CONFIGS), "protocol_request_fuzz": protocol_requests(),
-             "zip_archive_fuzz": zips()}[target]
+             "zip_archive_fuzz": zips(), "output_manifest_fuzz": output_manifests(), "shard_records_fuzz": shard_records(),
+             "video_resume_fuzz": video_resumes(), "cvat_tracker_state_fuzz": cvat_tracker_states()}[target]
     for i, seed in enumerate(seeds):
         with open(os.path.join(out, f"seed{i}"), "wb") as f:
             f.write(seed)

@@ -689,3 +689,38 @@ def test_layer_names_a_format_refuses_fail_before_any_tile_is_labelled(tmp_path,
     assert f"layer {layer}" in r.stderr and "before labelling" in r.stderr, r.stderr
     assert "/vsimem/" not in r.stderr, "names the output, not the scratch copy"
     assert not (tmp_path / "out").exists(), "refused at once: no folder"
+
+
+def test_the_rule_across_prompts_is_the_clis(tmp_path):
+    # EfficientSAM3 drops an instance repeating a better one of another prompt of the image (the
+    # library's ImageSegmenter::segment_all, which every front calls): on the generated model
+    # "red car" finds the squares "red" finds (its text encoder reads the first word), so the map
+    # keeps them once, as `sam3 segment` on the same pixels does.
+    ds = create_utm(tmp_path / "small.tif", 400, 240, 3, gdal.GDT_Byte, ())
+    pixels = np.zeros((3, 240, 400), np.uint8)
+    for x0, y0, x1, y1 in [(40, 30, 120, 100), (250, 140, 330, 210)]:
+        pixels[0, y0:y1, x0:x1] = 255
+    for b in range(3):
+        ds.GetRasterBand(b + 1).WriteArray(pixels[b])
+    ds = None
+    models = MODELS.parent / "efficientsam3"
+    segment = subprocess.run([CLI, "segment", "--models", str(models), "--image", str(tmp_path / "small.tif"), "--prompt", "red",
+                              "--prompt", "red car", "--json"], capture_output=True, text=True, timeout=120)
+    assert segment.returncode == 0, segment.stderr
+    want = {p["text"]: p["instances"] for p in json.loads(segment.stdout)["images"][0]["prompts"]}
+    assert len(want["red"]) == 2 and len(want["red car"]) == 0, {k: len(v) for k, v in want.items()}
+    r = subprocess.run([CLI, "label", str(tmp_path / "small.tif"), "--models", str(models), "-p", "red", "-p", "red car",
+                        "--tile", "600", "--format", "gpkg", "--out", str(tmp_path / "out")], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    got = {"red": [], "red car": []}
+    out = ogr.Open(str(tmp_path / "out" / "labels.gpkg"))
+    for i in range(out.GetLayerCount()):
+        for f in out.GetLayerByIndex(i):
+            got[f.GetField("class")].append(f)
+    assert {k: len(v) for k, v in got.items()} == {k: len(v) for k, v in want.items()}
+    for f in got["red"]:  # each polygon (the mask's pixels) within two pixels of the CLI's box, with its score
+        env = f.GetGeometryRef().GetEnvelope()  # minx, maxx, miny, maxy
+        same = [w for w in want["red"] if abs(map_box(*w["box"])[0] - env[0]) <= 2 * PIXEL
+                and abs(map_box(*w["box"])[3] - env[3]) <= 2 * PIXEL]
+        assert same and abs(same[0]["score"] - f.GetField("score")) < 1e-4, (env, want["red"])

@@ -39,6 +39,28 @@ TEST(FamilyTable, IdsAndDisplayNamesAreUniqueAndEveryRowHasItsParts) {
   EXPECT_EQ(sam3::pure::find_family("no-such-family"), nullptr);
 }
 
+// Video tracking is a capability of a family's row, not a layout id the tracker compares: the
+// row names its graphs, constants and their check, and Model::tracks_video() (what the tracker,
+// the CLI and the CVAT tracker ask) follows it.
+TEST(FamilyTable, VideoIsACapabilityOfTheFamilyRow) {
+  int video_rows = 0;
+  for (const auto& row : sam3::pure::families()) {
+    EXPECT_EQ(sam3::pure::video_capability(row.id), row.video) << row.id;
+    if (!row.video) continue;
+    ++video_rows;
+    EXPECT_FALSE(row.video->graphs.empty()) << row.id;
+    EXPECT_FALSE(row.video->constants.empty()) << row.id;
+    EXPECT_NE(row.video->check, nullptr) << row.id;
+    EXPECT_NE(sam3::pure::video_families_description().find(row.display), std::string::npos) << row.id;
+  }
+  EXPECT_EQ(video_rows, 1) << "SAM 3.1 (ailia) is the one family that tracks video";
+  EXPECT_EQ(sam3::pure::video_capability("sam3-tracker"), nullptr) << "the interactive model tracks no video";
+  const auto models = sam3::test::test_models_dir();
+  EXPECT_TRUE(sam3::Model::load(models / "sam3.1-video")->tracks_video());
+  EXPECT_FALSE(sam3::Model::load(models / "usls")->tracks_video());
+  EXPECT_FALSE(sam3::Model::load(models / "tracker")->tracks_video());
+}
+
 // tools/make_test_models.py --layout ID writes each row's model into the test models' ID folder.
 TEST(FamilyTable, EveryRowHasAGeneratedTestModelThatLoadsAsIt) {
   for (const auto& row : sam3::pure::families()) {

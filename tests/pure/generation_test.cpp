@@ -10,6 +10,7 @@
 
 #include "pure/families.h"
 #include "pure/families/policies.h"
+#include "pure/text_plan.h"
 #include "sam3/error.h"
 
 namespace {
@@ -184,7 +185,7 @@ sam3::pure::PartSpecs sam31_ailia() {
 }
 
 TEST(Sam31Ailia, ImageGoesThroughFloat16AsTheDriverComputesIt) {
-  const auto g = sam3::pure::find_family("sam3.1-ailia")->build(sam31_ailia());
+  const auto g = sam3::pure::build_generation({sam3::pure::find_family("sam3.1-ailia")}, sam31_ailia());
   EXPECT_STREQ(g.layout(), "sam3.1-ailia");
   EXPECT_FALSE(g.has_text_encoder());
   std::vector<float> planes(3u * 1008 * 1008, 0.f);
@@ -203,7 +204,7 @@ TEST(Sam31Ailia, ImageGoesThroughFloat16AsTheDriverComputesIt) {
 }
 
 TEST(Sam31Ailia, TextIdsAndSequenceFirstBoxesFeedTheGroundingGraph) {
-  const auto g = sam3::pure::find_family("sam3.1-ailia")->build(sam31_ailia());
+  const auto g = sam3::pure::build_generation({sam3::pure::find_family("sam3.1-ailia")}, sam31_ailia());
   sam3::TokenizedText tokens;
   tokens.ids.fill(0);
   tokens.ids[0] = 49406, tokens.ids[1] = 736, tokens.ids[2] = 49407;
@@ -228,7 +229,7 @@ TEST(Sam31Ailia, TextIdsAndSequenceFirstBoxesFeedTheGroundingGraph) {
 }
 
 TEST(Sam31Ailia, CxCyWhBoxesAndItsPresenceOutput) {
-  const auto g = sam3::pure::find_family("sam3.1-ailia")->build(sam31_ailia());
+  const auto g = sam3::pure::build_generation({sam3::pure::find_family("sam3.1-ailia")}, sam31_ailia());
   // One query of 1 x 2 x 2 mask logits, all positive; box centred (0.5, 0.5), 0.5 x 0.5.
   std::vector<float> masks = {5, 5, 5, 5}, boxes = {0.5f, 0.5f, 0.5f, 0.5f}, logits = {4}, presence = {4};
   sam3::pure::TensorViews out = {{"pred_masks", {DType::kFloat, {1, 1, 2, 2}, masks.data(), 4}},
@@ -272,6 +273,69 @@ TEST(IomSuppression, ASmallPartInsideABetterWholeGoesANeighbourStays) {
   // At 0.3 (within one prompt) the half-overlapping one goes too.
   EXPECT_EQ(sam3::pure::policy::iom_suppressed({&whole, &part, &half_over, &apart}, 0.3f, 0.f),
             (std::vector<bool>{false, true, true, false}));
+}
+
+// The text plan is the one order of runs both executors follow (ImageSegmenter natively, the
+// browser module): per prompt the text encoder, (geometry,) the decoder fed from the embedding
+// and the text's outputs; a family whose decoder reads the ids gets them as its own tensors.
+using sam3::pure::TextRun;
+
+std::vector<std::pair<TextRun::Session, std::size_t>> walk(sam3::pure::TextPlan& plan, std::vector<TextRun>* runs = nullptr) {
+  std::vector<std::pair<TextRun::Session, std::size_t>> order;
+  std::vector<float> masks(4 * 4, -10.f), boxes(4, 0.f), logits(1, -10.f), presence(1, -10.f);  // one query, nothing found
+  sam3::pure::TensorViews decoded = {{"pred_masks", {sam3::pure::DType::kFloat, {1, 1, 4, 4}, masks.data(), masks.size()}},
+                                     {"pred_boxes", {sam3::pure::DType::kFloat, {1, 1, 4}, boxes.data(), boxes.size()}},
+                                     {"pred_logits", {sam3::pure::DType::kFloat, {1, 1}, logits.data(), logits.size()}},
+                                     {"presence_logits", {sam3::pure::DType::kFloat, {1, 1}, presence.data(), presence.size()}},
+                                     {"presence_logit_dec", {sam3::pure::DType::kFloat, {1, 1}, presence.data(), presence.size()}}};
+  for (int guard = 0; guard < 100; ++guard) {
+    TextRun* run = plan.next();
+    if (!run) break;
+    order.emplace_back(run->session, run->prompt);
+    if (runs) runs->push_back(*run);
+    plan.ran(run->session == TextRun::Session::kDecoder ? decoded : sam3::pure::TensorViews{});
+  }
+  return order;
+}
+
+TEST(TextPlan, EachPromptRunsItsTextThenTheDecoderFedFromTheEmbeddingAndTheText) {
+  const auto g = sam3::pure::Generation::usls(usls_image(), usls_text(), usls_decoder(), nullptr);
+  const auto tokenizer = sam3::ClipTokenizer::from_file(SAM3_TEST_CLIP_DIR "/tokenizer.json");
+  sam3::pure::TextPlan plan(g, tokenizer, {{"red", {}}, {"blue", {}}}, {}, 640, 480);
+  std::vector<TextRun> runs;
+  using S = TextRun::Session;
+  EXPECT_EQ(walk(plan, &runs), (std::vector<std::pair<S, std::size_t>>{{S::kText, 0}, {S::kDecoder, 0}, {S::kText, 1}, {S::kDecoder, 1}}));
+  EXPECT_EQ(runs[0].text_key, "text:red");
+  EXPECT_FALSE(runs[0].wants_outputs) << "no geometry run reads the text's outputs";
+  EXPECT_EQ(runs[1].feeds.at("text_features").from, TextRun::Feed::From::kText);
+  EXPECT_EQ(runs[1].feeds.at("fpn_feat_2").from, TextRun::Feed::From::kEmbedding);
+  EXPECT_EQ(named(runs[1].tensors, "input_boxes").shape, (std::vector<std::int64_t>{1, 1, 4})) << "the padding box";
+  EXPECT_EQ(runs[3].text_key, "text:blue");
+  const auto results = plan.take_results();
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[1].prompt.text, "blue");
+}
+
+TEST(TextPlan, ADecoderThatReadsTheIdsGetsThemAsItsTensorsAndNoTextRun) {
+  const auto g = sam3::pure::build_generation({sam3::pure::find_family("sam3.1-ailia")}, sam31_ailia());
+  const auto tokenizer = sam3::ClipTokenizer::from_file(SAM3_TEST_CLIP_DIR "/tokenizer.json");
+  sam3::pure::TextPlan plan(g, tokenizer, {{"red", {}}}, {}, 640, 480);
+  std::vector<TextRun> runs;
+  ASSERT_EQ(walk(plan, &runs).size(), 1u);
+  EXPECT_EQ(runs[0].session, TextRun::Session::kDecoder);
+  EXPECT_EQ(named(runs[0].tensors, "text_tokens").shape, (std::vector<std::int64_t>{1, 32}));
+  EXPECT_FALSE(runs[0].feeds.contains("text_tokens"));
+}
+
+TEST(TextPlan, EveryPromptIsCheckedBeforeAnythingRuns) {
+  const auto g = sam3::pure::Generation::usls(usls_image(), usls_text(), usls_decoder(), nullptr);
+  const auto tokenizer = sam3::ClipTokenizer::from_file(SAM3_TEST_CLIP_DIR "/tokenizer.json");
+  try {
+    sam3::pure::TextPlan plan(g, tokenizer, {{"red", {}}, {"", {{{0, 0, 900, 10}, true}}}}, {}, 640, 480);
+    FAIL() << "a box outside the image in the second prompt must be refused";
+  } catch (const sam3::Error& e) {
+    EXPECT_EQ(e.code(), sam3::ErrorCode::kInvalidArgument);
+  }
 }
 
 }  // namespace

@@ -123,7 +123,8 @@ def test_track_out_writes_the_files_sam3_track_writes(tmp_path):
     assert sorted(py) == sorted(cli)
     assert any(name.startswith("davis/") for name in py) and "mots.txt" in py and any(n.startswith("overlay/") for n in py)
     for name in cli:
-        if name not in ("tracks.json", ".sam3-lock"):  # the lock names the process that wrote
+        # The lock names the process that wrote; tracks.json and sam3-video.json hold the settings (below).
+        if name not in ("tracks.json", "sam3-video.json", ".sam3-lock"):
             assert py[name] == cli[name], name
     a, b = json.loads(cli["tracks.json"]), json.loads(py["tracks.json"])
     assert set(a) == set(b)
@@ -145,10 +146,44 @@ def test_track_out_is_atomic_and_resumes(model, tmp_path):
     # The rerun resumes the partial run (VideoOutputs' own tests cover the restart point; with
     # 8 frames its 16-frame window reaches back to frame 0) and swaps the finished files in.
     again = list(model.track(frames, "car", out=out, formats="json,davis", checkpoint_every=2, **SHORT))
-    assert [r.index for r in again] == list(range(8))
+    assert [r.index for r in again] == list(range(5, 8)), "the frames the first call yielded are not yielded again"
     tracks = json.loads((out / "tracks.json").read_text())
     assert [f["index"] for f in tracks["frames"]] == list(range(8))
     assert sorted(p.name for p in (out / "davis").iterdir()) == [f"{i:05d}.png" for i in range(8)]
     assert not (out / "sam3-video.partial").exists()
     with pytest.raises(sam3cpp.InvalidArgumentError, match="overlay|json|format"):
         list(model.track(frames, "car", out=tmp_path / "bad", formats=["gif"]))
+
+
+def test_track_out_resumed_yields_what_it_writes_each_frame_once(model, tmp_path):
+    """Issue 42 item 13: a resumed track(out=...) yielded other ids than it wrote, and the frames
+    of its re-run window a second time."""
+    frames = [frame(i) for i in range(26)]
+    out = tmp_path / "out"
+    run = model.track(frames, "car", out=out, formats="json", checkpoint_every=3, **SHORT)
+    first = [next(run) for _ in range(21)]
+    run.close()  # the frames yielded so far are checkpointed: the rerun starts a window before them
+    again = list(model.track(frames, "car", out=out, formats="json", checkpoint_every=3, **SHORT))
+    yielded = first + again
+    assert [r.index for r in yielded] == list(range(26)), "each frame yielded once over the two calls"
+    tracks = json.loads((out / "tracks.json").read_text())
+    assert [r.ids.tolist() for r in yielded] == [[o["id"] for o in f["objects"]] for f in tracks["frames"]]
+
+
+def test_track_bounds_and_writers_are_typed_errors(model, tmp_path):
+    """Issue 42 item 17: hotstart_delay unbounded, frame 2**70 pybind's bare cast error, NaN fps
+    reaching the JSON writers, a second writer of one folder named as this very process."""
+    with pytest.raises(sam3cpp.InvalidArgumentError, match="hotstart_delay must be from 0 to 1000"):
+        list(model.track([frame(0)], "car", hotstart_delay=10**6))
+    with pytest.raises(sam3cpp.InvalidArgumentError, match="frame"):
+        list(model.track([frame(0)], objects=[{"frame": 2**70, "points": [(1, 1)]}]))
+    with pytest.raises(sam3cpp.InvalidArgumentError, match="fps"):
+        list(model.track([frame(0)], "car", fps=float("nan"), out=tmp_path / "nan"))
+    assert not (tmp_path / "nan").exists()
+    run = model.track([frame(i) for i in range(8)], "car", out=tmp_path / "w", **SHORT)
+    next(run)
+    with pytest.raises(sam3cpp.OutputError) as second:
+        list(model.track([frame(i) for i in range(8)], "car", out=tmp_path / "w", **SHORT))
+    assert "this process" in str(second.value) and f"pid {os.getpid()}" not in str(second.value), str(second.value)
+    run.close()
+    assert list(model.track([frame(i) for i in range(8)], "car", out=tmp_path / "w", **SHORT)), "once closed, free again"

@@ -110,6 +110,8 @@ inline double iou_with_rect(const Mask& m, const Rect& r) {
   return uni ? double(inter) / double(uni) : 0.0;
 }
 
+#ifdef SAM3_TEST_MODELS_DIR  // defined for the tests that need the generated models (sam3_test NEEDS_MODELS)
 inline std::filesystem::path test_models_dir() { return SAM3_TEST_MODELS_DIR; }
+#endif
 
 }  // namespace sam3::test

@@ -8,26 +8,26 @@
 
 #include "sam3/video_tracker.h"
 #include "support/counted_allocations.h"
-#include "video/output_delay.h"
+#include "pure/video/output_delay.h"
 
 namespace sam3 {
 namespace {
 
 // An object whose 16x16 logits are hot in one cell: a small square on any frame.
-video::PendingObject small_object(int id, int cell, float tracker_score) {
-  video::PendingObject o{id, 0, 0.8f, tracker_score, 16, 16, std::vector<float>(256, -10.0f)};
+pure::video::PendingObject small_object(int id, int cell, float tracker_score) {
+  pure::video::PendingObject o{id, 0, 0.8f, tracker_score, 16, 16, std::vector<float>(256, -10.0f)};
   o.logits[static_cast<size_t>(cell)] = 10.0f;
   return o;
 }
 
 TEST(FrameMemory, SixtyFourObjectsOnALargeFrameAreNotAFrameEach) {
   constexpr int kSide = 4000;  // 16 MP: a frame-sized byte raster is 16 MB
-  std::vector<video::PendingObject> objects;
+  std::vector<pure::video::PendingObject> objects;
   for (int k = 0; k < 64; ++k) objects.push_back(small_object(k + 1, k * 4 % 256, 0.5f + 0.001f * static_cast<float>(k)));
-  std::vector<const video::PendingObject*> shown;
+  std::vector<const pure::video::PendingObject*> shown;
   for (const auto& o : objects) shown.push_back(&o);
   std::vector<TrackedObject> out;
-  const std::int64_t peak = test::peak_of([&] { out = video::render_objects(shown, kSide, kSide); });
+  const std::int64_t peak = test::peak_of([&] { out = pure::video::render_objects(shown, kSide, kSide); });
   ASSERT_EQ(out.size(), 64u);
   std::int64_t held = 0;
   for (const auto& o : out) held += static_cast<std::int64_t>(o.mask.bytes());

@@ -270,7 +270,7 @@ TEST(VideoOutputs, NothingUnderAFinalNameBeforeFinish) {
   TempDir dir("sam3_vout");
   sam3::VideoOutputs out(dir.path(), scene_info(), all_formats());
   write_frames(out, 0, 6);
-  for (const char* name : {"tracks.json", "davis", "mots.txt", "mots", "overlay.mp4", "overlay"}) {
+  for (const char* name : {"tracks.json", "davis", "mots.txt", "mots", "overlay.mp4", "overlay", "sam3-video.json"}) {
     EXPECT_FALSE(fs::exists(dir / name)) << name << " visible before finish()";
   }
   out.finish();
@@ -344,7 +344,7 @@ TEST(VideoOutputs, ARunWithFewerFormatsLeavesNoneOfAnEarlierRunsOthers) {
   }
   std::set<std::string> left;
   for (const auto& e : fs::directory_iterator(dir.path())) left.insert(e.path().filename().string());
-  EXPECT_EQ(left, (std::set<std::string>{".sam3-lock", ".sam3-outputs.json", "notes.txt", "tracks.json"}));
+  EXPECT_EQ(left, (std::set<std::string>{".sam3-lock", ".sam3-outputs.json", "notes.txt", "sam3-video.json", "tracks.json"}));
 }
 
 TEST(VideoOutputs, NeverReplacesAFileSam3DidNotWrite) {

@@ -291,6 +291,26 @@ test("every other generated generation equals the native CLI on WASM", async () 
   }
 });
 
+// The family's rule across the prompts of one image is the core's, as natively
+// (ImageSegmenter::segment_all): on the generated EfficientSAM3 "red car" finds the two squares
+// "red" found (the text encoder reads the first word) and keeps none of them. segment() per
+// prompt, the module's only call before, answered them twice.
+test("segmentAll: EfficientSAM3's rule across an image's prompts gives the CLI's instances", async () => {
+  const got = await page.evaluate(async () => {
+    const { Sam3 } = await import("/web/sam3-browser.mjs");
+    const m = await Sam3.load("/models/efficientsam3/", { device: "wasm", cache: false,
+      vocabulary: "/data/clip/bpe_simple_vocab_16e6.txt.gz" });
+    const e = await m.encode(await (await fetch("/test/scene.png")).blob());
+    return m.segmentAll(e, ["red", { text: "red car" }]);
+  });
+  const want = native("efficientsam3", ["--prompt", "red", "--prompt", "red car"]);
+  assert.equal(want.length, 2);
+  assert.equal(want[1].instances.length, 0, "natively the repeats are dropped");
+  assert.equal(got.length, 2);
+  assertSame(got[0], want[0], "efficientsam3 red");
+  assertSame(got[1], want[1], "efficientsam3 red car (none)");
+});
+
 test("samexporter: a second exemplar box is refused as natively", async () => {
   const error = await page.evaluate(async () => {
     const { Sam3 } = await import("/web/sam3-browser.mjs");

@@ -8,6 +8,7 @@
 
 #include "api.h"
 #include "base64.h"
+#include "cvat_tracker_request.h"
 #include "request_json.h"
 #include "sam3/error.h"
 #include "sam3/image.h"
@@ -17,54 +18,8 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-// The layout id of SAM 3.1's bundle (ailia-models), the one model VideoTracker runs.
-constexpr const char* kVideoLayout = "sam3.1-ailia";
-
-Box rectangle_of(const json& shape, size_t i) {
-  const std::string where = "shapes[" + std::to_string(i) + "]";
-  if (!shape.is_array() || shape.size() != 4 || !std::all_of(shape.begin(), shape.end(), [](const json& v) { return v.is_number(); })) {
-    throw ApiError(400, "invalid_request", where + " must be a rectangle [xtl, ytl, xbr, ybr] in pixels (CVAT's tracker "
-                                                   "tracks rectangles)");
-  }
-  Box b{shape[0].get<float>(), shape[1].get<float>(), shape[2].get<float>(), shape[3].get<float>()};
-  if (!std::isfinite(b.x0) || !std::isfinite(b.y0) || !std::isfinite(b.x1) || !std::isfinite(b.y1)) {
-    throw ApiError(400, "invalid_request", where + " holds a number that is not finite");
-  }
-  if (b.x1 < b.x0) std::swap(b.x0, b.x1);
-  if (b.y1 < b.y0) std::swap(b.y0, b.y1);
-  return b;
-}
-
-// CVAT lets a rectangle reach past the frame's edges; the tracker's box is its part inside.
-Box inside(Box b, const Image& frame, size_t i) {
-  const float w = static_cast<float>(frame.width), h = static_cast<float>(frame.height);
-  b = {std::clamp(b.x0, 0.f, w), std::clamp(b.y0, 0.f, h), std::clamp(b.x1, 0.f, w), std::clamp(b.y1, 0.f, h)};
-  if (b.x1 <= b.x0 || b.y1 <= b.y0) {
-    throw ApiError(400, "invalid_request", "shapes[" + std::to_string(i) + "] has no area inside the " + std::to_string(frame.width) +
-                                               "x" + std::to_string(frame.height) + " frame");
-  }
-  return b;
-}
 
 json rectangle_json(const Box& b) { return json::array({b.x0, b.y0, b.x1, b.y1}); }
-
-struct StateRef {
-  std::string session;
-  std::uint64_t object = 0;  // an index from the client: compared with a session's size as it is, never narrowed
-};
-
-// A state this function gave ({"session", "object"}), or none (null: CVAT starts the object here).
-std::optional<StateRef> state_of(const json& states, size_t i) {
-  if (i >= states.size() || states[i].is_null()) return std::nullopt;
-  const json& s = states[i];
-  // JSON integers >= 0 parse as unsigned; a negative one as signed, refused here with the rest.
-  if (!s.is_object() || !s.contains("session") || !s["session"].is_string() || !s.contains("object") ||
-      !s["object"].is_number_unsigned()) {
-    throw ApiError(400, "invalid_request", "states[" + std::to_string(i) + "] is not a state sam3-tracker gave (an object "
-                                           "{\"session\": \"...\", \"object\": n}, or null to start tracking the shape)");
-  }
-  return StateRef{s["session"].get<std::string>(), s["object"].get<std::uint64_t>()};
-}
 
 // Nuclio's dashboard answers its own errors as {"error": "..."}; CVAT relays only the status.
 HttpResponse nuclio_error(int status, const std::string& message) { return json_response(status, {{"error", message}}); }
@@ -96,7 +51,7 @@ ApiError CvatTracker::refusal_error(TrackerSessions::Refusal refusal, size_t obj
 
 bool CvatTracker::available(Api& api) {
   try {
-    return std::string(api.ready_model()->layout().id()) == kVideoLayout;
+    return api.ready_model()->tracks_video();
   } catch (const ApiError&) {
     return false;  // still loading, or failed to load
   }
@@ -144,7 +99,7 @@ HttpResponse CvatTracker::track(Api& api, const HttpRequest& req) {
   }
   api.check_objects(shapes.size(), "the tracker's shapes");
   const auto model = api.ready_model();
-  if (std::string(model->layout().id()) != kVideoLayout) {
+  if (!model->tracks_video()) {
     throw ApiError(400, "no_video_model", "sam3-tracker needs SAM 3.1's video bundle (ailia-models) as sam3 serve --models");
   }
   ImageLoadOptions load;
@@ -154,14 +109,14 @@ HttpResponse CvatTracker::track(Api& api, const HttpRequest& req) {
 
   // Everything is checked before any session moves on: a refused call changes nothing.
   std::vector<Box> given(shapes.size());
-  std::vector<std::optional<StateRef>> refs(shapes.size());
+  std::vector<std::optional<TrackerStateRef>> refs(shapes.size());
   std::vector<size_t> starting;                         // shapes CVAT starts tracking here
   std::map<std::string, std::shared_ptr<TrackerSession>> followed;  // sessions this frame feeds
   for (size_t i = 0; i < shapes.size(); ++i) {
-    given[i] = rectangle_of(shapes[i], i);
-    refs[i] = state_of(states, i);
+    given[i] = tracker_rectangle_of(shapes[i], i);
+    refs[i] = tracker_state_of(states, i);
     if (!refs[i]) {
-      given[i] = inside(given[i], frame->image, i);
+      given[i] = tracker_rectangle_inside(given[i], frame->image.width, frame->image.height, i);
       starting.push_back(i);
       continue;
     }

@@ -1,11 +1,17 @@
 #include "label_studio_backend.h"
 
+#include <stdlib.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "label_studio_config.h"
 #include "label_studio_context.h"
 #include "label_studio_regions.h"
+#include "label_studio_video.h"
 #include "json_splice.h"
 #include "request_json.h"
 
@@ -119,14 +125,39 @@ Job concept_job(const LabelConfig& config, const InteractiveContext& context, in
   return job;
 }
 
+// A task's video in a folder of its own under the temporary directory, removed with it:
+// FFmpeg reads files, and the bytes came from Label Studio (fetched under the image guards).
+class TemporaryVideo {
+ public:
+  explicit TemporaryVideo(const std::string& bytes) {
+    std::string pattern = (std::filesystem::temp_directory_path() / "sam3-ls-video-XXXXXX").string();
+    if (!mkdtemp(pattern.data())) throw ApiError(500, "internal", "cannot make a temporary folder for the task's video");
+    dir_ = pattern;
+    std::ofstream out(path(), std::ios::binary);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!out.flush()) throw ApiError(500, "internal", "cannot write the task's video to " + dir_.string());
+  }
+  ~TemporaryVideo() {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
+  }
+  TemporaryVideo(const TemporaryVideo&) = delete;
+  TemporaryVideo& operator=(const TemporaryVideo&) = delete;
+  std::string path() const { return (dir_ / "video").string(); }
+
+ private:
+  std::filesystem::path dir_;
+};
+
 class LabelStudioBackend {
  public:
-  LabelStudioBackend(Api& api, const LabelStudioOptions& options) : api_(api), images_(options) {}
+  LabelStudioBackend(Api& api, const LabelStudioOptions& options) : api_(api), images_(options), video_frames_(options.video_frames) {}
 
   HttpResponse setup(const HttpRequest& req) {
     const json body = parse_body(req);
     const std::string schema = string_of(body, "schema");
-    if (!schema.empty()) parse_label_config(schema);  // a config sam3 cannot serve is said at once
+    // A config sam3 cannot serve is said at once (a video project's, or an image project's).
+    if (!schema.empty() && !parse_video_label_config(schema)) parse_label_config(schema);
     images_.remember_setup(project_of(body), string_of(body, "hostname"), string_of(body, "access_token"));
     return json_response(200, {{"model_version", api_.model_version()}});
   }
@@ -136,9 +167,10 @@ class LabelStudioBackend {
     if (!body.contains("tasks") || !body["tasks"].is_array()) {
       throw ApiError(400, "invalid_request", "POST /predict takes {\"tasks\": [...], \"label_config\": \"<View>...\"}");
     }
-    const LabelConfig config = parse_label_config(string_of(body, "label_config"));
     const json context = body.contains("params") && body["params"].is_object() && body["params"].contains("context")
                              ? body["params"]["context"] : json();
+    if (auto video = parse_video_label_config(string_of(body, "label_config"))) return predict_video(req, body, *video, context);
+    const LabelConfig config = parse_label_config(string_of(body, "label_config"));
     const bool interactive = context.is_object() && context.contains("result") && context["result"].is_array() &&
                              !context["result"].empty();
     api_.ready_model();  // 503 while loading, before anything else is read
@@ -184,6 +216,48 @@ class LabelStudioBackend {
   }
 
  private:
+  // A <Video> + <VideoRectangle> project: each task's video tracked on the SAM 3.1 bundle, from
+  // the context's keyframe boxes (or the labels / the annotator's text as prompts).
+  HttpResponse predict_video(const HttpRequest& req, const json& body, const VideoLabelConfig& config, const json& context) {
+    const auto model = api_.ready_model();
+    if (!model->tracks_video()) {
+      throw ApiError(400, "no_video_model", "a Label Studio video project needs SAM 3.1's video bundle (ailia-models) as sam3 serve "
+                                            "--models; this server holds " + std::string(model->layout().id()));
+    }
+    const VideoJob job = read_video_job(config, context, video_frames_);
+    api_.check_objects(job.boxed.size(), "the interactive context's videorectangle regions");
+    if (!job.texts.empty()) {
+      std::vector<Prompt> prompts;
+      for (const auto& t : job.texts) prompts.push_back({.text = t, .boxes = {}});
+      api_.check_prompts(prompts, "the label config's labels and predicted_values");
+    }
+    const std::string project = project_of(body);
+    const FetchBudget budget{api_.deadline(req), req.client_gone};
+    json results = json::array();
+    for (const auto& task : body["tasks"]) {
+      api_.check_alive(req);
+      const std::int64_t id = task.is_object() && task.contains("id") && task["id"].is_number_integer() ? task["id"].get<std::int64_t>() : 0;
+      const json& data = task.is_object() && task.contains("data") ? task["data"] : json();
+      if (!data.is_object() || !data.contains(config.data_key) || !data[config.data_key].is_string()) {
+        throw ApiError(400, "unknown_data_key", "task " + std::to_string(id) + " has no \"" + config.data_key +
+                                                    "\" in its data; the label config's <Video name=\"" + config.video_name +
+                                                    "\" value=\"$" + config.data_key + "\"> must name the task's video key");
+      }
+      auto video = std::make_shared<TemporaryVideo>(images_.fetch(data[config.data_key].get_ref<const std::string&>(), id, project, budget));
+      auto regions = api_.run_on_worker(req, [model, config, job, video](const JobStop& stop) {
+        try {
+          return track_video_task(model, config, job, video->path(), stop.stopping(VideoTrackerOptions{}));
+        } catch (const Error& e) {
+          if (e.code() == ErrorCode::kCancelled) throw;
+          // The video itself is bad (not a video FFmpeg reads, a box off its frame): the task's fault.
+          throw ApiError(400, "invalid_video", "task's video: " + std::string(e.what()));
+        }
+      });
+      results.push_back({{"model_version", api_.model_version()}, {"score", 0.0}, {"result", std::move(regions)}});
+    }
+    return json_response(200, {{"results", std::move(results)}});
+  }
+
   json result_of(json regions, double score_sum, int count) const {
     return {{"model_version", api_.model_version()}, {"score", count ? score_sum / count : 0.0}, {"result", std::move(regions)}};
   }
@@ -248,6 +322,7 @@ class LabelStudioBackend {
 
   Api& api_;
   TaskImages images_;
+  std::int64_t video_frames_;
 };
 
 }  // namespace

@@ -35,6 +35,8 @@ std::string tag_of(const pugi::xml_node& node) { return to_lower(node.name()); }
 
 }  // namespace
 
+std::vector<std::string> split_predicted_values(const std::string& list) { return split_prompts(list); }
+
 const char* region_type(RegionKind kind) {
   switch (kind) {
     case RegionKind::kBrush: return "brushlabels";

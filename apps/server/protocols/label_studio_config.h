@@ -29,6 +29,9 @@ struct LabelConfig {
   std::vector<std::string> text_areas;  // TextArea names (interactive prompts)
 };
 
+// A Label's predicted_values: comma separated, each trimmed, empty ones dropped.
+std::vector<std::string> split_predicted_values(const std::string& list);
+
 // Throws ApiError(400) naming what is wrong: not XML, no Image tag with a $key, no supported
 // control on it.
 LabelConfig parse_label_config(const std::string& xml);

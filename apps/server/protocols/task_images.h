@@ -26,6 +26,9 @@ struct LabelStudioOptions {
   std::int64_t max_image_bytes = std::int64_t{64} << 20;
   long fetch_timeout_s = 30;
   int max_fetches = 4;  // task-image fetches in flight at once; more are answered 503 at once
+  // Video tasks: frames tracked after a keyframe's box, or from the start when the labels are the
+  // prompts (Label Studio's SAM2 video backend tracks 10: MAX_FRAMES_TO_TRACK).
+  std::int64_t video_frames = 10;
 };
 
 // What one fetch may use: the request's deadline and whether its client is still there.

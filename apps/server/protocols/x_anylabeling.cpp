@@ -193,13 +193,10 @@ HttpResponse predict(Api& api, const HttpRequest& req) {
     auto entry = api.encode_bytes(req, text.shared_model(), *image, &cached);
     auto shared = std::make_shared<const std::vector<std::pair<std::string, Prompt>>>(std::move(prompts));
     auto results = api.run_on_worker(req, [text, entry, shared, options](const JobStop& stop) {
-      const SegmentOptions stoppable = stop.stopping(options);
-      std::vector<PromptResult> out;
-      for (const auto& [label, prompt] : *shared) {
-        stop.check();
-        out.push_back(text.segment(entry->embedding, prompt, stoppable));
-      }
-      return out;
+      std::vector<Prompt> prompts;
+      for (const auto& labelled : *shared) prompts.push_back(labelled.second);
+      stop.check();
+      return text.segment_all(entry->embedding, prompts, stop.stopping(options));  // with the family's rule
     });
     SplicedJson answer;
     json shapes = json::array();

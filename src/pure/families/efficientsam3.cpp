@@ -60,10 +60,10 @@ class EfficientSam3 final : public GetiRules {
 
 }  // namespace
 
-Generation build_efficientsam3(const PartSpecs& parts) {
+Generation build_efficientsam3(const char* id, const PartSpecs& parts) {
   GetiRules::check(parts);
   require_inputs(parts.at("decoder"), {{"text_features", kFloatOrHalf, {3}}, {"text_mask", kBool, {2}}});
-  return Generation("efficientsam3", std::make_shared<EfficientSam3>(parts));
+  return Generation(id, std::make_shared<EfficientSam3>(parts));
 }
 
 }  // namespace sam3::pure

@@ -6,7 +6,6 @@
 // and normalized in float16, as ailia's driver does.
 #include "pure/contract.h"
 #include "pure/families/policies.h"
-#include "pure/families/sam31_video.h"
 #include "pure/generation.h"
 #include "sam3/error.h"
 
@@ -56,7 +55,7 @@ class Sam31Ailia final : public FamilyRules {
 
 }  // namespace
 
-Generation build_sam31_ailia(const PartSpecs& parts) {
+Generation build_sam31_ailia(const char* id, const PartSpecs& parts) {
   const auto& image = parts.at("image");
   const auto& decoder = parts.at("decoder");
   require_inputs(image, {{"image", kFloat, {4}}});
@@ -66,72 +65,7 @@ Generation build_sam31_ailia(const PartSpecs& parts) {
                            {"box_mask", kBool, {2}}});
   require_outputs(decoder, {{"pred_masks", kFloat, {4}}, {"pred_boxes", kFloat, {3}}, {"pred_logits", kFloat, {2, 3}},
                             {"presence_logit_dec", kFloat, {1, 2}}});
-  return Generation("sam3.1-ailia", std::make_shared<Sam31Ailia>(parts));
-}
-
-}  // namespace sam3::pure
-
-
-namespace sam3::pure {
-
-const std::vector<VideoGraph>& sam31_video_graphs() {
-  static const std::vector<VideoGraph> graphs = {
-      {"prompt_encoder", "sam3.1_prompt_encoder"},
-      {"mask_decoder", "sam3.1_mask_decoder"},
-      {"tracking_decoder", "sam3.1_tracking_mask_decoder"},
-      {"memory_encoder", "sam3.1_memory_encoder"},
-      {"memory_attention", "sam3.1_memory_attention"},
-      {"obj_ptr_proj", "sam3.1_obj_ptr_proj"},
-      {"interactive_obj_ptr_proj", "sam3.1_interactive_obj_ptr_proj"},
-      {"obj_ptr_tpos_proj", "sam3.1_obj_ptr_tpos_proj"},
-  };
-  return graphs;
-}
-
-const std::vector<VideoGraph>& sam31_video_constants() {
-  static const std::vector<VideoGraph> constants = {
-      {"maskmem_tpos_enc", "sam3.1_maskmem_tpos_enc.npy"},
-      {"no_obj_embed_spatial", "sam3.1_no_obj_embed_spatial.npy"},
-      {"no_obj_ptr_linear_weight", "sam3.1_no_obj_ptr_linear_weight.npy"},
-      {"no_obj_ptr_linear_bias", "sam3.1_no_obj_ptr_linear_bias.npy"},
-      {"output_valid_embed", "sam3.1_output_valid_embed.npy"},
-      {"output_invalid_embed", "sam3.1_output_invalid_embed.npy"},
-      {"interactive_mask_downsample_weight", "sam3.1_interactive_mask_downsample_weight.npy"},
-      {"interactive_mask_downsample_bias", "sam3.1_interactive_mask_downsample_bias.npy"},
-  };
-  return constants;
-}
-
-namespace {
-void require_output_count(const PartSpec& part, size_t count) {
-  if (part.outputs.size() < count) {
-    throw Error(ErrorCode::kModelMismatch, part.file + ": has " + std::to_string(part.outputs.size()) +
-                                               " outputs where SAM 3.1's video graph has " + std::to_string(count));
-  }
-}
-}  // namespace
-
-void check_sam31_video(const PartSpecs& parts) {
-  require_inputs(parts.at("prompt_encoder"),
-                 {{"coords", kFloat, {3}}, {"labels", kIntTypes, {2}}, {"masks", kFloat, {4}}, {"masks_enable", kIntTypes, {1}}});
-  require_output_count(parts.at("prompt_encoder"), 3);
-  require_inputs(parts.at("mask_decoder"), {{"image_embeddings", kFloat, {4}}, {"image_pe", kFloat, {4}},
-                                            {"sparse_prompt_embeddings", kFloat, {3}}, {"dense_prompt_embeddings", kFloat, {4}},
-                                            {"high_res_features1", kFloat, {4}}, {"high_res_features2", kFloat, {4}}});
-  require_output_count(parts.at("mask_decoder"), 4);
-  require_inputs(parts.at("tracking_decoder"), {{"image_embeddings", kFloat, {4}}, {"high_res_feat0", kFloat, {4}},
-                                                {"high_res_feat1", kFloat, {4}}, {"extra_embed", kFloat, {3}}});
-  require_output_count(parts.at("tracking_decoder"), 4);
-  require_inputs(parts.at("memory_encoder"), {{"pix_feat", kFloat, {4}}, {"masks", kFloat, {4}}});
-  require_output_count(parts.at("memory_encoder"), 2);
-  require_inputs(parts.at("memory_attention"),
-                 {{"curr_obj", kFloat, {3}}, {"curr_obj_pos", kFloat, {3}}, {"curr_img", kFloat, {3}}, {"memory_obj", kFloat, {3}},
-                  {"memory_obj_pos", kFloat, {3}}, {"memory_img", kFloat, {3}}, {"memory_img_pos", kFloat, {3}}});
-  require_output_count(parts.at("memory_attention"), 1);
-  for (const char* proj : {"obj_ptr_proj", "interactive_obj_ptr_proj", "obj_ptr_tpos_proj"}) {
-    require_inputs(parts.at(proj), {{"x", kFloat, {2}}});
-    require_output_count(parts.at(proj), 1);
-  }
+  return Generation(id, std::make_shared<Sam31Ailia>(parts));
 }
 
 }  // namespace sam3::pure

@@ -1,28 +1,14 @@
-// SAM 3.1's video graphs as ailia-models publishes them beside the image encoder and grounding
-// graph of the sam3.1-ailia family (sam31_ailia.cpp), their constants in npy/, and the inputs
-// and outputs the video tracker (src/video) needs of them. Read from ailia's video_tracking.py
-// and segment_anything_3_1.py. Outputs are read by position: the driver never names them.
+// SAM 3.1's video tracker as ailia-models publishes its graphs beside the image encoder and
+// grounding graph of the sam3.1-ailia family (sam31_ailia.cpp): the sizes of its multiplex
+// tracker, read from ailia's video_tracking.py and segment_anything_3_1.py. Its graphs,
+// constants and their check are the family row's VideoCapability (sam31_video.cpp).
 #pragma once
 
-#include <string>
-#include <vector>
+namespace sam3::pure::sam31 {
 
-#include "pure/generation.h"
+inline constexpr int kSlots = 16;           // objects per multiplex bucket (MULTIPLEX_COUNT)
+inline constexpr int kChannels = 256;
+inline constexpr int kMaskMemories = 7;     // NUM_MASKMEM: the conditioning frame and 6 recent ones
+inline constexpr int kObjectPointers = 16;  // MAX_OBJ_PTRS
 
-namespace sam3::pure {
-
-struct VideoGraph {
-  const char* part;  // the tracker's name for it
-  const char* stem;  // the bundle's file name without ".onnx"
-};
-
-// prompt_encoder, mask_decoder, tracking_decoder, memory_encoder, memory_attention,
-// obj_ptr_proj, interactive_obj_ptr_proj, obj_ptr_tpos_proj.
-const std::vector<VideoGraph>& sam31_video_graphs();
-// The npy/ constants, by the tracker's name -> file name.
-const std::vector<VideoGraph>& sam31_video_constants();
-
-// Throws kModelMismatch naming the file, tensor, expected and found.
-void check_sam31_video(const PartSpecs& parts);
-
-}  // namespace sam3::pure
+}  // namespace sam3::pure::sam31

@@ -1,0 +1,265 @@
+#include "label_studio_video.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <pugixml.hpp>
+
+#include "api_error.h"
+#include "http/http_message.h"
+#include "sam3/video_sources.h"
+
+namespace sam3::server::label_studio {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+constexpr const char* kDocs = "see docs/label-studio.md for a video config that works";
+
+std::string tag_of(const pugi::xml_node& node) { return to_lower(node.name()); }
+
+// A percent in 0..100 from a sequence item, or an error naming it.
+double percent(const json& item, const char* key, const std::string& where) {
+  if (!item.contains(key) || !item[key].is_number() || !std::isfinite(item[key].get<double>()) || item[key].get<double>() < 0 ||
+      item[key].get<double>() > 100) {
+    throw ApiError(400, "invalid_context", where + "." + key + " must be a number from 0 to 100 (percent of the video frame)");
+  }
+  return item[key].get<double>();
+}
+
+double round2(double v) { return std::round(v * 100.0) / 100.0; }
+
+// A box in percent of the frame, as Label Studio's sequence items hold it.
+json sequence_item(std::int64_t index, double time_s, const Box& box, int width, int height, bool enabled) {
+  return {{"frame", index + 1},
+          {"x", round2(100.0 * box.x0 / width)},
+          {"y", round2(100.0 * box.y0 / height)},
+          {"width", round2(100.0 * (box.x1 - box.x0) / width)},
+          {"height", round2(100.0 * (box.y1 - box.y0) / height)},
+          {"enabled", enabled},
+          {"rotation", 0},
+          {"time", time_s}};
+}
+
+}  // namespace
+
+std::optional<VideoLabelConfig> parse_video_label_config(const std::string& xml) {
+  pugi::xml_document doc;
+  if (xml.empty() || !doc.load_buffer(xml.data(), xml.size())) return std::nullopt;  // the image parser says what is wrong
+  std::vector<pugi::xml_node> videos, boxes, labels, text_areas;
+  for (const pugi::xpath_node& found : doc.select_nodes("//*")) {
+    const pugi::xml_node node = found.node();
+    const std::string tag = tag_of(node);
+    if (tag == "video") videos.push_back(node);
+    else if (tag == "videorectangle") boxes.push_back(node);
+    else if (tag == "labels") labels.push_back(node);
+    else if (tag == "textarea") text_areas.push_back(node);
+  }
+  if (boxes.empty()) return std::nullopt;
+  VideoLabelConfig config;
+  for (const auto& box : boxes) {
+    for (const auto& video : videos) {
+      const std::string value = video.attribute("value").as_string();
+      if (video.attribute("name").as_string() != std::string(box.attribute("toName").as_string()) || !value.starts_with("$") ||
+          value.size() < 2 || !config.video_name.empty())
+        continue;
+      config.video_name = video.attribute("name").as_string();
+      config.data_key = value.substr(1);
+      config.box_name = box.attribute("name").as_string();
+    }
+  }
+  if (config.video_name.empty()) {
+    throw ApiError(400, "unsupported_label_config",
+                   "the label config's <VideoRectangle> has no toName naming a <Video> whose value is a task key like "
+                   "\"$video\"; " + std::string(kDocs));
+  }
+  for (const auto& node : labels) {
+    if (node.attribute("toName").as_string() != config.video_name) continue;
+    for (const auto& label : node.children()) {
+      if (tag_of(label) != "label" || std::string(label.attribute("value").as_string()).empty()) continue;
+      LabelValue v{label.attribute("value").as_string(), split_predicted_values(label.attribute("predicted_values").as_string())};
+      if (v.prompts.empty()) v.prompts = {v.value};
+      config.labels.push_back(std::move(v));
+    }
+  }
+  for (const auto& node : text_areas) {
+    if (node.attribute("toName").as_string() == config.video_name) config.text_areas.push_back(node.attribute("name").as_string());
+  }
+  return config;
+}
+
+VideoJob read_video_job(const VideoLabelConfig& config, const json& context, std::int64_t after) {
+  VideoJob job;
+  const bool interactive = context.is_object() && context.contains("result") && context["result"].is_array() && !context["result"].empty();
+  std::string text;
+  if (interactive) {
+    const json& result = context["result"];
+    for (size_t i = 0; i < result.size(); ++i) {
+      const json& item = result[i];
+      const std::string where = "params.context.result[" + std::to_string(i) + "]";
+      const std::string type = item.is_object() && item.contains("type") && item["type"].is_string() ? to_lower(item["type"].get<std::string>()) : "";
+      const json value = item.is_object() && item.contains("value") && item["value"].is_object() ? item["value"] : json::object();
+      if (type == "textarea" && value.contains("text") && value["text"].is_array() && !value["text"].empty() &&
+          value["text"][0].is_string()) {
+        if (text.empty()) text = std::string(trim(value["text"][0].get<std::string>()));
+        continue;
+      }
+      if (type != "videorectangle") continue;
+      if (!value.contains("sequence") || !value["sequence"].is_array() || value["sequence"].empty()) {
+        throw ApiError(400, "invalid_context", where + ".value.sequence must hold the region's keyframes {frame, x, y, width, height}");
+      }
+      // The latest enabled keyframe is the box the object starts from.
+      const json* latest = nullptr;
+      std::int64_t latest_frame = 0;
+      for (size_t k = 0; k < value["sequence"].size(); ++k) {
+        const json& key = value["sequence"][k];
+        const std::string at = where + ".value.sequence[" + std::to_string(k) + "]";
+        if (!key.is_object() || !key.contains("frame") || !key["frame"].is_number_integer() || key["frame"].get<std::int64_t>() < 1 ||
+            key["frame"].get<std::int64_t>() > (std::int64_t{1} << 40)) {
+          throw ApiError(400, "invalid_context", at + ".frame must be a frame number from 1");
+        }
+        if (key.contains("enabled") && key["enabled"].is_boolean() && !key["enabled"].get<bool>()) continue;
+        if (!latest || key["frame"].get<std::int64_t>() >= latest_frame) {
+          latest = &key;
+          latest_frame = key["frame"].get<std::int64_t>();
+        }
+      }
+      if (!latest) throw ApiError(400, "invalid_context", where + ".value.sequence has no enabled keyframe to track from");
+      const std::string at = where + ".value.sequence";
+      VideoJob::Boxed boxed{item, latest_frame - 1, percent(*latest, "x", at), percent(*latest, "y", at), percent(*latest, "width", at),
+                            percent(*latest, "height", at)};
+      if (boxed.width <= 0 || boxed.height <= 0) throw ApiError(400, "invalid_context", at + " has a keyframe box without area");
+      job.boxed.push_back(std::move(boxed));
+    }
+    if (job.boxed.empty() && text.empty()) {
+      throw ApiError(400, "invalid_context",
+                     "params.context.result holds no videorectangle region and no text: draw a box on a keyframe (or type a prompt)");
+    }
+  }
+  if (!job.boxed.empty()) {
+    job.first_frame = job.last_frame = job.boxed.front().frame;
+    for (const auto& b : job.boxed) {
+      job.first_frame = std::min(job.first_frame, b.frame);
+      job.last_frame = std::max(job.last_frame, b.frame);
+    }
+    job.last_frame += after;
+    return job;
+  }
+  // Text prompts: the annotator's text (labelled by the label it names, else by itself), or every
+  // label with its predicted_values, from the first frame.
+  if (!text.empty()) {
+    std::string label = text;
+    for (const auto& v : config.labels) {
+      const bool names = to_lower(v.value) == to_lower(text) ||
+                         std::any_of(v.prompts.begin(), v.prompts.end(), [&](const std::string& p) { return to_lower(p) == to_lower(text); });
+      if (names) {
+        label = v.value;
+        break;
+      }
+    }
+    job.texts = {text};
+    job.text_labels = {label};
+  } else {
+    for (const auto& v : config.labels) {
+      for (const auto& p : v.prompts) {
+        job.texts.push_back(p);
+        job.text_labels.push_back(v.value);
+      }
+    }
+    if (job.texts.empty()) {
+      throw ApiError(400, "unsupported_label_config",
+                     "the label config has no <Labels> on <Video name=\"" + config.video_name +
+                         "\"> with a <Label value=\"...\"/>: the labels are the prompts of a video task, " + std::string(kDocs));
+    }
+  }
+  job.first_frame = 0;
+  job.last_frame = after - 1;
+  return job;
+}
+
+json track_video_task(const std::shared_ptr<const Model>& model, const VideoLabelConfig& config, const VideoJob& job,
+                      const std::string& path, VideoTrackerOptions options) {
+  auto source = open_video_file(path, {.start_index = job.first_frame});
+  const VideoInfo info = source->info();
+  const int width = info.width, height = info.height;
+  VideoPrompts prompts;
+  prompts.texts = job.texts;
+  for (const auto& b : job.boxed) {
+    const Box box{static_cast<float>(b.x / 100.0 * width), static_cast<float>(b.y / 100.0 * height),
+                  static_cast<float>(std::min(100.0, b.x + b.width) / 100.0 * width),
+                  static_cast<float>(std::min(100.0, b.y + b.height) / 100.0 * height)};
+    prompts.objects.push_back({.frame = b.frame, .points = {}, .box = box});
+  }
+  VideoTracker tracker(model, prompts, options);
+  // Each tracked object's sequence, by id; the frames it was seen on, to close a track it leaves.
+  struct Track {
+    int prompt = 0;
+    json sequence = json::array();
+    std::int64_t last_seen = -2;
+    Box last_box;
+  };
+  std::map<int, Track> tracks;
+  std::int64_t frames = 0;
+  double last_time = 0;
+  const auto take = [&](const std::vector<VideoFrameResult>& results) {
+    for (const auto& r : results) {
+      for (auto& entry : tracks) {  // a track not seen on this frame ends here (hidden from this frame on)
+        const int id = entry.first;  // named, not bound: clang 14 cannot capture a structured binding
+        Track& t = entry.second;
+        if (t.last_seen == r.index - 1 && std::none_of(r.objects.begin(), r.objects.end(), [&](const TrackedObject& o) { return o.id == id; }))
+          t.sequence.push_back(sequence_item(r.index, r.time_s, t.last_box, width, height, false));
+      }
+      for (const auto& o : r.objects) {
+        Track& t = tracks[o.id];
+        t.prompt = o.prompt;
+        t.last_seen = r.index;
+        t.last_box = o.box;
+        t.sequence.push_back(sequence_item(r.index, r.time_s, o.box, width, height, true));
+      }
+    }
+  };
+  while (auto frame = source->next()) {
+    if (frame->index > job.last_frame) break;
+    take(tracker.push(*frame));
+    ++frames;
+    last_time = frame->time_s;
+  }
+  if (frames == 0) {
+    throw ApiError(400, "invalid_context", "the video has no frame " + std::to_string(job.first_frame + 1) + " (it has " +
+                                               std::to_string(info.frame_count) + ")");
+  }
+  take(tracker.finish());
+  // The source counts the frames it yields from the first tracked one on.
+  const std::int64_t frames_count = info.frame_count > 0 ? job.first_frame + info.frame_count : job.first_frame + frames;
+  const double fps = info.fps > 0 ? info.fps : (last_time > 0 ? frames / last_time : 25.0);
+  json results = json::array();
+  const size_t texts = job.texts.size();
+  for (auto& [id, t] : tracks) {
+    json region;
+    json value = {{"framesCount", frames_count}, {"duration", frames_count / fps}};
+    if (t.prompt >= 0 && static_cast<size_t>(t.prompt) >= texts) {
+      // A boxed region: its own keyframes, then the tracked frames after its keyframe.
+      const auto& boxed = job.boxed.at(static_cast<size_t>(t.prompt) - texts);
+      region = boxed.region;
+      json sequence = boxed.region["value"]["sequence"];
+      for (auto& item : t.sequence)
+        if (item["frame"].get<std::int64_t>() > boxed.frame + 1) sequence.push_back(std::move(item));
+      value["sequence"] = std::move(sequence);
+      const json& old = boxed.region["value"];
+      for (const char* key : {"labels", "videorectangle"})
+        if (old.contains(key)) value[key] = old[key];
+    } else {
+      region = {{"id", "sam3-track-" + std::to_string(id)}, {"origin", "prediction"}};
+      value["sequence"] = std::move(t.sequence);
+      value["labels"] = {job.text_labels.at(static_cast<size_t>(t.prompt))};
+    }
+    region["from_name"] = config.box_name;
+    region["to_name"] = config.video_name;
+    region["type"] = "videorectangle";
+    region["value"] = std::move(value);
+    results.push_back(std::move(region));
+  }
+  return results;
+}
+
+}  // namespace sam3::server::label_studio

@@ -1,0 +1,55 @@
+// Label Studio video projects (<Video> + <VideoRectangle>), answered as Label Studio's own SAM2
+// video backend (label-studio-ml-backend, examples/segment_anything_2_video) answers them: a box
+// drawn on a keyframe comes back as that region's `sequence` through the following frames; and,
+// beyond it, the labels (or an annotator's text) as text prompts: every instance its own
+// VideoRectangle track. Sequences are Label Studio's: {frame (from 1), x, y, width, height in
+// percent, enabled, rotation, time}.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "label_studio_config.h"
+#include "sam3/model.h"
+#include "sam3/video_tracker.h"
+
+namespace sam3::server::label_studio {
+
+struct VideoLabelConfig {
+  std::string video_name;  // the Video tag's name (regions' to_name)
+  std::string data_key;    // the task data key of its video ("$video" -> "video")
+  std::string box_name;    // the VideoRectangle's name (regions' from_name)
+  std::vector<LabelValue> labels;       // the Labels on the video: values and their predicted_values
+  std::vector<std::string> text_areas;  // TextArea names on the video (an annotator's prompt)
+};
+
+// The video part of a label config: nullopt when no <VideoRectangle> names a <Video> whose value
+// is a task key (an image project). Throws ApiError(400) for a video config sam3 cannot answer.
+std::optional<VideoLabelConfig> parse_video_label_config(const std::string& xml);
+
+// What to track in one task's video: the boxes of the context's videorectangle regions (each on
+// its latest keyframe), or texts with the label each one's instances get.
+struct VideoJob {
+  struct Boxed {
+    nlohmann::ordered_json region;  // the context's region, answered with its sequence extended
+    std::int64_t frame = 0;         // its latest keyframe, from 0
+    double x = 0, y = 0, width = 0, height = 0;  // that keyframe's box, percent
+  };
+  std::vector<Boxed> boxed;
+  std::vector<std::string> texts, text_labels;  // a text and the label of its tracks, in order
+  std::int64_t first_frame = 0, last_frame = 0;  // the frames to track, from 0, both included
+};
+
+// Reads the interactive context (params.context; null for pre-annotation) into a job. Throws
+// ApiError(400, "invalid_context") naming params.context.result[i] for a region without a usable
+// sequence. `after` frames are tracked past the latest keyframe (pre-annotation: from frame 0).
+VideoJob read_video_job(const VideoLabelConfig& config, const nlohmann::ordered_json& context, std::int64_t after);
+
+// Tracks the job through the video file at `path` with the SAM 3.1 model and returns Label
+// Studio's result list (videorectangle regions). `options` carry the worker's stop.
+nlohmann::ordered_json track_video_task(const std::shared_ptr<const Model>& model, const VideoLabelConfig& config,
+                                        const VideoJob& job, const std::string& path, VideoTrackerOptions options);
+
+}  // namespace sam3::server::label_studio

@@ -1,0 +1,236 @@
+// sam3 serve as Label Studio's ML backend on a video project (<Video> + <VideoRectangle>), spoken
+// to as Label Studio speaks to its own SAM2 video backend: a box drawn on a keyframe comes back
+// as that region's sequence through the next frames; the labels (or a typed text) track every
+// instance as its own region. The video is the synthetic scene (video/synthetic_video.h) encoded
+// by FFmpeg, served by a loopback stand-in for Label Studio (behind its token) and by another
+// host (a URL the backend must fetch, under the same guards as task images).
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "support/serve.h"
+#include "support/server_process.h"
+#include "support/stand_in.h"
+#include "video/synthetic_video.h"
+#include "video_io/video_encoder.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using sam3::test::kFrames;
+using sam3::test::kHeight;
+using sam3::test::kWidth;
+using sam3::test::ServerProcess;
+using sam3::test::StandIn;
+
+const std::string kToken = "3f1c0ffee0123456789abcdef0123456789abcde";
+
+// The labeling config of Label Studio's SAM2 video example, with predicted_values naming the
+// generated bundle's concept.
+const char* kConfig = R"(<View>
+  <Labels name="videoLabels" toName="video" allowEmpty="true">
+    <Label value="Car" predicted_values="car" background="#11A39E"/>
+  </Labels>
+  <Video name="video" value="$video" framerate="10.0"/>
+  <VideoRectangle name="box" toName="video" smart="true"/>
+</View>)";
+
+class LabelStudioVideo : public ::testing::Test {
+ public:
+  static void SetUpTestSuite() {
+    dir_ = new fs::path(fs::temp_directory_path() / ("sam3_ls_video_" + std::to_string(::getpid())));
+    fs::remove_all(*dir_);
+    fs::create_directories(*dir_);
+    {
+      sam3::video_io::VideoEncoder writer(*dir_ / "clip.mp4", kWidth, kHeight, 10.0, sam3::video_io::find_video_encoder("auto"));
+      for (int i = 0; i < kFrames; ++i) writer.add(sam3::test::frame_of(i).image, i / 10.0);
+      writer.finish();
+    }
+    std::ifstream in(*dir_ / "clip.mp4", std::ios::binary);
+    std::ostringstream bytes;
+    bytes << in.rdbuf();
+    video_ = new std::string(bytes.str());
+    ls_ = new StandIn;
+    ls_->http().Get("/data/upload/1/clip.mp4", [](const httplib::Request& req, httplib::Response& res) {
+      if (req.get_header_value("Authorization") != "Token " + kToken) res.status = 401;
+      else res.set_content(*video_, "video/mp4");
+    });
+    other_ = new StandIn;
+    other_->http().Get("/clip.mp4", [](const httplib::Request&, httplib::Response& res) { res.set_content(*video_, "video/mp4"); });
+    other_->http().Get("/not-a-video.mp4", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content(std::string(4096, 'x'), "video/mp4");
+    });
+    for (auto* s : {ls_, other_}) s->start();
+    server_ = sam3::test::start_serve("sam3.1-video", {"--label-studio-url", ls_->url(), "--label-studio-api-key", kToken, "--fetch-host",
+                                                       "127.0.0.1:" + std::to_string(other_->port()), "--threads", "1"});
+    ASSERT_GT(server_->port(), 0) << server_->first_line();
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    delete ls_;
+    delete other_;
+    delete video_;
+    fs::remove_all(*dir_);
+    delete dir_;
+  }
+
+  static json predict(const json& tasks, const json& context, int expect = 200, ServerProcess* server = nullptr) {
+    httplib::Client c("127.0.0.1", (server ? server : server_)->port());
+    c.set_read_timeout(120, 0);
+    const json body = {{"tasks", tasks}, {"model_version", "x"}, {"project", "1.1700000000"}, {"label_config", kConfig},
+                       {"params", {{"login", nullptr}, {"password", nullptr}, {"context", context}}}};
+    auto r = c.Post("/predict", body.dump(), "application/json");
+    EXPECT_TRUE(r) << "no answer";
+    if (!r) return {};
+    EXPECT_EQ(r->status, expect) << r->body;
+    return json::parse(r->body, nullptr, false);
+  }
+
+  static json task(const std::string& url) { return json::array({{{"id", 4}, {"data", {{"video", url}}}, {"project", 1}}}); }
+
+  // A square's box on a (0-based) frame in Label Studio's percent.
+  static json truth(const char* name, int frame) {
+    for (const auto& s : sam3::test::scene()) {
+      if (std::string(s.name) != name) continue;
+      const auto r = *sam3::test::where(s, frame);
+      return {{"x", 100.0 * r[0] / kWidth}, {"y", 100.0 * r[1] / kHeight}, {"width", 100.0 * (r[2] - r[0]) / kWidth},
+              {"height", 100.0 * (r[3] - r[1]) / kHeight}};
+    }
+    return {};
+  }
+
+  // Within `tolerance` percent on each of x, y, width, height.
+  static void expect_near(const json& item, const json& want, double tolerance, const std::string& what) {
+    for (const char* k : {"x", "y", "width", "height"})
+      EXPECT_NEAR(item[k].get<double>(), want[k].get<double>(), tolerance) << what << " " << k << ": " << item.dump();
+  }
+
+  static fs::path* dir_;
+  static std::string* video_;
+  static StandIn *ls_, *other_;
+  static ServerProcess* server_;
+};
+
+fs::path* LabelStudioVideo::dir_ = nullptr;
+std::string* LabelStudioVideo::video_ = nullptr;
+StandIn* LabelStudioVideo::ls_ = nullptr;
+StandIn* LabelStudioVideo::other_ = nullptr;
+ServerProcess* LabelStudioVideo::server_ = nullptr;
+
+TEST_F(LabelStudioVideo, ABoxOnAKeyframeComesBackAsItsSequenceThroughTheNextTenFrames) {
+  // As the editor sends a smart VideoRectangle: red's box drawn on frame 3 (Label Studio counts from 1).
+  json keyframe = truth("red", 2);
+  keyframe.update({{"frame", 3}, {"enabled", true}, {"rotation", 0}, {"time", 0.2}});
+  const json context = {{"result", json::array({{{"id", "r3dB0x"}, {"from_name", "box"}, {"to_name", "video"}, {"type", "videorectangle"},
+                                                 {"origin", "manual"},
+                                                 {"value", {{"framesCount", kFrames}, {"duration", 3.0}, {"sequence", {keyframe}},
+                                                            {"labels", {"Car"}}}}}})}};
+  const json answer = predict(task("/data/upload/1/clip.mp4"), context);
+  ASSERT_EQ(answer["results"].size(), 1u);
+  const json& result = answer["results"][0]["result"];
+  ASSERT_EQ(result.size(), 1u) << result.dump();
+  const json& region = result[0];
+  EXPECT_EQ(region["id"], "r3dB0x") << "the annotator's region, extended";
+  EXPECT_EQ(region["type"], "videorectangle");
+  EXPECT_EQ(region["from_name"], "box");
+  EXPECT_EQ(region["to_name"], "video");
+  EXPECT_EQ(region["value"]["labels"], json::array({"Car"}));
+  EXPECT_EQ(region["value"]["framesCount"], kFrames);
+  EXPECT_NEAR(region["value"]["duration"].get<double>(), 3.0, 0.2);
+  const json& sequence = region["value"]["sequence"];
+  ASSERT_EQ(sequence.size(), 11u) << "the keyframe, then frames 4 to 13: " << sequence.dump();
+  EXPECT_EQ(sequence[0], keyframe) << "the annotator's keyframe stays as drawn";
+  for (int k = 1; k <= 10; ++k) {
+    const json& item = sequence[k];
+    EXPECT_EQ(item["frame"], 3 + k);
+    EXPECT_EQ(item["enabled"], true);
+    EXPECT_EQ(item["rotation"], 0);
+    EXPECT_NEAR(item["time"].get<double>(), (2 + k) / 10.0, 1e-3);
+    expect_near(item, truth("red", 2 + k), 3.0, "frame " + std::to_string(3 + k));
+  }
+}
+
+TEST_F(LabelStudioVideo, TheLabelsAsPromptsTrackEveryInstanceAsItsOwnLabelledRegion) {
+  const json answer = predict(task("/data/upload/1/clip.mp4"), nullptr);
+  ASSERT_EQ(answer["results"].size(), 1u);
+  const json& result = answer["results"][0]["result"];
+  // Frames 1 to 10: red and blue from the start (green enters on frame 9, too late to be confirmed
+  // and shown within these frames is allowed either way).
+  int red = 0, blue = 0;
+  for (const auto& region : result) {
+    EXPECT_EQ(region["type"], "videorectangle");
+    EXPECT_EQ(region["value"]["labels"], json::array({"Car"}));
+    const json& first = region["value"]["sequence"][0];
+    if (first["frame"] != 1) continue;
+    const bool is_red = std::abs(first["x"].get<double>() - truth("red", 0)["x"].get<double>()) < 3;
+    (is_red ? red : blue)++;
+    const json& sequence = region["value"]["sequence"];
+    ASSERT_EQ(sequence.size(), 10u) << "one keyframe a frame, 1 to 10: " << sequence.dump();
+    for (int f = 0; f < 10; ++f) {
+      EXPECT_EQ(sequence[f]["frame"], f + 1);
+      EXPECT_EQ(sequence[f]["enabled"], true);
+      expect_near(sequence[f], truth(is_red ? "red" : "blue", f), 3.0, region["id"].get<std::string>());
+    }
+  }
+  EXPECT_EQ(red, 1) << result.dump();
+  EXPECT_EQ(blue, 1) << result.dump();
+}
+
+TEST_F(LabelStudioVideo, ATypedTextTracksItsInstancesUnderTheLabelItNames) {
+  const json context = {{"result", json::array({{{"from_name", "prompt"}, {"to_name", "video"}, {"type", "textarea"},
+                                                 {"value", {{"text", {"car"}}}}}})}};
+  const json answer = predict(task("/data/upload/1/clip.mp4"), context);
+  const json& result = answer["results"][0]["result"];
+  ASSERT_GE(result.size(), 2u) << result.dump();
+  for (const auto& region : result) EXPECT_EQ(region["value"]["labels"], json::array({"Car"})) << "\"car\" is Car's predicted value";
+}
+
+TEST_F(LabelStudioVideo, AVideoUrlOnAnAllowedHostIsFetchedAndOthersAreRefused) {
+  json keyframe = truth("red", 0);
+  keyframe.update({{"frame", 1}, {"enabled", true}, {"rotation", 0}, {"time", 0.0}});
+  const json context = {{"result", json::array({{{"id", "a"}, {"type", "videorectangle"},
+                                                 {"value", {{"framesCount", kFrames}, {"duration", 3.0}, {"sequence", {keyframe}}}}}})}};
+  const json fetched = predict(task(other_->url() + "/clip.mp4"), context);
+  ASSERT_EQ(fetched["results"][0]["result"].size(), 1u) << fetched.dump();
+  EXPECT_EQ(fetched["results"][0]["result"][0]["value"]["sequence"].size(), 11u);
+  for (const auto& seen : other_->seen()) EXPECT_EQ(seen.authorization, "") << "Label Studio's token went to " << seen.path;
+
+  const json refused = predict(task("http://127.0.0.2:9/clip.mp4"), context, 403);
+  EXPECT_EQ(refused["error"]["code"], "fetch_refused") << refused.dump();
+  EXPECT_NE(refused.dump().find("--fetch-host"), std::string::npos) << refused.dump();
+  const json broken = predict(task(other_->url() + "/not-a-video.mp4"), context, 400);
+  EXPECT_EQ(broken["error"]["code"], "invalid_video") << broken.dump();
+}
+
+TEST_F(LabelStudioVideo, ConnectingAVideoProjectIsAccepted) {
+  // Label Studio's /setup when the backend is added to the project (it sends the project's config).
+  httplib::Client c("127.0.0.1", server_->port());
+  const json body = {{"project", "1.1700000000"}, {"schema", kConfig}, {"hostname", ls_->url()}, {"access_token", kToken},
+                     {"model_version", nullptr}, {"extra_params", json::object()}};
+  auto r = c.Post("/setup", body.dump(), "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  EXPECT_TRUE(json::parse(r->body, nullptr, false).contains("model_version")) << r->body;
+}
+
+TEST_F(LabelStudioVideo, ARegionWithoutKeyframesIsRefusedNamingIt) {
+  const json context = {{"result", json::array({{{"id", "a"}, {"type", "videorectangle"}, {"value", {{"sequence", json::array()}}}}})}};
+  const json refused = predict(task("/data/upload/1/clip.mp4"), context, 400);
+  EXPECT_NE(refused.dump().find("params.context.result[0].value.sequence"), std::string::npos) << refused.dump();
+}
+
+TEST_F(LabelStudioVideo, AVideoProjectOnAServerWithoutTheVideoBundleSaysWhatItNeeds) {
+  ServerProcess* image_only = sam3::test::start_serve("usls", {"--threads", "1"});
+  ASSERT_GT(image_only->port(), 0);
+  const json refused = predict(task("/data/upload/1/clip.mp4"), nullptr, 400, image_only);
+  EXPECT_EQ(refused["error"]["code"], "no_video_model") << refused.dump();
+  delete image_only;
+}
+
+}  // namespace
