@@ -150,7 +150,9 @@ void bind_video(py::module_& m, sam3::Image (*image_of)(const py::object&)) {
         py::array_t<bool> a({static_cast<py::ssize_t>(f.result.objects.size()), static_cast<py::ssize_t>(f.height),
                              static_cast<py::ssize_t>(f.width)});
         const size_t plane = static_cast<size_t>(f.width) * f.height;
-        for (size_t i = 0; i < f.result.objects.size(); ++i) std::memcpy(a.mutable_data() + i * plane, f.result.objects[i].mask.data.data(), plane);
+        auto* bytes = reinterpret_cast<std::uint8_t*>(a.mutable_data());
+        std::memset(bytes, 0, plane * f.result.objects.size());
+        for (size_t i = 0; i < f.result.objects.size(); ++i) f.result.objects[i].mask.paint({bytes + i * plane, plane}, 1);
         return a;
       }, "bool N x H x W, never overlapping");
 

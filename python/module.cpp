@@ -170,9 +170,17 @@ sam3::Image image_from_object(const py::object& obj, std::int64_t max_pixels) {
   invalid("image must be a path, a numpy uint8 array (HxW, HxWx3, HxWx4) or a PIL.Image");
 }
 
+// Writes `m` as 0/1 bytes into numpy's bool storage of its image's size (zeroed here first).
+void paint_into(bool* storage, const sam3::Mask& m) {
+  const size_t plane = static_cast<size_t>(m.width()) * static_cast<size_t>(m.height());
+  auto* bytes = reinterpret_cast<std::uint8_t*>(storage);
+  std::memset(bytes, 0, plane);
+  m.paint({bytes, plane}, 1);
+}
+
 BoolArray mask_array(const sam3::Mask& m) {
-  BoolArray out({m.height, m.width});
-  std::memcpy(out.mutable_data(), m.data.data(), m.data.size());
+  BoolArray out({m.height(), m.width()});
+  paint_into(out.mutable_data(), m);
   return out;
 }
 
@@ -182,10 +190,7 @@ sam3::Mask mask_from_array(const py::array& any) {
   check_pixels(any.shape(1), any.shape(0), sam3::ImageLoadOptions{}.max_pixels, "the mask");
   const auto a = py::array_t<std::uint8_t, py::array::c_style | py::array::forcecast>::ensure(any);
   if (!a) invalid("the mask must hold numbers or bools (got dtype " + std::string(py::str(any.dtype())) + ")");
-  sam3::Mask m{static_cast<int>(a.shape(1)), static_cast<int>(a.shape(0)), {}};
-  m.data.resize(static_cast<size_t>(a.size()));
-  for (size_t i = 0; i < m.data.size(); ++i) m.data[i] = a.data()[i] ? 1 : 0;
-  return m;
+  return sam3::Mask::from_raster(static_cast<int>(a.shape(1)), static_cast<int>(a.shape(0)), {a.data(), static_cast<size_t>(a.size())});
 }
 
 std::vector<sam3::BoxPrompt> boxes_from(const py::object& boxes) {
@@ -340,7 +345,7 @@ PYBIND11_MODULE(_native, m) {
       .def_property_readonly("masks", [](const Result& r) {
         BoolArray out({static_cast<py::ssize_t>(r.instances.size()), static_cast<py::ssize_t>(r.height), static_cast<py::ssize_t>(r.width)});
         const size_t plane = static_cast<size_t>(r.width) * r.height;
-        for (size_t i = 0; i < r.instances.size(); ++i) std::memcpy(out.mutable_data() + i * plane, r.instances[i].mask.data.data(), plane);
+        for (size_t i = 0; i < r.instances.size(); ++i) paint_into(out.mutable_data() + i * plane, r.instances[i].mask);
         return out;
       }, "bool array N x H x W")
       .def_property_readonly("boxes", [](const Result& r) {
@@ -513,7 +518,7 @@ PYBIND11_MODULE(_native, m) {
 
   m.def("encode_rle", [](const py::array& mask) {
           const sam3::Mask m = mask_from_array(mask);
-          return py::dict("size"_a = py::make_tuple(m.height, m.width), "counts"_a = sam3::rle_encode(m));
+          return py::dict("size"_a = py::make_tuple(m.height(), m.width()), "counts"_a = sam3::rle_encode(m));
         },
         "mask"_a, "COCO compressed RLE of an H x W mask, as pycocotools.mask.encode gives (counts as str).");
   m.def("decode_rle", [](const py::dict& rle) {

@@ -44,9 +44,10 @@ void write_instances(std::ofstream& out, const sam3::PromptResult& r) {
   for (const auto& inst : r.instances) {
     put(inst.score);
     put(inst.box);
-    put(static_cast<std::int32_t>(inst.mask.width));
-    put(static_cast<std::int32_t>(inst.mask.height));
-    out.write(reinterpret_cast<const char*>(inst.mask.data.data()), static_cast<std::streamsize>(inst.mask.data.size()));
+    put(static_cast<std::int32_t>(inst.mask.width()));
+    put(static_cast<std::int32_t>(inst.mask.height()));
+    const auto raster = inst.mask.to_raster();
+    out.write(reinterpret_cast<const char*>(raster.data()), static_cast<std::streamsize>(raster.size()));
   }
 }
 

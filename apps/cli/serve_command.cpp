@@ -77,9 +77,18 @@ void add_serve_command(CLI::App& app, Runner& run) {
                   "A label CVAT's detector finds: NAME or NAME=PROMPT,PROMPT (repeatable; see docs/cvat.md)");
   cmd->add_option("--cvat-labels", args->cvat_labels_file, "A file of CVAT labels, one NAME[=PROMPT,...] per line")
       ->check(CLI::ExistingFile);
+  cmd->add_option("--cvat-tracker-memory", args->options.cvat_tracker_memory_mb,
+                  "MB all CVAT tracker sessions may hold together, each counted at its memory bank's full size (docs/cvat.md)")
+      ->capture_default_str()->check(CLI::Range(1, 1 << 24));
+  cmd->add_option("--cvat-tracker-client-memory", args->options.cvat_tracker_client_memory_mb,
+                  "MB of that one client (a peer address) may hold; its own least recently used sessions make room")
+      ->capture_default_str()->check(CLI::Range(1, 1 << 24));
   cmd->add_option("--cvat-tracker-sessions", args->options.cvat_tracker_sessions,
-                  "CVAT tracker sessions kept in memory; the least recently used is dropped (docs/cvat.md)")
+                  "CVAT tracker sessions one client may hold; its least recently used is dropped beyond it")
       ->capture_default_str()->check(CLI::Range(1, 10000));
+  cmd->add_option("--cvat-tracker-idle", args->options.cvat_tracker_idle_s,
+                  "Seconds another client's session must be unused before a new session may drop it")
+      ->capture_default_str()->check(CLI::Range(1, 7 * 24 * 3600));
   cmd->callback([args, &run] {
     auto& ls = args->options.label_studio;
     ls.max_image_bytes = std::int64_t{args->fetch_max_mb} << 20;

@@ -56,7 +56,7 @@ ApiError api_error_of(const Error& e) {
 
 // The polygons' points are `answer`'s text (with polygon_tolerance 0, every boundary pixel).
 json mask_json(const Instance& inst, const SegmentRequest& request, SplicedJson& answer) {
-  json mask = {{"size", {inst.mask.height, inst.mask.width}}};
+  json mask = {{"size", {inst.mask.height(), inst.mask.width()}}};
   switch (request.mask_format) {
     case MaskFormat::kRle: mask["counts"] = rle_encode(inst.mask); break;
     case MaskFormat::kPng: mask["png"] = base64_encode(encode_mask_png(inst.mask)); break;

@@ -47,6 +47,12 @@ int run_server(const ServerOptions& options) {
                 "refusing to listen on " + options.host + " without --api-key: it is not (only) this machine, so anyone "
                 "on the network could use it; pass --api-key KEY (or --insecure if the network is trusted)");
   }
+  if (options.cvat_tracker_client_memory_mb > options.cvat_tracker_memory_mb) {
+    throw Error(ErrorCode::kInvalidArgument, "--cvat-tracker-client-memory (" + std::to_string(options.cvat_tracker_client_memory_mb) +
+                                                 " MB) is more than --cvat-tracker-memory (" +
+                                                 std::to_string(options.cvat_tracker_memory_mb) +
+                                                 " MB), the budget all clients share; lower it or raise the budget");
+  }
   if (!options.label_studio.api_key.empty() && options.label_studio.url.empty()) {
     log(LogLevel::kWarning, "LABEL_STUDIO_API_KEY is set without LABEL_STUDIO_URL: the key is sent only to a configured "
                             "address, so tasks are fetched with the token Label Studio sends in /setup, if any; set "
@@ -66,7 +72,9 @@ int run_server(const ServerOptions& options) {
   Api api(options);
   add_label_studio_routes(api, options.label_studio);
   add_x_anylabeling_routes(api);
-  add_cvat_routes(api, options.cvat_labels, options.cvat_tracker_sessions);
+  add_cvat_routes(api, options.cvat_labels,
+                  {.total_bytes = options.cvat_tracker_memory_mb << 20, .client_bytes = options.cvat_tracker_client_memory_mb << 20,
+                   .client_sessions = options.cvat_tracker_sessions, .idle = std::chrono::seconds(options.cvat_tracker_idle_s)});
   add_web_app_routes(api, options, default_web_app_files());
   HttpLimits limits;
   limits.max_body_bytes = options.max_request_mb * 1024 * 1024;

@@ -42,7 +42,13 @@ struct ServerOptions {
   int shutdown_timeout_s = 30;  // requests in flight get this long after SIGTERM
   LabelStudioOptions label_studio;  // where the Label Studio backend fetches task images
   std::vector<CvatLabel> cvat_labels;  // what the CVAT detector finds (none: it is not listed)
-  std::size_t cvat_tracker_sessions = 32;  // CVAT tracker sessions kept (least recently used dropped)
+  // CVAT tracker sessions: a budget of bytes (each session reserves its memory bank once full),
+  // a share of it per client, a count per client, and how long another client's session must
+  // be unused before a new one may drop it (tracker_sessions.h).
+  std::uint64_t cvat_tracker_memory_mb = 4096;
+  std::uint64_t cvat_tracker_client_memory_mb = 1024;
+  std::size_t cvat_tracker_sessions = 32;
+  int cvat_tracker_idle_s = 600;
 };
 
 // Whether every address the host name resolves to is a loopback address (a name is looked

@@ -96,6 +96,10 @@ struct VideoTrackerStats {
   int buckets = 0;                // multiplex buckets now (16 objects each at most)
   double encode_ms = 0, detect_ms = 0, track_ms = 0, memory_ms = 0, new_objects_ms = 0, output_ms = 0;  // totals
   std::size_t memory_bank_bytes = 0;  // feature tensors held by the memory banks now
+  // The most the memory banks of the buckets now can come to once full (every conditioning,
+  // recent and pointer frame held, with the frame features they refer to counted per bucket):
+  // what a server that keeps trackers reserves for one (CVAT's tracker sessions).
+  std::size_t memory_bank_limit_bytes = 0;
   int conditioning_frames = 0;        // memory frames held as conditioning ones now (at most 4 a bucket)
   std::int64_t reconditioned = 0;     // objects re-prompted by a detection, summed over frames
   std::int64_t shrunk = 0;            // masks suppressed before memory encoding by the area-shrinkage rule (empty ones too)

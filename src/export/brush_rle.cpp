@@ -45,7 +45,7 @@ void write_run(BitWriter& out, std::uint64_t length, std::uint8_t value) {
 
 std::vector<std::uint8_t> brush_rle_encode(const Mask& mask) {
   BitWriter out;
-  const std::uint64_t values = static_cast<std::uint64_t>(mask.width) * mask.height * 4;
+  const std::uint64_t values = static_cast<std::uint64_t>(mask.width()) * static_cast<std::uint64_t>(mask.height()) * 4;
   if (values > 0xffffffffu) {  // the format's count is 32 bits
     throw Error(ErrorCode::kInvalidArgument, "a brush RLE holds at most 1,073,741,823 pixels; this mask has " +
                                                  std::to_string(values / 4));
@@ -53,16 +53,29 @@ std::vector<std::uint8_t> brush_rle_encode(const Mask& mask) {
   out.write(static_cast<std::uint32_t>(values), 32);
   out.write(8 - 1, 5);
   for (int bits : kFieldBits) out.write(static_cast<std::uint32_t>(bits - 1), 4);
+  // Row-major runs over the whole image, read from the mask's bounds: rows and columns outside are zeros.
   std::uint64_t run = 0;
   std::uint8_t current = 0;
-  for (const std::uint8_t m : mask.data) {
-    const std::uint8_t v = m ? 255 : 0;
+  const auto add = [&](std::uint8_t v, std::uint64_t n) {
+    if (n == 0) return;
     if (run > 0 && v != current) {
       write_run(out, run * 4, current);
       run = 0;
     }
     current = v;
-    ++run;
+    run += n;
+  };
+  const TileRect b = mask.bounds();
+  const auto w = static_cast<std::uint64_t>(mask.width());
+  for (int y = 0; y < mask.height(); ++y) {
+    const auto row = mask.row(y);
+    if (row.empty()) {
+      add(0, w);
+      continue;
+    }
+    add(0, static_cast<std::uint64_t>(b.x0));
+    for (const std::uint8_t m : row) add(m ? 255 : 0, 1);
+    add(0, w - static_cast<std::uint64_t>(b.x1));
   }
   write_run(out, run * 4, current);
   return out.take();

@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include "sam3/error.h"
 #include "sam3/image.h"
 #include "sam3/mask_encodings.h"
@@ -5,20 +7,29 @@
 namespace sam3 {
 
 std::vector<std::uint32_t> rle_counts(const Mask& mask) {
+  // Column-major runs over the whole image, read from the mask's bounds: the columns outside
+  // them and the rows above and below are zeros.
   std::vector<std::uint32_t> counts;
   std::uint8_t current = 0;
   std::uint32_t run = 0;
-  for (int x = 0; x < mask.width; ++x) {
-    for (int y = 0; y < mask.height; ++y) {
-      const std::uint8_t v = mask.data[static_cast<size_t>(y) * mask.width + x] ? 1 : 0;
-      if (v != current) {
-        counts.push_back(run);
-        run = 0;
-        current = v;
-      }
-      ++run;
+  const auto add = [&](std::uint8_t v, std::uint64_t n) {
+    if (n == 0) return;
+    if (v != current) {
+      counts.push_back(run);
+      run = 0;
+      current = v;
     }
+    run += static_cast<std::uint32_t>(n);
+  };
+  const TileRect b = mask.bounds();
+  const auto h = static_cast<std::uint64_t>(mask.height());
+  add(0, static_cast<std::uint64_t>(b.x0) * h);
+  for (int x = b.x0; x < b.x1; ++x) {
+    add(0, static_cast<std::uint64_t>(b.y0));
+    for (int y = b.y0; y < b.y1; ++y) add(mask.row(y)[static_cast<size_t>(x - b.x0)], 1);
+    add(0, h - static_cast<std::uint64_t>(b.y1));
   }
+  add(0, static_cast<std::uint64_t>(mask.width() - b.x1) * h);
   counts.push_back(run);
   return counts;
 }
@@ -76,19 +87,37 @@ Mask rle_decode(const std::string& s, int height, int width) {
     }
     counts.push_back(x);
   }
-  Mask mask{width, height, std::vector<std::uint8_t>(static_cast<size_t>(width) * height, 0)};
+  // First the runs' checks and the bounds of their ones, then only the bounds are filled.
   long long pos = 0;
   const long long total = static_cast<long long>(width) * height;
+  long long x0 = width, y0 = height, x1 = -1, y1 = -1;
   std::uint8_t value = 0;
   for (long long run : counts) {
     if (run < 0 || run > total - pos) throw Error(ErrorCode::kInvalidArgument, "COCO RLE runs exceed the mask size");
-    for (long long i = 0; i < run; ++i, ++pos) {
-      if (value) mask.data[static_cast<size_t>((pos % height) * width + pos / height)] = 1;
+    if (value && run > 0) {
+      const long long first_x = pos / height, last_x = (pos + run - 1) / height;
+      x0 = std::min(x0, first_x), x1 = std::max(x1, last_x);
+      if (first_x == last_x) y0 = std::min(y0, pos % height), y1 = std::max(y1, (pos + run - 1) % height);
+      else y0 = 0, y1 = height - 1;  // a run across a column's end covers both ends of the rows
     }
+    pos += run;
     value ^= 1;
   }
   if (pos != total) throw Error(ErrorCode::kInvalidArgument, "COCO RLE runs do not cover the mask");
-  return mask;
+  if (x1 < 0) return Mask(width, height);
+  const TileRect window{static_cast<int>(x0), static_cast<int>(y0), static_cast<int>(x1 + 1), static_cast<int>(y1 + 1)};
+  const long long ww = window.x1 - window.x0;
+  std::vector<std::uint8_t> bytes(static_cast<size_t>(ww * (window.y1 - window.y0)), 0);
+  pos = 0;
+  value = 0;
+  for (long long run : counts) {
+    if (value) {
+      for (long long p = pos; p < pos + run; ++p) bytes[static_cast<size_t>((p % height - y0) * ww + (p / height - x0))] = 1;
+    }
+    pos += run;
+    value ^= 1;
+  }
+  return Mask::from_window(width, height, window, bytes);
 }
 
 }  // namespace sam3

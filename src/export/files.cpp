@@ -8,9 +8,9 @@
 namespace sam3 {
 
 std::string encode_mask_png(const Mask& mask) {
-  std::vector<std::uint8_t> grey(mask.data.size());
-  for (size_t i = 0; i < grey.size(); ++i) grey[i] = mask.data[i] ? 255 : 0;
-  return encode_png(grey.data(), mask.width, mask.height, 1, 8);
+  std::vector<std::uint8_t> grey(static_cast<size_t>(mask.width()) * static_cast<size_t>(mask.height()), 0);
+  mask.paint(grey, 255);
+  return encode_png(grey.data(), mask.width(), mask.height(), 1, 8);
 }
 
 std::string encode_rgb_png(const Image& image) { return encode_png(image.rgb.data(), image.width, image.height, 3, 8); }
@@ -30,10 +30,14 @@ Image render_overlay(const Image& image, const std::vector<Instance>& instances,
   for (size_t i = instances.size(); i-- > 0;) {  // best instance drawn last, on top
     const auto* c = kPalette[i % std::size(kPalette)];
     const auto& m = instances[i].mask;
-    for (size_t p = 0; p < m.data.size(); ++p) {
-      if (!m.data[p]) continue;
-      std::uint8_t* px = &out.rgb[p * 3];
-      for (int k = 0; k < 3; ++k) px[k] = static_cast<std::uint8_t>((px[k] + c[k]) / 2);
+    const TileRect mb = m.bounds();
+    for (int y = mb.y0; y < std::min(mb.y1, out.height); ++y) {
+      const auto row = m.row(y);
+      for (int x = mb.x0; x < std::min(mb.x1, out.width); ++x) {
+        if (!row[static_cast<size_t>(x - mb.x0)]) continue;
+        std::uint8_t* px = &out.rgb[(static_cast<size_t>(y) * out.width + x) * 3];
+        for (int k = 0; k < 3; ++k) px[k] = static_cast<std::uint8_t>((px[k] + c[k]) / 2);
+      }
     }
     const auto& b = instances[i].box;
     const cv::Scalar colour(c[0], c[1], c[2]);

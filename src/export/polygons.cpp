@@ -1,5 +1,6 @@
 #include "sam3/polygons.h"
 
+#include <algorithm>
 #include <cmath>
 #include <opencv2/imgproc.hpp>
 
@@ -20,11 +21,18 @@ Ring to_ring(const std::vector<cv::Point>& contour, double tolerance) {
 
 std::vector<Polygon> mask_to_polygons(const Mask& mask, double tolerance) {
   std::vector<Polygon> out;
-  if (mask.width <= 0 || mask.height <= 0) return out;
-  cv::Mat m(mask.height, mask.width, CV_8UC1, const_cast<std::uint8_t*>(mask.data.data()));
+  if (mask.empty()) return out;
+  // The mask's bounds with a margin of zeros, traced at their place in the image: the same
+  // contours as on the full raster (found in the same scan order), without one.
+  const TileRect b = mask.bounds();
+  cv::Mat m = cv::Mat::zeros(b.y1 - b.y0 + 2, b.x1 - b.x0 + 2, CV_8UC1);
+  for (int y = b.y0; y < b.y1; ++y) {
+    const auto row = mask.row(y);
+    std::copy(row.begin(), row.end(), m.ptr<std::uint8_t>(y - b.y0 + 1) + 1);
+  }
   std::vector<std::vector<cv::Point>> contours;
   std::vector<cv::Vec4i> hierarchy;  // next, previous, first child, parent
-  cv::findContours(m.clone(), contours, hierarchy, cv::RETR_CCOMP, cv::CHAIN_APPROX_SIMPLE);
+  cv::findContours(m, contours, hierarchy, cv::RETR_CCOMP, cv::CHAIN_APPROX_SIMPLE, cv::Point(b.x0 - 1, b.y0 - 1));
   for (size_t i = 0; i < contours.size(); ++i) {
     if (hierarchy[i][3] >= 0) continue;  // holes are collected under their outer ring
     Polygon poly;

@@ -29,7 +29,7 @@ nlohmann::ordered_json instances_value(const std::vector<Instance>& list) {
         {"score", std::round(static_cast<double>(inst.score) * 1e4) / 1e4},
         {"box", {round2(inst.box.x0), round2(inst.box.y0), round2(inst.box.x1), round2(inst.box.y1)}},
         {"area", inst.area},
-        {"mask", {{"size", {inst.mask.height, inst.mask.width}}, {"counts", rle_encode(inst.mask)}}},
+        {"mask", {{"size", {inst.mask.height(), inst.mask.width()}}, {"counts", rle_encode(inst.mask)}}},
     });
   }
   return instances;

@@ -42,7 +42,7 @@ nlohmann::ordered_json instance_record_json(const LabeledInstance& inst) {
           {"score", inst.score},
           {"box", {inst.box.x0, inst.box.y0, inst.box.x1, inst.box.y1}},
           {"crop", {m.x0, m.y0, m.width, m.height}},
-          {"counts", rle_encode(Mask{m.width, m.height, m.data})}};
+          {"counts", rle_encode(Mask::from_raster(m.width, m.height, m.data))}};
 }
 
 LabeledInstance instance_from_record(const json& record, int width, int height, std::size_t categories) {
@@ -66,10 +66,10 @@ LabeledInstance instance_from_record(const json& record, int width, int height, 
   } catch (const Error& e) {
     damaged(std::string("its counts (") + e.what() + ")");
   }
-  if (crop.width != w || crop.height != h || crop.data.size() != static_cast<size_t>(w) * static_cast<size_t>(h)) {
+  if (crop.width() != w || crop.height() != h) {
     damaged("its counts do not fill its " + std::to_string(w) + "x" + std::to_string(h) + " crop");
   }
-  inst.mask = {x0, y0, w, h, width, height, std::move(crop.data)};
+  inst.mask = {x0, y0, w, h, width, height, crop.to_raster()};
   return inst;
 }
 

@@ -12,27 +12,19 @@ bool MaskCrop::at(int x, int y) const {
   return data[static_cast<size_t>(y - y0) * width + (x - x0)] != 0;
 }
 
-Mask MaskCrop::to_mask() const {
-  Mask m{full_width, full_height, std::vector<std::uint8_t>(static_cast<size_t>(full_width) * full_height, 0)};
-  for (int y = 0; y < height; ++y) {
-    std::copy_n(&data[static_cast<size_t>(y) * width], width, &m.data[static_cast<size_t>(y + y0) * full_width + x0]);
-  }
-  return m;
-}
+Mask MaskCrop::to_mask() const { return Mask::from_window(full_width, full_height, {x0, y0, x0 + width, y0 + height}, data); }
 
 MaskCrop crop_mask(const Mask& mask) {
-  const Box b = mask_bounds(mask);
+  const TileRect b = mask.bounds();
   MaskCrop c;
-  c.full_width = mask.width;
-  c.full_height = mask.height;
-  c.x0 = static_cast<int>(b.x0);
-  c.y0 = static_cast<int>(b.y0);
-  c.width = static_cast<int>(b.x1 - b.x0);
-  c.height = static_cast<int>(b.y1 - b.y0);
-  c.data.resize(static_cast<size_t>(c.width) * c.height);
-  for (int y = 0; y < c.height; ++y) {
-    std::copy_n(&mask.data[static_cast<size_t>(y + c.y0) * mask.width + c.x0], c.width, &c.data[static_cast<size_t>(y) * c.width]);
-  }
+  c.full_width = mask.width();
+  c.full_height = mask.height();
+  c.x0 = b.x0;
+  c.y0 = b.y0;
+  c.width = b.x1 - b.x0;
+  c.height = b.y1 - b.y0;
+  c.data.reserve(static_cast<size_t>(c.width) * c.height);
+  for (int y = b.y0; y < b.y1; ++y) c.data.insert(c.data.end(), mask.row(y).begin(), mask.row(y).end());
   return c;
 }
 
@@ -64,15 +56,15 @@ std::vector<std::uint32_t> rle_counts(const MaskCrop& m) {
 }
 
 Mask semantic_mask(const std::vector<LabeledInstance>& instances, int category, int width, int height) {
-  Mask m{width, height, std::vector<std::uint8_t>(static_cast<size_t>(width) * height, 0)};
+  std::vector<std::uint8_t> raster(static_cast<size_t>(width) * height, 0);
   for (const auto& inst : instances) {
     if (inst.category != category) continue;
     const auto& c = inst.mask;
     for (int y = 0; y < c.height; ++y)
       for (int x = 0; x < c.width; ++x)
-        if (c.data[static_cast<size_t>(y) * c.width + x]) m.data[static_cast<size_t>(y + c.y0) * width + x + c.x0] = 1;
+        if (c.data[static_cast<size_t>(y) * c.width + x]) raster[static_cast<size_t>(y + c.y0) * width + x + c.x0] = 1;
   }
-  return m;
+  return Mask::from_raster(width, height, raster);
 }
 
 }  // namespace sam3

@@ -289,7 +289,7 @@ std::vector<FailureRecord> read_failures(const fs::path& out, const std::vector<
 
 std::vector<Polygon> instance_polygons(const LabeledInstance& inst, double simplify) {
   const auto& c = inst.mask;
-  auto polys = mask_to_polygons(Mask{c.width, c.height, c.data}, simplify);
+  auto polys = mask_to_polygons(Mask::from_raster(c.width, c.height, c.data), simplify);
   for (auto& p : polys) {
     for (auto& pt : p.outer) pt.x += c.x0, pt.y += c.y0;
     for (auto& h : p.holes)

@@ -16,10 +16,6 @@ Box clamp_box(Box b, int width, int height) {
   return {cx(std::min(b.x0, b.x1)), cy(std::min(b.y0, b.y1)), cx(std::max(b.x0, b.x1)), cy(std::max(b.y0, b.y1))};
 }
 
-std::int64_t count_ones(const std::vector<std::uint8_t>& v) {
-  return std::count(v.begin(), v.end(), std::uint8_t{1});
-}
-
 // Source index pair and weight of the second for each destination index.
 struct Axis {
   std::vector<int> i0, i1;
@@ -46,11 +42,15 @@ Axis bilinear_axis(int src, int dst) {
 
 float sigmoid(float x) { return 1.f / (1.f + std::exp(-x)); }
 
-void upsample_threshold(const float* src, int src_h, int src_w, int dst_h, int dst_w, float cut,
-                        std::uint8_t* dst) {
-  std::fill_n(dst, static_cast<size_t>(dst_h) * dst_w, std::uint8_t{0});
-  // Bilinear values are convex combinations of their taps, so a destination pixel can pass
-  // the cut only if one of its taps does: upsample just around the source cells above it.
+namespace {
+
+// The thresholded bilinear resize of a plane, over the window of destination pixels that can
+// pass the cut: bilinear values are convex combinations of their taps, so a destination pixel
+// can pass only if one of its taps does. The window is empty when no source cell passes.
+void upsample_window(const float* src, int src_h, int src_w, int dst_h, int dst_w, float cut, TileRect& window,
+                     std::vector<std::uint8_t>& bytes) {
+  window = {0, 0, 0, 0};
+  bytes.clear();
   int cx0 = src_w, cy0 = src_h, cx1 = -1, cy1 = -1;
   for (int y = 0; y < src_h; ++y) {
     const float* row = src + static_cast<size_t>(y) * src_w;
@@ -69,6 +69,9 @@ void upsample_threshold(const float* src, int src_h, int src_w, int dst_h, int d
   };
   const auto xs = range(ax, cx0, cx1, dst_w), ys = range(ay, cy0, cy1, dst_h);
   const int x0 = xs.first, x1 = xs.second, y0 = ys.first, y1 = ys.second;  // plain names: lambdas capture them
+  window = {x0, y0, x1, y1};
+  const size_t ww = static_cast<size_t>(x1 - x0);
+  bytes.assign(ww * static_cast<size_t>(y1 - y0), 0);
   std::vector<float> row0(dst_w), row1(dst_w);
   int cached0 = -1, cached1 = -1;
   auto fill = [&](int sy, std::vector<float>& row) {
@@ -83,9 +86,46 @@ void upsample_threshold(const float* src, int src_h, int src_w, int dst_h, int d
     }
     if (ay.i1[y] != cached1) fill(ay.i1[y], row1), cached1 = ay.i1[y];
     const float l = ay.lambda[y];
-    std::uint8_t* d = dst + static_cast<size_t>(y) * dst_w;
-    for (int x = x0; x < x1; ++x) d[x] = (row0[x] + l * (row1[x] - row0[x])) > cut ? 1 : 0;
+    std::uint8_t* d = bytes.data() + static_cast<size_t>(y - y0) * ww;
+    for (int x = x0; x < x1; ++x) d[x - x0] = (row0[x] + l * (row1[x] - row0[x])) > cut ? 1 : 0;
   }
+}
+
+}  // namespace
+
+void upsample_threshold(const float* src, int src_h, int src_w, int dst_h, int dst_w, float cut,
+                        std::uint8_t* dst) {
+  std::fill_n(dst, static_cast<size_t>(dst_h) * dst_w, std::uint8_t{0});
+  TileRect w;
+  std::vector<std::uint8_t> bytes;
+  upsample_window(src, src_h, src_w, dst_h, dst_w, cut, w, bytes);
+  const size_t ww = static_cast<size_t>(w.x1 - w.x0);
+  for (int y = w.y0; y < w.y1; ++y) std::copy_n(&bytes[static_cast<size_t>(y - w.y0) * ww], ww, dst + static_cast<size_t>(y) * dst_w + w.x0);
+}
+
+Mask upsample_mask(const float* src, int src_h, int src_w, int dst_h, int dst_w, float cut) {
+  TileRect w;
+  std::vector<std::uint8_t> bytes;
+  upsample_window(src, src_h, src_w, dst_h, dst_w, cut, w, bytes);
+  return Mask::from_window(dst_w, dst_h, w, bytes);
+}
+
+Mask mask_above(const float* plane, int width, int height, float cut) {
+  int x0 = width, y0 = height, x1 = -1, y1 = -1;
+  for (int y = 0; y < height; ++y) {
+    const float* row = plane + static_cast<size_t>(y) * width;
+    for (int x = 0; x < width; ++x) {
+      if (row[x] > cut) x0 = std::min(x0, x), x1 = std::max(x1, x), y0 = std::min(y0, y), y1 = std::max(y1, y);
+    }
+  }
+  if (x1 < 0) return Mask(width, height);
+  const size_t ww = static_cast<size_t>(x1 + 1 - x0);
+  std::vector<std::uint8_t> bytes(ww * static_cast<size_t>(y1 + 1 - y0));
+  for (int y = y0; y <= y1; ++y) {
+    const float* row = plane + static_cast<size_t>(y) * width;
+    for (int x = x0; x <= x1; ++x) bytes[static_cast<size_t>(y - y0) * ww + static_cast<size_t>(x - x0)] = row[x] > cut ? 1 : 0;
+  }
+  return Mask::from_window(width, height, {x0, y0, x1 + 1, y1 + 1}, bytes);
 }
 
 namespace {
@@ -130,16 +170,15 @@ std::vector<Instance> instances_from_raw_heads(const RawHeads& h, int width, int
     inst.score = sigmoid(h.logits[q]) * presence;
     const float* b = h.boxes + static_cast<size_t>(q) * 4;
     inst.box = clamp_box({b[0] * width, b[1] * height, b[2] * width, b[3] * height}, width, height);
-    inst.mask = {width, height, std::vector<std::uint8_t>(static_cast<size_t>(width) * height)};
     const float* plane = h.masks + static_cast<size_t>(q) * h.mask_h * h.mask_w;
     if (h.resize_probabilities) {
       std::vector<float> probabilities(plane, plane + static_cast<size_t>(h.mask_h) * h.mask_w);
       for (auto& v : probabilities) v = sigmoid(v);
-      upsample_threshold(probabilities.data(), h.mask_h, h.mask_w, height, width, options.mask_threshold, inst.mask.data.data());
+      inst.mask = upsample_mask(probabilities.data(), h.mask_h, h.mask_w, height, width, options.mask_threshold);
     } else {
-      upsample_threshold(plane, h.mask_h, h.mask_w, height, width, cut, inst.mask.data.data());
+      inst.mask = upsample_mask(plane, h.mask_h, h.mask_w, height, width, cut);
     }
-    inst.area = count_ones(inst.mask.data);
+    inst.area = inst.mask.area();
   });
   return out;
 }
@@ -155,32 +194,33 @@ std::vector<Instance> instances_from_final(const FinalDetections& d, int width, 
   std::vector<Instance> out;
   if (corrected) *corrected = 0;
   const size_t plane = static_cast<size_t>(d.mask_h) * d.mask_w;
+  std::vector<std::uint8_t> resized;  // one image-sized raster, reused: the instances keep only their bounds
   for (int i = 0; i < d.count; ++i) {
     if (!(d.scores[i] > options.score_threshold)) continue;
     Instance inst;
     inst.score = d.scores[i];
-    inst.mask = {width, height, std::vector<std::uint8_t>(static_cast<size_t>(width) * height)};
     if (d.probabilities) {
-      upsample_threshold(d.probabilities + plane * i, d.mask_h, d.mask_w, height, width, options.mask_threshold,
-                         inst.mask.data.data());
-      inst.area = count_ones(inst.mask.data);
+      inst.mask = upsample_mask(d.probabilities + plane * i, d.mask_h, d.mask_w, height, width, options.mask_threshold);
+      inst.area = inst.mask.area();
       set_final_box(inst, d, i, width, height, corrected);
       out.push_back(std::move(inst));
       continue;
     }
     const std::uint8_t* m = d.masks + plane * i;
     if (d.mask_h == height && d.mask_w == width) {
-      for (size_t k = 0; k < plane; ++k) inst.mask.data[k] = m[k] ? 1 : 0;
+      inst.mask = Mask::from_raster(width, height, {m, plane});
     } else {  // nearest-neighbour if the graph's mask size differs from the image
+      resized.resize(static_cast<size_t>(width) * height);
       for (int y = 0; y < height; ++y) {
         const int sy = std::min(static_cast<int>((y + 0.5) * d.mask_h / height), d.mask_h - 1);
         for (int x = 0; x < width; ++x) {
           const int sx = std::min(static_cast<int>((x + 0.5) * d.mask_w / width), d.mask_w - 1);
-          inst.mask.data[static_cast<size_t>(y) * width + x] = m[static_cast<size_t>(sy) * d.mask_w + sx] ? 1 : 0;
+          resized[static_cast<size_t>(y) * width + x] = m[static_cast<size_t>(sy) * d.mask_w + sx] ? 1 : 0;
         }
       }
+      inst.mask = Mask::from_raster(width, height, resized);
     }
-    inst.area = count_ones(inst.mask.data);
+    inst.area = inst.mask.area();
     set_final_box(inst, d, i, width, height, corrected);
     out.push_back(std::move(inst));
   }
@@ -227,19 +267,9 @@ void resize_bilinear(const float* src, int src_h, int src_w, int dst_h, int dst_
 }
 
 Box mask_bounds(const Mask& mask) {
-  int x0 = mask.width, y0 = mask.height, x1 = -1, y1 = -1;
-  for (int y = 0; y < mask.height; ++y) {
-    const std::uint8_t* row = &mask.data[static_cast<size_t>(y) * mask.width];
-    for (int x = 0; x < mask.width; ++x) {
-      if (!row[x]) continue;
-      x0 = std::min(x0, x);
-      x1 = std::max(x1, x);
-      y0 = std::min(y0, y);
-      y1 = std::max(y1, y);
-    }
-  }
-  if (x1 < 0) return {};
-  return {static_cast<float>(x0), static_cast<float>(y0), static_cast<float>(x1 + 1), static_cast<float>(y1 + 1)};
+  const TileRect b = mask.bounds();
+  if (mask.empty()) return {};
+  return {static_cast<float>(b.x0), static_cast<float>(b.y0), static_cast<float>(b.x1), static_cast<float>(b.y1)};
 }
 
 float box_iou(const Box& a, const Box& b) {
@@ -250,13 +280,21 @@ float box_iou(const Box& a, const Box& b) {
   return uni > 0 ? inter / uni : 0.f;
 }
 
-float mask_iou(const Mask& a, const Mask& b) {
-  std::int64_t inter = 0, uni = 0;
-  const size_t n = std::min(a.data.size(), b.data.size());
-  for (size_t i = 0; i < n; ++i) {
-    inter += a.data[i] & b.data[i];
-    uni += a.data[i] | b.data[i];
+std::int64_t mask_intersection(const Mask& a, const Mask& b) {
+  if (a.width() != b.width() || a.height() != b.height()) return 0;
+  // Only the bounds' overlap can hold shared pixels.
+  const TileRect p = a.bounds(), q = b.bounds();
+  const int x0 = std::max(p.x0, q.x0), y0 = std::max(p.y0, q.y0), x1 = std::min(p.x1, q.x1), y1 = std::min(p.y1, q.y1);
+  std::int64_t inter = 0;
+  for (int y = y0; y < y1; ++y) {
+    const auto ra = a.row(y), rb = b.row(y);
+    for (int x = x0; x < x1; ++x) inter += ra[static_cast<size_t>(x - p.x0)] & rb[static_cast<size_t>(x - q.x0)];
   }
+  return inter;
+}
+
+float mask_iou(const Mask& a, const Mask& b) {
+  const std::int64_t inter = mask_intersection(a, b), uni = a.area() + b.area() - inter;
   return uni > 0 ? static_cast<float>(inter) / static_cast<float>(uni) : 0.f;
 }
 

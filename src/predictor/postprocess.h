@@ -58,6 +58,10 @@ void finalize_instances(std::vector<Instance>& instances, const SegmentOptions& 
 // Bilinear resize of one logit plane (PyTorch align_corners=False), thresholded (> cut).
 void upsample_threshold(const float* src, int src_h, int src_w, int dst_h, int dst_w, float cut,
                         std::uint8_t* dst);
+// The same as a Mask of a dst_w x dst_h image: only the window that can pass the cut is computed and held.
+Mask upsample_mask(const float* src, int src_h, int src_w, int dst_h, int dst_w, float cut);
+// The pixels of a width x height plane above the cut.
+Mask mask_above(const float* plane, int width, int height, float cut);
 
 // Bilinear resize of one float plane (PyTorch align_corners=False, ONNX Resize linear half_pixel,
 // no antialiasing when shrinking): what transformers.js's interpolate_4d does.
@@ -65,6 +69,8 @@ void resize_bilinear(const float* src, int src_h, int src_w, int dst_h, int dst_
 
 Box mask_bounds(const Mask& mask);  // {0,0,0,0} for an empty mask
 float box_iou(const Box& a, const Box& b);
+// Pixels in both masks (0 for masks of images of different sizes).
+std::int64_t mask_intersection(const Mask& a, const Mask& b);
 float mask_iou(const Mask& a, const Mask& b);
 
 }  // namespace sam3

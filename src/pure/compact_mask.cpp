@@ -11,18 +11,14 @@ CompactInstance compact(const Instance& inst) {
   out.box = inst.box;
   out.area = inst.area;
   CompactMask& c = out.mask;
-  c.width = inst.mask.width;
-  c.height = inst.mask.height;
-  c.x0 = std::clamp(static_cast<int>(std::floor(inst.box.x0)), 0, c.width);
-  c.y0 = std::clamp(static_cast<int>(std::floor(inst.box.y0)), 0, c.height);
-  c.x1 = std::clamp(static_cast<int>(std::ceil(inst.box.x1)), c.x0, c.width);
-  c.y1 = std::clamp(static_cast<int>(std::ceil(inst.box.y1)), c.y0, c.height);
+  c.width = inst.mask.width();
+  c.height = inst.mask.height();
+  const TileRect b = inst.mask.bounds();
+  c.x0 = b.x0, c.y0 = b.y0, c.x1 = b.x1, c.y1 = b.y1;
   std::uint8_t value = 0;
   std::uint32_t run = 0;
   for (int y = c.y0; y < c.y1; ++y) {
-    const std::uint8_t* row = &inst.mask.data[static_cast<size_t>(y) * c.width];
-    for (int x = c.x0; x < c.x1; ++x) {
-      const std::uint8_t v = row[x] ? 1 : 0;
+    for (const std::uint8_t v : inst.mask.row(y)) {
       if (v != value) {
         c.runs.push_back(run);
         value = v;
@@ -42,23 +38,20 @@ Instance expand(const CompactInstance& in) {
   out.box = in.box;
   out.area = in.area;
   const CompactMask& c = in.mask;
-  out.mask.width = c.width;
-  out.mask.height = c.height;
-  out.mask.data.assign(static_cast<size_t>(c.width) * c.height, 0);
-  const int box_w = c.x1 - c.x0;
-  if (box_w <= 0) return out;
-  std::uint64_t at = 0;  // position in the box, row-major
+  const int box_w = c.x1 - c.x0, box_h = c.y1 - c.y0;
+  if (box_w <= 0 || box_h <= 0) {
+    out.mask = Mask(c.width, c.height);
+    return out;
+  }
+  std::vector<std::uint8_t> window(static_cast<size_t>(box_w) * static_cast<size_t>(box_h), 0);
+  size_t at = 0;  // position in the window, row-major
   std::uint8_t value = 0;
   for (const std::uint32_t run : c.runs) {
-    if (value) {
-      for (std::uint64_t k = at; k < at + run; ++k) {
-        const int x = c.x0 + static_cast<int>(k % box_w), y = c.y0 + static_cast<int>(k / box_w);
-        out.mask.data[static_cast<size_t>(y) * c.width + x] = 1;
-      }
-    }
+    if (value) std::fill_n(window.begin() + static_cast<std::ptrdiff_t>(at), run, std::uint8_t{1});
     at += run;
     value ^= 1;
   }
+  out.mask = Mask::from_window(c.width, c.height, {c.x0, c.y0, c.x1, c.y1}, window);
   return out;
 }
 

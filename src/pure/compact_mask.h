@@ -2,7 +2,7 @@
 // until its final deduplication (and, with crop layers, every crop's masks until they are
 // merged): a byte per image pixel each was 407 MB at 4 points per side on a 2000x2000 image and
 // 2.4 GB at 12. A candidate keeps its box's rows as runs instead, a few bytes a row for an
-// object's mask; the survivors are expanded to full masks, the same pixels.
+// object's mask; the survivors become Masks again (their bounds' bytes), the same pixels.
 #pragma once
 
 #include <cstdint>
@@ -26,9 +26,9 @@ struct CompactInstance {
   CompactMask mask;
 };
 
-// The instance with its mask made compact (its box must be the mask's bounds, as mask_bounds gives).
+// The instance with its mask made compact (runs over the mask's bounds).
 CompactInstance compact(const Instance& instance);
-// The full instance again: the same mask, box, area and score.
+// The instance again: the same mask, box, area and score.
 Instance expand(const CompactInstance& instance);
 std::vector<Instance> expand(const std::vector<CompactInstance>& instances);
 // The mask moved by (dx, dy) into an image of width x height (a crop's mask into the image).

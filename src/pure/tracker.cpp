@@ -129,11 +129,8 @@ std::vector<float> logits_at_image(const TrackerDecoded& d, size_t object, size_
 Instance instance_from_logits(const std::vector<float>& logits, int width, int height, float score) {
   Instance inst;
   inst.score = score;
-  inst.mask.width = width;
-  inst.mask.height = height;
-  inst.mask.data.resize(logits.size());
-  for (size_t k = 0; k < logits.size(); ++k) inst.mask.data[k] = logits[k] > 0.f ? 1 : 0;
-  inst.area = std::count(inst.mask.data.begin(), inst.mask.data.end(), std::uint8_t{1});
+  inst.mask = mask_above(logits.data(), width, height, 0.f);
+  inst.area = inst.mask.area();
   inst.box = mask_bounds(inst.mask);
   return inst;
 }
@@ -317,7 +314,7 @@ std::vector<CompactInstance> Tracker::everything_candidates(const TrackerDecoded
   // Each thread's scratch for a candidate: its logits at the model's and the image's size
   // (floats) and its mask (bytes).
   const std::uint64_t scratch = static_cast<std::uint64_t>(width_) * height_ * 4 + static_cast<std::uint64_t>(width) * height * 5;
-  std::vector<CompactInstance> candidates;
+  std::vector<std::pair<size_t, CompactInstance>> found;  // with its item's index: threads push in any order
   std::mutex mutex;
   const size_t items = static_cast<size_t>(d.objects) * d.candidates;
   parallel_for(items, [&](size_t i) {
@@ -332,15 +329,25 @@ std::vector<CompactInstance> Tracker::everything_candidates(const TrackerDecoded
     if (keep && !keep(inst.box)) return;
     CompactInstance small = compact(inst);
     std::lock_guard lock(mutex);
-    candidates.push_back(std::move(small));
+    found.emplace_back(i, std::move(small));
   }, items_per_thread(items, scratch));
+  // In the grid's order, whatever thread found each: the same run gives the same list.
+  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<CompactInstance> candidates;
+  candidates.reserve(found.size());
+  for (auto& f : found) candidates.push_back(std::move(f.second));
   return candidates;
 }
 
 std::vector<CompactInstance> Tracker::deduplicate(std::vector<CompactInstance> candidates, float box_nms_threshold) {
+  // A total order on what a candidate is, never on where it came from: candidates of equal score
+  // and box (a grid's neighbouring points often decode the same object) are ordered by their
+  // masks, so which one the NMS keeps does not depend on the order the threads found them in.
   std::sort(candidates.begin(), candidates.end(), [](const CompactInstance& a, const CompactInstance& b) {
     if (a.score != b.score) return a.score > b.score;
-    return std::tie(a.box.y0, a.box.x0, a.box.y1, a.box.x1) < std::tie(b.box.y0, b.box.x0, b.box.y1, b.box.x1);
+    const CompactMask &m = a.mask, &n = b.mask;
+    return std::tie(a.box.y0, a.box.x0, a.box.y1, a.box.x1, a.area, m.y0, m.x0, m.y1, m.x1, m.runs) <
+           std::tie(b.box.y0, b.box.x0, b.box.y1, b.box.x1, b.area, n.y0, n.x0, n.y1, n.x1, n.runs);
   });
   std::vector<CompactInstance> kept;
   for (auto& c : candidates) {

@@ -220,4 +220,13 @@ std::size_t Bucket::memory_bytes() const {
   return n;
 }
 
+std::size_t Bucket::memory_bytes_limit() const {
+  if (conds_.empty()) return memory_bytes();
+  const MemoryFrame& f = conds_.front();  // every frame of a bank has the same sizes
+  const std::size_t frame = (f.mem.size() + f.mem_pos.size() + f.pointers.size()) * sizeof(float);
+  const std::size_t rows = ((f.img ? f.img->size() : 0) + (f.img_pos ? f.img_pos->size() : 0)) * sizeof(float);
+  const std::size_t frames = kConditioningFrames + (kMaskMemories - 1), pointer_frames = kObjectPointers - 1;
+  return frames * (frame + rows) + pointer_frames * f.pointers.size() * sizeof(float);
+}
+
 }  // namespace sam3::video

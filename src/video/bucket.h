@@ -84,6 +84,9 @@ class Bucket {
   // A slot with nothing inside (or not appearing) gets the no-object embedding.
   void remember(const VideoDecoder& bundle, const FrameNeck& neck, const SlotMemory& memory, const std::vector<int>& removed);
   std::size_t memory_bytes() const;
+  // What the bank can come to once full: memory_bytes() of every frame it may hold, and those
+  // frames' neck rows (shared with other buckets, so counted here as an upper bound).
+  std::size_t memory_bytes_limit() const;
   int conditioning_frames() const { return static_cast<int>(conds_.size()); }
 
  private:

@@ -158,11 +158,13 @@ VideoTrackerStats VideoTracker::stats() const {
   s.live_objects = impl_->live_objects();
   s.buckets = 0;
   s.memory_bank_bytes = 0;
+  s.memory_bank_limit_bytes = 0;
   s.conditioning_frames = 0;
   for (const auto& t : impl_->tracks) {
     s.buckets += static_cast<int>(t.buckets.size());
     for (const auto& b : t.buckets) {
       s.memory_bank_bytes += b.memory_bytes();
+      s.memory_bank_limit_bytes += b.memory_bytes_limit();
       s.conditioning_frames += b.conditioning_frames();
     }
   }

@@ -38,8 +38,8 @@ class JsonSink final : public PartialSink {
                          {"prompt", o.prompt},
                          {"score", round_to(o.score, 1e4)},
                          {"box", {round_to(o.box.x0, 100), round_to(o.box.y0, 100), round_to(o.box.x1, 100), round_to(o.box.y1, 100)}},
-                         {"area", mask_area(o.mask)},
-                         {"mask", {{"size", {o.mask.height, o.mask.width}}, {"counts", rle_encode(o.mask)}}}});
+                         {"area", o.mask.area()},
+                         {"mask", {{"size", {o.mask.height(), o.mask.width()}}, {"counts", rle_encode(o.mask)}}}});
     }
     // Microseconds: 9 / 30 s reads 0.3, not 0.30000000000000004.
     nlohmann::json line = {{"index", out.result.index}, {"time_s", round_to(out.result.time_s, 1e6)}, {"objects", std::move(objects)}};
@@ -79,12 +79,6 @@ class JsonSink final : public PartialSink {
   }
 
  private:
-  static std::int64_t mask_area(const Mask& m) {
-    std::int64_t n = 0;
-    for (auto v : m.data) n += v != 0;
-    return n;
-  }
-
   SinkContext context_;
   bool final_file_;
   AppendFile lines_;

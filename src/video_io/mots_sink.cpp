@@ -24,6 +24,18 @@ constexpr const char* kPngEntry = "mots";
 constexpr int kMaxInstances = 1000;
 constexpr int kMaxLabels = 64;  // 1000 * 65 + 999 > 65535
 
+// An object's pixels left on top in the frame's label map (within its own mask's bounds).
+Mask visible(const FrameOutput& out, const TrackedObject& object) {
+  const TileRect b = object.mask.bounds();
+  const size_t ww = static_cast<size_t>(b.x1 - b.x0), w = static_cast<size_t>(object.mask.width());
+  std::vector<std::uint8_t> bytes(ww * static_cast<size_t>(b.y1 - b.y0), 0);
+  for (int y = b.y0; y < b.y1; ++y) {
+    const std::uint16_t* line = &out.labels[static_cast<size_t>(y) * w + static_cast<size_t>(b.x0)];
+    for (size_t x = 0; x < ww; ++x) bytes[static_cast<size_t>(y - b.y0) * ww + x] = line[x] == object.id ? 1 : 0;
+  }
+  return Mask::from_window(object.mask.width(), object.mask.height(), b, bytes);
+}
+
 class MotsSink final : public PartialSink {
  public:
   explicit MotsSink(const SinkContext& context) : context_(context) {
@@ -63,28 +75,26 @@ class MotsSink final : public PartialSink {
     const int w = context_.info.width, h = context_.info.height;
     // One pass over the label map: each object's mask as painted, and the PNG's values.
     std::vector<int> slot(static_cast<size_t>(kMaxInstances), -1);
-    std::vector<Mask> masks;
-    std::vector<bool> any;
+    std::vector<int> shown;  // per object: its pixels on top in the label map
     for (const auto& object : out.result.objects) {  // by id, as painted; check() saw the ids and prompts
-      slot[static_cast<size_t>(object.id)] = static_cast<int>(masks.size());
-      masks.push_back({w, h, std::vector<std::uint8_t>(out.labels.size(), 0)});
-      any.push_back(false);
+      slot[static_cast<size_t>(object.id)] = static_cast<int>(shown.size());
+      shown.push_back(0);
     }
     std::vector<std::uint16_t> png(out.labels.size(), 0);
     for (size_t i = 0; i < out.labels.size(); ++i) {
       const int id = out.labels[i];
       if (id == 0) continue;
       const int k = slot[static_cast<size_t>(id)];
-      masks[static_cast<size_t>(k)].data[i] = 1;
-      any[static_cast<size_t>(k)] = true;
+      ++shown[static_cast<size_t>(k)];
       png[i] = static_cast<std::uint16_t>(kMaxInstances * (1 + out.result.objects[static_cast<size_t>(k)].prompt) + id);
     }
     std::string lines;
-    for (size_t k = 0; k < masks.size(); ++k) {
-      if (!any[k]) continue;  // hidden under other objects: MOTS has no empty masks
+    for (size_t k = 0; k < shown.size(); ++k) {
+      if (!shown[k]) continue;  // hidden under other objects: MOTS has no empty masks
       const int id = out.result.objects[k].id, class_id = 1 + out.result.objects[k].prompt;
       lines += std::to_string(out.result.index) + " " + std::to_string(class_id * kMaxInstances + id) + " " +
-               std::to_string(class_id) + " " + std::to_string(h) + " " + std::to_string(w) + " " + rle_encode(masks[k]) + "\n";
+               std::to_string(class_id) + " " + std::to_string(h) + " " + std::to_string(w) + " " +
+               rle_encode(visible(out, out.result.objects[k])) + "\n";
     }
     write_file_atomic(instances_ / frame_file_name("frame_", out.result.index, 6, ".png"), encode_png(png.data(), w, h, 1, 16));
     text_.append(lines);

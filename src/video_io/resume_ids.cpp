@@ -1,5 +1,6 @@
 #include "video_io/resume_ids.h"
 
+#include "predictor/postprocess.h"
 #include "video_io/record.h"
 
 #include <algorithm>
@@ -9,12 +10,7 @@
 namespace sam3::video_io {
 
 double mask_iou(const Mask& a, const Mask& b) {
-  if (a.data.size() != b.data.size()) return 0;
-  std::int64_t inter = 0, uni = 0;
-  for (size_t i = 0; i < a.data.size(); ++i) {
-    inter += a.data[i] && b.data[i];
-    uni += a.data[i] || b.data[i];
-  }
+  const std::int64_t inter = sam3::mask_intersection(a, b), uni = a.area() + b.area() - inter;
   return uni == 0 ? 0 : static_cast<double>(inter) / static_cast<double>(uni);
 }
 
@@ -36,7 +32,7 @@ void ResumeIds::observe(const VideoFrameResult& rerun) {
   std::vector<std::tuple<double, int, int>> pairs;
   for (const auto& a : rerun.objects) {
     for (const auto& b : written->objects) {
-      const double iou = mask_iou(a.mask, b.mask);
+      const double iou = video_io::mask_iou(a.mask, b.mask);  // (not postprocess.h's float one)
       if (iou >= 0.5) pairs.emplace_back(iou, a.id, b.id);
     }
   }

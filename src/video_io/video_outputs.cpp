@@ -339,8 +339,7 @@ std::optional<VideoFrameResult> VideoOutputs::write_frame(const VideoFrame& fram
     throw Error(ErrorCode::kInvalidArgument, "frame " + std::to_string(frame.index) + " is not at the video's size");
   }
   for (const auto& o : result.objects) {
-    if (o.mask.width != info.width || o.mask.height != info.height ||
-        o.mask.data.size() != static_cast<size_t>(info.width) * info.height) {
+    if (o.mask.width() != info.width || o.mask.height() != info.height) {
       throw Error(ErrorCode::kInvalidArgument, "object " + std::to_string(o.id) + " of frame " +
                                                    std::to_string(result.index) + " has a mask of another size than the video's");
     }
@@ -367,8 +366,13 @@ std::optional<VideoFrameResult> VideoOutputs::write_frame(const VideoFrame& fram
   int max_id = s.max_id;
   for (const auto& o : mapped.objects) {  // id order: on a shared pixel the larger id is on top
     if (o.id > 65535) throw Error(ErrorCode::kInvalidArgument, "more than 65535 objects in one video");
-    for (size_t i = 0; i < labels.size(); ++i) {
-      if (o.mask.data[i]) labels[i] = static_cast<std::uint16_t>(o.id);
+    const TileRect b = o.mask.bounds();
+    for (int y = b.y0; y < b.y1; ++y) {
+      const auto row = o.mask.row(y);
+      std::uint16_t* line = &labels[static_cast<size_t>(y) * static_cast<size_t>(info.width) + static_cast<size_t>(b.x0)];
+      for (size_t x = 0; x < row.size(); ++x) {
+        if (row[x]) line[x] = static_cast<std::uint16_t>(o.id);
+      }
     }
     max_id = std::max(max_id, o.id);
   }

@@ -44,9 +44,9 @@ TEST_F(InteractiveCli, AClickGivesTheObjectWithItsPromptEchoed) {
   EXPECT_TRUE(p[0]["box"].is_null());
   ASSERT_EQ(p[0]["instances"].size(), 1u);
   const auto mask = sam3::rle_decode(p[0]["instances"][0]["mask"]["counts"], 480, 640);
-  EXPECT_TRUE(mask.data[200 * 640 + 200]);
-  EXPECT_FALSE(mask.data[110 * 640 + 110]) << "cut around the negative click";
-  EXPECT_FALSE(mask.data[160 * 640 + 460]) << "the other square";
+  EXPECT_TRUE(mask.at(200, 200));
+  EXPECT_FALSE(mask.at(110, 110)) << "cut around the negative click";
+  EXPECT_FALSE(mask.at(460, 160)) << "the other square";
 }
 
 TEST_F(InteractiveCli, BoxesAloneAreOneObjectEachAndFilesAreWritten) {

@@ -42,9 +42,7 @@ TEST_F(LabelCli, ExportsDecodeBackToTheMasks) {
   for (const auto& a : coco["annotations"]) {
     const auto& seg = a["segmentation"];
     const sam3::Mask m = sam3::rle_decode(seg["counts"], seg["size"][0], seg["size"][1]);
-    std::int64_t area = 0;
-    for (auto v : m.data) area += v;
-    EXPECT_EQ(a["area"], area) << "COCO area equals the decoded RLE";
+    EXPECT_EQ(a["area"], m.area()) << "COCO area equals the decoded RLE";
     if (a["image_id"] == 1 && a["category_id"] == 1 && a["score"] > 0.95) {
       EXPECT_GT(sam3::test::iou_with_rect(m, scene_.red_big), 0.85);
       ++red;

@@ -65,9 +65,7 @@ TEST_F(SegmentCli, JsonOnStdoutFollowsTheSchemaAndRleDecodesToTheMask) {
   EXPECT_EQ(inst["mask"]["size"], nlohmann::json({240, 400}));
   const auto mask = sam3::rle_decode(inst["mask"]["counts"], 240, 400);
   EXPECT_GT(sam3::test::iou_with_rect(mask, scene_.red_big), 0.85);
-  std::int64_t area = 0;
-  for (auto v : mask.data) area += v;
-  EXPECT_EQ(inst["area"], area);
+  EXPECT_EQ(inst["area"], mask.area());
   for (const char* key : {"load", "encode_image", "encode_text", "decode", "postprocess"}) {
     EXPECT_TRUE(j["timings_ms"].contains(key)) << key;
   }
@@ -296,8 +294,9 @@ TEST_F(SegmentCli, PrecisionFastFindsTheExactMasksAndSaysWhatRunsIt) {
       const auto& y = b[p]["instances"][i];
       EXPECT_NEAR(x["score"].get<double>(), y["score"].get<double>(), 0.01);
       const auto mx = sam3::rle_decode(x["mask"]["counts"], 240, 400), my = sam3::rle_decode(y["mask"]["counts"], 240, 400);
+      const auto rx = mx.to_raster(), ry = my.to_raster();
       size_t both = 0, either = 0;
-      for (size_t k = 0; k < mx.data.size(); ++k) both += mx.data[k] && my.data[k], either += mx.data[k] || my.data[k];
+      for (size_t k = 0; k < rx.size(); ++k) both += rx[k] && ry[k], either += rx[k] || ry[k];
       EXPECT_GE(static_cast<double>(both) / static_cast<double>(std::max<size_t>(either, 1)), 0.99);
     }
   }

@@ -94,7 +94,7 @@ std::map<std::string, int> ids_at_centres(const nlohmann::json& objects, int f) 
     if (image.rgb[at * 3] != s.rgb[0] || image.rgb[at * 3 + 1] != s.rgb[1] || image.rgb[at * 3 + 2] != s.rgb[2]) continue;
     int found = 0;
     for (const auto& o : objects) {
-      if (sam3::rle_decode(o["mask"]["counts"], kHeight, kWidth).data[at]) found = o["id"];
+      if (sam3::rle_decode(o["mask"]["counts"], kHeight, kWidth).at(cx, cy)) found = o["id"];
     }
     out[s.name] = found;
   }
@@ -160,7 +160,7 @@ TEST_F(TrackCli, AVideoFileInEveryFormatKeepsItsIdsAndTheFormatsAgree) {
       const int id = o["id"];
       const auto mask = sam3::rle_decode(o["mask"]["counts"], kHeight, kWidth);
       for (size_t i = 0; i < labels.size(); ++i) {
-        if (mask.data[i]) labels[i] = static_cast<std::uint16_t>(id);
+        if (mask.at(static_cast<int>(i % kWidth), static_cast<int>(i / kWidth))) labels[i] = static_cast<std::uint16_t>(id);
       }
       const auto line = mots_rle.find({f, 1000 + id});
       ASSERT_NE(line, mots_rle.end()) << "frame " << f << " object " << id << " has no MOTS line";

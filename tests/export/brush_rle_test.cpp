@@ -39,14 +39,15 @@ std::vector<std::uint8_t> decode(const std::vector<std::uint8_t>& rle) {
 
 void expect_round_trip(const sam3::Mask& mask) {
   const auto rgba = decode(sam3::brush_rle_encode(mask));
-  ASSERT_EQ(rgba.size(), mask.data.size() * 4);
+  const auto raster = mask.to_raster();
+  ASSERT_EQ(rgba.size(), raster.size() * 4);
   for (std::size_t i = 0; i < rgba.size(); ++i) {
-    ASSERT_EQ(rgba[i], mask.data[i / 4] ? 255 : 0) << "pixel " << i / 4 << " channel " << i % 4;
+    ASSERT_EQ(rgba[i], raster[i / 4] ? 255 : 0) << "pixel " << i / 4 << " channel " << i % 4;
   }
 }
 
 TEST(BrushRle, HeaderIsCountWordSizeAndFieldWidths) {
-  const sam3::Mask mask{3, 2, std::vector<std::uint8_t>(6, 0)};
+  const sam3::Mask mask(3, 2);
   const auto rle = sam3::brush_rle_encode(mask);
   BitReader in{rle};
   EXPECT_EQ(in.read(32), 24u) << "3 x 2 pixels x 4 channels";
@@ -60,24 +61,25 @@ TEST(BrushRle, HeaderIsCountWordSizeAndFieldWidths) {
 }
 
 TEST(BrushRle, RoundTripsShapesAndEdges) {
-  sam3::Mask mask{37, 23, std::vector<std::uint8_t>(37 * 23, 0)};
+  std::vector<std::uint8_t> raster(37 * 23, 0);
   for (int y = 5; y < 17; ++y) {
-    for (int x = 3; x < 30; ++x) mask.data[y * 37 + x] = (x + y) % 7 != 0;  // runs of every length
+    for (int x = 3; x < 30; ++x) raster[y * 37 + x] = (x + y) % 7 != 0;  // runs of every length
   }
-  mask.data[0] = 1;
-  mask.data.back() = 1;
-  expect_round_trip(mask);
+  expect_round_trip(sam3::Mask::from_raster(37, 23, raster));  // bounds inside the image
+  raster[0] = 1;
+  raster.back() = 1;
+  expect_round_trip(sam3::Mask::from_raster(37, 23, raster));
 }
 
 TEST(BrushRle, RunsLongerThanTheLargestFieldAreSplit) {
-  sam3::Mask mask{300, 300, std::vector<std::uint8_t>(300 * 300, 1)};  // 360,000 values of 255
-  mask.data[150 * 300 + 10] = 0;
-  expect_round_trip(mask);
+  std::vector<std::uint8_t> raster(300 * 300, 1);  // 360,000 values of 255
+  raster[150 * 300 + 10] = 0;
+  expect_round_trip(sam3::Mask::from_raster(300, 300, raster));
 }
 
 TEST(BrushRle, EmptyAndFullMasks) {
-  expect_round_trip(sam3::Mask{1, 1, {1}});
-  expect_round_trip(sam3::Mask{64, 64, std::vector<std::uint8_t>(64 * 64, 0)});
+  expect_round_trip(sam3::Mask::from_raster(1, 1, std::vector<std::uint8_t>{1}));
+  expect_round_trip(sam3::Mask(64, 64));
 }
 
 }  // namespace

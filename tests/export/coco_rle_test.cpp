@@ -5,7 +5,7 @@
 
 namespace {
 
-sam3::Mask mask_of(int h, int w, std::vector<std::uint8_t> row_major) { return {w, h, std::move(row_major)}; }
+sam3::Mask mask_of(int h, int w, std::vector<std::uint8_t> row_major) { return sam3::Mask::from_raster(w, h, row_major); }
 
 TEST(CocoRle, CountsAreColumnMajorStartingWithZeros) {
   // [[0,1],[1,1]]: columns (0,1),(1,1) -> one zero, three ones.
@@ -24,10 +24,12 @@ TEST(CocoRle, StringFormMatchesPycocotools) {
 }
 
 TEST(CocoRle, DecodeInvertsEncode) {
-  sam3::Mask m{37, 23, std::vector<std::uint8_t>(37 * 23)};
-  for (size_t i = 0; i < m.data.size(); ++i) m.data[i] = ((i * 7919) % 13) < 5;
+  std::vector<std::uint8_t> raster(37 * 23);
+  for (size_t i = 0; i < raster.size(); ++i) raster[i] = ((i * 7919) % 13) < 5;
+  const auto m = sam3::Mask::from_raster(37, 23, raster);
   const auto back = sam3::rle_decode(sam3::rle_encode(m), 23, 37);
-  EXPECT_EQ(back.data, m.data);
+  EXPECT_EQ(back, m);
+  EXPECT_EQ(back.to_raster(), raster);
   EXPECT_THROW(sam3::rle_decode("13", 5, 5), sam3::Error);
   EXPECT_THROW(sam3::rle_decode("\x7f", 1, 1), sam3::Error);
 }

@@ -48,11 +48,8 @@ std::pair<sam3::VideoFrame, sam3::VideoFrameResult> frame(std::int64_t index) {
     o.id = id;
     o.score = 0.9f;
     o.prompt = id - 1;
-    o.mask = {kWidth, kHeight, std::vector<std::uint8_t>(kWidth * kHeight, 0)};
     const int x0 = (id - 1) * 12 + static_cast<int>(index);
-    for (int y = 2; y < 8; ++y) {
-      for (int x = x0; x < x0 + 4; ++x) o.mask.data[y * kWidth + x] = 1;
-    }
+    o.mask = sam3::Mask::from_window(kWidth, kHeight, {x0, 2, x0 + 4, 8}, std::vector<std::uint8_t>(4 * 6, 1));
     o.box = {float(x0), 2, float(x0 + 4), 8};
     r.objects.push_back(std::move(o));
   }

@@ -13,10 +13,10 @@ namespace {
 using sam3::test::Rect;
 
 sam3::MaskCrop crop_of_rect(const Rect& r, int w, int h) {
-  sam3::Mask m{w, h, std::vector<std::uint8_t>(static_cast<size_t>(w) * h, 0)};
+  std::vector<std::uint8_t> raster(static_cast<size_t>(w) * h, 0);
   for (int y = r.y0; y < r.y1; ++y)
-    for (int x = r.x0; x < r.x1; ++x) m.data[static_cast<size_t>(y) * w + x] = 1;
-  return sam3::crop_mask(m);
+    for (int x = r.x0; x < r.x1; ++x) raster[static_cast<size_t>(y) * w + x] = 1;
+  return sam3::crop_mask(sam3::Mask::from_raster(w, h, raster));
 }
 
 TEST(Tiling, GridCoversTheImageWithFullTilesAndOverlap) {
@@ -163,7 +163,7 @@ TEST(Tiling, AnObjectAcrossATileSeamComesOutAsOneInstance) {
   EXPECT_GT(std::max(sam3::test::iou_with_rect(first, alone), sam3::test::iou_with_rect(second, alone)), 0.75);
   EXPECT_EQ(found[0].mask.full_width, 1000);
   const auto semantic = sam3::semantic_mask(found, 0, 1000, 300);
-  EXPECT_EQ(semantic.data[static_cast<size_t>(60) * 1000 + 300], 1);
+  EXPECT_TRUE(semantic.at(300, 60));
 }
 
 }  // namespace

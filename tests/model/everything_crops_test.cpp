@@ -49,12 +49,11 @@ TEST(EverythingCrops, AMaskTouchingACropsInnerEdgeIsCutButNotAtTheImagesEdge) {
 sam3::Instance square(int x0, int y0, int x1, int y1, int width, int height, float score) {
   sam3::Instance inst;
   inst.score = score;
-  inst.mask.width = width;
-  inst.mask.height = height;
-  inst.mask.data.assign(static_cast<size_t>(width) * height, 0);
+  std::vector<std::uint8_t> raster(static_cast<size_t>(width) * height, 0);
   for (int y = y0; y < y1; ++y) {
-    for (int x = x0; x < x1; ++x) inst.mask.data[static_cast<size_t>(y) * width + x] = 1;
+    for (int x = x0; x < x1; ++x) raster[static_cast<size_t>(y) * width + x] = 1;
   }
+  inst.mask = sam3::Mask::from_raster(width, height, raster);
   inst.box = {static_cast<float>(x0), static_cast<float>(y0), static_cast<float>(x1), static_cast<float>(y1)};
   inst.area = static_cast<std::int64_t>(x1 - x0) * (y1 - y0);
   return inst;
@@ -64,10 +63,10 @@ TEST(EverythingCrops, CropMasksMoveIntoTheImage) {
   std::vector<sam3::pure::CompactInstance> in_crop{sam3::pure::compact(square(10, 20, 30, 40, 321, 257, 0.9f))};
   sam3::pure::move_into_image(in_crop, {191, 127, 512, 384}, 512, 384);
   const auto m = sam3::pure::expand(in_crop[0]).mask;
-  ASSERT_EQ(m.width, 512);
-  ASSERT_EQ(m.height, 384);
-  EXPECT_EQ(m.data[static_cast<size_t>(127 + 20) * 512 + 191 + 10], 1);
-  EXPECT_EQ(m.data[static_cast<size_t>(20) * 512 + 10], 0);
+  ASSERT_EQ(m.width(), 512);
+  ASSERT_EQ(m.height(), 384);
+  EXPECT_TRUE(m.at(191 + 10, 127 + 20));
+  EXPECT_FALSE(m.at(10, 20));
   EXPECT_EQ(in_crop[0].box.x0, 201);
   EXPECT_EQ(in_crop[0].box.y1, 167);
 }

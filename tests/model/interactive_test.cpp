@@ -24,7 +24,7 @@ std::shared_ptr<const sam3::InteractiveSegmenter> tracker(const char* name = "tr
   return sam3::test::load_interactive_segmenter(sam3::test::test_models_dir() / name);
 }
 
-bool at(const sam3::Mask& m, int x, int y) { return m.data[static_cast<size_t>(y) * m.width + x] != 0; }
+bool at(const sam3::Mask& m, int x, int y) { return m.at(x, y); }
 
 std::string error_of(const std::function<void()>& f) {
   try {
@@ -94,8 +94,8 @@ TEST_F(Interactive, OneClickGivesTheClickedSquareOnly) {
   EXPECT_NEAR(m.box.x1, 220, 2);
   EXPECT_NEAR(m.box.y0, 100, 2);
   EXPECT_NEAR(m.box.y1, 220, 2);
-  EXPECT_EQ(m.mask.width, 640);
-  EXPECT_EQ(m.mask.height, 480);
+  EXPECT_EQ(m.mask.width(), 640);
+  EXPECT_EQ(m.mask.height(), 480);
   EXPECT_GT(r.object_score, 0.9f) << "logit 3 on red";
   EXPECT_EQ(r.prompt.points.size(), 1u);
 }
@@ -164,7 +164,7 @@ TEST_F(Interactive, SeveralObjectsAreDecodedTogetherInOrder) {
   EXPECT_GT(iou_with_rect(r[3].masks[0].mask, scene_->red_left), 0.95);
   // Each the same as decoded alone.
   for (size_t i = 0; i < objects.size(); ++i) {
-    EXPECT_EQ(model_->segment(*embedding_, objects[i]).masks[0].mask.data, r[i].masks[0].mask.data) << "object " << i;
+    EXPECT_EQ(model_->segment(*embedding_, objects[i]).masks[0].mask, r[i].masks[0].mask) << "object " << i;
   }
 }
 
@@ -240,7 +240,7 @@ TEST_F(Interactive, TheFacadeSharesItsModelsEncoderAndCounters) {
   const auto a = again.segment(embedding, sam3::InteractivePrompt{{{160, 160}}, std::nullopt});
   const auto b = model_->segment(*embedding_, sam3::InteractivePrompt{{{160, 160}}, std::nullopt});
   EXPECT_EQ(model_->model().stats().decodes, decodes + 2);
-  EXPECT_EQ(a.masks[0].mask.data, b.masks[0].mask.data);
+  EXPECT_EQ(a.masks[0].mask, b.masks[0].mask);
 }
 
 TEST(Everything, FindsEachObjectOnce) {
@@ -285,8 +285,8 @@ TEST(Everything, CropLayersFindSmallObjectsAndEachObjectOnce) {
     const double least = rect.x0 == small.x0 ? 0.75 : 0.9;
     int matches = 0;
     for (const auto& inst : cropped.instances) {
-      EXPECT_EQ(inst.mask.width, 512);
-      EXPECT_EQ(inst.mask.height, 384);
+      EXPECT_EQ(inst.mask.width(), 512);
+      EXPECT_EQ(inst.mask.height(), 384);
       matches += iou_with_rect(inst.mask, rect) > least;
     }
     EXPECT_EQ(matches, 1) << "square at " << rect.x0 << "," << rect.y0;

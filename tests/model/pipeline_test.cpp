@@ -58,8 +58,8 @@ TEST_P(PipelineTest, EveryInstanceOfTheWordIsFoundSortedByScore) {
   EXPECT_GT(r.instances[1].score, 0.5f);
   EXPECT_LT(r.instances[1].score, 0.9f) << "the small one covers little of its quadrant";
   for (const auto& inst : r.instances) {
-    EXPECT_EQ(inst.mask.width, scene_.image.width);
-    EXPECT_EQ(inst.mask.height, scene_.image.height);
+    EXPECT_EQ(inst.mask.width(), scene_.image.width);
+    EXPECT_EQ(inst.mask.height(), scene_.image.height);
   }
   const auto blue = run({"blue", {}});
   ASSERT_EQ(blue.instances.size(), 1u);

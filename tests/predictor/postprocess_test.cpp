@@ -5,6 +5,7 @@
 #include <cmath>
 #include <random>
 
+#include "predictor/mask_overlaps.h"
 #include "support/test_images.h"
 
 namespace {
@@ -40,8 +41,8 @@ TEST(Postprocess, ScoreIsQueryTimesPresenceAboveThreshold) {
   EXPECT_NEAR(out[0].score, 1.f / (1.f + std::exp(-3.f)) / (1.f + std::exp(-10.f)), 1e-6);
   EXPECT_FLOAT_EQ(out[0].box.x1, 4.f);
   EXPECT_FLOAT_EQ(out[0].box.y1, 2.f);
-  EXPECT_EQ(out[0].mask.width, 8);
-  EXPECT_EQ(out[0].mask.height, 4);
+  EXPECT_EQ(out[0].mask.width(), 8);
+  EXPECT_EQ(out[0].mask.height(), 4);
   // Logit 5 at the top-left cell, -5 elsewhere, upsampled 2x2 -> 4x8: row 0 is positive in
   // columns 0..3 (3.75, 1.25 at columns 2, 3); row 1 mixes 3/4 of row 0 with 1/4 of -5, which
   // leaves column 3 at -0.31. So 4 + 3 pixels.
@@ -71,9 +72,10 @@ TEST(Postprocess, BoxesAreClampedToTheImage) {
 sam3::Instance square(float score, int x0, int y0, int side, int w = 10, int h = 10) {
   sam3::Instance inst;
   inst.score = score;
-  inst.mask = {w, h, std::vector<std::uint8_t>(static_cast<size_t>(w) * h, 0)};
+  std::vector<std::uint8_t> raster(static_cast<size_t>(w) * h, 0);
   for (int y = y0; y < y0 + side; ++y)
-    for (int x = x0; x < x0 + side; ++x) inst.mask.data[static_cast<size_t>(y) * w + x] = 1;
+    for (int x = x0; x < x0 + side; ++x) raster[static_cast<size_t>(y) * w + x] = 1;
+  inst.mask = sam3::Mask::from_raster(w, h, raster);
   inst.area = side * side;
   inst.box = {float(x0), float(y0), float(x0 + side), float(y0 + side)};
   return inst;
@@ -110,7 +112,8 @@ TEST(Postprocess, FinalDetectionsWithAFrozenBoxScaleAreCorrected) {
   const std::vector<float> wrong = {20.f, 20.f, 60.f, 60.f};  // scaled for a bigger image
   sam3::FinalDetections d;
   d.count = 1, d.mask_h = 10, d.mask_w = 10;
-  d.scores = scores.data(), d.boxes = wrong.data(), d.masks = inst.mask.data.data();
+  const auto raster = inst.mask.to_raster();
+  d.scores = scores.data(), d.boxes = wrong.data(), d.masks = raster.data();
   int corrected = 0;
   auto out = sam3::instances_from_final(d, 10, 10, {}, &corrected);
   ASSERT_EQ(out.size(), 1u);
@@ -128,16 +131,16 @@ TEST(Postprocess, FinalDetectionsWithAFrozenBoxScaleAreCorrected) {
 // it is right, and that box (not the mask's pixel bounds) is kept.
 TEST(Postprocess, AFrozenScaleBoxThatStillOverlapsItsMaskIsRescaled) {
   const int w = 1200, h = 900;
-  sam3::Mask mask{w, h, std::vector<std::uint8_t>(static_cast<size_t>(w) * h, 0)};
+  std::vector<std::uint8_t> mask(static_cast<size_t>(w) * h, 0);
   for (int y = 45; y < 855; ++y)
-    for (int x = 60; x < 1140; ++x) mask.data[static_cast<size_t>(y) * w + x] = 1;
+    for (int x = 60; x < 1140; ++x) mask[static_cast<size_t>(y) * w + x] = 1;
   const std::vector<float> scores = {0.9f};
   const std::vector<float> frozen = {60.f * 1008 / w, 45.f * 1008 / h, 1140.f * 1008 / w, 855.f * 1008 / h};
   ASSERT_GT(sam3::box_iou(sam3::Box{frozen[0], frozen[1], frozen[2], std::min(frozen[3], 900.f)}, {60, 45, 1140, 855}), 0.5f)
       << "the case IoU alone lets through";
   sam3::FinalDetections d;
   d.count = 1, d.mask_h = h, d.mask_w = w;
-  d.scores = scores.data(), d.boxes = frozen.data(), d.masks = mask.data.data();
+  d.scores = scores.data(), d.boxes = frozen.data(), d.masks = mask.data();
   d.export_sides = {1008};
   int corrected = 0;
   const auto out = sam3::instances_from_final(d, w, h, {}, &corrected);
@@ -165,7 +168,7 @@ TEST(Postprocess, ProbabilityMasksAreResizedBilinearlyAndCutAtTheMaskThreshold) 
   EXPECT_EQ(corrected, 0) << "the normalized box agrees with the mask";
   EXPECT_FLOAT_EQ(out[0].box.x1, 40.f);
   EXPECT_FLOAT_EQ(out[0].box.y0, 10.f);
-  EXPECT_EQ(out[0].mask.width, 80);
+  EXPECT_EQ(out[0].mask.width(), 80);
   EXPECT_GT(sam3::test::iou_with_rect(out[0].mask, {0, 10, 40, 30}), 0.9);
 }
 
@@ -224,11 +227,46 @@ TEST(Postprocess, ProbabilitiesResizedOrLogitsAndNoPresenceHead) {
   ASSERT_EQ(out.size(), 1u);
   EXPECT_FLOAT_EQ(out[0].score, 1.f / (1.f + std::exp(-4.f)));
   // At x = 2: 0.25 x -10 + 0.75 x 2 = -1 as a logit; 0.25 x 0.00005 + 0.75 x 0.88 = 0.66 as a probability.
-  EXPECT_EQ(out[0].mask.data, (std::vector<std::uint8_t>{0, 0, 0, 1}));
+  EXPECT_EQ(out[0].mask.to_raster(), (std::vector<std::uint8_t>{0, 0, 0, 1}));
   h.resize_probabilities = true;
   out = sam3::instances_from_raw_heads(h, 4, 1, {});
   ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].mask.data, (std::vector<std::uint8_t>{0, 0, 1, 1}));
+  EXPECT_EQ(out[0].mask.to_raster(), (std::vector<std::uint8_t>{0, 0, 1, 1}));
+}
+
+}  // namespace
+
+namespace {
+
+// The overlap rule on masks' bounds gives each shared pixel the owner a per-pixel vote gives:
+// the highest priority, ties to the earlier mask (SAM 3.1's non-overlap constraint).
+TEST(MaskOverlaps, TheSameOwnerAsAPerPixelVote) {
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 40; ++trial) {
+    const int w = 30, h = 20, n = 1 + trial % 6;
+    std::vector<std::vector<std::uint8_t>> rasters;
+    std::vector<sam3::Mask> masks;
+    std::vector<float> priority;
+    for (int k = 0; k < n; ++k) {
+      std::vector<std::uint8_t> r(static_cast<size_t>(w) * h, 0);
+      const int x0 = static_cast<int>(rng() % 20), y0 = static_cast<int>(rng() % 12), side = 3 + static_cast<int>(rng() % 10);
+      for (int y = y0; y < std::min(h, y0 + side); ++y)
+        for (int x = x0; x < std::min(w, x0 + side); ++x) r[static_cast<size_t>(y) * w + x] = rng() % 5 != 0;
+      masks.push_back(sam3::Mask::from_raster(w, h, r));
+      rasters.push_back(std::move(r));
+      priority.push_back(static_cast<float>(rng() % 3));  // ties on purpose
+    }
+    sam3::remove_overlaps(masks, priority);
+    for (size_t p = 0; p < static_cast<size_t>(w) * h; ++p) {
+      int owner = -1;
+      for (int k = 0; k < n; ++k) {
+        if (rasters[k][p] && (owner < 0 || priority[k] > priority[owner])) owner = k;
+      }
+      for (int k = 0; k < n; ++k) {
+        EXPECT_EQ(masks[k].at(static_cast<int>(p % w), static_cast<int>(p / w)), k == owner) << "trial " << trial << " mask " << k;
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -254,9 +254,10 @@ namespace {
 sam3::Instance square(int x0, int y0, int side, float score) {
   sam3::Instance inst;
   inst.score = score;
-  inst.mask = {20, 20, std::vector<std::uint8_t>(400, 0)};
+  std::vector<std::uint8_t> raster(400, 0);
   for (int y = y0; y < y0 + side; ++y)
-    for (int x = x0; x < x0 + side; ++x) inst.mask.data[static_cast<size_t>(y) * 20 + x] = 1;
+    for (int x = x0; x < x0 + side; ++x) raster[static_cast<size_t>(y) * 20 + x] = 1;
+  inst.mask = sam3::Mask::from_raster(20, 20, raster);
   inst.area = side * side;
   inst.box = {float(x0), float(y0), float(x0 + side), float(y0 + side)};
   return inst;

@@ -164,6 +164,25 @@ TEST(Tracker, EverythingKeepsConfidentPresentStableMasksOnce) {
   EXPECT_FLOAT_EQ(sam3::pure::stability_score({2.f, 0.5f, -2.f, -2.f}, 1.f), 0.5f) << "above +1: one; above -1: two";
 }
 
+// "Everything" answered differently between identical runs: the candidates of a run are pushed by
+// parallel threads in any order, and candidates of equal score and box were kept by that order.
+TEST(Tracker, EqualScoresAndBoxesKeepTheSameCandidateWhateverTheOrderFound) {
+  const auto candidate = [](std::vector<std::uint32_t> runs) {
+    sam3::pure::CompactInstance c;
+    c.score = 0.9f;
+    c.box = {0, 0, 2, 2};
+    c.area = 3;
+    c.mask = {4, 4, 0, 0, 2, 2, std::move(runs)};  // a 2x2 window: three of its four pixels, two ways
+    return c;
+  };
+  const std::vector<sam3::pure::CompactInstance> found = {candidate({1, 3}), candidate({0, 3, 1})};
+  const auto kept = Tracker::deduplicate(found, 0.7f);
+  const auto kept_reversed = Tracker::deduplicate({found[1], found[0]}, 0.7f);
+  ASSERT_EQ(kept.size(), 1u) << "one object: the box NMS keeps one";
+  ASSERT_EQ(kept_reversed.size(), 1u);
+  EXPECT_EQ(kept[0].mask.runs, kept_reversed[0].mask.runs) << "the candidate kept depended on the order the threads found them";
+}
+
 TEST(Tracker, FileNamesPickOneDtypeAndNameAMissingHalf) {
   const auto chosen = sam3::pure::choose_tracker_files("m/", {"vision_encoder_fp16.onnx", "prompt_encoder_mask_decoder_fp16.onnx",
                                                               "vision_encoder_q4.onnx"});

@@ -63,7 +63,7 @@ TEST(Int8Rewrite, ResultsAreIdenticalWithInt8Weights) {
       ASSERT_EQ(ra.instances.size(), rb.instances.size()) << layout << " " << text;
       for (size_t i = 0; i < ra.instances.size(); ++i) {
         EXPECT_EQ(ra.instances[i].score, rb.instances[i].score) << layout << " " << text;
-        EXPECT_EQ(ra.instances[i].mask.data, rb.instances[i].mask.data) << layout << " " << text;
+        EXPECT_EQ(ra.instances[i].mask, rb.instances[i].mask) << layout << " " << text;
       }
     }
   }
@@ -207,7 +207,7 @@ TEST(ModelFileCache, AttentionIsFusedOnceAndRecorded) {
   const auto b = plain_segmenter.segment(plain_segmenter.encode(scene.image), {"red", {}});
   ASSERT_EQ(a.instances.size(), b.instances.size());
   for (size_t i = 0; i < a.instances.size(); ++i) {
-    EXPECT_EQ(a.instances[i].mask.data, b.instances[i].mask.data) << "the fused block adds exactly zero";
+    EXPECT_EQ(a.instances[i].mask, b.instances[i].mask) << "the fused block adds exactly zero";
   }
   fs::remove_all(dir);
 }

@@ -113,9 +113,10 @@ TEST(OneDnnBf16, KernelsMatchOnnxRuntimesFloatOperators) {
 
 double iou(const sam3::Mask& a, const sam3::Mask& b) {
   size_t both = 0, either = 0;
-  for (size_t i = 0; i < a.data.size() && i < b.data.size(); ++i) {
-    both += a.data[i] && b.data[i];
-    either += a.data[i] || b.data[i];
+  const auto ra = a.to_raster(), rb = b.to_raster();
+  for (size_t i = 0; i < ra.size() && i < rb.size(); ++i) {
+    both += ra[i] && rb[i];
+    either += ra[i] || rb[i];
   }
   return either == 0 ? 1.0 : static_cast<double>(both) / static_cast<double>(either);
 }

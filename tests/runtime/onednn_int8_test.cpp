@@ -116,7 +116,7 @@ TEST(OneDnnInt8, ModelResultsAreIdentical) {
       ASSERT_EQ(ra.instances.size(), rb.instances.size()) << layout << " " << text;
       for (size_t i = 0; i < ra.instances.size(); ++i) {
         EXPECT_EQ(ra.instances[i].score, rb.instances[i].score) << layout << " " << text;
-        EXPECT_EQ(ra.instances[i].mask.data, rb.instances[i].mask.data) << layout << " " << text;
+        EXPECT_EQ(ra.instances[i].mask, rb.instances[i].mask) << layout << " " << text;
       }
     }
     fs::remove_all(ort_dir);

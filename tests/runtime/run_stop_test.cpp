@@ -106,7 +106,7 @@ TEST(RunStop, ATokenThatIsNeverStoppedChangesNothing) {
   ASSERT_EQ(with.instances.size(), without.instances.size());
   for (size_t i = 0; i < with.instances.size(); ++i) {
     EXPECT_EQ(with.instances[i].score, without.instances[i].score);
-    EXPECT_EQ(with.instances[i].mask.data, without.instances[i].mask.data);
+    EXPECT_EQ(with.instances[i].mask, without.instances[i].mask);
   }
   EXPECT_EQ(model->model().stats().stopped, 0);
 }

@@ -57,20 +57,21 @@ sam3::Mask cvat_decode(const json& mask_field, int width, int height) {
   rle.push_back(run);
   const int w = xbr - xtl + 1, h = ybr - ytl + 1;
   EXPECT_EQ(static_cast<long>(flat.size()), static_cast<long>(w) * h) << "the crop does not fill its box";
-  sam3::Mask full{width, height, std::vector<std::uint8_t>(static_cast<size_t>(width) * height, 0)};
+  std::vector<std::uint8_t> full(static_cast<size_t>(width) * height, 0);
   int pos = 0, value = 0;
   for (int r : rle) {
     for (int k = 0; k < r; ++k, ++pos) {
-      if (value) full.data[static_cast<size_t>(ytl + pos / w) * width + xtl + pos % w] = 1;
+      if (value) full[static_cast<size_t>(ytl + pos / w) * width + xtl + pos % w] = 1;
     }
     value ^= 1;
   }
-  return full;
+  return sam3::Mask::from_raster(width, height, full);
 }
 
 double iou(const sam3::Mask& a, const sam3::Mask& b) {
   long inter = 0, uni = 0;
-  for (size_t i = 0; i < a.data.size(); ++i) inter += a.data[i] && b.data[i], uni += a.data[i] || b.data[i];
+  const auto ra = a.to_raster(), rb = b.to_raster();
+  for (size_t i = 0; i < ra.size(); ++i) inter += ra[i] && rb[i], uni += ra[i] || rb[i];
   return uni ? static_cast<double>(inter) / uni : 1.0;
 }
 
@@ -212,13 +213,14 @@ TEST(CvatInteractor, ClicksGiveTheMaskTheCliGivesForThem) {
   const json answer = json::parse(r->body);
   const auto bounds = answer["bounds"].get<std::vector<int>>();  // left, top, right, bottom (inclusive)
   ASSERT_EQ(bounds.size(), 4u);
-  sam3::Mask ours{400, 240, std::vector<std::uint8_t>(400 * 240, 0)};
+  std::vector<std::uint8_t> raster(400 * 240, 0);
   ASSERT_EQ(answer["mask"].size(), static_cast<size_t>(bounds[3] - bounds[1] + 1));
   for (int y = bounds[1]; y <= bounds[3]; ++y) {
     const json& row = answer["mask"][y - bounds[1]];
     ASSERT_EQ(row.size(), static_cast<size_t>(bounds[2] - bounds[0] + 1));
-    for (int x = bounds[0]; x <= bounds[2]; ++x) ours.data[static_cast<size_t>(y) * 400 + x] = row[x - bounds[0]].get<int>() ? 1 : 0;
+    for (int x = bounds[0]; x <= bounds[2]; ++x) raster[static_cast<size_t>(y) * 400 + x] = row[x - bounds[0]].get<int>() ? 1 : 0;
   }
+  const sam3::Mask ours = sam3::Mask::from_raster(400, 240, raster);
   const auto dir = sam3::test::fresh_test_dir("sam3_cvat_click");
   sam3::write_file_atomic(dir / "scene.png", png);
   const auto cli = sam3::test::run_command(std::string(SAM3_CLI_PATH) + " segment --models " +

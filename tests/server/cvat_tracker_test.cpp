@@ -186,4 +186,28 @@ TEST_F(CvatTracker, BadInputIsA400NamingWhatIsWrong) {
              "\"image\" must be the frame's bytes");
 }
 
+// A server whose tracker memory cannot hold one session (issue 42, item 8: sessions were
+// bounded by count, 32 of up to 390 MB, whatever the server had): the call is refused with
+// Nuclio's error shape and a message saying what to do, and keeps nothing.
+TEST(CvatTrackerMemory, ASessionOverAClientsShareIsA429SayingWhatToDo) {
+  std::unique_ptr<ServerProcess> server(
+      sam3::test::start_serve("sam3.1-video", {"--cvat-tracker-memory", "1", "--cvat-tracker-client-memory", "1", "--threads", "1"}));
+  ASSERT_GT(server->port(), 0) << server->first_line();
+  httplib::Client c("127.0.0.1", server->port());
+  c.set_read_timeout(120, 0);
+  const json payload = {{"image", sam3::server::base64_encode(frame_png(0))},
+                        {"shapes", json::array({rectangle(truth("red", 0))})},
+                        {"states", json::array()}};
+  auto r = c.Post("/api/function_invocations", invoke_headers(), payload.dump(), "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 429) << r->body;
+  const json body = json::parse(r->body);
+  ASSERT_TRUE(body["error"].is_string()) << "Nuclio's error shape: " << r->body;
+  const std::string message = body["error"];
+  EXPECT_NE(message.find("a tracking session of 1 object needs"), std::string::npos) << message;
+  EXPECT_NE(message.find("--cvat-tracker-client-memory"), std::string::npos) << message;
+  EXPECT_NE(message.find("fewer objects"), std::string::npos) << message;
+  EXPECT_EQ(server->stop(SIGTERM), 0);
+}
+
 }  // namespace

@@ -63,8 +63,8 @@ double shoelace(const json& points) {
 // Pixels whose centre is inside the polygon (even-odd, edges counted in) against the mask.
 double polygon_mask_iou(const json& points, const sam3::Mask& mask) {
   std::int64_t inter = 0, uni = 0;
-  for (int y = 0; y < mask.height; ++y) {
-    for (int x = 0; x < mask.width; ++x) {
+  for (int y = 0; y < mask.height(); ++y) {
+    for (int x = 0; x < mask.width(); ++x) {
       bool inside = false, on_edge = false;
       for (size_t i = 0, j = points.size() - 1; i < points.size(); j = i++) {
         const double xi = points[i][0], yi = points[i][1], xj = points[j][0], yj = points[j][1];
@@ -73,7 +73,7 @@ double polygon_mask_iou(const json& points, const sam3::Mask& mask) {
                               y <= std::max(yi, yj));
         if ((yi > y) != (yj > y) && x < (xj - xi) * (y - yi) / (yj - yi) + xi) inside = !inside;
       }
-      const bool p = inside || on_edge, q = mask.data[static_cast<size_t>(y) * mask.width + x] != 0;
+      const bool p = inside || on_edge, q = mask.at(x, y);
       inter += p && q;
       uni += p || q;
     }

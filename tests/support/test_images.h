@@ -99,9 +99,9 @@ inline EverythingScene make_everything_scene() {
 
 inline double iou_with_rect(const Mask& m, const Rect& r) {
   std::int64_t inter = 0, uni = 0;
-  for (int y = 0; y < m.height; ++y) {
-    for (int x = 0; x < m.width; ++x) {
-      const bool a = m.data[static_cast<size_t>(y) * m.width + x] != 0;
+  for (int y = 0; y < m.height(); ++y) {
+    for (int x = 0; x < m.width(); ++x) {
+      const bool a = m.at(x, y);
       const bool b = x >= r.x0 && x < r.x1 && y >= r.y0 && y < r.y1;
       inter += a && b;
       uni += a || b;

@@ -48,7 +48,7 @@ int id_at_centre(const VideoFrameResult& r, const test::Square& s) {
   if (!centre) return -1;
   const auto [cx, cy] = *centre;
   for (const auto& o : r.objects) {
-    if (o.mask.data[static_cast<size_t>(cy) * test::kWidth + cx]) return o.id;
+    if (o.mask.at(cx, cy)) return o.id;
   }
   return 0;
 }
@@ -137,8 +137,8 @@ TEST(VideoTracker, HoleFillingClosesASmallHoleInATrackedMask) {
     for (const auto& r : results) {
       ASSERT_EQ(r.objects.size(), 1u) << "frame " << r.index;
       const auto& m = r.objects[0].mask;
-      EXPECT_TRUE(m.data[55 * test::kWidth + 55]) << "the square, frame " << r.index;
-      EXPECT_EQ(static_cast<bool>(m.data[50 * test::kWidth + 70]), area >= 18) << "the hole's centre, frame " << r.index << ", area " << area;
+      EXPECT_TRUE(m.at(55, 55)) << "the square, frame " << r.index;
+      EXPECT_EQ(m.at(70, 50), area >= 18) << "the hole's centre, frame " << r.index << ", area " << area;
     }
   }
 }
@@ -265,10 +265,10 @@ TEST(VideoTracker, ThirtyTwoObjectsTakeTwoBucketsWithStableIds) {
     EXPECT_EQ(r.objects.size(), 32u) << "frame " << r.index;
     for (size_t k = 0; k < colours.size(); ++k) {
       const auto [x0, y0] = corner(k, r.index);
-      const size_t centre = static_cast<size_t>(y0 + kSide / 2) * kW + x0 + kSide / 2;
+      const int cx = x0 + kSide / 2, cy = y0 + kSide / 2;
       int on_centre = 0;
       for (const auto& o : r.objects)
-        if (o.mask.data[centre]) ids[k].insert(o.id), ++on_centre;
+        if (o.mask.at(cx, cy)) ids[k].insert(o.id), ++on_centre;
       EXPECT_EQ(on_centre, 1) << "square " << k << " on frame " << r.index;
     }
   }

@@ -14,10 +14,11 @@ constexpr int kW = 20, kH = 10;
 sam3::TrackedObject box_object(int id, int x0, int x1) {
   sam3::TrackedObject o;
   o.id = id;
-  o.mask = {kW, kH, std::vector<std::uint8_t>(kW * kH, 0)};
+  std::vector<std::uint8_t> raster(kW * kH, 0);
   for (int y = 2; y < 8; ++y) {
-    for (int x = x0; x < x1; ++x) o.mask.data[y * kW + x] = 1;
+    for (int x = x0; x < x1; ++x) raster[y * kW + x] = 1;
   }
+  o.mask = sam3::Mask::from_raster(kW, kH, raster);
   o.box = {float(x0), 2, float(x1 - 1), 7};
   return o;
 }

@@ -45,10 +45,7 @@ std::pair<sam3::VideoFrame, sam3::VideoFrameResult> frame_of(int f, int shift = 
   sam3::TrackedObject o;
   o.id = id + shift;
   o.score = 0.9f;
-  o.mask = {kW, kH, std::vector<std::uint8_t>(kW * kH, 0)};
-  for (int y = 4; y < 10; ++y) {
-    for (int x = 2 + f; x < 8 + f; ++x) o.mask.data[y * kW + x] = 1;
-  }
+  o.mask = sam3::Mask::from_window(kW, kH, {2 + f, 4, 8 + f, 10}, std::vector<std::uint8_t>(6 * 6, 1));
   o.box = {2.0f + f, 4, 7.0f + f, 9};
   result.objects.push_back(o);
   return {frame, result};

@@ -51,10 +51,11 @@ sam3::TrackedObject rect_object(int id, int x0, int y0, int x1, int y1, float sc
   o.prompt = prompt;
   o.score = score;
   o.box = {static_cast<float>(x0), static_cast<float>(y0), static_cast<float>(x1 - 1), static_cast<float>(y1 - 1)};
-  o.mask = {kW, kH, std::vector<std::uint8_t>(kW * kH, 0)};
+  std::vector<std::uint8_t> raster(kW * kH, 0);
   for (int y = y0; y < y1; ++y) {
-    for (int x = x0; x < x1; ++x) o.mask.data[y * kW + x] = 1;
+    for (int x = x0; x < x1; ++x) raster[y * kW + x] = 1;
   }
+  o.mask = sam3::Mask::from_raster(kW, kH, raster);
   return o;
 }
 
@@ -129,7 +130,7 @@ TEST(VideoOutputs, TracksJsonHoldsEveryFrameWithCocoRleMasks) {
       EXPECT_EQ(jo["box"], nlohmann::json({eo.box.x0, eo.box.y0, eo.box.x1, eo.box.y1}));
       EXPECT_EQ(jo["mask"]["size"], nlohmann::json({kH, kW}));
       const auto decoded = sam3::rle_decode(jo["mask"]["counts"].get<std::string>(), kH, kW);
-      EXPECT_EQ(decoded.data, eo.mask.data) << "frame " << f << " object " << eo.id;
+      EXPECT_EQ(decoded, eo.mask) << "frame " << f << " object " << eo.id;
       EXPECT_EQ(jo["area"], (eo.box.x1 - eo.box.x0 + 1) * (eo.box.y1 - eo.box.y0 + 1));
     }
   }
@@ -157,7 +158,7 @@ TEST(VideoOutputs, DavisPngsAreIndexedWithDavisPaletteAndIds) {
     std::vector<std::uint16_t> expected(kW * kH, 0);
     for (const auto& o : scene(f).second.objects) {
       for (int i = 0; i < kW * kH; ++i) {
-        if (o.mask.data[i]) expected[i] = static_cast<std::uint16_t>(o.id);
+        if (o.mask.at(i % kW, i / kW)) expected[i] = static_cast<std::uint16_t>(o.id);
       }
     }
     EXPECT_EQ(png.pixels, expected) << "frame " << f;
@@ -194,14 +195,14 @@ TEST(VideoOutputs, MotsTextAndPngDecodeBackToTheMasks) {
       ++expected_lines;
       const auto it = seen.find({f, 1000 * (1 + o.prompt) + o.id});
       ASSERT_NE(it, seen.end()) << "frame " << f << " object " << o.id;
-      EXPECT_EQ(it->second.data, o.mask.data);
+      EXPECT_EQ(it->second, o.mask);
     }
     const auto png = sam3::test::read_raw_png(dir / "mots" / "instances" / sam3::test::mots_png_name(f));
     ASSERT_EQ(png.bit_depth, 16);
     ASSERT_EQ(png.color_type, PNG_COLOR_TYPE_GRAY);
     for (const auto& o : scene(f).second.objects) {
       for (int i = 0; i < kW * kH; ++i) {
-        if (o.mask.data[i]) ASSERT_EQ(png.pixels[i], 1000 * (1 + o.prompt) + o.id) << "Datumaro: 1000 * (1 + label) + track id";
+        if (o.mask.at(i % kW, i / kW)) ASSERT_EQ(png.pixels[i], 1000 * (1 + o.prompt) + o.id) << "Datumaro: 1000 * (1 + label) + track id";
       }
     }
   }
@@ -389,7 +390,7 @@ TEST(VideoOutputs, AKilledRunResumesToTheFilesOfAnUninterruptedOne) {
     EXPECT_EQ(from.restart_index, 5) << "a window of 3 frames re-run";
     ASSERT_TRUE(from.last_result);
     EXPECT_EQ(from.last_result->index, 7);
-    EXPECT_EQ(from.last_result->objects.at(1).mask.data, scene(7).second.objects.at(1).mask.data);
+    EXPECT_EQ(from.last_result->objects.at(1).mask, scene(7).second.objects.at(1).mask);
     write_frames(out, static_cast<int>(from.restart_index), 12, 20);  // the re-run tracker numbers from 21
     out.finish();
   }
@@ -456,7 +457,7 @@ TEST(VideoOutputs, ResultsThatDoNotFitAreRefused) {
   sam3::VideoOutputs out(dir.path(), scene_info(), options);
   auto [frame, result] = scene(0);
   auto small = result;
-  small.objects[0].mask.width = 10;
+  small.objects[0].mask = sam3::Mask(10, kH);
   EXPECT_EQ(code_of([&] { out.write(frame, small); }), ErrorCode::kInvalidArgument);
   auto unlabelled = result;
   unlabelled.objects[0].prompt = 2;  // two labels given
@@ -488,17 +489,18 @@ sam3::VideoFrameResult square_result(const sam3::VideoFrame& frame) {
   sam3::TrackedObject o;
   o.id = 1;
   o.score = 0.9f;
-  o.mask = {frame.image.width, frame.image.height, std::vector<std::uint8_t>(frame.image.rgb.size() / 3, 0)};
+  std::vector<std::uint8_t> raster(frame.image.rgb.size() / 3, 0);
   o.box = {1e9f, 1e9f, -1, -1};
   for (int y = 0; y < frame.image.height; ++y) {
     for (int x = 0; x < frame.image.width; ++x) {
       const auto* p = &frame.image.rgb[(y * frame.image.width + x) * 3];
       if (p[0] > 200 && p[1] > 200 && p[2] > 200) {
-        o.mask.data[y * frame.image.width + x] = 1;
+        raster[y * frame.image.width + x] = 1;
         o.box = {std::min(o.box.x0, float(x)), std::min(o.box.y0, float(y)), std::max(o.box.x1, float(x)), std::max(o.box.y1, float(y))};
       }
     }
   }
+  o.mask = sam3::Mask::from_raster(frame.image.width, frame.image.height, raster);
   r.objects.push_back(o);
   return r;
 }

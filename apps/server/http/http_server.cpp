@@ -173,6 +173,9 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     keep_alive_ = msg.keep_alive();
     version_ = msg.version();
+    beast::error_code peer_ec;
+    const auto peer = stream_.socket().remote_endpoint(peer_ec);
+    if (!peer_ec) request_.peer = peer.address().to_string();
     const int fd = stream_.socket().native_handle();
     request_.client_gone = [fd] {
       char c;

@@ -54,17 +54,9 @@ struct PixelBounds {
   int left = 0, top = 0, right = -1, bottom = -1;
 };
 std::optional<PixelBounds> pixel_bounds(const Mask& m) {
-  PixelBounds b{m.width, m.height, -1, -1};
-  for (int y = 0; y < m.height; ++y) {
-    for (int x = 0; x < m.width; ++x) {
-      if (m.data[static_cast<size_t>(y) * m.width + x]) {
-        b.left = std::min(b.left, x), b.right = std::max(b.right, x);
-        b.top = std::min(b.top, y), b.bottom = std::max(b.bottom, y);
-      }
-    }
-  }
-  if (b.right < 0) return std::nullopt;
-  return b;
+  if (m.empty()) return std::nullopt;
+  const TileRect b = m.bounds();
+  return PixelBounds{b.x0, b.y0, b.x1 - 1, b.y1 - 1};
 }
 
 // The mask's pixels inside `b`, row by row, as 0 and 1, then `tail`: "[0,1,...]" (or, with
@@ -73,10 +65,9 @@ void append_crop(std::string& out, const Mask& m, const PixelBounds& b, bool row
   out += '[';
   for (int y = b.top; y <= b.bottom; ++y) {
     if (rows) out += y == b.top ? "[" : ",[";
-    const std::uint8_t* row = &m.data[static_cast<size_t>(y) * m.width];
     for (int x = b.left; x <= b.right; ++x) {
       if (x != b.left || (!rows && y != b.top)) out += ',';
-      out += row[x] ? '1' : '0';
+      out += m.at(x, y) ? '1' : '0';
     }
     if (rows) out += ']';
   }
@@ -255,13 +246,13 @@ std::vector<CvatLabel> read_cvat_labels(const std::string& path) {
   return labels;
 }
 
-void add_cvat_routes(Api& api, const std::vector<CvatLabel>& labels, std::size_t tracker_sessions) {
+void add_cvat_routes(Api& api, const std::vector<CvatLabel>& labels, TrackerBudget tracker_budget) {
   std::vector<CvatLabel> unique;
   for (const auto& l : labels) {
     if (std::none_of(unique.begin(), unique.end(), [&](const CvatLabel& u) { return u.name == l.name; })) unique.push_back(l);
   }
   const auto shared = std::make_shared<const std::vector<CvatLabel>>(std::move(unique));
-  const auto tracker = std::make_shared<CvatTracker>(tracker_sessions);
+  const auto tracker = std::make_shared<CvatTracker>(tracker_budget);
   const auto port_of = [](const HttpRequest& req) {
     const std::string host = req.header("host");
     const size_t colon = host.rfind(':');

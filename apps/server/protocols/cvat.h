@@ -7,6 +7,8 @@
 // follows CVAT's rectangles from frame to frame (cvat_tracker.h).
 #pragma once
 
+#include "tracker_sessions.h"
+
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -34,8 +36,8 @@ std::vector<CvatLabel> read_cvat_labels(const std::string& path);
 inline constexpr const char* kCvatDetector = "sam3-detector";
 inline constexpr const char* kCvatInteractor = "sam3-interactor";
 
-// With `tracker_sessions`: the tracker (listed when the model is SAM 3.1's video bundle) keeps
-// that many sessions (cvat_tracker.h).
-void add_cvat_routes(Api& api, const std::vector<CvatLabel>& labels, std::size_t tracker_sessions = 32);
+// The tracker (listed when the model is SAM 3.1's video bundle) keeps its sessions within
+// `tracker_budget` (tracker_sessions.h).
+void add_cvat_routes(Api& api, const std::vector<CvatLabel>& labels, TrackerBudget tracker_budget = {});
 
 }  // namespace sam3::server

@@ -24,7 +24,30 @@ json rectangle_json(const Box& b) { return json::array({b.x0, b.y0, b.x1, b.y1})
 // Nuclio's dashboard answers its own errors as {"error": "..."}; CVAT relays only the status.
 HttpResponse nuclio_error(int status, const std::string& message) { return json_response(status, {{"error", message}}); }
 
+// Whose share a session counts against: the peer's address (every CVAT user behind one CVAT
+// server is one client; the server has a single API key, so the key tells no one apart).
+std::string client_of(const HttpRequest& req) { return req.peer.empty() ? std::string("unknown") : req.peer; }
+
+std::string megabytes(std::uint64_t bytes) { return std::to_string((bytes + (1u << 20) - 1) >> 20) + " MB"; }
+
 }  // namespace
+
+ApiError CvatTracker::refusal_error(TrackerSessions::Refusal refusal, size_t objects, std::uint64_t bytes,
+                                    const std::string& client) const {
+  const TrackerBudget& b = sessions_.budget();
+  const std::string session = "a tracking session of " + std::to_string(objects) + " object" + (objects == 1 ? "" : "s") +
+                              " needs " + megabytes(bytes) + " of memory once its memory bank is full";
+  if (refusal == TrackerSessions::Refusal::kOverClientShare) {
+    return ApiError(429, "tracker_memory_exceeded",
+                    session + ", more than one client may hold (" + megabytes(b.client_bytes) +
+                        ", sam3 serve --cvat-tracker-client-memory); start tracking fewer objects at once, or raise the share");
+  }
+  return ApiError(503, "tracker_memory_full",
+                  session + " but the tracker's memory (" + megabytes(b.total_bytes) + ", sam3 serve --cvat-tracker-memory) is held by "
+                  "other clients' sessions in use (" + megabytes(sessions_.bytes() - sessions_.client_bytes(client)) +
+                  "); try again once some have been idle for " + std::to_string(b.idle.count()) +
+                  " s, or raise --cvat-tracker-memory");
+}
 
 bool CvatTracker::available(Api& api) {
   try {
@@ -100,10 +123,10 @@ HttpResponse CvatTracker::track(Api& api, const HttpRequest& req) {
     auto session = followed.count(refs[i]->session) ? followed[refs[i]->session] : sessions_.find(refs[i]->session);
     if (!session) {
       throw ApiError(410, "tracker_state_expired",
-                     "the tracker state of shapes[" + std::to_string(i) + "] has expired: this server keeps the " +
-                         std::to_string(sessions_.capacity()) + " most recently used tracking sessions (sam3 serve "
-                         "--cvat-tracker-sessions) and forgets them when it restarts; in CVAT, turn the object's tracking "
-                         "off and on again (or move its rectangle) to start it anew");
+                     "the tracker state of shapes[" + std::to_string(i) + "] has expired: this server keeps each client's most "
+                     "recently used tracking sessions within its share (sam3 serve --cvat-tracker-client-memory, "
+                     "--cvat-tracker-sessions) and forgets them when it restarts; in CVAT, turn the object's tracking off and "
+                     "on again (or move its rectangle) to start it anew");
     }
     if (session->broken) {
       throw ApiError(410, "tracker_state_expired", "the tracking session of shapes[" + std::to_string(i) + "] failed on an "
@@ -123,16 +146,18 @@ HttpResponse CvatTracker::track(Api& api, const HttpRequest& req) {
     followed[refs[i]->session] = session;
   }
 
-  // One worker job: a new session for the objects starting here, one frame more for each
-  // session followed (an encoder pass per session: sessions share no frame).
-  auto job = [model, frame, given, starting, followed](const JobStop& stop) mutable {
-    std::shared_ptr<TrackerSession> started;
+  // One worker job: a new session for the objects starting here, kept within the memory
+  // budget before any other session moves on (a refused call changes nothing), then one frame
+  // more for each session followed (an encoder pass per session: sessions share no frame).
+  const std::string client = client_of(req);
+  auto job = [this, model, frame, given, starting, followed, client](const JobStop& stop) mutable {
+    std::string started_id;
     if (!starting.empty()) {
       VideoPrompts prompts;
       for (size_t i : starting) prompts.objects.push_back({.frame = 0, .points = {}, .box = given[i]});
       VideoTrackerOptions options;
       options.hotstart_delay = 0;  // CVAT wants this frame's rectangles now
-      started = std::make_shared<TrackerSession>();
+      auto started = std::make_shared<TrackerSession>();
       started->tracker = std::make_unique<VideoTracker>(model, std::move(prompts), options);
       started->width = frame->image.width;
       started->height = frame->image.height;
@@ -140,30 +165,39 @@ HttpResponse CvatTracker::track(Api& api, const HttpRequest& req) {
       frame->index = 0;
       started->tracker->push(*frame);  // the objects' first memories; CVAT keeps its own rectangles here
       started->next_index = 1;
+      const std::uint64_t bytes = started->tracker->stats().memory_bank_limit_bytes;
+      const auto added = sessions_.add(std::move(started), client, bytes);
+      if (added.id.empty()) throw refusal_error(added.refusal, starting.size(), bytes, client);
+      started_id = added.id;
     }
-    for (auto& [id, session] : followed) {
-      stop.check();
-      std::lock_guard lock(session->mutex);
-      frame->index = session->next_index;
-      frame->time_s = static_cast<double>(frame->index);
-      try {
-        for (const auto& result : session->tracker->push(*frame)) {
-          for (const auto& object : result.objects) {
-            // A session's objects are all given on its first frame, numbered 1, 2, ... in order.
-            const int k = object.id - 1;
-            if (k >= 0 && k < static_cast<int>(session->last_boxes.size())) session->last_boxes[k] = object.box;
+    try {
+      for (auto& [id, session] : followed) {
+        stop.check();
+        std::lock_guard lock(session->mutex);
+        frame->index = session->next_index;
+        frame->time_s = static_cast<double>(frame->index);
+        try {
+          // Only the boxes are kept: the results' masks (their bounds' bytes) go with them.
+          for (const auto& result : session->tracker->push(*frame)) {
+            for (const auto& object : result.objects) {
+              // A session's objects are all given on its first frame, numbered 1, 2, ... in order.
+              const int k = object.id - 1;
+              if (k >= 0 && k < static_cast<int>(session->last_boxes.size())) session->last_boxes[k] = object.box;
+            }
           }
+          ++session->next_index;
+        } catch (...) {
+          session->broken = true;  // cut off mid-frame: its memory is half updated
+          throw;
         }
-        ++session->next_index;
-      } catch (...) {
-        session->broken = true;  // cut off mid-frame: its memory is half updated
-        throw;
       }
+    } catch (...) {
+      if (!started_id.empty()) sessions_.remove(started_id);  // never answered: no client could name it
+      throw;
     }
-    return started;
+    return started_id;
   };
-  const auto started = api.run_on_worker(req, std::move(job));
-  const std::string started_id = started ? sessions_.add(started) : std::string();
+  const std::string started_id = api.run_on_worker(req, std::move(job));
 
   json out_shapes = json::array(), out_states = json::array();
   std::uint64_t next_started = 0;

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <nlohmann/json.hpp>
 
+#include "api_error.h"
 #include "http/http_server.h"
 #include "tracker_sessions.h"
 
@@ -21,7 +22,7 @@ inline constexpr const char* kCvatTracker = "sam3-tracker";
 
 class CvatTracker {
  public:
-  explicit CvatTracker(std::size_t max_sessions) : sessions_(max_sessions) {}
+  explicit CvatTracker(TrackerBudget budget) : sessions_(budget) {}
   // Whether the server's model is SAM 3.1's video bundle (false while it loads).
   static bool available(Api& api);
   static nlohmann::ordered_json function_json(int port);
@@ -30,6 +31,8 @@ class CvatTracker {
 
  private:
   HttpResponse track(Api& api, const HttpRequest& req);
+  // The answer to a session the budget refused: 429 over the client's share, 503 when full.
+  ApiError refusal_error(TrackerSessions::Refusal refusal, size_t objects, std::uint64_t bytes, const std::string& client) const;
   TrackerSessions sessions_;
 };
 

@@ -23,8 +23,8 @@ json region(const Instance& inst, const RegionControl& control, json value, cons
           {"from_name", control.name},
           {"to_name", control.to_name},
           {"type", region_type(control.kind)},
-          {"original_width", inst.mask.width},
-          {"original_height", inst.mask.height},
+          {"original_width", inst.mask.width()},
+          {"original_height", inst.mask.height()},
           {"image_rotation", 0},
           {"score", inst.score},
           {"readonly", false},
@@ -36,7 +36,7 @@ double percent(double v, int size) { return size > 0 ? v * 100.0 / size : 0.0; }
 }  // namespace
 
 json regions_of(const Instance& inst, const RegionControl& control, const std::string& label, SplicedJson& answer) {
-  const int w = inst.mask.width, h = inst.mask.height;
+  const int w = inst.mask.width(), h = inst.mask.height();
   json out = json::array();
   switch (control.kind) {
     case RegionKind::kBrush:

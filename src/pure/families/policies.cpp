@@ -127,9 +127,7 @@ float box_iom(const Box& a, const Box& b) {
 }
 
 float mask_iom(const Instance& a, const Instance& b) {
-  if (a.mask.data.size() != b.mask.data.size()) return 0.f;
-  std::int64_t both = 0;
-  for (size_t i = 0; i < a.mask.data.size(); ++i) both += (a.mask.data[i] && b.mask.data[i]) ? 1 : 0;
+  const std::int64_t both = mask_intersection(a.mask, b.mask);
   const std::int64_t smaller = std::min(a.area, b.area);
   return smaller > 0 ? static_cast<float>(both) / static_cast<float>(smaller) : 0.f;
 }

@@ -2,40 +2,28 @@
 
 #include <algorithm>
 
+#include "predictor/mask_overlaps.h"
 #include "predictor/postprocess.h"
 
 namespace sam3::pure::video {
 
 std::vector<TrackedObject> render_objects(const std::vector<const PendingObject*>& shown, int width, int height) {
-  const size_t pixels = static_cast<size_t>(width) * height;
-  std::vector<std::vector<std::uint8_t>> masks(shown.size(), std::vector<std::uint8_t>(pixels));
-  for (size_t k = 0; k < shown.size(); ++k) {
-    upsample_threshold(shown[k]->logits.data(), shown[k]->mask_h, shown[k]->mask_w, height, width, 0.0f, masks[k].data());
-  }
+  std::vector<float> scores;
+  for (const PendingObject* object : shown) scores.push_back(object->tracker_score);
   // Object-wise non-overlap (_apply_object_wise_non_overlapping_constraints): the highest
   // tracker score claims a shared pixel; `shown` is in id order, so ties go to the lower id.
-  if (shown.size() > 1) {
-    for (size_t p = 0; p < pixels; ++p) {
-      int owner = -1;
-      for (size_t k = 0; k < shown.size(); ++k) {
-        if (masks[k][p] && (owner < 0 || shown[k]->tracker_score > shown[owner]->tracker_score)) owner = static_cast<int>(k);
-      }
-      for (size_t k = 0; k < shown.size(); ++k) {
-        if (static_cast<int>(k) != owner) masks[k][p] = 0;
-      }
-    }
-  }
+  std::vector<Mask> masks = exclusive_masks(scores, [&](size_t k) {
+    return upsample_mask(shown[k]->logits.data(), shown[k]->mask_h, shown[k]->mask_w, height, width, 0.0f);
+  });
   std::vector<TrackedObject> out;
   for (size_t k = 0; k < shown.size(); ++k) {
-    Mask mask{width, height, std::move(masks[k])};
-    const Box box = mask_bounds(mask);
-    if (std::find(mask.data.begin(), mask.data.end(), std::uint8_t{1}) == mask.data.end()) continue;
+    if (masks[k].empty()) continue;
     TrackedObject obj;
     obj.id = shown[k]->id;
     obj.prompt = shown[k]->prompt;
     obj.score = shown[k]->score;
-    obj.box = box;
-    obj.mask = std::move(mask);
+    obj.box = mask_bounds(masks[k]);
+    obj.mask = std::move(masks[k]);
     out.push_back(std::move(obj));
   }
   return out;

@@ -31,7 +31,7 @@ TEST(OutputDelay, HoldsFramesForTheHotStartDelay) {
   EXPECT_EQ(out[0].index, 0);
   EXPECT_DOUBLE_EQ(out[0].time_s, 0.0);
   ASSERT_EQ(out[0].objects.size(), 1u);
-  EXPECT_EQ(out[0].objects[0].mask.width, 16);
+  EXPECT_EQ(out[0].objects[0].mask.width(), 16);
   EXPECT_EQ(delay.flush().size(), 2u);
 }
 
@@ -96,8 +96,8 @@ TEST(OutputDelay, OverlapsGoToTheHigherTrackerScore) {
   const auto a = object(1, 0, 6, 0.6f), b = object(2, 4, 8, 0.9f);
   const auto objects = render_objects({&a, &b}, 8, 8);
   ASSERT_EQ(objects.size(), 2u);
-  EXPECT_EQ(objects[0].mask.data[0 * 8 + 5], 0) << "column 5 is shared: 2 scores higher";
-  EXPECT_EQ(objects[1].mask.data[0 * 8 + 5], 1);
+  EXPECT_FALSE(objects[0].mask.at(5, 0)) << "column 5 is shared: 2 scores higher";
+  EXPECT_TRUE(objects[1].mask.at(5, 0));
   EXPECT_FLOAT_EQ(objects[0].box.x1, 4.0f);
   const auto c = object(3, 4, 6, 0.5f);
   const auto two = render_objects({&b, &c}, 8, 8);
