@@ -5,6 +5,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "core/json_integer.h"
 #include "geo/seam_merge.h"
 #include "label/instance_record.h"
 #include "label/records.h"
@@ -65,7 +66,10 @@ bool MapTileStore::load(int tile, int width, int height, size_t categories, Tile
   std::ifstream in(dir_ / ("tile-" + std::to_string(tile) + ".json"));
   if (!in) return false;
   const json j = json::parse(in, nullptr, false);
-  if (!j.is_object() || j.value("settings", "") != settings_) return false;  // another run's: redone
+  // Another run's, or damaged: the tile is done again. (value() would throw on a "settings" of
+  // another type: found by shard_records_fuzz.)
+  const auto settings = j.is_object() ? j.find("settings") : j.end();
+  if (settings == j.end() || !settings->is_string() || settings->get_ref<const std::string&>() != settings_) return false;
   try {
     TileRecord r;
     r.nodata = j.at("nodata").get<bool>();
@@ -131,11 +135,9 @@ MapShard read_map_shard(const std::filesystem::path& path) {
     s.extra_json = j.at("extra").dump();
     // Counts and sizes are read in their own type and checked before they index anything.
     const auto count = [&](const json& v, std::int64_t lo, std::int64_t hi, const char* what) {
-      const std::int64_t n = v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(hi) ? hi + 1
-                             : v.is_number_integer()                                                          ? v.get<std::int64_t>()
-                                                                                                              : lo - 1;
-      if (n < lo || n > hi) throw Error(ErrorCode::kInvalidArgument, std::string(what) + " " + v.dump() + " is out of range");
-      return n;
+      const auto n = json_integer_in(v, lo, hi);
+      if (!n) throw Error(ErrorCode::kInvalidArgument, std::string(what) + " " + v.dump() + " is out of range");
+      return *n;
     };
     constexpr std::int64_t kMaxInt = std::numeric_limits<int>::max();
     s.shards = static_cast<int>(count(j.at("shards"), 1, kMaxInt, "shards"));

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/json_integer.h"
 #include "sam3/error.h"
 #include "sam3/export.h"
 
@@ -22,11 +23,9 @@ const json& field(const json& record, const char* name) {
 // An integer in [lo, hi], read in its own type (a JSON number of any size) before narrowing.
 int bounded_int(const json& v, std::int64_t lo, std::int64_t hi, const char* what) {
   if (!v.is_number_integer()) damaged(std::string(what) + " is not an integer");
-  if (v.is_number_unsigned() ? v.get<std::uint64_t>() > static_cast<std::uint64_t>(hi)
-                             : v.get<std::int64_t>() < lo || v.get<std::int64_t>() > hi) {
-    damaged(std::string(what) + " " + v.dump() + " is outside [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
-  }
-  return static_cast<int>(v.get<std::int64_t>());
+  const auto n = json_integer_in(v, lo, hi);
+  if (!n) damaged(std::string(what) + " " + v.dump() + " is outside [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  return static_cast<int>(*n);
 }
 
 float finite(const json& v, const char* what) {

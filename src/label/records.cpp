@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "core/hash.h"
+#include "core/json_integer.h"
 #include "label/instance_record.h"
 #include "sam3/error.h"
 #include "sam3/export.h"
@@ -45,8 +46,9 @@ ItemRecord item_of(const nlohmann::json& j, const std::string& name, size_t cate
   if (!j.contains("path") || !j["path"].is_string()) bad("no \"path\"");
   r.path = j["path"].get<std::string>();
   for (const auto& [key, side] : {std::pair{"width", &r.width}, std::pair{"height", &r.height}}) {
-    if (!j.contains(key) || !j[key].is_number_unsigned() || j[key].get<std::uint64_t>() > 1u << 30) bad(std::string("no valid \"") + key + "\"");
-    *side = j[key].get<int>();
+    const auto n = j.contains(key) ? json_integer_in(j[key], 0, 1 << 30) : std::nullopt;
+    if (!n) bad(std::string("no valid \"") + key + "\"");
+    *side = static_cast<int>(*n);
   }
   if (const auto src = j.find("source"); src != j.end() && src->is_object()) {
     r.source = {field_or<std::int64_t>(*src, "size", -1), field_or<std::int64_t>(*src, "mtime_ns", 0),
@@ -241,13 +243,12 @@ std::optional<LabelShard> read_shard(const fs::path& out) {
   if (j.is_discarded() || !j.is_object()) return std::nullopt;
   const auto k = j.find("shard"), n = j.find("shards"), id = j.find("inputs_id"), count = j.find("inputs");
   // Each in its own JSON type and range before use: the file is read back from disk.
-  if (k == j.end() || n == j.end() || id == j.end() || count == j.end() || !k->is_number_integer() ||
-      !n->is_number_integer() || !id->is_string() || !count->is_number_integer()) {
-    return std::nullopt;
-  }
-  const auto k64 = k->get<std::int64_t>(), n64 = n->get<std::int64_t>();
-  if (n64 < 1 || n64 > std::numeric_limits<int>::max() || k64 < 1 || k64 > n64) return std::nullopt;
-  return LabelShard{static_cast<int>(k64), static_cast<int>(n64), id->get<std::string>(), count->get<std::int64_t>()};
+  if (k == j.end() || n == j.end() || id == j.end() || count == j.end() || !id->is_string()) return std::nullopt;
+  const auto n64 = json_integer_in(*n, 1, std::numeric_limits<int>::max());
+  const auto k64 = n64 ? json_integer_in(*k, 1, *n64) : std::nullopt;
+  const auto inputs = json_integer_in(*count, 0, std::numeric_limits<std::int64_t>::max());
+  if (!k64 || !inputs) return std::nullopt;
+  return LabelShard{static_cast<int>(*k64), static_cast<int>(*n64), id->get<std::string>(), *inputs};
 }
 
 std::string input_list_id(std::vector<std::string> names) {

@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 
+#include "core/json_integer.h"
 #include "sam3/error.h"
 #include "sam3/files.h"
 #include "sam3/log.h"
@@ -53,7 +54,9 @@ struct NamedSink {
 // Why a partial run (or a finished one) cannot be continued with `identity`, or "" when it can.
 // Formats are compared apart: a run may drop formats, not add them.
 std::string difference(const nlohmann::json& saved, const nlohmann::json& identity) {
-  if (saved.value("version", 0) != kProgressVersion) return "it was made by another version of sam3";
+  // Read back from disk: no accessor here may throw on a field of another type (value() would).
+  if (!saved.is_object()) return "it is damaged";
+  if (!saved.contains("version") || saved["version"] != kProgressVersion) return "it was made by another version of sam3";
   if (!saved.contains("video") || saved["video"] != identity["video"]) return "it is of another video (name or frame size)";
   if (!saved.contains("source") || saved["source"] != identity["source"]) {
     return "the video changed since (another file, or frames added, removed or rewritten)";
@@ -215,8 +218,7 @@ VideoOutputs::VideoOutputs(const fs::path& folder, const VideoInfo& info, VideoO
   const auto integer_in = [&](const char* key, std::int64_t lo, std::int64_t hi) {
     if (!saved.contains(key)) return true;
     const auto& v = saved[key];
-    return v.is_number_integer() && !(v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(hi)) &&
-           v.get<std::int64_t>() >= lo && v.get<std::int64_t>() <= hi;
+    return json_integer_in(v, lo, hi).has_value();
   };
   constexpr std::int64_t kMaxCount = std::numeric_limits<std::int64_t>::max() / 2;
   if (!saved.is_null() && (!integer_in("committed_frames", 0, kMaxCount) || !integer_in("last_index", -1, kMaxCount) ||

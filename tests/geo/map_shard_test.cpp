@@ -71,6 +71,13 @@ TEST(MapTileStore, ADamagedTileIsDoneAgain) {
                                               {"instances", {{{"category", 7}, {"score", 0.5}, {"box", {0, 0, 2, 2}},
                                                               {"crop", {0, 0, 2, 2}}, {"counts", "04"}}}}}.dump();
   EXPECT_FALSE(store.load(0, 64, 48, 2, &record)) << "category 7 of 2 was taken";
+  // Found by shard_records_fuzz: a "settings" of another type threw out of load() (the run died).
+  for (const json& settings : {json(0.1), json::array({"settings"}), json(nullptr)}) {
+    std::ofstream(dir / "tile-1.json") << json{{"settings", settings}, {"nodata", true}, {"area_km2", 0}, {"instances", json::array()}}.dump();
+    EXPECT_FALSE(store.load(1, 64, 48, 2, &record)) << "settings " << settings.dump();
+  }
+  std::ofstream(dir / "tile-2.json") << "[1, 2]";
+  EXPECT_FALSE(store.load(2, 64, 48, 2, &record)) << "a tile record that is not an object";
 }
 
 }  // namespace

@@ -445,6 +445,20 @@ TEST(VideoOutputs, APartialRunThatDisagreesWithItsCheckpointStartsOver) {
   expect_overlay_video(dir / "overlay.mp4", 12);
 }
 
+TEST(VideoOutputs, ACheckpointOfAnotherShapeStartsOverInsteadOfThrowing) {
+  // A version of another type, or a checkpoint that is not an object: value() and operator[]
+  // threw nlohmann's type errors out of the constructor before.
+  for (const std::string& checkpoint : {std::string(R"({"version": "2"})"), std::string("[1, 2]"), std::string("7")}) {
+    TempDir dir("sam3_vout");
+    killed_run(dir.path(), 6);
+    const fs::path progress = dir / "sam3-video.partial" / "progress.json";
+    ASSERT_TRUE(fs::exists(progress)) << "the killed run left no checkpoint";
+    std::ofstream(progress, std::ios::trunc) << checkpoint;
+    sam3::VideoOutputs out(dir.path(), scene_info(), all_formats("mpeg4"));
+    EXPECT_EQ(out.resume_point().committed_frames, 0) << checkpoint;
+  }
+}
+
 TEST(VideoOutputs, ResultsThatDoNotFitAreRefused) {
   TempDir dir("sam3_vout");
   auto options = all_formats("png");
