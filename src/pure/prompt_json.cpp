@@ -126,7 +126,7 @@ PromptEntry prompt_entry_from_json(const json& j, const std::string& where) {
 }
 
 SegmentOptions segment_options_from_json(const json& j, const std::string& where, const SegmentOptions& defaults) {
-  if (!j.is_object()) bad(where + " must be an object");
+  if (!j.is_object()) bad((where.empty() ? "the options" : where) + " must be an object");
   const std::string prefix = where.empty() ? "" : where + ".";
   SegmentOptions o = defaults;
   const auto read = [&](const char* key, double lo, double hi, bool whole, auto& field) {

@@ -91,6 +91,12 @@ TEST(SegmentOptionsJson, OutOfRangeOrFractionalValuesAreRefusedNamingTheKey) {
   EXPECT_NE(options_error_of(R"({"max_instances": 4294967297})").find("options.max_instances must be between 0 and"),
             std::string::npos);
   EXPECT_NE(options_error_of(R"([0.5])").find("options must be an object"), std::string::npos);
+  try {
+    sam3::parse_segment_options_json("7");
+    ADD_FAILURE() << "accepted 7";
+  } catch (const sam3::Error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("the options must be an object", 0), 0u) << e.what();
+  }
 }
 
 }  // namespace
