@@ -6,8 +6,10 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <stdexcept>
 
 #include "optimize/onnx_attention.h"
 #include "optimize/onnx_split_attention.h"
@@ -100,6 +102,55 @@ Value linear(const json& l, const std::string& blobs, const Values& values) {
   return y;
 }
 
+// A split bundle (onnx_split_graph.h): its JSON header and the blobs after it.
+struct Bundle {
+  json header;
+  std::string blobs;
+};
+
+Bundle read_bundle(const std::string& bundle) {
+  std::uint32_t length = 0;
+  std::memcpy(&length, bundle.data() + 8, 4);
+  return {json::parse(bundle.substr(12, length)), bundle.substr((12 + length + 15) / 16 * 16)};
+}
+
+// Every input of the bundle filled with floats drawn from [lo, hi].
+Values random_feeds(const json& header, std::mt19937& rng, float lo, float hi) {
+  std::uniform_real_distribution<float> draw(lo, hi);
+  Values feeds;
+  for (const auto& in : header["inputs"]) {
+    Value v{ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, in["shape"].get<std::vector<std::int64_t>>(), {}};
+    std::int64_t count = 1;
+    for (auto d : v.shape) count *= d;
+    v.bytes.resize(static_cast<size_t>(count) * 4);
+    for (std::int64_t i = 0; i < count; ++i) {
+      const float x = draw(rng);
+      std::memcpy(v.bytes.data() + 4 * i, &x, 4);
+    }
+    feeds[in["name"]] = std::move(v);
+  }
+  return feeds;
+}
+
+// The bundle's steps in order, as the tab runs them: segments on ONNX Runtime, and each kernel
+// step by `kernel` (which returns the step's output value and the name it goes under).
+Values run_steps(const Bundle& b, const Values& feeds, const std::function<std::pair<std::string, Value>(const json&, const Values&)>& kernel) {
+  Values values = feeds;
+  for (const auto& step : b.header["steps"]) {
+    if (step.contains("segment")) {
+      const auto& s = step["segment"];
+      Ort::Session session = session_of(std::string_view(b.blobs).substr(s["offset"].get<size_t>(), s["bytes"].get<size_t>()));
+      Values in;
+      for (const auto& name : s["inputs"]) in[name] = values.at(name);
+      for (auto& [name, v] : run(session, in)) values[name] = std::move(v);
+    } else {
+      auto [name, v] = kernel(step, values);
+      values[name] = std::move(v);
+    }
+  }
+  return values;
+}
+
 void expect_split_equals_whole(const std::string& file, int linears, int segments, const std::vector<std::string>& unsigned_outputs) {
   const std::string model = sam3::test::read_file(sam3::test::test_models_dir() / "int8" / file);
   sam3::optimize::SplitLinearsStats stats;
@@ -107,38 +158,14 @@ void expect_split_equals_whole(const std::string& file, int linears, int segment
   EXPECT_EQ(stats.linears, linears) << file;
   EXPECT_EQ(stats.segments, segments) << file;
   ASSERT_EQ(bundle.substr(0, 8), sam3::optimize::kSplitBundleMagic);
-  std::uint32_t length = 0;
-  std::memcpy(&length, bundle.data() + 8, 4);
-  const json header = json::parse(bundle.substr(12, length));
-  const std::string blobs = bundle.substr((12 + length + 15) / 16 * 16);
+  const Bundle split = read_bundle(bundle);
   Ort::Session whole = session_of(model);
   std::mt19937 rng(45);
   for (const auto& [lo, hi] : std::vector<std::pair<float, float>>{{-1, 1}, {0.5f, 3}, {-7, -0.1f}, {2, 2}, {-1e4f, 3e4f}}) {
-    std::uniform_real_distribution<float> draw(lo, hi);
-    Values feeds;
-    for (const auto& in : header["inputs"]) {
-      Value v{ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, in["shape"].get<std::vector<std::int64_t>>(), {}};
-      std::int64_t count = 1;
-      for (auto d : v.shape) count *= d;
-      v.bytes.resize(static_cast<size_t>(count) * 4);
-      for (std::int64_t i = 0; i < count; ++i) {
-        const float x = draw(rng);
-        std::memcpy(v.bytes.data() + 4 * i, &x, 4);
-      }
-      feeds[in["name"]] = std::move(v);
-    }
-    Values values = feeds;
-    for (const auto& step : header["steps"]) {
-      if (step.contains("segment")) {
-        const auto& s = step["segment"];
-        Ort::Session session = session_of(std::string_view(blobs).substr(s["offset"].get<size_t>(), s["bytes"].get<size_t>()));
-        Values in;
-        for (const auto& name : s["inputs"]) in[name] = values.at(name);
-        for (auto& [name, v] : run(session, in)) values[name] = std::move(v);
-      } else {
-        values[step["linear"]["output"]] = linear(step["linear"], blobs, values);
-      }
-    }
+    Values feeds = random_feeds(split.header, rng, lo, hi);
+    const Values values = run_steps(split, feeds, [&](const json& step, const Values& v) {
+      return std::pair{step["linear"]["output"].get<std::string>(), linear(step["linear"], split.blobs, v)};
+    });
     const Values want = run(whole, feeds);
     for (const auto& [name, w] : want) {
       const Value& got = values.at(name);
@@ -227,38 +254,15 @@ void expect_attention_split_equals_whole(const std::string& file, int steps) {
     EXPECT_EQ(bundle, "") << file;
     return;
   }
-  std::uint32_t length = 0;
-  std::memcpy(&length, bundle.data() + 8, 4);
-  const json header = json::parse(bundle.substr(12, length));
-  const std::string blobs = bundle.substr((12 + length + 15) / 16 * 16);
+  const Bundle split = read_bundle(bundle);
   Ort::Session whole = session_of(model);
   std::mt19937 rng(45);
-  std::uniform_real_distribution<float> draw(-4, 4);
-  Values feeds;
-  for (const auto& in : header["inputs"]) {
-    Value v{ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, in["shape"].get<std::vector<std::int64_t>>(), {}};
-    std::int64_t count = 1;
-    for (auto d : v.shape) count *= d;
-    v.bytes.resize(static_cast<size_t>(count) * 4);
-    for (std::int64_t i = 0; i < count; ++i) {
-      const float x = draw(rng);
-      std::memcpy(v.bytes.data() + 4 * i, &x, 4);
-    }
-    feeds[in["name"]] = std::move(v);
-  }
-  Values values = feeds;
-  for (const auto& step : header["steps"]) {
-    if (step.contains("segment")) {
-      const auto& s = step["segment"];
-      Ort::Session session = session_of(std::string_view(blobs).substr(s["offset"].get<size_t>(), s["bytes"].get<size_t>()));
-      Values in;
-      for (const auto& name : s["inputs"]) in[name] = values.at(name);
-      for (auto& [name, v] : run(session, in)) values[name] = std::move(v);
-    } else {
-      ASSERT_TRUE(step.contains("attention")) << step.dump();
-      values[step["attention"]["output"]] = attention(step["attention"], values);
-    }
-  }
+  Values feeds = random_feeds(split.header, rng, -4, 4);
+  Values values;
+  ASSERT_NO_THROW(values = run_steps(split, feeds, [](const json& step, const Values& v) {
+    if (!step.contains("attention")) throw std::runtime_error("a step that is neither a segment nor attention: " + step.dump());
+    return std::pair{step["attention"]["output"].get<std::string>(), attention(step["attention"], v)};
+  }));
   for (const auto& [name, w] : run(whole, feeds)) {
     const Value& got = values.at(name);
     ASSERT_EQ(got.shape, w.shape) << file << " " << name;
