@@ -154,17 +154,12 @@ def text_encoder(path):
            [tensor("text_features", F, [1, tokens, 256]), tensor("text_mask", BOOL, [1, tokens])], "text_encoder")
 
 
-def image_tokens(g, d):
-    img = g.op("Add", ["fpn_feat_2", "fpn_pos_2"])
-    return g.op("Transpose", [g.op("Reshape", [img, g.ints([1, d, 72 * 72])])], perm=[0, 2, 1])  # [1, 5184, 256]
-
-
 def geometry_encoder(path):
     """geti's geometry encoder: box and point rows and a CLS row, 3 layers of self-attention, cross-attention
     to the image tokens and an MLP -> geometry_features [B, N+M+1, 256], geometry_mask."""
     d, heads = 256, 8
     g = Graph()
-    img = image_tokens(g, d)
+    img = bench.image_tokens(g, d)
     boxes = g.linear(g.op("Concat", ["input_boxes", g.op("Unsqueeze", [g.op("Cast", ["input_boxes_labels"], to=F), g.ints([2])])], axis=2), 5, d)
     points = g.linear(g.op("Concat", ["input_points", g.op("Unsqueeze", [g.op("Cast", ["input_points_labels"], to=F), g.ints([2])])], axis=2), 3, d)
     x = g.op("Concat", [boxes, points, g.const(rng.normal(0, 0.02, (1, 1, d)).astype(np.float32))], axis=1)
@@ -182,39 +177,23 @@ def geometry_encoder(path):
 
 
 def decoder(path):
-    """SAM3's decoder (make_bench_models' shape: 6 fusion layers over the 5184 image tokens, 6 query layers of
+    """SAM3's decoder (make_bench_models' body: 6 fusion layers over the 5184 image tokens, 6 query layers of
     200 queries, the heads) on the geti prompt sequence, with EfficientSAM3's two more inputs."""
-    d, heads, queries = 256, 8, 200
+    d = 256
     g = Graph()
-    img = image_tokens(g, d)
+    img = bench.image_tokens(g, d)
     mask = g.op("Unsqueeze", [g.op("Cast", ["prompt_mask"], to=F), g.ints([2])])
     text_mask = g.op("Unsqueeze", [g.op("Cast", ["text_mask"], to=F), g.ints([2])])
     prompt = g.op("Add", [g.op("Mul", ["prompt_features", mask]),
                           g.op("ReduceMean", [g.op("Mul", ["text_features", text_mask])], axes=[1], keepdims=1)])
-    for _ in range(6):
-        img = g.op("Add", [img, g.attention(g.layer_norm(img, d), g.layer_norm(img, d), d, heads)])
-        img = g.op("Add", [img, g.attention(g.layer_norm(img, d), prompt, d, heads)])
-        img = g.op("Add", [img, g.mlp(g.layer_norm(img, d), d, 2048)])
-    q = g.const(rng.normal(0, 0.02, (1, queries, d)).astype(np.float32))
-    for _ in range(6):
-        q = g.op("Add", [q, g.attention(g.layer_norm(q, d), g.layer_norm(q, d), d, heads)])
-        q = g.op("Add", [q, g.attention(g.layer_norm(q, d), img, d, heads)])
-        q = g.op("Add", [q, g.mlp(g.layer_norm(q, d), d, 2048)])
-    q = g.layer_norm(q, d)
-    g.nodes.append(helper.make_node("Squeeze", [g.linear(q, d, 1), g.ints([2])], ["pred_logits"]))
-    g.nodes.append(helper.make_node("Sigmoid", [g.linear(q, d, 4)], ["pred_boxes"]))
+    q = bench.decoder_queries(g, img, prompt, 6, 6)
     zero = g.op("Mul", [g.op("ReduceMean", [q], axes=[1, 2], keepdims=0), g.const(np.float32(0))])
     g.nodes.append(helper.make_node("Reshape", [zero, g.ints([1, 1])], ["presence_logits"]))  # no presence head
-    pixels = g.op("Transpose", [g.op("Reshape", ["fpn_feat_0", g.ints([1, d, 288 * 288])])], perm=[0, 2, 1])
-    pixels = g.op("Transpose", [g.linear(pixels, d, d)], perm=[0, 2, 1])
-    masks = g.op("MatMul", [g.linear(q, d, d), pixels])
-    g.nodes.append(helper.make_node("Reshape", [masks, g.ints([1, queries, 288, 288])], ["pred_masks"]))
-    feats = [tensor("fpn_feat_0", F, [1, d, 288, 288]), tensor("fpn_feat_1", F, [1, d, 144, 144]),
-             tensor("fpn_feat_2", F, [1, d, 72, 72]), tensor("fpn_pos_2", F, [1, d, 72, 72])]
+    bench.mask_head(g, q)
+    feats, outputs = bench.decoder_io()
     g.save(path, feats + [tensor("prompt_features", F, [1, "L", d]), tensor("prompt_mask", BOOL, [1, "L"]),
                           tensor("text_features", F, [1, 32, d]), tensor("text_mask", BOOL, [1, 32])],
-           [tensor("pred_masks", F, [1, queries, 288, 288]), tensor("pred_boxes", F, [1, queries, 4]),
-            tensor("pred_logits", F, [1, queries]), tensor("presence_logits", F, [1, 1])], "prompt_decoder")
+           outputs, "prompt_decoder")
 
 
 def main():

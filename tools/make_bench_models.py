@@ -145,16 +145,16 @@ def text_encoder(path, blocks):
            "text_encoder")
 
 
-def decoder(path, fusion_layers, query_layers):
-    d, heads, queries = 256, 8, 200
-    g = Graph()
+def image_tokens(g, d=256):
+    """The decoder's image tokens: the 72x72 level plus its position, [1, 5184, 256]."""
     img = g.op("Add", ["fpn_feat_2", "fpn_pos_2"])
-    img = g.op("Transpose", [g.op("Reshape", [img, g.ints([1, d, 72 * 72])])], perm=[0, 2, 1])        # [1, 5184, 256]
-    boxes = g.linear("input_boxes", 4, d)                                                              # [1, N, 256]
-    labels = g.op("Unsqueeze", [g.op("Cast", ["input_boxes_labels"], to=TensorProto.FLOAT), g.ints([2])])
-    boxes = g.op("Add", [boxes, g.op("Mul", [labels, g.const(rng.normal(0, 0.02, d).astype(np.float32))])])
-    text = g.op("Mul", ["text_features", g.op("Unsqueeze", [g.op("Cast", ["text_mask"], to=TensorProto.FLOAT), g.ints([2])])])
-    prompt = g.op("Concat", [text, boxes], axis=1)                                                     # [1, 32+N, 256]
+    return g.op("Transpose", [g.op("Reshape", [img, g.ints([1, d, 72 * 72])])], perm=[0, 2, 1])
+
+
+def decoder_queries(g, img, prompt, fusion_layers, query_layers, d=256, heads=8, queries=200):
+    """SAM3's decoder body: fusion layers over the image tokens (self-attention over the 5184, cross to the
+    prompt, MLP), then query layers (self, cross to the image, MLP); writes pred_logits and pred_boxes and
+    returns the normalised queries for the presence and mask heads."""
     for _ in range(fusion_layers):
         img = g.op("Add", [img, g.attention(g.layer_norm(img, d), g.layer_norm(img, d), d, heads)])   # self over 5184
         img = g.op("Add", [img, g.attention(g.layer_norm(img, d), prompt, d, heads)])
@@ -167,17 +167,43 @@ def decoder(path, fusion_layers, query_layers):
     q = g.layer_norm(q, d)
     g.nodes.append(helper.make_node("Squeeze", [g.linear(q, d, 1), g.ints([2])], ["pred_logits"]))
     g.nodes.append(helper.make_node("Sigmoid", [g.linear(q, d, 4)], ["pred_boxes"]))
-    g.nodes.append(helper.make_node("Identity", [g.linear(g.op("ReduceMean", [q], axes=[1], keepdims=0), d, 1)], ["presence_logits"]))
+    return q
+
+
+def mask_head(g, q, d=256, queries=200):
+    """pred_masks: the queries against the 288x288 level's projected pixels."""
     pixels = g.op("Transpose", [g.op("Reshape", ["fpn_feat_0", g.ints([1, d, 288 * 288])])], perm=[0, 2, 1])
     pixels = g.op("Transpose", [g.linear(pixels, d, d)], perm=[0, 2, 1])                               # [1, 256, 82944]
     masks = g.op("MatMul", [g.linear(q, d, d), pixels])                                                # [1, 200, 82944]
     g.nodes.append(helper.make_node("Reshape", [masks, g.ints([1, queries, 288, 288])], ["pred_masks"]))
-    feats = [tensor("fpn_feat_0", TensorProto.FLOAT, [1, d, 288, 288]), tensor("fpn_feat_1", TensorProto.FLOAT, [1, d, 144, 144]),
-             tensor("fpn_feat_2", TensorProto.FLOAT, [1, d, 72, 72]), tensor("fpn_pos_2", TensorProto.FLOAT, [1, d, 72, 72])]
+
+
+def decoder_io(d=256, queries=200):
+    """The FPN levels every SAM3-family decoder reads, and the four outputs it gives."""
+    F = TensorProto.FLOAT
+    feats = [tensor("fpn_feat_0", F, [1, d, 288, 288]), tensor("fpn_feat_1", F, [1, d, 144, 144]),
+             tensor("fpn_feat_2", F, [1, d, 72, 72]), tensor("fpn_pos_2", F, [1, d, 72, 72])]
+    outputs = [tensor("pred_masks", F, [1, queries, 288, 288]), tensor("pred_boxes", F, [1, queries, 4]),
+               tensor("pred_logits", F, [1, queries]), tensor("presence_logits", F, [1, 1])]
+    return feats, outputs
+
+
+def decoder(path, fusion_layers, query_layers):
+    d = 256
+    g = Graph()
+    img = image_tokens(g, d)                                                                           # [1, 5184, 256]
+    boxes = g.linear("input_boxes", 4, d)                                                              # [1, N, 256]
+    labels = g.op("Unsqueeze", [g.op("Cast", ["input_boxes_labels"], to=TensorProto.FLOAT), g.ints([2])])
+    boxes = g.op("Add", [boxes, g.op("Mul", [labels, g.const(rng.normal(0, 0.02, d).astype(np.float32))])])
+    text = g.op("Mul", ["text_features", g.op("Unsqueeze", [g.op("Cast", ["text_mask"], to=TensorProto.FLOAT), g.ints([2])])])
+    prompt = g.op("Concat", [text, boxes], axis=1)                                                     # [1, 32+N, 256]
+    q = decoder_queries(g, img, prompt, fusion_layers, query_layers)
+    g.nodes.append(helper.make_node("Identity", [g.linear(g.op("ReduceMean", [q], axes=[1], keepdims=0), d, 1)], ["presence_logits"]))
+    mask_head(g, q)
+    feats, outputs = decoder_io()
     g.save(path, feats + [tensor("text_features", TensorProto.FLOAT, [1, 32, d]), tensor("text_mask", TensorProto.BOOL, [1, 32]),
                           tensor("input_boxes", TensorProto.FLOAT, [1, "N", 4]), tensor("input_boxes_labels", TensorProto.INT64, [1, "N"])],
-           [tensor("pred_masks", TensorProto.FLOAT, [1, queries, 288, 288]), tensor("pred_boxes", TensorProto.FLOAT, [1, queries, 4]),
-            tensor("pred_logits", TensorProto.FLOAT, [1, queries]), tensor("presence_logits", TensorProto.FLOAT, [1, 1])], "decoder")
+           outputs, "decoder")
 
 
 def main():
