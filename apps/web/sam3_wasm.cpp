@@ -233,7 +233,7 @@ json next_step(Model& m) {
 extern "C" {
 
 EMSCRIPTEN_KEEPALIVE const char* sam3_abi_version() {
-  return guarded([] { return json{{"abi", SAM3_WASM_ABI}, {"unicode", sam3::unicode::unicode_version()}}; });
+  return guarded([] { return json{{"abi", SAM3_WASM_ABI}, {"unicode", sam3::tokenizer::unicode::unicode_version()}}; });
 }
 
 // The interactive model's request -> its first step (sam3_wasm.h).
@@ -362,7 +362,7 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_create(const char* spec_json) {
                   {"quirks", string_list(t.quirks())}, {"input_width", t.input_width()}, {"input_height", t.input_height()},
                   {"box_limit", 1}, {"image_feeds", feeds}, {"text_feeds", json::object()},
                   {"geometry_image_feeds", json::object()}, {"has_geometry", false},
-                  {"unicode", sam3::unicode::unicode_version()}};
+                  {"unicode", sam3::tokenizer::unicode::unicode_version()}};
     }
     // The families whose names fit (sam3_choose_files' "candidates"), else the one named.
     std::vector<std::string> ids = {j.at("layout").get<std::string>()};
@@ -386,7 +386,7 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_create(const char* spec_json) {
                 {"input_height", gen.input_height()}, {"box_limit", gen.box_limit()},
                 {"image_feeds", gen.image_feeds()}, {"text_feeds", gen.text_feeds()},
                 {"geometry_image_feeds", gen.geometry_image_feeds()},
-                {"has_geometry", gen.has_geometry()}, {"unicode", sam3::unicode::unicode_version()}};
+                {"has_geometry", gen.has_geometry()}, {"unicode", sam3::tokenizer::unicode::unicode_version()}};
   });
 }
 
@@ -429,10 +429,10 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_image_inputs(int handle, const std::uint8_
       for (int c = 0; c < 3; ++c) image.rgb[i * 3 + c] = rgba[i * 4 + c];
     }
     if (m.tracker) {
-      auto planes = sam3::resize_planar(image, m.tracker->input_width(), m.tracker->input_height());
+      auto planes = sam3::predictor::resize_planar(image, m.tracker->input_width(), m.tracker->input_height());
       m.staged_inputs = m.tracker->image_inputs(planes);
     } else {
-      auto planes = sam3::resize_planar(image, m.generation->input_width(), m.generation->input_height());
+      auto planes = sam3::predictor::resize_planar(image, m.generation->input_width(), m.generation->input_height());
       m.staged_inputs = m.generation->image_inputs(planes);
     }
     return json{{"tensors", tensors_json(m.staged_inputs)}};

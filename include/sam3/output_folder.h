@@ -29,7 +29,9 @@ std::string safe_file_name(std::string_view text, std::string_view fallback);
 // names stay distinct on case-insensitive file systems too); the result is added to `used`.
 std::string unique_file_name(const std::string& base, std::set<std::string>& used);
 
-class FileLock;
+namespace core {
+class FileLock;  // the folder's lock (internal)
+}  // namespace core
 
 class OutputFolderUpdate {
  public:
@@ -63,7 +65,7 @@ class OutputFolderUpdate {
 
  private:
   std::filesystem::path root_, staging_;
-  std::unique_ptr<FileLock> lock_;
+  std::unique_ptr<core::FileLock> lock_;
   std::set<std::string> owned_;                           // entries sam3 created in root_
   std::map<std::string, std::set<std::string>> contents_;  // what sam3 wrote inside its folders
   std::vector<std::string> staged_, retired_;

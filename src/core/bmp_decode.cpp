@@ -11,7 +11,7 @@
 #include "core/codecs.h"
 #include "sam3/error.h"
 
-namespace sam3 {
+namespace sam3::core {
 namespace {
 
 std::uint32_t le16(const std::uint8_t* p) { return p[0] | (p[1] << 8); }
@@ -201,4 +201,4 @@ Image decode_bmp(std::span<const std::uint8_t> bytes, const std::string& name, s
   return BmpReader(bytes, name, max_pixels).read();
 }
 
-}  // namespace sam3
+}  // namespace sam3::core

@@ -10,7 +10,7 @@
 
 #include "sam3/image.h"
 
-namespace sam3 {
+namespace sam3::core {
 
 // Both refuse (kImageTooLarge) an image over `max_pixels` from its header, before allocating.
 Image decode_jpeg(std::span<const std::uint8_t> bytes, const std::string& name, std::int64_t max_pixels);
@@ -35,4 +35,4 @@ int exif_orientation(std::span<const std::uint8_t> app1);
 // Turns an image as EXIF orientation `o` says (2..8; 1 leaves it).
 Image apply_orientation(Image image, int o);
 
-}  // namespace sam3
+}  // namespace sam3::core

@@ -2,7 +2,7 @@
 
 #include "core/codecs.h"
 
-namespace sam3 {
+namespace sam3::core {
 
 int exif_orientation(std::span<const std::uint8_t> a) {
   // "Exif\0\0", then a TIFF header and IFD0; tag 0x0112 (SHORT) is the orientation.
@@ -45,4 +45,4 @@ Image apply_orientation(Image image, int o) {
   return turned;
 }
 
-}  // namespace sam3
+}  // namespace sam3::core

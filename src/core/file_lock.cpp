@@ -9,7 +9,7 @@
 
 #include "sam3/error.h"
 
-namespace sam3 {
+namespace sam3::core {
 namespace {
 
 int open_lock_file(const std::filesystem::path& path) {
@@ -56,4 +56,4 @@ FileLock::~FileLock() {
   if (fd_ >= 0) ::close(fd_);  // closing releases the lock
 }
 
-}  // namespace sam3
+}  // namespace sam3::core

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-namespace sam3 {
+namespace sam3::core {
 
 class FileLock {
  public:
@@ -28,4 +28,4 @@ class FileLock {
   int fd_ = -1;
 };
 
-}  // namespace sam3
+}  // namespace sam3::core

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-namespace sam3 {
+namespace sam3::core {
 
 inline std::uint64_t fnv1a64(std::string_view s) {
   std::uint64_t h = 1469598103934665603ull;
@@ -21,4 +21,4 @@ inline std::string hex64(std::uint64_t v) {
   return buf;
 }
 
-}  // namespace sam3
+}  // namespace sam3::core

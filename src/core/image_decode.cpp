@@ -13,7 +13,7 @@
 #include "sam3/image.h"
 
 namespace sam3 {
-std::string too_large_message(const std::string& name, std::int64_t w, std::int64_t h, std::int64_t limit) {
+std::string core::too_large_message(const std::string& name, std::int64_t w, std::int64_t h, std::int64_t limit) {
   char pixels[32];  // exact in long double's 64-bit mantissa, where w * h overflows int64
   std::snprintf(pixels, sizeof pixels, "%.0Lf", static_cast<long double>(w) * static_cast<long double>(h));
   return name + ": image is " + std::to_string(w) + "x" + std::to_string(h) + " = " + pixels +
@@ -24,30 +24,30 @@ std::string too_large_message(const std::string& name, std::int64_t w, std::int6
 Image decode_image(std::span<const std::uint8_t> bytes, const std::string& name,
                    const ImageLoadOptions& options) {
   if (bytes.empty()) throw Error(ErrorCode::kImageUnreadable, name + ": file is empty");
-  const ImageFormat format = sniff_format(bytes);
-  if (format == ImageFormat::kUnknown || format == ImageFormat::kGif || format == ImageFormat::kBigTiff) {
+  const core::ImageFormat format = core::sniff_format(bytes);
+  if (format == core::ImageFormat::kUnknown || format == core::ImageFormat::kGif || format == core::ImageFormat::kBigTiff) {
     throw Error(ErrorCode::kImageUnsupported,
-                name + ": " + (format == ImageFormat::kUnknown ? "unrecognised" : format_name(format)) +
+                name + ": " + (format == core::ImageFormat::kUnknown ? "unrecognised" : core::format_name(format)) +
                     " image format; use JPEG, PNG, WebP, BMP or TIFF");
   }
-  if (auto problem = structure_problem(bytes, format)) {
+  if (auto problem = core::structure_problem(bytes, format)) {
     throw Error(problem->find("not supported") != std::string::npos ? ErrorCode::kImageUnsupported : ErrorCode::kImageCorrupt,
                 name + ": " + *problem);
   }
-  if (auto size = read_header_size(bytes, format)) {
+  if (auto size = core::read_header_size(bytes, format)) {
     if (size->width <= 0 || size->height <= 0) {
-      throw Error(ErrorCode::kImageCorrupt, name + ": " + format_name(format) +
+      throw Error(ErrorCode::kImageCorrupt, name + ": " + core::format_name(format) +
                                                 " header has a zero image size; the file is corrupt");
     }
     if (size->width > options.max_pixels / size->height) {  // width * height could overflow
-      throw Error(ErrorCode::kImageTooLarge, too_large_message(name, size->width, size->height, options.max_pixels));
+      throw Error(ErrorCode::kImageTooLarge, core::too_large_message(name, size->width, size->height, options.max_pixels));
     }
   }
-  if (format == ImageFormat::kJpeg) return decode_jpeg(bytes, name, options.max_pixels);
-  if (format == ImageFormat::kPng) return decode_png(bytes, name, options.max_pixels);
-  if (format == ImageFormat::kWebp) return decode_webp(bytes, name, options.max_pixels);
-  if (format == ImageFormat::kBmp) return decode_bmp(bytes, name, options.max_pixels);
-  return decode_tiff(bytes, name, options.max_pixels);
+  if (format == core::ImageFormat::kJpeg) return core::decode_jpeg(bytes, name, options.max_pixels);
+  if (format == core::ImageFormat::kPng) return core::decode_png(bytes, name, options.max_pixels);
+  if (format == core::ImageFormat::kWebp) return core::decode_webp(bytes, name, options.max_pixels);
+  if (format == core::ImageFormat::kBmp) return core::decode_bmp(bytes, name, options.max_pixels);
+  return core::decode_tiff(bytes, name, options.max_pixels);
 }
 
 std::vector<std::uint8_t> read_image_file(const std::filesystem::path& path, const ImageLoadOptions& options) {

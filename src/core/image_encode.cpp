@@ -12,7 +12,7 @@
 #include "core/codecs.h"
 #include "sam3/error.h"
 
-namespace sam3 {
+namespace sam3::core {
 namespace {
 
 void png_append(png_structp png, png_bytep data, png_size_t n) {
@@ -102,4 +102,4 @@ std::string encode_jpeg(const std::uint8_t* rgb, int width, int height, int qual
   return out;
 }
 
-}  // namespace sam3
+}  // namespace sam3::core

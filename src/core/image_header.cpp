@@ -3,7 +3,7 @@
 #include <cstring>
 #include <string_view>
 
-namespace sam3 {
+namespace sam3::core {
 namespace {
 
 std::uint32_t be16(const std::uint8_t* p) { return (p[0] << 8) | p[1]; }
@@ -177,4 +177,4 @@ std::optional<ImageSize> read_header_size(std::span<const std::uint8_t> b, Image
   }
 }
 
-}  // namespace sam3
+}  // namespace sam3::core

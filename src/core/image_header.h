@@ -7,7 +7,7 @@
 #include <span>
 #include <string>
 
-namespace sam3 {
+namespace sam3::core {
 
 enum class ImageFormat { kUnknown, kJpeg, kPng, kWebp, kBmp, kTiff, kGif, kBigTiff };
 
@@ -26,4 +26,4 @@ std::optional<ImageSize> read_header_size(std::span<const std::uint8_t> bytes, I
 // (core/codecs.h).
 std::optional<std::string> structure_problem(std::span<const std::uint8_t> bytes, ImageFormat format);
 
-}  // namespace sam3
+}  // namespace sam3::core

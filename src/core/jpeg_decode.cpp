@@ -10,7 +10,7 @@
 #include "core/codecs.h"
 #include "sam3/error.h"
 
-namespace sam3 {
+namespace sam3::core {
 namespace {
 
 struct ErrorManager {
@@ -100,4 +100,4 @@ Image decode_jpeg(std::span<const std::uint8_t> bytes, const std::string& name, 
   return apply_orientation(std::move(image), exif_orientation(st->app1));
 }
 
-}  // namespace sam3
+}  // namespace sam3::core

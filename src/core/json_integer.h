@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <optional>
 
-namespace sam3 {
+namespace sam3::core {
 
 // The integer `v` holds when it is one in [lo, hi]; nullopt for any other value or type.
 template <typename Json>
@@ -23,4 +23,4 @@ std::optional<std::int64_t> json_integer_in(const Json& v, std::int64_t lo, std:
   return n < lo || n > hi ? std::nullopt : std::optional(n);
 }
 
-}  // namespace sam3
+}  // namespace sam3::core

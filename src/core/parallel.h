@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-namespace sam3 {
+namespace sam3::core {
 
 // Calls fn(i) for every i in [0, n); rethrows the first exception a call threw. Small loops
 // (fewer than `min_per_thread` items per extra thread) run on the caller's thread only.
@@ -37,4 +37,4 @@ void parallel_for(size_t n, Fn&& fn, size_t min_per_thread = 4) {
   }
 }
 
-}  // namespace sam3
+}  // namespace sam3::core

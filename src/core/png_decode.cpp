@@ -14,7 +14,7 @@
 #include "core/codecs.h"
 #include "sam3/error.h"
 
-namespace sam3 {
+namespace sam3::core {
 namespace {
 
 struct Reader {
@@ -85,4 +85,4 @@ Image decode_png(std::span<const std::uint8_t> bytes, const std::string& name, s
   return std::move(st->image);
 }
 
-}  // namespace sam3
+}  // namespace sam3::core

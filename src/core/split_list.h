@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-namespace sam3 {
+namespace sam3::core {
 
 // The items between `sep`s, empty ones dropped ("1,,2," gives "1", "2"); no trimming.
 inline std::vector<std::string> split_list(std::string_view s, char sep = ',') {
@@ -19,4 +19,4 @@ inline std::vector<std::string> split_list(std::string_view s, char sep = ',') {
   return out;
 }
 
-}  // namespace sam3
+}  // namespace sam3::core

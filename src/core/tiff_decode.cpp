@@ -12,7 +12,7 @@
 #include "core/codecs.h"
 #include "sam3/error.h"
 
-namespace sam3 {
+namespace sam3::core {
 namespace {
 
 struct MemoryFile {
@@ -119,4 +119,4 @@ Image decode_tiff(std::span<const std::uint8_t> bytes, const std::string& name, 
   return image;
 }
 
-}  // namespace sam3
+}  // namespace sam3::core

@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-namespace sam3 {
+namespace sam3::core {
 
 using Clock = std::chrono::steady_clock;
 
@@ -10,4 +10,4 @@ inline double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-}  // namespace sam3
+}  // namespace sam3::core

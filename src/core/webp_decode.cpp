@@ -3,7 +3,7 @@
 #include "core/codecs.h"
 #include "sam3/error.h"
 
-namespace sam3 {
+namespace sam3::core {
 
 Image decode_webp(std::span<const std::uint8_t> bytes, const std::string& name, std::int64_t max_pixels) {
   WebPBitstreamFeatures features;
@@ -27,4 +27,4 @@ Image decode_webp(std::span<const std::uint8_t> bytes, const std::string& name, 
   return image;
 }
 
-}  // namespace sam3
+}  // namespace sam3::core

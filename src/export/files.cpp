@@ -10,13 +10,13 @@ namespace sam3 {
 std::string encode_mask_png(const Mask& mask) {
   std::vector<std::uint8_t> grey(static_cast<size_t>(mask.width()) * static_cast<size_t>(mask.height()), 0);
   mask.paint(grey, 255);
-  return encode_png(grey.data(), mask.width(), mask.height(), 1, 8);
+  return core::encode_png(grey.data(), mask.width(), mask.height(), 1, 8);
 }
 
-std::string encode_rgb_png(const Image& image) { return encode_png(image.rgb.data(), image.width, image.height, 3, 8); }
+std::string encode_rgb_png(const Image& image) { return core::encode_png(image.rgb.data(), image.width, image.height, 3, 8); }
 
 std::string encode_rgb_jpeg(const Image& image, int quality) {
-  return encode_jpeg(image.rgb.data(), image.width, image.height, quality);
+  return core::encode_jpeg(image.rgb.data(), image.width, image.height, quality);
 }
 
 Image render_overlay(const Image& image, const std::vector<Instance>& instances, const std::string& label) {

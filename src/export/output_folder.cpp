@@ -173,12 +173,12 @@ OutputFolderUpdate::OutputFolderUpdate(fs::path root) : root_(std::move(root)) {
   fs::create_directories(root_, ec);
   if (ec) throw Error(ErrorCode::kIo, root_.string() + ": cannot create the output folder (" + ec.message() + ")");
   std::string holder;
-  auto lock = FileLock::try_lock(root_ / kLock, "sam3", &holder);
+  auto lock = core::FileLock::try_lock(root_ / kLock, "sam3", &holder);
   if (!lock) {
     throw Error(ErrorCode::kIo, root_.string() + ": " + holder +
                                     " is writing to this folder; wait for it to finish or choose another output folder");
   }
-  lock_ = std::make_unique<FileLock>(std::move(*lock));
+  lock_ = std::make_unique<core::FileLock>(std::move(*lock));
   std::tie(owned_, contents_) = read_manifest(root_);
   recover_stale_updates(root_, owned_);
   remove_stale_temporaries(root_);  // files a killed write_file_atomic left (its pid is gone)

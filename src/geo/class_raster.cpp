@@ -6,7 +6,7 @@
 #include "sam3/error.h"
 #include "geo/map_label.h"
 
-namespace sam3 {
+namespace sam3::geo {
 
 namespace {
 constexpr int kBlock = 256;
@@ -48,7 +48,7 @@ void write_class_raster(const std::filesystem::path& path, const Raster& raster,
                    [&](size_t a, size_t b) { return result.instances[a].score < result.instances[b].score; });
   for (size_t i : order) {
     const auto& inst = result.instances[i];
-    const MaskCrop& m = inst.mask;
+    const label::MaskCrop& m = inst.mask;
     if (m.width <= 0 || m.height <= 0) continue;
     std::vector<std::uint16_t> block(static_cast<size_t>(m.width) * m.height);
     if (band->RasterIO(GF_Read, m.x0, m.y0, m.width, m.height, block.data(), m.width, m.height, GDT_UInt16, 0, 0) != CE_None) {
@@ -65,4 +65,4 @@ void write_class_raster(const std::filesystem::path& path, const Raster& raster,
   ds.reset();
 }
 
-}  // namespace sam3
+}  // namespace sam3::geo

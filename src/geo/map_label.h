@@ -15,11 +15,11 @@
 #include "sam3/map_labeler.h"
 #include "sam3/raster.h"
 
-namespace sam3 {
+namespace sam3::geo {
 
 // What one tile gave, kept as each tile finishes so that an interrupted map run resumes.
 struct TileRecord {
-  std::vector<LabeledInstance> instances;  // raster pixel coordinates, as found
+  std::vector<label::LabeledInstance> instances;  // raster pixel coordinates, as found
   bool nodata = false;                     // the tile held no data and was not encoded
   double area_km2 = 0;                     // ground with data that only this tile covers
 };
@@ -64,15 +64,15 @@ inline constexpr std::int64_t kMaxMapTiles = 2147483647;
 // geotransform: --gsd), bands and their scaling (--bands, --scale), categories with their
 // prompts and exemplar boxes (corners and polarity), thresholds, tile and overlap, the model.
 std::string map_settings_hash(const Model& model, const Raster& raster, const std::vector<LabelCategory>& categories,
-                              const MapLabelOptions& options, const TileGrid& grid);
+                              const MapLabelOptions& options, const label::TileGrid& grid);
 // The tile grid label_raster uses for these options, computed, never listed. Throws
 // kInvalidArgument naming the sizes for a tile over kMaxMapTile or more than kMaxMapTiles tiles.
-TileGrid map_tile_grid(const Model& model, const Raster& raster, const MapLabelOptions& options);
+label::TileGrid map_tile_grid(const Model& model, const Raster& raster, const MapLabelOptions& options);
 
 struct MapLabelResult {
-  std::vector<LabeledInstance> instances;  // raster pixel coordinates, no pixel outside the data
+  std::vector<label::LabeledInstance> instances;  // raster pixel coordinates, no pixel outside the data
   std::vector<int> tile_of_instance;
-  TileGrid grid;
+  label::TileGrid grid;
   std::int64_t tiles_skipped = 0;  // all nodata: never encoded
   double area_km2 = 0;         // ground covered by tiles with data (0 without a CRS)
   bool stopped = false;
@@ -131,4 +131,4 @@ void check_class_raster_size(const Raster& raster);  // throws kInvalidArgument 
 void write_class_raster(const std::filesystem::path& path, const Raster& raster, const MapLabelResult& result,
                         std::size_t categories);
 
-}  // namespace sam3
+}  // namespace sam3::geo

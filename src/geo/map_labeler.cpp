@@ -98,19 +98,19 @@ void stage_map_outputs(OutputFolderUpdate& update, const MapLabelJob& job) {
 
 // The run's outputs, swapped in together, only over files sam3 wrote there before.
 void write_outputs(OutputFolderUpdate& update, const MapLabelJob& job, const std::vector<Raster>& rasters,
-                   const std::vector<MapLabelResult>& results, MapRunSummary& summary) {
+                   const std::vector<geo::MapLabelResult>& results, MapRunSummary& summary) {
   stage_map_outputs(update, job);
-  std::vector<MapPart> parts;
+  std::vector<geo::MapPart> parts;
   for (size_t i = 0; i < rasters.size(); ++i) parts.push_back({&rasters[i], &results[i]});
   summary.features_per_category.assign(job.categories.size(), 0);
   for (const auto& c : job.categories) summary.categories.push_back(c.name);
   for (auto format : job.formats) {
     const std::string name = map_output_name(format);
-    summary.features_per_category = write_map_vectors({update.stage(name), job.target_crs}, job.categories, parts);
+    summary.features_per_category = geo::write_map_vectors({update.stage(name), job.target_crs}, job.categories, parts);
     summary.outputs.push_back(update.root() / name);
   }
   if (!job.raster_out.empty()) {
-    write_class_raster(update.stage(job.raster_out), rasters[0], results[0], job.categories.size());
+    geo::write_class_raster(update.stage(job.raster_out), rasters[0], results[0], job.categories.size());
     summary.outputs.push_back(update.root() / job.raster_out);
   }
   update.commit();
@@ -120,8 +120,8 @@ void write_outputs(OutputFolderUpdate& update, const MapLabelJob& job, const std
 // format refuses or holds twice ("white" and "White" in a GeoPackage, a leading "-"), a CRS GDAL
 // does not know, a raster without one where a CRS is asked for, fail now, not after the work.
 void check_vector_outputs(const MapLabelJob& job, const std::vector<Raster>& rasters) {
-  const std::vector<MapLabelResult> nothing(rasters.size());
-  std::vector<MapPart> parts;
+  const std::vector<geo::MapLabelResult> nothing(rasters.size());
+  std::vector<geo::MapPart> parts;
   for (size_t i = 0; i < rasters.size(); ++i) parts.push_back({&rasters[i], &nothing[i]});
   static std::atomic<unsigned> checks{0};
   for (auto format : job.formats) {
@@ -129,7 +129,7 @@ void check_vector_outputs(const MapLabelJob& job, const std::vector<Raster>& ras
     const std::string dir = "/vsimem/sam3-check-" + std::to_string(::getpid()) + "-" + std::to_string(checks++);
     const std::string scratch = dir + "/" + name;
     try {
-      write_map_vectors({scratch, job.target_crs}, job.categories, parts);
+      geo::write_map_vectors({scratch, job.target_crs}, job.categories, parts);
     } catch (const Error& e) {
       VSIRmdirRecursive(dir.c_str());
       std::string message = e.what();
@@ -141,7 +141,7 @@ void check_vector_outputs(const MapLabelJob& job, const std::vector<Raster>& ras
   }
 }
 
-void add_totals(const std::vector<MapLabelResult>& results, MapRunSummary& s) {
+void add_totals(const std::vector<geo::MapLabelResult>& results, MapRunSummary& s) {
   for (const auto& r : results) {
     s.area_km2 += r.area_km2, s.tiles += r.grid.size(), s.tiles_skipped += r.tiles_skipped;
     s.instances += static_cast<std::int64_t>(r.instances.size());
@@ -172,7 +172,7 @@ void check_job(const MapLabelJob& job) {
 
 std::vector<MapFormat> parse_map_formats(const std::string& list) {
   std::vector<MapFormat> out;
-  for (const auto& f : split_list(list)) {
+  for (const auto& f : core::split_list(list)) {
     const FormatName* known = nullptr;
     for (const auto& k : kFormats) {
       if (f == k.name) known = &k;
@@ -187,7 +187,7 @@ std::vector<MapFormat> parse_map_formats(const std::string& list) {
 }
 
 bool is_map_format_list(const std::string& list) {
-  const auto names = split_list(list);
+  const auto names = core::split_list(list);
   const bool any = std::any_of(names.begin(), names.end(), [](const std::string& f) { return f == "gpkg" || f == "fgb" || f == "shp"; });
   if (any) parse_map_formats(list);  // every format given must then be a map format
   return any;
@@ -212,26 +212,26 @@ bool MapLabeler::is_shard_dir(const std::filesystem::path& dir) {
 MapRunSummary MapLabeler::run(const MapLabelJob& job, const std::function<void(const MapProgress&)>& progress,
                               const std::atomic<bool>* stop) const {
   check_job(job);
-  check_categories_fit(*model_, job.categories);  // "everything" needs the interactive model, prompts the other
-  check_categories_distinct(job.categories);
+  label::check_categories_fit(*model_, job.categories);  // "everything" needs the interactive model, prompts the other
+  label::check_categories_distinct(job.categories);
   std::vector<Raster> rasters;
   for (const auto& path : job.rasters) rasters.push_back(Raster::open(path, job.raster));
   // Every size a run allocates by is checked before it starts (and before the folder is made):
   // a grid of too many tiles, a class raster too large to index, boxes outside the raster.
-  std::vector<MapLabelOptions> options_of(rasters.size());
+  std::vector<geo::MapLabelOptions> options_of(rasters.size());
   std::vector<std::string> settings_of;  // per raster: what its tile records and shards are keyed by
   for (size_t i = 0; i < rasters.size(); ++i) {
-    MapLabelOptions& options = options_of[i];
+    geo::MapLabelOptions& options = options_of[i];
     options.segment = job.segment;
     options.tile = job.tile;
     options.overlap = job.overlap;
     options.stop = stop;
     options.shard = job.shard;
     options.shards = job.shards;
-    settings_of.push_back(map_settings_hash(*model_, rasters[i], job.categories, options, map_tile_grid(*model_, rasters[i], options)));
+    settings_of.push_back(geo::map_settings_hash(*model_, rasters[i], job.categories, options, geo::map_tile_grid(*model_, rasters[i], options)));
   }
-  if (!job.raster_out.empty()) check_class_raster_size(rasters[0]);
-  for (const auto& raster : rasters) check_exemplar_boxes(raster, job.categories);
+  if (!job.raster_out.empty()) geo::check_class_raster_size(rasters[0]);
+  for (const auto& raster : rasters) geo::check_exemplar_boxes(raster, job.categories);
   check_vector_outputs(job, rasters);
   // Held for the whole run: one run per folder, and the tile records are sam3's own. Made
   // after the inputs and the model are known good, so a run refused at once leaves no folder.
@@ -241,16 +241,16 @@ MapRunSummary MapLabeler::run(const MapLabelJob& job, const std::function<void(c
   summary.tiles_dir = update.claim("map-tiles");
   summary.rasters = static_cast<int>(rasters.size());
 
-  std::vector<MapLabelResult> results;
+  std::vector<geo::MapLabelResult> results;
   for (size_t i = 0; i < rasters.size(); ++i) {
-    MapLabelOptions& options = options_of[i];
+    geo::MapLabelOptions& options = options_of[i];
     // Each tile's result is kept as it finishes: a rerun of the same job resumes.
-    const MapTileStore store(summary.tiles_dir / settings_of[i].substr(0, 16), settings_of[i]);
+    const geo::MapTileStore store(summary.tiles_dir / settings_of[i].substr(0, 16), settings_of[i]);
     options.store = &store;
     if (progress) {
       options.progress = [&, i](int done, int total, double km2) { progress({rasters[i].path(), done, total, km2}); };
     }
-    results.push_back(label_raster(model_, rasters[i], job.categories, options));
+    results.push_back(geo::label_raster(model_, rasters[i], job.categories, options));
     if (results.back().stopped) {
       summary.stopped = true;
       return summary;
@@ -259,7 +259,7 @@ MapRunSummary MapLabeler::run(const MapLabelJob& job, const std::function<void(c
   add_totals(results, summary);
   if (job.shards > 1) {  // instances as found; merge() of all shards writes the outputs
     stage_map_outputs(update, job);
-    write_map_shard(update.stage(kShardFile), rasters[0], job.categories, job.shard, job.shards, settings_of[0], results[0],
+    geo::write_map_shard(update.stage(kShardFile), rasters[0], job.categories, job.shard, job.shards, settings_of[0], results[0],
                     job_record(job).dump());
     update.commit();
     summary.outputs.push_back(update.root() / kShardFile);
@@ -271,8 +271,8 @@ MapRunSummary MapLabeler::run(const MapLabelJob& job, const std::function<void(c
 
 MapRunSummary MapLabeler::merge(const std::vector<std::filesystem::path>& shard_dirs, const std::filesystem::path& out) {
   if (shard_dirs.empty()) throw Error(ErrorCode::kInvalidArgument, "give the shard folders to merge");
-  std::vector<MapShard> shards;
-  for (const auto& d : shard_dirs) shards.push_back(read_map_shard(d / kShardFile));
+  std::vector<geo::MapShard> shards;
+  for (const auto& d : shard_dirs) shards.push_back(geo::read_map_shard(d / kShardFile));
   MapLabelJob job;
   try {
     job = job_of_record(nlohmann::json::parse(shards.front().extra_json));
@@ -283,8 +283,8 @@ MapRunSummary MapLabeler::merge(const std::vector<std::filesystem::path>& shard_
   for (const auto& name : shards.front().categories) job.categories.push_back({name, {name, {}}, std::nullopt});
   std::vector<Raster> rasters;
   rasters.push_back(Raster::open(shards.front().raster, job.raster));
-  std::vector<MapLabelResult> results;
-  results.push_back(merge_map_shards(std::move(shards), TileOptions{}));
+  std::vector<geo::MapLabelResult> results;
+  results.push_back(geo::merge_map_shards(std::move(shards), TileOptions{}));
   OutputFolderUpdate update(out);
   MapRunSummary summary;
   summary.rasters = 1;

@@ -14,7 +14,7 @@
 #include "sam3/export.h"
 #include "geo/map_label.h"
 
-namespace sam3 {
+namespace sam3::geo {
 
 namespace {
 
@@ -23,12 +23,12 @@ using json = nlohmann::ordered_json;
 // 2: the grid as its four numbers instead of every tile listed.
 constexpr int kShardVersion = 2;
 
-json grid_json(const TileGrid& g) { return {g.width(), g.height(), g.tile(), g.overlap()}; }
+json grid_json(const label::TileGrid& g) { return {g.width(), g.height(), g.tile(), g.overlap()}; }
 
 }  // namespace
 
 std::string map_settings_hash(const Model& model, const Raster& raster, const std::vector<LabelCategory>& categories,
-                              const MapLabelOptions& o, const TileGrid& grid) {
+                              const MapLabelOptions& o, const label::TileGrid& grid) {
   json cats = json::array();
   for (const auto& c : categories) {
     json boxes = json::array();
@@ -135,7 +135,7 @@ MapShard read_map_shard(const std::filesystem::path& path) {
     s.extra_json = j.at("extra").dump();
     // Counts and sizes are read in their own type and checked before they index anything.
     const auto count = [&](const json& v, std::int64_t lo, std::int64_t hi, const char* what) {
-      const auto n = json_integer_in(v, lo, hi);
+      const auto n = core::json_integer_in(v, lo, hi);
       if (!n) throw Error(ErrorCode::kInvalidArgument, std::string(what) + " " + v.dump() + " is out of range");
       return *n;
     };
@@ -149,7 +149,7 @@ MapShard read_map_shard(const std::filesystem::path& path) {
     const json& g = j.at("grid");
     if (!g.is_array() || g.size() != 4) throw Error(ErrorCode::kInvalidArgument, "grid is not [width, height, tile, overlap]");
     const auto side = [&](size_t k, std::int64_t lo, const char* what) { return static_cast<int>(count(g[k], lo, kMaxInt, what)); };
-    s.result.grid = TileGrid(side(0, 1, "grid width"), side(1, 1, "grid height"), side(2, 1, "tile"), side(3, 0, "overlap"));
+    s.result.grid = label::TileGrid(side(0, 1, "grid width"), side(1, 1, "grid height"), side(2, 1, "tile"), side(3, 0, "overlap"));
     if (s.result.grid.width() != w || s.result.grid.height() != h) {
       throw Error(ErrorCode::kInvalidArgument, "its grid is not of its raster's size");
     }
@@ -202,4 +202,4 @@ MapLabelResult merge_map_shards(std::vector<MapShard> shards, const TileOptions&
   return merged(std::move(all), merge);
 }
 
-}  // namespace sam3
+}  // namespace sam3::geo

@@ -9,7 +9,7 @@
 #include "sam3/error.h"
 #include "geo/map_label.h"
 
-namespace sam3 {
+namespace sam3::geo {
 namespace {
 
 // Square metres of one pixel, or 0 when the raster has no projected CRS to say.
@@ -23,8 +23,8 @@ double pixel_m2(const Raster& raster) {
 }
 
 // The instance without its pixels where the raster has no data; false when nothing is left.
-bool clip_to_data(LabeledInstance& inst, const std::vector<std::uint8_t>& valid, const TileRect& tile) {
-  MaskCrop& m = inst.mask;
+bool clip_to_data(label::LabeledInstance& inst, const std::vector<std::uint8_t>& valid, const TileRect& tile) {
+  label::MaskCrop& m = inst.mask;
   const int tw = tile.x1 - tile.x0;
   std::int64_t kept = 0;
   for (int y = 0; y < m.height; ++y) {
@@ -38,7 +38,7 @@ bool clip_to_data(LabeledInstance& inst, const std::vector<std::uint8_t>& valid,
 }
 
 TileRecord label_tile(const std::shared_ptr<const Model>& model, const Raster& raster, const std::vector<LabelCategory>& categories,
-                      const MapLabelOptions& options, const TileGrid& grid, std::int64_t t, double m2) {
+                      const MapLabelOptions& options, const label::TileGrid& grid, std::int64_t t, double m2) {
   const TileRect r = grid[t];
   std::vector<std::uint8_t> valid;
   const Image window = raster.read(r, &valid);
@@ -59,9 +59,9 @@ TileRecord label_tile(const std::shared_ptr<const Model>& model, const Raster& r
   record.area_km2 = own_data_pixels * m2 / 1e6;
   // Each category with the exemplar boxes inside this tile, in the tile's coordinates.
   std::vector<LabelCategory> here;
-  for (const auto& c : categories) here.push_back({c.name, prompt_for_tile(c.prompt, r), c.everything});
+  for (const auto& c : categories) here.push_back({c.name, label::prompt_for_tile(c.prompt, r), c.everything});
   const TileOptions untiled;  // each window is one image for label_image
-  for (auto& inst : label_image(model, window, here, options.segment, untiled)) {
+  for (auto& inst : label::label_image(model, window, here, options.segment, untiled)) {
     if (!clip_to_data(inst, valid, r)) continue;
     inst.mask.x0 += r.x0;
     inst.mask.y0 += r.y0;
@@ -107,7 +107,7 @@ void check_exemplar_boxes(const Raster& raster, const std::vector<LabelCategory>
   }
 }
 
-TileGrid map_tile_grid(const Model& model, const Raster& raster, const MapLabelOptions& options) {
+label::TileGrid map_tile_grid(const Model& model, const Raster& raster, const MapLabelOptions& options) {
   const int tile = options.tile > 0 ? options.tile : model.input_size();
   const int overlap = options.overlap > 0 ? options.overlap : tile / 8;
   if (tile < kMinTile && options.tile != 0) {
@@ -124,7 +124,7 @@ TileGrid map_tile_grid(const Model& model, const Raster& raster, const MapLabelO
     throw Error(ErrorCode::kInvalidArgument, "the tile overlap (" + std::to_string(overlap) +
                                                  ") must be smaller than the tile (" + std::to_string(tile) + ")");
   }
-  TileGrid grid(raster.width(), raster.height(), tile, overlap);
+  label::TileGrid grid(raster.width(), raster.height(), tile, overlap);
   if (grid.size() > kMaxMapTiles) {
     throw Error(ErrorCode::kInvalidArgument,
                 raster.path().string() + " is read as " + std::to_string(raster.width()) + " x " +
@@ -138,7 +138,7 @@ TileGrid map_tile_grid(const Model& model, const Raster& raster, const MapLabelO
 MapLabelResult label_raster(const std::shared_ptr<const Model>& model, const Raster& raster, const std::vector<LabelCategory>& categories,
                             const MapLabelOptions& options) {
   MapLabelResult out;
-  out.grid = map_tile_grid(*model, raster, options);
+  out.grid = geo::map_tile_grid(*model, raster, options);
   const double m2 = pixel_m2(raster);
   if (options.shards < 1 || options.shard < 0 || options.shard >= options.shards) {
     throw Error(ErrorCode::kInvalidArgument, "--shard K/N needs 1 <= K <= N");
@@ -177,7 +177,7 @@ MapLabelResult label_raster(const std::shared_ptr<const Model>& model, const Ras
 
 MapLabelResult merged(MapLabelResult out, const TileOptions& merge) {
   // Seams: the same object seen from two tiles becomes one instance.
-  out.instances = merge_across_tiles(std::move(out.instances), out.tile_of_instance, out.grid, merge);
+  out.instances = label::merge_across_tiles(std::move(out.instances), out.tile_of_instance, out.grid, merge);
   // An object merged across a seam spans tiles; it is attributed to the tile holding its centre.
   out.tile_of_instance.clear();
   for (const auto& inst : out.instances) {
@@ -187,4 +187,4 @@ MapLabelResult merged(MapLabelResult out, const TileOptions& merge) {
   return out;
 }
 
-}  // namespace sam3
+}  // namespace sam3::geo

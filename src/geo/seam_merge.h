@@ -4,8 +4,8 @@
 
 #include "geo/map_label.h"
 
-namespace sam3 {
+namespace sam3::geo {
 
 MapLabelResult merged(MapLabelResult found, const TileOptions& merge);
 
-}  // namespace sam3
+}  // namespace sam3::geo

@@ -7,7 +7,7 @@
 #include "sam3/error.h"
 #include "geo/map_label.h"
 
-namespace sam3 {
+namespace sam3::geo {
 namespace {
 
 std::string lower_extension(const std::filesystem::path& p) {
@@ -32,7 +32,7 @@ std::string gdal_error() {
 
 // The instance's mask as polygons along pixel edges (GDALPolygonize on an in-memory raster of
 // its crop, placed by the raster's geotransform), holes kept, as one (multi)polygon.
-std::unique_ptr<OGRGeometry> outline(const MaskCrop& m, const std::array<double, 6>& g) {
+std::unique_ptr<OGRGeometry> outline(const label::MaskCrop& m, const std::array<double, 6>& g) {
   GDALDriver* mem = GetGDALDriverManager()->GetDriverByName("MEM");
   std::unique_ptr<GDALDataset> crop(mem->Create("", m.width, m.height, 1, GDT_Byte, nullptr));
   double cg[6] = {g[0] + m.x0 * g[1] + m.y0 * g[2], g[1], g[2], g[3] + m.x0 * g[4] + m.y0 * g[5], g[4], g[5]};
@@ -177,4 +177,4 @@ std::vector<int> write_map_vectors(const VectorOutput& output, const std::vector
   return written;
 }
 
-}  // namespace sam3
+}  // namespace sam3::geo

@@ -147,7 +147,7 @@ void ModelStore::download(const RegistryEntry& entry, const std::string& file, c
   std::error_code ec;
   const fs::path final_path = dir / file;
   if (fs::is_regular_file(final_path)) return;
-  FileLock lock(dir / ".locks" / (file + ".lock"), [&] {
+  core::FileLock lock(dir / ".locks" / (file + ".lock"), [&] {
     log(LogLevel::kWarning, "another sam3 process is downloading " + file + "; waiting for it");
   });
   if (fs::is_regular_file(final_path)) return;  // the other process finished it
@@ -217,7 +217,7 @@ void ModelStore::download(const RegistryEntry& entry, const std::string& file, c
       if (a.sha256.empty() && a.git_sha1.empty()) log(LogLevel::kWarning, url + ": the hub sent no checksum; only the size was checked");
       fs::rename(part, final_path, ec);
       if (ec) throw Error(ErrorCode::kIo, final_path.string() + ": cannot move the download into place");
-      FileLock manifest_lock(dir / ".locks" / "manifest.lock", {});  // read-modify-write
+      core::FileLock manifest_lock(dir / ".locks" / "manifest.lock", {});  // read-modify-write
       auto manifest = hub::read_manifest(dir);
       manifest.repo = entry.repo;
       manifest.revision = entry.revision;
@@ -240,12 +240,12 @@ void ModelStore::download(const RegistryEntry& entry, const std::string& file, c
 void ModelStore::unpack(const RegistryEntry& entry) const {
   const fs::path dir = model_dir(entry);
   std::error_code ec;
-  FileLock lock(dir / ".locks" / (entry.archive + ".lock"), {});
+  core::FileLock lock(dir / ".locks" / (entry.archive + ".lock"), {});
   hub::ZipReader reader;
   reader.open(dir / entry.archive);
   std::map<std::string, std::string> inside;  // file name -> entry in the archive
   for (const auto& name : reader.entries()) inside.emplace(fs::path(name).filename().string(), name);
-  FileLock manifest_lock(dir / ".locks" / "manifest.lock", {});
+  core::FileLock manifest_lock(dir / ".locks" / "manifest.lock", {});
   auto manifest = hub::read_manifest(dir);
   const std::string source = manifest.files.contains(entry.archive) ? manifest.files[entry.archive].source : entry.archive;
   std::vector<std::string> wanted;  // entries in the archive, in the order of entry.files
@@ -372,7 +372,7 @@ const RegistryEntry& ModelStore::import(const fs::path& source, const RegistryEn
   }
   const fs::path dir = model_dir(*target);
   fs::create_directories(dir, ec);
-  FileLock manifest_lock(dir / ".locks" / "manifest.lock", {});
+  core::FileLock manifest_lock(dir / ".locks" / "manifest.lock", {});
   auto manifest = hub::read_manifest(dir);
   manifest.repo = target->repo;
   manifest.revision = target->revision;

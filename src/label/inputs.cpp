@@ -112,7 +112,7 @@ std::vector<LabelInput> shard_label_inputs(const std::vector<LabelInput>& inputs
   }
   std::vector<LabelInput> out;
   for (const auto& in : inputs) {
-    if (static_cast<int>(fnv1a64(in.name) % static_cast<std::uint64_t>(n)) == k - 1) out.push_back(in);
+    if (static_cast<int>(core::fnv1a64(in.name) % static_cast<std::uint64_t>(n)) == k - 1) out.push_back(in);
   }
   return out;
 }

@@ -23,7 +23,7 @@ const json& field(const json& record, const char* name) {
 // An integer in [lo, hi], read in its own type (a JSON number of any size) before narrowing.
 int bounded_int(const json& v, std::int64_t lo, std::int64_t hi, const char* what) {
   if (!v.is_number_integer()) damaged(std::string(what) + " is not an integer");
-  const auto n = json_integer_in(v, lo, hi);
+  const auto n = core::json_integer_in(v, lo, hi);
   if (!n) damaged(std::string(what) + " " + v.dump() + " is outside [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
   return static_cast<int>(*n);
 }

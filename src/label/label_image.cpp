@@ -10,7 +10,7 @@
 #include "sam3/image_segmenter.h"
 #include "sam3/interactive_segmenter.h"
 
-namespace sam3 {
+namespace sam3::label {
 namespace {
 
 struct TilePlan {
@@ -86,15 +86,15 @@ std::vector<LabeledInstance> label_image(const std::shared_ptr<const Model>& sha
   std::vector<int> tile_of;
   for (std::int64_t ti = 0; ti < grid.size(); ++ti) {
     const TileRect r = grid[ti];
-    auto t0 = Clock::now();
+    auto t0 = core::Clock::now();
     const EncodeOptions encode{options.stop};  // a stop asked for mid-tile ends the tile's runs
     const std::optional<Image> tile_image = tiled ? std::optional<Image>(crop_image(image, r)) : std::nullopt;
     const Image& pixels = tiled ? *tile_image : image;
     const ImageEmbedding embedding = tiled      ? model.encode(pixels, encode)
                                      : prepared ? model.encode(std::move(*prepared), encode)
                                                 : model.encode(image, encode);
-    t.encode_ms += ms_since(t0);
-    t0 = Clock::now();
+    t.encode_ms += core::ms_since(t0);
+    t0 = core::Clock::now();
     std::vector<PromptResult> results;  // this tile's, one per category that ran
     std::vector<size_t> category_of;
     std::vector<Prompt> prompts;  // the text categories' prompts, answered together below
@@ -138,12 +138,12 @@ std::vector<LabeledInstance> label_image(const std::shared_ptr<const Model>& sha
         tile_of.push_back(static_cast<int>(ti));
       }
     }
-    t.segment_ms += ms_since(t0);
+    t.segment_ms += core::ms_since(t0);
   }
   if (tiled) {
-    const auto t0 = Clock::now();
+    const auto t0 = core::Clock::now();
     found = merge_across_tiles(std::move(found), tile_of, grid, tiles);
-    t.merge_ms = ms_since(t0);
+    t.merge_ms = core::ms_since(t0);
   }
   std::stable_sort(found.begin(), found.end(), [](const LabeledInstance& a, const LabeledInstance& b) {
     return a.category != b.category ? a.category < b.category : a.score > b.score;
@@ -151,4 +151,4 @@ std::vector<LabeledInstance> label_image(const std::shared_ptr<const Model>& sha
   return found;
 }
 
-}  // namespace sam3
+}  // namespace sam3::label

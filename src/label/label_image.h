@@ -14,7 +14,7 @@
 #include "sam3/model.h"
 #include "sam3/types.h"
 
-namespace sam3 {
+namespace sam3::label {
 
 // A binary mask stored as its bounding crop inside an image of full_width x full_height.
 struct MaskCrop {
@@ -100,4 +100,4 @@ std::vector<LabeledInstance> merge_across_tiles(std::vector<LabeledInstance> ins
 // Union of the category's instance masks (a "semantic" mask), full size.
 Mask semantic_mask(const std::vector<LabeledInstance>& instances, int category, int width, int height);
 
-}  // namespace sam3
+}  // namespace sam3::label

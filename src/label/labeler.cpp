@@ -70,7 +70,7 @@ class Prefetcher {
         const auto bytes = read_image_file(input.path, config.load);
         l.source = label::source_identity_of_bytes(input.path, bytes);
         l.image = decode_image(bytes, input.path.string(), config.load);
-        if (!will_tile(model, l.image->width, l.image->height, config.tiles)) l.prepared = model.prepare(*l.image);
+        if (!label::will_tile(model, l.image->width, l.image->height, config.tiles)) l.prepared = model.prepare(*l.image);
       } catch (const Error& e) {
         l.error = e;
       } catch (const std::bad_alloc&) {  // nothing may escape this thread
@@ -215,8 +215,8 @@ Labeler::Labeler(std::shared_ptr<const Model> model, LabelConfig config, fs::pat
                                                  std::to_string(kMinTile) + " pixels a side");
   }
   if (tiles.overlap < 0) throw Error(ErrorCode::kInvalidArgument, "--overlap " + std::to_string(tiles.overlap) + ": must be positive");
-  check_categories_fit(*model_, config_.categories);
-  check_categories_distinct(config_.categories);
+  label::check_categories_fit(*model_, config_.categories);
+  label::check_categories_distinct(config_.categories);
   const auto json = label::config_json(config_, *model_);
   config_hash_ = json["hash"];
   folder_ = open_label_folder(out_);
@@ -243,7 +243,7 @@ LabelSummary Labeler::run(const std::vector<LabelInput>& inputs, const std::func
   }
   LabelProgress p{summary.total, 0, summary.skipped, 0, 0, ""};
   if (progress) progress(p);
-  const auto t0 = Clock::now();
+  const auto t0 = core::Clock::now();
   SegmentOptions segment = config_.segment;
   if (stop) segment.stop = StopToken::following(stop);  // also inside an image's encode and decodes
   {
@@ -265,7 +265,7 @@ LabelSummary Labeler::run(const std::vector<LabelInput>& inputs, const std::func
       try {
         if (loaded->error) throw *loaded->error;
         label::ItemRecord item{in.name, in.path, loaded->image->width, loaded->image->height, {}, loaded->source, {}};
-        item.instances = label_image(model_, *loaded->image, config_.categories, segment, config_.tiles, nullptr,
+        item.instances = label::label_image(model_, *loaded->image, config_.categories, segment, config_.tiles, nullptr,
                                      loaded->prepared ? &*loaded->prepared : nullptr);
         label::write_item(out_, item, config_hash_);
         label::remove_failure(out_, in.name);
@@ -283,7 +283,7 @@ LabelSummary Labeler::run(const std::vector<LabelInput>& inputs, const std::func
         record_failure(Error(ErrorCode::kRuntime, in.name + ": " + e.what()));
       }
       ++p.done;
-      const double s = ms_since(t0) / 1000.0;
+      const double s = core::ms_since(t0) / 1000.0;
       p.images_per_second = s > 0 ? p.done / s : 0;
       if (progress) progress(p);
     }

@@ -3,7 +3,7 @@
 #include "predictor/postprocess.h"
 #include "label/label_image.h"
 
-namespace sam3 {
+namespace sam3::label {
 
 std::int64_t MaskCrop::area() const { return std::count(data.begin(), data.end(), std::uint8_t{1}); }
 
@@ -67,4 +67,4 @@ Mask semantic_mask(const std::vector<LabeledInstance>& instances, int category, 
   return Mask::from_raster(width, height, raster);
 }
 
-}  // namespace sam3
+}  // namespace sam3::label

@@ -40,10 +40,10 @@ void write_masks(const OutputContext& ctx, const std::vector<ItemRecord>& items)
           }
     }
     const std::string& stem = item.stem;
-    write_file_atomic(dir / (stem + "_instances.png"), encode_png(instances.data(), item.width, item.height, 1, 16));
+    write_file_atomic(dir / (stem + "_instances.png"), core::encode_png(instances.data(), item.width, item.height, 1, 16));
     write_file_atomic(dir / (stem + "_classes.png"),
-                      wide ? encode_png(wide_classes.data(), item.width, item.height, 1, 16)
-                           : encode_png(classes.data(), item.width, item.height, 1, 8));
+                      wide ? core::encode_png(wide_classes.data(), item.width, item.height, 1, 16)
+                           : core::encode_png(classes.data(), item.width, item.height, 1, 8));
     if (!ctx.semantic) continue;
     std::set<std::string> used = {"instances", "classes"};
     for (size_t cat = 0; cat < ctx.category_names.size(); ++cat) {

@@ -46,7 +46,7 @@ ItemRecord item_of(const nlohmann::json& j, const std::string& name, size_t cate
   if (!j.contains("path") || !j["path"].is_string()) bad("no \"path\"");
   r.path = j["path"].get<std::string>();
   for (const auto& [key, side] : {std::pair{"width", &r.width}, std::pair{"height", &r.height}}) {
-    const auto n = j.contains(key) ? json_integer_in(j[key], 0, 1 << 30) : std::nullopt;
+    const auto n = j.contains(key) ? core::json_integer_in(j[key], 0, 1 << 30) : std::nullopt;
     if (!n) bad(std::string("no valid \"") + key + "\"");
     *side = static_cast<int>(*n);
   }
@@ -67,7 +67,7 @@ std::string record_key(const std::string& name) {
     stem += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '_';
     if (stem.size() >= 100) break;  // file names stay far below 255 bytes
   }
-  return stem + "-" + hex64(fnv1a64(name)).substr(0, 8);
+  return stem + "-" + core::hex64(core::fnv1a64(name)).substr(0, 8);
 }
 
 void assign_output_stems(std::vector<ItemRecord>& items) {
@@ -85,11 +85,11 @@ void assign_output_stems(std::vector<ItemRecord>& items) {
     if (stem.empty() || stem[0] == '.') stem.insert(0, 1, '_');
     if (stem.size() > 120) stem.resize(120);
     items[i].stem = stem;
-    if (stem != plain) items[i].stem.append("-").append(hex64(fnv1a64(items[i].name)), 0, 8);
+    if (stem != plain) items[i].stem.append("-").append(core::hex64(core::fnv1a64(items[i].name)), 0, 8);
     ++uses[lower(items[i].stem)];
   }
   for (auto& item : items) {
-    if (uses[lower(item.stem)] > 1) item.stem.append("-").append(hex64(fnv1a64(item.name)), 0, 8);
+    if (uses[lower(item.stem)] > 1) item.stem.append("-").append(core::hex64(core::fnv1a64(item.name)), 0, 8);
   }
 }
 
@@ -99,7 +99,7 @@ SourceIdentity source_identity_of_bytes(const fs::path& path, std::span<const st
   std::error_code ec;
   const auto mtime = fs::last_write_time(path, ec);
   if (!ec) id.mtime_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(mtime.time_since_epoch()).count();
-  id.hash = hex64(fnv1a64({reinterpret_cast<const char*>(bytes.data()), bytes.size()}));
+  id.hash = core::hex64(core::fnv1a64({reinterpret_cast<const char*>(bytes.data()), bytes.size()}));
   return id;
 }
 
@@ -114,16 +114,16 @@ std::string model_fingerprint(const Model& model) {
     std::ifstream in(f.file, std::ios::binary);
     std::string chunk(65536, '\0');
     in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-    all += hex64(fnv1a64(std::string_view(chunk.data(), static_cast<size_t>(in.gcount()))));
+    all += core::hex64(core::fnv1a64(std::string_view(chunk.data(), static_cast<size_t>(in.gcount()))));
     if (!ec && size > chunk.size()) {
       in.clear();
       in.seekg(static_cast<std::streamoff>(size - chunk.size()));
       in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-      all += hex64(fnv1a64(std::string_view(chunk.data(), static_cast<size_t>(in.gcount()))));
+      all += core::hex64(core::fnv1a64(std::string_view(chunk.data(), static_cast<size_t>(in.gcount()))));
     }
     all += ";";
   }
-  return hex64(fnv1a64(all));
+  return core::hex64(core::fnv1a64(all));
 }
 
 ojson config_json(const LabelConfig& c, const Model& model) {
@@ -162,7 +162,7 @@ std::string config_hash(const ojson& config) {
   ojson core = config;
   core.erase("hash");
   core.erase("outputs");
-  return hex64(fnv1a64(core.dump()));
+  return core::hex64(core::fnv1a64(core.dump()));
 }
 
 void write_config(const fs::path& out, const ojson& config) { write_file_atomic(out / "config.json", config.dump(2) + "\n"); }
@@ -217,7 +217,7 @@ bool has_item(const fs::path& out, const LabelInput& input, const std::string& h
   // Touched or copied: the same bytes are the same image.
   std::ifstream in(input.path, std::ios::binary);
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return hex64(fnv1a64(bytes)) == field_or<std::string>(src, "hash", "");
+  return core::hex64(core::fnv1a64(bytes)) == field_or<std::string>(src, "hash", "");
 }
 
 void write_input_names(const fs::path& out, const std::vector<std::string>& names) {
@@ -244,9 +244,9 @@ std::optional<LabelShard> read_shard(const fs::path& out) {
   const auto k = j.find("shard"), n = j.find("shards"), id = j.find("inputs_id"), count = j.find("inputs");
   // Each in its own JSON type and range before use: the file is read back from disk.
   if (k == j.end() || n == j.end() || id == j.end() || count == j.end() || !id->is_string()) return std::nullopt;
-  const auto n64 = json_integer_in(*n, 1, std::numeric_limits<int>::max());
-  const auto k64 = n64 ? json_integer_in(*k, 1, *n64) : std::nullopt;
-  const auto inputs = json_integer_in(*count, 0, std::numeric_limits<std::int64_t>::max());
+  const auto n64 = core::json_integer_in(*n, 1, std::numeric_limits<int>::max());
+  const auto k64 = n64 ? core::json_integer_in(*k, 1, *n64) : std::nullopt;
+  const auto inputs = core::json_integer_in(*count, 0, std::numeric_limits<std::int64_t>::max());
   if (!k64 || !inputs) return std::nullopt;
   return LabelShard{static_cast<int>(*k64), static_cast<int>(*n64), id->get<std::string>(), *inputs};
 }
@@ -255,7 +255,7 @@ std::string input_list_id(std::vector<std::string> names) {
   std::sort(names.begin(), names.end());
   std::string all;
   for (const auto& n : names) all += n + '\0';
-  return hex64(fnv1a64(all));
+  return core::hex64(core::fnv1a64(all));
 }
 
 std::vector<ItemRecord> read_items(const fs::path& out, const std::string& hash, const std::vector<std::string>& names,

@@ -7,7 +7,7 @@
 
 #include "label/label_image.h"
 
-namespace sam3 {
+namespace sam3::label {
 namespace {
 
 // Tile starts along one axis: 0, stride, 2 * stride, ... while a tile ends inside, then the
@@ -198,4 +198,4 @@ std::vector<LabeledInstance> merge_across_tiles(std::vector<LabeledInstance> ins
   return out;
 }
 
-}  // namespace sam3
+}  // namespace sam3::label

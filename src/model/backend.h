@@ -73,7 +73,7 @@ class Backend {
   virtual std::vector<std::string> quirks() const = 0;
   virtual int input_width() const = 0;
   virtual int input_height() const = 0;
-  virtual std::vector<const rt::Session*> sessions() const = 0;
+  virtual std::vector<const runtime::Session*> sessions() const = 0;
   // planes: [3,H,W] floats in 0..255 (modified in place if the layout normalizes outside).
   virtual std::map<std::string, Ort::Value> encode_image(std::vector<float>& planes) const = 0;
   virtual const TextDecoding* text() const { return nullptr; }
@@ -82,9 +82,9 @@ class Backend {
 
 // `encoder` configures the image encoder session, `config` the text encoder and decoder.
 // Every text-prompted family of the registry (pure/families.h).
-std::unique_ptr<Backend> make_text_backend(const ModelFiles& files, const rt::SessionConfig& encoder,
-                                           const rt::SessionConfig& config);
-std::unique_ptr<Backend> make_tracker_backend(const ModelFiles& files, const rt::SessionConfig& encoder,
-                                              const rt::SessionConfig& config);
+std::unique_ptr<Backend> make_text_backend(const ModelFiles& files, const runtime::SessionConfig& encoder,
+                                           const runtime::SessionConfig& config);
+std::unique_ptr<Backend> make_tracker_backend(const ModelFiles& files, const runtime::SessionConfig& encoder,
+                                              const runtime::SessionConfig& config);
 
 }  // namespace sam3::detail

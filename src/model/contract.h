@@ -17,10 +17,10 @@ using pure::kUint8;
 using pure::square_side;
 
 // A session's inputs and outputs as the pure core sees them (the file's path names it).
-pure::PartSpec part_spec(const rt::Session& s);
+pure::PartSpec part_spec(const runtime::Session& s);
 
 // Throws kModelMismatch naming the file, the tensor, what was expected and what was found.
-void require_inputs(const rt::Session& s, const std::vector<Expected>& expected);
-void require_outputs(const rt::Session& s, const std::vector<Expected>& expected);
+void require_inputs(const runtime::Session& s, const std::vector<Expected>& expected);
+void require_outputs(const runtime::Session& s, const std::vector<Expected>& expected);
 
 }  // namespace sam3::detail

@@ -53,7 +53,7 @@ std::vector<PromptResult> ImageSegmenter::answer(const ImageEmbedding& embedding
   detail::ModelState& state = detail::ModelAccess::state(*model_);
   pure::TextPlan plan(text_->generation_rules(), *detail::ModelAccess::tokenizer(*model_), prompts, options, image.width, image.height,
                       across_prompts);  // every prompt checked before anything runs
-  const rt::StopScope stop(options.stop);  // the runs obey it
+  const runtime::StopScope stop(options.stop);  // the runs obey it
   std::vector<PromptTimings> timings(prompts.size());
   std::shared_ptr<const detail::TextFeatures> features;  // the current prompt's
   while (pure::TextRun* run = plan.next()) {
@@ -68,10 +68,10 @@ std::vector<PromptResult> ImageSegmenter::answer(const ImageEmbedding& embedding
         t.text_cached = true;
         ++state.cache_hits;
       } else {
-        const auto t0 = Clock::now();
+        const auto t0 = core::Clock::now();
         auto outputs = state.counting_stops([&] { return text_->run(*run, image, nullptr); });
         features = std::make_shared<const detail::TextFeatures>(detail::TextFeatures{std::move(outputs)});
-        t.encode_text_ms = ms_since(t0);
+        t.encode_text_ms = core::ms_since(t0);
         ++state.text_encodes;
         state.text_cache.put(run->text_key, features);
       }
@@ -79,14 +79,14 @@ std::vector<PromptResult> ImageSegmenter::answer(const ImageEmbedding& embedding
       continue;
     }
     const bool decoder = run->session == pure::TextRun::Session::kDecoder;
-    const auto t0 = Clock::now();
+    const auto t0 = core::Clock::now();
     const auto outputs = state.counting_stops([&] { return text_->run(*run, image, features.get()); });
-    t.decode_ms += ms_since(t0);  // the geometry encoder's run counts as decoding, as the decoder's
-    const auto t1 = Clock::now();
+    t.decode_ms += core::ms_since(t0);  // the geometry encoder's run counts as decoding, as the decoder's
+    const auto t1 = core::Clock::now();
     plan.ran(detail::views_of(outputs));
     if (decoder) {
       ++state.decodes;
-      t.postprocess_ms += ms_since(t1);
+      t.postprocess_ms += core::ms_since(t1);
     }
   }
   auto results = plan.take_results();  // with the family's rule across them when asked

@@ -13,25 +13,25 @@ namespace {
 
 std::vector<TensorDescription> describe(const Ort::Session& session, bool inputs) {
   std::vector<TensorDescription> out;
-  for (const auto& t : rt::read_io(session, inputs)) {
-    out.push_back({t.name, t.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED ? "non-tensor" : rt::type_name(t.type), t.shape});
+  for (const auto& t : runtime::read_io(session, inputs)) {
+    out.push_back({t.name, t.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED ? "non-tensor" : runtime::type_name(t.type), t.shape});
   }
   return out;
 }
 
 // The file's I/O from a session without graph optimisation (quick, writes nothing).
-OnnxFileDescription describe_file(const std::filesystem::path& file, const rt::FileCacheOptions& cache) {
+OnnxFileDescription describe_file(const std::filesystem::path& file, const runtime::FileCacheOptions& cache) {
   OnnxFileDescription d;
   d.file = file;
   std::error_code ec;
   d.bytes = std::filesystem::file_size(file, ec);
-  if (const auto sidecar = rt::external_data_file(file); !sidecar.empty()) d.external_bytes = std::filesystem::file_size(sidecar, ec);
-  d.prepared = rt::has_prepared_file(file, cache);
+  if (const auto sidecar = runtime::external_data_file(file); !sidecar.empty()) d.external_bytes = std::filesystem::file_size(sidecar, ec);
+  d.prepared = runtime::has_prepared_file(file, cache);
   try {
     Ort::SessionOptions options;
     options.SetGraphOptimizationLevel(GraphOptimizationLevel::ORT_DISABLE_ALL);
     options.SetIntraOpNumThreads(1);
-    Ort::Session session(rt::env(), file.c_str(), options);
+    Ort::Session session(runtime::env(), file.c_str(), options);
     d.inputs = describe(session, true);
     d.outputs = describe(session, false);
   } catch (const Ort::Exception& e) {
@@ -50,14 +50,14 @@ ModelInspection inspect_model(const std::filesystem::path& directory, const Mode
   detail::check_model_folder_entries(directory);  // before any file of it is opened
   ModelInspection r;
   r.directory = directory;
-  rt::FileCacheOptions cache;
+  runtime::FileCacheOptions cache;
   cache.fuse_attention = options.fuse_attention;
   cache.onednn = options.onednn_kernels;
   cache.bf16 = options.precision == Precision::kFast;
   cache.onednn_min_weights = options.onednn_min_weights;
-  cache.int8 = options.int8_weights == Int8Weights::kOn    ? rt::Int8Weights::kOn
-               : options.int8_weights == Int8Weights::kOff ? rt::Int8Weights::kOff
-                                                           : rt::Int8Weights::kAuto;
+  cache.int8 = options.int8_weights == Int8Weights::kOn    ? runtime::Int8Weights::kOn
+               : options.int8_weights == Int8Weights::kOff ? runtime::Int8Weights::kOff
+                                                           : runtime::Int8Weights::kAuto;
   std::vector<std::filesystem::path> onnx;
   // The onnx-community repositories keep their graphs under onnx/.
   for (const auto& where : {directory, directory / "onnx"}) {
@@ -85,7 +85,7 @@ ModelInspection inspect_model(const std::filesystem::path& directory, const Mode
     r.input_height = model->input_height();
     for (const auto& f : r.files) {
       if (f.external_bytes > 0) {
-        const bool hub = rt::external_data_file(f.file).string().ends_with("_data");  // onnx-community's naming
+        const bool hub = runtime::external_data_file(f.file).string().ends_with("_data");  // onnx-community's naming
         r.quirks.push_back(std::string("weights in ") + (hub ? ".onnx_data" : ".onnx.data") +
                            " sidecars (read beside the .onnx; no prepared graph is cached)");
         break;

@@ -44,7 +44,7 @@ std::vector<ObjectResult> InteractiveSegmenter::segment_objects(const ImageEmbed
   const detail::EmbeddingData& image = detail::checked_embedding(embedding, model_->layout());
   detail::ModelState& state = detail::ModelAccess::state(*model_);
   int runs = 0;
-  const rt::StopScope stop(options.stop);
+  const runtime::StopScope stop(options.stop);
   auto results = state.counting_stops([&] { return detail::segment_objects(*decoder_, image, prompts, options, &runs); });
   state.decodes += runs;
   return results;
@@ -64,7 +64,7 @@ PromptResult InteractiveSegmenter::segment_everything(const ImageEmbedding& embe
   }
   detail::ModelState& state = detail::ModelAccess::state(*model_);
   int runs = 0;
-  const rt::StopScope stop(options.stop);
+  const runtime::StopScope stop(options.stop);
   auto found = state.counting_stops([&] { return detail::segment_everything(*decoder_, image, options, &runs); });
   state.decodes += runs;
   PromptResult result;
@@ -93,7 +93,7 @@ PromptResult InteractiveSegmenter::segment_everything(const Image& image, const 
     const bool whole_image = crop.layer == 0;
     const ImageEmbedding crop_embedding = whole_image ? embedding : encode(crop_image(image, crop.window), {options.stop});
     int runs = 0;
-    const rt::StopScope stop(options.stop);
+    const runtime::StopScope stop(options.stop);
     detail::EverythingCandidates part = state.counting_stops([&] {
       return detail::segment_everything(*decoder_, *detail::EmbeddingAccess::data(crop_embedding), layer, &runs,
                                         [&](const Box& box) {

@@ -49,7 +49,7 @@ int capped_threads(int requested) {
 struct Model::Impl {
   std::filesystem::path directory;
   std::unique_ptr<detail::Backend> backend;
-  rt::SessionConfig config;  // how the decoder's sessions were made (the video graphs' too)
+  runtime::SessionConfig config;  // how the decoder's sessions were made (the video graphs' too)
   std::unique_ptr<ClipTokenizer> tokenizer;
   std::filesystem::path vocabulary;  // the tokenizer's file; empty for the interactive generation
   double load_ms = 0;
@@ -62,9 +62,9 @@ Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Model::~Model() = default;
 
 std::shared_ptr<Model> Model::load(const std::filesystem::path& directory, const ModelOptions& options) {
-  const auto t0 = Clock::now();
-  rt::SessionConfig config;
-  config.providers = rt::resolve_providers(options.providers);  // a bad or missing provider fails first
+  const auto t0 = core::Clock::now();
+  runtime::SessionConfig config;
+  config.providers = runtime::resolve_providers(options.providers);  // a bad or missing provider fails first
   auto impl = std::make_unique<Impl>(options.text_cache_entries);
   impl->directory = directory;
   const detail::ModelFiles files = detail::detect_layout(directory);
@@ -84,13 +84,13 @@ std::shared_ptr<Model> Model::load(const std::filesystem::path& directory, const
   config.cache.onednn = options.onednn_kernels;
   config.cache.bf16 = options.precision == Precision::kFast;
   config.cache.onednn_min_weights = options.onednn_min_weights;
-  config.cache.int8 = options.int8_weights == Int8Weights::kOn    ? rt::Int8Weights::kOn
-                      : options.int8_weights == Int8Weights::kOff ? rt::Int8Weights::kOff
-                                                                  : rt::Int8Weights::kAuto;
-  rt::SessionConfig encoder_config = config;
-  encoder_config.memory_arena = !options.encoder_memory_arena.has_value() ? rt::SessionConfig::Arena::kWhenAttentionFused
-                                : *options.encoder_memory_arena        ? rt::SessionConfig::Arena::kOn
-                                                                       : rt::SessionConfig::Arena::kOff;
+  config.cache.int8 = options.int8_weights == Int8Weights::kOn    ? runtime::Int8Weights::kOn
+                      : options.int8_weights == Int8Weights::kOff ? runtime::Int8Weights::kOff
+                                                                  : runtime::Int8Weights::kAuto;
+  runtime::SessionConfig encoder_config = config;
+  encoder_config.memory_arena = !options.encoder_memory_arena.has_value() ? runtime::SessionConfig::Arena::kWhenAttentionFused
+                                : *options.encoder_memory_arena        ? runtime::SessionConfig::Arena::kOn
+                                                                       : runtime::SessionConfig::Arena::kOff;
   try {
     impl->backend = layout == Layout::kTracker ? detail::make_tracker_backend(files, encoder_config, config)
                                                : detail::make_text_backend(files, encoder_config, config);
@@ -102,7 +102,7 @@ std::shared_ptr<Model> Model::load(const std::filesystem::path& directory, const
                                                " layout, but its files do not fit it: " + e.what());
   }
   impl->config = config;
-  impl->load_ms = ms_since(t0);
+  impl->load_ms = core::ms_since(t0);
   log(LogLevel::kInfo, "loaded " + std::string(layout_name(impl->backend->layout())) + " model from " + directory.string() +
                            " (input " + std::to_string(impl->backend->input_width()) + "x" +
                            std::to_string(impl->backend->input_height()) +
@@ -130,7 +130,7 @@ const char* model_kind_name(ModelKind kind) noexcept { return kind == ModelKind:
 namespace detail {
 const Backend& ModelAccess::backend(const Model& model) { return *model.impl_->backend; }
 const ClipTokenizer* ModelAccess::tokenizer(const Model& model) { return model.impl_->tokenizer.get(); }
-const rt::SessionConfig& ModelAccess::session_config(const Model& model) { return model.impl_->config; }
+const runtime::SessionConfig& ModelAccess::session_config(const Model& model) { return model.impl_->config; }
 ModelState& ModelAccess::state(const Model& model) { return model.impl_->state; }
 
 const EmbeddingData& checked_embedding(const ImageEmbedding& embedding, Layout layout) {
@@ -150,14 +150,14 @@ PreparedImage Model::prepare(const Image& image) const {
       image.rgb.size() != static_cast<size_t>(image.width) * image.height * 3) {
     throw Error(ErrorCode::kInvalidArgument, "image buffer does not hold width*height*3 RGB bytes");
   }
-  const auto t0 = Clock::now();
+  const auto t0 = core::Clock::now();
   PreparedImage p;
   p.width = image.width;
   p.height = image.height;
   p.input_width = input_width();
   p.input_height = input_height();
-  p.planes = resize_planar(image, p.input_width, p.input_height);
-  p.preprocess_ms = ms_since(t0);
+  p.planes = predictor::resize_planar(image, p.input_width, p.input_height);
+  p.preprocess_ms = core::ms_since(t0);
   return p;
 }
 
@@ -170,9 +170,9 @@ ImageEmbedding Model::encode(PreparedImage prepared, const EncodeOptions& option
       prepared.planes.size() != static_cast<size_t>(3) * prepared.input_width * prepared.input_height) {
     throw Error(ErrorCode::kInvalidArgument, "the prepared image was made for another model input size");
   }
-  const auto t0 = Clock::now();
+  const auto t0 = core::Clock::now();
   auto data = std::make_shared<detail::EmbeddingData>();
-  const rt::StopScope stop(options.stop);  // every session run below obeys it
+  const runtime::StopScope stop(options.stop);  // every session run below obeys it
   data->features = impl_->state.counting_stops([&] { return impl_->backend->encode_image(prepared.planes); });
   data->width = prepared.width;
   data->height = prepared.height;
@@ -180,10 +180,10 @@ ImageEmbedding Model::encode(PreparedImage prepared, const EncodeOptions& option
   std::size_t bytes = 0;
   for (const auto& [name, value] : data->features) {
     const auto info = value.GetTensorTypeAndShapeInfo();
-    bytes += info.GetElementCount() * rt::element_size(info.GetElementType());
+    bytes += info.GetElementCount() * runtime::element_size(info.GetElementType());
   }
   ++impl_->state.image_encodes;
-  return detail::EmbeddingAccess::make(std::move(data), prepared.width, prepared.height, prepared.preprocess_ms, ms_since(t0), bytes);
+  return detail::EmbeddingAccess::make(std::move(data), prepared.width, prepared.height, prepared.preprocess_ms, core::ms_since(t0), bytes);
 }
 
 std::vector<ModelFileInfo> Model::files() const {
@@ -201,7 +201,7 @@ std::vector<std::filesystem::path> Model::source_files() const {
   std::vector<std::filesystem::path> out;
   for (const auto* s : impl_->backend->sessions()) {
     out.push_back(s->path());
-    if (auto weights = rt::external_data_file(s->path()); !weights.empty()) out.push_back(std::move(weights));
+    if (auto weights = runtime::external_data_file(s->path()); !weights.empty()) out.push_back(std::move(weights));
   }
   if (!impl_->vocabulary.empty()) out.push_back(impl_->vocabulary);
   return out;

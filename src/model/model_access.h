@@ -15,7 +15,7 @@ namespace sam3::detail {
 struct ModelAccess {
   static const Backend& backend(const Model& model);
   static const ClipTokenizer* tokenizer(const Model& model);  // null for the interactive generation
-  static const rt::SessionConfig& session_config(const Model& model);
+  static const runtime::SessionConfig& session_config(const Model& model);
   static ModelState& state(const Model& model);  // thread-safe: a cache and atomic counters
 };
 

@@ -13,14 +13,14 @@
 namespace sam3::detail {
 namespace {
 
-std::optional<rt::Session> optional_session(const ModelFiles& files, const char* part, const rt::SessionConfig& config) {
-  if (const auto* path = files.find(part)) return std::make_optional<rt::Session>(*path, config);
+std::optional<runtime::Session> optional_session(const ModelFiles& files, const char* part, const runtime::SessionConfig& config) {
+  if (const auto* path = files.find(part)) return std::make_optional<runtime::Session>(*path, config);
   return std::nullopt;
 }
 
 class TextBackend final : public Backend, public TextDecoding {
  public:
-  TextBackend(const ModelFiles& files, const rt::SessionConfig& encoder, const rt::SessionConfig& config)
+  TextBackend(const ModelFiles& files, const runtime::SessionConfig& encoder, const runtime::SessionConfig& config)
       : vision_(files.parts.at("image"), encoder), text_(optional_session(files, "text", config)),
         decoder_(files.parts.at("decoder"), config), geometry_(optional_session(files, "geometry", config)),
         generation_(make_generation(files)) {}
@@ -30,8 +30,8 @@ class TextBackend final : public Backend, public TextDecoding {
   std::vector<std::string> quirks() const override { return generation_.quirks(); }
   int input_width() const override { return generation_.input_width(); }
   int input_height() const override { return generation_.input_height(); }
-  std::vector<const rt::Session*> sessions() const override {
-    std::vector<const rt::Session*> all = {&vision_};
+  std::vector<const runtime::Session*> sessions() const override {
+    std::vector<const runtime::Session*> all = {&vision_};
     if (text_) all.push_back(&*text_);
     all.push_back(&decoder_);
     if (geometry_) all.push_back(&*geometry_);
@@ -64,7 +64,7 @@ class TextBackend final : public Backend, public TextDecoding {
     if (generation_.has_geometry()) prompt = generation_.prompt_inputs(views_of(text.values), nullptr);
     feeds.add(prompt);
     auto outputs = decoder_.run(feeds.map());
-    rt::outputs_to_float32(outputs);
+    runtime::outputs_to_float32(outputs);
     return outputs;
   }
 
@@ -104,7 +104,7 @@ class TextBackend final : public Backend, public TextDecoding {
     return pure::build_generation(files.families, specs);
   }
 
-  const rt::Session& session(pure::TextRun::Session which) const {
+  const runtime::Session& session(pure::TextRun::Session which) const {
     switch (which) {
       case pure::TextRun::Session::kText: return *text_;
       case pure::TextRun::Session::kGeometry: return *geometry_;
@@ -113,17 +113,17 @@ class TextBackend final : public Backend, public TextDecoding {
     return decoder_;
   }
 
-  rt::Session vision_;
-  std::optional<rt::Session> text_;
-  rt::Session decoder_;
-  std::optional<rt::Session> geometry_;
+  runtime::Session vision_;
+  std::optional<runtime::Session> text_;
+  runtime::Session decoder_;
+  std::optional<runtime::Session> geometry_;
   pure::Generation generation_;
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> make_text_backend(const ModelFiles& files, const rt::SessionConfig& encoder,
-                                           const rt::SessionConfig& config) {
+std::unique_ptr<Backend> make_text_backend(const ModelFiles& files, const runtime::SessionConfig& encoder,
+                                           const runtime::SessionConfig& config) {
   return std::make_unique<TextBackend>(files, encoder, config);
 }
 

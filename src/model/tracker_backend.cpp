@@ -15,7 +15,7 @@ namespace {
 // runs its two sessions.
 class TrackerBackend final : public Backend, public InteractiveDecoder {
  public:
-  TrackerBackend(const ModelFiles& files, const rt::SessionConfig& encoder, const rt::SessionConfig& config)
+  TrackerBackend(const ModelFiles& files, const runtime::SessionConfig& encoder, const runtime::SessionConfig& config)
       : vision_(files.parts.at("image"), encoder),
         decoder_(files.parts.at("decoder"), config),
         tracker_(part_spec(vision_), part_spec(decoder_)) {}
@@ -25,7 +25,7 @@ class TrackerBackend final : public Backend, public InteractiveDecoder {
   std::vector<std::string> quirks() const override { return tracker_.quirks(); }
   int input_width() const override { return tracker_.input_width(); }
   int input_height() const override { return tracker_.input_height(); }
-  std::vector<const rt::Session*> sessions() const override { return {&vision_, &decoder_}; }
+  std::vector<const runtime::Session*> sessions() const override { return {&vision_, &decoder_}; }
 
   std::map<std::string, Ort::Value> encode_image(std::vector<float>& planes) const override {
     auto inputs = tracker_.image_inputs(planes);
@@ -50,14 +50,14 @@ class TrackerBackend final : public Backend, public InteractiveDecoder {
   }
 
  private:
-  rt::Session vision_, decoder_;
+  runtime::Session vision_, decoder_;
   pure::Tracker tracker_;
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> make_tracker_backend(const ModelFiles& files, const rt::SessionConfig& encoder,
-                                              const rt::SessionConfig& config) {
+std::unique_ptr<Backend> make_tracker_backend(const ModelFiles& files, const runtime::SessionConfig& encoder,
+                                              const runtime::SessionConfig& config) {
   return std::make_unique<TrackerBackend>(files, encoder, config);
 }
 

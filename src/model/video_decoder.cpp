@@ -33,7 +33,7 @@ std::filesystem::path find_file(const std::filesystem::path& dir, const std::str
 }
 
 Ort::Value floats(const Floats& data, const std::vector<std::int64_t>& shape) {
-  return rt::view(const_cast<float*>(data.data()), data.size(), shape);
+  return runtime::view(const_cast<float*>(data.data()), data.size(), shape);
 }
 
 Floats values(const Ort::Value& v) {
@@ -43,7 +43,7 @@ Floats values(const Ort::Value& v) {
 }
 
 // The i-th output of a run, as float32 values.
-Floats output(const rt::Session& s, std::map<std::string, Ort::Value>& out, size_t i) {
+Floats output(const runtime::Session& s, std::map<std::string, Ort::Value>& out, size_t i) {
   return values(out.at(s.outputs().at(i).name));
 }
 
@@ -67,7 +67,7 @@ class OrtVideoDecoder final : public VideoDecoder {
     const auto& config = ModelAccess::session_config(model);
     pure::PartSpecs specs;
     for (const auto& g : video.graphs) {
-      sessions_[g.part] = std::make_unique<rt::Session>(find_file(dir, std::string(g.stem) + ".onnx", video), config);
+      sessions_[g.part] = std::make_unique<runtime::Session>(find_file(dir, std::string(g.stem) + ".onnx", video), config);
       specs[g.part] = part_spec(*sessions_[g.part]);
     }
     video.check(specs);
@@ -90,7 +90,7 @@ class OrtVideoDecoder final : public VideoDecoder {
     auto planes = model_.prepare(frame).planes;
     auto out = std::make_unique<FrameValues>();
     out->outputs = text_->encode_image_all(planes);
-    rt::outputs_to_float32(out->outputs);
+    runtime::outputs_to_float32(out->outputs);
     for (const char* name : video_.encoder_outputs) {
       if (!out->outputs.count(name)) {
         throw Error(ErrorCode::kModelMismatch, std::string("the image encoder has no output ") + name + ": not SAM 3.1's video encoder");
@@ -127,7 +127,7 @@ class OrtVideoDecoder final : public VideoDecoder {
     auto e = floats(mem_img, {rows(mem_img), 1, kChannels}), f = floats(mem_img_pos, {rows(mem_img), 1, kChannels});
     auto out = s.run({{"curr_obj", a}, {"curr_obj_pos", b}, {"curr_img", a}, {"memory_obj", c}, {"memory_obj_pos", d},
                       {"memory_img", e}, {"memory_img_pos", f}});
-    rt::outputs_to_float32(out);
+    runtime::outputs_to_float32(out);
     return output(s, out, 0);
   }
 
@@ -138,7 +138,7 @@ class OrtVideoDecoder final : public VideoDecoder {
     auto ex = floats(extra, {1, kSlots, kChannels});
     auto out = s.run({{"image_embeddings", img}, {"high_res_feat0", enc.at("prop_fpn0")}, {"high_res_feat1", enc.at("prop_fpn1")},
                       {"extra_embed", ex}});
-    rt::outputs_to_float32(out);
+    runtime::outputs_to_float32(out);
     const Floats masks = output(s, out, 0), iou = output(s, out, 1), tokens = output(s, out, 2), scores = output(s, out, 3);
     const size_t plane = static_cast<size_t>(mask_side()) * mask_side();
     const size_t candidates = iou.size() / kSlots;
@@ -161,7 +161,7 @@ class OrtVideoDecoder final : public VideoDecoder {
     const auto& s = session("memory_encoder");
     auto m = floats(masks, {1, 2 * kSlots, memory_side(), memory_side()});
     auto out = s.run({{"pix_feat", static_cast<const FrameValues&>(frame).at("prop_fpn2")}, {"masks", m}});
-    rt::outputs_to_float32(out);
+    runtime::outputs_to_float32(out);
     return {output(s, out, 0), output(s, out, 1)};
   }
 
@@ -186,10 +186,10 @@ class OrtVideoDecoder final : public VideoDecoder {
     std::vector<std::int64_t> l64(label_values.begin(), label_values.end());
     std::int32_t e32 = mask ? 1 : 0;
     std::int64_t e64 = e32;
-    auto l = labels64 ? rt::view(l64.data(), l64.size(), {1, count}) : rt::view(l32.data(), l32.size(), {1, count});
-    auto e = enable64 ? rt::view(&e64, 1, {1}) : rt::view(&e32, 1, {1});
+    auto l = labels64 ? runtime::view(l64.data(), l64.size(), {1, count}) : runtime::view(l32.data(), l32.size(), {1, count});
+    auto e = enable64 ? runtime::view(&e64, 1, {1}) : runtime::view(&e32, 1, {1});
     auto prompt_out = pe.run({{"coords", c}, {"labels", l}, {"masks", m}, {"masks_enable", e}});
-    rt::outputs_to_float32(prompt_out);
+    runtime::outputs_to_float32(prompt_out);
     const auto& sparse = prompt_out.at(pe.outputs()[0].name);
     const auto& dense = prompt_out.at(pe.outputs()[1].name);
     const auto& dense_pe = prompt_out.at(pe.outputs()[2].name);
@@ -198,7 +198,7 @@ class OrtVideoDecoder final : public VideoDecoder {
     auto out = dec.run({{"image_embeddings", enc.at("prop_fpn2")}, {"image_pe", dense_pe}, {"sparse_prompt_embeddings", sparse},
                         {"dense_prompt_embeddings", dense}, {"high_res_features1", enc.at("prop_fpn0")},
                         {"high_res_features2", enc.at("prop_fpn1")}});
-    rt::outputs_to_float32(out);
+    runtime::outputs_to_float32(out);
     const Floats masks = output(dec, out, 0), iou = output(dec, out, 1), tokens = output(dec, out, 2), score = output(dec, out, 3);
     const size_t plane = static_cast<size_t>(mask_side()) * mask_side();
     if (iou.empty() || masks.size() != iou.size() * plane || tokens.size() != iou.size() * kChannels || score.empty()) {
@@ -216,20 +216,20 @@ class OrtVideoDecoder final : public VideoDecoder {
     const auto& s = session(which);
     auto x = floats(rows_in, {rows(rows_in), kChannels});
     auto out = s.run({{"x", x}});
-    rt::outputs_to_float32(out);
+    runtime::outputs_to_float32(out);
     return output(s, out, 0);
   }
 
   const Floats& constant(const std::string& name) const override { return constants_.at(name); }
 
  private:
-  const rt::Session& session(const char* part) const { return *sessions_.at(part); }
+  const runtime::Session& session(const char* part) const { return *sessions_.at(part); }
 
   const Model& model_;
   const pure::VideoCapability& video_;
   const TextDecoding* text_;          // the family's detector (non-null: a video family is a text family)
   const ClipTokenizer* tokenizer_;
-  std::map<std::string, std::unique_ptr<rt::Session>> sessions_;
+  std::map<std::string, std::unique_ptr<runtime::Session>> sessions_;
   std::map<std::string, Floats> constants_;
 };
 
@@ -240,7 +240,7 @@ Floats VideoDecoder::mask_prompt(const std::vector<std::uint8_t>& mask, int widt
                                   constant("interactive_mask_downsample_bias").at(0), mask_side());
 }
 
-VideoRunStop::VideoRunStop(const StopToken& token) : scope_(std::make_unique<rt::StopScope>(token)) {}
+VideoRunStop::VideoRunStop(const StopToken& token) : scope_(std::make_unique<runtime::StopScope>(token)) {}
 VideoRunStop::~VideoRunStop() = default;
 
 std::shared_ptr<const VideoDecoder> video_decoder(const std::shared_ptr<const Model>& model) {

@@ -17,7 +17,7 @@
 #include "sam3/model.h"
 #include "sam3/stop_token.h"
 
-namespace sam3::rt {
+namespace sam3::runtime {
 class StopScope;
 }
 
@@ -109,7 +109,7 @@ class VideoRunStop {
   VideoRunStop& operator=(const VideoRunStop&) = delete;
 
  private:
-  std::unique_ptr<rt::StopScope> scope_;
+  std::unique_ptr<runtime::StopScope> scope_;
 };
 
 // The model's video decoder, loaded once and shared by every tracker alive on it (its sessions

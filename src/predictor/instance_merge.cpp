@@ -11,7 +11,7 @@ std::vector<Instance> merge_instances(std::vector<Instance> instances, float iou
   std::vector<Instance> kept;
   for (auto& inst : instances) {
     const bool seen = std::any_of(kept.begin(), kept.end(), [&](const Instance& k) {
-      return box_iou(k.box, inst.box) > 0 && mask_iou(k.mask, inst.mask) > iou;
+      return predictor::box_iou(k.box, inst.box) > 0 && predictor::mask_iou(k.mask, inst.mask) > iou;
     });
     if (!seen) kept.push_back(std::move(inst));
   }

@@ -5,7 +5,7 @@
 
 #include "sam3/error.h"
 
-namespace sam3 {
+namespace sam3::predictor {
 namespace {
 
 // `m` less every pixel of `kept` (masks of the same image).
@@ -56,4 +56,4 @@ void remove_overlaps(std::vector<Mask>& masks, const std::vector<float>& priorit
   masks = exclusive_masks(priority, [&](size_t k) { return std::move(given[k]); });
 }
 
-}  // namespace sam3
+}  // namespace sam3::predictor

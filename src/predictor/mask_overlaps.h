@@ -9,7 +9,7 @@
 
 #include "sam3/types.h"
 
-namespace sam3 {
+namespace sam3::predictor {
 
 // masks[k] = make(k), made one at a time in priority order, each losing at once every pixel a
 // mask made before it keeps: what is held is the masks kept so far and the one being made.
@@ -18,4 +18,4 @@ std::vector<Mask> exclusive_masks(const std::vector<float>& priority, const std:
 // masks[k] loses every pixel some mask of higher priority[k] (or equal priority and lower k) also has.
 void remove_overlaps(std::vector<Mask>& masks, const std::vector<float>& priority);
 
-}  // namespace sam3
+}  // namespace sam3::predictor

@@ -6,7 +6,7 @@
 
 #include "core/parallel.h"
 
-namespace sam3 {
+namespace sam3::predictor {
 namespace {
 
 // Inside the image, corners ordered: a box head can emit x1 < x0 for a degenerate query.
@@ -164,7 +164,7 @@ std::vector<Instance> instances_from_raw_heads(const RawHeads& h, int width, int
   }
   // Each instance is upsampled to the full image: independent work, done in parallel.
   std::vector<Instance> out(kept.size());
-  parallel_for(kept.size(), [&](size_t k) {
+  core::parallel_for(kept.size(), [&](size_t k) {
     const int q = kept[k];
     Instance& inst = out[k];
     inst.score = sigmoid(h.logits[q]) * presence;
@@ -298,4 +298,4 @@ float mask_iou(const Mask& a, const Mask& b) {
   return uni > 0 ? static_cast<float>(inter) / static_cast<float>(uni) : 0.f;
 }
 
-}  // namespace sam3
+}  // namespace sam3::predictor

@@ -6,7 +6,7 @@
 
 #include "sam3/types.h"
 
-namespace sam3 {
+namespace sam3::predictor {
 
 // Raw heads (usls layout, newer samexporter): one entry per query.
 struct RawHeads {
@@ -73,4 +73,4 @@ float box_iou(const Box& a, const Box& b);
 std::int64_t mask_intersection(const Mask& a, const Mask& b);
 float mask_iou(const Mask& a, const Mask& b);
 
-}  // namespace sam3
+}  // namespace sam3::predictor

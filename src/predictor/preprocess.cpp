@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace sam3 {
+namespace sam3::predictor {
 namespace {
 
 // Per output index: first source index and normalized weights of the taps.
@@ -98,4 +98,4 @@ std::vector<std::uint8_t> to_uint8(const std::vector<float>& planes) {
   return out;
 }
 
-}  // namespace sam3
+}  // namespace sam3::predictor

@@ -8,7 +8,7 @@
 
 #include "sam3/image.h"
 
-namespace sam3 {
+namespace sam3::predictor {
 
 // [3, height, width] planar floats in 0..255 (the image stretched to width x height).
 std::vector<float> resize_planar(const Image& image, int width, int height);
@@ -18,4 +18,4 @@ void normalize_sam3(std::vector<float>& planes);
 // Rounded and clamped to 0..255, for graphs that normalize internally.
 std::vector<std::uint8_t> to_uint8(const std::vector<float>& planes);
 
-}  // namespace sam3
+}  // namespace sam3::predictor

@@ -64,7 +64,7 @@ std::vector<Instance> from_raw_heads(const TensorViews& outputs, int width, int 
   expect_count(logits, "pred_logits", queries, "one score per query: " + per_query);
   expect_count(boxes, "pred_boxes", queries * 4, "four box numbers per query: " + per_query);
   const Floats m(masks, "pred_masks"), l(logits, "pred_logits"), b(boxes, "pred_boxes");
-  RawHeads heads;
+  predictor::RawHeads heads;
   heads.has_presence = !format.presence.empty();
   heads.resize_probabilities = format.resize_probabilities;
   if (heads.has_presence) {
@@ -87,7 +87,7 @@ std::vector<Instance> from_raw_heads(const TensorViews& outputs, int width, int 
   heads.masks = m.data();
   heads.logits = l.data();
   heads.boxes = format.cxcywh_boxes ? xyxy.data() : b.data();
-  return instances_from_raw_heads(heads, width, height, options);
+  return predictor::instances_from_raw_heads(heads, width, height, options);
 }
 
 std::vector<Instance> from_final(const TensorViews& outputs, int width, int height, const SegmentOptions& options,
@@ -98,7 +98,7 @@ std::vector<Instance> from_final(const TensorViews& outputs, int width, int heig
     throw Error(ErrorCode::kModelMismatch, "decoder output 'masks' has shape " + shape_string(mshape) +
                                                ", expected [N, 1, H, W] or [N, H, W]; is this a SAM3 decoder?");
   }
-  FinalDetections d;
+  predictor::FinalDetections d;
   d.count = static_cast<int>(mshape[0]);
   d.mask_h = static_cast<int>(mshape[mshape.size() - 2]);
   d.mask_w = static_cast<int>(mshape.back());
@@ -122,7 +122,7 @@ std::vector<Instance> from_final(const TensorViews& outputs, int width, int heig
   if (options.score_threshold < 0.5f) {
     log(LogLevel::kDebug, "this decoder keeps only scores > 0.5 in the graph; a lower threshold has no effect");
   }
-  return instances_from_final(d, width, height, options, corrected);
+  return predictor::instances_from_final(d, width, height, options, corrected);
 }
 
 }  // namespace

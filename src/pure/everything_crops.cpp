@@ -58,7 +58,7 @@ std::vector<CompactInstance> merge_crops(std::vector<std::pair<EverythingCrop, s
   std::vector<CompactInstance> kept;
   for (const Candidate& c : all) {
     const bool duplicate = std::any_of(kept.begin(), kept.end(), [&](const CompactInstance& k) {
-      return box_iou(k.box, c.inst->box) > nms_threshold;
+      return predictor::box_iou(k.box, c.inst->box) > nms_threshold;
     });
     if (!duplicate) kept.push_back(std::move(*c.inst));
   }

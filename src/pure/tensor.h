@@ -1,5 +1,5 @@
 // Tensors as the pure core sees them: named, typed, shaped bytes. No ONNX Runtime here: the
-// native backends (through rt::) and the WebAssembly module (through ONNX Runtime Web) move
+// native backends (through runtime::) and the WebAssembly module (through ONNX Runtime Web) move
 // these in and out of their sessions.
 #pragma once
 

@@ -138,7 +138,7 @@ void TextPlan::ran(const TensorViews& outputs) {
       PromptResult result;
       result.prompt = prompts_[current_];
       result.instances = generation_->instances(outputs, width_, height_, options_);
-      finalize_instances(result.instances, options_);
+      predictor::finalize_instances(result.instances, options_);
       results_.push_back(std::move(result));
       break;
     }

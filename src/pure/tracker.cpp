@@ -119,19 +119,19 @@ std::vector<float> logits_at_image(const TrackerDecoded& d, size_t object, size_
   const size_t plane = static_cast<size_t>(d.mask_h) * d.mask_w;
   const float* src = d.masks.data() + (object * d.candidates + candidate) * plane;
   std::vector<float> model(static_cast<size_t>(model_w) * model_h);
-  resize_bilinear(src, d.mask_h, d.mask_w, model_h, model_w, model.data());
+  predictor::resize_bilinear(src, d.mask_h, d.mask_w, model_h, model_w, model.data());
   if (model_w == width && model_h == height) return model;
   std::vector<float> image(static_cast<size_t>(width) * height);
-  resize_bilinear(model.data(), model_h, model_w, height, width, image.data());
+  predictor::resize_bilinear(model.data(), model_h, model_w, height, width, image.data());
   return image;
 }
 
 Instance instance_from_logits(const std::vector<float>& logits, int width, int height, float score) {
   Instance inst;
   inst.score = score;
-  inst.mask = mask_above(logits.data(), width, height, 0.f);
+  inst.mask = predictor::mask_above(logits.data(), width, height, 0.f);
   inst.area = inst.mask.area();
-  inst.box = mask_bounds(inst.mask);
+  inst.box = predictor::mask_bounds(inst.mask);
   return inst;
 }
 
@@ -194,7 +194,7 @@ const std::vector<std::string>& Tracker::embedding_names() {
 }
 
 std::vector<Tensor> Tracker::image_inputs(std::vector<float>& planes) const {
-  normalize_sam3(planes);
+  predictor::normalize_sam3(planes);
   std::vector<Tensor> out;
   out.push_back(float_tensor("pixel_values", image_.input("pixel_values")->type, {1, 3, height_, width_}, planes));
   return out;
@@ -247,10 +247,10 @@ TrackerDecoded Tracker::decoded(const TensorViews& outputs, int objects) const {
 void Tracker::object_results(const TrackerDecoded& d, const TrackerRun& run, const std::vector<InteractivePrompt>& prompts,
                              const InteractiveOptions& options, int width, int height,
                              std::vector<ObjectResult>& results) const {
-  parallel_for(run.members.size(), [&](size_t k) {
+  core::parallel_for(run.members.size(), [&](size_t k) {
     ObjectResult& r = results[run.members[k]];
     r.prompt = prompts[run.members[k]];
-    r.object_score = sigmoid(d.object_logits[k]);
+    r.object_score = predictor::sigmoid(d.object_logits[k]);
     const float* iou = d.iou.data() + k * d.candidates;
     std::vector<size_t> order(static_cast<size_t>(d.candidates));
     std::iota(order.begin(), order.end(), size_t{0});
@@ -317,11 +317,11 @@ std::vector<CompactInstance> Tracker::everything_candidates(const TrackerDecoded
   std::vector<std::pair<size_t, CompactInstance>> found;  // with its item's index: threads push in any order
   std::mutex mutex;
   const size_t items = static_cast<size_t>(d.objects) * d.candidates;
-  parallel_for(items, [&](size_t i) {
+  core::parallel_for(items, [&](size_t i) {
     const size_t object = i / d.candidates, candidate = i % d.candidates;
     const float iou = d.iou[i];
     if (!(iou > options.pred_iou_threshold)) return;
-    if (!(sigmoid(d.object_logits[object]) > options.object_score_threshold)) return;
+    if (!(predictor::sigmoid(d.object_logits[object]) > options.object_score_threshold)) return;
     const auto logits = logits_at_image(d, object, candidate, width_, height_, width, height);
     if (stability_score(logits, options.stability_offset) < options.stability_threshold) return;
     Instance inst = instance_from_logits(logits, width, height, iou);
@@ -352,7 +352,7 @@ std::vector<CompactInstance> Tracker::deduplicate(std::vector<CompactInstance> c
   std::vector<CompactInstance> kept;
   for (auto& c : candidates) {
     const bool duplicate = std::any_of(kept.begin(), kept.end(), [&](const CompactInstance& k) {
-      return box_iou(k.box, c.box) > box_nms_threshold;
+      return predictor::box_iou(k.box, c.box) > box_nms_threshold;
     });
     if (!duplicate) kept.push_back(std::move(c));
   }

@@ -8,7 +8,7 @@
 #include <sys/auxv.h>
 #endif
 
-namespace sam3::rt {
+namespace sam3::runtime {
 
 std::string CpuFeatures::summary() const {
   std::string s;
@@ -42,4 +42,4 @@ CpuFeatures detect_cpu_features() {
   return f;
 }
 
-}  // namespace sam3::rt
+}  // namespace sam3::runtime

@@ -3,7 +3,7 @@
 
 #include <string>
 
-namespace sam3::rt {
+namespace sam3::runtime {
 
 struct CpuFeatures {
   bool avx2 = false, avx512_vnni = false, avx_vnni = false, amx_int8 = false, arm_dotprod = false;
@@ -15,4 +15,4 @@ struct CpuFeatures {
 
 CpuFeatures detect_cpu_features();
 
-}  // namespace sam3::rt
+}  // namespace sam3::runtime

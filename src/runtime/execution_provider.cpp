@@ -10,7 +10,7 @@
 #include "sam3/error.h"
 
 namespace sam3 {
-namespace rt {
+namespace runtime {
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -67,7 +67,7 @@ const ProviderInfo* find_provider(std::string_view name) {
   return nullptr;
 }
 
-}  // namespace rt
+}  // namespace runtime
 
 namespace {
 
@@ -92,7 +92,7 @@ bool is_device_number(const std::string& s) {
 const std::vector<std::string>& execution_provider_names() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> out;
-    for (const auto& p : rt::provider_table()) out.push_back(p.name);
+    for (const auto& p : runtime::provider_table()) out.push_back(p.name);
     out.push_back("auto");
     return out;
   }();
@@ -108,8 +108,8 @@ ExecutionProvider parse_execution_provider(std::string_view spec) {
     throw Error(ErrorCode::kInvalidArgument, "execution provider '" + std::string(spec) +
                                                  "' has no name; use one of: " + joined(execution_provider_names()));
   }
-  if (const auto* info = rt::find_provider(p.name)) p.name = info->name;  // CUDA, CUDAExecutionProvider -> cuda
-  if (rt::lower(p.name) == "auto") p.name = "auto";
+  if (const auto* info = runtime::find_provider(p.name)) p.name = info->name;  // CUDA, CUDAExecutionProvider -> cuda
+  if (runtime::lower(p.name) == "auto") p.name = "auto";
   rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
   while (colon != std::string_view::npos) {
     const auto next = rest.find(':');
@@ -146,7 +146,7 @@ void validate_execution_providers(const std::vector<ExecutionProvider>& provider
   std::set<std::string> seen;
   bool after_cpu = false;
   for (const auto& p : providers) {
-    const rt::ProviderInfo* info = p.name == "auto" ? nullptr : rt::find_provider(p.name);
+    const runtime::ProviderInfo* info = p.name == "auto" ? nullptr : runtime::find_provider(p.name);
     if (p.name != "auto" && (!info || info->name != p.name)) {
       throw Error(ErrorCode::kInvalidArgument, "unknown execution provider '" + p.name +
                                                    "'; use one of: " + joined(execution_provider_names()));
@@ -182,7 +182,7 @@ std::string to_string(const ExecutionProvider& provider) {
 std::vector<std::string> available_execution_providers() {
   const std::vector<std::string> ort = Ort::GetAvailableProviders();
   std::vector<std::string> out;
-  for (const auto& p : rt::provider_table()) {
+  for (const auto& p : runtime::provider_table()) {
     if (std::find(ort.begin(), ort.end(), p.ort_name) != ort.end() || p.name == "cpu") out.push_back(p.name);
   }
   return out;

@@ -25,7 +25,7 @@
 #include "sam3/files.h"
 #include "sam3/log.h"
 
-namespace sam3::rt {
+namespace sam3::runtime {
 namespace {
 
 namespace fs = std::filesystem;
@@ -53,7 +53,7 @@ fs::path cache_root_of(const fs::path& model) {
   const char* xdg = std::getenv("XDG_CACHE_HOME");
   const char* home = std::getenv("HOME");
   const fs::path base = xdg && *xdg ? fs::path(xdg) : fs::path(home ? home : "/tmp") / ".cache";
-  return base / "sam3cpp" / "optimized" / hex64(fnv1a64(fs::absolute(model.parent_path()).string()));
+  return base / "sam3cpp" / "optimized" / core::hex64(core::fnv1a64(fs::absolute(model.parent_path()).string()));
 }
 
 std::string read_file(const fs::path& p) {
@@ -198,7 +198,7 @@ fs::path entry_for(const fs::path& model, const FileCacheOptions& options) {
                           (int8_for(options) ? "int8" : exact_uint8_for(options) ? "uint8-exact" : "uint8") + (onednn_for(options) ? "|onednn-int8>=" + std::to_string(options.onednn_min_weights) : "") +
                           (options.fuse_attention ? "|fused-attention" : "") + (bf16_for(options) ? "|bf16" : "") +
                           (options.provider_key.empty() ? "" : "|providers=" + options.provider_key);
-  const fs::path root = cache_root_of(model), entry = root / (model.stem().string() + "-" + hex64(fnv1a64(key)));
+  const fs::path root = cache_root_of(model), entry = root / (model.stem().string() + "-" + core::hex64(core::fnv1a64(key)));
   if (!own_folder_or_none(root) || !own_folder_or_none(entry)) {
     log(LogLevel::kWarning, model.filename().string() + ": cache not used: " + entry.string() +
                                 " is a link or not a folder (sam3 writes only into folders it made)");
@@ -334,4 +334,4 @@ void discard_model_file(const PreparedModelFile& p) {
   if (!p.save_optimized.empty()) fs::remove(p.save_optimized, ec);
 }
 
-}  // namespace sam3::rt
+}  // namespace sam3::runtime

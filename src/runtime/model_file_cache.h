@@ -25,7 +25,7 @@
 
 #include "optimize/onnx_onednn_int8.h"
 
-namespace sam3::rt {
+namespace sam3::runtime {
 
 enum class Int8Weights { kAuto, kOn, kOff };
 
@@ -74,4 +74,4 @@ void finish_model_file(const PreparedModelFile& prepared, const std::filesystem:
 // to load, so the next load rebuilds it. Never more: other processes may share the entry.
 void discard_model_file(const PreparedModelFile& prepared);
 
-}  // namespace sam3::rt
+}  // namespace sam3::runtime

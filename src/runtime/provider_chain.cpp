@@ -8,7 +8,7 @@
 #include "sam3/error.h"
 #include "sam3/log.h"
 
-namespace sam3::rt {
+namespace sam3::runtime {
 namespace {
 
 namespace fs = std::filesystem;
@@ -197,18 +197,18 @@ Preparation preparation_for(const ProviderChain& chain) {
   return p;
 }
 
-}  // namespace sam3::rt
+}  // namespace sam3::runtime
 
 namespace sam3 {
 
 std::vector<std::string> resolve_execution_providers(const std::vector<ExecutionProvider>& providers) {
-  return rt::resolve_providers(providers, false).names();
+  return runtime::resolve_providers(providers, false).names();
 }
 
 std::vector<std::string> usable_execution_providers() {
   std::vector<std::string> out;
   for (const auto& name : available_execution_providers()) {
-    if (name == "cpu" || rt::start_problem({name, {}}).empty()) out.push_back(name);
+    if (name == "cpu" || runtime::start_problem({name, {}}).empty()) out.push_back(name);
   }
   return out;
 }

@@ -11,7 +11,7 @@
 
 #include "sam3/execution_provider.h"
 
-namespace sam3::rt {
+namespace sam3::runtime {
 
 struct ProviderChain {
   // Given to ONNX Runtime in this order; the CPU is implicit after them (empty: the CPU alone).
@@ -45,4 +45,4 @@ struct Preparation {
 };
 Preparation preparation_for(const ProviderChain& chain);
 
-}  // namespace sam3::rt
+}  // namespace sam3::runtime

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-namespace sam3::rt {
+namespace sam3::runtime {
 
 struct ProviderInfo {
   std::string name;         // sam3's name ("cuda")
@@ -23,4 +23,4 @@ const std::vector<ProviderInfo>& provider_table();
 const ProviderInfo* find_provider(std::string_view name);
 std::string lower(std::string_view s);
 
-}  // namespace sam3::rt
+}  // namespace sam3::runtime

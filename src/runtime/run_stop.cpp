@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-namespace sam3::rt {
+namespace sam3::runtime {
 namespace {
 
 thread_local const StopToken* current = nullptr;
@@ -80,4 +80,4 @@ WatchedRun::WatchedRun(const StopToken& token, Ort::RunOptions& options) : token
 
 WatchedRun::~WatchedRun() { watcher().remove(&options_); }
 
-}  // namespace sam3::rt
+}  // namespace sam3::runtime

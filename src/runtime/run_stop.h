@@ -11,7 +11,7 @@
 
 #include "sam3/stop_token.h"
 
-namespace sam3::rt {
+namespace sam3::runtime {
 
 // Makes `token` the current thread's stop token for its lifetime (restoring the previous one).
 class StopScope {
@@ -41,4 +41,4 @@ class WatchedRun {
   Ort::RunOptions& options_;
 };
 
-}  // namespace sam3::rt
+}  // namespace sam3::runtime

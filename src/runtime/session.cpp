@@ -14,7 +14,7 @@
 #include "sam3/error.h"
 #include "sam3/log.h"
 
-namespace sam3::rt {
+namespace sam3::runtime {
 
 std::vector<TensorInfo> read_io(const Ort::Session& s, bool inputs) {
   Ort::AllocatorWithDefaultOptions alloc;
@@ -316,4 +316,4 @@ size_t element_size(ONNXTensorElementDataType type) {
   }
 }
 
-}  // namespace sam3::rt
+}  // namespace sam3::runtime

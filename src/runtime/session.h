@@ -13,7 +13,7 @@
 #include "runtime/model_file_cache.h"
 #include "runtime/provider_chain.h"
 
-namespace sam3::rt {
+namespace sam3::runtime {
 
 struct TensorInfo {
   std::string name;
@@ -79,4 +79,4 @@ Ort::Value convert_float(const OrtValue* value, ONNXTensorElementDataType to);
 void outputs_to_float32(std::map<std::string, Ort::Value>& values);
 size_t element_size(ONNXTensorElementDataType type);
 
-}  // namespace sam3::rt
+}  // namespace sam3::runtime

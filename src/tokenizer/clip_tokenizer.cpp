@@ -13,7 +13,7 @@
 namespace sam3 {
 
 struct ClipTokenizer::Impl {
-  Vocabulary vocab;
+  tokenizer::Vocabulary vocab;
   bool use_cache = true;
   mutable std::shared_mutex cache_mutex;
   mutable std::unordered_map<std::string, std::vector<std::string>> cache;  // word -> pieces
@@ -74,8 +74,8 @@ std::vector<std::string> ClipTokenizer::Impl::bpe(const std::string& word) const
 
 std::vector<std::string> ClipTokenizer::Impl::word_pieces(std::string_view text) const {
   std::vector<std::string> out;
-  for (const auto& word : split_words(clean_prompt(utf8::decode(text)))) {
-    const std::string bytes = utf8::encode(word);
+  for (const auto& word : tokenizer::split_words(tokenizer::clean_prompt(tokenizer::utf8::decode(text)))) {
+    const std::string bytes = tokenizer::utf8::encode(word);
     if (bytes == "<start_of_text>" || bytes == "<end_of_text>") {
       out.push_back(bytes);  // SAM3 maps these literals to the special ids
       continue;
@@ -92,13 +92,13 @@ ClipTokenizer::~ClipTokenizer() = default;
 
 ClipTokenizer ClipTokenizer::from_data(const std::string& data, std::string_view name, bool use_cache) {
   auto impl = std::make_unique<Impl>();
-  impl->vocab = parse_vocabulary(name, data);
+  impl->vocab = tokenizer::parse_vocabulary(name, data);
   impl->use_cache = use_cache;
   return ClipTokenizer(std::move(impl));
 }
 
 std::string ClipTokenizer::clean(std::string_view text) const {
-  return utf8::encode(clean_prompt(utf8::decode(text)));
+  return tokenizer::utf8::encode(tokenizer::clean_prompt(tokenizer::utf8::decode(text)));
 }
 
 std::vector<std::string> ClipTokenizer::pieces(std::string_view text) const {

@@ -5,7 +5,7 @@
 
 #include "tokenizer/unicode_props.h"
 
-namespace sam3 {
+namespace sam3::tokenizer {
 namespace {
 
 char32_t ascii_lower(char32_t c) { return (c >= U'A' && c <= U'Z') ? c + 32 : c; }
@@ -63,4 +63,4 @@ std::vector<std::u32string> split_words(const std::u32string& text) {
   return words;
 }
 
-}  // namespace sam3
+}  // namespace sam3::tokenizer

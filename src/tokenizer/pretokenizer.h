@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-namespace sam3 {
+namespace sam3::tokenizer {
 
 std::vector<std::u32string> split_words(const std::u32string& text);
 
-}  // namespace sam3
+}  // namespace sam3::tokenizer

@@ -8,7 +8,7 @@
 #include "tokenizer/unicode_props.h"
 #include "tokenizer/utf8.h"
 
-namespace sam3 {
+namespace sam3::tokenizer {
 namespace {
 
 bool is_ftfy_control(char32_t cp) {
@@ -163,4 +163,4 @@ std::u32string clean_prompt(const std::u32string& text) {
   return unicode::lower(strip_python(collapsed));
 }
 
-}  // namespace sam3
+}  // namespace sam3::tokenizer

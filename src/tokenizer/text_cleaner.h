@@ -4,7 +4,7 @@
 
 #include <string>
 
-namespace sam3 {
+namespace sam3::tokenizer {
 
 // The subset of ftfy.fix_text that changes prompts: curly quotes to ASCII, Latin ligatures
 // expanded, full-width forms narrowed, control characters removed, NFC. Mojibake repair is
@@ -16,4 +16,4 @@ std::u32string html_unescape(const std::u32string& text);
 // The whole SAM3 cleaning pipeline.
 std::u32string clean_prompt(const std::u32string& text);
 
-}  // namespace sam3
+}  // namespace sam3::tokenizer

@@ -5,7 +5,7 @@
 
 #include "unicode_tables.inc"
 
-namespace sam3::unicode {
+namespace sam3::tokenizer::unicode {
 namespace {
 
 namespace ud = unicode_data;
@@ -184,4 +184,4 @@ std::u32string normalize(const std::u32string& text, bool compat) {
   return out;
 }
 
-}  // namespace sam3::unicode
+}  // namespace sam3::tokenizer::unicode

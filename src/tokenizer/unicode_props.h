@@ -4,7 +4,7 @@
 
 #include <string>
 
-namespace sam3::unicode {
+namespace sam3::tokenizer::unicode {
 
 bool is_letter(char32_t cp);       // \p{L}
 bool is_number(char32_t cp);       // \p{N}
@@ -19,4 +19,4 @@ std::u32string normalize(const std::u32string& text, bool compat);
 // The Unicode version of the tables (that of the Python that generated them).
 const char* unicode_version() noexcept;
 
-}  // namespace sam3::unicode
+}  // namespace sam3::tokenizer::unicode

@@ -2,7 +2,7 @@
 
 #include "sam3/error.h"
 
-namespace sam3::utf8 {
+namespace sam3::tokenizer::utf8 {
 
 std::u32string decode(std::string_view text) {
   std::u32string out;
@@ -61,4 +61,4 @@ std::string encode(std::u32string_view text) {
   return out;
 }
 
-}  // namespace sam3::utf8
+}  // namespace sam3::tokenizer::utf8

@@ -7,7 +7,7 @@
 #include "sam3/error.h"
 #include "tokenizer/utf8.h"
 
-namespace sam3 {
+namespace sam3::tokenizer {
 namespace {
 
 constexpr size_t kVocabSize = 49408;
@@ -143,4 +143,4 @@ Vocabulary parse_vocabulary(std::string_view path, const std::string& data) {
   return v;
 }
 
-}  // namespace sam3
+}  // namespace sam3::tokenizer

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <unordered_map>
 
-namespace sam3 {
+namespace sam3::tokenizer {
 
 struct Vocabulary {
   std::unordered_map<std::string, std::int64_t> encoder;  // token -> id
@@ -25,4 +25,4 @@ Vocabulary load_vocabulary(const std::filesystem::path& path);
 // GPT-2/CLIP bytes_to_unicode(), in the order CLIP builds its vocabulary from.
 std::array<std::pair<int, char32_t>, 256> bytes_to_unicode();
 
-}  // namespace sam3
+}  // namespace sam3::tokenizer

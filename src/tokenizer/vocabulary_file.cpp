@@ -6,7 +6,7 @@
 #include "sam3/tokenizer.h"
 #include "tokenizer/vocabulary.h"
 
-namespace sam3 {
+namespace sam3::tokenizer {
 namespace {
 
 [[noreturn]] void fail(const std::filesystem::path& path, const std::string& what) {
@@ -36,9 +36,13 @@ Vocabulary load_vocabulary(const std::filesystem::path& path) {
   return parse_vocabulary(path.string(), read_file(path));
 }
 
+}  // namespace sam3::tokenizer
+
+namespace sam3 {
+
 ClipTokenizer ClipTokenizer::from_file(const std::filesystem::path& path, bool use_cache) {
-  if (!std::filesystem::is_regular_file(path)) fail(path, "does not exist");
-  return from_data(read_file(path), path.string(), use_cache);
+  if (!std::filesystem::is_regular_file(path)) tokenizer::fail(path, "does not exist");
+  return from_data(tokenizer::read_file(path), path.string(), use_cache);
 }
 
 }  // namespace sam3

@@ -37,7 +37,7 @@ void add_rows(Floats& rows, const float* vec) {
 void memory_mask(const Floats& logits, int mask_side, int side, float* out) {
   Floats prob(logits.size());
   for (size_t i = 0; i < logits.size(); ++i) prob[i] = 2.0f / (1.0f + std::exp(-logits[i])) - 1.0f;
-  resize_bilinear(prob.data(), mask_side, mask_side, side, side, out);
+  predictor::resize_bilinear(prob.data(), mask_side, mask_side, side, side, out);
 }
 
 Bucket::Bucket(const VideoDecoder& bundle, const FrameNeck& neck, const std::vector<int>& ids, const std::vector<Floats>& masks,

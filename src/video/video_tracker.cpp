@@ -147,9 +147,9 @@ std::vector<VideoFrameResult> VideoTracker::finish() {
               ", which the video never reached (it ended after frame " + std::to_string(d.last_index) + ")");
     }
   }
-  const auto t0 = Clock::now();
+  const auto t0 = core::Clock::now();
   auto out = d.delay->flush();
-  d.stats.output_ms += ms_since(t0);
+  d.stats.output_ms += core::ms_since(t0);
   return out;
 }
 
@@ -228,14 +228,14 @@ std::vector<VideoFrameResult> VideoTracker::Impl::push(const VideoFrame& frame) 
   last_index = frame.index;
 
   // One encoder pass: the detector's neck (fpn*, pos*) and the tracker's (prop_*).
-  auto t0 = Clock::now();
+  auto t0 = core::Clock::now();
   const auto encoded = bundle->encode_frame(frame.image);
   video::FrameNeck neck;
   neck.frame = encoded.get();
   neck.rows = encoded->rows;
   neck.pos_rows = encoded->pos_rows;
   neck.t = t;
-  stats.encode_ms += ms_since(t0);
+  stats.encode_ms += core::ms_since(t0);
 
   pure::video::PendingFrame pending;
   pending.index = frame.index;
@@ -251,9 +251,9 @@ std::vector<VideoFrameResult> VideoTracker::Impl::push(const VideoFrame& frame) 
   }
   ++t;
   ++stats.frames;
-  t0 = Clock::now();
+  t0 = core::Clock::now();
   auto out = delay->push(std::move(pending), removed_now);
-  stats.output_ms += ms_since(t0);
+  stats.output_ms += core::ms_since(t0);
   return out;
 }
 
@@ -301,7 +301,7 @@ std::vector<pure::video::Detection> VideoTracker::Impl::detect(Track& track, con
 
 Floats VideoTracker::Impl::pointer_from_mask(const Floats& logits, const video::FrameNeck& neck) const {
   std::vector<std::uint8_t> full(static_cast<size_t>(width) * height);
-  upsample_threshold(logits.data(), bundle->mask_side(), bundle->mask_side(), height, width, 0.0f, full.data());
+  predictor::upsample_threshold(logits.data(), bundle->mask_side(), bundle->mask_side(), height, width, 0.0f, full.data());
   const Floats prompt_mask = bundle->mask_prompt(full, width, height);
   return bundle->prompt(*neck.frame, {}, {}, &prompt_mask).pointer;
 }
@@ -334,7 +334,7 @@ void VideoTracker::Impl::step(Track& track, const video::FrameNeck& neck, pure::
                               std::set<int>& removed_now, std::vector<pure::video::TrackMask>& clicked) {
   const size_t plane = static_cast<size_t>(bundle->mask_side()) * bundle->mask_side();
   // 1. Every bucket's memory attention and tracking decoder; holes filled in their masks.
-  auto t0 = Clock::now();
+  auto t0 = core::Clock::now();
   std::vector<pure::video::TrackMask> masks;
   std::vector<std::pair<size_t, int>> where;  // masks[i]'s (bucket, slot)
   for (size_t b = 0; b < track.buckets.size(); ++b) {
@@ -347,16 +347,16 @@ void VideoTracker::Impl::step(Track& track, const video::FrameNeck& neck, pure::
       where.emplace_back(b, k);
     }
   }
-  stats.track_ms += ms_since(t0);
+  stats.track_ms += core::ms_since(t0);
   const size_t own = masks.size();
   if (track.user) clicked.insert(clicked.end(), masks.begin(), masks.end());
   else masks.insert(masks.end(), clicked.begin(), clicked.end());
   // 2. The detector (text prompts), NMS by IoM.
-  t0 = Clock::now();
+  t0 = core::Clock::now();
   std::vector<Floats> det_logits;
   std::vector<pure::video::Detection> dets;
   if (track.text) dets = detect(track, *neck.frame, det_logits);
-  stats.detect_ms += ms_since(t0);
+  stats.detect_ms += core::ms_since(t0);
   // 3. Reconditioning (periodic): which tracks a detection re-prompts, and their new masks.
   std::map<int, Floats> recond_masks;  // id -> blended logits
   std::map<int, int> recond_det;       // id -> detection
@@ -410,7 +410,7 @@ void VideoTracker::Impl::step(Track& track, const video::FrameNeck& neck, pure::
   // 6. Memory of this frame (reconditioned objects make it a conditioning frame of their
   // bucket); masks the non-overlap would shrink too much suppressed; removed objects' slots
   // retired; empty buckets dropped.
-  t0 = Clock::now();
+  t0 = core::Clock::now();
   std::vector<video::SlotMemory> memory(track.buckets.size());
   for (size_t b = 0; b < track.buckets.size(); ++b) {
     for (int k = 0; k < kSlots; ++k) {
@@ -428,11 +428,11 @@ void VideoTracker::Impl::step(Track& track, const video::FrameNeck& neck, pure::
   const std::vector<int> removed(plan.removed.begin(), plan.removed.end());
   for (size_t b = 0; b < track.buckets.size(); ++b) track.buckets[b].remember(*bundle, neck, memory[b], removed);
   std::erase_if(track.buckets, [](const Bucket& b) { return !b.live(); });
-  stats.memory_ms += ms_since(t0);
+  stats.memory_ms += core::ms_since(t0);
   // 7. New objects from detections: their pointers from the interactive decoder with the
   // detection's mask as the prompt; new buckets of up to 16 whose conditioning frame is this
   // one. Their output masks have holes filled; their memory takes the detection's own mask.
-  t0 = Clock::now();
+  t0 = core::Clock::now();
   std::vector<int> ids;
   std::vector<Floats> new_masks, pointers;
   for (size_t i = 0; i < plan.new_detections.size(); ++i) {
@@ -454,14 +454,14 @@ void VideoTracker::Impl::step(Track& track, const video::FrameNeck& neck, pure::
                                std::vector<Floats>(new_masks.begin() + start, new_masks.begin() + end),
                                std::vector<Floats>(pointers.begin() + start, pointers.begin() + end));
   }
-  stats.new_objects_ms += ms_since(t0);
+  stats.new_objects_ms += core::ms_since(t0);
 }
 
 void VideoTracker::Impl::start_clicked(const VideoFrame& frame, const video::FrameNeck& neck, pure::video::PendingFrame& pending,
                                        std::vector<pure::video::TrackMask>& clicked) {
   if (tracks.empty() || !tracks.back().user) return;
   Track& track = tracks.back();
-  const auto t0 = Clock::now();
+  const auto t0 = core::Clock::now();
   std::vector<int> ids;
   std::vector<Floats> masks, pointers;
   // Frame pixels to the encoder's input pixels (the prompt encoder reads 1008-pixel coordinates).
@@ -498,7 +498,7 @@ void VideoTracker::Impl::start_clicked(const VideoFrame& frame, const video::Fra
                                std::vector<Floats>(masks.begin() + start, masks.begin() + end),
                                std::vector<Floats>(pointers.begin() + start, pointers.begin() + end));
   }
-  stats.new_objects_ms += ms_since(t0);
+  stats.new_objects_ms += core::ms_since(t0);
 }
 
 }  // namespace sam3

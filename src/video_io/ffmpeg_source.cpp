@@ -109,7 +109,7 @@ class FfmpegSource final : public FrameSource {
       out.index = index;
       out.time_s = presentation_time(*frame, index);
       out.image = to_rgb(*frame);
-      if (rotation_ != 0) out.image = apply_orientation(std::move(out.image), exif_for_turn(rotation_));
+      if (rotation_ != 0) out.image = core::apply_orientation(std::move(out.image), exif_for_turn(rotation_));
       return out;
     }
   }

@@ -96,7 +96,7 @@ class MotsSink final : public PartialSink {
                std::to_string(class_id) + " " + std::to_string(h) + " " + std::to_string(w) + " " +
                rle_encode(visible(out, out.result.objects[k])) + "\n";
     }
-    write_file_atomic(instances_ / frame_file_name("frame_", out.result.index, 6, ".png"), encode_png(png.data(), w, h, 1, 16));
+    write_file_atomic(instances_ / frame_file_name("frame_", out.result.index, 6, ".png"), core::encode_png(png.data(), w, h, 1, 16));
     text_.append(lines);
   }
 

@@ -10,7 +10,7 @@
 namespace sam3::video_io {
 
 double mask_iou(const Mask& a, const Mask& b) {
-  const std::int64_t inter = sam3::mask_intersection(a, b), uni = a.area() + b.area() - inter;
+  const std::int64_t inter = sam3::predictor::mask_intersection(a, b), uni = a.area() + b.area() - inter;
   return uni == 0 ? 0 : static_cast<double>(inter) / static_cast<double>(uni);
 }
 

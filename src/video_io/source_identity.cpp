@@ -43,14 +43,14 @@ std::string video_source_identity(const fs::path& path) {
       all += f.filename().string();
       all += '\0' + std::to_string(size_of(f)) + '\0' + std::to_string(mtime_ns(f)) + '\n';
     }
-    return nlohmann::json{{"kind", "folder"}, {"frames", files.size()}, {"digest", hex64(fnv1a64(all))}}.dump();
+    return nlohmann::json{{"kind", "folder"}, {"frames", files.size()}, {"digest", core::hex64(core::fnv1a64(all))}}.dump();
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(ErrorCode::kImageUnreadable, path.string() + ": cannot open");
   std::string head(static_cast<size_t>(kHeadBytes), '\0');
   in.read(head.data(), kHeadBytes);
   head.resize(static_cast<size_t>(in.gcount()));
-  return nlohmann::json{{"kind", "file"}, {"size", size_of(path)}, {"mtime_ns", mtime_ns(path)}, {"head", hex64(fnv1a64(head))}}
+  return nlohmann::json{{"kind", "file"}, {"size", size_of(path)}, {"mtime_ns", mtime_ns(path)}, {"head", core::hex64(core::fnv1a64(head))}}
       .dump();
 }
 

@@ -218,7 +218,7 @@ VideoOutputs::VideoOutputs(const fs::path& folder, const VideoInfo& info, VideoO
   const auto integer_in = [&](const char* key, std::int64_t lo, std::int64_t hi) {
     if (!saved.contains(key)) return true;
     const auto& v = saved[key];
-    return json_integer_in(v, lo, hi).has_value();
+    return core::json_integer_in(v, lo, hi).has_value();
   };
   constexpr std::int64_t kMaxCount = std::numeric_limits<std::int64_t>::max() / 2;
   if (!saved.is_null() && (!integer_in("committed_frames", 0, kMaxCount) || !integer_in("last_index", -1, kMaxCount) ||

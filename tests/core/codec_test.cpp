@@ -110,12 +110,12 @@ TEST(Codecs, BmpPalettesBitFieldsTopDownAndRle) {
 
 TEST(Codecs, DamagedOrExoticBmpIsAClearError) {
   auto truncated = bmp(40, 40, 24, 0, {}, {}, std::vector<std::uint8_t>(100, 7));
-  EXPECT_EQ(code_of([&] { sam3::decode_bmp(truncated, "t.bmp", 1 << 20); }), sam3::ErrorCode::kImageCorrupt);
-  EXPECT_EQ(code_of([] { sam3::decode_bmp(bmp(4, 4, 2, 0, {0, 0, 0, 0}, {}, std::vector<std::uint8_t>(16)), "2.bmp", 1 << 20); }),
+  EXPECT_EQ(code_of([&] { sam3::core::decode_bmp(truncated, "t.bmp", 1 << 20); }), sam3::ErrorCode::kImageCorrupt);
+  EXPECT_EQ(code_of([] { sam3::core::decode_bmp(bmp(4, 4, 2, 0, {0, 0, 0, 0}, {}, std::vector<std::uint8_t>(16)), "2.bmp", 1 << 20); }),
             sam3::ErrorCode::kImageUnsupported);
-  EXPECT_EQ(code_of([] { sam3::decode_bmp(bmp(4, 4, 8, 1, {0}, {}, {5, 0}), "cut.bmp", 1 << 20); }),
+  EXPECT_EQ(code_of([] { sam3::core::decode_bmp(bmp(4, 4, 8, 1, {0}, {}, {5, 0}), "cut.bmp", 1 << 20); }),
             sam3::ErrorCode::kImageCorrupt);  // RLE data ends before the image
-  EXPECT_EQ(code_of([] { sam3::decode_bmp(bmp(5000, 5000, 24, 0, {}, {}, {}), "big.bmp", 1000); }),
+  EXPECT_EQ(code_of([] { sam3::core::decode_bmp(bmp(5000, 5000, 24, 0, {}, {}, {}), "big.bmp", 1000); }),
             sam3::ErrorCode::kImageTooLarge);
 }
 
@@ -133,7 +133,7 @@ TEST(Codecs, TiffEightAndSixteenBitsDecodeAsOpenCvDoes) {
 TEST(Codecs, PngAndJpegWritersRoundTrip) {
   cv::Mat values(7, 300, CV_16UC1);
   cv::randu(values, 0, 65535);
-  const std::string png16 = sam3::encode_png(values.data, values.cols, values.rows, 1, 16);
+  const std::string png16 = sam3::core::encode_png(values.data, values.cols, values.rows, 1, 16);
   const cv::Mat back = cv::imdecode(std::vector<std::uint8_t>(png16.begin(), png16.end()), cv::IMREAD_UNCHANGED);
   ASSERT_EQ(back.type(), CV_16UC1);
   EXPECT_EQ(cv::countNonZero(back != values), 0) << "16-bit PNG values changed";
@@ -141,11 +141,11 @@ TEST(Codecs, PngAndJpegWritersRoundTrip) {
   const cv::Mat bgr = random_bgr(20, 10);
   cv::Mat rgb;
   cv::cvtColor(bgr, rgb, cv::COLOR_BGR2RGB);
-  const std::string png = sam3::encode_png(rgb.data, 20, 10, 3, 8);
+  const std::string png = sam3::core::encode_png(rgb.data, 20, 10, 3, 8);
   EXPECT_EQ(max_difference(opencv_rgb({png.begin(), png.end()}), rgb), 0);
 
   cv::Mat smooth(64, 64, CV_8UC3, cv::Scalar(30, 120, 200));
-  const std::string jpeg = sam3::encode_jpeg(smooth.data, 64, 64, 90);
+  const std::string jpeg = sam3::core::encode_jpeg(smooth.data, 64, 64, 90);
   EXPECT_LE(max_difference(opencv_rgb({jpeg.begin(), jpeg.end()}), smooth), 3);
 }
 

@@ -84,12 +84,12 @@ TEST(Mask, SizesThatDoNotAgreeAreRefused) {
 TEST(Mask, IouAndIntersectionReadOnlyTheBoundsOverlap) {
   const auto a = sam3::Mask::from_raster(50, 40, square_raster(50, 40, 0, 0, 20));
   const auto b = sam3::Mask::from_raster(50, 40, square_raster(50, 40, 10, 10, 20));
-  EXPECT_EQ(sam3::mask_intersection(a, b), 100);
-  EXPECT_FLOAT_EQ(sam3::mask_iou(a, b), 100.f / 700.f);
+  EXPECT_EQ(sam3::predictor::mask_intersection(a, b), 100);
+  EXPECT_FLOAT_EQ(sam3::predictor::mask_iou(a, b), 100.f / 700.f);
   const auto far = sam3::Mask::from_raster(50, 40, square_raster(50, 40, 30, 25, 10));
-  EXPECT_EQ(sam3::mask_intersection(a, far), 0);
-  EXPECT_FLOAT_EQ(sam3::mask_iou(sam3::Mask(50, 40), sam3::Mask(50, 40)), 0.f);
-  const sam3::Box box = sam3::mask_bounds(b);
+  EXPECT_EQ(sam3::predictor::mask_intersection(a, far), 0);
+  EXPECT_FLOAT_EQ(sam3::predictor::mask_iou(sam3::Mask(50, 40), sam3::Mask(50, 40)), 0.f);
+  const sam3::Box box = sam3::predictor::mask_bounds(b);
   EXPECT_FLOAT_EQ(box.x0, 10.f);
   EXPECT_FLOAT_EQ(box.x1, 30.f);
 }

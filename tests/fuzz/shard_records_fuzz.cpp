@@ -26,7 +26,7 @@ using sam3::fuzz::write;
 
 const fs::path& work_dir() { return sam3::fuzz::work_dir("sam3_records_fuzz_"); }
 
-void check(const sam3::LabeledInstance& inst, int width, int height, size_t categories) {
+void check(const sam3::label::LabeledInstance& inst, int width, int height, size_t categories) {
   const auto& m = inst.mask;
   const bool inside = m.x0 >= 0 && m.y0 >= 0 && m.width >= 0 && m.height >= 0 && m.x0 + m.width <= width &&
                       m.y0 + m.height <= height && m.full_width == width && m.full_height == height;
@@ -64,7 +64,7 @@ void map_files(int which, const std::string& bytes) {
   if (which == 3) {
     write(work_dir() / "map-shard.json", bytes);
     try {
-      const auto shard = sam3::read_map_shard(work_dir() / "map-shard.json");
+      const auto shard = sam3::geo::read_map_shard(work_dir() / "map-shard.json");
       const auto& r = shard.result;
       if (r.tile_of_instance.size() != r.instances.size()) std::abort();
       for (size_t i = 0; i < r.instances.size(); ++i) {
@@ -75,9 +75,9 @@ void map_files(int which, const std::string& bytes) {
     }
     return;
   }
-  const sam3::MapTileStore store(work_dir() / "tiles", "settings");
+  const sam3::geo::MapTileStore store(work_dir() / "tiles", "settings");
   write(work_dir() / "tiles" / "tile-0.json", bytes);
-  sam3::TileRecord record;
+  sam3::geo::TileRecord record;
   if (store.load(0, 64, 48, 2, &record)) {
     for (const auto& inst : record.instances) check(inst, 64, 48, 2);
   }

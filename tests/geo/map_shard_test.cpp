@@ -24,7 +24,7 @@ json shard() {
 std::string read_error(const fs::path& file, const json& j) {
   std::ofstream(file) << j.dump();
   try {
-    sam3::read_map_shard(file);
+    sam3::geo::read_map_shard(file);
   } catch (const sam3::Error& e) {
     EXPECT_EQ(e.code(), sam3::ErrorCode::kInvalidArgument);
     return e.what();
@@ -35,7 +35,7 @@ std::string read_error(const fs::path& file, const json& j) {
 TEST(MapShard, ASoundShardReadsBack) {
   const auto dir = sam3::test::fresh_test_dir("sam3_map_shard");
   std::ofstream(dir / "s.json") << shard().dump();
-  const auto s = sam3::read_map_shard(dir / "s.json");
+  const auto s = sam3::geo::read_map_shard(dir / "s.json");
   ASSERT_EQ(s.result.instances.size(), 1u);
   EXPECT_EQ(s.result.tile_of_instance[0], 1);
   EXPECT_EQ(s.result.instances[0].mask.full_width, 64);
@@ -65,8 +65,8 @@ TEST(MapShard, ADamagedShardIsRefusedNamingWhatIsWrong) {
 
 TEST(MapTileStore, ADamagedTileIsDoneAgain) {
   const auto dir = sam3::test::fresh_test_dir("sam3_map_tiles");
-  const sam3::MapTileStore store(dir, "settings");
-  sam3::TileRecord record;
+  const sam3::geo::MapTileStore store(dir, "settings");
+  sam3::geo::TileRecord record;
   std::ofstream(dir / "tile-0.json") << json{{"settings", "settings"}, {"nodata", false}, {"area_km2", 0.1},
                                               {"instances", {{{"category", 7}, {"score", 0.5}, {"box", {0, 0, 2, 2}},
                                                               {"crop", {0, 0, 2, 2}}, {"counts", "04"}}}}}.dump();

@@ -16,8 +16,8 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-sam3::LabeledInstance square(int x0, int y0, int side, int width, int height) {
-  sam3::LabeledInstance inst;
+sam3::label::LabeledInstance square(int x0, int y0, int side, int width, int height) {
+  sam3::label::LabeledInstance inst;
   inst.category = 1;
   inst.score = 0.75f;
   inst.box = {float(x0), float(y0), float(x0 + side), float(y0 + side)};

@@ -12,15 +12,15 @@ namespace {
 
 using sam3::test::Rect;
 
-sam3::MaskCrop crop_of_rect(const Rect& r, int w, int h) {
+sam3::label::MaskCrop crop_of_rect(const Rect& r, int w, int h) {
   std::vector<std::uint8_t> raster(static_cast<size_t>(w) * h, 0);
   for (int y = r.y0; y < r.y1; ++y)
     for (int x = r.x0; x < r.x1; ++x) raster[static_cast<size_t>(y) * w + x] = 1;
-  return sam3::crop_mask(sam3::Mask::from_raster(w, h, raster));
+  return sam3::label::crop_mask(sam3::Mask::from_raster(w, h, raster));
 }
 
 TEST(Tiling, GridCoversTheImageWithFullTilesAndOverlap) {
-  const sam3::TileGrid grid(1000, 300, 300, 60);
+  const sam3::label::TileGrid grid(1000, 300, 300, 60);
   ASSERT_EQ(grid.size(), 4);
   EXPECT_EQ(grid[0].x0, 0);
   EXPECT_EQ(grid[1].x0, 240);
@@ -31,7 +31,7 @@ TEST(Tiling, GridCoversTheImageWithFullTilesAndOverlap) {
     EXPECT_EQ(t.x1 - t.x0, 300);
     EXPECT_EQ(t.y1 - t.y0, 300);
   }
-  EXPECT_EQ(sam3::TileGrid(200, 100, 300, 60).size(), 1) << "small images are one tile";
+  EXPECT_EQ(sam3::label::TileGrid(200, 100, 300, 60).size(), 1) << "small images are one tile";
 }
 
 // The grid as the tiles were once listed: every start, then own parts, first holders and
@@ -56,7 +56,7 @@ TEST(Tiling, TheLazyGridAgreesWithTheListedOneTileForTile) {
            {1000, 1000, 100, 60}, {1, 1, 1, 0}, {199, 201, 7, 3}}) {
     SCOPED_TRACE(std::to_string(w) + "x" + std::to_string(h) + " tile " + std::to_string(tile) + " overlap " +
                  std::to_string(overlap));
-    const sam3::TileGrid grid(w, h, tile, overlap);
+    const sam3::label::TileGrid grid(w, h, tile, overlap);
     const auto listed = listed_grid(w, h, tile, overlap);
     ASSERT_EQ(grid.size(), static_cast<std::int64_t>(listed.size()));
     const auto same = [](const sam3::TileRect& a, const sam3::TileRect& b) {
@@ -99,15 +99,15 @@ TEST(Tiling, TheLazyGridAgreesWithTheListedOneTileForTile) {
 TEST(Tiling, AGridOfTrillionsOfTilesCostsAFewIntegers) {
   // 2147483647 x 2147483647 pixels (a 1 KB VRT can declare it): listing its 5.9e12 tiles
   // needed about 95 TB; the grid answers any tile at once.
-  const sam3::TileGrid grid(2147483647, 2147483647, 1008, 126);
+  const sam3::label::TileGrid grid(2147483647, 2147483647, 1008, 126);
   EXPECT_EQ(grid.columns(), 2434789);
   EXPECT_EQ(grid.size(), std::int64_t{2434789} * 2434789);
   const sam3::TileRect last = grid[grid.size() - 1];
   EXPECT_EQ(last.x1, 2147483647);
   EXPECT_EQ(last.y0, 2147483647 - 1008);
   EXPECT_EQ(grid.tile_at(2147483646.5, 0.5), grid.columns() - 1);
-  EXPECT_THROW(sam3::TileGrid(100, 100, 64, 64), sam3::Error) << "overlap must be below the tile";
-  EXPECT_THROW(sam3::TileGrid(100, 100, 0, 0), sam3::Error);
+  EXPECT_THROW(sam3::label::TileGrid(100, 100, 64, 64), sam3::Error) << "overlap must be below the tile";
+  EXPECT_THROW(sam3::label::TileGrid(100, 100, 0, 0), sam3::Error);
 }
 
 TEST(Tiling, CropRleEqualsFullMaskRle) {
@@ -115,19 +115,19 @@ TEST(Tiling, CropRleEqualsFullMaskRle) {
   EXPECT_EQ(crop.x0, 13);
   EXPECT_EQ(crop.width, 16);
   EXPECT_EQ(crop.area(), 16 * 33);
-  EXPECT_EQ(sam3::rle_counts(crop), sam3::rle_counts(crop.to_mask()));
-  sam3::MaskCrop empty{0, 0, 0, 0, 5, 4, {}};
-  EXPECT_EQ(sam3::rle_counts(empty), (std::vector<std::uint32_t>{20}));
+  EXPECT_EQ(sam3::label::rle_counts(crop), sam3::rle_counts(crop.to_mask()));
+  sam3::label::MaskCrop empty{0, 0, 0, 0, 5, 4, {}};
+  EXPECT_EQ(sam3::label::rle_counts(empty), (std::vector<std::uint32_t>{20}));
 }
 
 TEST(Tiling, SeamHalvesAreMergedAndSeparateObjectsAreNot) {
-  const sam3::TileGrid grid(1000, 300, 300, 60);
+  const sam3::label::TileGrid grid(1000, 300, 300, 60);
   // An object at x 270..330 seen cut by tile 0 (up to its edge at 300) and whole by tile 1.
-  sam3::LabeledInstance left{0, 0.9f, {270, 40, 300, 110}, crop_of_rect({270, 40, 300, 110}, 1000, 300)};
-  sam3::LabeledInstance right{0, 0.8f, {270, 40, 330, 110}, crop_of_rect({270, 40, 330, 110}, 1000, 300)};
-  sam3::LabeledInstance other{0, 0.7f, {600, 40, 650, 100}, crop_of_rect({600, 40, 650, 100}, 1000, 300)};
-  sam3::LabeledInstance other_category{1, 0.7f, {270, 40, 330, 110}, crop_of_rect({270, 40, 330, 110}, 1000, 300)};
-  const auto merged = sam3::merge_across_tiles({left, right, other, other_category}, {0, 1, 2, 1}, grid, {});
+  sam3::label::LabeledInstance left{0, 0.9f, {270, 40, 300, 110}, crop_of_rect({270, 40, 300, 110}, 1000, 300)};
+  sam3::label::LabeledInstance right{0, 0.8f, {270, 40, 330, 110}, crop_of_rect({270, 40, 330, 110}, 1000, 300)};
+  sam3::label::LabeledInstance other{0, 0.7f, {600, 40, 650, 100}, crop_of_rect({600, 40, 650, 100}, 1000, 300)};
+  sam3::label::LabeledInstance other_category{1, 0.7f, {270, 40, 330, 110}, crop_of_rect({270, 40, 330, 110}, 1000, 300)};
+  const auto merged = sam3::label::merge_across_tiles({left, right, other, other_category}, {0, 1, 2, 1}, grid, {});
   ASSERT_EQ(merged.size(), 3u);
   EXPECT_FLOAT_EQ(merged[0].score, 0.9f);
   EXPECT_EQ(merged[0].mask.area(), 60 * 70);
@@ -138,9 +138,9 @@ TEST(Tiling, AutoTilesOnlyImagesMuchLargerThanTheModelInput) {
   auto model = sam3::Model::load(sam3::test::test_models_dir() / "usls");  // input 224
   sam3::TileOptions automatic;
   automatic.mode = sam3::TileOptions::Mode::kAuto;
-  EXPECT_FALSE(sam3::will_tile(*model, 448, 300, automatic));
-  EXPECT_TRUE(sam3::will_tile(*model, 449, 300, automatic));
-  EXPECT_FALSE(sam3::will_tile(*model, 5000, 5000, {}));
+  EXPECT_FALSE(sam3::label::will_tile(*model, 448, 300, automatic));
+  EXPECT_TRUE(sam3::label::will_tile(*model, 449, 300, automatic));
+  EXPECT_FALSE(sam3::label::will_tile(*model, 5000, 5000, {}));
 }
 
 TEST(Tiling, AnObjectAcrossATileSeamComesOutAsOneInstance) {
@@ -153,8 +153,8 @@ TEST(Tiling, AnObjectAcrossATileSeamComesOutAsOneInstance) {
   tiles.mode = sam3::TileOptions::Mode::kFixed;
   tiles.tile = 300;
   tiles.overlap = 60;
-  sam3::LabelTimings timings;
-  const auto found = sam3::label_image(model, image, {{"red", {"red", {}}}}, {}, tiles, &timings);
+  sam3::label::LabelTimings timings;
+  const auto found = sam3::label::label_image(model, image, {{"red", {"red", {}}}}, {}, tiles, &timings);
   EXPECT_EQ(timings.tiles, 4);
   ASSERT_EQ(found.size(), 2u);
   const sam3::Mask first = found[0].mask.to_mask(), second = found[1].mask.to_mask();
@@ -162,7 +162,7 @@ TEST(Tiling, AnObjectAcrossATileSeamComesOutAsOneInstance) {
   EXPECT_GT(std::max(a, b), 0.75) << "the seam object is one instance covering both halves";
   EXPECT_GT(std::max(sam3::test::iou_with_rect(first, alone), sam3::test::iou_with_rect(second, alone)), 0.75);
   EXPECT_EQ(found[0].mask.full_width, 1000);
-  const auto semantic = sam3::semantic_mask(found, 0, 1000, 300);
+  const auto semantic = sam3::label::semantic_mask(found, 0, 1000, 300);
   EXPECT_TRUE(semantic.at(300, 60));
 }
 

@@ -12,7 +12,7 @@ sam3::Instance instance_of(const sam3::Mask& mask, float score) {
   sam3::Instance inst;
   inst.mask = mask;
   inst.score = score;
-  inst.box = sam3::mask_bounds(mask);
+  inst.box = sam3::predictor::mask_bounds(mask);
   inst.area = mask.area();
   return inst;
 }

@@ -20,14 +20,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-sam3::rt::SessionConfig uncached() {
-  sam3::rt::SessionConfig config;
+sam3::runtime::SessionConfig uncached() {
+  sam3::runtime::SessionConfig config;
   config.cache.enabled = false;
   return config;
 }
 
 std::map<std::string, std::vector<float>> run(const fs::path& file, std::map<std::string, std::vector<float>>& inputs) {
-  return sam3::test::run_on_random_inputs(sam3::rt::Session(file, uncached()), inputs, 5);
+  return sam3::test::run_on_random_inputs(sam3::runtime::Session(file, uncached()), inputs, 5);
 }
 
 // The fused graphs of tools/make_attention_models.py: 7 queries over 5 keys (4-D heads, 3-D), 9

@@ -35,14 +35,14 @@ int expected_fusions(const fs::path& file) {
   return std::stoi(m[1]);
 }
 
-sam3::rt::SessionConfig uncached() {
-  sam3::rt::SessionConfig config;
+sam3::runtime::SessionConfig uncached() {
+  sam3::runtime::SessionConfig config;
   config.cache.enabled = false;
   return config;
 }
 
 // Runs `session` on `inputs`, filling in random values for the ones not given yet.
-std::map<std::string, std::vector<float>> run(const sam3::rt::Session& session,
+std::map<std::string, std::vector<float>> run(const sam3::runtime::Session& session,
                                               std::map<std::string, std::vector<float>>& inputs) {
   return sam3::test::run_on_random_inputs(session, inputs, 11);
 }
@@ -99,7 +99,7 @@ TEST(AttentionFusion, FusedGraphsComputeTheSameResults) {
     const fs::path fused_file = dir / file.filename();
     sam3::write_file_atomic(fused_file, sam3::optimize::fuse_attention(sam3::test::read_file(file), nullptr));
     std::map<std::string, std::vector<float>> inputs;
-    expect_same(run(sam3::rt::Session(file, uncached()), inputs), run(sam3::rt::Session(fused_file, uncached()), inputs),
+    expect_same(run(sam3::runtime::Session(file, uncached()), inputs), run(sam3::runtime::Session(fused_file, uncached()), inputs),
                 file.filename().string());
   }
 }
@@ -109,11 +109,11 @@ TEST(AttentionFusion, ExternalWeightsAreFusedInMemoryAndReadFromTheirFolder) {
   for (const auto& e : fs::directory_iterator(sam3::test::test_models_dir() / "attention" / "external")) {
     fs::copy_file(e.path(), dir / e.path().filename());
   }
-  const sam3::rt::Session fused(dir / "projected.onnx", sam3::rt::SessionConfig{});
+  const sam3::runtime::Session fused(dir / "projected.onnx", sam3::runtime::SessionConfig{});
   EXPECT_EQ(fused.prepared().fused_attention, 2);
   EXPECT_FALSE(fs::exists(dir / ".sam3-cache")) << "nothing is saved for files with external weights";
   std::map<std::string, std::vector<float>> inputs;
-  expect_same(run(sam3::rt::Session(dir / "projected.onnx", uncached()), inputs), run(fused, inputs), "external");
+  expect_same(run(sam3::runtime::Session(dir / "projected.onnx", uncached()), inputs), run(fused, inputs), "external");
 }
 
 TEST(AttentionFusion, RejectsBytesThatAreNotAModel) {

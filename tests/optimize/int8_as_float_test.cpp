@@ -27,7 +27,7 @@ std::map<std::string, std::vector<float>> run(const fs::path& file, GraphOptimiz
   Ort::SessionOptions options;
   options.SetGraphOptimizationLevel(level);
   options.SetIntraOpNumThreads(2);
-  Ort::Session session(sam3::rt::env(), file.c_str(), options);
+  Ort::Session session(sam3::runtime::env(), file.c_str(), options);
   Ort::AllocatorWithDefaultOptions allocator;
   std::vector<Ort::Value> values;
   std::vector<std::string> in_names, out_names;
@@ -35,7 +35,7 @@ std::map<std::string, std::vector<float>> run(const fs::path& file, GraphOptimiz
     in_names.push_back(session.GetInputNameAllocated(i, allocator).get());
     auto shape = session.GetInputTypeInfo(i).GetTensorTypeAndShapeInfo().GetShape();
     auto& data = inputs.at(in_names.back());
-    values.push_back(sam3::rt::view(data.data(), data.size(), shape));
+    values.push_back(sam3::runtime::view(data.data(), data.size(), shape));
   }
   for (size_t i = 0; i < session.GetOutputCount(); ++i) out_names.push_back(session.GetOutputNameAllocated(i, allocator).get());
   std::vector<const char*> in_ptrs, out_ptrs;

@@ -63,7 +63,7 @@ Values run(Ort::Session& session, Values& feeds) {
 Ort::Session session_of(std::string_view bytes) {
   Ort::SessionOptions options;
   options.SetIntraOpNumThreads(1);
-  return Ort::Session(sam3::rt::env(), bytes.data(), bytes.size(), options);
+  return Ort::Session(sam3::runtime::env(), bytes.data(), bytes.size(), options);
 }
 
 // The kernel's arithmetic (apps/web/kernels/int8_gemm.c) in plain C++.

@@ -13,15 +13,15 @@ namespace {
 TEST(Postprocess, UpsampleMatchesAlignCornersFalse) {
   const float src[] = {-1.f, 1.f};
   std::uint8_t dst[4];
-  sam3::upsample_threshold(src, 1, 2, 1, 4, 0.f, dst);  // values -1, -0.5, 0.5, 1
+  sam3::predictor::upsample_threshold(src, 1, 2, 1, 4, 0.f, dst);  // values -1, -0.5, 0.5, 1
   EXPECT_EQ(std::vector<std::uint8_t>(dst, dst + 4), (std::vector<std::uint8_t>{0, 0, 1, 1}));
-  sam3::upsample_threshold(src, 1, 2, 1, 4, 0.6f, dst);
+  sam3::predictor::upsample_threshold(src, 1, 2, 1, 4, 0.6f, dst);
   EXPECT_EQ(std::vector<std::uint8_t>(dst, dst + 4), (std::vector<std::uint8_t>{0, 0, 0, 1}));
 }
 
 struct Heads {
   std::vector<float> logits, boxes, masks;
-  sam3::RawHeads view(float presence) {
+  sam3::predictor::RawHeads view(float presence) {
     return {static_cast<int>(logits.size()), 2, 2, logits.data(), boxes.data(), masks.data(), presence};
   }
 };
@@ -36,7 +36,7 @@ Heads two_queries() {
 
 TEST(Postprocess, ScoreIsQueryTimesPresenceAboveThreshold) {
   auto h = two_queries();
-  auto out = sam3::instances_from_raw_heads(h.view(10.f), 8, 4, {});
+  auto out = sam3::predictor::instances_from_raw_heads(h.view(10.f), 8, 4, {});
   ASSERT_EQ(out.size(), 1u);
   EXPECT_NEAR(out[0].score, 1.f / (1.f + std::exp(-3.f)) / (1.f + std::exp(-10.f)), 1e-6);
   EXPECT_FLOAT_EQ(out[0].box.x1, 4.f);
@@ -48,19 +48,19 @@ TEST(Postprocess, ScoreIsQueryTimesPresenceAboveThreshold) {
   // leaves column 3 at -0.31. So 4 + 3 pixels.
   EXPECT_EQ(out[0].area, 7);
   // A low presence removes everything although the query itself is confident.
-  EXPECT_TRUE(sam3::instances_from_raw_heads(h.view(-3.f), 8, 4, {}).empty());
+  EXPECT_TRUE(sam3::predictor::instances_from_raw_heads(h.view(-3.f), 8, 4, {}).empty());
 }
 
 TEST(Postprocess, BoxesAreClampedToTheImage) {
   auto h = two_queries();
   sam3::SegmentOptions o;
   o.score_threshold = 0.0f;
-  auto out = sam3::instances_from_raw_heads(h.view(10.f), 8, 4, o);
+  auto out = sam3::predictor::instances_from_raw_heads(h.view(10.f), 8, 4, o);
   ASSERT_EQ(out.size(), 2u);
   EXPECT_FLOAT_EQ(out[1].box.x0, 0.f);
   EXPECT_FLOAT_EQ(out[1].box.x1, 8.f);
   h.boxes = {0.75f, 0.5f, 0.25f, 0.f, 0.f, 0.f, 1.f, 1.f};  // x1 < x0, y1 < y0
-  out = sam3::instances_from_raw_heads(h.view(10.f), 8, 4, o);
+  out = sam3::predictor::instances_from_raw_heads(h.view(10.f), 8, 4, o);
   ASSERT_EQ(out.size(), 2u);
   const auto& b = out[0].box.x1 - out[0].box.x0 == 4.f ? out[0].box : out[1].box;
   EXPECT_FLOAT_EQ(b.x0, 2.f) << "corners ordered";
@@ -84,24 +84,24 @@ sam3::Instance square(float score, int x0, int y0, int side, int w = 10, int h =
 TEST(Postprocess, FinalizeSortsFiltersAndSuppresses) {
   std::vector<sam3::Instance> v = {square(0.6f, 0, 0, 4), square(0.9f, 1, 1, 4), square(0.7f, 6, 6, 2)};
   sam3::SegmentOptions o;
-  sam3::finalize_instances(v, o);
+  sam3::predictor::finalize_instances(v, o);
   ASSERT_EQ(v.size(), 3u);
   EXPECT_FLOAT_EQ(v[0].score, 0.9f);
   EXPECT_FLOAT_EQ(v[2].score, 0.6f);
 
   o.nms_iou = 0.3f;  // the two overlapping squares have IoU 9/23
-  sam3::finalize_instances(v, o);
+  sam3::predictor::finalize_instances(v, o);
   ASSERT_EQ(v.size(), 2u);
   EXPECT_FLOAT_EQ(v[1].score, 0.7f);
 
   o = {};
   o.min_area = 5;
-  sam3::finalize_instances(v, o);
+  sam3::predictor::finalize_instances(v, o);
   ASSERT_EQ(v.size(), 1u);
   o = {};
   std::vector<sam3::Instance> w = {square(0.6f, 0, 0, 4), square(0.9f, 5, 5, 4)};
   o.max_instances = 1;
-  sam3::finalize_instances(w, o);
+  sam3::predictor::finalize_instances(w, o);
   ASSERT_EQ(w.size(), 1u);
   EXPECT_FLOAT_EQ(w[0].score, 0.9f);
 }
@@ -110,19 +110,19 @@ TEST(Postprocess, FinalDetectionsWithAFrozenBoxScaleAreCorrected) {
   auto inst = square(0.9f, 2, 2, 4);
   const std::vector<float> scores = {0.9f};
   const std::vector<float> wrong = {20.f, 20.f, 60.f, 60.f};  // scaled for a bigger image
-  sam3::FinalDetections d;
+  sam3::predictor::FinalDetections d;
   d.count = 1, d.mask_h = 10, d.mask_w = 10;
   const auto raster = inst.mask.to_raster();
   d.scores = scores.data(), d.boxes = wrong.data(), d.masks = raster.data();
   int corrected = 0;
-  auto out = sam3::instances_from_final(d, 10, 10, {}, &corrected);
+  auto out = sam3::predictor::instances_from_final(d, 10, 10, {}, &corrected);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(corrected, 1);
   EXPECT_FLOAT_EQ(out[0].box.x0, 2.f) << "no export side given: the mask's bounds";
   EXPECT_FLOAT_EQ(out[0].box.x1, 6.f);
   const std::vector<float> right = {2.f, 2.f, 6.f, 6.f};
   d.boxes = right.data();
-  sam3::instances_from_final(d, 10, 10, {}, &corrected);
+  sam3::predictor::instances_from_final(d, 10, 10, {}, &corrected);
   EXPECT_EQ(corrected, 0);
 }
 
@@ -136,14 +136,14 @@ TEST(Postprocess, AFrozenScaleBoxThatStillOverlapsItsMaskIsRescaled) {
     for (int x = 60; x < 1140; ++x) mask[static_cast<size_t>(y) * w + x] = 1;
   const std::vector<float> scores = {0.9f};
   const std::vector<float> frozen = {60.f * 1008 / w, 45.f * 1008 / h, 1140.f * 1008 / w, 855.f * 1008 / h};
-  ASSERT_GT(sam3::box_iou(sam3::Box{frozen[0], frozen[1], frozen[2], std::min(frozen[3], 900.f)}, {60, 45, 1140, 855}), 0.5f)
+  ASSERT_GT(sam3::predictor::box_iou(sam3::Box{frozen[0], frozen[1], frozen[2], std::min(frozen[3], 900.f)}, {60, 45, 1140, 855}), 0.5f)
       << "the case IoU alone lets through";
-  sam3::FinalDetections d;
+  sam3::predictor::FinalDetections d;
   d.count = 1, d.mask_h = h, d.mask_w = w;
   d.scores = scores.data(), d.boxes = frozen.data(), d.masks = mask.data();
   d.export_sides = {1008};
   int corrected = 0;
-  const auto out = sam3::instances_from_final(d, w, h, {}, &corrected);
+  const auto out = sam3::predictor::instances_from_final(d, w, h, {}, &corrected);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(corrected, 1);
   EXPECT_NEAR(out[0].box.x0, 60, 0.01);
@@ -159,11 +159,11 @@ TEST(Postprocess, ProbabilityMasksAreResizedBilinearlyAndCutAtTheMaskThreshold) 
     for (int x = 0; x < 4; ++x) probs[static_cast<size_t>(y) * 8 + x] = 0.9f;
   const std::vector<float> scores = {0.8f};
   const std::vector<float> boxes = {0.f, 0.25f, 0.5f, 0.75f};
-  sam3::FinalDetections d;
+  sam3::predictor::FinalDetections d;
   d.count = 1, d.mask_h = 8, d.mask_w = 8;
   d.scores = scores.data(), d.boxes = boxes.data(), d.probabilities = probs.data(), d.normalized_boxes = true;
   int corrected = 0;
-  const auto out = sam3::instances_from_final(d, 80, 40, {}, &corrected);
+  const auto out = sam3::predictor::instances_from_final(d, 80, 40, {}, &corrected);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(corrected, 0) << "the normalized box agrees with the mask";
   EXPECT_FLOAT_EQ(out[0].box.x1, 40.f);
@@ -203,12 +203,12 @@ TEST(Postprocess, RegionRestrictedUpsamplingIsExact) {
     for (auto& v : src) v = noise(rng);
     for (int k = 0; k < 1 + trial % 3; ++k) src[rng() % src.size()] = 3.f;  // a few hot cells
     std::vector<std::uint8_t> got(static_cast<size_t>(dh) * dw, 7);
-    sam3::upsample_threshold(src.data(), sh, sw, dh, dw, 0.f, got.data());
+    sam3::predictor::upsample_threshold(src.data(), sh, sw, dh, dw, 0.f, got.data());
     EXPECT_EQ(got, reference_upsample(src, sh, sw, dh, dw, 0.f)) << "trial " << trial;
   }
   std::vector<float> cold(16, -1.f);
   std::vector<std::uint8_t> none(64, 9);
-  sam3::upsample_threshold(cold.data(), 4, 4, 8, 8, 0.f, none.data());
+  sam3::predictor::upsample_threshold(cold.data(), 4, 4, 8, 8, 0.f, none.data());
   EXPECT_EQ(none, std::vector<std::uint8_t>(64, 0));
 }
 
@@ -221,15 +221,15 @@ namespace {
 // alone scores.
 TEST(Postprocess, ProbabilitiesResizedOrLogitsAndNoPresenceHead) {
   const std::vector<float> logits = {4.f}, boxes = {0.f, 0.f, 1.f, 1.f}, masks = {-10.f, 2.f};
-  sam3::RawHeads h{1, 1, 2, logits.data(), boxes.data(), masks.data(), 0.f};
+  sam3::predictor::RawHeads h{1, 1, 2, logits.data(), boxes.data(), masks.data(), 0.f};
   h.has_presence = false;
-  auto out = sam3::instances_from_raw_heads(h, 4, 1, {});
+  auto out = sam3::predictor::instances_from_raw_heads(h, 4, 1, {});
   ASSERT_EQ(out.size(), 1u);
   EXPECT_FLOAT_EQ(out[0].score, 1.f / (1.f + std::exp(-4.f)));
   // At x = 2: 0.25 x -10 + 0.75 x 2 = -1 as a logit; 0.25 x 0.00005 + 0.75 x 0.88 = 0.66 as a probability.
   EXPECT_EQ(out[0].mask.to_raster(), (std::vector<std::uint8_t>{0, 0, 0, 1}));
   h.resize_probabilities = true;
-  out = sam3::instances_from_raw_heads(h, 4, 1, {});
+  out = sam3::predictor::instances_from_raw_heads(h, 4, 1, {});
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].mask.to_raster(), (std::vector<std::uint8_t>{0, 0, 1, 1}));
 }
@@ -256,7 +256,7 @@ TEST(MaskOverlaps, TheSameOwnerAsAPerPixelVote) {
       rasters.push_back(std::move(r));
       priority.push_back(static_cast<float>(rng() % 3));  // ties on purpose
     }
-    sam3::remove_overlaps(masks, priority);
+    sam3::predictor::remove_overlaps(masks, priority);
     for (size_t p = 0; p < static_cast<size_t>(w) * h; ++p) {
       int owner = -1;
       for (int k = 0; k < n; ++k) {

@@ -13,7 +13,7 @@ sam3::Image gray_row_image(std::vector<std::uint8_t> values, int rows) {
 
 TEST(Preprocess, ShrinkUsesTheAntialiasedTriangleFilter) {
   // 4 -> 2: weights (3,3,1)/7 and (1,3,3)/7, as PIL / torchvision antialias compute them.
-  const auto out = sam3::resize_planar(gray_row_image({0, 70, 140, 210}, 4), 2);
+  const auto out = sam3::predictor::resize_planar(gray_row_image({0, 70, 140, 210}, 4), 2);
   ASSERT_EQ(out.size(), 3u * 2 * 2);
   EXPECT_NEAR(out[0], 50.f, 1e-3);
   EXPECT_NEAR(out[1], 160.f, 1e-3);
@@ -21,7 +21,7 @@ TEST(Preprocess, ShrinkUsesTheAntialiasedTriangleFilter) {
 }
 
 TEST(Preprocess, EnlargeIsHalfPixelBilinear) {
-  const auto out = sam3::resize_planar(gray_row_image({0, 100}, 2), 4);
+  const auto out = sam3::predictor::resize_planar(gray_row_image({0, 100}, 2), 4);
   const float expected[] = {0, 25, 75, 100};
   for (int x = 0; x < 4; ++x) EXPECT_NEAR(out[static_cast<size_t>(x)], expected[x], 1e-3) << x;
 }
@@ -32,7 +32,7 @@ TEST(Preprocess, StretchesNonSquareImagesWithoutLetterbox) {
   for (int y = 0; y < 2; ++y)
     for (int x = 0; x < 4; ++x)
       for (int c = 0; c < 3; ++c) im.rgb[(y * 8 + x) * 3 + c] = 255;
-  const auto out = sam3::resize_planar(im, 4);
+  const auto out = sam3::predictor::resize_planar(im, 4);
   for (int y = 0; y < 4; ++y) {
     EXPECT_NEAR(out[y * 4 + 0], 255.f, 1e-3);
     EXPECT_NEAR(out[y * 4 + 3], 0.f, 1e-3);
@@ -41,11 +41,11 @@ TEST(Preprocess, StretchesNonSquareImagesWithoutLetterbox) {
 
 TEST(Preprocess, NormalizationIsMeanHalfStdHalf) {
   std::vector<float> v = {0.f, 127.5f, 255.f};
-  sam3::normalize_sam3(v);
+  sam3::predictor::normalize_sam3(v);
   EXPECT_FLOAT_EQ(v[0], -1.f);
   EXPECT_FLOAT_EQ(v[1], 0.f);
   EXPECT_FLOAT_EQ(v[2], 1.f);
-  EXPECT_EQ(sam3::to_uint8({-3.f, 12.4f, 12.6f, 300.f}), (std::vector<std::uint8_t>{0, 12, 13, 255}));
+  EXPECT_EQ(sam3::predictor::to_uint8({-3.f, 12.4f, 12.6f, 300.f}), (std::vector<std::uint8_t>{0, 12, 13, 255}));
 }
 
 }  // namespace

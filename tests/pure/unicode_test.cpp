@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-namespace u = sam3::unicode;
+namespace u = sam3::tokenizer::unicode;
 
 TEST(UnicodeTables, NormalizationComposesReordersAndDecomposesCompatibility) {
   EXPECT_EQ(u::normalize(U"e\u0301", false), U"\u00e9") << "canonical composition";

@@ -143,8 +143,8 @@ TEST(ExecutionProviders, EveryMissingProviderIsRefusedNamingWhatThereIsAndHowToG
 }
 
 TEST(ExecutionProviders, GraphPreparationsArePerProviderAndKeyedByIt) {
-  using sam3::rt::preparation_for;
-  using sam3::rt::ProviderChain;
+  using sam3::runtime::preparation_for;
+  using sam3::runtime::ProviderChain;
   const auto cpu = preparation_for(ProviderChain{});
   EXPECT_TRUE(cpu.cpu_int8 && cpu.fuse_attention && cpu.save_optimized);
   EXPECT_EQ(cpu.cache_key, "") << "CPU entries keep the key they had";
@@ -162,13 +162,13 @@ TEST(ExecutionProviders, GraphPreparationsArePerProviderAndKeyedByIt) {
 
 TEST(ExecutionProviders, PreparedFilesAreCachedPerProvider) {
   namespace fs = std::filesystem;
-  using sam3::rt::FileCacheOptions;
+  using sam3::runtime::FileCacheOptions;
   const fs::path dir = sam3::test::fresh_test_dir("sam3_providers");
   const fs::path file = dir / "projected.onnx";
   fs::copy_file(sam3::test::test_models_dir() / "attention" / "projected.fuse2.onnx", file);
 
   const FileCacheOptions cpu;
-  const auto on_cpu = sam3::rt::prepare_model_file(file, cpu);
+  const auto on_cpu = sam3::runtime::prepare_model_file(file, cpu);
   EXPECT_EQ(on_cpu.fused_attention, 2);
   EXPECT_FALSE(on_cpu.save_optimized.empty()) << "CPU entries keep ONNX Runtime's optimized graph";
 
@@ -176,13 +176,13 @@ TEST(ExecutionProviders, PreparedFilesAreCachedPerProvider) {
   cuda.cpu_int8 = false;
   cuda.save_optimized = false;
   cuda.provider_key = "cuda+cpu";
-  const auto on_cuda = sam3::rt::prepare_model_file(file, cuda);
+  const auto on_cuda = sam3::runtime::prepare_model_file(file, cuda);
   EXPECT_NE(on_cuda.entry, on_cpu.entry) << "the cache is keyed by provider";
   EXPECT_EQ(on_cuda.load_path, on_cuda.entry / "prepared.onnx");
   EXPECT_EQ(on_cuda.fused_attention, 2);
   EXPECT_TRUE(on_cuda.save_optimized.empty()) << "no optimized graph saved for a GPU session";
-  EXPECT_TRUE(sam3::rt::has_prepared_file(file, cuda));
-  const auto again = sam3::rt::prepare_model_file(file, cuda);
+  EXPECT_TRUE(sam3::runtime::has_prepared_file(file, cuda));
+  const auto again = sam3::runtime::prepare_model_file(file, cuda);
   EXPECT_EQ(again.load_path, on_cuda.load_path) << "the second load uses the cached rewrite";
   EXPECT_EQ(again.fused_attention, 2) << "read back from meta.json";
   EXPECT_FALSE(again.pre_optimized) << "ONNX Runtime still optimizes it for the provider";
@@ -190,10 +190,10 @@ TEST(ExecutionProviders, PreparedFilesAreCachedPerProvider) {
   FileCacheOptions tensorrt = cuda;  // TensorRT fuses attention itself: nothing of sam3's to keep
   tensorrt.fuse_attention = false;
   tensorrt.provider_key = "tensorrt+cuda+cpu";
-  const auto on_tensorrt = sam3::rt::prepare_model_file(file, tensorrt);
+  const auto on_tensorrt = sam3::runtime::prepare_model_file(file, tensorrt);
   EXPECT_EQ(on_tensorrt.load_path, file);
   EXPECT_TRUE(on_tensorrt.entry.empty());
-  EXPECT_FALSE(sam3::rt::has_prepared_file(file, tensorrt));
+  EXPECT_FALSE(sam3::runtime::has_prepared_file(file, tensorrt));
   fs::remove_all(dir);
 }
 

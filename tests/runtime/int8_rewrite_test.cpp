@@ -85,8 +85,8 @@ TEST(Int8Rewrite, ForcingInt8WeightsWhereTheyCanSaturateIsWarned) {
   const auto encoder_warnings = std::count_if(warnings.begin(), warnings.end(), [](const std::string& w) {
     return w.find("vision-encoder.onnx: int8 weights forced") != std::string::npos;
   });
-  EXPECT_EQ(encoder_warnings, sam3::rt::detect_cpu_features().int8_weights_help() ? 0 : 1)
-      << "once per file and process, where it applies; on " << sam3::rt::detect_cpu_features().summary();
+  EXPECT_EQ(encoder_warnings, sam3::runtime::detect_cpu_features().int8_weights_help() ? 0 : 1)
+      << "once per file and process, where it applies; on " << sam3::runtime::detect_cpu_features().summary();
 }
 
 TEST(Uint8Rewrite, RewritesTheInt8WeightsOfDynamicallyQuantizedProducts) {
@@ -105,15 +105,15 @@ TEST(Uint8Rewrite, RewritesTheInt8WeightsOfDynamicallyQuantizedProducts) {
 TEST(Int8Rewrite, ProductsAreExactOnThisCpu) {
   const fs::path dir = fresh_copy("int8", "exact_here");
   const std::string original = read_file(dir / "matmulinteger.onnx");
-  sam3::rt::SessionConfig config;
+  sam3::runtime::SessionConfig config;
   config.intra_op_threads = 2;
-  const sam3::rt::Session session(dir / "matmulinteger.onnx", config);
+  const sam3::runtime::Session session(dir / "matmulinteger.onnx", config);
   std::mt19937 rng(31);
   for (const auto& [lo, hi] : std::vector<std::pair<float, float>>{{-1, 1}, {0.5f, 3}, {-7, -0.1f}, {-1e4f, 3e4f}}) {
     sam3::test::MatMulIntegerInputs in(rng, lo, hi);
-    const Ort::Value va = sam3::rt::view(in.a.data(), in.a.size(), {2, 37, 64});
-    const Ort::Value vb = sam3::rt::view(in.b.data(), in.b.size(), {5, 19});
-    const Ort::Value vc = sam3::rt::view(in.c.data(), in.c.size(), {3, 4736});
+    const Ort::Value va = sam3::runtime::view(in.a.data(), in.a.size(), {2, 37, 64});
+    const Ort::Value vb = sam3::runtime::view(in.b.data(), in.b.size(), {5, 19});
+    const Ort::Value vc = sam3::runtime::view(in.c.data(), in.c.size(), {3, 4736});
     auto got = session.run({{"x_a", va}, {"x_b", vb}, {"x_c", vc}});
     const auto want = sam3::test::evaluate_int8_graph(original, in.reference_inputs());
     for (const auto& [name, w] : want) {
@@ -121,7 +121,7 @@ TEST(Int8Rewrite, ProductsAreExactOnThisCpu) {
       size_t differ = 0;
       for (size_t i = 0; i < w.values.size(); ++i) differ += w.values[i] != g[i];
       EXPECT_EQ(differ, 0u) << name << ": " << differ << " of " << w.values.size() << " products differ for inputs in [" << lo
-                            << ", " << hi << "] on " << sam3::rt::detect_cpu_features().summary();
+                            << ", " << hi << "] on " << sam3::runtime::detect_cpu_features().summary();
     }
   }
 }
@@ -213,7 +213,7 @@ TEST(ModelFileCache, AttentionIsFusedOnceAndRecorded) {
 }
 
 TEST(CpuFeatures, SummaryNamesWhatWasFound) {
-  const auto f = sam3::rt::detect_cpu_features();
+  const auto f = sam3::runtime::detect_cpu_features();
   EXPECT_FALSE(f.summary().empty());
   if (f.int8_weights_help()) EXPECT_NE(f.summary(), "baseline");
 }

@@ -15,8 +15,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-sam3::rt::SessionConfig cached() {
-  sam3::rt::SessionConfig c;
+sam3::runtime::SessionConfig cached() {
+  sam3::runtime::SessionConfig c;
   c.intra_op_threads = 1;
   return c;
 }
@@ -42,20 +42,20 @@ TEST(ModelFileCache, AFileReplacedKeepingSizeAndTimeIsNotTheCachedOne) {
   const fs::path model = dir / "text-encoder.onnx";
   const std::string original = sam3::test::read_file(sam3::test::test_models_dir() / "usls" / "text-encoder.onnx");
   write(model, original);
-  { const sam3::rt::Session first(model, cached()); }
-  EXPECT_TRUE(sam3::rt::Session(model, cached()).prepared().pre_optimized) << "the second load uses the cache";
+  { const sam3::runtime::Session first(model, cached()); }
+  EXPECT_TRUE(sam3::runtime::Session(model, cached()).prepared().pre_optimized) << "the second load uses the cache";
   struct stat before {};
   ASSERT_EQ(::stat(model.c_str(), &before), 0);
   // Replaced by a new file (a download tool, cp -p onto a renamed path): another inode.
   write(dir / "incoming", another_of_the_same_size(original));
   set_mtime(dir / "incoming", before);
   fs::rename(dir / "incoming", model);
-  EXPECT_FALSE(sam3::rt::Session(model, cached()).prepared().pre_optimized) << "a new file, same size and time";
+  EXPECT_FALSE(sam3::runtime::Session(model, cached()).prepared().pre_optimized) << "a new file, same size and time";
   // Written in place, its time set back: the change time tells.
   ASSERT_EQ(::stat(model.c_str(), &before), 0);
   write(model, original);
   set_mtime(model, before);
-  EXPECT_FALSE(sam3::rt::Session(model, cached()).prepared().pre_optimized) << "rewritten in place, time kept";
+  EXPECT_FALSE(sam3::runtime::Session(model, cached()).prepared().pre_optimized) << "rewritten in place, time kept";
   fs::remove_all(dir);
 }
 
@@ -81,7 +81,7 @@ TEST(ModelFileCache, LinksInTheCacheAreNeverFollowed) {
   fs::create_directories(elsewhere);
   fs::copy_file(sam3::test::test_models_dir() / "usls" / "text-encoder.onnx", models / "text-encoder.onnx");
   // Every entry of the cache made once, then each replaced by a link to the user's folder.
-  { const sam3::rt::Session first(models / "text-encoder.onnx", cached()); }
+  { const sam3::runtime::Session first(models / "text-encoder.onnx", cached()); }
   std::vector<fs::path> entries;
   for (const auto& e : fs::directory_iterator(models / ".sam3-cache")) entries.push_back(e.path());
   ASSERT_EQ(entries.size(), 1u);
@@ -91,7 +91,7 @@ TEST(ModelFileCache, LinksInTheCacheAreNeverFollowed) {
     fs::create_directory_symlink(elsewhere, entry);
   }
   for (int load = 0; load < 2; ++load) {
-    const sam3::rt::Session s(models / "text-encoder.onnx", cached());
+    const sam3::runtime::Session s(models / "text-encoder.onnx", cached());
     EXPECT_FALSE(s.prepared().pre_optimized) << "the user's optimized.onnx is not a cached graph";
     EXPECT_TRUE(s.prepared().entry.empty()) << s.prepared().entry;
   }
@@ -100,8 +100,8 @@ TEST(ModelFileCache, LinksInTheCacheAreNeverFollowed) {
   fs::remove_all(models / ".sam3-cache");
   fs::create_directory_symlink(elsewhere, models / ".sam3-cache");
   ::setenv("XDG_CACHE_HOME", (dir / "xdg").c_str(), 1);
-  { const sam3::rt::Session s(models / "text-encoder.onnx", cached()); }
-  EXPECT_TRUE(sam3::rt::Session(models / "text-encoder.onnx", cached()).prepared().pre_optimized) << "cached elsewhere";
+  { const sam3::runtime::Session s(models / "text-encoder.onnx", cached()); }
+  EXPECT_TRUE(sam3::runtime::Session(models / "text-encoder.onnx", cached()).prepared().pre_optimized) << "cached elsewhere";
   EXPECT_TRUE(fs::exists(dir / "xdg" / "sam3cpp" / "optimized"));
   EXPECT_EQ(files_in(elsewhere), want);
   ::unsetenv("XDG_CACHE_HOME");

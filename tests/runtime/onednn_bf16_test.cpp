@@ -29,8 +29,8 @@ fs::path copy_of(const std::string& folder, const std::string& name) {
   return dir;
 }
 
-sam3::rt::SessionConfig config(bool bf16) {
-  sam3::rt::SessionConfig c;
+sam3::runtime::SessionConfig config(bool bf16) {
+  sam3::runtime::SessionConfig c;
   c.intra_op_threads = 2;
   c.cache.bf16 = bf16;
   return c;
@@ -68,8 +68,8 @@ TEST(OneDnnBf16, MovesFusedAttentionAndLargeFloatProducts) {
 TEST(OneDnnBf16, KernelsMatchOnnxRuntimesFloatOperators) {
   if (!sam3::kernels::onednn_bf16_available()) GTEST_SKIP() << "bf16 here: " << sam3::kernels::bf16_kernels_description();
   const fs::path ort_dir = copy_of("bf16", "ort"), bf16_dir = copy_of("bf16", "onednn");
-  const sam3::rt::Session ort(ort_dir / "float_work.onnx", config(false));
-  const sam3::rt::Session bf16(bf16_dir / "float_work.onnx", config(true));
+  const sam3::runtime::Session ort(ort_dir / "float_work.onnx", config(false));
+  const sam3::runtime::Session bf16(bf16_dir / "float_work.onnx", config(true));
   ASSERT_EQ(ort.prepared().bf16_attention + ort.prepared().bf16_matmuls, 0);
   ASSERT_EQ(bf16.prepared().bf16_attention, 2);
   ASSERT_EQ(bf16.prepared().bf16_matmuls, 1);
@@ -83,17 +83,17 @@ TEST(OneDnnBf16, KernelsMatchOnnxRuntimesFloatOperators) {
     auto k = random_values(static_cast<size_t>(c.b * c.l * c.d), -2, 2, rng);
     auto v = random_values(static_cast<size_t>(c.b * c.l * c.dv), -1, 1, rng);
     auto x = random_values(2 * 37 * 512, -1, 1, rng);
-    const Ort::Value vq = sam3::rt::view(q.data(), q.size(), {c.b, c.s, c.d});
-    const Ort::Value vk = sam3::rt::view(k.data(), k.size(), {c.b, c.l, c.d});
-    const Ort::Value vv = sam3::rt::view(v.data(), v.size(), {c.b, c.l, c.dv});
-    const Ort::Value vx = sam3::rt::view(x.data(), x.size(), {2, 37, 512});
+    const Ort::Value vq = sam3::runtime::view(q.data(), q.size(), {c.b, c.s, c.d});
+    const Ort::Value vk = sam3::runtime::view(k.data(), k.size(), {c.b, c.l, c.d});
+    const Ort::Value vv = sam3::runtime::view(v.data(), v.size(), {c.b, c.l, c.dv});
+    const Ort::Value vx = sam3::runtime::view(x.data(), x.size(), {2, 37, 512});
     const std::map<std::string, const OrtValue*> feeds = {{"q", vq}, {"k", vk}, {"v", vv}, {"x", vx}};
     auto expected = ort.run(feeds);
     auto got = bf16.run(feeds);
     for (const auto& [name, tolerance] : std::vector<std::pair<std::string, float>>{
              {"y_attention", 0.03f}, {"y_default_scale", 0.03f}, {"y_two_heads", 0.0f}, {"y_large", 0.02f}, {"y_small", 0.0f}}) {
       const auto& e = expected.at(name);
-      ASSERT_EQ(sam3::rt::shape_of(got.at(name)), sam3::rt::shape_of(e)) << name;
+      ASSERT_EQ(sam3::runtime::shape_of(got.at(name)), sam3::runtime::shape_of(e)) << name;
       const auto n = e.GetTensorTypeAndShapeInfo().GetElementCount();
       const float* a = e.GetTensorData<float>();
       const float* g = got.at(name).GetTensorData<float>();

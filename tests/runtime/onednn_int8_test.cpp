@@ -28,10 +28,10 @@ fs::path copy_of(const std::string& folder, const std::string& name) {
   return dir;
 }
 
-sam3::rt::SessionConfig config(bool onednn) {
-  sam3::rt::SessionConfig c;
+sam3::runtime::SessionConfig config(bool onednn) {
+  sam3::runtime::SessionConfig c;
   c.intra_op_threads = 2;
-  c.cache.int8 = onednn ? sam3::rt::Int8Weights::kOn : sam3::rt::Int8Weights::kOff;  // off: the file as written
+  c.cache.int8 = onednn ? sam3::runtime::Int8Weights::kOn : sam3::runtime::Int8Weights::kOff;  // off: the file as written
   c.cache.onednn = onednn;
   c.cache.onednn_min_weights = 0;  // the test graph's products are all small
   return c;
@@ -63,7 +63,7 @@ TEST(OneDnnInt8, EveryProductIsExact) {
   const fs::path onednn_dir = copy_of("int8", "onednn");
   const std::string original = sam3::test::read_file(onednn_dir / "matmulinteger.onnx");
   for (int load = 0; load < 2; ++load) {  // the second load reads the cached optimized graph
-    const sam3::rt::Session onednn(onednn_dir / "matmulinteger.onnx", config(true));
+    const sam3::runtime::Session onednn(onednn_dir / "matmulinteger.onnx", config(true));
     ASSERT_EQ(onednn.prepared().onednn_int8, 6) << "load " << load;
     ASSERT_EQ(onednn.prepared().pre_optimized, load == 1);
     std::mt19937 rng(26 + load);
@@ -72,15 +72,15 @@ TEST(OneDnnInt8, EveryProductIsExact) {
     const std::vector<std::pair<float, float>> ranges = {{-1, 1}, {0.5f, 3}, {-7, -0.1f}, {2, 2}, {-1e4f, 3e4f}};
     for (const auto& [lo, hi] : ranges) {
       sam3::test::MatMulIntegerInputs in(rng, lo, hi);
-      const Ort::Value va = sam3::rt::view(in.a.data(), in.a.size(), {2, 37, 64});
-      const Ort::Value vb = sam3::rt::view(in.b.data(), in.b.size(), {5, 19});
-      const Ort::Value vc = sam3::rt::view(in.c.data(), in.c.size(), {3, 4736});
+      const Ort::Value va = sam3::runtime::view(in.a.data(), in.a.size(), {2, 37, 64});
+      const Ort::Value vb = sam3::runtime::view(in.b.data(), in.b.size(), {5, 19});
+      const Ort::Value vc = sam3::runtime::view(in.c.data(), in.c.size(), {3, 4736});
       const std::map<std::string, const OrtValue*> feeds = {{"x_a", va}, {"x_b", vb}, {"x_c", vc}};
       const auto expected = sam3::test::evaluate_int8_graph(original, in.reference_inputs());
       auto got = onednn.run(feeds);
       ASSERT_EQ(expected.size(), 6u);
       for (const auto& [name, want] : expected) {
-        ASSERT_EQ(sam3::rt::shape_of(got.at(name)), want.shape) << name;
+        ASSERT_EQ(sam3::runtime::shape_of(got.at(name)), want.shape) << name;
         const auto* g = got.at(name).GetTensorData<std::int32_t>();
         size_t differ = 0;
         for (size_t i = 0; i < want.values.size(); ++i) differ += want.values[i] != g[i];

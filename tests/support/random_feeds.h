@@ -11,7 +11,7 @@
 
 namespace sam3::test {
 
-inline std::map<std::string, std::vector<float>> run_on_random_inputs(const sam3::rt::Session& session,
+inline std::map<std::string, std::vector<float>> run_on_random_inputs(const sam3::runtime::Session& session,
                                                                       std::map<std::string, std::vector<float>>& inputs,
                                                                       unsigned seed) {
   std::vector<Ort::Value> values;
@@ -27,7 +27,7 @@ inline std::map<std::string, std::vector<float>> run_on_random_inputs(const sam3
       data.resize(n);
       for (auto& x : data) x = normal(rng);
     }
-    values.push_back(sam3::rt::view(data.data(), data.size(), in.shape));
+    values.push_back(sam3::runtime::view(data.data(), data.size(), in.shape));
     feeds[in.name] = values.back();
   }
   std::map<std::string, std::vector<float>> out;

@@ -28,7 +28,7 @@ fs::path write_samexporter_vocab() {
   j["encoder"] = hf["model"]["vocab"];
   j["merges"] = hf["model"]["merges"];
   json be = json::object();
-  for (auto [byte, cp] : sam3::bytes_to_unicode()) be[std::to_string(byte)] = sam3::utf8::encode({&cp, 1});
+  for (auto [byte, cp] : sam3::tokenizer::bytes_to_unicode()) be[std::to_string(byte)] = sam3::tokenizer::utf8::encode({&cp, 1});
   j["byte_encoder"] = be;
   std::ofstream(out) << j.dump();
   return out;

@@ -8,7 +8,7 @@ namespace {
 
 std::vector<std::string> split(const std::string& s) {
   std::vector<std::string> out;
-  for (const auto& w : sam3::split_words(sam3::utf8::decode(s))) out.push_back(sam3::utf8::encode(w));
+  for (const auto& w : sam3::tokenizer::split_words(sam3::tokenizer::utf8::decode(s))) out.push_back(sam3::tokenizer::utf8::encode(w));
   return out;
 }
 

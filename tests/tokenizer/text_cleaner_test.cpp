@@ -7,10 +7,10 @@
 namespace {
 
 std::string clean(const std::string& s) {
-  return sam3::utf8::encode(sam3::clean_prompt(sam3::utf8::decode(s)));
+  return sam3::tokenizer::utf8::encode(sam3::tokenizer::clean_prompt(sam3::tokenizer::utf8::decode(s)));
 }
 std::string unescape(const std::string& s) {
-  return sam3::utf8::encode(sam3::html_unescape(sam3::utf8::decode(s)));
+  return sam3::tokenizer::utf8::encode(sam3::tokenizer::html_unescape(sam3::tokenizer::utf8::decode(s)));
 }
 
 TEST(HtmlUnescape, MatchesPythonHtmlUnescape) {

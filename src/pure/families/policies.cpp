@@ -13,7 +13,7 @@ namespace sam3::pure::policy {
 Tensor image_tensor(const std::string& name, int onnx_type, std::vector<float>& planes, int width, int height,
                     Pixels rule, bool batch) {
   if (rule != Pixels::kSam3) {
-    const auto pixels = to_uint8(planes);  // a uint8 resize: rounded and clamped
+    const auto pixels = predictor::to_uint8(planes);  // a uint8 resize: rounded and clamped
     std::copy(pixels.begin(), pixels.end(), planes.begin());
   }
   if (rule == Pixels::kHalfSam3) {
@@ -22,7 +22,7 @@ Tensor image_tensor(const std::string& name, int onnx_type, std::vector<float>& 
     const float h05 = half(0.5f);
     for (auto& v : planes) v = half(half(half(v / 255.f) - h05) / h05);
   } else {
-    normalize_sam3(planes);
+    predictor::normalize_sam3(planes);
   }
   std::vector<std::int64_t> shape = {3, height, width};
   if (batch) shape.insert(shape.begin(), 1);
@@ -127,7 +127,7 @@ float box_iom(const Box& a, const Box& b) {
 }
 
 float mask_iom(const Instance& a, const Instance& b) {
-  const std::int64_t both = mask_intersection(a.mask, b.mask);
+  const std::int64_t both = predictor::mask_intersection(a.mask, b.mask);
   const std::int64_t smaller = std::min(a.area, b.area);
   return smaller > 0 ? static_cast<float>(both) / static_cast<float>(smaller) : 0.f;
 }
@@ -143,7 +143,7 @@ std::vector<bool> iom_suppressed(const std::vector<const Instance*>& instances, 
   std::vector<Box> bounds;
   if (box_threshold > 0) {
     for (const auto* inst : instances) {
-      Box b = mask_bounds(inst->mask);
+      Box b = predictor::mask_bounds(inst->mask);
       if (b.x1 > b.x0) b.x1 -= 1, b.y1 -= 1;
       bounds.push_back(b);
     }

@@ -62,7 +62,7 @@ class Samexporter final : public FamilyRules {
     }
     std::vector<std::int64_t> shape = {3, height_, width_};
     if (image_rank_ == 4) shape.insert(shape.begin(), 1);
-    return {uint8_tensor("image", shape, to_uint8(planes))};
+    return {uint8_tensor("image", shape, predictor::to_uint8(planes))};
   }
   bool keeps_image_output(const std::string&) const override { return true; }
   std::vector<Tensor> text_inputs(const TokenizedText& tokens) const override {

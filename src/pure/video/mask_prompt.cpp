@@ -36,7 +36,7 @@ std::vector<float> mask_prompt(const std::vector<std::uint8_t>& mask, int width,
     }
   }
   std::vector<float> out(static_cast<size_t>(side) * side);
-  resize_bilinear(small.data(), oh, ow, side, side, out.data());
+  predictor::resize_bilinear(small.data(), oh, ow, side, side, out.data());
   return out;
 }
 

@@ -12,8 +12,8 @@ std::vector<TrackedObject> render_objects(const std::vector<const PendingObject*
   for (const PendingObject* object : shown) scores.push_back(object->tracker_score);
   // Object-wise non-overlap (_apply_object_wise_non_overlapping_constraints): the highest
   // tracker score claims a shared pixel; `shown` is in id order, so ties go to the lower id.
-  std::vector<Mask> masks = exclusive_masks(scores, [&](size_t k) {
-    return upsample_mask(shown[k]->logits.data(), shown[k]->mask_h, shown[k]->mask_w, height, width, 0.0f);
+  std::vector<Mask> masks = predictor::exclusive_masks(scores, [&](size_t k) {
+    return predictor::upsample_mask(shown[k]->logits.data(), shown[k]->mask_h, shown[k]->mask_w, height, width, 0.0f);
   });
   std::vector<TrackedObject> out;
   for (size_t k = 0; k < shown.size(); ++k) {
@@ -22,7 +22,7 @@ std::vector<TrackedObject> render_objects(const std::vector<const PendingObject*
     obj.id = shown[k]->id;
     obj.prompt = shown[k]->prompt;
     obj.score = shown[k]->score;
-    obj.box = mask_bounds(masks[k]);
+    obj.box = predictor::mask_bounds(masks[k]);
     obj.mask = std::move(masks[k]);
     out.push_back(std::move(obj));
   }
