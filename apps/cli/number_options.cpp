@@ -1,5 +1,6 @@
 #include "number_options.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -61,6 +62,16 @@ int parse_int(const std::string& text, const std::string& option, int lo, int hi
   const double v = parse_number(text, option, lo, hi);
   if (v != std::floor(v)) throw Error(ErrorCode::kInvalidArgument, option + ": '" + text + "' is not a whole number");
   return static_cast<int>(v);
+}
+
+std::vector<std::string> option_list(const std::string& text) {
+  std::vector<std::string> items;
+  for (size_t start = 0; start <= text.size();) {
+    const size_t end = std::min(text.find(',', start), text.size());
+    if (end > start) items.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return items;
 }
 
 }  // namespace sam3::cli
