@@ -15,6 +15,7 @@
 #include "sam3/interactive_segmenter.h"
 #include "sam3/model.h"
 #include "sam3/output_folder.h"
+#include "sam3/prompt_json.h"
 
 namespace sam3::cli {
 namespace {
@@ -322,8 +323,10 @@ void add_segment_command(CLI::App& app, Runner& run) {
       ->check(number_in(0, 1))->capture_default_str();
   cmd->add_option("--mask-threshold", args->options.mask_threshold, "Mask probability cut")
       ->check(number_in(0, 1))->capture_default_str();
-  cmd->add_option("--min-area", args->options.min_area, "Drop instances with fewer mask pixels")->check(number_in(0));
-  cmd->add_option("--max-instances", args->options.max_instances, "Keep at most N per prompt (0 = all)")->check(number_in(0));
+  cmd->add_option("--min-area", args->options.min_area, "Drop instances with fewer mask pixels")
+      ->check(number_in(0, static_cast<double>(kMaxMinArea)));
+  cmd->add_option("--max-instances", args->options.max_instances, "Keep at most N per prompt (0 = all)")
+      ->check(number_in(0, kMaxMaxInstances));
   cmd->add_option("--nms", args->options.nms_iou, "Mask-IoU NMS threshold (0 = off, as the official processor)")
       ->check(number_in(0, 1));
   cmd->add_option("--max-pixels", args->max_pixels, "Refuse images with more pixels")->capture_default_str()->check(number_above(0));
