@@ -11,7 +11,9 @@
 namespace sam3::cli {
 namespace {
 
+// A bound as a user writes it: whole numbers in full (1000000, not 1e+06).
 std::string text_of(double v) {
+  if (std::floor(v) == v && std::fabs(v) < 1e15) return std::to_string(static_cast<long long>(v));
   std::ostringstream s;
   s << v;
   return s.str();

@@ -166,8 +166,9 @@ void write_image_outputs(const fs::path& dir, const ImageRun& run, const Answer&
       write_file_atomic(prompt_dir / name, encode_mask_png(result.instances[i].mask));
     }
     write_file_atomic(prompt_dir / "overlay.jpg", encode_rgb_jpeg(render_overlay(run.image, result.instances, label)));
-    Answer one = image_answer;
-    one.images.front().prompts = {image_answer.images.front().prompts[p]};
+    const AnswerImage& image = image_answer.images.front();
+    const Answer one{image_answer.model, image_answer.interactive_model,
+                     {{image.path, image.image_id, image.width, image.height, {image.prompts[p]}}}, image_answer.timings_ms};
     write_file_atomic(prompt_dir / "result.json", answer_json(one) + "\n");
   }
 }
@@ -271,8 +272,7 @@ int run_segment(const SegmentArgs& args) {
 
   if (update) {
     for (size_t i = 0; i < runs.size(); ++i) {
-      Answer image_answer = answer;  // the same document, narrowed to this image
-      image_answer.images = {answer.images[i]};
+      const Answer image_answer{answer.model, answer.interactive_model, {answer.images[i]}, answer.timings_ms};  // narrowed
       write_image_outputs(image_dirs[i], runs[i], image_answer);
     }
     write_file_atomic(update->stage("result.json"), answer_json(answer) + "\n");
