@@ -126,7 +126,7 @@ export interface Answer {
 
 /** answer()'s request: POST /v1/segment's body without the image. */
 export interface AnswerRequest extends Omit<SegmentOptions, "text" | "boxes"> {
-  prompts: Array<string | { text?: string; boxes?: BoxPrompt[] } | Omit<ClickOptions, "multimask"> | Omit<EverythingOptions, "multimask">>;
+  prompts: Array<string | { text?: string; boxes?: BoxPrompt[] } | Omit<ClickOptions, "multimask"> | EverythingOptions>;
   multimask?: boolean;
   mask_format?: "rle";
 }
