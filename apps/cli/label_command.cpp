@@ -340,8 +340,10 @@ void add_label_command(CLI::App& app, Runner& run) {
   cmd->add_flag("--semantic", args->semantic, "Also write one union mask per category (masks format)");
   cmd->add_option("-t,--threshold", c.segment.score_threshold, "Keep instances scoring above this")->capture_default_str()->check(number_in(0, 1));
   cmd->add_option("--mask-threshold", c.segment.mask_threshold, "Mask probability cut")->check(number_in(0, 1));
-  cmd->add_option("--min-area", c.segment.min_area, "Drop instances with fewer mask pixels")->check(number_in(0));
-  cmd->add_option("--max-instances", c.segment.max_instances, "Keep at most N per category and tile (0 = all)")->check(number_in(0));
+  cmd->add_option("--min-area", c.segment.min_area, "Drop instances with fewer mask pixels")
+      ->check(number_in(0, static_cast<double>(kMaxMinArea)));
+  cmd->add_option("--max-instances", c.segment.max_instances, "Keep at most N per category and tile (0 = all)")
+      ->check(number_in(0, kMaxMaxInstances));
   cmd->add_option("--nms", c.segment.nms_iou, "Mask-IoU NMS threshold (0 = off)")->check(number_in(0, 1));
   cmd->add_option("--shard", args->shard, "Take share K of N of the inputs (deterministic), e.g. 2/8")->capture_default_str();
   cmd->add_option("--tile", args->tile, "off, auto (only images over twice the model input) or a tile size in pixels")->capture_default_str();

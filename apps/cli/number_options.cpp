@@ -1,5 +1,6 @@
 #include "number_options.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -10,7 +11,9 @@
 namespace sam3::cli {
 namespace {
 
+// A bound as a user writes it: whole numbers in full (1000000, not 1e+06).
 std::string text_of(double v) {
+  if (std::floor(v) == v && std::fabs(v) < 1e15) return std::to_string(static_cast<long long>(v));
   std::ostringstream s;
   s << v;
   return s.str();
@@ -61,6 +64,16 @@ int parse_int(const std::string& text, const std::string& option, int lo, int hi
   const double v = parse_number(text, option, lo, hi);
   if (v != std::floor(v)) throw Error(ErrorCode::kInvalidArgument, option + ": '" + text + "' is not a whole number");
   return static_cast<int>(v);
+}
+
+std::vector<std::string> option_list(const std::string& text) {
+  std::vector<std::string> items;
+  for (size_t start = 0; start <= text.size();) {
+    const size_t end = std::min(text.find(',', start), text.size());
+    if (end > start) items.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return items;
 }
 
 }  // namespace sam3::cli

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <limits>
 #include <string>
+#include <vector>
 
 namespace sam3::cli {
 
@@ -20,5 +21,7 @@ double parse_number(const std::string& text, const std::string& option, double l
                     double hi = std::numeric_limits<double>::max());
 // The same for a whole number from lo to hi (no cast of 1e300 or 2.5 to int).
 int parse_int(const std::string& text, const std::string& option, int lo, int hi = std::numeric_limits<int>::max());
+// The items of a comma-separated option (--bands 4,3,2), empty ones dropped, none trimmed.
+std::vector<std::string> option_list(const std::string& text);
 
 }  // namespace sam3::cli

@@ -2,20 +2,20 @@
 #include <cstdio>
 #include <iostream>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
 #include "cli_common.h"
 #include "model_resolver.h"
 #include "number_options.h"
+#include "sam3/answer_json.h"
 #include "sam3/export.h"
 #include "sam3/log.h"
 #include "sam3/image_segmenter.h"
 #include "sam3/interactive_segmenter.h"
 #include "sam3/model.h"
 #include "sam3/output_folder.h"
-#include "export/result_document.h"  // the result document as values: built once, never parsed back
+#include "sam3/prompt_json.h"
 
 namespace sam3::cli {
 namespace {
@@ -36,6 +36,8 @@ struct SegmentArgs {
   int threads = 0;
   std::string out;
   bool json = false;
+  std::string mask_format = "rle";
+  MaskJsonOptions masks;
 };
 
 BoxPrompt parse_box(const std::string& spec) {
@@ -143,15 +145,16 @@ struct ImageRun {
   std::string path;
   Image image;
   std::vector<PromptResult> results;
-  std::vector<nlohmann::ordered_json> docs;  // the JSON of each result
+  std::vector<std::string> entries;  // the answer's JSON entry of each result
 };
 
 struct Totals {
   double preprocess = 0, encode_image = 0, encode_text = 0, decode = 0, postprocess = 0;
 };
 
-// Writes one image's folder (one subfolder per prompt) at `dir`, the staged place of the update.
-void write_image_outputs(const fs::path& dir, const ImageRun& run, const nlohmann::ordered_json& image_doc) {
+// Writes one image's folder (one subfolder per prompt) at `dir`, the staged place of the update;
+// each prompt's result.json is the answer narrowed to that image and prompt.
+void write_image_outputs(const fs::path& dir, const ImageRun& run, const Answer& image_answer) {
   std::set<std::string> used;
   for (size_t p = 0; p < run.results.size(); ++p) {
     const auto& result = run.results[p];
@@ -163,9 +166,10 @@ void write_image_outputs(const fs::path& dir, const ImageRun& run, const nlohman
       write_file_atomic(prompt_dir / name, encode_mask_png(result.instances[i].mask));
     }
     write_file_atomic(prompt_dir / "overlay.jpg", encode_rgb_jpeg(render_overlay(run.image, result.instances, label)));
-    nlohmann::ordered_json one = image_doc;  // the same schema, narrowed to this prompt
-    one["images"][0]["prompts"] = nlohmann::ordered_json::array({image_doc["images"][0]["prompts"][p]});
-    write_file_atomic(prompt_dir / "result.json", one.dump(2) + "\n");
+    const AnswerImage& image = image_answer.images.front();
+    const Answer one{image_answer.model, image_answer.interactive_model,
+                     {{image.path, image.image_id, image.width, image.height, {image.prompts[p]}}}, image_answer.timings_ms};
+    write_file_atomic(prompt_dir / "result.json", answer_json(one) + "\n");
   }
 }
 
@@ -224,7 +228,7 @@ int run_segment(const SegmentArgs& args) {
   std::vector<ImageRun> runs;
   Totals totals;
   for (const auto& path : args.images) {
-    ImageRun run{path, load_image(path, load_options), {}};
+    ImageRun run{path, load_image(path, load_options), {}, {}};
     const auto embedding = model->encode(run.image);
     totals.preprocess += embedding.preprocess_ms();
     totals.encode_image += embedding.encode_ms();
@@ -234,7 +238,7 @@ int run_segment(const SegmentArgs& args) {
         totals.encode_text += result.timings.encode_text_ms;
         totals.decode += result.timings.decode_ms;
         totals.postprocess += result.timings.postprocess_ms;
-        run.docs.push_back(detail::prompt_result_value(result));
+        run.entries.push_back(prompt_result_json(result, args.masks));
       }
     } else if (args.everything) {
       EverythingOptions everything = args.everything_options;
@@ -243,14 +247,14 @@ int run_segment(const SegmentArgs& args) {
       result.prompt.text = "everything";
       totals.decode += result.timings.decode_ms;
       totals.postprocess += result.timings.postprocess_ms;
-      run.docs.push_back(detail::everything_result_value(result.instances));
+      run.entries.push_back(everything_result_json(result.instances, args.masks));
       run.results.push_back(std::move(result));
     } else {
       const auto objects_out = clicks->segment_objects(embedding, objects, {args.multimask, {}});
       totals.decode += objects_out.front().timings.decode_ms;
       totals.postprocess += objects_out.front().timings.postprocess_ms;
       for (size_t k = 0; k < objects_out.size(); ++k) {
-        run.docs.push_back(detail::object_result_value(objects_out[k]));
+        run.entries.push_back(object_result_json(objects_out[k], args.masks));
         PromptResult as_files;  // the same folders as text prompts: masks and an overlay per object
         as_files.prompt.text = "object " + std::to_string(k + 1);
         as_files.instances = objects_out[k].masks;
@@ -260,30 +264,22 @@ int run_segment(const SegmentArgs& args) {
     runs.push_back(std::move(run));
   }
 
-  nlohmann::ordered_json doc;
-  doc["model"] = {{"layout", layout_name(model->layout())}, {"dir", model_dir.string()}};
-  doc["images"] = nlohmann::ordered_json::array();
-  for (const auto& run : runs) {
-    nlohmann::ordered_json image = {{"path", run.path}, {"width", run.image.width}, {"height", run.image.height},
-                            {"prompts", nlohmann::ordered_json::array()}};
-    for (const auto& d : run.docs) image["prompts"].push_back(d);
-    doc["images"].push_back(std::move(image));
-  }
-  doc["timings_ms"] = {{"load", model->load_ms()},         {"preprocess", totals.preprocess},
-                       {"encode_image", totals.encode_image}, {"encode_text", totals.encode_text},
-                       {"decode", totals.decode},           {"postprocess", totals.postprocess}};
+  Answer answer;
+  answer.model = answer_model(*model);
+  for (auto& run : runs) answer.images.push_back({run.path, "", run.image.width, run.image.height, std::move(run.entries)});
+  answer.timings_ms = {model->load_ms(), totals.preprocess, totals.encode_image, totals.encode_text, totals.decode,
+                       totals.postprocess, false};
 
   if (update) {
     for (size_t i = 0; i < runs.size(); ++i) {
-      nlohmann::ordered_json image_doc = doc;
-      image_doc["images"] = nlohmann::ordered_json::array({doc["images"][i]});
-      write_image_outputs(image_dirs[i], runs[i], image_doc);
+      const Answer image_answer{answer.model, answer.interactive_model, {answer.images[i]}, answer.timings_ms};  // narrowed
+      write_image_outputs(image_dirs[i], runs[i], image_answer);
     }
-    write_file_atomic(update->stage("result.json"), doc.dump(2) + "\n");
+    write_file_atomic(update->stage("result.json"), answer_json(answer) + "\n");
     update->commit();
   }
   if (args.json) {
-    std::cout << doc.dump() << std::endl;
+    std::cout << answer_json(answer) << std::endl;
     return kOk;
   }
   for (const auto& run : runs) {
@@ -327,15 +323,25 @@ void add_segment_command(CLI::App& app, Runner& run) {
       ->check(number_in(0, 1))->capture_default_str();
   cmd->add_option("--mask-threshold", args->options.mask_threshold, "Mask probability cut")
       ->check(number_in(0, 1))->capture_default_str();
-  cmd->add_option("--min-area", args->options.min_area, "Drop instances with fewer mask pixels")->check(number_in(0));
-  cmd->add_option("--max-instances", args->options.max_instances, "Keep at most N per prompt (0 = all)")->check(number_in(0));
+  cmd->add_option("--min-area", args->options.min_area, "Drop instances with fewer mask pixels")
+      ->check(number_in(0, static_cast<double>(kMaxMinArea)));
+  cmd->add_option("--max-instances", args->options.max_instances, "Keep at most N per prompt (0 = all)")
+      ->check(number_in(0, kMaxMaxInstances));
   cmd->add_option("--nms", args->options.nms_iou, "Mask-IoU NMS threshold (0 = off, as the official processor)")
       ->check(number_in(0, 1));
   cmd->add_option("--max-pixels", args->max_pixels, "Refuse images with more pixels")->capture_default_str()->check(number_above(0));
   cmd->add_option("--threads", args->threads, "ONNX Runtime intra-op threads (0 = one per core)")->check(number_in(0));
   cmd->add_option("-o,--out", args->out, "Write masks, overlays and result.json under DIR");
   cmd->add_flag("--json", args->json, "Print the result JSON on stdout (and nothing else)");
-  cmd->callback([args, &run] { run = [args] { return run_segment(*args); }; });
+  cmd->add_option("--mask-format", args->mask_format, "Masks in the result JSON: rle (COCO), png (base64) or polygon")
+      ->check(CLI::IsMember({"rle", "png", "polygon"}))->capture_default_str();
+  cmd->add_option("--polygon-tolerance", args->masks.polygon_tolerance,
+                  "--mask-format polygon: simplification in pixels (0 keeps every boundary pixel)")
+      ->check(number_in(0, kMaxPolygonTolerance))->capture_default_str();
+  cmd->callback([args, &run] {
+    args->masks.format = *mask_format_named(args->mask_format);  // one of the names checked above
+    run = [args] { return run_segment(*args); };
+  });
 }
 
 }  // namespace sam3::cli

@@ -8,14 +8,12 @@
 #include "api_error.h"
 #include "assets.h"
 #include "base64.h"
+#include "sam3/answer_json.h"
 #include "sam3/export.h"
 #include "sam3/instance_merge.h"
 #include "sam3/log.h"
-#include "sam3/polygons.h"
-#include "export/result_document.h"  // the result document as values: built once, never parsed back
 #include "sam3/version.h"
 #include "http/multipart.h"
-#include "json_splice.h"
 #include "segment_request.h"
 
 namespace sam3::server {
@@ -52,33 +50,6 @@ ApiError api_error_of(const Error& e) {
                                                       : "inference failed; see the server's log");
   }
   return a;
-}
-
-// The polygons' points are `answer`'s text (with polygon_tolerance 0, every boundary pixel).
-json mask_json(const Instance& inst, const SegmentRequest& request, SplicedJson& answer) {
-  json mask = {{"size", {inst.mask.height(), inst.mask.width()}}};
-  switch (request.mask_format) {
-    case MaskFormat::kRle: mask["counts"] = rle_encode(inst.mask); break;
-    case MaskFormat::kPng: mask["png"] = base64_encode(encode_mask_png(inst.mask)); break;
-    case MaskFormat::kPolygon: {
-      json outer = json::array(), holes = json::array();
-      auto flat = [&answer](Ring ring) {
-        return answer.value([ring = std::move(ring)](std::string& text) {
-          text += '[';
-          for (size_t i = 0; i < ring.size(); ++i) text += (i ? "," : "") + json(ring[i].x).dump() + "," + json(ring[i].y).dump();
-          text += ']';
-        });
-      };
-      for (auto& poly : mask_to_polygons(inst.mask, request.polygon_tolerance)) {
-        outer.push_back(flat(std::move(poly.outer)));
-        for (auto& h : poly.holes) holes.push_back(flat(std::move(h)));
-      }
-      mask["polygons"] = outer;
-      mask["holes"] = holes;
-      break;
-    }
-  }
-  return mask;
 }
 
 }  // namespace
@@ -483,54 +454,46 @@ HttpResponse Api::handle_segment(const HttpRequest& req) {
     }
     return a;
   });
-  double encode_ms = 0;
-  if (text_entry && !text_cached) encode_ms += text_entry->embedding.encode_ms();
-  if (click_entry && !click_cached) encode_ms += click_entry->embedding.encode_ms();
-  json timings = {{"encode_image", encode_ms}, {"encode_text", 0.0}, {"decode", 0.0}, {"postprocess", 0.0},
-                  {"image_cached", text_cached && click_cached}};
+  Answer answer;
+  AnswerTimings& timings = answer.timings_ms;
+  for (const auto& [entry, cached] : {std::pair{text_entry.get(), text_cached}, std::pair{click_entry.get(), click_cached}}) {
+    if (!entry || cached) continue;
+    timings.preprocess += entry->embedding.preprocess_ms();
+    timings.encode_image += entry->embedding.encode_ms();
+  }
+  timings.image_cached = text_cached && click_cached;
   const auto& any = text_entry ? text_entry : click_entry;
-  json image = {{"image_id", id}, {"width", any->embedding.width()}, {"height", any->embedding.height()},
-                {"prompts", json::array()}};
-  const auto add_time = [&](const char* key, double ms) { timings[key] = timings[key].get<double>() + ms; };
-  SplicedJson answer;  // polygon points written as text
-  const auto with_masks = [&](json p, const std::vector<Instance>& instances) {
-    if (request.mask_format != MaskFormat::kRle) {
-      for (size_t i = 0; i < instances.size(); ++i) p["instances"][i]["mask"] = mask_json(instances[i], request, answer);
-    }
-    return p;
-  };
+  AnswerImage image{"", id, any->embedding.width(), any->embedding.height(), {}};
   size_t everything_index = 0;
   for (const auto& item : request.order) {
     if (item.kind == PromptItem::kConcept) {
       const auto& r = answers.concepts[item.index];
-      image["prompts"].push_back(with_masks(detail::prompt_result_value(r), r.instances));
-      add_time("encode_text", r.timings.encode_text_ms);
-      add_time("decode", r.timings.decode_ms);
-      add_time("postprocess", r.timings.postprocess_ms);
+      image.prompts.push_back(prompt_result_json(r, request.masks));
+      timings.encode_text += r.timings.encode_text_ms;
+      timings.decode += r.timings.decode_ms;
+      timings.postprocess += r.timings.postprocess_ms;
     } else if (item.kind == PromptItem::kObject) {
-      const auto& r = answers.objects[item.index];
-      image["prompts"].push_back(with_masks(detail::object_result_value(r), r.masks));
+      image.prompts.push_back(object_result_json(answers.objects[item.index], request.masks));
     } else {
       const auto& r = answers.everything[everything_index++];
-      image["prompts"].push_back(with_masks(detail::everything_result_value(r.instances), r.instances));
-      add_time("decode", r.timings.decode_ms);
-      add_time("postprocess", r.timings.postprocess_ms);
+      image.prompts.push_back(everything_result_json(r.instances, request.masks));
+      timings.decode += r.timings.decode_ms;
+      timings.postprocess += r.timings.postprocess_ms;
     }
   }
   if (!answers.objects.empty()) {  // the objects were decoded together: their timings are the call's
-    add_time("decode", answers.objects.front().timings.decode_ms);
-    add_time("postprocess", answers.objects.front().timings.postprocess_ms);
+    timings.decode += answers.objects.front().timings.decode_ms;
+    timings.postprocess += answers.objects.front().timings.postprocess_ms;
   }
   const Model& main = text ? text->model() : click->model();
-  json body = {{"model", {{"layout", layout_name(main.layout())}, {"name", main.directory().filename().string()}}}};
+  answer.model = answer_model(main);
+  timings.load = main.load_ms();
   if (text && click) {  // two facades are always two models (one model is of one kind)
-    const Model& second = click->model();
-    body["interactive_model"] = {{"layout", layout_name(second.layout())}, {"name", second.directory().filename().string()}};
+    answer.interactive_model = answer_model(click->model());
   }
-  body["images"] = json::array({image});
-  body["timings_ms"] = timings;
+  answer.images.push_back(std::move(image));
   HttpResponse response;
-  response.body = answer.dump(body);
+  response.body = answer_json(answer);
   return response;
 }
 

@@ -1,13 +1,11 @@
+// The library's base64 (sam3/base64.h), under the server's names.
 #pragma once
 
-#include <optional>
-#include <string>
-#include <string_view>
+#include "sam3/base64.h"
 
 namespace sam3::server {
 
-std::string base64_encode(std::string_view data);
-// Accepts an optional "data:...;base64," prefix; nullopt on invalid input.
-std::optional<std::string> base64_decode(std::string_view text);
+using sam3::base64_decode;
+using sam3::base64_encode;
 
 }  // namespace sam3::server

@@ -7,6 +7,7 @@
 #include "request_json.h"
 #include "sam3/error.h"
 #include "sam3/prompt_json.h"
+#include "sam3/result_json.h"
 
 namespace sam3::server {
 namespace {
@@ -80,13 +81,12 @@ SegmentRequest parse_segment_request(const std::string& body) {
   } catch (const Error& e) {
     bad(e.what());
   }
-  r.polygon_tolerance = number_in(j, "polygon_tolerance", 0.f, 100.f, 1.f);
+  r.masks.polygon_tolerance = number_in(j, "polygon_tolerance", 0.f, static_cast<float>(kMaxPolygonTolerance), 1.f);
   if (j.contains("mask_format")) {
-    const auto f = j["mask_format"];
-    if (f == "rle") r.mask_format = MaskFormat::kRle;
-    else if (f == "polygon") r.mask_format = MaskFormat::kPolygon;
-    else if (f == "png") r.mask_format = MaskFormat::kPng;
-    else bad("\"mask_format\" must be \"rle\", \"polygon\" or \"png\"");
+    const auto& f = j["mask_format"];
+    const auto format = f.is_string() ? mask_format_named(f.get_ref<const std::string&>()) : std::nullopt;
+    if (!format) bad("\"mask_format\" must be \"rle\", \"polygon\" or \"png\"");
+    r.masks.format = *format;
   }
   return r;
 }

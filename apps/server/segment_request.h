@@ -6,11 +6,10 @@
 #include <vector>
 
 #include "sam3/interactive.h"
+#include "sam3/result_json.h"
 #include "sam3/types.h"
 
 namespace sam3::server {
-
-enum class MaskFormat { kRle, kPolygon, kPng };
 
 // The request's prompts in their order: concepts (text and exemplar boxes) go to the text
 // model, clicked objects and "everything" to the interactive model.
@@ -28,8 +27,7 @@ struct SegmentRequest {
   std::vector<PromptItem> order;
   bool multimask = false;
   SegmentOptions options;
-  MaskFormat mask_format = MaskFormat::kRle;
-  double polygon_tolerance = 1.0;
+  MaskJsonOptions masks;  // "mask_format", "polygon_tolerance"
 };
 
 // Throws ApiError(400) naming the offending field.

@@ -109,6 +109,26 @@ export interface Embedding {
   readonly width: number;
   readonly height: number;
   readonly timings_ms: { preprocess: number; encode_image: number };
+  /** The image's id in answers: POST /v1/images' id for the same file where the tab can hash a
+   * Blob's bytes (a secure context), else "local". */
+  readonly image_id: string;
+}
+
+/** The whole answer, the document `sam3 segment --json` and POST /v1/segment write (sam3's
+ * answer_json.h): the server's, with the image named by image_id. */
+export interface Answer {
+  model: { layout: string; name: string };
+  images: Array<{ image_id: string; width: number; height: number;
+                  prompts: Array<PromptResult | ObjectResult | EverythingResult> }>;
+  timings_ms: { load: number; preprocess: number; encode_image: number; encode_text: number; decode: number;
+                postprocess: number; image_cached: boolean };
+}
+
+/** answer()'s request: POST /v1/segment's body without the image. */
+export interface AnswerRequest extends Omit<SegmentOptions, "text" | "boxes"> {
+  prompts: Array<string | { text?: string; boxes?: BoxPrompt[] } | Omit<ClickOptions, "multimask"> | EverythingOptions>;
+  multimask?: boolean;
+  mask_format?: "rle";
 }
 
 export class Sam3Error extends Error {
@@ -143,6 +163,10 @@ export class Sam3Model {
   readonly deviceReason: string;
   /** The ONNX Runtime Web build the sessions run on (e.g. "ort.wasm.min.mjs"). */
   readonly ortBuild: string;
+  /** The model folder's name (an answer's model.name); "" when the files came without one. */
+  readonly name: string;
+  /** Sam3.load()'s time in ms (an answer's timings_ms.load). */
+  readonly loadMs: number;
   /** The last segment()'s times in ms: the text encoder's run (0 when its outputs were kept),
    * the other sessions' runs (geometry encoder, decoder), the core's work; and how many runs. */
   readonly lastTimings?: { encode_text: number; decode: number; postprocess: number; runs: number };
@@ -164,6 +188,10 @@ export class Sam3Model {
    * the server's prompts[] for the same image and prompts. */
   segmentAll(embedding: Embedding, prompts: Array<string | { text?: string; boxes?: BoxPrompt[] }>,
              options?: Omit<SegmentOptions, "text" | "boxes">): Promise<PromptResult[]>;
+  /** The whole answer to prompts on the embedding's image (masks as RLE): text prompts together
+   * (the family's rule across them) on a text model, clicked objects one after another on the
+   * interactive one. The page shows it as it comes. */
+  answer(embedding: Embedding, request: AnswerRequest): Promise<Answer>;
   release(): Promise<void>;
 }
 

@@ -11,7 +11,7 @@
 import createSam3Core from "./sam3.mjs";
 
 const CACHE_NAME = "sam3-models-v1";
-const ABI = 4;  // sam3_wasm.h's SAM3_WASM_ABI: the module this wrapper speaks to
+const ABI = 5;  // sam3_wasm.h's SAM3_WASM_ABI: the module this wrapper speaks to
 // Rewritten graphs (Rewriter, sam3-rewrite-worker.mjs), keyed by their file's identity and the rewrite's options.
 // The version changes with what the core's rewrites write, so an old graph is never reused.
 const OPTIMIZED_CACHE_NAME = "sam3-optimized-v1";
@@ -449,6 +449,21 @@ async function pixels(image) {
   return ctx.getImageData(0, 0, bitmap.width, bitmap.height);
 }
 
+// The image's id in an answer: POST /v1/images' id for the same file (the first 16 bytes of its
+// SHA-256, in hex) where the tab can hash its bytes (a Blob, in a secure context), else "local".
+async function imageId(image) {
+  if (!(typeof Blob !== "undefined" && image instanceof Blob) || !globalThis.crypto?.subtle) return "local";
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", await image.arrayBuffer()));
+  return [...digest.slice(0, 16)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+// The model's name in an answer: its folder's, as natively (never a path).
+function folderName(src) {
+  if (src instanceof UrlSource) return new URL(src.prefix, globalThis.location?.href ?? "http://localhost/").pathname.split("/").filter(Boolean).pop() ?? "";
+  const file = [...src.files.values()].find((f) => f.webkitRelativePath);
+  return file ? file.webkitRelativePath.split("/")[0] : "";
+}
+
 export class Sam3 {
   // source: a URL prefix of a model folder ("/models/") or the folder's File objects.
   // options: {device: "auto"|"webgpu"|"wasm", ort (the onnxruntime-web module, else imported
@@ -462,6 +477,7 @@ export class Sam3 {
   // Runtime's, default 3), sessionOptions (more ONNX Runtime session options, e.g.
   // enableProfiling)}.
   static async load(source, options = {}) {
+    const started = performance.now();
     const core = await loadCore();
     const { device, reason: deviceReason } = await pickDevice(options.device ?? "auto");
     const ortUrl = new URL(options.ortUrl ?? `./ort/${ORT_BUILDS[device]}`, options.ortUrl ? globalThis.location?.href : import.meta.url).href;
@@ -605,6 +621,8 @@ export class Sam3 {
           : "no network has attention to run in it" };
     if (kernels.kernel && !Object.keys(sessions).some(split)) kernels.kernel.release();  // nothing was split: the kernel's threads go
     if (vocab) model.setVocabulary(vocab.bytes, vocab.name);
+    model.name = folderName(src);
+    model.loadMs = performance.now() - started;
     return model;
   }
 }
@@ -709,7 +727,7 @@ export class Sam3Model {
       if (keep.has(name)) features[name] = t;
       else t.dispose?.();
     }
-    return { model: this, width: rgba.width, height: rgba.height, features,
+    return { model: this, width: rgba.width, height: rgba.height, features, image_id: await imageId(image),
       timings_ms: { preprocess: t1 - t0, encode_image: ms } };
   }
 
@@ -727,14 +745,9 @@ export class Sam3Model {
       request = { prompt, multimask };
     } else {
       const { text = "", boxes = [], ...rest } = options;
-      const opts = {};
-      for (const k of ["threshold", "mask_threshold", "nms", "min_area", "max_instances"]) if (rest[k] !== undefined) opts[k] = rest[k];
-      request = { prompt: { text, boxes }, options: opts };
+      request = { prompt: { text, boxes }, options: segmentOptions(rest) };
     }
-    // NaN and infinities would reach the core as null ("got null"): as text they are named.
-    const body = JSON.stringify({ ...request, width: embedding.width, height: embedding.height },
-      (_, v) => (typeof v === "number" && !Number.isFinite(v) ? String(v) : v));
-    return this.exclusive(() => this.runPlan(embedding, body));
+    return this.exclusive(() => this.runPlan(embedding, planBody(request, embedding)));
   }
 
   // Every text prompt of one image ([{text, boxes}, ...] or strings) with one set of options:
@@ -744,12 +757,47 @@ export class Sam3Model {
   async segmentAll(embedding, prompts, options = {}) {
     if (embedding?.model !== this) throw new Sam3Error("invalid_argument", "this embedding was made by another model");
     if (!Array.isArray(prompts)) throw new Sam3Error("invalid_argument", "prompts must be a list of {text, boxes} or strings");
-    const opts = {};
-    for (const k of ["threshold", "mask_threshold", "nms", "min_area", "max_instances"]) if (options[k] !== undefined) opts[k] = options[k];
     const list = prompts.map((p) => (typeof p === "string" ? { text: p, boxes: [] } : { text: p?.text ?? "", boxes: p?.boxes ?? [] }));
-    const body = JSON.stringify({ prompts: list, options: opts, width: embedding.width, height: embedding.height },
-      (_, v) => (typeof v === "number" && !Number.isFinite(v) ? String(v) : v));
-    return this.exclusive(() => this.runPlan(embedding, body));
+    return this.exclusive(() => this.runPlan(embedding, planBody({ prompts: list, options: segmentOptions(options) }, embedding)));
+  }
+
+  // The whole answer to prompts on this embedding's image, the document `sam3 segment --json` and
+  // POST /v1/segment write (the library's, from the core): {model: {layout, name}, images:
+  // [{image_id, width, height, prompts}], timings_ms}. request: POST /v1/segment's body without
+  // the image: {prompts: [text, {text, boxes}, ...], threshold, mask_threshold, nms, min_area,
+  // max_instances} for a text model (the family's rule across the prompts), or {prompts: [{points,
+  // box} | {everything, points_per_side}, ...], multimask} for the interactive one. Masks as RLE.
+  async answer(embedding, request = {}) {
+    if (embedding?.model !== this) throw new Sam3Error("invalid_argument", "this embedding was made by another model");
+    const { prompts, multimask = false, ...options } = request ?? {};
+    if (!Array.isArray(prompts) || !prompts.length) throw new Sam3Error("invalid_argument", "prompts must be a non-empty list");
+    if ((options.mask_format ?? "rle") !== "rle") {
+      throw new Sam3Error("invalid_argument", `the browser module writes masks as RLE (mask_format "rle"), not "${options.mask_format}"`);
+    }
+    const clicked = (p) => p !== null && typeof p === "object" && ("points" in p || "box" in p || "everything" in p);
+    const clicks = prompts.filter(clicked).length;
+    if (clicks && clicks !== prompts.length) {
+      throw new Sam3Error("invalid_argument", "text prompts and clicked objects go to two models: a tab's model answers one kind");
+    }
+    return this.exclusive(async () => {
+      const t = { encode_text: 0, decode: 0, postprocess: 0 };
+      const add = () => { for (const k of Object.keys(t)) t[k] += this.lastTimings[k]; };
+      let entries = [];
+      if (clicks) {
+        for (const prompt of prompts) {
+          entries.push(await this.runPlan(embedding, planBody({ prompt, multimask }, embedding)));
+          add();
+        }
+      } else {
+        const list = prompts.map((p) => (typeof p === "string" ? { text: p, boxes: [] } : { text: p?.text ?? "", boxes: p?.boxes ?? [] }));
+        entries = await this.runPlan(embedding, planBody({ prompts: list, options: segmentOptions(options) }, embedding));
+        add();
+      }
+      return call(this.core, "sam3_answer", JSON.stringify({
+        model: { layout: this.layout, name: this.name ?? "" }, image_id: embedding.image_id ?? "local",
+        width: embedding.width, height: embedding.height, prompts: entries,
+        timings_ms: { load: this.loadMs ?? 0, preprocess: 0, encode_image: 0, ...t, image_cached: true } }));
+    });
   }
 
   // The core's plan for a prompt (sam3_wasm.h): it names each session to run, its tensors and
@@ -794,6 +842,20 @@ export class Sam3Model {
     this.released = true;  // calls made from here on are refused
     return done;
   }
+}
+
+// The segment options the core reads (the server's names), from a request's keys.
+function segmentOptions(from) {
+  const opts = {};
+  for (const k of ["threshold", "mask_threshold", "nms", "min_area", "max_instances"]) if (from[k] !== undefined) opts[k] = from[k];
+  return opts;
+}
+
+// A plan's request as text: NaN and infinities would reach the core as null ("got null"), so
+// they go as text and are named.
+function planBody(request, embedding) {
+  return JSON.stringify({ ...request, width: embedding.width, height: embedding.height },
+    (_, v) => (typeof v === "number" && !Number.isFinite(v) ? String(v) : v));
 }
 
 // Deletes the models this origin cached and their rewritten graphs (Cache Storage).

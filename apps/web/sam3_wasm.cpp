@@ -20,7 +20,7 @@
 #include "optimize/onnx_int8_as_float.h"
 #include "optimize/onnx_split_attention.h"
 #include "optimize/onnx_split_linears.h"
-#include "export/result_document.h"  // the result document as values: built once, never parsed back
+#include "export/result_document.h"  // the result document written as text, COCO RLE masks
 #include "predictor/postprocess.h"
 #include "predictor/preprocess.h"
 #include "pure/generation.h"
@@ -31,6 +31,7 @@
 #include "pure/compact_mask.h"
 #include "pure/tracker.h"
 #include "pure/tracker_names.h"
+#include "sam3/answer_json.h"
 #include "sam3/error.h"
 #include "sam3/image.h"
 #include "sam3/tokenizer.h"
@@ -80,6 +81,12 @@ char* kept_input = nullptr;  // an owned input answered unchanged by sam3_rewrit
 template <typename J>
 const char* answer(const J& j) {
   reply = j.dump();
+  return reply.c_str();
+}
+
+// An answer already written as JSON text (a plan's steps: the result entries are the library's text).
+const char* answer(std::string text) {
+  reply = std::move(text);
   return reply.c_str();
 }
 
@@ -151,8 +158,16 @@ json string_list(const std::vector<std::string>& v) { return json(v); }
 
 json from_embedding(const std::string& name) { return json{{"from", "embedding"}, {"name", name}}; }
 
+// {"result": entry} or {"results": [entry, ...]}, the entries written by the library.
+std::string results_text(const std::vector<std::string>& entries, bool many) {
+  if (!many) return "{\"result\":" + entries.front() + "}";
+  std::string out = "{\"results\":[";
+  for (size_t i = 0; i < entries.size(); ++i) out += (i ? "," : "") + entries[i];
+  return out + "]}";
+}
+
 // A text plan's next run as the wrapper runs it, or the result once every run is done.
-json next_text_step(Model& m) {
+std::string next_text_step(Model& m) {
   Plan& p = *m.plan;
   sam3::pure::TextRun* run = p.text->next();
   if (run) {
@@ -166,21 +181,20 @@ json next_text_step(Model& m) {
                  {"feeds", std::move(feeds)}, {"stage", run->wants_outputs}};
     // The wrapper runs the text encoder unless it kept this text's outputs.
     if (run->session == sam3::pure::TextRun::Session::kText) step["keep"] = run->text_key;
-    return json{{"run", std::move(step)}};
+    return json{{"run", std::move(step)}}.dump();
   }
   const bool many = p.many;
   auto results = p.text->take_results();
   m.plan.reset();
   m.staged_inputs.clear();
-  if (!many) return json{{"result", sam3::detail::prompt_result_value(results.front())}};
-  json list = json::array();
-  for (const auto& r : results) list.emplace_back(sam3::detail::prompt_result_value(r));
-  return json{{"results", std::move(list)}};
+  std::vector<std::string> entries;
+  for (const auto& r : results) entries.push_back(sam3::detail::prompt_result_text(r, sam3::detail::append_rle_mask));
+  return results_text(entries, many);
 }
 
 // {"prompt": {"text", "boxes"}, "options", "width", "height"}, or {"prompts": [...], ...} for
 // every prompt of one image: checked as natively (options, boxes, box slots) before anything runs.
-json text_plan(Model& m, const json& j) {
+std::string text_plan(Model& m, const json& j) {
   if (!m.tokenizer) throw sam3::Error(sam3::ErrorCode::kTokenizer, "no vocabulary loaded");
   const auto options = options_from_json(j.value("options", json::object()));
   const int width = j.at("width"), height = j.at("height");
@@ -204,7 +218,7 @@ json text_plan(Model& m, const json& j) {
   return next_text_step(m);
 }
 
-json next_step(Model& m) {
+std::string next_step(Model& m) {
   Plan& p = *m.plan;
   if (p.text) return next_text_step(m);
   const Tracker& tracker = *m.tracker;
@@ -214,18 +228,24 @@ json next_step(Model& m) {
     json feeds = json::object();
     for (const auto& name : Tracker::embedding_names()) feeds[name] = from_embedding(name);
     return json{{"run", {{"session", "decoder"}, {"tensors", tensors_json(m.staged_inputs)}, {"feeds", feeds},
-                         {"stage", true}, {"index", p.next}, {"of", total}}}};
+                         {"stage", true}, {"index", p.next}, {"of", total}}}}.dump();
   }
-  json result;
+  std::string result;
   if (p.everything) {
-    result = sam3::detail::everything_result_value(
-        sam3::pure::expand(Tracker::deduplicate(std::move(p.candidates), p.everything_options.box_nms_threshold)));
+    result = sam3::detail::everything_result_text(
+        sam3::pure::expand(Tracker::deduplicate(std::move(p.candidates), p.everything_options.box_nms_threshold)),
+        sam3::detail::append_rle_mask);
   } else {
-    result = sam3::detail::object_result_value(p.results.front());
+    result = sam3::detail::object_result_text(p.results.front(), sam3::detail::append_rle_mask);
   }
   m.plan.reset();
   m.staged_inputs.clear();
-  return json{{"result", result}};
+  return results_text({result}, false);
+}
+
+// The answer's model: {"layout", "name"}.
+sam3::AnswerModel answer_model_from_json(const nlohmann::ordered_json& j) {
+  return {j.at("layout").get<std::string>(), j.value("name", std::string())};
 }
 
 }  // namespace
@@ -304,6 +324,22 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_step(int handle) {
     }
     ++p.next;
     return next_step(m);
+  });
+}
+
+// The answer around a finished request's entries, as the CLI and the server write it (sam3_wasm.h).
+EMSCRIPTEN_KEEPALIVE const char* sam3_answer(const char* request_json) {
+  return guarded([&] {
+    const auto j = nlohmann::ordered_json::parse(request_json);  // ordered: the entries' keys keep their order
+    sam3::Answer a;
+    a.model = answer_model_from_json(j.at("model"));
+    sam3::AnswerImage image{"", j.at("image_id").get<std::string>(), j.at("width").get<int>(), j.at("height").get<int>(), {}};
+    for (const auto& entry : j.at("prompts")) image.prompts.push_back(entry.dump());
+    a.images.push_back(std::move(image));
+    const auto& t = j.at("timings_ms");
+    a.timings_ms = {t.value("load", 0.0), t.value("preprocess", 0.0), t.value("encode_image", 0.0), t.value("encode_text", 0.0),
+                    t.value("decode", 0.0), t.value("postprocess", 0.0), t.value("image_cached", false)};
+    return sam3::answer_json(a);
   });
 }
 

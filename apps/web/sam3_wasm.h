@@ -37,7 +37,7 @@
 
 #include <cstdint>
 
-#define SAM3_WASM_ABI 4
+#define SAM3_WASM_ABI 5
 
 extern "C" {
 
@@ -68,6 +68,10 @@ const char* sam3_image_inputs(int handle, const std::uint8_t* rgba, int width, i
 const char* sam3_plan(int handle, const char* request_json);
 // The staged outputs of the step's run -> the next step, or {"result": ...}.
 const char* sam3_step(int handle);
+// {"model": {"layout", "name"}, "image_id", "width", "height", "prompts": [finished entries in
+// order], "timings_ms": {...}} -> the answer `sam3 segment --json` and POST /v1/segment write
+// (sam3/answer_json.h), with the library's envelope around the entries as they were given.
+const char* sam3_answer(const char* request_json);
 
 // Room for one session output (bytes, ONNX element type, shape as JSON) by name: the wrapper
 // copies the output's bytes to the address answered (0: no memory).

@@ -3,6 +3,7 @@
 // path, e.g. "prompts[2].boxes[0][4] must be \"pos\" or \"neg\", got \"maybe\"".
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +26,11 @@ struct PromptEntry {
 
 // JSON text of a list of entries -> the entries; `where` names the list in errors.
 std::vector<PromptEntry> parse_prompts_json(std::string_view json, const std::string& where = "prompts");
+
+// The upper bounds of SegmentOptions' counts, the same for every front: this codec, the CLI's
+// flags, and the library's own check before a segmentation (Python's keywords meet it there).
+inline constexpr std::int64_t kMaxMinArea = 1'000'000'000'000;  // min_area, pixels
+inline constexpr int kMaxMaxInstances = 1'000'000;              // max_instances
 
 // JSON text of an object -> segment options, with one set of bounds for every front:
 // "threshold", "mask_threshold", "nms" (0 to 1), "min_area" (whole pixels, 0 to 10^12),

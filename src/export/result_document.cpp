@@ -3,62 +3,75 @@
 #include <cmath>
 
 #include "sam3/mask_encodings.h"
-#include "sam3/result_json.h"
 
-namespace sam3 {
-namespace detail {
+namespace sam3::detail {
 namespace {
+
+using json = nlohmann::ordered_json;
 
 // Two decimals are plenty for pixel coordinates and keep the JSON readable.
 double round2(float v) { return std::round(static_cast<double>(v) * 100.0) / 100.0; }
+double round4(float v) { return std::round(static_cast<double>(v) * 1e4) / 1e4; }
+
+json box_value(const Box& b) { return {round2(b.x0), round2(b.y0), round2(b.x1), round2(b.y1)}; }
+
+// `head`'s text with one more key, written by `write`, before its closing brace.
+template <typename Write>
+std::string with_last_key(const json& head, const char* key, Write&& write) {
+  std::string out = head.dump();
+  out.pop_back();  // '}'
+  if (!head.empty()) out += ',';
+  out += '"';
+  out += key;
+  out += "\":";
+  write(out);
+  out += '}';
+  return out;
+}
+
+void append_instances(std::string& out, const std::vector<Instance>& instances, const MaskWriter& mask) {
+  out += '[';
+  for (size_t i = 0; i < instances.size(); ++i) {
+    const Instance& inst = instances[i];
+    if (i) out += ',';
+    const json head = {{"score", round4(inst.score)}, {"box", box_value(inst.box)}, {"area", inst.area}};
+    out += with_last_key(head, "mask", [&](std::string& text) { mask(text, inst.mask); });
+  }
+  out += ']';
+}
+
+std::string with_instances(const json& head, const std::vector<Instance>& instances, const MaskWriter& mask) {
+  return with_last_key(head, "instances", [&](std::string& text) { append_instances(text, instances, mask); });
+}
 
 }  // namespace
 
-nlohmann::ordered_json box_prompts_value(const std::vector<BoxPrompt>& boxes) {
-  auto out = nlohmann::ordered_json::array();
+void append_rle_mask(std::string& out, const Mask& mask) {
+  out += json{{"size", {mask.height(), mask.width()}}, {"counts", rle_encode(mask)}}.dump();
+}
+
+json box_prompts_value(const std::vector<BoxPrompt>& boxes) {
+  auto out = json::array();
   for (const auto& b : boxes) {
     out.push_back({round2(b.box.x0), round2(b.box.y0), round2(b.box.x1), round2(b.box.y1), b.positive ? "pos" : "neg"});
   }
   return out;
 }
 
-nlohmann::ordered_json instances_value(const std::vector<Instance>& list) {
-  auto instances = nlohmann::ordered_json::array();
-  for (const auto& inst : list) {
-    instances.push_back({
-        {"score", std::round(static_cast<double>(inst.score) * 1e4) / 1e4},
-        {"box", {round2(inst.box.x0), round2(inst.box.y0), round2(inst.box.x1), round2(inst.box.y1)}},
-        {"area", inst.area},
-        {"mask", {{"size", {inst.mask.height(), inst.mask.width()}}, {"counts", rle_encode(inst.mask)}}},
-    });
-  }
-  return instances;
+std::string prompt_result_text(const PromptResult& result, const MaskWriter& mask) {
+  return with_instances({{"text", result.prompt.text}, {"boxes", box_prompts_value(result.prompt.boxes)}}, result.instances, mask);
 }
 
-nlohmann::ordered_json prompt_result_value(const PromptResult& result) {
-  return {{"text", result.prompt.text}, {"boxes", box_prompts_value(result.prompt.boxes)},
-          {"instances", instances_value(result.instances)}};
-}
-
-nlohmann::ordered_json object_result_value(const ObjectResult& result) {
-  auto points = nlohmann::ordered_json::array();
+std::string object_result_text(const ObjectResult& result, const MaskWriter& mask) {
+  auto points = json::array();
   for (const auto& p : result.prompt.points) points.push_back({round2(p.x), round2(p.y), p.positive ? "pos" : "neg"});
-  nlohmann::ordered_json box = nullptr;
-  if (const auto& b = result.prompt.box) box = {round2(b->x0), round2(b->y0), round2(b->x1), round2(b->y1)};
-  return {{"points", points}, {"box", box}, {"object_score", std::round(static_cast<double>(result.object_score) * 1e4) / 1e4},
-          {"instances", instances_value(result.masks)}};
+  json box = nullptr;
+  if (const auto& b = result.prompt.box) box = box_value(*b);
+  return with_instances({{"points", points}, {"box", box}, {"object_score", round4(result.object_score)}}, result.masks, mask);
 }
 
-nlohmann::ordered_json everything_result_value(const std::vector<Instance>& instances) {
-  return {{"everything", true}, {"instances", instances_value(instances)}};
+std::string everything_result_text(const std::vector<Instance>& instances, const MaskWriter& mask) {
+  return with_instances({{"everything", true}}, instances, mask);
 }
 
-}  // namespace detail
-
-std::string prompt_result_json(const PromptResult& result) { return detail::prompt_result_value(result).dump(); }
-std::string object_result_json(const ObjectResult& result) { return detail::object_result_value(result).dump(); }
-std::string everything_result_json(const std::vector<Instance>& instances) {
-  return detail::everything_result_value(instances).dump();
-}
-
-}  // namespace sam3
+}  // namespace sam3::detail

@@ -135,8 +135,8 @@ SegmentOptions segment_options_from_json(const json& j, const std::string& where
   read("threshold", 0, 1, false, o.score_threshold);
   read("mask_threshold", 0, 1, false, o.mask_threshold);
   read("nms", 0, 1, false, o.nms_iou);
-  read("min_area", 0, 1e12, true, o.min_area);
-  read("max_instances", 0, 1e6, true, o.max_instances);
+  read("min_area", 0, static_cast<double>(kMaxMinArea), true, o.min_area);
+  read("max_instances", 0, kMaxMaxInstances, true, o.max_instances);
   return o;
 }
 

@@ -1,6 +1,7 @@
 #include "pure/prompt_rules.h"
 
 #include "sam3/error.h"
+#include "sam3/prompt_json.h"
 
 namespace sam3::pure {
 
@@ -14,8 +15,14 @@ void check_options(const SegmentOptions& o) {
   unit(o.score_threshold, "threshold");
   unit(o.mask_threshold, "mask_threshold");
   unit(o.nms_iou, "nms");
-  if (o.min_area < 0) throw Error(ErrorCode::kInvalidArgument, "min_area must be 0 or more");
-  if (o.max_instances < 0) throw Error(ErrorCode::kInvalidArgument, "max_instances must be 0 (all) or more");
+  if (!(o.min_area >= 0 && o.min_area <= kMaxMinArea)) {
+    throw Error(ErrorCode::kInvalidArgument, "min_area must be from 0 to " + std::to_string(kMaxMinArea) + " pixels, got " +
+                                                 std::to_string(o.min_area));
+  }
+  if (!(o.max_instances >= 0 && o.max_instances <= kMaxMaxInstances)) {
+    throw Error(ErrorCode::kInvalidArgument, "max_instances must be from 0 (all) to " + std::to_string(kMaxMaxInstances) +
+                                                 ", got " + std::to_string(o.max_instances));
+  }
 }
 
 void check_boxes(const std::vector<BoxPrompt>& boxes, int width, int height) {

@@ -141,6 +141,8 @@ TEST_F(SegmentCli, BadInputFailsWithOneClearLineAndNoOutput) {
       {"infinite NMS", "-i " + img + " -p red --nms inf", 2, "--nms: 'inf' is not a finite number"},
       {"threshold above 1", "-i " + img + " -p red --threshold 1e300", 2, "'1e300' must be from 0 to 1"},
       {"huge min area", "-i " + img + " -p red --min-area 1e300", 2, "1e300"},
+      {"min area above the bound", "-i " + img + " -p red --min-area 1000000000001", 2, "'1000000000001' must be from 0"},
+      {"max instances above the bound", "-i " + img + " -p red --max-instances 1000001", 2, "'1000001' must be from 0 to 1000000"},
       {"NaN box", "-i " + img + " -p red --box nan,0,10,10", 3, "'nan' is not a finite number of pixels"},
       {"huge box", "-i " + img + " -p red --box 0,0,1e300,10", 3, "'1e300' is not a finite number of pixels"},
   };

@@ -59,7 +59,10 @@ async function useApp(url, shot) {
   const posts = requests.filter((r) => r.method !== "GET" && r.method !== "HEAD");
   assert.deepEqual(posts, [], "nothing is sent to a server: the image stays in the tab");
   assert.ok(!requests.some((r) => r.url.includes("/v1/")), "the server's API is not used");
-  return JSON.parse(readFileSync(saved, "utf8")).prompts[0];
+  const answer = JSON.parse(readFileSync(saved, "utf8"));  // the module's answer as it came: the CLI's document
+  assert.deepEqual(Object.keys(answer), ["model", "images", "timings_ms"]);
+  assert.deepEqual(Object.keys(answer.images[0]), ["image_id", "width", "height", "prompts"]);
+  return answer.images[0].prompts[0];
 }
 
 function assertSameAsNative(got, want) {

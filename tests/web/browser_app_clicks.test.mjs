@@ -75,7 +75,7 @@ test("/app/'s click mode segments in the tab what sam3 segment --point/--box fin
       const [download] = await Promise.all([page.waitForEvent("download"), page.click("#download-json")]);
       const saved = path.join(tmp, name);
       await download.saveAs(saved);
-      return JSON.parse(readFileSync(saved, "utf8")).prompts[0];
+      return JSON.parse(readFileSync(saved, "utf8")).images[0].prompts[0];
     };
 
     await page.mouse.click(...at(160, 160));
@@ -106,7 +106,7 @@ test("/app/'s click mode segments in the tab what sam3 segment --point/--box fin
       const saved = path.join(tmp, "boxed.json");
       await download.saveAs(saved);
       return readFileSync(saved, "utf8");
-    })()).prompts;
+    })()).images[0].prompts;
     assert.equal(boxed.length, 2, "the clicked object and the boxed one");
     assertSameObject(boxed[1], native(["--box", `${boxed[1].box.join(",")}`]), "a dragged box");
 

@@ -4,6 +4,7 @@
 // WebGPU (SwiftShader) with the int8 products rewritten to run there, not on WASM.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -309,6 +310,42 @@ test("segmentAll: EfficientSAM3's rule across an image's prompts gives the CLI's
   assert.equal(got.length, 2);
   assertSame(got[0], want[0], "efficientsam3 red");
   assertSame(got[1], want[1], "efficientsam3 red car (none)");
+});
+
+// The module's answer is the library's document (answer_json.h, written by the core): the CLI's
+// --json for the same image and prompts but for the image's name (image_id, the server's id for
+// the same file, instead of path) and the times measured. The page shows and downloads it as it is.
+test("answer(): sam3 segment --json's document, the image named by the server's image_id", async () => {
+  const got = await page.evaluate(async () => {
+    const { Sam3 } = await import("/web/sam3-browser.mjs");
+    const m = await Sam3.load("/models/usls/", { device: "wasm", cache: false });
+    const e = await m.encode(await (await fetch("/test/scene.png")).blob());
+    const answer = await m.answer(e, { prompts: ["red", { text: "blue", boxes: [] }], threshold: 0.5 });
+    let refused = null;
+    try {
+      await m.answer(e, { prompts: ["red"], mask_format: "png" });
+    } catch (err) {
+      refused = err.message;
+    }
+    return { answer, refused };
+  });
+  const cli = JSON.parse(execFileSync(CLI, ["segment", "--models", path.join(MODELS, "usls"), "--image",
+    path.join(tmp, "scene.png"), "--prompt", "red", "--prompt", "blue", "--json"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }));
+  const id = createHash("sha256").update(readFileSync(path.join(tmp, "scene.png"))).digest("hex").slice(0, 32);
+  assert.equal(got.answer.images[0].image_id, id, "POST /v1/images' id for the same file");
+  assert.deepEqual(got.answer.model, { layout: "usls", name: "usls" });
+  assert.equal(got.answer.timings_ms.image_cached, true, "the embedding was there: nothing encoded for the answer");
+  const comparable = (doc, key) => {
+    const { [key]: named, ...image } = doc.images[0];
+    assert.ok(named, `the image's ${key}`);
+    return { ...doc, images: [image], timings_ms: Object.fromEntries(Object.keys(doc.timings_ms).map((k) => [k, 0])) };
+  };
+  const want = comparable(cli, "path"), have = comparable(got.answer, "image_id");
+  assert.deepEqual(Object.keys(have), Object.keys(want), "the envelope's keys in order");
+  assert.deepEqual(have.timings_ms, want.timings_ms, "the same times are reported");
+  assert.equal(have.images[0].prompts.length, 2);
+  have.images[0].prompts.forEach((p, i) => assertSame(p, want.images[0].prompts[i], `answer ${p.text}`));
+  assert.match(got.refused ?? "", /writes masks as RLE/);
 });
 
 test("samexporter: a second exemplar box is refused as natively", async () => {

@@ -79,10 +79,14 @@ test("upload, prompt, overlay, threshold, negative box, download", async () => {
   const [download] = await Promise.all([page.waitForEvent("download"), page.click("#download-json")]);
   const saved = path.join(OUT, "sam3-web-results.json");
   await download.saveAs(saved);
+  // The download is POST /v1/segment's answer as it came, for every prompt at the slider's threshold.
   const results = JSON.parse(fs.readFileSync(saved, "utf8"));
-  assert.equal(results.prompts[0].text, "red");
-  assert.equal(results.prompts[0].instances.length, 1);
-  assert.deepEqual(results.prompts[0].boxes[0].slice(4), ["neg"]);
+  assert.deepEqual(Object.keys(results), ["model", "images", "timings_ms"]);
+  assert.equal(results.images[0].image_id.length, 32);
+  const prompts = results.images[0].prompts;
+  assert.equal(prompts[0].text, "red");
+  assert.equal(prompts[0].instances.length, 1);
+  assert.deepEqual(prompts[0].boxes[0].slice(4), ["neg"]);
 
   const [maskDownload] = await Promise.all([page.waitForEvent("download"), page.click("#download-masks")]);
   assert.equal(maskDownload.suggestedFilename(), "sam3-masks.png");

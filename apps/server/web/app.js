@@ -263,12 +263,15 @@ async function encodeHere(file, bitmap) {
   await runAll();
 }
 
-// The same answer as POST /v1/segment, computed here.
-async function segmentHere(prompt) {
-  const { model, embedding } = state.local;
-  const entry = await model.segment(embedding, { text: prompt.text, boxes: boxesPayload(), threshold: SERVER_THRESHOLD });
-  const t = model.lastTimings;
-  return { images: [{ width: embedding.width, height: embedding.height, prompts: [entry] }], timings_ms: { ...t, encode_image: 0 } };
+// POST /v1/segment's body without the image: answered by the server, or by the model in this
+// tab with the same document (the module's answer, shown as it comes).
+function segmentAnswer(request) {
+  if (state.local) return state.local.model.answer(state.local.embedding, request);
+  return api("/v1/segment", {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ image_id: state.image.id, ...request }),
+  });
 }
 
 // ---- image -------------------------------------------------------------------------------
@@ -346,15 +349,7 @@ async function runPrompt(prompt) {
   prompt.pending = true;
   renderChips();
   try {
-    const result = state.local ? await segmentHere(prompt) : await api("/v1/segment", {
-      method: "POST",
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({
-        image_id: state.image.id,
-        prompts: [{ text: prompt.text, boxes: boxesPayload() }],
-        threshold: SERVER_THRESHOLD,
-      }),
-    });
+    const result = await segmentAnswer({ prompts: [{ text: prompt.text, boxes: boxesPayload() }], threshold: SERVER_THRESHOLD });
     const image = result.images[0];
     prompt.instances = image.prompts[0].instances.map((inst) => ({
       score: inst.score, box: inst.box, area: inst.area,
@@ -391,12 +386,7 @@ async function runObject() {
   prompt.pending = true;
   renderChips();
   try {
-    const request = { points: object.points, box: object.box };
-    const result = state.local ? await clickHere(request) : await api("/v1/segment", {
-      method: "POST",
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ image_id: state.image.id, prompts: [request] }),
-    });
+    const result = await segmentAnswer({ prompts: [{ points: object.points, box: object.box }] });
     const answer = result.images[0].prompts[0];
     prompt.objectScore = answer.object_score;
     prompt.instances = answer.instances.map((inst) => ({
@@ -447,15 +437,6 @@ function undoClick() {
   state.object = null;
   $("new-object").disabled = true;
   renderAll();
-}
-
-// The same answer as POST /v1/segment's for a clicked object, computed here on the embedding
-// the image's encode made (a click encodes nothing).
-async function clickHere(request) {
-  const { model, embedding } = state.local;
-  const entry = await model.segment(embedding, request);
-  return { images: [{ width: embedding.width, height: embedding.height, prompts: [entry] }],
-    timings_ms: { encode_image: 0, decode: model.lastTimings.decode, postprocess: model.lastTimings.postprocess } };
 }
 
 function setClickMode(on, only = false) {
@@ -704,20 +685,18 @@ function downloadMask(entries, name) {
   canvas.toBlob((blob) => save(blob, name), "image/png");
 }
 
-function downloadJson() {
-  const result = {
-    image: { image_id: state.image.id, width: state.image.width, height: state.image.height },
-    threshold: state.threshold,
-    // A clicked object as `sam3 segment --point`'s entry (its masks whatever their score).
-    prompts: state.prompts.map((p) => (p.object ? {
-      points: p.object.points, box: p.object.box, object_score: p.objectScore, instances: p.instances.map((i) => i.raw),
-    } : {
-      text: p.text,
-      boxes: boxesPayload(),
-      instances: p.instances.filter((i) => i.score > state.threshold).map((i) => i.raw),
-    })),
-  };
-  save(new Blob([JSON.stringify(result, null, 2)], { type: "application/json" }), "sam3-results.json");
+// The answer to every prompt at the slider's threshold, asked for once more as one request (a
+// clicked object as `sam3 segment --point`'s entry, its masks whatever their score): the
+// document `sam3 segment --json` writes, as the server or the tab's model gives it.
+async function downloadJson() {
+  const prompts = state.prompts.map((p) => (p.object ? { points: p.object.points, box: p.object.box }
+    : { text: p.text, boxes: boxesPayload() }));
+  try {
+    const answer = await segmentAnswer({ prompts, threshold: state.threshold });
+    save(new Blob([JSON.stringify(answer, null, 2)], { type: "application/json" }), "sam3-results.json");
+  } catch (e) {
+    setStatus(e.message, true);
+  }
 }
 
 // ---- canvas interaction ------------------------------------------------------------------

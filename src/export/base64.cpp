@@ -1,8 +1,8 @@
-#include "base64.h"
+#include "sam3/base64.h"
 
 #include <array>
 
-namespace sam3::server {
+namespace sam3 {
 namespace {
 constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 }
@@ -57,4 +57,4 @@ std::optional<std::string> base64_decode(std::string_view text) {
   return out;
 }
 
-}  // namespace sam3::server
+}  // namespace sam3
