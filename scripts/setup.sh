@@ -35,7 +35,7 @@ gpu_ort_version=1.29.0
 log() { printf 'setup: %s\n' "$*" >&2; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
-packages=(build-essential cmake ninja-build pkg-config git clang ccache
+packages=(build-essential cmake ninja-build pkg-config git clang clang-format ccache
   libopencv-dev libcurl4-openssl-dev nlohmann-json3-dev libcli11-dev libcpp-httplib-dev
   libpugixml-dev libgdal-dev libboost-dev libjpeg-dev libpng-dev libwebp-dev libtiff-dev zlib1g-dev libssl-dev libzip-dev zip libavformat-dev libavcodec-dev libswscale-dev libgtest-dev libgmock-dev
   python3 python3-dev python3-onnx python3-numpy pybind11-dev python3-pytest python3-pil python3-venv python3-pip python3-gdal gdal-bin time
