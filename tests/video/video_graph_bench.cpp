@@ -7,8 +7,11 @@
 //   + pointers + memory encoder) + host rules
 // (docs/video.md, "At SAM 3.1's real size"). A real-size frame takes minutes on a small machine;
 // this times each graph once at the shapes that matter without running the frames that lead
-// there. `--compare-unfused` also runs the memory attention without the fusion on the same
-// inputs and prints the largest difference (the fused graph must equal it within rounding).
+// there. `--compare unfused` also runs the memory attention without the fusion on the same
+// inputs and prints the largest difference (the fused graph must equal it within rounding);
+// `--precision-fast --compare exact` times the bf16 path (oneDNN) against the exact fused one.
+// The bench bundle's outputs are its behaviour graph's (docs/video.md): compare on the real
+// graph alone (make_sam31_bench_bundle.py --memory-attention-alone).
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -174,7 +177,8 @@ int main(int argc, char** argv) {
   CLI::App app{"sam3-bench-video-graphs: each graph of a SAM 3.1 video bundle timed alone at the tracker's steady-state shapes"};
   std::string models, graphs = "image_encoder,grounding,memory_attention,tracking_mask_decoder,memory_encoder,pointers", frames = "7";
   int threads = 1, pointer_frames = 16, repeat = 1;
-  bool compare_unfused = false, unfused = false;
+  bool unfused = false, fast = false;
+  std::string compare, arena = "on";
   app.add_option("--models", models, "A SAM 3.1 bundle (ailia's file names)")->required();
   app.add_option("--graphs", graphs, "Which graphs, comma-separated");
   app.add_option("--memory-frames", frames, "Memory frames in the bank for each memory-attention call (7: full; up to 10 with reconditioning)");
@@ -182,7 +186,11 @@ int main(int argc, char** argv) {
   app.add_option("--threads", threads, "ONNX Runtime intra-op threads");
   app.add_option("--repeat", repeat, "Calls per graph (the fastest is reported)");
   app.add_flag("--unfused", unfused, "Load every graph without sam3's attention fusion");
-  app.add_flag("--compare-unfused", compare_unfused, "Also run the memory attention unfused on the same inputs; print the largest difference");
+  app.add_option("--arena", arena, "ONNX Runtime's CPU memory arena for every session (on: as the tracker's video graphs)")
+      ->check(CLI::IsMember({"on", "off"}));
+  app.add_flag("--precision-fast", fast, "bf16 float work on oneDNN where the CPU has it (ModelOptions precision fast)");
+  app.add_option("--compare", compare, "Also run the memory attention as 'unfused' or 'exact' (fused, float32) on the same inputs; print the largest difference")
+      ->check(CLI::IsMember({"unfused", "exact"}));
   CLI11_PARSE(app, argc, argv);
   if (threads < 1 || repeat < 1 || pointer_frames < 0) {
     std::fprintf(stderr, "--threads and --repeat must be at least 1, --pointer-frames at least 0\n");
@@ -192,11 +200,17 @@ int main(int argc, char** argv) {
     sam3::rt::SessionConfig config;  // as Model::load makes the video graphs' sessions
     config.intra_op_threads = threads;
     config.cache.fuse_attention = !unfused;
+    config.cache.bf16 = fast;
+    config.memory_arena = arena == "on" ? sam3::rt::SessionConfig::Arena::kOn : sam3::rt::SessionConfig::Arena::kOff;
     const fs::path dir = models;
     std::vector<Call> calls;
     auto want = [&](const std::string& g) { return ("," + graphs + ",").find("," + g + ",") != std::string::npos; };
     auto load = [&](const std::string& stem, const sam3::rt::SessionConfig& c) {
-      return std::make_unique<sam3::rt::Session>(graph_file(dir, "sam3.1_" + stem), c);
+      auto s = std::make_unique<sam3::rt::Session>(graph_file(dir, "sam3.1_" + stem), c);
+      if (c.cache.bf16)
+        std::fprintf(stderr, "%s: %d attention blocks and %d products in bf16\n", stem.c_str(), s->prepared().bf16_attention,
+                     s->prepared().bf16_matmuls);
+      return s;
     };
     auto print = [](const Call& c) {
       std::printf("| %s | %s | %d | %.1f | %.0f | %.0f |\n", c.graph.c_str(), c.shape.c_str(), c.fused, c.ms, c.peak_above_mb,
@@ -224,9 +238,10 @@ int main(int argc, char** argv) {
     if (want("memory_attention")) {
       auto s = load("memory_attention", config);
       std::unique_ptr<sam3::rt::Session> plain;
-      if (compare_unfused) {
+      if (!compare.empty()) {
         auto c = config;
-        c.cache.fuse_attention = false;
+        c.cache.fuse_attention = compare == "exact";
+        c.cache.bf16 = false;
         plain = load("memory_attention", c);
       }
       for (int n : parse_list(frames)) {
@@ -242,11 +257,11 @@ int main(int argc, char** argv) {
         calls.push_back(fused.call);
         print(calls.back());
         if (plain) {
-          auto ref = time_call(*plain, f, "memory_attention (unfused)", shape, 1);
+          auto ref = time_call(*plain, f, "memory_attention (" + compare + ")", shape, repeat);
           calls.push_back(ref.call);
           print(calls.back());
           const auto& name = s->outputs().at(0).name;
-          std::printf("memory attention, %d memory frames: largest |fused - unfused| = %.3g\n", n,
+          std::printf("memory attention, %d memory frames: largest difference to %s = %.3g\n", n, compare.c_str(),
                       max_difference(fused.out.at(name), ref.out.at(name)));
         }
       }

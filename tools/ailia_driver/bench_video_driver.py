@@ -86,8 +86,11 @@ def driver_row(args, folder):
     out = subprocess.run([sys.executable, os.path.abspath(__file__), "--driver-only", "--ailia", os.path.abspath(args.ailia),
                           "--models", os.path.abspath(args.models), "--shim", os.path.abspath(args.shim),
                           "--frames-dir", os.path.abspath(folder), "--out", args.out, "--prompt", args.prompt],
-                         check=True, stdout=subprocess.PIPE, text=True, env=env).stdout
-    r = json.loads(out.strip().splitlines()[-1])
+                         stdout=subprocess.PIPE, text=True, env=env)
+    if out.returncode != 0:  # e.g. killed by the kernel when its unfused attention outgrows the memory
+        how = f"killed by signal {-out.returncode}" if out.returncode < 0 else f"exit status {out.returncode}"
+        return {"failed": how + (" (SIGKILL: the kernel's out-of-memory killer, see dmesg)" if out.returncode == -9 else "")}
+    r = json.loads(out.stdout.strip().splitlines()[-1])
     # Frames it processed: one encoder run each. The driver stops when it tracks nothing (with
     # 16 objects it runs no detector, so hot-start removes them all after 8 frames).
     n = max(1, sum(r["run_times"].get(f, (0, 0.0))[0] for f in STAGES["encode"]))
@@ -156,7 +159,8 @@ def main():
         d = None
         if n <= DRIVER_MAX_OBJECTS:
             d = driver_row(args, os.path.join(frames_dir, f"objects-{n}"))
-            print(f"driver, {n} objects: {d['ms_per_frame']:.0f} ms/frame", file=sys.stderr, flush=True)
+            print(f"driver, {n} objects: " + (d["failed"] if "failed" in d else f"{d['ms_per_frame']:.0f} ms/frame"),
+                  file=sys.stderr, flush=True)
         rows.append((n, s, d))
     load_after = loadavg()
     cols = ["ms_per_frame", "encode", "detect", "track", "memory", "new_objects", "other"]
@@ -170,7 +174,9 @@ def main():
     for n, s, d in rows:
         lines.append(f"| {n} | sam3 | {s['frames']} | " + " | ".join(f"{s[c]:.0f}" for c in cols)
                      + f" | {s['peak_mb']:.0f} | {s['live']} | {s['buckets']} |")
-        if d:
+        if d and "failed" in d:
+            lines.append(f"| {n} | driver | | did not finish: {d['failed']} | | | | | | | | | |")
+        elif d:
             lines.append(f"| {n} | driver | {d['frames']} | " + " | ".join(f"{d[c]:.0f}" for c in cols)
                          + f" | {d['peak_mb']:.0f} | {d['live']} | 1 |")
         else:
