@@ -28,6 +28,13 @@
 
 #include "runtime/session.h"
 
+// main renames sam3::rt to sam3::runtime (namespaces follow folders): this bridge lets the file
+// build on both sides of that merge; once merged, say sam3::runtime and drop it.
+namespace sam3::runtime {}
+namespace sam3::rt {
+using namespace sam3::runtime;
+}
+
 namespace {
 
 namespace fs = std::filesystem;
