@@ -9,6 +9,8 @@
 # AILIA_MODELS_DIR is a checkout of github.com/ailia-ai/ailia-models (nothing is downloaded).
 # BUILD_DIR (build) must hold bin/sam3-bench-video and the ailia-driver shim (pybind11).
 # Prints the table and writes OUT_DIR/report.md (OUT_DIR: a temporary folder, removed, if not given).
+# With `-- --models DIR` (e.g. the SAM 3.1-shaped bench bundle) that bundle is timed instead of
+# the behaviour-only one generated here.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 ailia=${SAM3_AILIA_MODELS:-} out= build=$here/build
@@ -30,6 +32,10 @@ if [[ -z $out ]]; then
   cleanup=$out
 fi
 trap 'if [[ -n $cleanup ]]; then rm -rf "$cleanup"; fi' EXIT
-$python "$here/tools/make_video_models.py" --out "$out/models" --size 1008
-$python "$here/tools/ailia_driver/bench_video_driver.py" --ailia "$ailia" --models "$out/models" --out "$out" \
+models=()
+if [[ " $* " != *" --models "* ]]; then  # no bundle given: the behaviour-only one at 1008 pixels
+  $python "$here/tools/make_video_models.py" --out "$out/models" --size 1008
+  models=(--models "$out/models")
+fi
+$python "$here/tools/ailia_driver/bench_video_driver.py" --ailia "$ailia" "${models[@]}" --out "$out" \
   --bench "$build/bin/sam3-bench-video" --shim "$build/ailia-driver" "$@"

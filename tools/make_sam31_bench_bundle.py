@@ -60,8 +60,16 @@ own cost is small beside the real ones' (docs/video.md).
 and inner widths (ViT 2 blocks of 64, one layer of each transformer, attention and convolution
 inner widths 16), so that a test runs a few frames in seconds. Its declared inputs and outputs
 are those of the full bundle (one code path declares both).
+
+  make_sam31_bench_bundle.py --memory-attention-alone --out DIR [--quick]
+
+writes only DIR/sam3.1_memory_attention.onnx, the real-structure graph alone (no behaviour graph,
+so its output is the attention's own), for checking that sam3's attention fusion keeps it equal
+(tests/video/bench_bundle_test.cpp). With --quick: 2 layers, 2 heads of 16 (the bundle's quick
+widths have one head, which would not check the head layout).
 """
 import argparse
+import dataclasses
 import math
 import os
 import shutil
@@ -696,13 +704,28 @@ def merge_and_save(out, behaviour_dir, filename):
     print(f"wrote {path} ({size / 1e6:.0f} MB)")
 
 
+def save_alone(out, filename):
+    """One real-structure graph as it is built, without the behaviour graph."""
+    g, inputs, outputs, name = BUILT.pop(filename)
+    onnx_graph.Graph.save(g, os.path.join(out, filename), inputs, outputs, name, "sam3cpp-sam31-bench")
+    print(f"wrote {os.path.join(out, filename)}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True)
     ap.add_argument("--quick", action="store_true", help="reduced depths and inner widths, the same inputs and outputs")
+    ap.add_argument("--memory-attention-alone", action="store_true",
+                    help="only the memory attention's real graph, its output its own (for the fusion's equality test)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     w = QUICK if args.quick else Widths()
+    if args.memory_attention_alone:
+        if args.quick:
+            w = dataclasses.replace(QUICK, attn=32, heads=2, memory_layers=2)
+        make_memory_attention(args.out, w)
+        save_alone(args.out, "sam3.1_memory_attention.onnx")
+        return
     behaviour = os.path.join(args.out, ".behaviour")
     subprocess.run([sys.executable, os.path.join(HERE, "make_video_models.py"), "--size", str(IMAGE), "--out", behaviour], check=True)
     for name in ("bpe_simple_vocab_16e6.txt.gz",):

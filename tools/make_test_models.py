@@ -46,6 +46,15 @@ WORDS = {
     "visual": ((0, 0, 0), 6.0),     # box-only prompts: every pixel neutral, boxes decide
     "purple": ((1, -1, 1), -6.0),   # colour present in tests, but presence says "absent"
     "car": ((0, 0, 0), 6.0),        # the video models' concept (make_video_models.py): present
+    # sam3-bench-video's further prompts above 32 objects (each square found by several
+    # concepts): present too, so that 64 objects are 2 x 32 started objects
+    "truck": ((0, 0, 0), 6.0),
+    "bus": ((0, 0, 0), 6.0),
+    "van": ((0, 0, 0), 6.0),
+    "bike": ((0, 0, 0), 6.0),
+    "boat": ((0, 0, 0), 6.0),
+    "train": ((0, 0, 0), 6.0),
+    "plane": ((0, 0, 0), 6.0),
 }
 
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -31,12 +31,15 @@ namespace fs = std::filesystem;
 
 // The process's peak resident memory (VmHWM) in MB, and its reset (Linux: "5" to clear_refs), so
 // that each run's peak is its own.
-double peak_resident_mb() {
+double status_mb(const char* field) {
   std::ifstream status("/proc/self/status");
+  const std::string key = field;
   for (std::string line; std::getline(status, line);)
-    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
+    if (line.rfind(key, 0) == 0) return std::stod(line.substr(key.size())) / 1024.0;
   return 0;
 }
+double peak_resident_mb() { return status_mb("VmHWM:"); }
+double resident_mb() { return status_mb("VmRSS:"); }  // now, not the peak: what a long run keeps
 
 bool reset_peak_resident() {
   std::ofstream clear("/proc/self/clear_refs");
@@ -75,16 +78,18 @@ std::vector<std::string> texts_for(int objects) {
 }
 
 // Tracks the prompts for `objects` (the generated bundle's concept: its detector finds every
-// palette colour for a word) through the frames `next` yields; `after_frame(n)` is called after the n-th.
+// palette colour for a word) through the frames `next` yields; `after_frame(n, stats)` is called after the n-th.
+using AfterFrame = std::function<void(std::int64_t, const sam3::VideoTrackerStats&)>;
 Row track(const std::shared_ptr<const sam3::Model>& model, int objects, const std::function<std::optional<sam3::VideoFrame>()>& next,
-          const sam3::VideoTrackerOptions& options, const std::function<void(std::int64_t)>& after_frame = {}) {
+          const sam3::VideoTrackerOptions& options, const AfterFrame& after_frame = {}) {
   reset_peak_resident();
   sam3::VideoTracker tracker(model, sam3::VideoPrompts{texts_for(objects), {}}, options);
   const auto t0 = std::chrono::steady_clock::now();
   std::int64_t n = 0;
   while (auto frame = next()) {
     tracker.push(*frame);
-    if (after_frame) after_frame(++n);
+    ++n;
+    if (after_frame) after_frame(n, tracker.stats());
   }
   tracker.finish();
   Row r{objects, options.recondition_every != 0, tracker.stats(),
@@ -158,7 +163,8 @@ int main(int argc, char** argv) try {
   app.add_option("--write-frames", write_to, "Write the generated frames as DIR/objects-N/00000.png ... for each count, then exit");
   app.add_option("--input", input, "Time on the frames of DIR/objects-N (made by --write-frames) instead of generating them");
   app.add_flag("--json", json, "One JSON object per line instead of the table");
-  app.add_flag("--progress", progress, "A line on stderr per frame (its time and the peak resident memory so far): for long runs");
+  app.add_flag("--progress", progress,
+               "A line on stderr per frame (its time by stage, the peak resident memory so far and the resident memory now): for long runs");
   CLI11_PARSE(app, argc, argv);
   const int height = width * 3 / 4;
   const int capacity = sam3::bench::video_bench_capacity(width, height);
@@ -189,28 +195,36 @@ int main(int argc, char** argv) try {
 
   // Memory first, right after loading, so that no earlier run's heap is in its readings.
   if (memory_objects > 0) {
-    double peak_short = 0;
+    double peak_short = 0, resident_short = 0, resident_long = 0;
     auto last = std::chrono::steady_clock::now();
-    const auto r = track(model, memory_objects, generated(memory_objects, long_run, width, height), {}, [&](std::int64_t n) {
-      if (n == short_run) peak_short = peak_resident_mb();
+    const auto r = track(model, memory_objects, generated(memory_objects, long_run, width, height), {},
+                         [&](std::int64_t n, const sam3::VideoTrackerStats&) {
+      if (n == short_run) {
+        peak_short = peak_resident_mb();
+        resident_short = resident_mb();
+      }
+      if (n == long_run) resident_long = resident_mb();
       if (progress) {
         const auto now = std::chrono::steady_clock::now();
-        std::fprintf(stderr, "memory run: frame %lld, %.0f ms, peak %.1f MB\n", static_cast<long long>(n),
-                     std::chrono::duration<double, std::milli>(now - last).count(), peak_resident_mb());
+        std::fprintf(stderr, "memory run: frame %lld, %.0f ms, peak %.1f MB, resident %.1f MB\n", static_cast<long long>(n),
+                     std::chrono::duration<double, std::milli>(now - last).count(), peak_resident_mb(), resident_mb());
         last = now;
       }
     });
     const double bank = r.stats.memory_bank_bytes / double(1 << 20);
     if (json)
       std::printf("{\"memory_objects\": %d, \"short\": %lld, \"peak_mb_short\": %.1f, \"long\": %lld, \"peak_mb_long\": %.1f, \"bank_mb\": %.2f, "
-                  "\"ms_per_frame\": %.2f}\n",
+                  "\"resident_mb_short\": %.1f, \"resident_mb_long\": %.1f, \"ms_per_frame\": %.2f}\n",
                   memory_objects, static_cast<long long>(short_run), peak_short, static_cast<long long>(long_run), r.peak_mb, bank,
-                  r.wall_ms / std::max<double>(1, r.stats.frames));
+                  resident_short, resident_long, r.wall_ms / std::max<double>(1, r.stats.frames));
     else
       std::printf("memory over one run of %d objects (%dx%d): peak resident %.1f MB after %lld frames, %.1f MB after %lld (%+.1f%%); "
-                  "memory banks %.2f MB at the end; %.0f ms a frame\n\n",
+                  "resident %.1f MB after %lld frames, %.1f MB after %lld (%+.1f%%); memory banks %.2f MB at the end; %.0f ms a frame\n\n",
                   memory_objects, width, height, peak_short, static_cast<long long>(short_run), r.peak_mb, static_cast<long long>(long_run),
-                  peak_short > 0 ? 100.0 * (r.peak_mb - peak_short) / peak_short : 0.0, bank, r.wall_ms / std::max<double>(1, r.stats.frames));
+                  peak_short > 0 ? 100.0 * (r.peak_mb - peak_short) / peak_short : 0.0, resident_short, static_cast<long long>(short_run),
+                  resident_long, static_cast<long long>(long_run),
+                  resident_short > 0 ? 100.0 * (resident_long - resident_short) / resident_short : 0.0, bank,
+                  r.wall_ms / std::max<double>(1, r.stats.frames));
     std::fflush(stdout);
   }
 
@@ -231,11 +245,18 @@ int main(int argc, char** argv) try {
       auto next = folder ? std::function<std::optional<sam3::VideoFrame>()>([&] { return folder->next(); })
                          : generated(n, frames, width, height);
       auto last = std::chrono::steady_clock::now();
-      const auto each = [&](std::int64_t frame) {
+      sam3::VideoTrackerStats before;
+      const auto each = [&](std::int64_t frame, const sam3::VideoTrackerStats& s) {
         if (!progress) return;
         const auto now = std::chrono::steady_clock::now();
-        std::fprintf(stderr, "%d objects: frame %lld, %.0f ms, peak %.1f MB\n", n, static_cast<long long>(frame),
-                     std::chrono::duration<double, std::milli>(now - last).count(), peak_resident_mb());
+        std::fprintf(stderr,
+                     "%d objects: frame %lld, %.0f ms (encode %.0f, detect %.0f, track %.0f, memory %.0f, new objects %.0f, output %.0f), "
+                     "peak %.1f MB, resident %.1f MB\n",
+                     n, static_cast<long long>(frame), std::chrono::duration<double, std::milli>(now - last).count(),
+                     s.encode_ms - before.encode_ms, s.detect_ms - before.detect_ms, s.track_ms - before.track_ms,
+                     s.memory_ms - before.memory_ms, s.new_objects_ms - before.new_objects_ms, s.output_ms - before.output_ms,
+                     peak_resident_mb(), resident_mb());
+        before = s;
         last = now;
       };
       print_row(track(model, n, next, rules ? sam3::VideoTrackerOptions{} : off, each), json);

@@ -6,8 +6,13 @@ per-frame wall time, time by stage, peak resident memory, for 1, 4, 15, 16 and 3
 (docs/video.md, "sam3 and ailia's driver timed").
 
   bench_video_driver.py --ailia AILIA_MODELS_DIR --models BUNDLE_1008 --out DIR
-      [--objects 1,4,16,32] [--frames 20] [--size 320] [--bench build/bin/sam3-bench-video]
+      [--objects 1,4,16,32] [--frames 20] [--size 320] [--threads N] [--bench build/bin/sam3-bench-video]
       [--shim build/ailia-driver]
+
+--models may also be the SAM 3.1-shaped bench bundle (tools/make_sam31_bench_bundle.py, real layer
+structure and widths): then each frame costs what SAM 3.1's does. --threads N gives both runners N
+intra-op threads (sam3-bench-video --threads, the shim's SAM3_ORT_THREADS); pin the whole run with
+taskset for single-core figures.
 
 The frames are sam3-bench-video's (--write-frames: squares of distinct colours drifting on grey,
 one object each), written once as PNG folders and read by both. Each run is its own process,
@@ -75,11 +80,17 @@ def run_driver(args):
 
 
 def driver_row(args, folder):
+    env = dict(os.environ)
+    if args.threads:
+        env["SAM3_ORT_THREADS"] = str(args.threads)
     out = subprocess.run([sys.executable, os.path.abspath(__file__), "--driver-only", "--ailia", os.path.abspath(args.ailia),
                           "--models", os.path.abspath(args.models), "--shim", os.path.abspath(args.shim),
                           "--frames-dir", os.path.abspath(folder), "--out", args.out, "--prompt", args.prompt],
-                         check=True, stdout=subprocess.PIPE, text=True).stdout
-    r = json.loads(out.strip().splitlines()[-1])
+                         stdout=subprocess.PIPE, text=True, env=env)
+    if out.returncode != 0:  # e.g. killed by the kernel when its unfused attention outgrows the memory
+        how = f"killed by signal {-out.returncode}" if out.returncode < 0 else f"exit status {out.returncode}"
+        return {"failed": how + (" (SIGKILL: the kernel's out-of-memory killer, see dmesg)" if out.returncode == -9 else "")}
+    r = json.loads(out.stdout.strip().splitlines()[-1])
     # Frames it processed: one encoder run each. The driver stops when it tracks nothing (with
     # 16 objects it runs no detector, so hot-start removes them all after 8 frames).
     n = max(1, sum(r["run_times"].get(f, (0, 0.0))[0] for f in STAGES["encode"]))
@@ -96,7 +107,7 @@ def driver_row(args, folder):
 
 def sam3_row(args, objects):
     out = subprocess.run([args.bench, "--models", args.models, "--input", os.path.join(args.out, "frames"), "--objects",
-                          str(objects), "--memory-objects", "0", "--json"], check=True, stdout=subprocess.PIPE, text=True).stdout
+                          str(objects), "--memory-objects", "0", "--json", "--threads", str(args.threads)], check=True, stdout=subprocess.PIPE, text=True).stdout
     r = json.loads(out.strip().splitlines()[-1])
     r["other"] = r["other"] + r.pop("output")  # output (masks at frame size, RLE) is host work the driver does in numpy too
     return r
@@ -125,6 +136,7 @@ def main():
     ap.add_argument("--objects", default="1,4,15,16,32")
     ap.add_argument("--frames", type=int, default=20, help="frames per run")
     ap.add_argument("--size", type=int, default=320, help="frame width (height 3/4 of it)")
+    ap.add_argument("--threads", type=int, default=0, help="intra-op threads of both runners (0: each one's default)")
     ap.add_argument("--prompt", default="car", help="the concept (the generated bundle finds its palette for \"car\"; sam3-bench-video tracks \"car\")")
     ap.add_argument("--bench", default=os.path.join(build, "bin", "sam3-bench-video"))
     ap.add_argument("--shim", default=os.path.join(build, "ailia-driver"), help="folder of the onnxruntime and ailia modules")
@@ -147,21 +159,24 @@ def main():
         d = None
         if n <= DRIVER_MAX_OBJECTS:
             d = driver_row(args, os.path.join(frames_dir, f"objects-{n}"))
-            print(f"driver, {n} objects: {d['ms_per_frame']:.0f} ms/frame", file=sys.stderr, flush=True)
+            print(f"driver, {n} objects: " + (d["failed"] if "failed" in d else f"{d['ms_per_frame']:.0f} ms/frame"),
+                  file=sys.stderr, flush=True)
         rows.append((n, s, d))
     load_after = loadavg()
     cols = ["ms_per_frame", "encode", "detect", "track", "memory", "new_objects", "other"]
     lines = [f"# sam3 and ailia's driver, {args.frames} frames of {args.size}x{args.size * 3 // 4}, generated SAM-3.1-shaped "
              f"bundle ({args.models})", "",
              f"{started:%Y-%m-%d %H:%M} UTC; {cpu()}, {os.cpu_count()} cores; load average {load_before} before, "
-             f"{load_after} after", "",
+             f"{load_after} after; threads: {args.threads or 'default'}", "",
              "| objects | runner | frames | ms/frame | encoder | detector | tracker | memory encoder | new objects | other | "
              "peak MB | objects at the end | buckets |",
              "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for n, s, d in rows:
         lines.append(f"| {n} | sam3 | {s['frames']} | " + " | ".join(f"{s[c]:.0f}" for c in cols)
                      + f" | {s['peak_mb']:.0f} | {s['live']} | {s['buckets']} |")
-        if d:
+        if d and "failed" in d:
+            lines.append(f"| {n} | driver | | did not finish: {d['failed']} | | | | | | | | | |")
+        elif d:
             lines.append(f"| {n} | driver | {d['frames']} | " + " | ".join(f"{d[c]:.0f}" for c in cols)
                          + f" | {d['peak_mb']:.0f} | {d['live']} | 1 |")
         else:

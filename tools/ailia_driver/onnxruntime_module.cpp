@@ -8,6 +8,7 @@
 // session's run(), keyed by the file name of its graph: `onnxruntime.sam3_run_times()` returns
 // {file: (calls, seconds)}, and with SAM3_ORT_RUN_TIMES set they are written at exit as JSON to
 // that path ("-": stderr). The driver's code is untouched; the rest of its frame is host work.
+// SAM3_ORT_THREADS sets every session's intra-op threads (ONNX Runtime's default otherwise).
 #include <onnxruntime_cxx_api.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -147,6 +148,14 @@ class InferenceSession {
           PyErr_WarnEx(PyExc_UserWarning, ("Specified provider '" + name + "' is not available; using CPUExecutionProvider").c_str(), 1);
       }
     Ort::SessionOptions options;
+    // SAM3_ORT_THREADS: intra-op threads of every session (benchmarks pin both runners to the
+    // same count); unset, ONNX Runtime's default, as the driver gets it.
+    if (const char* threads = std::getenv("SAM3_ORT_THREADS"); threads && *threads) {
+      char* end = nullptr;
+      const long n = std::strtol(threads, &end, 10);
+      if (*end != '\0' || n < 1 || n > 4096) throw py::value_error(std::string("SAM3_ORT_THREADS=") + threads + ": give a thread count from 1");
+      options.SetIntraOpNumThreads(static_cast<int>(n));
+    }
     session_ = std::make_unique<Ort::Session>(env(), path.c_str(), options);
     Ort::AllocatorWithDefaultOptions allocator;
     for (size_t i = 0; i < session_->GetInputCount(); ++i) {
