@@ -17,38 +17,31 @@
 
 #include "runtime/session.h"
 
-// main renames sam3::rt to sam3::runtime (namespaces follow folders): this bridge lets the file
-// build on both sides of that merge; once merged, say sam3::runtime and drop it.
-namespace sam3::runtime {}
-namespace sam3::rt {
-using namespace sam3::runtime;
-}
-
 namespace {
 
 namespace fs = std::filesystem;
 
 constexpr std::int64_t kD = 256, kTokens = 72 * 72, kSlots = 16;
 
-sam3::rt::SessionConfig config(bool fuse) {
-  sam3::rt::SessionConfig c;  // as Model::load makes the video graphs' sessions
+sam3::runtime::SessionConfig config(bool fuse) {
+  sam3::runtime::SessionConfig c;  // as Model::load makes the video graphs' sessions
   c.intra_op_threads = 2;
   c.cache.fuse_attention = fuse;
   return c;
 }
 
 TEST(Sam31MemoryAttention, TheQuickBundlesMemoryAttentionLoadsWithBothAttentionsFused) {
-  const sam3::rt::Session s(fs::path(SAM3_BENCH_BUNDLE_DIR) / "sam3.1_memory_attention.onnx", config(true));
+  const sam3::runtime::Session s(fs::path(SAM3_BENCH_BUNDLE_DIR) / "sam3.1_memory_attention.onnx", config(true));
   // One layer (quick widths): its self-attention and its cross-attention to the memories.
   EXPECT_EQ(s.prepared().fused_attention, 2) << "the memory attention is not fused as the tracker loads it: each call "
                                                 "would hold the whole [heads, 5184, memory tokens] score matrix";
-  const sam3::rt::Session plain(fs::path(SAM3_BENCH_BUNDLE_DIR) / "sam3.1_memory_attention.onnx", config(false));
+  const sam3::runtime::Session plain(fs::path(SAM3_BENCH_BUNDLE_DIR) / "sam3.1_memory_attention.onnx", config(false));
   EXPECT_EQ(plain.prepared().fused_attention, 0);
 }
 
 TEST(Sam31MemoryAttention, FusedEqualsUnfusedWithMemoryFramesAndPointers) {
   const fs::path file = fs::path(SAM3_BENCH_MEMORY_ATTENTION_DIR) / "sam3.1_memory_attention.onnx";
-  const sam3::rt::Session fused(file, config(true)), plain(file, config(false));
+  const sam3::runtime::Session fused(file, config(true)), plain(file, config(false));
   // Two layers, each a self-attention and a cross-attention (the real graph alone: its output is
   // the attention's, not the behaviour graph's).
   ASSERT_EQ(fused.prepared().fused_attention, 4);
@@ -66,7 +59,7 @@ TEST(Sam31MemoryAttention, FusedEqualsUnfusedWithMemoryFramesAndPointers) {
     auto& v = data[name];
     v.resize(static_cast<size_t>(n * kD));
     for (auto& x : v) x = normal(rng);
-    values.emplace(name, sam3::rt::view(v.data(), v.size(), {n, 1, kD}));
+    values.emplace(name, sam3::runtime::view(v.data(), v.size(), {n, 1, kD}));
   }
   std::map<std::string, const OrtValue*> feeds;
   for (const auto& [k, v] : values) feeds[k] = v;

@@ -28,13 +28,6 @@
 
 #include "runtime/session.h"
 
-// main renames sam3::rt to sam3::runtime (namespaces follow folders): this bridge lets the file
-// build on both sides of that merge; once merged, say sam3::runtime and drop it.
-namespace sam3::runtime {}
-namespace sam3::rt {
-using namespace sam3::runtime;
-}
-
 namespace {
 
 namespace fs = std::filesystem;
@@ -76,7 +69,7 @@ std::int64_t count(const std::vector<std::int64_t>& shape) {
 
 // Fills every input the session lists with the shape `shapes` gives (or its declared one);
 // floats are N(0, 1) from `seed`, integers and bools as `ints` says (default 0).
-Feeds make_feeds(const sam3::rt::Session& s, const std::map<std::string, std::vector<std::int64_t>>& shapes, unsigned seed,
+Feeds make_feeds(const sam3::runtime::Session& s, const std::map<std::string, std::vector<std::int64_t>>& shapes, unsigned seed,
                  const std::map<std::string, std::vector<std::int64_t>>& ints = {}) {
   Feeds f;
   std::mt19937 rng(seed);
@@ -97,22 +90,22 @@ Feeds make_feeds(const sam3::rt::Session& s, const std::map<std::string, std::ve
       case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT: {
         auto& v = f.floats.emplace_back(n);
         for (auto& x : v) x = normal(rng);
-        f.values.emplace(in.name, sam3::rt::view(v.data(), n, shape));
+        f.values.emplace(in.name, sam3::runtime::view(v.data(), n, shape));
         break;
       }
       case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64: {
         auto& v = f.ints.emplace_back(given);
-        f.values.emplace(in.name, sam3::rt::view(v.data(), n, shape));
+        f.values.emplace(in.name, sam3::runtime::view(v.data(), n, shape));
         break;
       }
       case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32: {
         auto& v = f.ints32.emplace_back(given.begin(), given.end());
-        f.values.emplace(in.name, sam3::rt::view(v.data(), n, shape));
+        f.values.emplace(in.name, sam3::runtime::view(v.data(), n, shape));
         break;
       }
       case ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL: {
         auto& v = f.bools.emplace_back(given.begin(), given.end());
-        f.values.emplace(in.name, sam3::rt::view_bool(v.data(), n, shape));
+        f.values.emplace(in.name, sam3::runtime::view_bool(v.data(), n, shape));
         break;
       }
       default:
@@ -133,7 +126,7 @@ struct Timed {
   std::map<std::string, Ort::Value> out;
 };
 
-Timed time_call(const sam3::rt::Session& s, const Feeds& f, const std::string& graph, const std::string& shape, int repeat) {
+Timed time_call(const sam3::runtime::Session& s, const Feeds& f, const std::string& graph, const std::string& shape, int repeat) {
   Timed t;
   t.call.graph = graph;
   t.call.shape = shape;
@@ -204,16 +197,16 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    sam3::rt::SessionConfig config;  // as Model::load makes the video graphs' sessions
+    sam3::runtime::SessionConfig config;  // as Model::load makes the video graphs' sessions
     config.intra_op_threads = threads;
     config.cache.fuse_attention = !unfused;
     config.cache.bf16 = fast;
-    config.memory_arena = arena == "on" ? sam3::rt::SessionConfig::Arena::kOn : sam3::rt::SessionConfig::Arena::kOff;
+    config.memory_arena = arena == "on" ? sam3::runtime::SessionConfig::Arena::kOn : sam3::runtime::SessionConfig::Arena::kOff;
     const fs::path dir = models;
     std::vector<Call> calls;
     auto want = [&](const std::string& g) { return ("," + graphs + ",").find("," + g + ",") != std::string::npos; };
-    auto load = [&](const std::string& stem, const sam3::rt::SessionConfig& c) {
-      auto s = std::make_unique<sam3::rt::Session>(graph_file(dir, "sam3.1_" + stem), c);
+    auto load = [&](const std::string& stem, const sam3::runtime::SessionConfig& c) {
+      auto s = std::make_unique<sam3::runtime::Session>(graph_file(dir, "sam3.1_" + stem), c);
       if (c.cache.bf16)
         std::fprintf(stderr, "%s: %d attention blocks and %d products in bf16\n", stem.c_str(), s->prepared().bf16_attention,
                      s->prepared().bf16_matmuls);
@@ -244,7 +237,7 @@ int main(int argc, char** argv) {
     }
     if (want("memory_attention")) {
       auto s = load("memory_attention", config);
-      std::unique_ptr<sam3::rt::Session> plain;
+      std::unique_ptr<sam3::runtime::Session> plain;
       if (!compare.empty()) {
         auto c = config;
         c.cache.fuse_attention = compare == "exact";
