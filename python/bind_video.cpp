@@ -30,7 +30,8 @@ float number(const py::handle& v, const std::string& what) {
 // A Python int as a frame index, refused by name when it is no int or does not fit 64 bits
 // (pybind's own cast error names neither the argument nor the value).
 std::int64_t frame_index(const py::handle& v, const std::string& what) {
-  if (!py::isinstance<py::int_>(v) || py::isinstance<py::bool_>(v)) invalid(what + " must be a frame index (an int), got " + std::string(py::repr(v)));
+  if (!py::isinstance<py::int_>(v) || py::isinstance<py::bool_>(v))
+    invalid(what + " must be a frame index (an int), got " + std::string(py::repr(v)));
   int overflow = 0;
   const long long n = PyLong_AsLongLongAndOverflow(v.ptr(), &overflow);
   if (overflow != 0 || n < 0) invalid(what + " must be a frame index from 0 to 2**63 - 1, got " + std::string(py::repr(v)));
@@ -54,7 +55,9 @@ int bounded(const py::handle& v, const char* name, long long low, long long high
 // A float option within sam3 track's bounds (NaN is refused: it passes every comparison).
 float bounded(const py::handle& v, const char* name, double low, double high) {
   const float f = number(v, name);
-  if (!(f >= low && f <= high)) invalid(std::string(name) + " must be from " + std::to_string(low) + " to " + std::to_string(high) + ", got " + std::string(py::repr(v)));
+  if (!(f >= low && f <= high))
+    invalid(std::string(name) + " must be from " + std::to_string(low) + " to " + std::to_string(high) + ", got " +
+            std::string(py::repr(v)));
   return f;
 }
 
@@ -122,57 +125,72 @@ void bind_video(py::module_& m, sam3::Image (*image_of)(const py::object&)) {
   py::class_<FrameOut>(m, "VideoFrameResult", "One frame's tracked objects (ids that stay through the video).")
       .def_property_readonly("index", [](const FrameOut& f) { return f.result.index; })
       .def_property_readonly("time", [](const FrameOut& f) { return f.result.time_s; })
-      .def_property_readonly("ids", [](const FrameOut& f) {
-        py::array_t<std::int32_t> a(static_cast<py::ssize_t>(f.result.objects.size()));
-        for (size_t i = 0; i < f.result.objects.size(); ++i) a.mutable_data()[i] = f.result.objects[i].id;
-        return a;
-      })
-      .def_property_readonly("prompts", [](const FrameOut& f) {
-        py::array_t<std::int32_t> a(static_cast<py::ssize_t>(f.result.objects.size()));
-        for (size_t i = 0; i < f.result.objects.size(); ++i) a.mutable_data()[i] = f.result.objects[i].prompt;
-        return a;
-      })
-      .def_property_readonly("scores", [](const FrameOut& f) {
-        py::array_t<float> a(static_cast<py::ssize_t>(f.result.objects.size()));
-        for (size_t i = 0; i < f.result.objects.size(); ++i) a.mutable_data()[i] = f.result.objects[i].score;
-        return a;
-      })
-      .def_property_readonly("boxes", [](const FrameOut& f) {
-        py::array_t<float> a({static_cast<py::ssize_t>(f.result.objects.size()), py::ssize_t{4}});
-        for (size_t i = 0; i < f.result.objects.size(); ++i) {
-          const auto& b = f.result.objects[i].box;
-          const float v[4] = {b.x0, b.y0, b.x1, b.y1};
-          std::memcpy(a.mutable_data() + i * 4, v, sizeof v);
-        }
-        return a;
-      }, "float32 N x 4: x0, y0, x1, y1 in pixels")
-      .def_property_readonly("masks", [](const FrameOut& f) {
-        py::array_t<bool> a({static_cast<py::ssize_t>(f.result.objects.size()), static_cast<py::ssize_t>(f.height),
-                             static_cast<py::ssize_t>(f.width)});
-        const size_t plane = static_cast<size_t>(f.width) * f.height;
-        auto* bytes = reinterpret_cast<std::uint8_t*>(a.mutable_data());
-        std::memset(bytes, 0, plane * f.result.objects.size());
-        for (size_t i = 0; i < f.result.objects.size(); ++i) f.result.objects[i].mask.paint({bytes + i * plane, plane}, 1);
-        return a;
-      }, "bool N x H x W, never overlapping");
+      .def_property_readonly("ids",
+                             [](const FrameOut& f) {
+                               py::array_t<std::int32_t> a(static_cast<py::ssize_t>(f.result.objects.size()));
+                               for (size_t i = 0; i < f.result.objects.size(); ++i) a.mutable_data()[i] = f.result.objects[i].id;
+                               return a;
+                             })
+      .def_property_readonly("prompts",
+                             [](const FrameOut& f) {
+                               py::array_t<std::int32_t> a(static_cast<py::ssize_t>(f.result.objects.size()));
+                               for (size_t i = 0; i < f.result.objects.size(); ++i) a.mutable_data()[i] = f.result.objects[i].prompt;
+                               return a;
+                             })
+      .def_property_readonly("scores",
+                             [](const FrameOut& f) {
+                               py::array_t<float> a(static_cast<py::ssize_t>(f.result.objects.size()));
+                               for (size_t i = 0; i < f.result.objects.size(); ++i) a.mutable_data()[i] = f.result.objects[i].score;
+                               return a;
+                             })
+      .def_property_readonly(
+          "boxes",
+          [](const FrameOut& f) {
+            py::array_t<float> a({static_cast<py::ssize_t>(f.result.objects.size()), py::ssize_t{4}});
+            for (size_t i = 0; i < f.result.objects.size(); ++i) {
+              const auto& b = f.result.objects[i].box;
+              const float v[4] = {b.x0, b.y0, b.x1, b.y1};
+              std::memcpy(a.mutable_data() + i * 4, v, sizeof v);
+            }
+            return a;
+          },
+          "float32 N x 4: x0, y0, x1, y1 in pixels")
+      .def_property_readonly(
+          "masks",
+          [](const FrameOut& f) {
+            py::array_t<bool> a(
+                {static_cast<py::ssize_t>(f.result.objects.size()), static_cast<py::ssize_t>(f.height), static_cast<py::ssize_t>(f.width)});
+            const size_t plane = static_cast<size_t>(f.width) * f.height;
+            auto* bytes = reinterpret_cast<std::uint8_t*>(a.mutable_data());
+            std::memset(bytes, 0, plane * f.result.objects.size());
+            for (size_t i = 0; i < f.result.objects.size(); ++i) f.result.objects[i].mask.paint({bytes + i * plane, plane}, 1);
+            return a;
+          },
+          "bool N x H x W, never overlapping");
 
-  m.def("make_frame", [](const py::object& image, const py::object& index, double time) {
-          return sam3::VideoFrame{g_image_of(image), frame_index(index, "index"), time};
-        },
-        "image"_a, "index"_a, "time"_a, "A frame from an image (numpy, path, PIL), to push and to write with its result");
+  m.def(
+      "make_frame",
+      [](const py::object& image, const py::object& index, double time) {
+        return sam3::VideoFrame{g_image_of(image), frame_index(index, "index"), time};
+      },
+      "image"_a, "index"_a, "time"_a, "A frame from an image (numpy, path, PIL), to push and to write with its result");
   py::class_<sam3::VideoFrame>(m, "VideoFrame", "A decoded frame (sam3cpp.read_video): its index in the source, time, pixels.")
       .def_readonly("index", &sam3::VideoFrame::index)
       .def_readonly("time", &sam3::VideoFrame::time_s)
-      .def_property_readonly("image", [](const sam3::VideoFrame& f) {
-        py::array_t<std::uint8_t> a({static_cast<py::ssize_t>(f.image.height), static_cast<py::ssize_t>(f.image.width), py::ssize_t{3}});
-        std::memcpy(a.mutable_data(), f.image.rgb.data(), f.image.rgb.size());
-        return a;
-      }, "uint8 H x W x 3, RGB");
+      .def_property_readonly(
+          "image",
+          [](const sam3::VideoFrame& f) {
+            py::array_t<std::uint8_t> a(
+                {static_cast<py::ssize_t>(f.image.height), static_cast<py::ssize_t>(f.image.width), py::ssize_t{3}});
+            std::memcpy(a.mutable_data(), f.image.rgb.data(), f.image.rgb.size());
+            return a;
+          },
+          "uint8 H x W x 3, RGB");
 
   py::class_<PyTracker>(m, "VideoTracker", "SAM 3.1's video tracker: push frames, get final frames back.")
       .def(py::init([](std::shared_ptr<sam3::Model> model, std::vector<std::string> texts, const py::list& objects,
-                       const py::object& detection_threshold, const py::object& new_object_threshold,
-                       const py::object& hotstart_delay, const py::object& hotstart_unmatched, const py::object& hotstart_duplicate,
+                       const py::object& detection_threshold, const py::object& new_object_threshold, const py::object& hotstart_delay,
+                       const py::object& hotstart_unmatched, const py::object& hotstart_duplicate,
                        const py::object& confirmation_detections, const py::object& boundary_margin, const py::object& max_objects,
                        const py::object& recondition_every, const py::object& fill_hole_area) {
              // The bounds of sam3 track's options: hotstart_delay frames are held (with their
@@ -195,12 +213,15 @@ void bind_video(py::module_& m, sam3::Image (*image_of)(const py::object&)) {
            "model"_a, "texts"_a, "objects"_a, py::kw_only(), "detection_threshold"_a = 0.4f, "new_object_threshold"_a = 0.65f,
            "hotstart_delay"_a = 15, "hotstart_unmatched"_a = 8, "hotstart_duplicate"_a = 8, "confirmation_detections"_a = 3,
            "boundary_margin"_a = 0.025f, "max_objects"_a = 0, "recondition_every"_a = 16, "fill_hole_area"_a = 0)
-      .def("push", [](PyTracker& t, const py::object& image, const py::object& index, double time) {
-             return push_into(t, sam3::VideoFrame{g_image_of(image), frame_index(index, "index"), time});
-           },
-           "frame"_a, "index"_a, "time"_a)
-      .def("push_frame", [](PyTracker& t, const sam3::VideoFrame& frame) { return push_into(t, frame); },
-           "frame"_a, "A frame from a source (sam3cpp.read_video), tracked without a copy through numpy")
+      .def(
+          "push",
+          [](PyTracker& t, const py::object& image, const py::object& index, double time) {
+            return push_into(t, sam3::VideoFrame{g_image_of(image), frame_index(index, "index"), time});
+          },
+          "frame"_a, "index"_a, "time"_a)
+      .def(
+          "push_frame", [](PyTracker& t, const sam3::VideoFrame& frame) { return push_into(t, frame); }, "frame"_a,
+          "A frame from a source (sam3cpp.read_video), tracked without a copy through numpy")
       .def("finish", [](PyTracker& t) {
         std::vector<sam3::VideoFrameResult> results;
         {

@@ -42,17 +42,19 @@ using BoolArray = py::array_t<bool, py::array::c_style>;
 // InvalidArgumentError naming what it takes.
 sam3::ImageSegmenter text_facade(const std::shared_ptr<sam3::Model>& model) {
   if (model->kind() != sam3::ModelKind::kText) {
-    invalid("this is SAM3's interactive (tracker) model: it takes points and boxes, not text prompts; give "
-            "points=[(x, y)] or box=(x0, y0, x1, y1), or load a text-prompted SAM3 model for words and exemplar boxes");
+    invalid(
+        "this is SAM3's interactive (tracker) model: it takes points and boxes, not text prompts; give "
+        "points=[(x, y)] or box=(x0, y0, x1, y1), or load a text-prompted SAM3 model for words and exemplar boxes");
   }
   return sam3::ImageSegmenter(model);
 }
 
 sam3::InteractiveSegmenter click_facade(const std::shared_ptr<sam3::Model>& model) {
   if (model->kind() != sam3::ModelKind::kInteractive) {
-    invalid("this SAM3 model takes text and exemplar boxes, not clicks: points, box and segment_everything need "
-            "SAM3's interactive model (onnx-community/sam3-tracker-ONNX: vision_encoder.onnx and "
-            "prompt_encoder_mask_decoder.onnx)");
+    invalid(
+        "this SAM3 model takes text and exemplar boxes, not clicks: points, box and segment_everything need "
+        "SAM3's interactive model (onnx-community/sam3-tracker-ONNX: vision_encoder.onnx and "
+        "prompt_encoder_mask_decoder.onnx)");
   }
   return sam3::InteractiveSegmenter(model);
 }
@@ -89,9 +91,8 @@ bool polarity_of(const py::handle& v, const std::string& what) {
 // Refuses a width x height of over max_pixels before anything is allocated or copied for it.
 void check_pixels(std::int64_t width, std::int64_t height, std::int64_t max_pixels, const char* what) {
   if (width > 0 && height > 0 && (width > max_pixels / height || width > INT32_MAX || height > INT32_MAX)) {
-    throw sam3::Error(sam3::ErrorCode::kImageTooLarge, std::string(what) + " is " + std::to_string(width) + "x" +
-                                                           std::to_string(height) + ", over the limit of " +
-                                                           std::to_string(max_pixels) + " pixels (max_pixels)");
+    throw sam3::Error(sam3::ErrorCode::kImageTooLarge, std::string(what) + " is " + std::to_string(width) + "x" + std::to_string(height) +
+                                                           ", over the limit of " + std::to_string(max_pixels) + " pixels (max_pixels)");
   }
 }
 
@@ -263,9 +264,7 @@ sam3::SegmentOptions options_of(float threshold, float mask_threshold, std::int6
   return o;
 }
 
-Result result_of(sam3::PromptResult r, int width, int height) {
-  return {r.prompt.text, std::move(r.instances), width, height, r.timings};
-}
+Result result_of(sam3::PromptResult r, int width, int height) { return {r.prompt.text, std::move(r.instances), width, height, r.timings}; }
 
 // None, "cuda,cpu", or a list of names ("cuda:device_id=1") and (name, {option: value}) pairs.
 std::vector<sam3::ExecutionProvider> providers_from_object(const py::object& o) {
@@ -307,8 +306,8 @@ PYBIND11_MODULE(_native, m) {
   auto base = py::register_exception<sam3::Error>(m, "Error", PyExc_RuntimeError);
   std::map<sam3::ErrorCode, py::object> classes;
   for (const auto* t = sam3::error_traits_begin(); t != sam3::error_traits_end(); ++t) {
-    auto cls = py::reinterpret_steal<py::object>(
-        PyErr_NewException(("sam3cpp." + std::string(t->python_exception)).c_str(), base.ptr(), nullptr));
+    auto cls =
+        py::reinterpret_steal<py::object>(PyErr_NewException(("sam3cpp." + std::string(t->python_exception)).c_str(), base.ptr(), nullptr));
     cls.attr("code") = t->name;
     m.attr(t->python_exception) = cls;
     classes[t->code] = cls;
@@ -329,43 +328,55 @@ PYBIND11_MODULE(_native, m) {
       .def_readonly("y1", &sam3::Box::y1)
       .def("__iter__", [](const sam3::Box& b) { return py::iter(py::make_tuple(b.x0, b.y0, b.x1, b.y1)); })
       .def("__repr__", [](const sam3::Box& b) {
-        return "Box(" + std::to_string(b.x0) + ", " + std::to_string(b.y0) + ", " + std::to_string(b.x1) + ", " +
-               std::to_string(b.y1) + ")";
+        return "Box(" + std::to_string(b.x0) + ", " + std::to_string(b.y0) + ", " + std::to_string(b.x1) + ", " + std::to_string(b.y1) +
+               ")";
       });
 
   py::class_<sam3::Instance>(m, "Instance", "One found instance: its mask, box (x0, y0, x1, y1 pixels), score and area.")
       .def_readonly("score", &sam3::Instance::score)
       .def_readonly("box", &sam3::Instance::box)
       .def_readonly("area", &sam3::Instance::area)
-      .def_property_readonly("mask", [](const sam3::Instance& i) { return mask_array(i.mask); }, "bool array H x W");
+      .def_property_readonly(
+          "mask", [](const sam3::Instance& i) { return mask_array(i.mask); }, "bool array H x W");
 
   py::class_<Result>(m, "Result", "The instances of one prompt in one image, best score first.")
       .def_readonly("text", &Result::text)
       .def_readonly("instances", &Result::instances)
-      .def_property_readonly("masks", [](const Result& r) {
-        BoolArray out({static_cast<py::ssize_t>(r.instances.size()), static_cast<py::ssize_t>(r.height), static_cast<py::ssize_t>(r.width)});
-        const size_t plane = static_cast<size_t>(r.width) * r.height;
-        for (size_t i = 0; i < r.instances.size(); ++i) paint_into(out.mutable_data() + i * plane, r.instances[i].mask);
-        return out;
-      }, "bool array N x H x W")
-      .def_property_readonly("boxes", [](const Result& r) {
-        py::array_t<float> out({static_cast<py::ssize_t>(r.instances.size()), py::ssize_t{4}});
-        auto v = out.mutable_unchecked<2>();
-        for (size_t i = 0; i < r.instances.size(); ++i) {
-          const auto& b = r.instances[i].box;
-          v(i, 0) = b.x0, v(i, 1) = b.y0, v(i, 2) = b.x1, v(i, 3) = b.y1;
-        }
-        return out;
-      }, "float32 array N x 4: x0, y0, x1, y1 in pixels")
-      .def_property_readonly("scores", [](const Result& r) {
-        py::array_t<float> out(static_cast<py::ssize_t>(r.instances.size()));
-        for (size_t i = 0; i < r.instances.size(); ++i) out.mutable_data()[i] = r.instances[i].score;
-        return out;
-      }, "float32 array N")
-      .def_property_readonly("timings", [](const Result& r) {
-        return py::dict("encode_text_ms"_a = r.timings.encode_text_ms, "decode_ms"_a = r.timings.decode_ms,
-                        "postprocess_ms"_a = r.timings.postprocess_ms, "text_cached"_a = r.timings.text_cached);
-      })
+      .def_property_readonly(
+          "masks",
+          [](const Result& r) {
+            BoolArray out(
+                {static_cast<py::ssize_t>(r.instances.size()), static_cast<py::ssize_t>(r.height), static_cast<py::ssize_t>(r.width)});
+            const size_t plane = static_cast<size_t>(r.width) * r.height;
+            for (size_t i = 0; i < r.instances.size(); ++i) paint_into(out.mutable_data() + i * plane, r.instances[i].mask);
+            return out;
+          },
+          "bool array N x H x W")
+      .def_property_readonly(
+          "boxes",
+          [](const Result& r) {
+            py::array_t<float> out({static_cast<py::ssize_t>(r.instances.size()), py::ssize_t{4}});
+            auto v = out.mutable_unchecked<2>();
+            for (size_t i = 0; i < r.instances.size(); ++i) {
+              const auto& b = r.instances[i].box;
+              v(i, 0) = b.x0, v(i, 1) = b.y0, v(i, 2) = b.x1, v(i, 3) = b.y1;
+            }
+            return out;
+          },
+          "float32 array N x 4: x0, y0, x1, y1 in pixels")
+      .def_property_readonly(
+          "scores",
+          [](const Result& r) {
+            py::array_t<float> out(static_cast<py::ssize_t>(r.instances.size()));
+            for (size_t i = 0; i < r.instances.size(); ++i) out.mutable_data()[i] = r.instances[i].score;
+            return out;
+          },
+          "float32 array N")
+      .def_property_readonly("timings",
+                             [](const Result& r) {
+                               return py::dict("encode_text_ms"_a = r.timings.encode_text_ms, "decode_ms"_a = r.timings.decode_ms,
+                                               "postprocess_ms"_a = r.timings.postprocess_ms, "text_cached"_a = r.timings.text_cached);
+                             })
       .def_readonly("object_score", &Result::object_score,
                     "clicks: the model's confidence that there is an object at all (0..1); None for text prompts")
       .def("__len__", [](const Result& r) { return r.instances.size(); })
@@ -379,8 +390,8 @@ PYBIND11_MODULE(_native, m) {
       });
 
   py::class_<sam3::Model, std::shared_ptr<sam3::Model>>(m, "Model", "A SAM3 ONNX model folder, loaded once and shared by threads.")
-      .def(py::init([](const std::filesystem::path& path, int threads, const std::filesystem::path& vocabulary,
-                       const py::object& providers, const std::string& precision) {
+      .def(py::init([](const std::filesystem::path& path, int threads, const std::filesystem::path& vocabulary, const py::object& providers,
+                       const std::string& precision) {
              sam3::ModelOptions o;
              if (precision != "exact" && precision != "fast") {
                throw sam3::Error(sam3::ErrorCode::kInvalidArgument, "precision must be \"exact\" or \"fast\", got \"" + precision + "\"");
@@ -398,11 +409,12 @@ PYBIND11_MODULE(_native, m) {
            "execution providers as a fallback order, e.g. [\"cuda\", \"cpu\"], \"auto\" or [(\"cuda\", {\"device_id\": 1})]; "
            "None = the CPU. precision: \"exact\", or \"fast\" (attention and large float products in bf16 where the CPU "
            "has bf16 instructions).")
-      .def_property_readonly("bf16_nodes", [](const sam3::Model& model) {  // 0 unless precision "fast" took effect
-        int n = 0;
-        for (const auto& f : model.files()) n += f.bf16_attention + f.bf16_matmuls;
-        return n;
-      })
+      .def_property_readonly("bf16_nodes",
+                             [](const sam3::Model& model) {  // 0 unless precision "fast" took effect
+                               int n = 0;
+                               for (const auto& f : model.files()) n += f.bf16_attention + f.bf16_matmuls;
+                               return n;
+                             })
       .def_property_readonly("providers", &sam3::Model::providers)
       .def_property_readonly("layout", [](const sam3::Model& model) { return std::string(sam3::layout_name(model.layout())); })
       .def_property_readonly("input_size", &sam3::Model::input_size)
@@ -410,203 +422,225 @@ PYBIND11_MODULE(_native, m) {
       .def_property_readonly("input_height", &sam3::Model::input_height)
       .def_property_readonly("generation", &sam3::Model::generation)
       .def_property_readonly("directory", &sam3::Model::directory)
-      .def("encode", [](const sam3::Model& model, const py::object& image, std::int64_t max_pixels) {
-             sam3::Image im = image_from_object(image, max_pixels);
-             return interruptible([&](const sam3::StopToken& stop) { return Embedding{model.encode(im, {stop})}; });
-           },
-           "image"_a, py::kw_only(), "max_pixels"_a = sam3::ImageLoadOptions{}.max_pixels,
-           "Encodes an image: a path, a numpy uint8 array (HxW, HxWx3 RGB, HxWx4 RGBA) or a PIL.Image. Ctrl-C "
-           "stops it within about a network node (KeyboardInterrupt).")
-      .def("segment", [](const std::shared_ptr<sam3::Model>& model, const py::object& target, const std::optional<std::string>& text,
-                         const py::object& boxes, float threshold, float mask_threshold, std::int64_t min_area,
-                         int max_instances, float nms, const py::object& points, const py::object& box, bool multimask) {
-             Embedding e = py::isinstance<Embedding>(target) ? target.cast<Embedding>()
-                                                              : Embedding{[&] {
-                                                                  sam3::Image im = image_from_object(target, sam3::ImageLoadOptions{}.max_pixels);
-                                                                  py::gil_scoped_release release;
-                                                                  return model->encode(im);
-                                                                }()};
-             if (!points.is_none() || !box.is_none()) {  // one clicked object (interactive model)
-               if (text || !boxes.is_none()) {
-                 throw sam3::Error(sam3::ErrorCode::kInvalidArgument,
-                                   "give either points/box (one clicked object, interactive model) or text/boxes (a concept)");
-               }
-               sam3::InteractivePrompt object{points_from(points), box_from(box)};
-               const sam3::InteractiveSegmenter clicks = click_facade(model);
-               sam3::ObjectResult r = [&] {
-                 py::gil_scoped_release release;
-                 return clicks.segment(e.value, object, sam3::InteractiveOptions{multimask, {}});
-               }();
-               Result out{"", std::move(r.masks), e.value.width(), e.value.height(), {}, r.object_score};
-               out.timings.decode_ms = r.timings.decode_ms;
-               out.timings.postprocess_ms = r.timings.postprocess_ms;
-               return out;
-             }
-             sam3::Prompt prompt{text.value_or(""), boxes_from(boxes)};
-             const auto o = options_of(threshold, mask_threshold, min_area, max_instances, nms);
-             const sam3::ImageSegmenter concepts = text_facade(model);
-             py::gil_scoped_release release;
-             return result_of(concepts.segment(e.value, prompt, o), e.value.width(), e.value.height());
-           },
-           "embedding_or_image"_a, "text"_a = py::none(), "boxes"_a = py::none(), py::kw_only(), "threshold"_a = 0.5f,
-           "mask_threshold"_a = 0.5f, "min_area"_a = 0, "max_instances"_a = 0, "nms"_a = 0.0f, "points"_a = py::none(),
-           "box"_a = py::none(), "multimask"_a = false,
-           "Every instance of a text and/or exemplar boxes [(x0, y0, x1, y1[, positive])] in pixels; or, on the "
-           "interactive model, the one object at points [(x, y) or (x, y, positive)] and/or in box (x0, y0, x1, y1) "
-           "(multimask: its three candidate masks, best first).")
-      .def_property_readonly("interactive", [](const sam3::Model& model) { return model.kind() == sam3::ModelKind::kInteractive; },
-                             "True for SAM3's interactive (tracker) model: points and boxes, no text")
-      .def("segment_everything", [](const std::shared_ptr<sam3::Model>& model, const Embedding& e, int points_per_side,
-                                    float pred_iou_threshold, float stability_threshold, float box_nms_threshold,
-                                    std::int64_t min_area, int crop_layers, const py::object& image) {
-             sam3::EverythingOptions o;
-             o.points_per_side = points_per_side;
-             o.pred_iou_threshold = pred_iou_threshold;
-             o.stability_threshold = stability_threshold;
-             o.box_nms_threshold = box_nms_threshold;
-             o.min_area = min_area;
-             o.crop_layers = crop_layers;
-             if (crop_layers != 0 && image.is_none()) {
-               invalid("crop_layers encode crops of the image: pass the image too (image=..., the one encoded)");
-             }
-             const sam3::InteractiveSegmenter clicks = click_facade(model);
-             const sam3::Image pixels = image.is_none() ? sam3::Image{} : image_from_object(image, sam3::ImageLoadOptions{}.max_pixels);
-             py::gil_scoped_release release;
-             auto r = crop_layers == 0 ? clicks.segment_everything(e.value, o) : clicks.segment_everything(pixels, e.value, o);
-             r.prompt.text = "everything";
-             return result_of(std::move(r), e.value.width(), e.value.height());
-           },
-           "embedding"_a, py::kw_only(), "points_per_side"_a = 32, "pred_iou_threshold"_a = 0.88f,
-           "stability_threshold"_a = 0.95f, "box_nms_threshold"_a = 0.7f, "min_area"_a = 0, "crop_layers"_a = 0,
-           "image"_a = py::none(),
-           "Every object in the image with the interactive model (SAM's automatic mask generator); crop_layers "
-           "(SAM's crop_n_layers) also encodes 2^i x 2^i crops of `image` for small objects.")
-      .def("segment_many", [](const std::shared_ptr<sam3::Model>& model, const Embedding& e, const py::list& prompts, float threshold,
-                              float mask_threshold, std::int64_t min_area, int max_instances, float nms) {
-             std::vector<sam3::Prompt> list;
-             for (const auto& p : prompts) {
-               if (py::isinstance<py::str>(p)) list.push_back({p.cast<std::string>(), {}});
-               else if (!py::isinstance<py::dict>(p)) invalid("a prompt is a string or {\"text\": ..., \"boxes\": [...]}");
-               else {
-                 const auto d = py::reinterpret_borrow<py::dict>(p);
-                 const std::string where = "prompt " + std::to_string(list.size() + 1) + "'s text";
-                 list.push_back({d.contains("text") ? text_of(d["text"], where) : "",
-                                 boxes_from(d.contains("boxes") ? py::object(d["boxes"]) : py::none())});
-               }
-             }
-             const auto o = options_of(threshold, mask_threshold, min_area, max_instances, nms);
-             const sam3::ImageSegmenter concepts = text_facade(model);
-             py::gil_scoped_release release;
-             auto results = concepts.segment_all(e.value, list, o);  // with the family's rule across them
-             std::vector<Result> out;
-             for (auto& r : results) out.push_back(result_of(std::move(r), e.value.width(), e.value.height()));
-             return out;
-           },
-           "embedding"_a, "prompts"_a, py::kw_only(), "threshold"_a = 0.5f, "mask_threshold"_a = 0.5f, "min_area"_a = 0,
-           "max_instances"_a = 0, "nms"_a = 0.0f,
-           "Several prompts (strings or {\"text\", \"boxes\"}) on one encoded image.");
-
-  m.def("tokenize", [](const std::string& text, const std::filesystem::path& vocabulary) {
-          static std::map<std::string, sam3::ClipTokenizer>* cache = new std::map<std::string, sam3::ClipTokenizer>();
-          auto it = cache->find(vocabulary.string());
-          if (it == cache->end()) it = cache->emplace(vocabulary.string(), sam3::ClipTokenizer::from_file(vocabulary)).first;
-          const auto t = it->second.encode(text);
-          return py::dict("ids"_a = std::vector<std::int64_t>(t.ids.begin(), t.ids.end()),
-                          "mask"_a = std::vector<std::int64_t>(t.mask.begin(), t.mask.end()));
-        },
-        "text"_a, "vocabulary"_a);
-
-  m.def("encode_rle", [](const py::array& mask) {
-          const sam3::Mask m = mask_from_array(mask);
-          return py::dict("size"_a = py::make_tuple(m.height(), m.width()), "counts"_a = sam3::rle_encode(m));
-        },
-        "mask"_a, "COCO compressed RLE of an H x W mask, as pycocotools.mask.encode gives (counts as str).");
-  m.def("decode_rle", [](const py::dict& rle) {
-          if (!rle.contains("size") || !rle.contains("counts")) invalid("an RLE is {\"size\": [height, width], \"counts\": ...}");
-          std::vector<std::int64_t> size;
-          try {
-            size = rle["size"].cast<std::vector<std::int64_t>>();
-          } catch (const py::cast_error&) {
-            size.clear();
-          }
-          if (size.size() != 2 || size[0] < 0 || size[1] < 0 || size[0] > INT32_MAX || size[1] > INT32_MAX) {
-            invalid("rle[\"size\"] must be [height, width], two whole numbers of 0 or more");
-          }
-          py::object counts = rle["counts"];
-          const std::string text = py::isinstance<py::bytes>(counts) ? counts.cast<std::string>() : py::str(counts).cast<std::string>();
-          return mask_array(sam3::rle_decode(text, static_cast<int>(size[0]), static_cast<int>(size[1])));
-        },
-        "rle"_a, "The bool H x W mask of a COCO RLE dict (counts as str or bytes).");
-
-  m.def("label", [](const std::vector<std::string>& inputs, const std::vector<std::string>& prompts, const std::filesystem::path& out,
-                    const std::shared_ptr<sam3::Model>& model, const std::string& formats, float threshold,
-                    const std::function<void(py::dict)>& progress) {
-          sam3::LabelConfig config;
-          for (const auto& p : prompts) config.categories.push_back({p, {p, {}}, std::nullopt});
-          config.formats = sam3::parse_label_formats(formats);
-          config.segment.score_threshold = threshold;
-          std::atomic<bool> stop{false};
-          std::optional<py::error_already_set> callback_error;  // raised again once the run has ended
-          sam3::LabelSummary s;
-          {
-            py::gil_scoped_release release;
-            auto list = sam3::collect_label_inputs(inputs, out);
-            if (config.formats & sam3::kFormatGeoJson) {
-              for (const auto& in : list) {
-                if (!is_georeferenced_input(in.path)) continue;
+      .def(
+          "encode",
+          [](const sam3::Model& model, const py::object& image, std::int64_t max_pixels) {
+            sam3::Image im = image_from_object(image, max_pixels);
+            return interruptible([&](const sam3::StopToken& stop) { return Embedding{model.encode(im, {stop})}; });
+          },
+          "image"_a, py::kw_only(), "max_pixels"_a = sam3::ImageLoadOptions{}.max_pixels,
+          "Encodes an image: a path, a numpy uint8 array (HxW, HxWx3 RGB, HxWx4 RGBA) or a PIL.Image. Ctrl-C "
+          "stops it within about a network node (KeyboardInterrupt).")
+      .def(
+          "segment",
+          [](const std::shared_ptr<sam3::Model>& model, const py::object& target, const std::optional<std::string>& text,
+             const py::object& boxes, float threshold, float mask_threshold, std::int64_t min_area, int max_instances, float nms,
+             const py::object& points, const py::object& box, bool multimask) {
+            Embedding e = py::isinstance<Embedding>(target) ? target.cast<Embedding>() : Embedding{[&] {
+              sam3::Image im = image_from_object(target, sam3::ImageLoadOptions{}.max_pixels);
+              py::gil_scoped_release release;
+              return model->encode(im);
+            }()};
+            if (!points.is_none() || !box.is_none()) {  // one clicked object (interactive model)
+              if (text || !boxes.is_none()) {
                 throw sam3::Error(sam3::ErrorCode::kInvalidArgument,
-                                  in.path.string() + " is a georeferenced raster: label() would write its GeoJSON in pixels with no "
-                                                     "CRS; label_map([...], prompts, out, formats=\"geojson\") writes it in its CRS "
-                                                     "through GDAL");
+                                  "give either points/box (one clicked object, interactive model) or text/boxes (a concept)");
+              }
+              sam3::InteractivePrompt object{points_from(points), box_from(box)};
+              const sam3::InteractiveSegmenter clicks = click_facade(model);
+              sam3::ObjectResult r = [&] {
+                py::gil_scoped_release release;
+                return clicks.segment(e.value, object, sam3::InteractiveOptions{multimask, {}});
+              }();
+              Result out{"", std::move(r.masks), e.value.width(), e.value.height(), {}, r.object_score};
+              out.timings.decode_ms = r.timings.decode_ms;
+              out.timings.postprocess_ms = r.timings.postprocess_ms;
+              return out;
+            }
+            sam3::Prompt prompt{text.value_or(""), boxes_from(boxes)};
+            const auto o = options_of(threshold, mask_threshold, min_area, max_instances, nms);
+            const sam3::ImageSegmenter concepts = text_facade(model);
+            py::gil_scoped_release release;
+            return result_of(concepts.segment(e.value, prompt, o), e.value.width(), e.value.height());
+          },
+          "embedding_or_image"_a, "text"_a = py::none(), "boxes"_a = py::none(), py::kw_only(), "threshold"_a = 0.5f,
+          "mask_threshold"_a = 0.5f, "min_area"_a = 0, "max_instances"_a = 0, "nms"_a = 0.0f, "points"_a = py::none(), "box"_a = py::none(),
+          "multimask"_a = false,
+          "Every instance of a text and/or exemplar boxes [(x0, y0, x1, y1[, positive])] in pixels; or, on the "
+          "interactive model, the one object at points [(x, y) or (x, y, positive)] and/or in box (x0, y0, x1, y1) "
+          "(multimask: its three candidate masks, best first).")
+      .def_property_readonly(
+          "interactive", [](const sam3::Model& model) { return model.kind() == sam3::ModelKind::kInteractive; },
+          "True for SAM3's interactive (tracker) model: points and boxes, no text")
+      .def(
+          "segment_everything",
+          [](const std::shared_ptr<sam3::Model>& model, const Embedding& e, int points_per_side, float pred_iou_threshold,
+             float stability_threshold, float box_nms_threshold, std::int64_t min_area, int crop_layers, const py::object& image) {
+            sam3::EverythingOptions o;
+            o.points_per_side = points_per_side;
+            o.pred_iou_threshold = pred_iou_threshold;
+            o.stability_threshold = stability_threshold;
+            o.box_nms_threshold = box_nms_threshold;
+            o.min_area = min_area;
+            o.crop_layers = crop_layers;
+            if (crop_layers != 0 && image.is_none()) {
+              invalid("crop_layers encode crops of the image: pass the image too (image=..., the one encoded)");
+            }
+            const sam3::InteractiveSegmenter clicks = click_facade(model);
+            const sam3::Image pixels = image.is_none() ? sam3::Image{} : image_from_object(image, sam3::ImageLoadOptions{}.max_pixels);
+            py::gil_scoped_release release;
+            auto r = crop_layers == 0 ? clicks.segment_everything(e.value, o) : clicks.segment_everything(pixels, e.value, o);
+            r.prompt.text = "everything";
+            return result_of(std::move(r), e.value.width(), e.value.height());
+          },
+          "embedding"_a, py::kw_only(), "points_per_side"_a = 32, "pred_iou_threshold"_a = 0.88f, "stability_threshold"_a = 0.95f,
+          "box_nms_threshold"_a = 0.7f, "min_area"_a = 0, "crop_layers"_a = 0, "image"_a = py::none(),
+          "Every object in the image with the interactive model (SAM's automatic mask generator); crop_layers "
+          "(SAM's crop_n_layers) also encodes 2^i x 2^i crops of `image` for small objects.")
+      .def(
+          "segment_many",
+          [](const std::shared_ptr<sam3::Model>& model, const Embedding& e, const py::list& prompts, float threshold, float mask_threshold,
+             std::int64_t min_area, int max_instances, float nms) {
+            std::vector<sam3::Prompt> list;
+            for (const auto& p : prompts) {
+              if (py::isinstance<py::str>(p))
+                list.push_back({p.cast<std::string>(), {}});
+              else if (!py::isinstance<py::dict>(p))
+                invalid("a prompt is a string or {\"text\": ..., \"boxes\": [...]}");
+              else {
+                const auto d = py::reinterpret_borrow<py::dict>(p);
+                const std::string where = "prompt " + std::to_string(list.size() + 1) + "'s text";
+                list.push_back({d.contains("text") ? text_of(d["text"], where) : "",
+                                boxes_from(d.contains("boxes") ? py::object(d["boxes"]) : py::none())});
               }
             }
-            sam3::Labeler labeler(model, config, out);
-            s = labeler.run(list, [&](const sam3::LabelProgress& p) {
-              if (!progress || stop) return;
-              py::gil_scoped_acquire acquire;
-              try {
-                progress(py::dict("total"_a = p.total, "done"_a = p.done, "skipped"_a = p.skipped, "failed"_a = p.failed,
-                                  "images_per_second"_a = p.images_per_second, "current"_a = p.current));
-              } catch (py::error_already_set& e) {
-                stop = true;  // the image in flight is finished, the outputs are written, then it is raised
-                callback_error = std::move(e);
-              }
-            }, &stop);
+            const auto o = options_of(threshold, mask_threshold, min_area, max_instances, nms);
+            const sam3::ImageSegmenter concepts = text_facade(model);
+            py::gil_scoped_release release;
+            auto results = concepts.segment_all(e.value, list, o);  // with the family's rule across them
+            std::vector<Result> out;
+            for (auto& r : results) out.push_back(result_of(std::move(r), e.value.width(), e.value.height()));
+            return out;
+          },
+          "embedding"_a, "prompts"_a, py::kw_only(), "threshold"_a = 0.5f, "mask_threshold"_a = 0.5f, "min_area"_a = 0,
+          "max_instances"_a = 0, "nms"_a = 0.0f, "Several prompts (strings or {\"text\", \"boxes\"}) on one encoded image.");
+
+  m.def(
+      "tokenize",
+      [](const std::string& text, const std::filesystem::path& vocabulary) {
+        static std::map<std::string, sam3::ClipTokenizer>* cache = new std::map<std::string, sam3::ClipTokenizer>();
+        auto it = cache->find(vocabulary.string());
+        if (it == cache->end()) it = cache->emplace(vocabulary.string(), sam3::ClipTokenizer::from_file(vocabulary)).first;
+        const auto t = it->second.encode(text);
+        return py::dict("ids"_a = std::vector<std::int64_t>(t.ids.begin(), t.ids.end()),
+                        "mask"_a = std::vector<std::int64_t>(t.mask.begin(), t.mask.end()));
+      },
+      "text"_a, "vocabulary"_a);
+
+  m.def(
+      "encode_rle",
+      [](const py::array& mask) {
+        const sam3::Mask m = mask_from_array(mask);
+        return py::dict("size"_a = py::make_tuple(m.height(), m.width()), "counts"_a = sam3::rle_encode(m));
+      },
+      "mask"_a, "COCO compressed RLE of an H x W mask, as pycocotools.mask.encode gives (counts as str).");
+  m.def(
+      "decode_rle",
+      [](const py::dict& rle) {
+        if (!rle.contains("size") || !rle.contains("counts")) invalid("an RLE is {\"size\": [height, width], \"counts\": ...}");
+        std::vector<std::int64_t> size;
+        try {
+          size = rle["size"].cast<std::vector<std::int64_t>>();
+        } catch (const py::cast_error&) {
+          size.clear();
+        }
+        if (size.size() != 2 || size[0] < 0 || size[1] < 0 || size[0] > INT32_MAX || size[1] > INT32_MAX) {
+          invalid("rle[\"size\"] must be [height, width], two whole numbers of 0 or more");
+        }
+        py::object counts = rle["counts"];
+        const std::string text = py::isinstance<py::bytes>(counts) ? counts.cast<std::string>() : py::str(counts).cast<std::string>();
+        return mask_array(sam3::rle_decode(text, static_cast<int>(size[0]), static_cast<int>(size[1])));
+      },
+      "rle"_a, "The bool H x W mask of a COCO RLE dict (counts as str or bytes).");
+
+  m.def(
+      "label",
+      [](const std::vector<std::string>& inputs, const std::vector<std::string>& prompts, const std::filesystem::path& out,
+         const std::shared_ptr<sam3::Model>& model, const std::string& formats, float threshold,
+         const std::function<void(py::dict)>& progress) {
+        sam3::LabelConfig config;
+        for (const auto& p : prompts) config.categories.push_back({p, {p, {}}, std::nullopt});
+        config.formats = sam3::parse_label_formats(formats);
+        config.segment.score_threshold = threshold;
+        std::atomic<bool> stop{false};
+        std::optional<py::error_already_set> callback_error;  // raised again once the run has ended
+        sam3::LabelSummary s;
+        {
+          py::gil_scoped_release release;
+          auto list = sam3::collect_label_inputs(inputs, out);
+          if (config.formats & sam3::kFormatGeoJson) {
+            for (const auto& in : list) {
+              if (!is_georeferenced_input(in.path)) continue;
+              throw sam3::Error(sam3::ErrorCode::kInvalidArgument,
+                                in.path.string() +
+                                    " is a georeferenced raster: label() would write its GeoJSON in pixels with no "
+                                    "CRS; label_map([...], prompts, out, formats=\"geojson\") writes it in its CRS "
+                                    "through GDAL");
+            }
           }
-          if (callback_error) throw std::move(*callback_error);
-          return py::dict("total"_a = s.total, "processed"_a = s.processed, "skipped"_a = s.skipped, "failed"_a = s.failed,
-                          "interrupted"_a = s.interrupted);
-        },
-        "inputs"_a, "prompts"_a, "out"_a, py::kw_only(), "model"_a, "formats"_a = "coco", "threshold"_a = 0.5f,
-        "progress"_a = nullptr);
+          sam3::Labeler labeler(model, config, out);
+          s = labeler.run(
+              list,
+              [&](const sam3::LabelProgress& p) {
+                if (!progress || stop) return;
+                py::gil_scoped_acquire acquire;
+                try {
+                  progress(py::dict("total"_a = p.total, "done"_a = p.done, "skipped"_a = p.skipped, "failed"_a = p.failed,
+                                    "images_per_second"_a = p.images_per_second, "current"_a = p.current));
+                } catch (py::error_already_set& e) {
+                  stop = true;  // the image in flight is finished, the outputs are written, then it is raised
+                  callback_error = std::move(e);
+                }
+              },
+              &stop);
+        }
+        if (callback_error) throw std::move(*callback_error);
+        return py::dict("total"_a = s.total, "processed"_a = s.processed, "skipped"_a = s.skipped, "failed"_a = s.failed,
+                        "interrupted"_a = s.interrupted);
+      },
+      "inputs"_a, "prompts"_a, "out"_a, py::kw_only(), "model"_a, "formats"_a = "coco", "threshold"_a = 0.5f, "progress"_a = nullptr);
 
   bind_label_map(m);
   bind_video(m, [](const py::object& image) { return image_from_object(image, sam3::ImageLoadOptions{}.max_pixels); });
   bind_video_io(m);
 
-  m.def("registry_path", [](const std::optional<std::string>& name) -> py::object {
-          const sam3::RegistryEntry* e = name ? sam3::find_registry_entry(*name) : &sam3::default_registry_entry();
-          if (!e) throw sam3::Error(sam3::ErrorCode::kModelNotFound, "no model named " + *name + " in the registry");
-          sam3::ModelStore store(sam3::hub_options_from_environment());
-          if (store.state(*e) != sam3::ModelState::kComplete) {
-            throw sam3::Error(sam3::ErrorCode::kModelNotFound, e->name + " is not downloaded; call sam3cpp.pull(\"" + e->name +
-                                                                   "\") first (or `sam3 models pull " + e->name + "`)");
-          }
-          return py::cast(store.model_dir(*e));
-        },
-        "name"_a = py::none());
-  m.def("pull", [](const std::optional<std::string>& name, const std::function<void(py::dict)>& progress) {
-          const sam3::RegistryEntry* e = name ? sam3::find_registry_entry(*name) : &sam3::default_registry_entry();
-          if (!e) throw sam3::Error(sam3::ErrorCode::kModelNotFound, "no model named " + *name + " in the registry");
-          sam3::ModelStore store(sam3::hub_options_from_environment());
-          py::gil_scoped_release release;
-          return store.pull(*e, [&](const sam3::DownloadProgress& p) {
-            if (!progress) return;
-            py::gil_scoped_acquire acquire;
-            progress(py::dict("file"_a = p.file, "done"_a = p.done, "total"_a = p.total, "bytes_per_second"_a = p.bytes_per_second));
-          });
-        },
-        "name"_a = py::none(), "progress"_a = nullptr);
+  m.def(
+      "registry_path",
+      [](const std::optional<std::string>& name) -> py::object {
+        const sam3::RegistryEntry* e = name ? sam3::find_registry_entry(*name) : &sam3::default_registry_entry();
+        if (!e) throw sam3::Error(sam3::ErrorCode::kModelNotFound, "no model named " + *name + " in the registry");
+        sam3::ModelStore store(sam3::hub_options_from_environment());
+        if (store.state(*e) != sam3::ModelState::kComplete) {
+          throw sam3::Error(sam3::ErrorCode::kModelNotFound, e->name + " is not downloaded; call sam3cpp.pull(\"" + e->name +
+                                                                 "\") first (or `sam3 models pull " + e->name + "`)");
+        }
+        return py::cast(store.model_dir(*e));
+      },
+      "name"_a = py::none());
+  m.def(
+      "pull",
+      [](const std::optional<std::string>& name, const std::function<void(py::dict)>& progress) {
+        const sam3::RegistryEntry* e = name ? sam3::find_registry_entry(*name) : &sam3::default_registry_entry();
+        if (!e) throw sam3::Error(sam3::ErrorCode::kModelNotFound, "no model named " + *name + " in the registry");
+        sam3::ModelStore store(sam3::hub_options_from_environment());
+        py::gil_scoped_release release;
+        return store.pull(*e, [&](const sam3::DownloadProgress& p) {
+          if (!progress) return;
+          py::gil_scoped_acquire acquire;
+          progress(py::dict("file"_a = p.file, "done"_a = p.done, "total"_a = p.total, "bytes_per_second"_a = p.bytes_per_second));
+        });
+      },
+      "name"_a = py::none(), "progress"_a = nullptr);
   m.attr("__version__") = SAM3_VERSION_STRING;  // CMakeLists.txt's project() version, as the wheel's
   m.attr("onnxruntime_version") = sam3::onnxruntime_version();
   m.def("available_providers", &sam3::available_execution_providers,

@@ -36,11 +36,9 @@ if ((check == 0)); then
   exit 0
 fi
 
-unformatted=()
-for f in "${files[@]}"; do
-  if ! "$tool" --dry-run --Werror "$f" >/dev/null 2>&1; then unformatted+=("$f"); fi
-done
-if ((${#unformatted[@]})); then
+# One run over every file; its warnings name each line that differs.
+if ! report=$("$tool" --dry-run --Werror "${files[@]}" 2>&1); then
+  mapfile -t unformatted < <(grep -o '^[^:]*:[0-9]*:[0-9]*: error' <<<"$report" | cut -d: -f1 | sort -u)
   printf 'not formatted: %s\n' "${unformatted[@]}" >&2
   echo "format.sh: ${#unformatted[@]} of ${#files[@]} files differ from .clang-format; run scripts/format.sh" >&2
   exit 1

@@ -203,9 +203,8 @@ double prepare_in_child(const fs::path& models, const sam3::ModelOptions& option
 
 Stages run_reference(const fs::path& script, const fs::path& models, const fs::path& raw, const sam3::Image& image,
                      const std::string& tokens, size_t requests, double* peak_mb) {
-  const std::string cmd = "node " + script.string() + " " + models.string() + " " + raw.string() + " " +
-                          std::to_string(image.width) + " " + std::to_string(image.height) + " '" + tokens + "' " +
-                          std::to_string(requests);
+  const std::string cmd = "node " + script.string() + " " + models.string() + " " + raw.string() + " " + std::to_string(image.width) + " " +
+                          std::to_string(image.height) + " '" + tokens + "' " + std::to_string(requests);
   FILE* pipe = ::popen(cmd.c_str(), "r");
   if (!pipe) throw std::runtime_error("cannot start node");
   std::string out;
@@ -277,8 +276,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "on", "off"}))
       ->capture_default_str();
   std::vector<std::string> providers;
-  app.add_option("--provider", providers, "Execution providers as a fallback order (cpu, cuda, tensorrt, ..., auto)")
-      ->delimiter(',');
+  app.add_option("--provider", providers, "Execution providers as a fallback order (cpu, cuda, tensorrt, ..., auto)")->delimiter(',');
   std::vector<std::string> kernels = {"ort", "onednn-int8", "onednn-int8+bf16"};
   app.add_option("--kernels", kernels,
                  "Kernel choices, one column each: ort (ONNX Runtime's), onednn-int8 (int8 products on oneDNN), "
@@ -291,8 +289,9 @@ int main(int argc, char** argv) {
   app.add_option("--onednn-min-weights", min_weights, "int8 products with fewer weights (K x N) stay with ONNX Runtime (0: all on oneDNN)")
       ->capture_default_str();
   std::vector<int> growth;
-  app.add_option("--growth", growth, "Prompt counts (e.g. 1,5,20): the prompts are cycled up to the largest, and a "
-                                     "second table gives the time to the end of each count")
+  app.add_option("--growth", growth,
+                 "Prompt counts (e.g. 1,5,20): the prompts are cycled up to the largest, and a "
+                 "second table gives the time to the end of each count")
       ->delimiter(',')
       ->check(CLI::Range(1, 1000));
   app.add_option("--json", json_path, "Also write the results as JSON to this file");
@@ -327,10 +326,12 @@ int main(int argc, char** argv) {
   auto dump_of = [&](const std::string& k) { return (fs::temp_directory_path() / ("sam3-bench-" + k + ".masks")).string(); };
   const fs::path raw = fs::temp_directory_path() / "sam3-bench-image.rgb";
   if (reference) {
-    std::ofstream(raw, std::ios::binary).write(reinterpret_cast<const char*>(image.rgb.data()), static_cast<std::streamsize>(image.rgb.size()));
+    std::ofstream(raw, std::ios::binary)
+        .write(reinterpret_cast<const char*>(image.rgb.data()), static_cast<std::streamsize>(image.rgb.size()));
   }
   nlohmann::json tokens = nlohmann::json::array();
-  const auto tok = sam3::ClipTokenizer::from_file(options.fallback_vocabulary.empty() ? sam3::bundled_vocabulary() : options.fallback_vocabulary);
+  const auto tok =
+      sam3::ClipTokenizer::from_file(options.fallback_vocabulary.empty() ? sam3::bundled_vocabulary() : options.fallback_vocabulary);
   for (const auto& p : prompts) {
     const auto t = tok.encode(p);
     tokens.push_back({{"ids", t.ids}, {"mask", t.mask}});
@@ -346,8 +347,8 @@ int main(int argc, char** argv) {
     }
     if (reference) {
       std::fprintf(stderr, "repeat %d/%d: reference...\n", r + 1, repeats);
-      const auto s = run_reference(fs::path(SAM3_SOURCE_DIR) / "tools" / "reference" / "reference.mjs", models, raw, image,
-                                   tokens.dump(), prompts.size(), &ref_peak);
+      const auto s = run_reference(fs::path(SAM3_SOURCE_DIR) / "tools" / "reference" / "reference.mjs", models, raw, image, tokens.dump(),
+                                   prompts.size(), &ref_peak);
       for (const auto& [k, v] : s) theirs[k].push_back(v);
     }
   }
@@ -355,13 +356,20 @@ int main(int argc, char** argv) {
   for (const auto& p : sam3::resolve_execution_providers(options.providers)) runs_on += (runs_on.empty() ? "" : ", ") + p;
   double load[3] = {0, 0, 0};
   ::getloadavg(load, 3);
-  std::printf("machine: %s, %u hardware threads, load average %.2f %.2f %.2f at the end; ONNX Runtime %s on %s; int8 products on %s\n"
-              "(those with %lld weights or more); bf16 work (onednn-int8+bf16) on %s; image %dx%d, %zu prompts, %d repeats\n\n",
-              cpu_name().c_str(), std::thread::hardware_concurrency(), load[0], load[1], load[2], sam3::onnxruntime_version().c_str(),
-              runs_on.c_str(), sam3::int8_kernels().c_str(), static_cast<long long>(min_weights), sam3::bf16_kernels().c_str(), image.width, image.height, prompts.size(),
-              repeats);
-  nlohmann::json out = {{"image", image_path}, {"prompts", prompts}, {"repeats", repeats}, {"int8_kernels", sam3::int8_kernels()},
-                        {"bf16_kernels", sam3::bf16_kernels()}, {"onednn_min_weights", min_weights}, {"load_average", load}, {"stages", nlohmann::json::object()}};
+  std::printf(
+      "machine: %s, %u hardware threads, load average %.2f %.2f %.2f at the end; ONNX Runtime %s on %s; int8 products on %s\n"
+      "(those with %lld weights or more); bf16 work (onednn-int8+bf16) on %s; image %dx%d, %zu prompts, %d repeats\n\n",
+      cpu_name().c_str(), std::thread::hardware_concurrency(), load[0], load[1], load[2], sam3::onnxruntime_version().c_str(),
+      runs_on.c_str(), sam3::int8_kernels().c_str(), static_cast<long long>(min_weights), sam3::bf16_kernels().c_str(), image.width,
+      image.height, prompts.size(), repeats);
+  nlohmann::json out = {{"image", image_path},
+                        {"prompts", prompts},
+                        {"repeats", repeats},
+                        {"int8_kernels", sam3::int8_kernels()},
+                        {"bf16_kernels", sam3::bf16_kernels()},
+                        {"onednn_min_weights", min_weights},
+                        {"load_average", load},
+                        {"stages", nlohmann::json::object()}};
   // | stage | sam3cpp (k) ... | reference | sam3cpp (k) / reference ... |
   std::string header = "| stage |", rule = "|---|";
   for (const auto& k : kernels) header += " sam3cpp, " + k + " kernels, ms |", rule += "---:|";
@@ -432,15 +440,17 @@ int main(int argc, char** argv) {
   // Each choice against the one before it (onednn-int8+bf16 against onednn-int8: what bf16 changes).
   if (kernels.size() > 1) std::printf("\nmasks and scores of each kernel choice against the previous column's (first repeat):\n");
   for (size_t i = 1; i < kernels.size(); ++i) {
-    const std::string f = fidelity(read_instances(dump_of(kernels[i - 1]), prompts.size()), read_instances(dump_of(kernels[i]), prompts.size()));
+    const std::string f =
+        fidelity(read_instances(dump_of(kernels[i - 1]), prompts.size()), read_instances(dump_of(kernels[i]), prompts.size()));
     std::printf("  %s against %s: %s\n", kernels[i].c_str(), kernels[i - 1].c_str(), f.c_str());
     out["fidelity"][kernels[i] + " against " + kernels[i - 1]] = f;
   }
   for (const auto& k : kernels) fs::remove(dump_of(k));
   std::printf("\n\"total\" is one image with all prompts, from the start of preprocessing, model loading excluded.\n");
-  std::printf("sam3cpp's files were prepared first (first load on this host, %.0f ms for all kernel choices, in child\n"
-              "processes, not counted); each sam3cpp run is a child process of its own (its own peak memory).\n",
-              prepare_ms);
+  std::printf(
+      "sam3cpp's files were prepared first (first load on this host, %.0f ms for all kernel choices, in child\n"
+      "processes, not counted); each sam3cpp run is a child process of its own (its own peak memory).\n",
+      prepare_ms);
   out["prepare_ms"] = prepare_ms;
   if (!json_path.empty()) std::ofstream(json_path) << out.dump(2) << "\n";
   return 0;

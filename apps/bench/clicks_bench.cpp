@@ -112,13 +112,13 @@ Run run_ours_in_child(const fs::path& models, const sam3::Image& image, const st
   return {v[0], v[1], v[2], v[3], v[4], v[5]};
 }
 
-Run run_reference(const fs::path& models, const fs::path& raw, const sam3::Image& image,
-                  const std::vector<sam3::PointPrompt>& clicks, int points_per_side, double* peak_mb) {
+Run run_reference(const fs::path& models, const fs::path& raw, const sam3::Image& image, const std::vector<sam3::PointPrompt>& clicks,
+                  int points_per_side, double* peak_mb) {
   nlohmann::json points = nlohmann::json::array();
   for (const auto& p : clicks) points.push_back({p.x, p.y});
-  const std::string cmd = "node " + (fs::path(SAM3_SOURCE_DIR) / "tools" / "reference" / "clicks_reference.mjs").string() +
-                          " " + models.string() + " " + raw.string() + " " + std::to_string(image.width) + " " +
-                          std::to_string(image.height) + " '" + points.dump() + "' " + std::to_string(points_per_side);
+  const std::string cmd = "node " + (fs::path(SAM3_SOURCE_DIR) / "tools" / "reference" / "clicks_reference.mjs").string() + " " +
+                          models.string() + " " + raw.string() + " " + std::to_string(image.width) + " " + std::to_string(image.height) +
+                          " '" + points.dump() + "' " + std::to_string(points_per_side);
   FILE* pipe = ::popen(cmd.c_str(), "r");
   if (!pipe) throw std::runtime_error("cannot start node");
   std::string out;
@@ -127,8 +127,8 @@ Run run_reference(const fs::path& models, const fs::path& raw, const sam3::Image
   if (::pclose(pipe) != 0) throw std::runtime_error("the reference failed: " + out);
   const auto j = nlohmann::json::parse(out);
   *peak_mb = std::max(*peak_mb, j["peak_rss_mb"].get<double>());
-  return {j["load_ms"], j["encode_ms"], median(j["clicks_ms"].get<std::vector<double>>()), j["everything_ms"],
-          j["everything_masks"], j["everything_decode_ms"]};
+  return {j["load_ms"],       j["encode_ms"],        median(j["clicks_ms"].get<std::vector<double>>()),
+          j["everything_ms"], j["everything_masks"], j["everything_decode_ms"]};
 }
 
 std::string cpu_name() {
@@ -150,8 +150,9 @@ std::string cell(const std::vector<double>& v) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"sam3-bench-clicks: the interactive model's click latency and \"segment everything\", optionally beside "
-               "transformers.js's pipeline on onnxruntime-node"};
+  CLI::App app{
+      "sam3-bench-clicks: the interactive model's click latency and \"segment everything\", optionally beside "
+      "transformers.js's pipeline on onnxruntime-node"};
   std::string models, image_path = std::string(SAM3_SOURCE_DIR) + "/examples/street.png", json_path;
   int repeats = 3, threads = 0, clicks_n = 20, width = 1280, height = 960;
   bool reference = false;
@@ -177,7 +178,8 @@ int main(int argc, char** argv) {
   options.intra_op_threads = threads;
   const fs::path raw = fs::temp_directory_path() / "sam3-bench-clicks-image.rgb";
   if (reference) {
-    std::ofstream(raw, std::ios::binary).write(reinterpret_cast<const char*>(image.rgb.data()), static_cast<std::streamsize>(image.rgb.size()));
+    std::ofstream(raw, std::ios::binary)
+        .write(reinterpret_cast<const char*>(image.rgb.data()), static_cast<std::streamsize>(image.rgb.size()));
   }
   // The first load prepares the files (graph rewrites, cached optimized graphs): not counted.
   std::fprintf(stderr, "preparing the model (first load on this host)...\n");
@@ -203,17 +205,20 @@ int main(int argc, char** argv) {
   }
   if (reference) fs::remove(raw);
   std::printf("machine: %s, %u hardware threads; ONNX Runtime %s; image %dx%d; %d clicks; everything %dx%d points; %d repeats\n\n",
-              cpu_name().c_str(), std::thread::hardware_concurrency(), sam3::onnxruntime_version().c_str(), width, height,
-              clicks_n, everything.points_per_side, everything.points_per_side, repeats);
+              cpu_name().c_str(), std::thread::hardware_concurrency(), sam3::onnxruntime_version().c_str(), width, height, clicks_n,
+              everything.points_per_side, everything.points_per_side, repeats);
   std::printf("| stage | sam3cpp ms, median (min-max) |%s\n", reference ? " reference ms, median (min-max) | sam3cpp / reference |" : "");
   std::printf("|---|---:|%s\n", reference ? "---:|---:|" : "");
-  nlohmann::json out = {{"image", image_path}, {"width", width}, {"height", height}, {"clicks", clicks_n},
-                        {"points_per_side", everything.points_per_side}, {"repeats", repeats}};
+  nlohmann::json out = {
+      {"image", image_path}, {"width", width}, {"height", height}, {"clicks", clicks_n}, {"points_per_side", everything.points_per_side},
+      {"repeats", repeats}};
   const std::vector<std::pair<std::string, std::string>> rows = {
-      {"load", "load"}, {"encode_image", "encode_image (preprocessing included)"},
+      {"load", "load"},
+      {"encode_image", "encode_image (preprocessing included)"},
       {"click", "click (median of " + std::to_string(clicks_n) + ", decode and masks)"},
       {"everything", "everything (" + std::to_string(everything.points_per_side * everything.points_per_side) + " clicks)"},
-      {"everything_decode", "- of which decoder runs"}, {"everything_post", "- of which post-processing"}};
+      {"everything_decode", "- of which decoder runs"},
+      {"everything_post", "- of which post-processing"}};
   for (const auto& [key, label] : rows) {
     std::string row = "| " + label + " | " + cell(ours[key]) + " |";
     out["stages"][key]["sam3cpp"] = median(ours[key]);

@@ -76,11 +76,23 @@ int main(int argc, char** argv) {
   const std::string image = ss.str();
 
   std::map<std::string, Tally> tallies;
-  const std::vector<std::string> kinds = {"upload",       "segment cached", "segment inline", "bad json",
-                                          "corrupt image", "wrong method",  "unknown route",  "announced 300 MB",
-                                          "chunked flood", "slow headers",  "dropped mid-body", "bad base64",
-                                          "label studio predict", "label studio 2000 labels", "x-anylabeling predict",
-                                          "x-anylabeling 2000 prompts", "labeling request abandoned"};
+  const std::vector<std::string> kinds = {"upload",
+                                          "segment cached",
+                                          "segment inline",
+                                          "bad json",
+                                          "corrupt image",
+                                          "wrong method",
+                                          "unknown route",
+                                          "announced 300 MB",
+                                          "chunked flood",
+                                          "slow headers",
+                                          "dropped mid-body",
+                                          "bad base64",
+                                          "label studio predict",
+                                          "label studio 2000 labels",
+                                          "x-anylabeling predict",
+                                          "x-anylabeling 2000 prompts",
+                                          "labeling request abandoned"};
   for (const auto& k : kinds) tallies[k];
   std::mutex mutex;
   std::vector<double> health_ms;
@@ -103,8 +115,8 @@ int main(int argc, char** argv) {
   // The labeling-tool routes: Label Studio's /predict (a data: URI task) and X-AnyLabeling's.
   const std::string data_uri = "data:image/png;base64," + sam3::server::base64_encode(image);
   const auto ls_predict = [&](const std::string& labels) {
-    const std::string config = "<View><Image name=\"image\" value=\"$image\"/><BrushLabels name=\"b\" toName=\"image\">" +
-                               labels + "</BrushLabels></View>";
+    const std::string config =
+        "<View><Image name=\"image\" value=\"$image\"/><BrushLabels name=\"b\" toName=\"image\">" + labels + "</BrushLabels></View>";
     return json{{"tasks", {{{"id", 1}, {"data", {{"image", data_uri}}}}}}, {"project", "1.1"}, {"label_config", config}}.dump();
   };
   std::string many_labels, many_texts;
@@ -115,8 +127,8 @@ int main(int argc, char** argv) {
   const std::string ls_good = ls_predict("<Label value=\"Car\" predicted_values=\"red\"/><Label value=\"Sea\"/>");
   const std::string ls_many = ls_predict(many_labels);
   const auto xal_predict = [&](const std::string& texts) {
-    return json{{"model", "segment_anything_3"}, {"image", sam3::server::base64_encode(image)},
-                {"params", {{"text_prompt", texts}}}}.dump();
+    return json{{"model", "segment_anything_3"}, {"image", sam3::server::base64_encode(image)}, {"params", {{"text_prompt", texts}}}}
+        .dump();
   };
   const std::string xal_good = xal_predict("red,car"), xal_many = xal_predict(many_texts);
 
@@ -172,8 +184,8 @@ int main(int argc, char** argv) {
         if (kind == "labeling request abandoned") {
           const std::string& body = rng() % 2 ? ls_good : xal_good;
           raw.send(std::string("POST ") + (&body == &ls_good ? "/predict" : "/v1/predict") +
-                   " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: " +
-                   std::to_string(body.size()) + "\r\n\r\n" + body);
+                   " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+                   "\r\n\r\n" + body);
           std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 200));
           ok = true;  // the client leaves; its work must not pile up
         } else if (kind == "announced 300 MB") {
@@ -192,7 +204,7 @@ int main(int argc, char** argv) {
             std::this_thread::sleep_for(50ms);
           }
           ok = true;  // abandoned: the server must simply not suffer
-        } else {  // dropped mid-body
+        } else {      // dropped mid-body
           raw.send("POST /v1/images HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: image/png\r\nContent-Length: " +
                    std::to_string(image.size()) + "\r\n\r\n" + image.substr(0, image.size() / 2));
           ok = true;
@@ -232,14 +244,15 @@ int main(int argc, char** argv) {
     bad += t.unexpected;
   }
   const auto minmax = [](const std::vector<long>& v) {
-    return v.empty() ? std::pair<long, long>{0, 0} : std::pair{*std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end())};
+    return v.empty() ? std::pair<long, long>{0, 0}
+                     : std::pair{*std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end())};
   };
   const auto [rss_lo, rss_hi] = minmax(rss_mb);
   const auto [fd_lo, fd_hi] = minmax(fds);
   long failed_probes = std::count_if(health_ms.begin(), health_ms.end(), [](double v) { return v >= 1e9; });
   std::printf("\n| %.1f minutes, %d clients | value |\n|---|---:|\n", minutes, clients);
-  std::printf("| server RSS MB: first / min / max / last | %ld / %ld / %ld / %ld |\n", rss_mb.empty() ? 0 : rss_mb.front(), rss_lo,
-              rss_hi, rss_mb.empty() ? 0 : rss_mb.back());
+  std::printf("| server RSS MB: first / min / max / last | %ld / %ld / %ld / %ld |\n", rss_mb.empty() ? 0 : rss_mb.front(), rss_lo, rss_hi,
+              rss_mb.empty() ? 0 : rss_mb.back());
   std::printf("| open descriptors: min / max / last | %ld / %ld / %ld |\n", fd_lo, fd_hi, fds.empty() ? 0 : fds.back());
   std::printf("| /health probes (every 5 s): count / unanswered | %zu / %ld |\n", health_ms.size(), failed_probes);
   std::printf("| /health ms: p50 / p99 / max answered | %.1f / %.1f / %.1f |\n", percentile(health_ms, 0.5), percentile(health_ms, 0.99),

@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
   const auto cached = sam3::ClipTokenizer::from_file(vocab, true);
   const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   const auto uncached = sam3::ClipTokenizer::from_file(vocab, false);
-  const std::vector<std::string> short_prompts = {"road", "car", "person", "yellow school bus", "red car on the left",
+  const std::vector<std::string> short_prompts = {"road",     "car",  "person",       "yellow school bus", "red car on the left",
                                                   "building", "tree", "traffic light"};
   const std::vector<std::string> long_prompts = {
       "a large yellow school bus parked next to the red brick building on the corner of the street",

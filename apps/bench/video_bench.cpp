@@ -107,7 +107,8 @@ std::function<std::optional<sam3::VideoFrame>()> generated(int objects, std::int
 void write_frames(const fs::path& root, const std::vector<int>& objects, std::int64_t frames, int width, int height) {
   for (int n : objects) {
     const auto folder = frames_folder(root, n);
-    if (fs::exists(folder)) throw sam3::Error(sam3::ErrorCode::kInvalidArgument, folder.string() + " exists already: give an empty --write-frames folder");
+    if (fs::exists(folder))
+      throw sam3::Error(sam3::ErrorCode::kInvalidArgument, folder.string() + " exists already: give an empty --write-frames folder");
     fs::create_directories(folder);
     for (std::int64_t i = 0; i < frames; ++i) {
       char name[32];
@@ -125,17 +126,19 @@ void print_row(const Row& r, bool json) {
   const auto& s = r.stats;
   const double other = r.wall_ms - (s.encode_ms + s.detect_ms + s.track_ms + s.memory_ms + s.new_objects_ms + s.output_ms);
   if (json) {
-    std::printf("{\"objects\": %d, \"rules\": \"%s\", \"frames\": %lld, \"ms_per_frame\": %.2f, \"encode\": %.2f, \"detect\": %.2f, "
-                "\"track\": %.2f, \"memory\": %.2f, \"new_objects\": %.2f, \"output\": %.2f, \"other\": %.2f, \"live\": %d, "
-                "\"objects_started\": %lld, \"buckets\": %d, \"bank_mb\": %.2f, \"peak_mb\": %.1f}\n",
-                r.objects, r.rules ? "3.1" : "off", static_cast<long long>(s.frames), r.wall_ms / f, s.encode_ms / f, s.detect_ms / f,
-                s.track_ms / f, s.memory_ms / f, s.new_objects_ms / f, s.output_ms / f, other / f, s.live_objects,
-                static_cast<long long>(s.objects), s.buckets, s.memory_bank_bytes / double(1 << 20), r.peak_mb);
+    std::printf(
+        "{\"objects\": %d, \"rules\": \"%s\", \"frames\": %lld, \"ms_per_frame\": %.2f, \"encode\": %.2f, \"detect\": %.2f, "
+        "\"track\": %.2f, \"memory\": %.2f, \"new_objects\": %.2f, \"output\": %.2f, \"other\": %.2f, \"live\": %d, "
+        "\"objects_started\": %lld, \"buckets\": %d, \"bank_mb\": %.2f, \"peak_mb\": %.1f}\n",
+        r.objects, r.rules ? "3.1" : "off", static_cast<long long>(s.frames), r.wall_ms / f, s.encode_ms / f, s.detect_ms / f,
+        s.track_ms / f, s.memory_ms / f, s.new_objects_ms / f, s.output_ms / f, other / f, s.live_objects,
+        static_cast<long long>(s.objects), s.buckets, s.memory_bank_bytes / double(1 << 20), r.peak_mb);
   } else {
-    std::printf("| %d | %s | %lld | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %d | %d | %.2f | %lld | %lld | %.0f |\n", r.objects,
-                r.rules ? "3.1" : "off", static_cast<long long>(s.frames), r.wall_ms / f, s.encode_ms / f, s.detect_ms / f, s.track_ms / f,
-                s.memory_ms / f, s.new_objects_ms / f, s.output_ms / f, other / f, s.live_objects, s.buckets,
-                s.memory_bank_bytes / double(1 << 20), static_cast<long long>(s.reconditioned), static_cast<long long>(s.shrunk), r.peak_mb);
+    std::printf("| %d | %s | %lld | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %d | %d | %.2f | %lld | %lld | %.0f |\n",
+                r.objects, r.rules ? "3.1" : "off", static_cast<long long>(s.frames), r.wall_ms / f, s.encode_ms / f, s.detect_ms / f,
+                s.track_ms / f, s.memory_ms / f, s.new_objects_ms / f, s.output_ms / f, other / f, s.live_objects, s.buckets,
+                s.memory_bank_bytes / double(1 << 20), static_cast<long long>(s.reconditioned), static_cast<long long>(s.shrunk),
+                r.peak_mb);
   }
   std::fflush(stdout);
 }
@@ -151,7 +154,8 @@ int main(int argc, char** argv) try {
   bool rules_off_too = false, json = false, progress = false;
   app.add_option("--models", models, "A SAM 3.1 bundle (ailia's files; build/test-models/sam3.1-video is generated)");
   app.add_option("--objects", objects,
-                 "Object counts to time (34 colours; above 32, several prompts find each square: 64 = 2 prompts x 32)")->delimiter(',');
+                 "Object counts to time (34 colours; above 32, several prompts find each square: 64 = 2 prompts x 32)")
+      ->delimiter(',');
   app.add_option("--frames", frames, "Frames per timing run (generated frames; 0: the memory reading alone)");
   app.add_option("--short", short_run, "Memory: frames of the first reading");
   app.add_option("--long", long_run, "Memory: frames of the second reading (same run)");
@@ -163,8 +167,9 @@ int main(int argc, char** argv) try {
   app.add_option("--write-frames", write_to, "Write the generated frames as DIR/objects-N/00000.png ... for each count, then exit");
   app.add_option("--input", input, "Time on the frames of DIR/objects-N (made by --write-frames) instead of generating them");
   app.add_flag("--json", json, "One JSON object per line instead of the table");
-  app.add_flag("--progress", progress,
-               "A line on stderr per frame (its time by stage, the peak resident memory so far and the resident memory now): for long runs");
+  app.add_flag(
+      "--progress", progress,
+      "A line on stderr per frame (its time by stage, the peak resident memory so far and the resident memory now): for long runs");
   CLI11_PARSE(app, argc, argv);
   const int height = width * 3 / 4;
   const int capacity = sam3::bench::video_bench_capacity(width, height);
@@ -197,41 +202,44 @@ int main(int argc, char** argv) try {
   if (memory_objects > 0) {
     double peak_short = 0, resident_short = 0, resident_long = 0;
     auto last = std::chrono::steady_clock::now();
-    const auto r = track(model, memory_objects, generated(memory_objects, long_run, width, height), {},
-                         [&](std::int64_t n, const sam3::VideoTrackerStats&) {
-      if (n == short_run) {
-        peak_short = peak_resident_mb();
-        resident_short = resident_mb();
-      }
-      if (n == long_run) resident_long = resident_mb();
-      if (progress) {
-        const auto now = std::chrono::steady_clock::now();
-        std::fprintf(stderr, "memory run: frame %lld, %.0f ms, peak %.1f MB, resident %.1f MB\n", static_cast<long long>(n),
-                     std::chrono::duration<double, std::milli>(now - last).count(), peak_resident_mb(), resident_mb());
-        last = now;
-      }
-    });
+    const auto r = track(
+        model, memory_objects, generated(memory_objects, long_run, width, height), {}, [&](std::int64_t n, const sam3::VideoTrackerStats&) {
+          if (n == short_run) {
+            peak_short = peak_resident_mb();
+            resident_short = resident_mb();
+          }
+          if (n == long_run) resident_long = resident_mb();
+          if (progress) {
+            const auto now = std::chrono::steady_clock::now();
+            std::fprintf(stderr, "memory run: frame %lld, %.0f ms, peak %.1f MB, resident %.1f MB\n", static_cast<long long>(n),
+                         std::chrono::duration<double, std::milli>(now - last).count(), peak_resident_mb(), resident_mb());
+            last = now;
+          }
+        });
     const double bank = r.stats.memory_bank_bytes / double(1 << 20);
     if (json)
-      std::printf("{\"memory_objects\": %d, \"short\": %lld, \"peak_mb_short\": %.1f, \"long\": %lld, \"peak_mb_long\": %.1f, \"bank_mb\": %.2f, "
-                  "\"resident_mb_short\": %.1f, \"resident_mb_long\": %.1f, \"ms_per_frame\": %.2f}\n",
-                  memory_objects, static_cast<long long>(short_run), peak_short, static_cast<long long>(long_run), r.peak_mb, bank,
-                  resident_short, resident_long, r.wall_ms / std::max<double>(1, r.stats.frames));
+      std::printf(
+          "{\"memory_objects\": %d, \"short\": %lld, \"peak_mb_short\": %.1f, \"long\": %lld, \"peak_mb_long\": %.1f, \"bank_mb\": %.2f, "
+          "\"resident_mb_short\": %.1f, \"resident_mb_long\": %.1f, \"ms_per_frame\": %.2f}\n",
+          memory_objects, static_cast<long long>(short_run), peak_short, static_cast<long long>(long_run), r.peak_mb, bank, resident_short,
+          resident_long, r.wall_ms / std::max<double>(1, r.stats.frames));
     else
-      std::printf("memory over one run of %d objects (%dx%d): peak resident %.1f MB after %lld frames, %.1f MB after %lld (%+.1f%%); "
-                  "resident %.1f MB after %lld frames, %.1f MB after %lld (%+.1f%%); memory banks %.2f MB at the end; %.0f ms a frame\n\n",
-                  memory_objects, width, height, peak_short, static_cast<long long>(short_run), r.peak_mb, static_cast<long long>(long_run),
-                  peak_short > 0 ? 100.0 * (r.peak_mb - peak_short) / peak_short : 0.0, resident_short, static_cast<long long>(short_run),
-                  resident_long, static_cast<long long>(long_run),
-                  resident_short > 0 ? 100.0 * (resident_long - resident_short) / resident_short : 0.0, bank,
-                  r.wall_ms / std::max<double>(1, r.stats.frames));
+      std::printf(
+          "memory over one run of %d objects (%dx%d): peak resident %.1f MB after %lld frames, %.1f MB after %lld (%+.1f%%); "
+          "resident %.1f MB after %lld frames, %.1f MB after %lld (%+.1f%%); memory banks %.2f MB at the end; %.0f ms a frame\n\n",
+          memory_objects, width, height, peak_short, static_cast<long long>(short_run), r.peak_mb, static_cast<long long>(long_run),
+          peak_short > 0 ? 100.0 * (r.peak_mb - peak_short) / peak_short : 0.0, resident_short, static_cast<long long>(short_run),
+          resident_long, static_cast<long long>(long_run),
+          resident_short > 0 ? 100.0 * (resident_long - resident_short) / resident_short : 0.0, bank,
+          r.wall_ms / std::max<double>(1, r.stats.frames));
     std::fflush(stdout);
   }
 
   if (frames == 0 && input.empty()) return 0;  // the memory reading alone
   if (!json) {
-    std::printf("| objects | rules | frames | ms/frame | encode | detect | track | memory | new objects | output | other | live | buckets "
-                "| bank MB | reconditioned | shrunk | peak MB |\n");
+    std::printf(
+        "| objects | rules | frames | ms/frame | encode | detect | track | memory | new objects | output | other | live | buckets "
+        "| bank MB | reconditioned | shrunk | peak MB |\n");
     std::printf("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   }
   sam3::VideoTrackerOptions off;
@@ -242,8 +250,8 @@ int main(int argc, char** argv) try {
       if (!rules && !rules_off_too) continue;
       std::unique_ptr<sam3::FrameSource> folder;
       if (!input.empty()) folder = sam3::open_image_folder(frames_folder(input, n));
-      auto next = folder ? std::function<std::optional<sam3::VideoFrame>()>([&] { return folder->next(); })
-                         : generated(n, frames, width, height);
+      auto next =
+          folder ? std::function<std::optional<sam3::VideoFrame>()>([&] { return folder->next(); }) : generated(n, frames, width, height);
       auto last = std::chrono::steady_clock::now();
       sam3::VideoTrackerStats before;
       const auto each = [&](std::int64_t frame, const sam3::VideoTrackerStats& s) {

@@ -50,7 +50,7 @@ struct LabelArgs {
   int threads = 0;
   LabelConfig config;
   std::vector<std::string> merge_dirs;
-  bool allow_fewer = false;  // merge: replace a folder covering images the shards do not
+  bool allow_fewer = false;                          // merge: replace a folder covering images the shards do not
   std::string bands, scale, target_crs, raster_out;  // maps
   double gsd = 0;
   bool allow_network = false;
@@ -69,20 +69,23 @@ int run_videos(const LabelArgs& a) {
                                                  " inputs (sam3 track VIDEO for one video)");
   }
   if (!a.box_prompt_file.empty() || a.everything) {
-    throw Error(ErrorCode::kInvalidArgument, "--video tracks text prompts (--prompt); objects clicked or boxed on a frame are "
-                                             "sam3 track's --point and --box");
+    throw Error(ErrorCode::kInvalidArgument,
+                "--video tracks text prompts (--prompt); objects clicked or boxed on a frame are "
+                "sam3 track's --point and --box");
   }
   if (!a.image_options.empty()) {
     std::string names;
     for (const auto& o : a.image_options) names += (names.empty() ? "" : ", ") + o;
-    throw Error(ErrorCode::kInvalidArgument, names + ": for images, not videos; the tracker's settings are sam3 track's "
-                                                     "(sam3 track FOLDER --shard K/N takes them all)");
+    throw Error(ErrorCode::kInvalidArgument, names +
+                                                 ": for images, not videos; the tracker's settings are sam3 track's "
+                                                 "(sam3 track FOLDER --shard K/N takes them all)");
   }
   if (a.prompts.empty()) throw Error(ErrorCode::kInvalidArgument, "--video needs a text to track: --prompt car");
   std::error_code ec;
   if (!fs::is_directory(a.inputs[0], ec) || list_video_files(a.inputs[0]).empty()) {
-    throw Error(ErrorCode::kInvalidArgument, "--video: " + a.inputs[0] + " is not a folder holding video files (mp4, mov, mkv, "
-                                                                         "webm, avi, ...)");
+    throw Error(ErrorCode::kInvalidArgument, "--video: " + a.inputs[0] +
+                                                 " is not a folder holding video files (mp4, mov, mkv, "
+                                                 "webm, avi, ...)");
   }
   TrackArgs t;
   t.models = a.models;
@@ -91,7 +94,7 @@ int run_videos(const LabelArgs& a) {
   t.prompts = a.prompts;
   t.threads = a.threads;
   t.shard = a.shard;
-  if (a.formats_given) t.formats = a.formats;  // else sam3 track's default, json,davis
+  if (a.formats_given) t.formats = a.formats;                     // else sam3 track's default, json,davis
   if (const auto usage = track_usage_error(t); !usage.empty()) {  // as sam3 track: exit 2
     print_error(usage);
     return kUsage;
@@ -108,7 +111,8 @@ std::vector<LabelCategory> read_box_prompts(const std::string& file) {
   if (!in) throw Error(ErrorCode::kInvalidArgument, file + ": cannot open the box-prompt file");
   const auto j = nlohmann::json::parse(in, nullptr, false);
   const auto bad = [&](const std::string& why) {
-    return Error(ErrorCode::kInvalidArgument, file + ": " + why + R"(; expected [{"name": "car", "text": "car", "boxes": [[x0, y0, x1, y1, "pos"|"neg"]]}])");
+    return Error(ErrorCode::kInvalidArgument,
+                 file + ": " + why + R"(; expected [{"name": "car", "text": "car", "boxes": [[x0, y0, x1, y1, "pos"|"neg"]]}])");
   };
   if (!j.is_array()) throw bad("not a JSON list");
   std::vector<LabelCategory> out;
@@ -150,12 +154,10 @@ class LabelProgressPrinter {
     const int eta = p.images_per_second > 0 ? static_cast<int>(remaining / p.images_per_second) : 0;
     char line[256];
     std::snprintf(line, sizeof line, "%d/%d images%s, %.2f img/s, ETA %d:%02d", finished, p.total,
-                  p.failed ? (" (" + std::to_string(p.failed) + " failed)").c_str() : "", p.images_per_second, eta / 60,
-                  eta % 60);
+                  p.failed ? (" (" + std::to_string(p.failed) + " failed)").c_str() : "", p.images_per_second, eta / 60, eta % 60);
     if (tty_) {
       const int pct = p.total ? 100 * finished / p.total : 100;
-      std::fprintf(stderr, "\r[%-20s] %s  %-30.30s", std::string(static_cast<size_t>(pct / 5), '#').c_str(), line,
-                   p.current.c_str());
+      std::fprintf(stderr, "\r[%-20s] %s  %-30.30s", std::string(static_cast<size_t>(pct / 5), '#').c_str(), line, p.current.c_str());
       if (last) std::fprintf(stderr, "\n");
     } else {
       std::fprintf(stderr, "sam3 label: %s\n", line);
@@ -182,8 +184,7 @@ int run_map(const LabelArgs& a) {
   job.raster.gsd_m = a.gsd;
   job.raster.allow_network = a.allow_network;
   int k = 1, n = 1, used = 0;
-  if (std::sscanf(a.shard.c_str(), "%d/%d%n", &k, &n, &used) != 2 || used != static_cast<int>(a.shard.size()) || k < 1 ||
-      k > n) {
+  if (std::sscanf(a.shard.c_str(), "%d/%d%n", &k, &n, &used) != 2 || used != static_cast<int>(a.shard.size()) || k < 1 || k > n) {
     throw Error(ErrorCode::kInvalidArgument, "--shard must be K/N with 1 <= K <= N, e.g. 3/8, got '" + a.shard + "'");
   }
   job.shard = k - 1;
@@ -203,15 +204,17 @@ std::optional<std::vector<std::string>> georeferenced_inputs(const std::vector<L
   std::vector<std::string> rasters;
   std::string plain;
   for (const auto& in : all) {
-    if (is_georeferenced(in.path)) rasters.push_back(in.path.string());
-    else if (plain.empty()) plain = in.path.string();
+    if (is_georeferenced(in.path))
+      rasters.push_back(in.path.string());
+    else if (plain.empty())
+      plain = in.path.string();
   }
   if (rasters.empty()) return std::nullopt;
   if (formats != kFormatGeoJson) {
-    throw Error(ErrorCode::kInvalidArgument,
-                rasters.front() + " is a georeferenced raster: its GeoJSON is written through GDAL in its CRS, with the "
-                                  "map outputs (gpkg, fgb, shp, geojson), while coco, yolo and masks are image outputs in "
-                                  "pixels: run --format geojson and the image formats apart");
+    throw Error(ErrorCode::kInvalidArgument, rasters.front() +
+                                                 " is a georeferenced raster: its GeoJSON is written through GDAL in its CRS, with the "
+                                                 "map outputs (gpkg, fgb, shp, geojson), while coco, yolo and masks are image outputs in "
+                                                 "pixels: run --format geojson and the image formats apart");
   }
   if (!plain.empty()) {
     throw Error(ErrorCode::kInvalidArgument,
@@ -234,8 +237,9 @@ int run_label(LabelArgs& a) {
   }
   if (a.everything) {
     if (!a.config.categories.empty()) {
-      throw Error(ErrorCode::kInvalidArgument, "--everything runs on SAM3's interactive model, which takes no --prompt or "
-                                               "--box-prompt: label the prompts with a text model in a run of their own");
+      throw Error(ErrorCode::kInvalidArgument,
+                  "--everything runs on SAM3's interactive model, which takes no --prompt or "
+                  "--box-prompt: label the prompts with a text model in a run of their own");
     }
     a.config.categories.push_back({"object", {}, a.everything_options});
   }
@@ -251,10 +255,10 @@ int run_label(LabelArgs& a) {
       return run_map(a);
     }
     if (sam3::log_level() < LogLevel::kError) {
-      std::fprintf(stderr, "sam3 label: note: geojson/ will be in pixel coordinates (x right, y down), or in the map "
-                           "coordinates of an image's world file (.pgw, .jgw, .wld, ...), with no CRS in either case%s\n",
-                   maps_built() ? ""
-                                : "; this sam3 was built without maps (GDAL), so a GeoTIFF's own georeferencing is not read");
+      std::fprintf(stderr,
+                   "sam3 label: note: geojson/ will be in pixel coordinates (x right, y down), or in the map "
+                   "coordinates of an image's world file (.pgw, .jgw, .wld, ...), with no CRS in either case%s\n",
+                   maps_built() ? "" : "; this sam3 was built without maps (GDAL), so a GeoTIFF's own georeferencing is not read");
     }
   }
   a.config.coco_polygons = a.polygons;
@@ -286,8 +290,8 @@ int run_label(LabelArgs& a) {
   LabelProgressPrinter printer;
   const bool quiet = sam3::log_level() >= LogLevel::kError;  // -q: only errors on stderr
   const auto s = labeler.run(inputs, quiet ? std::function<void(const LabelProgress&)>() : std::ref(printer), &g_stop);
-  std::printf("%d image%s: %d labeled, %d already done, %d failed%s -> %s\n", s.total, s.total == 1 ? "" : "s", s.processed,
-              s.skipped, s.failed, s.interrupted ? ", interrupted" : "", a.out.c_str());
+  std::printf("%d image%s: %d labeled, %d already done, %d failed%s -> %s\n", s.total, s.total == 1 ? "" : "s", s.processed, s.skipped,
+              s.failed, s.interrupted ? ", interrupted" : "", a.out.c_str());
   if (s.failed) std::printf("failures are listed in %s\n", (fs::path(a.out) / "failures.json").c_str());
   if (s.interrupted) return 130;
   return s.failed ? kFailure : kOk;
@@ -298,47 +302,54 @@ int run_label(LabelArgs& a) {
 void add_label_command(CLI::App& app, Runner& run) {
   auto args = std::make_shared<LabelArgs>();
   auto* cmd = app.add_subcommand("label", "Auto-label images into COCO, YOLO-seg, PNG masks and GeoJSON (resumable)");
-  cmd->footer("Rerunning the same command skips finished images. Shards: run --shard K/N for K = 1..N (a Slurm array\n"
-              "or Kubernetes Indexed Job), then 'sam3 label merge SHARD_DIR... --out DIR'.");
+  cmd->footer(
+      "Rerunning the same command skips finished images. Shards: run --shard K/N for K = 1..N (a Slurm array\n"
+      "or Kubernetes Indexed Job), then 'sam3 label merge SHARD_DIR... --out DIR'.");
   add_model_options(*cmd, args->models);
   auto& c = args->config;
   cmd->add_option("inputs", args->inputs, "Image files, folders (recursive) or list files (.txt, one path per line)");
   cmd->add_option("-p,--prompt", args->prompts, "A category to find, e.g. car; repeatable");
   cmd->add_option("--box-prompt", args->box_prompt_file, "JSON list of categories with exemplar boxes")->check(CLI::ExistingFile);
-  cmd->add_flag("--everything", args->everything,
-                "Interactive model: every object, category \"object\" (SAM's automatic mask generator)");
+  cmd->add_flag("--everything", args->everything, "Interactive model: every object, category \"object\" (SAM's automatic mask generator)");
   auto& e = args->everything_options;
   cmd->add_option("--points-per-side", e.points_per_side, "--everything: grid points per side")
-      ->check(CLI::Range(1, 256))->capture_default_str();
-  cmd->add_option("--pred-iou", e.pred_iou_threshold, "--everything: keep predicted IoU above this")
-      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
-  cmd->add_option("--stability", e.stability_threshold, "--everything: keep stability scores from this")
-      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
-  cmd->add_option("--box-nms", e.box_nms_threshold, "--everything: box NMS IoU threshold")
-      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
-  cmd->add_option("--crop-layers", e.crop_layers,
-                  "--everything: SAM's crop layers for small objects (layer i encodes 2^i x 2^i crops)")
-      ->check(CLI::Range(0, sam3::kMaxCropLayers))->capture_default_str();
-  auto* formats = cmd->add_option("--format", args->formats,
-                  "Outputs: coco,yolo,masks,geojson for images; gpkg,fgb,shp[,geojson] for georeferenced rasters (maps); "
-                  "json,davis,mots,overlay for --video (default json,davis)")
+      ->check(CLI::Range(1, 256))
       ->capture_default_str();
+  cmd->add_option("--pred-iou", e.pred_iou_threshold, "--everything: keep predicted IoU above this")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cmd->add_option("--stability", e.stability_threshold, "--everything: keep stability scores from this")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cmd->add_option("--box-nms", e.box_nms_threshold, "--everything: box NMS IoU threshold")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cmd->add_option("--crop-layers", e.crop_layers, "--everything: SAM's crop layers for small objects (layer i encodes 2^i x 2^i crops)")
+      ->check(CLI::Range(0, sam3::kMaxCropLayers))
+      ->capture_default_str();
+  auto* formats = cmd->add_option("--format", args->formats,
+                                  "Outputs: coco,yolo,masks,geojson for images; gpkg,fgb,shp[,geojson] for georeferenced rasters (maps); "
+                                  "json,davis,mots,overlay for --video (default json,davis)")
+                      ->capture_default_str();
   cmd->add_flag("--video", args->video,
                 "The input is a folder of video files: each is tracked as sam3 track does (SAM 3.1's bundle) into "
                 "OUT/<video name>/; --shard splits the videos");
   cmd->add_option("--bands", args->bands, "Maps: raster bands as red,green,blue (or one band), e.g. 4,3,2");
   cmd->add_option("--scale", args->scale, "Maps: band values to 8 bits: auto, minmax, percentile:2,98 or MIN,MAX");
-  cmd->add_option("--gsd", args->gsd, "Maps: resample to this ground sample distance in metres first (e.g. 0.3)")
-      ->check(number_above(0));
+  cmd->add_option("--gsd", args->gsd, "Maps: resample to this ground sample distance in metres first (e.g. 0.3)")->check(number_above(0));
   cmd->add_flag("--allow-network-rasters", args->allow_network,
                 "Maps: let GDAL read /vsicurl/, /vsis3/, http(s):// ... rasters (and VRT sources); local only by default");
   cmd->add_option("--raster-out", args->raster_out, "Maps: also a class raster aligned with the input, e.g. classes.tif");
   cmd->add_option("--t-srs", args->target_crs, "Maps: write the vectors in this CRS (e.g. EPSG:4326); default the raster's");
   cmd->add_option("-o,--out", args->out, "Output folder");
   cmd->add_flag("--polygons", args->polygons, "COCO segmentation as polygons instead of RLE");
-  cmd->add_option("--simplify", args->simplify, "Polygon simplification tolerance in pixels")->capture_default_str()->check(number_in(0, 100));
+  cmd->add_option("--simplify", args->simplify, "Polygon simplification tolerance in pixels")
+      ->capture_default_str()
+      ->check(number_in(0, 100));
   cmd->add_flag("--semantic", args->semantic, "Also write one union mask per category (masks format)");
-  cmd->add_option("-t,--threshold", c.segment.score_threshold, "Keep instances scoring above this")->capture_default_str()->check(number_in(0, 1));
+  cmd->add_option("-t,--threshold", c.segment.score_threshold, "Keep instances scoring above this")
+      ->capture_default_str()
+      ->check(number_in(0, 1));
   cmd->add_option("--mask-threshold", c.segment.mask_threshold, "Mask probability cut")->check(number_in(0, 1));
   cmd->add_option("--min-area", c.segment.min_area, "Drop instances with fewer mask pixels")
       ->check(number_in(0, static_cast<double>(kMaxMinArea)));
@@ -346,15 +357,16 @@ void add_label_command(CLI::App& app, Runner& run) {
       ->check(number_in(0, kMaxMaxInstances));
   cmd->add_option("--nms", c.segment.nms_iou, "Mask-IoU NMS threshold (0 = off)")->check(number_in(0, 1));
   cmd->add_option("--shard", args->shard, "Take share K of N of the inputs (deterministic), e.g. 2/8")->capture_default_str();
-  cmd->add_option("--tile", args->tile, "off, auto (only images over twice the model input) or a tile size in pixels")->capture_default_str();
+  cmd->add_option("--tile", args->tile, "off, auto (only images over twice the model input) or a tile size in pixels")
+      ->capture_default_str();
   cmd->add_option("--overlap", args->overlap, "Pixels shared by neighbouring tiles (auto: tile/8)")->check(number_in(0));
   cmd->add_option("--max-pixels", c.load.max_pixels, "Refuse larger images")->capture_default_str()->check(number_above(0));
   cmd->add_option("--threads", args->threads, "ONNX Runtime intra-op threads")->check(number_in(0));
   cmd->callback([args, &run, cmd, formats] {
     args->formats_given = formats->count() > 0;
-    for (const char* name : {"--threshold", "--mask-threshold", "--min-area", "--max-instances", "--nms", "--polygons",
-                             "--simplify", "--semantic", "--tile", "--overlap", "--max-pixels", "--bands", "--scale", "--gsd",
-                             "--raster-out", "--t-srs", "--allow-network-rasters"}) {
+    for (const char* name :
+         {"--threshold", "--mask-threshold", "--min-area", "--max-instances", "--nms", "--polygons", "--simplify", "--semantic", "--tile",
+          "--overlap", "--max-pixels", "--bands", "--scale", "--gsd", "--raster-out", "--t-srs", "--allow-network-rasters"}) {
       if (const auto* o = cmd->get_option_no_throw(name); o && o->count() > 0) args->image_options.push_back(name);
     }
     if (!run) run = [args] { return run_label(*args); };

@@ -50,9 +50,8 @@ int run_map_label(const MapLabelJob& job, const ModelSelection& models, int thre
     last = now;
     const double s = std::chrono::duration<double>(now - t0).count();
     const int eta = p.tiles_done > 0 ? static_cast<int>(s / p.tiles_done * (p.tiles_total - p.tiles_done)) : 0;
-    std::fprintf(stderr, "%ssam3 label: %s: %d/%d tiles, %.2f km2, ETA %d:%02d%s", tty ? "\r" : "",
-                 p.raster.filename().c_str(), p.tiles_done, p.tiles_total, p.area_km2, eta / 60, eta % 60,
-                 tty && p.tiles_done < p.tiles_total ? "" : "\n");
+    std::fprintf(stderr, "%ssam3 label: %s: %d/%d tiles, %.2f km2, ETA %d:%02d%s", tty ? "\r" : "", p.raster.filename().c_str(),
+                 p.tiles_done, p.tiles_total, p.area_km2, eta / 60, eta % 60, tty && p.tiles_done < p.tiles_total ? "" : "\n");
     std::fflush(stderr);
   };
   const MapRunSummary s = MapLabeler(model).run(job, progress, stop);
@@ -61,8 +60,8 @@ int run_map_label(const MapLabelJob& job, const ModelSelection& models, int thre
     return 130;
   }
   if (job.shards > 1) {
-    std::printf("shard %d/%d: %lld instances -> %s; merge all shards with 'sam3 label merge SHARD_DIR... --out DIR'\n",
-                job.shard + 1, job.shards, static_cast<long long>(s.instances), s.outputs.front().c_str());
+    std::printf("shard %d/%d: %lld instances -> %s; merge all shards with 'sam3 label merge SHARD_DIR... --out DIR'\n", job.shard + 1,
+                job.shards, static_cast<long long>(s.instances), s.outputs.front().c_str());
     return kOk;
   }
   print_summary(s);

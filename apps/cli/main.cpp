@@ -19,11 +19,11 @@ int main(int argc, char** argv) {
     for (const auto& p : sam3::available_execution_providers()) {
       if (std::find(usable.begin(), usable.end(), p) == usable.end()) idle += (idle.empty() ? "" : ", ") + p;
     }
-    return std::string("sam3cpp ") + SAM3_VERSION_STRING + " (ONNX Runtime " + sam3::onnxruntime_version() +
-           "; int8 products on " + sam3::int8_kernels() + "; bf16 work of --precision fast on " + sam3::bf16_kernels() +
-           ")\nexecution providers: " + providers +
-           (idle.empty() ? "" : "\nlisted by ONNX Runtime but unable to start here: " + idle +
-                                    " (--provider NAME says why; see the README's 'Using a GPU')");
+    return std::string("sam3cpp ") + SAM3_VERSION_STRING + " (ONNX Runtime " + sam3::onnxruntime_version() + "; int8 products on " +
+           sam3::int8_kernels() + "; bf16 work of --precision fast on " + sam3::bf16_kernels() + ")\nexecution providers: " + providers +
+           (idle.empty() ? ""
+                         : "\nlisted by ONNX Runtime but unable to start here: " + idle +
+                               " (--provider NAME says why; see the README's 'Using a GPU')");
   });
   app.require_subcommand(1);
   app.fallthrough();

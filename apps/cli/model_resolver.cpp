@@ -52,12 +52,11 @@ std::filesystem::path resolve_model_dir(const ModelSelection& selection) {
   const RegistryEntry& entry = default_registry_entry();
   if (store.state(entry) == ModelState::kComplete) return store.model_dir(entry);
   if (selection.offline) {
-    throw Error(ErrorCode::kModelNotFound, "the default model " + entry.name + " is not downloaded and --offline is set; " +
-                                               store.manual_download_help(entry));
+    throw Error(ErrorCode::kModelNotFound,
+                "the default model " + entry.name + " is not downloaded and --offline is set; " + store.manual_download_help(entry));
   }
-  std::fprintf(stderr, "sam3: first use: downloading the default model %s (%s, %s) from %s to %s\n", entry.name.c_str(),
-               entry.repo.c_str(), human_bytes(entry.approx_bytes).c_str(), store.options().endpoint.c_str(),
-               store.model_dir(entry).c_str());
+  std::fprintf(stderr, "sam3: first use: downloading the default model %s (%s, %s) from %s to %s\n", entry.name.c_str(), entry.repo.c_str(),
+               human_bytes(entry.approx_bytes).c_str(), store.options().endpoint.c_str(), store.model_dir(entry).c_str());
   ProgressBar bar;
   auto dir = store.pull(entry, bar.callback());
   bar.finish();

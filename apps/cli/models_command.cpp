@@ -84,17 +84,15 @@ int run_import(const ModelsArgs& args) {
 }
 
 int run_optimize(const ModelsArgs& args) {
-  const std::filesystem::path dir =
-      args.models_dir.empty() ? ModelStore(hub_options_from_environment()).model_dir(entry_named(args.name))
-                              : std::filesystem::path(args.models_dir);
+  const std::filesystem::path dir = args.models_dir.empty() ? ModelStore(hub_options_from_environment()).model_dir(entry_named(args.name))
+                                                            : std::filesystem::path(args.models_dir);
   ModelOptions options;
   options.int8_weights = args.int8 == "on" ? Int8Weights::kOn : args.int8 == "off" ? Int8Weights::kOff : Int8Weights::kAuto;
   options.precision = precision_of(args.precision);
   const auto first = Model::load(dir, options);
   const double first_ms = first->load_ms();
   for (const auto& f : first->files()) {
-    std::printf("%-28s %s%s\n", f.file.filename().c_str(),
-                f.pre_optimized ? "already prepared: " : "prepared: ", f.loaded_from.c_str());
+    std::printf("%-28s %s%s\n", f.file.filename().c_str(), f.pre_optimized ? "already prepared: " : "prepared: ", f.loaded_from.c_str());
     if (f.int8_weights) {
       std::printf("%-28s %d MatMulInteger weight%s rewritten as int8\n", "", f.int8_weights, f.int8_weights == 1 ? "" : "s");
     }
@@ -106,8 +104,7 @@ int run_optimize(const ModelsArgs& args) {
       std::printf("%-28s %d int8 product%s on %s\n", "", f.onednn_int8, f.onednn_int8 == 1 ? "" : "s", int8_kernels().c_str());
     }
     if (f.fused_attention) {
-      std::printf("%-28s %d attention block%s fused into MultiHeadAttention\n", "", f.fused_attention,
-                  f.fused_attention == 1 ? "" : "s");
+      std::printf("%-28s %d attention block%s fused into MultiHeadAttention\n", "", f.fused_attention, f.fused_attention == 1 ? "" : "s");
     }
     if (f.bf16_attention + f.bf16_matmuls) {
       std::printf("%-28s %d attention and %d float product%s in bf16 on %s\n", "", f.bf16_attention, f.bf16_matmuls,
@@ -141,8 +138,12 @@ int run_inspect(const ModelsArgs& args) {
   if (args.json) {
     nlohmann::ordered_json files = nlohmann::ordered_json::array();
     for (const auto& f : r.files) {
-      files.push_back({{"file", f.file.filename().string()}, {"bytes", f.bytes}, {"external_data_bytes", f.external_bytes},
-                       {"prepared", f.prepared}, {"inputs", tensors_json(f.inputs)}, {"outputs", tensors_json(f.outputs)}});
+      files.push_back({{"file", f.file.filename().string()},
+                       {"bytes", f.bytes},
+                       {"external_data_bytes", f.external_bytes},
+                       {"prepared", f.prepared},
+                       {"inputs", tensors_json(f.inputs)},
+                       {"outputs", tensors_json(f.outputs)}});
       if (!f.error.empty()) files.back()["error"] = f.error;
     }
     nlohmann::ordered_json out = {{"directory", r.directory.string()},
@@ -170,7 +171,7 @@ int run_inspect(const ModelsArgs& args) {
   for (const auto& f : r.files) {
     std::printf("\n%s  %s%s  %s\n", f.file.filename().c_str(), human_bytes(static_cast<std::int64_t>(f.bytes)).c_str(),
                 f.external_bytes ? (" + " + human_bytes(static_cast<std::int64_t>(f.external_bytes)) + " in .data").c_str() : "",
-                f.prepared ? "prepared for this host"
+                f.prepared         ? "prepared for this host"
                 : f.external_bytes ? "not cached (weights in a sidecar are read in place)"
                                    : "not prepared (sam3 models optimize)");
     if (!f.error.empty()) std::printf("  unreadable: %s\n", f.error.c_str());
@@ -205,17 +206,22 @@ void add_models_command(CLI::App& app, Runner& run) {
   optimize->add_option("-m,--models", args->models_dir, "A model folder instead of a registry model");
   add_precision_option(*optimize, args->precision);
   optimize->add_option("--int8", args->int8, "int8 weights: auto (only where exact and fast), on, off")
-      ->check(CLI::IsMember({"auto", "on", "off"}))->capture_default_str();
+      ->check(CLI::IsMember({"auto", "on", "off"}))
+      ->capture_default_str();
   optimize->callback([args, &run] { run = [args] { return run_optimize(*args); }; });
-  auto* inspect = cmd->add_subcommand("inspect", "What a model folder holds: generation, each file's inputs and outputs, "
-                                                 "input size, quirks, cache state; or why it does not load");
+  auto* inspect = cmd->add_subcommand("inspect",
+                                      "What a model folder holds: generation, each file's inputs and outputs, "
+                                      "input size, quirks, cache state; or why it does not load");
   inspect->add_option("model", args->name, "A model folder, or a registry name")->required();
   inspect->add_flag("--json", args->json, "Machine-readable output");
   inspect->callback([args, &run] { run = [args] { return run_inspect(*args); }; });
   auto* import = cmd->add_subcommand("import", "Register model files fetched by hand (a folder or a .zip)");
   import->add_option("source", args->source, "Folder or .zip holding the model files")->required();
   import->add_option("--name", args->name, "Registry entry to import into (default: detected from the files)");
-  import->callback([args, &run] { run = [args] { return run_import(*args); }; });
+  import->callback([args, &run] { run = [args] { return run_import(*args);
+};
+}  // namespace sam3::cli
+);
 }
 
 }  // namespace sam3::cli

@@ -48,9 +48,8 @@ CLI::Validator number_in(double lo, double hi) {
 }
 
 CLI::Validator number_above(double lo) {
-  return CLI::Validator(
-      [lo](std::string& text) { return check(text, lo, std::numeric_limits<double>::max(), true, nullptr); },
-      "NUMBER > " + text_of(lo));
+  return CLI::Validator([lo](std::string& text) { return check(text, lo, std::numeric_limits<double>::max(), true, nullptr); },
+                        "NUMBER > " + text_of(lo));
 }
 
 double parse_number(const std::string& text, const std::string& option, double lo, double hi) {

@@ -10,17 +10,18 @@
 namespace sam3::cli {
 namespace {
 
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 }  // namespace
 
 std::string human_bytes(std::int64_t bytes) {
   char buf[32];
-  if (bytes >= 1'000'000'000) std::snprintf(buf, sizeof buf, "%.2f GB", bytes / 1e9);
-  else if (bytes >= 1'000'000) std::snprintf(buf, sizeof buf, "%.1f MB", bytes / 1e6);
-  else std::snprintf(buf, sizeof buf, "%.1f kB", bytes / 1e3);
+  if (bytes >= 1'000'000'000)
+    std::snprintf(buf, sizeof buf, "%.2f GB", bytes / 1e9);
+  else if (bytes >= 1'000'000)
+    std::snprintf(buf, sizeof buf, "%.1f MB", bytes / 1e6);
+  else
+    std::snprintf(buf, sizeof buf, "%.1f kB", bytes / 1e3);
   return buf;
 }
 
@@ -36,8 +37,8 @@ void ProgressBar::update(const DownloadProgress& p) {
   if (p.total > 0) {
     const int pct = static_cast<int>(100.0 * p.done / p.total);
     const int filled = pct / 5;
-    line = "  " + p.file + " [" + std::string(filled, '#') + std::string(20 - filled, '.') + "] " + std::to_string(pct) +
-           "%  " + human_bytes(p.done) + " / " + human_bytes(p.total);
+    line = "  " + p.file + " [" + std::string(filled, '#') + std::string(20 - filled, '.') + "] " + std::to_string(pct) + "%  " +
+           human_bytes(p.done) + " / " + human_bytes(p.total);
   }
   if (p.bytes_per_second > 0) {
     line += "  " + human_bytes(static_cast<std::int64_t>(p.bytes_per_second)) + "/s";
@@ -65,9 +66,9 @@ void FrameProgress::update(std::int64_t done, std::int64_t total) {
   if (total > 0) {
     const int filled = static_cast<int>(20 * std::min<std::int64_t>(done, total) / total);
     const int eta = fps > 0 ? static_cast<int>((total - done) / fps) : 0;
-    std::snprintf(buf, sizeof buf, "  %s [%s%s] %lld/%lld frames  %.2f fps  ETA %d:%02d", label_.c_str(),
-                  std::string(filled, '#').c_str(), std::string(20 - filled, '.').c_str(), static_cast<long long>(done),
-                  static_cast<long long>(total), fps, eta / 60, eta % 60);
+    std::snprintf(buf, sizeof buf, "  %s [%s%s] %lld/%lld frames  %.2f fps  ETA %d:%02d", label_.c_str(), std::string(filled, '#').c_str(),
+                  std::string(20 - filled, '.').c_str(), static_cast<long long>(done), static_cast<long long>(total), fps, eta / 60,
+                  eta % 60);
   } else {
     std::snprintf(buf, sizeof buf, "  %s %lld frames  %.2f fps", label_.c_str(), static_cast<long long>(done), fps);
   }

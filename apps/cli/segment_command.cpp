@@ -45,8 +45,9 @@ BoxPrompt parse_box(const std::string& spec) {
   std::stringstream ss(spec);
   for (std::string p; std::getline(ss, p, ',');) parts.push_back(p);
   const auto bad = [&](const std::string& why) {
-    return Error(ErrorCode::kInvalidArgument, "--box '" + spec + "': " + why + "; expected x0,y0,x1,y1 in pixels, "
-                                              "optionally followed by ,neg for a negative exemplar");
+    return Error(ErrorCode::kInvalidArgument, "--box '" + spec + "': " + why +
+                                                  "; expected x0,y0,x1,y1 in pixels, "
+                                                  "optionally followed by ,neg for a negative exemplar");
   };
   if (parts.size() != 4 && parts.size() != 5) throw bad("needs 4 numbers");
   BoxPrompt box;
@@ -72,8 +73,9 @@ PointPrompt parse_point(const std::string& spec) {
   std::stringstream ss(spec);
   for (std::string p; std::getline(ss, p, ',');) parts.push_back(p);
   const auto bad = [&](const std::string& why) {
-    return Error(ErrorCode::kInvalidArgument, "--point '" + spec + "': " + why + "; expected X,Y in pixels, "
-                                              "optionally followed by ,neg for a negative click (\"not this\")");
+    return Error(ErrorCode::kInvalidArgument, "--point '" + spec + "': " + why +
+                                                  "; expected X,Y in pixels, "
+                                                  "optionally followed by ,neg for a negative click (\"not this\")");
   };
   if (parts.size() != 2 && parts.size() != 3) throw bad("needs 2 numbers");
   float v[2];
@@ -110,7 +112,8 @@ std::vector<InteractivePrompt> interactive_prompts(const SegmentArgs& args) {
   std::vector<Box> boxes;
   for (const auto& spec : args.boxes) {
     const BoxPrompt b = parse_box(spec);
-    if (!b.positive) throw Error(ErrorCode::kInvalidArgument, "--box '" + spec + "': the interactive model takes no negative boxes; use --point X,Y,neg");
+    if (!b.positive)
+      throw Error(ErrorCode::kInvalidArgument, "--box '" + spec + "': the interactive model takes no negative boxes; use --point X,Y,neg");
     boxes.push_back(b.box);
   }
   if (!object.points.empty()) {
@@ -123,8 +126,9 @@ std::vector<InteractivePrompt> interactive_prompts(const SegmentArgs& args) {
     for (const auto& b : boxes) objects.push_back({{}, b});
   }
   if (objects.empty()) {
-    throw Error(ErrorCode::kInvalidArgument, "no prompt: give --point X,Y (repeatable, ,neg for a negative click), "
-                                             "--box x0,y0,x1,y1, or --everything");
+    throw Error(ErrorCode::kInvalidArgument,
+                "no prompt: give --point X,Y (repeatable, ,neg for a negative click), "
+                "--box x0,y0,x1,y1, or --everything");
   }
   return objects;
 }
@@ -133,8 +137,10 @@ std::vector<InteractivePrompt> interactive_prompts(const SegmentArgs& args) {
 std::string slug(const std::string& text) {
   std::string s;
   for (unsigned char c : text) {
-    if (std::isalnum(c)) s.push_back(static_cast<char>(std::tolower(c)));
-    else if (!s.empty() && s.back() != '-') s.push_back('-');
+    if (std::isalnum(c))
+      s.push_back(static_cast<char>(std::tolower(c)));
+    else if (!s.empty() && s.back() != '-')
+      s.push_back('-');
     if (s.size() >= 48) break;
   }
   while (!s.empty() && s.back() == '-') s.pop_back();
@@ -167,16 +173,19 @@ void write_image_outputs(const fs::path& dir, const ImageRun& run, const Answer&
     }
     write_file_atomic(prompt_dir / "overlay.jpg", encode_rgb_jpeg(render_overlay(run.image, result.instances, label)));
     const AnswerImage& image = image_answer.images.front();
-    const Answer one{image_answer.model, image_answer.interactive_model,
-                     {{image.path, image.image_id, image.width, image.height, {image.prompts[p]}}}, image_answer.timings_ms};
+    const Answer one{image_answer.model,
+                     image_answer.interactive_model,
+                     {{image.path, image.image_id, image.width, image.height, {image.prompts[p]}}},
+                     image_answer.timings_ms};
     write_file_atomic(prompt_dir / "result.json", answer_json(one) + "\n");
   }
 }
 
 int run_segment(const SegmentArgs& args) {
   if (args.prompts.empty() && args.boxes.empty() && args.points.empty() && !args.everything) {
-    throw Error(ErrorCode::kInvalidArgument, "no prompt: give --prompt TEXT (repeatable) and/or --box x0,y0,x1,y1 "
-                                             "(--point X,Y or --everything with the interactive model)");
+    throw Error(ErrorCode::kInvalidArgument,
+                "no prompt: give --prompt TEXT (repeatable) and/or --box x0,y0,x1,y1 "
+                "(--point X,Y or --everything with the interactive model)");
   }
   for (const auto& p : args.prompts) {
     if (p.find_first_not_of(" \t\r\n") == std::string::npos) {
@@ -187,7 +196,7 @@ int run_segment(const SegmentArgs& args) {
   for (const auto& spec : args.boxes) boxes.push_back(parse_box(spec));
   std::vector<Prompt> prompts;
   for (const auto& text : args.prompts) prompts.push_back({text, boxes});
-  if (prompts.empty()) prompts.push_back({"", boxes});  // box-only prompt
+  if (prompts.empty()) prompts.push_back({"", boxes});     // box-only prompt
   for (const auto& spec : args.points) parse_point(spec);  // a typo fails before the model loads
 
   // The output folder is claimed first: a folder that is not sam3's fails before any work.
@@ -218,8 +227,8 @@ int run_segment(const SegmentArgs& args) {
     throw Error(ErrorCode::kInvalidArgument,
                 std::string(args.everything ? "--everything" : "--point") +
                     " needs SAM3's interactive model (onnx-community/sam3-tracker-ONNX: vision_encoder.onnx and "
-                    "prompt_encoder_mask_decoder.onnx); " + model_dir.string() + " holds a text-prompted " +
-                    layout_name(model->layout()) + " model");
+                    "prompt_encoder_mask_decoder.onnx); " +
+                    model_dir.string() + " holds a text-prompted " + layout_name(model->layout()) + " model");
   } else {
     text.emplace(model);
   }
@@ -267,8 +276,8 @@ int run_segment(const SegmentArgs& args) {
   Answer answer;
   answer.model = answer_model(*model);
   for (auto& run : runs) answer.images.push_back({run.path, "", run.image.width, run.image.height, std::move(run.entries)});
-  answer.timings_ms = {model->load_ms(), totals.preprocess, totals.encode_image, totals.encode_text, totals.decode,
-                       totals.postprocess, false};
+  answer.timings_ms = {
+      model->load_ms(), totals.preprocess, totals.encode_image, totals.encode_text, totals.decode, totals.postprocess, false};
 
   if (update) {
     for (size_t i = 0; i < runs.size(); ++i) {
@@ -285,8 +294,8 @@ int run_segment(const SegmentArgs& args) {
   for (const auto& run : runs) {
     for (const auto& r : run.results) {
       std::printf("%s  %-24s %zu instance%s", run.path.c_str(),
-                  ("\"" + (r.prompt.text.empty() ? std::string("boxes") : r.prompt.text) + "\"").c_str(),
-                  r.instances.size(), r.instances.size() == 1 ? "" : "s");
+                  ("\"" + (r.prompt.text.empty() ? std::string("boxes") : r.prompt.text) + "\"").c_str(), r.instances.size(),
+                  r.instances.size() == 1 ? "" : "s");
       for (size_t i = 0; i < r.instances.size() && i < 8; ++i) std::printf("%s%.2f", i ? " " : "  scores ", r.instances[i].score);
       std::printf("\n");
     }
@@ -303,41 +312,48 @@ void add_segment_command(CLI::App& app, Runner& run) {
   add_model_options(*cmd, args->models);
   cmd->add_option("-i,--image", args->images, "Image file (JPEG, PNG, WebP, BMP, TIFF); repeatable")->required();
   cmd->add_option("-p,--prompt", args->prompts, "Text prompt, e.g. \"yellow school bus\"; repeatable");
-  cmd->add_option("--box", args->boxes, "Exemplar box x0,y0,x1,y1[,neg] in pixels; repeatable; applies to every prompt "
-                                        "(interactive model: the object's box; boxes alone are one object each)");
+  cmd->add_option("--box", args->boxes,
+                  "Exemplar box x0,y0,x1,y1[,neg] in pixels; repeatable; applies to every prompt "
+                  "(interactive model: the object's box; boxes alone are one object each)");
   cmd->add_option("--point", args->points, "Interactive model: a click X,Y[,neg] on the object; repeatable (one object)");
   cmd->add_flag("--multimask", args->multimask, "Interactive model: all three candidate masks, best first");
   cmd->add_flag("--everything", args->everything, "Interactive model: every object (SAM's automatic mask generator)");
   cmd->add_option("--points-per-side", args->everything_options.points_per_side, "--everything: grid points per side")
-      ->check(CLI::Range(1, 256))->capture_default_str();
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
   cmd->add_option("--pred-iou", args->everything_options.pred_iou_threshold, "--everything: keep predicted IoU above this")
-      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   cmd->add_option("--stability", args->everything_options.stability_threshold, "--everything: keep stability scores from this")
-      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   cmd->add_option("--box-nms", args->everything_options.box_nms_threshold, "--everything: box NMS IoU threshold")
-      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   cmd->add_option("--crop-layers", args->everything_options.crop_layers,
                   "--everything: SAM's crop layers for small objects (layer i encodes 2^i x 2^i crops)")
-      ->check(CLI::Range(0, sam3::kMaxCropLayers))->capture_default_str();
+      ->check(CLI::Range(0, sam3::kMaxCropLayers))
+      ->capture_default_str();
   cmd->add_option("-t,--threshold", args->options.score_threshold, "Keep instances scoring above this")
-      ->check(number_in(0, 1))->capture_default_str();
-  cmd->add_option("--mask-threshold", args->options.mask_threshold, "Mask probability cut")
-      ->check(number_in(0, 1))->capture_default_str();
+      ->check(number_in(0, 1))
+      ->capture_default_str();
+  cmd->add_option("--mask-threshold", args->options.mask_threshold, "Mask probability cut")->check(number_in(0, 1))->capture_default_str();
   cmd->add_option("--min-area", args->options.min_area, "Drop instances with fewer mask pixels")
       ->check(number_in(0, static_cast<double>(kMaxMinArea)));
   cmd->add_option("--max-instances", args->options.max_instances, "Keep at most N per prompt (0 = all)")
       ->check(number_in(0, kMaxMaxInstances));
-  cmd->add_option("--nms", args->options.nms_iou, "Mask-IoU NMS threshold (0 = off, as the official processor)")
-      ->check(number_in(0, 1));
+  cmd->add_option("--nms", args->options.nms_iou, "Mask-IoU NMS threshold (0 = off, as the official processor)")->check(number_in(0, 1));
   cmd->add_option("--max-pixels", args->max_pixels, "Refuse images with more pixels")->capture_default_str()->check(number_above(0));
   cmd->add_option("--threads", args->threads, "ONNX Runtime intra-op threads (0 = one per core)")->check(number_in(0));
   cmd->add_option("-o,--out", args->out, "Write masks, overlays and result.json under DIR");
   cmd->add_flag("--json", args->json, "Print the result JSON on stdout (and nothing else)");
   cmd->add_option("--mask-format", args->mask_format, "Masks in the result JSON: rle (COCO), png (base64) or polygon")
-      ->check(CLI::IsMember({"rle", "png", "polygon"}))->capture_default_str();
+      ->check(CLI::IsMember({"rle", "png", "polygon"}))
+      ->capture_default_str();
   cmd->add_option("--polygon-tolerance", args->masks.polygon_tolerance,
                   "--mask-format polygon: simplification in pixels (0 keeps every boundary pixel)")
-      ->check(number_in(0, kMaxPolygonTolerance))->capture_default_str();
+      ->check(number_in(0, kMaxPolygonTolerance))
+      ->capture_default_str();
   cmd->callback([args, &run] {
     args->masks.format = *mask_format_named(args->mask_format);  // one of the names checked above
     run = [args] { return run_segment(*args); };

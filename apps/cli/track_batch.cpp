@@ -18,8 +18,8 @@ int track_videos(const fs::path& folder, const fs::path& out, const TrackJob& jo
     const auto stem = safe_file_name(video.stem().string(), "video");
     const auto [it, fresh] = by_stem.emplace(stem, video.filename().string());
     if (!fresh) {
-      throw Error(ErrorCode::kInvalidArgument, it->second + " and " + video.filename().string() + " would both write " +
-                                                   (out / stem).string() + ": rename one of them");
+      throw Error(ErrorCode::kInvalidArgument,
+                  it->second + " and " + video.filename().string() + " would both write " + (out / stem).string() + ": rename one of them");
     }
     inputs.push_back({video, video.filename().string()});
   }
@@ -38,14 +38,12 @@ int track_videos(const fs::path& folder, const fs::path& out, const TrackJob& jo
         continue;
       }
       const auto s = track_video(video, target, job);
-      std::printf("%s: %lld frames%s -> %s\n", mine[i].name.c_str(), static_cast<long long>(s.frames),
-                  s.resumed().c_str(),
-                  target.c_str());
+      std::printf("%s: %lld frames%s -> %s\n", mine[i].name.c_str(), static_cast<long long>(s.frames), s.resumed().c_str(), target.c_str());
       ++tracked;
     } catch (const Error& e) {
       if (e.code() == ErrorCode::kCancelled) {
-        std::printf("%zu videos: %d tracked, %d already done, %d failed, interrupted -> %s\n", mine.size(), tracked, done,
-                    failed, out.c_str());
+        std::printf("%zu videos: %d tracked, %d already done, %d failed, interrupted -> %s\n", mine.size(), tracked, done, failed,
+                    out.c_str());
         return 130;
       }
       std::fprintf(stderr, "%s: %s\n", mine[i].name.c_str(), e.what());
@@ -53,8 +51,8 @@ int track_videos(const fs::path& folder, const fs::path& out, const TrackJob& jo
     }
   }
   std::printf("%zu video%s%s: %d tracked, %d already done, %d failed -> %s\n", mine.size(), mine.size() == 1 ? "" : "s",
-              shards > 1 ? (" (shard " + std::to_string(shard) + "/" + std::to_string(shards) + ")").c_str() : "", tracked,
-              done, failed, out.c_str());
+              shards > 1 ? (" (shard " + std::to_string(shard) + "/" + std::to_string(shards) + ")").c_str() : "", tracked, done, failed,
+              out.c_str());
   return failed ? kFailure : kOk;
 }
 

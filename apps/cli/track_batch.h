@@ -12,7 +12,6 @@ namespace sam3::cli {
 
 // Share K of N (1-based) of the folder's videos by `sam3 label --shard`'s hash of the file
 // name. Returns kOk, kFailure when a video failed, 130 when interrupted (job.tracker.stop).
-int track_videos(const std::filesystem::path& folder, const std::filesystem::path& out, const TrackJob& job, int shard,
-                 int shards);
+int track_videos(const std::filesystem::path& folder, const std::filesystem::path& out, const TrackJob& job, int shard, int shards);
 
 }  // namespace sam3::cli

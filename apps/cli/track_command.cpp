@@ -50,8 +50,7 @@ int run_track(TrackArgs& a) {
   if (videos) return track_videos(a.video, a.out, job, k, n);
   try {
     const auto s = track_video(a.video, a.out, job);
-    std::printf("%s: %lld frames%s -> %s\n", fs::path(a.video).filename().c_str(), static_cast<long long>(s.frames),
-                s.resumed().c_str(),
+    std::printf("%s: %lld frames%s -> %s\n", fs::path(a.video).filename().c_str(), static_cast<long long>(s.frames), s.resumed().c_str(),
                 a.out.c_str());
   } catch (const Error& e) {
     if (e.code() == ErrorCode::kCancelled) {
@@ -66,11 +65,13 @@ int run_track(TrackArgs& a) {
 
 void add_track_command(CLI::App& app, Runner& run) {
   auto args = std::make_shared<TrackArgs>();
-  auto* cmd = app.add_subcommand("track", "Track every instance of a text prompt, or clicked/boxed objects, through a video "
-                                          "(SAM 3.1's ONNX bundle)");
+  auto* cmd = app.add_subcommand("track",
+                                 "Track every instance of a text prompt, or clicked/boxed objects, through a video "
+                                 "(SAM 3.1's ONNX bundle)");
   add_model_options(*cmd, args->models);
-  cmd->add_option("video", args->video, "Video file (anything FFmpeg decodes), folder of frames (images in natural order) "
-                                      "or folder of video files (one sub-folder of --out each)")
+  cmd->add_option("video", args->video,
+                  "Video file (anything FFmpeg decodes), folder of frames (images in natural order) "
+                  "or folder of video files (one sub-folder of --out each)")
       ->required();
   cmd->add_option("-p,--prompt", args->prompts, "Text prompt: every instance gets an id that stays; repeatable");
   cmd->add_option("--point", args->points, "An object to follow: a click X,Y[,neg]@FRAME in frame pixels; repeatable");
@@ -78,36 +79,50 @@ void add_track_command(CLI::App& app, Runner& run) {
   cmd->add_option("-o,--out", args->out, "Output folder (tracks.json, davis/, mots.txt + mots/, overlay.mp4)")->required();
   cmd->add_option("-f,--format", args->formats, "Outputs, comma-separated: json, davis, mots, overlay")->capture_default_str();
   cmd->add_option("--overlay-encoder", args->overlay_encoder, "auto (H.264, else MPEG-4), h264, mpeg4 or png (one PNG a frame)")
-      ->check(CLI::IsMember({"auto", "h264", "mpeg4", "png"}))->capture_default_str();
-  cmd->add_option("--checkpoint-every", args->checkpoint_every, "Frames between checkpoints (what an interruption can lose)")
-      ->check(CLI::Range(1, 1000000))->capture_default_str();
-  cmd->add_option("--shard", args->shard, "A folder of videos: take share K of N of them (as sam3 label), e.g. 2/8")
+      ->check(CLI::IsMember({"auto", "h264", "mpeg4", "png"}))
       ->capture_default_str();
+  cmd->add_option("--checkpoint-every", args->checkpoint_every, "Frames between checkpoints (what an interruption can lose)")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  cmd->add_option("--shard", args->shard, "A folder of videos: take share K of N of them (as sam3 label), e.g. 2/8")->capture_default_str();
   cmd->add_flag("--restart", args->restart, "Start over instead of continuing an interrupted run left in --out");
   cmd->add_option("--every", args->every, "Track every Nth frame")->check(CLI::Range(1, 1000000))->capture_default_str();
   cmd->add_option("--fps", args->fps, "Frame rate of a folder of frames (timestamps; default 25)")->check(CLI::Range(0.0, 1000.0));
   cmd->add_option("--threads", args->threads, "ONNX Runtime threads (0: one per core)")->check(CLI::Range(0, 1024));
   auto& o = args->options;
-  cmd->add_option("--detection-threshold", o.detection_threshold, "Detections kept for matching")->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  cmd->add_option("--detection-threshold", o.detection_threshold, "Detections kept for matching")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   cmd->add_option("--new-object-threshold", o.new_object_threshold, "Score a detection needs to start an object")
-      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   cmd->add_option("--hotstart-delay", o.hotstart_delay, "Frames results wait so that false starts are removed first")
-      ->check(CLI::Range(0, 1000))->capture_default_str();
-  cmd->add_option("--hotstart-unmatched", o.hotstart_unmatched, "Unmatched frames that remove a new object")->check(CLI::Range(0, 1000))->capture_default_str();
-  cmd->add_option("--hotstart-duplicate", o.hotstart_duplicate, "Duplicate frames that remove a new object")->check(CLI::Range(0, 1000))->capture_default_str();
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
+  cmd->add_option("--hotstart-unmatched", o.hotstart_unmatched, "Unmatched frames that remove a new object")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
+  cmd->add_option("--hotstart-duplicate", o.hotstart_duplicate, "Duplicate frames that remove a new object")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
   cmd->add_option("--confirmation", o.confirmation_detections, "Consecutive detections that confirm an object (0: off)")
-      ->check(CLI::Range(0, 1000))->capture_default_str();
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
   cmd->add_option("--boundary-margin", o.boundary_margin, "Detections centred this close to the edge start nothing (0: off)")
-      ->check(CLI::Range(0.0, 0.49))->capture_default_str();
+      ->check(CLI::Range(0.0, 0.49))
+      ->capture_default_str();
   cmd->add_option("--max-objects", o.max_objects, "At most this many objects (0: no limit)")->check(CLI::Range(0, 100000));
   cmd->add_option("--recondition-every", o.recondition_every,
                   "Re-prompt confidently tracked objects with their detection every N frames (0: off)")
-      ->check(CLI::Range(0, 1000000))->capture_default_str();
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
   cmd->add_option("--fill-hole-area", o.fill_hole_area, "Fill holes and drop specks up to this many mask pixels (288x288; 0: off)")
-      ->check(CLI::Range(0, 1000000))->capture_default_str();
-  cmd->footer("Rerunning an interrupted command continues where it stopped (the last checkpoint, less a window of\n"
-              "frames that is tracked again so that ids carry on); other settings start over. A folder of videos:\n"
-              "finished videos are skipped; --shard K/N for K = 1..N splits them (a Slurm array). See docs/video.md.");
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
+  cmd->footer(
+      "Rerunning an interrupted command continues where it stopped (the last checkpoint, less a window of\n"
+      "frames that is tracked again so that ids carry on); other settings start over. A folder of videos:\n"
+      "finished videos are skipped; --shard K/N for K = 1..N splits them (a Slurm array). See docs/video.md.");
   cmd->callback([args, &run] { run = [args] { return run_track(*args); }; });
 }
 

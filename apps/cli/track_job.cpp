@@ -64,8 +64,10 @@ std::vector<VideoObjectPrompt> object_prompts(const TrackArgs& a) {
   for (const auto& b : a.boxes) {
     auto [parts, frame] = split_at_frame(b, "--box", "X0,Y0,X1,Y1@FRAME");
     if (parts.size() != 4) usage("--box " + b + ": expected X0,Y0,X1,Y1@FRAME");
-    out.push_back({frame, {}, Box{number(parts[0], b, "--box"), number(parts[1], b, "--box"), number(parts[2], b, "--box"),
-                                  number(parts[3], b, "--box")}});
+    out.push_back(
+        {frame,
+         {},
+         Box{number(parts[0], b, "--box"), number(parts[1], b, "--box"), number(parts[2], b, "--box"), number(parts[3], b, "--box")}});
   }
   return out;
 }
@@ -125,9 +127,8 @@ TrackJob make_track_job(const TrackArgs& a, const std::atomic<bool>* stop) {
   job.outputs.formats = output_formats(a.formats);
   job.outputs.labels = a.prompts;  // a text's objects carry its index; clicked/boxed ones come after the texts
   for (size_t i = 0; i < job.prompts.objects.size(); ++i) job.outputs.labels.push_back("object" + std::to_string(i + 1));
-  const nlohmann::json model = {{"directory", job.model->directory().string()},
-                                {"generation", job.model->generation()},
-                                {"precision", a.models.precision}};
+  const nlohmann::json model = {
+      {"directory", job.model->directory().string()}, {"generation", job.model->generation()}, {"precision", a.models.precision}};
   job.outputs.model_json = model.dump();
   job.outputs.settings_json = settings_of(a, model).dump();
   job.outputs.checkpoint_every = a.checkpoint_every;
@@ -146,8 +147,10 @@ std::string track_usage_error(const TrackArgs& a) {
     return e.what();
   }
   const auto& o = a.options;
-  for (const auto& [name, value] : {std::pair<const char*, double>{"--fps", a.fps}, {"--detection-threshold", o.detection_threshold},
-                                    {"--new-object-threshold", o.new_object_threshold}, {"--boundary-margin", o.boundary_margin}}) {
+  for (const auto& [name, value] : {std::pair<const char*, double>{"--fps", a.fps},
+                                    {"--detection-threshold", o.detection_threshold},
+                                    {"--new-object-threshold", o.new_object_threshold},
+                                    {"--boundary-margin", o.boundary_margin}}) {
     if (!std::isfinite(value)) return std::string(name) + " must be a number, got " + std::to_string(value);
   }
   return "";
@@ -155,8 +158,7 @@ std::string track_usage_error(const TrackArgs& a) {
 
 std::pair<int, int> parse_track_shard(const std::string& shard) {
   int k = 1, n = 1, used = 0;
-  if (std::sscanf(shard.c_str(), "%d/%d%n", &k, &n, &used) != 2 || used != static_cast<int>(shard.size()) || k < 1 ||
-      k > n) {
+  if (std::sscanf(shard.c_str(), "%d/%d%n", &k, &n, &used) != 2 || used != static_cast<int>(shard.size()) || k < 1 || k > n) {
     throw Error(ErrorCode::kInvalidArgument, "--shard must be K/N with 1 <= K <= N, e.g. 3/8, got '" + shard + "'");
   }
   return {k, n};

@@ -23,10 +23,10 @@ struct TrackJob {
 };
 
 struct TrackSummary {
-  std::int64_t frames = 0;         // results the tracker gave (re-run ones included); finished_only: those written before
-  std::int64_t resumed_after = -1; // the last frame an interrupted run had written; -1: a fresh run
-  std::int64_t restarted_at = 0;   // the first frame tracked (a resumed run tracks a window again)
-  bool finished_only = false;      // an earlier run had tracked every frame; only its finish was left
+  std::int64_t frames = 0;          // results the tracker gave (re-run ones included); finished_only: those written before
+  std::int64_t resumed_after = -1;  // the last frame an interrupted run had written; -1: a fresh run
+  std::int64_t restarted_at = 0;    // the first frame tracked (a resumed run tracks a window again)
+  bool finished_only = false;       // an earlier run had tracked every frame; only its finish was left
 
   // " (resumed after frame 18, tracked again from frame 3)", or "" for a fresh run.
   std::string resumed() const;

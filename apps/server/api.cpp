@@ -46,8 +46,8 @@ ApiError api_error_of(const Error& e) {
   ApiError a = api_error_from(e);
   if (a.status >= 500) {
     log(LogLevel::kError, std::string("request failed: ") + e.what());
-    return ApiError(a.status, a.code, a.status == 503 ? "the model is not available; see the server's log"
-                                                      : "inference failed; see the server's log");
+    return ApiError(a.status, a.code,
+                    a.status == 503 ? "the model is not available; see the server's log" : "inference failed; see the server's log");
   }
   return a;
 }
@@ -55,8 +55,8 @@ ApiError api_error_of(const Error& e) {
 }  // namespace
 
 std::vector<std::vector<Instance>> segment_labels(const ImageSegmenter& segmenter, const ImageEmbedding& embedding,
-                                                  const std::vector<std::vector<Prompt>>& labels,
-                                                  const SegmentOptions& options, const JobStop& stop) {
+                                                  const std::vector<std::vector<Prompt>>& labels, const SegmentOptions& options,
+                                                  const JobStop& stop) {
   // Every label's synonyms are prompts of this one image: the family's rule runs across all of them.
   std::vector<Prompt> all;
   for (const auto& prompts : labels) all.insert(all.end(), prompts.begin(), prompts.end());
@@ -84,25 +84,30 @@ HttpResponse json_response(int status, const json& body) {
 
 Api::Api(const ServerOptions& options)
     : options_(options), cache_(options.cache_mb * 1024 * 1024), queue_(options.workers, options.queue_capacity) {
-  const std::vector<std::string> images_types = {"", "multipart/form-data", "application/octet-stream",
-                                                 "application/x-www-form-urlencoded", "image/*"};
+  const std::vector<std::string> images_types = {"", "multipart/form-data", "application/octet-stream", "application/x-www-form-urlencoded",
+                                                 "image/*"};
   for (const auto& asset : assets()) {
     const bool page = asset.path == std::string_view("/");
-    routes_.push_back({"GET", asset.path, true, false, {}, [this, &asset, page](const HttpRequest& r) {
+    routes_.push_back({"GET",
+                       asset.path,
+                       true,
+                       false,
+                       {},
+                       [this, &asset, page](const HttpRequest& r) {
                          // "/" is also Label Studio's health check: a browser asks for HTML.
                          if (page && r.header("accept").find("text/html") == std::string::npos) return handle_health();
                          HttpResponse res;
                          res.content_type = asset.content_type;
                          res.body = std::string(asset.data);
                          return res;
-                       }, {}});
+                       },
+                       {}});
   }
   routes_.push_back({"GET", "/health", true, false, {}, [this](const HttpRequest&) { return handle_health(); }, {}});
   routes_.push_back({"GET", "/v1/info", true, true, {}, [this](const HttpRequest&) { return handle_info(); }, {}});
-  routes_.push_back({"POST", "/v1/images", false, true, images_types,
-                     [this](const HttpRequest& r) { return handle_images(r); }, {}});
-  routes_.push_back({"POST", "/v1/segment", false, true, {"", "application/json"},
-                     [this](const HttpRequest& r) { return handle_segment(r); }, {}});
+  routes_.push_back({"POST", "/v1/images", false, true, images_types, [this](const HttpRequest& r) { return handle_images(r); }, {}});
+  routes_.push_back(
+      {"POST", "/v1/segment", false, true, {"", "application/json"}, [this](const HttpRequest& r) { return handle_segment(r); }, {}});
 }
 
 const Api::Route* Api::find_route(const HttpRequest& request, bool* other_method) const {
@@ -119,8 +124,10 @@ const Api::Route* Api::find_route(const HttpRequest& request, bool* other_method
 // elsewhere cannot reach it through DNS rebinding.
 bool Api::host_allowed(const std::string& host_header) const {
   std::string host = to_lower(host_header);
-  if (host.starts_with("[")) host = host.substr(0, host.find(']') + 1);
-  else host = host.substr(0, host.rfind(':') == std::string::npos ? host.size() : host.rfind(':'));
+  if (host.starts_with("["))
+    host = host.substr(0, host.find(']') + 1);
+  else
+    host = host.substr(0, host.rfind(':') == std::string::npos ? host.size() : host.rfind(':'));
   for (const auto& h : options_.allowed_hosts) {
     if (h == "*" || to_lower(h) == host) return true;
   }
@@ -164,12 +171,14 @@ Dispatch Api::screen(const HttpRequest& head) const {
     return Dispatch{std::move(r), true};
   };
   if (!host_allowed(head.header("host"))) {
-    return reject(ApiError(403, "forbidden_host", "this server answers only to its own host names; add the name "
-                                                  "with --allowed-host if it is yours"));
+    return reject(ApiError(403, "forbidden_host",
+                           "this server answers only to its own host names; add the name "
+                           "with --allowed-host if it is yours"));
   }
   if (!origin_allowed(head)) {
-    return reject(ApiError(403, "forbidden_origin", "requests from web pages of other origins are refused; allow the "
-                                                    "origin with --allowed-origin"));
+    return reject(ApiError(403, "forbidden_origin",
+                           "requests from web pages of other origins are refused; allow the "
+                           "origin with --allowed-origin"));
   }
   bool other_method = false;
   const Route* route = find_route(head, &other_method);
@@ -178,9 +187,11 @@ Dispatch Api::screen(const HttpRequest& head) const {
     r.status = 204;
     r.content_type.clear();
     if (const auto o = allowed_origin(head); !o.empty()) {
-      r.headers = {{"Access-Control-Allow-Origin", o}, {"Access-Control-Allow-Methods", "GET, POST, OPTIONS"},
+      r.headers = {{"Access-Control-Allow-Origin", o},
+                   {"Access-Control-Allow-Methods", "GET, POST, OPTIONS"},
                    {"Access-Control-Allow-Headers", "Authorization, Content-Type, X-API-Key"},
-                   {"Access-Control-Max-Age", "600"}, {"Vary", "Origin"}};
+                   {"Access-Control-Max-Age", "600"},
+                   {"Vary", "Origin"}};
     }
     return {std::move(r), true};
   }
@@ -252,7 +263,8 @@ void Api::load_model() {
       interactive = Model::load(options_.interactive_model_dir, mo);
       if (interactive->kind() != ModelKind::kInteractive) {
         throw Error(ErrorCode::kModelMismatch, options_.interactive_model_dir.string() + " holds a text-prompted " +
-                                                   layout_name(interactive->layout()) + " model, not SAM3's interactive "
+                                                   layout_name(interactive->layout()) +
+                                                   " model, not SAM3's interactive "
                                                    "one (vision_encoder.onnx, prompt_encoder_mask_decoder.onnx)");
       }
     }
@@ -270,29 +282,31 @@ void Api::load_model() {
 void Api::check_alive(const HttpRequest& req) const {
   if (req.client_gone()) throw ApiError(499, "client_closed", "the client closed the connection");
   if (std::chrono::steady_clock::now() > deadline(req)) {
-    throw ApiError(503, "timeout", "the request took longer than " + std::to_string(options_.request_timeout_s) +
-                                       " s (sam3 serve --timeout)");
+    throw ApiError(503, "timeout",
+                   "the request took longer than " + std::to_string(options_.request_timeout_s) + " s (sam3 serve --timeout)");
   }
 }
 
 void Api::check_objects(size_t objects, const std::string& what) const {
   if (objects > options_.max_prompts) {
-    throw ApiError(413, "too_many_prompts", "too many objects: " + what + " make " + std::to_string(objects) +
-                   " objects; this server takes at most " + std::to_string(options_.max_prompts) +
-                   " per request (sam3 serve --max-prompts)");
+    throw ApiError(413, "too_many_prompts",
+                   "too many objects: " + what + " make " + std::to_string(objects) + " objects; this server takes at most " +
+                       std::to_string(options_.max_prompts) + " per request (sam3 serve --max-prompts)");
   }
 }
 
 void Api::check_prompts(const std::vector<Prompt>& prompts, const std::string& what) const {
   const size_t cap = options_.max_prompts;
   if (prompts.size() > cap) {
-    throw ApiError(413, "too_many_prompts", "too many prompts: " + what + " make " + std::to_string(prompts.size()) +
-                   " prompts; this server takes at most " + std::to_string(cap) + " per request (sam3 serve --max-prompts)");
+    throw ApiError(413, "too_many_prompts",
+                   "too many prompts: " + what + " make " + std::to_string(prompts.size()) + " prompts; this server takes at most " +
+                       std::to_string(cap) + " per request (sam3 serve --max-prompts)");
   }
   for (const auto& p : prompts) {
     if (p.boxes.size() > cap) {
-      throw ApiError(413, "too_many_prompts", "too many boxes: " + what + " give one prompt " + std::to_string(p.boxes.size()) +
-                     " boxes; this server takes at most " + std::to_string(cap) + " per prompt (sam3 serve --max-prompts)");
+      throw ApiError(413, "too_many_prompts",
+                     "too many boxes: " + what + " give one prompt " + std::to_string(p.boxes.size()) +
+                         " boxes; this server takes at most " + std::to_string(cap) + " per prompt (sam3 serve --max-prompts)");
     }
   }
 }
@@ -346,8 +360,7 @@ std::shared_ptr<const CachedImage> Api::encode_bytes(const HttpRequest& req, con
 }
 
 std::shared_ptr<const CachedImage> Api::embedding_for(const HttpRequest& req, const std::shared_ptr<const Model>& model,
-                                                      const std::string& id, const std::string_view* bytes,
-                                                      bool* cached) {
+                                                      const std::string& id, const std::string_view* bytes, bool* cached) {
   bool two_models = false, primary = true;
   {
     std::lock_guard lock(model_mutex_);
@@ -377,8 +390,8 @@ std::shared_ptr<const CachedImage> Api::embedding_for(const HttpRequest& req, co
   const std::string key = key_of(primary);
   auto [entry, was_cached] = run_on_worker(req, [this, model, image, key, two_models](const JobStop& stop) {
     bool hit = false;
-    auto e = cache_.get_or_encode(key, [&] { return model->encode(*image, {stop.token()}); }, &hit,
-                                  two_models ? image : nullptr);
+    auto e = cache_.get_or_encode(
+        key, [&] { return model->encode(*image, {stop.token()}); }, &hit, two_models ? image : nullptr);
     return std::pair{e, hit};
   });
   *cached = was_cached;
@@ -404,11 +417,12 @@ HttpResponse Api::handle_images(const HttpRequest& req) {
   bool cached = false;
   const auto t0 = std::chrono::steady_clock::now();
   auto entry = encode_bytes(req, bytes, &cached);
-  return json_response(200, {{"image_id", entry->id},
-                             {"width", entry->embedding.width()},
-                             {"height", entry->embedding.height()},
-                             {"cached", cached},
-                             {"encode_ms", cached ? 0.0 : std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()}});
+  return json_response(
+      200, {{"image_id", entry->id},
+            {"width", entry->embedding.width()},
+            {"height", entry->embedding.height()},
+            {"cached", cached},
+            {"encode_ms", cached ? 0.0 : std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()}});
 }
 
 HttpResponse Api::handle_segment(const HttpRequest& req) {
@@ -416,9 +430,9 @@ HttpResponse Api::handle_segment(const HttpRequest& req) {
   check_prompts(shared_request->prompts, "\"prompts\"");
   const SegmentRequest& request = *shared_request;
   if (request.order.size() > options_.max_prompts) {  // clicked objects and "everything" count too
-    throw ApiError(413, "too_many_prompts", "too many prompts: \"prompts\" make " + std::to_string(request.order.size()) +
-                                                " prompts; this server takes at most " + std::to_string(options_.max_prompts) +
-                                                " per request (sam3 serve --max-prompts)");
+    throw ApiError(413, "too_many_prompts",
+                   "too many prompts: \"prompts\" make " + std::to_string(request.order.size()) + " prompts; this server takes at most " +
+                       std::to_string(options_.max_prompts) + " per request (sam3 serve --max-prompts)");
   }
   const bool clicks = request.order.size() > request.prompts.size();  // objects or "everything"
   // Each model encodes the image only when one of the prompts needs it.
@@ -503,12 +517,21 @@ HttpResponse Api::handle_info() {
     std::lock_guard lock(model_mutex_);
     if (model_) {
       const auto s = model_->stats();
-      model = {{"name", model_->directory().filename().string()}, {"loaded", true}, {"layout", layout_name(model_->layout())},
-               {"generation", model_->generation()}, {"interactive", model_->kind() == ModelKind::kInteractive},
-               {"input_size", model_->input_size()}, {"input_width", model_->input_width()},
-               {"input_height", model_->input_height()}, {"load_ms", model_->load_ms()},
-               {"image_encodes", s.image_encodes}, {"text_encodes", s.text_encodes}, {"decodes", s.decodes},
-               {"text_cache_hits", s.text_cache_hits}, {"stopped", s.stopped}, {"providers", model_->providers()}};
+      model = {{"name", model_->directory().filename().string()},
+               {"loaded", true},
+               {"layout", layout_name(model_->layout())},
+               {"generation", model_->generation()},
+               {"interactive", model_->kind() == ModelKind::kInteractive},
+               {"input_size", model_->input_size()},
+               {"input_width", model_->input_width()},
+               {"input_height", model_->input_height()},
+               {"load_ms", model_->load_ms()},
+               {"image_encodes", s.image_encodes},
+               {"text_encodes", s.text_encodes},
+               {"decodes", s.decodes},
+               {"text_cache_hits", s.text_cache_hits},
+               {"stopped", s.stopped},
+               {"providers", model_->providers()}};
       // What each network runs on (execution providers, first choice first; the CPU takes the rest).
       json sessions = json::array();
       for (const auto& f : model_->files()) sessions.push_back({{"file", f.file.filename().string()}, {"providers", f.providers}});
@@ -522,21 +545,34 @@ HttpResponse Api::handle_info() {
     std::lock_guard lock(model_mutex_);
     if (interactive_model_) {
       const auto s = interactive_model_->stats();
-      interactive = {{"name", interactive_model_->directory().filename().string()}, {"loaded", true},
-                     {"layout", layout_name(interactive_model_->layout())}, {"generation", interactive_model_->generation()},
-                     {"image_encodes", s.image_encodes}, {"decodes", s.decodes}, {"stopped", s.stopped}};
+      interactive = {{"name", interactive_model_->directory().filename().string()},
+                     {"loaded", true},
+                     {"layout", layout_name(interactive_model_->layout())},
+                     {"generation", interactive_model_->generation()},
+                     {"image_encodes", s.image_encodes},
+                     {"decodes", s.decodes},
+                     {"stopped", s.stopped}};
     }
   }
   const auto c = cache_.stats();
   return json_response(200, {{"model", model},
                              {"interactive_model", interactive},
-                             {"versions", {{"sam3cpp", SAM3_VERSION_STRING}, {"onnxruntime", onnxruntime_version()},
-                                           {"onnxruntime_providers", available_execution_providers()}}},
-                             {"cache", {{"entries", c.entries}, {"bytes", c.bytes}, {"capacity_bytes", c.capacity_bytes},
-                                        {"hits", c.hits}, {"misses", c.misses}, {"evictions", c.evictions}}},
+                             {"versions",
+                              {{"sam3cpp", SAM3_VERSION_STRING},
+                               {"onnxruntime", onnxruntime_version()},
+                               {"onnxruntime_providers", available_execution_providers()}}},
+                             {"cache",
+                              {{"entries", c.entries},
+                               {"bytes", c.bytes},
+                               {"capacity_bytes", c.capacity_bytes},
+                               {"hits", c.hits},
+                               {"misses", c.misses},
+                               {"evictions", c.evictions}}},
                              {"queue", {{"workers", queue_.workers()}, {"queued", queue_.queued()}, {"capacity", queue_.capacity()}}},
-                             {"limits", {{"max_request_bytes", options_.max_request_mb * 1024 * 1024},
-                                         {"max_pixels", options_.max_pixels}, {"request_timeout_s", options_.request_timeout_s}}}});
+                             {"limits",
+                              {{"max_request_bytes", options_.max_request_mb * 1024 * 1024},
+                               {"max_pixels", options_.max_pixels},
+                               {"request_timeout_s", options_.request_timeout_s}}}});
 }
 
 HttpResponse Api::handle_health() {

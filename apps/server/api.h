@@ -53,8 +53,8 @@ class JobStop {
 // Each label's prompts (its synonyms) segmented on one embedding and merged into one list of
 // instances per label, stopping with the job: what Label Studio's and CVAT's labels ask for.
 std::vector<std::vector<Instance>> segment_labels(const ImageSegmenter& segmenter, const ImageEmbedding& embedding,
-                                                  const std::vector<std::vector<Prompt>>& labels,
-                                                  const SegmentOptions& options, const JobStop& stop);
+                                                  const std::vector<std::vector<Prompt>>& labels, const SegmentOptions& options,
+                                                  const JobStop& stop);
 
 class Api {
  public:
@@ -90,12 +90,12 @@ class Api {
   // The image's embedding from the cache, or decoded here and encoded on a worker.
   std::shared_ptr<const CachedImage> encode_bytes(const HttpRequest& req, std::string_view bytes, bool* cached);
   // The same by `model` (the interactive one, say).
-  std::shared_ptr<const CachedImage> encode_bytes(const HttpRequest& req, const std::shared_ptr<const Model>& model,
-                                                  std::string_view bytes, bool* cached);
+  std::shared_ptr<const CachedImage> encode_bytes(const HttpRequest& req, const std::shared_ptr<const Model>& model, std::string_view bytes,
+                                                  bool* cached);
   // Image `id`'s embedding by `model`: from the cache, or encoded on a worker from `bytes`, or
   // (bytes null) from the pixels kept with the other model's entry; ApiError 404 when neither.
-  std::shared_ptr<const CachedImage> embedding_for(const HttpRequest& req, const std::shared_ptr<const Model>& model,
-                                                   const std::string& id, const std::string_view* bytes, bool* cached);
+  std::shared_ptr<const CachedImage> embedding_for(const HttpRequest& req, const std::shared_ptr<const Model>& model, const std::string& id,
+                                                   const std::string_view* bytes, bool* cached);
   // Runs `job(const JobStop&)` on the worker queue while the client is still there and the
   // request's time lasts; a job given up on before a worker takes it is skipped, one given up
   // while it runs stops at its next JobStop::check(). Throws ApiError 503 (queue full,

@@ -9,8 +9,7 @@
 namespace sam3::server {
 
 struct ApiError : std::runtime_error {
-  ApiError(int status, std::string code, const std::string& message)
-      : std::runtime_error(message), status(status), code(std::move(code)) {}
+  ApiError(int status, std::string code, const std::string& message) : std::runtime_error(message), status(status), code(std::move(code)) {}
   int status;
   std::string code;
   std::string allow;  // the Allow header of a 405

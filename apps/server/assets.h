@@ -7,7 +7,7 @@
 namespace sam3::server {
 
 struct Asset {
-  const char* path;          // URL path, "/" for index.html
+  const char* path;  // URL path, "/" for index.html
   const char* content_type;
   std::string_view data;
 };

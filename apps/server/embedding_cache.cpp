@@ -13,10 +13,8 @@ std::shared_ptr<const CachedImage> EmbeddingCache::find(const std::string& id) {
   return *it->second;
 }
 
-std::shared_ptr<const CachedImage> EmbeddingCache::get_or_encode(const std::string& id,
-                                                                 const std::function<ImageEmbedding()>& encode,
-                                                                 bool* was_cached,
-                                                                 std::shared_ptr<const Image> keep_image) {
+std::shared_ptr<const CachedImage> EmbeddingCache::get_or_encode(const std::string& id, const std::function<ImageEmbedding()>& encode,
+                                                                 bool* was_cached, std::shared_ptr<const Image> keep_image) {
   std::promise<std::shared_ptr<const CachedImage>> promise;
   {
     std::unique_lock lock(mutex_);

@@ -36,9 +36,8 @@ class EmbeddingCache {
   std::shared_ptr<const CachedImage> find(const std::string& id);
   // Returns the cached entry, or runs `encode` once (other callers for the same id wait for
   // it) and stores the result. *was_cached tells which happened.
-  std::shared_ptr<const CachedImage> get_or_encode(const std::string& id,
-                                                   const std::function<ImageEmbedding()>& encode,
-                                                   bool* was_cached, std::shared_ptr<const Image> keep_image = nullptr);
+  std::shared_ptr<const CachedImage> get_or_encode(const std::string& id, const std::function<ImageEmbedding()>& encode, bool* was_cached,
+                                                   std::shared_ptr<const Image> keep_image = nullptr);
   CacheStats stats();
 
  private:

@@ -6,7 +6,7 @@
 namespace sam3::server {
 namespace {
 
-constexpr const char* kMark = "\x01";         // a control character: dump() escapes it as \u0001
+constexpr const char* kMark = "\x01";  // a control character: dump() escapes it as \u0001
 constexpr const char* kMarkDumped = "\\u0001";
 
 std::string random_hex(int bytes) {

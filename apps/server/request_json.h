@@ -26,8 +26,7 @@ Json parse_request_json(std::string_view text) {
       throw ApiError(413, "json_too_complex", "the JSON body nests deeper than " + std::to_string(kMaxJsonDepth) + " levels");
     }
     if ((event == Event::value || event == Event::object_start || event == Event::array_start) && ++values > kMaxJsonValues) {
-      throw ApiError(413, "json_too_complex",
-                     "the JSON body holds more than " + std::to_string(kMaxJsonValues) + " values");
+      throw ApiError(413, "json_too_complex", "the JSON body holds more than " + std::to_string(kMaxJsonValues) + " values");
     }
     return true;
   };

@@ -56,7 +56,9 @@ SegmentRequest parse_segment_request(const std::string& body) {
   }
   for (auto& e : entries) {
     switch (e.kind) {
-      case PromptEntry::Kind::kEverything: r.order.push_back({PromptItem::kEverything, 0, e.points_per_side}); break;
+      case PromptEntry::Kind::kEverything:
+        r.order.push_back({PromptItem::kEverything, 0, e.points_per_side});
+        break;
       case PromptEntry::Kind::kObject:
         r.order.push_back({PromptItem::kObject, r.objects.size()});
         r.objects.push_back(std::move(e.object));

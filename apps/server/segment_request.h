@@ -15,7 +15,7 @@ namespace sam3::server {
 // model, clicked objects and "everything" to the interactive model.
 struct PromptItem {
   enum Kind { kConcept, kObject, kEverything } kind = kConcept;
-  size_t index = 0;  // into prompts or objects
+  size_t index = 0;          // into prompts or objects
   int points_per_side = 32;  // kEverything: the click grid
 };
 

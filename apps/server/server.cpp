@@ -44,8 +44,9 @@ bool is_loopback_host(const std::string& host) {
 int run_server(const ServerOptions& options) {
   if (!is_loopback_host(options.host) && options.api_key.empty() && !options.insecure) {
     throw Error(ErrorCode::kInvalidArgument,
-                "refusing to listen on " + options.host + " without --api-key: it is not (only) this machine, so anyone "
-                "on the network could use it; pass --api-key KEY (or --insecure if the network is trusted)");
+                "refusing to listen on " + options.host +
+                    " without --api-key: it is not (only) this machine, so anyone "
+                    "on the network could use it; pass --api-key KEY (or --insecure if the network is trusted)");
   }
   if (options.cvat_tracker_client_memory_mb > options.cvat_tracker_memory_mb) {
     throw Error(ErrorCode::kInvalidArgument, "--cvat-tracker-client-memory (" + std::to_string(options.cvat_tracker_client_memory_mb) +
@@ -54,9 +55,10 @@ int run_server(const ServerOptions& options) {
                                                  " MB), the budget all clients share; lower it or raise the budget");
   }
   if (!options.label_studio.api_key.empty() && options.label_studio.url.empty()) {
-    log(LogLevel::kWarning, "LABEL_STUDIO_API_KEY is set without LABEL_STUDIO_URL: the key is sent only to a configured "
-                            "address, so tasks are fetched with the token Label Studio sends in /setup, if any; set "
-                            "LABEL_STUDIO_URL (--label-studio-url) to use the key");
+    log(LogLevel::kWarning,
+        "LABEL_STUDIO_API_KEY is set without LABEL_STUDIO_URL: the key is sent only to a configured "
+        "address, so tasks are fetched with the token Label Studio sends in /setup, if any; set "
+        "LABEL_STUDIO_URL (--label-studio-url) to use the key");
   }
   // SIGINT/SIGTERM are taken by a watcher thread (blocked everywhere else, before any
   // thread starts) that stops the server gracefully.
@@ -73,8 +75,10 @@ int run_server(const ServerOptions& options) {
   add_label_studio_routes(api, options.label_studio);
   add_x_anylabeling_routes(api);
   add_cvat_routes(api, options.cvat_labels,
-                  {.total_bytes = options.cvat_tracker_memory_mb << 20, .client_bytes = options.cvat_tracker_client_memory_mb << 20,
-                   .client_sessions = options.cvat_tracker_sessions, .idle = std::chrono::seconds(options.cvat_tracker_idle_s)});
+                  {.total_bytes = options.cvat_tracker_memory_mb << 20,
+                   .client_bytes = options.cvat_tracker_client_memory_mb << 20,
+                   .client_sessions = options.cvat_tracker_sessions,
+                   .idle = std::chrono::seconds(options.cvat_tracker_idle_s)});
   add_web_app_routes(api, options, default_web_app_files());
   HttpLimits limits;
   limits.max_body_bytes = options.max_request_mb * 1024 * 1024;
@@ -84,10 +88,10 @@ int run_server(const ServerOptions& options) {
   limits.write_timeout = std::chrono::seconds(options.write_timeout_s);
   // Room for every request a worker or the queue can hold and every fetch in flight, so that
   // neither kind can take the threads the other (and /v1/images) needs.
-  limits.handler_threads =
-      std::max(8, options.workers + static_cast<int>(options.queue_capacity) + options.label_studio.max_fetches);
-  HttpServer http(limits, [&api](const HttpRequest& head) { return api.screen(head); },
-                  [&api](const HttpRequest& request) { return api.handle(request); });
+  limits.handler_threads = std::max(8, options.workers + static_cast<int>(options.queue_capacity) + options.label_studio.max_fetches);
+  HttpServer http(
+      limits, [&api](const HttpRequest& head) { return api.screen(head); },
+      [&api](const HttpRequest& request) { return api.handle(request); });
   const int port = http.listen(options.host, options.port);
   api.set_port(port);
 
@@ -96,8 +100,7 @@ int run_server(const ServerOptions& options) {
     int sig = 0;
     sigwait(&signals, &sig);
     if (sig == 0) return;
-    log(LogLevel::kWarning, std::string("received ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
-                                "; finishing requests in flight");
+    log(LogLevel::kWarning, std::string("received ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") + "; finishing requests in flight");
     http.stop();
   });
   const std::string shown_host = options.host.find(':') != std::string::npos ? "[" + options.host + "]" : options.host;
@@ -106,8 +109,7 @@ int run_server(const ServerOptions& options) {
   const bool drained = http.run(std::chrono::seconds(options.shutdown_timeout_s));
   if (!drained) {
     // Inference cannot be interrupted; the process ends without waiting for it.
-    log(LogLevel::kWarning, "requests still running after " + std::to_string(options.shutdown_timeout_s) +
-                                " s were abandoned");
+    log(LogLevel::kWarning, "requests still running after " + std::to_string(options.shutdown_timeout_s) + " s were abandoned");
     std::fflush(stderr);
     ::_exit(0);
   }

@@ -29,18 +29,18 @@ struct ServerOptions {
   std::size_t queue_capacity = 16;
   std::size_t max_request_mb = 64;
   std::int64_t max_pixels = 100'000'000;
-  int request_timeout_s = 300;  // a request's whole time: fetches, encodes, every prompt
+  int request_timeout_s = 300;   // a request's whole time: fetches, encodes, every prompt
   std::size_t max_prompts = 64;  // per request on every route (and exemplar boxes per prompt)
   std::string api_key;
   bool insecure = false;
   std::vector<std::string> allowed_hosts;    // Host names answered besides this machine's ("*": any)
   std::vector<std::string> allowed_origins;  // web origins allowed to call the API ("*": any)
   int max_connections = 256;
-  int header_timeout_s = 10;  // for a request's line and headers to arrive
-  int idle_timeout_s = 15;    // an idle keep-alive connection is closed after this
-  int write_timeout_s = 60;   // a client taking no byte of an answer this long is cut off
-  int shutdown_timeout_s = 30;  // requests in flight get this long after SIGTERM
-  LabelStudioOptions label_studio;  // where the Label Studio backend fetches task images
+  int header_timeout_s = 10;           // for a request's line and headers to arrive
+  int idle_timeout_s = 15;             // an idle keep-alive connection is closed after this
+  int write_timeout_s = 60;            // a client taking no byte of an answer this long is cut off
+  int shutdown_timeout_s = 30;         // requests in flight get this long after SIGTERM
+  LabelStudioOptions label_studio;     // where the Label Studio backend fetches task images
   std::vector<CvatLabel> cvat_labels;  // what the CVAT detector finds (none: it is not listed)
   // CVAT tracker sessions: a budget of bytes (each session reserves its memory bank once full),
   // a share of it per client, a count per client, and how long another client's session must

@@ -20,8 +20,7 @@ std::optional<std::string> percent_decode(const std::string& s) {
       out += s[i];
       continue;
     }
-    if (i + 2 >= s.size() || !std::isxdigit(static_cast<unsigned char>(s[i + 1])) ||
-        !std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
+    if (i + 2 >= s.size() || !std::isxdigit(static_cast<unsigned char>(s[i + 1])) || !std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
       return std::nullopt;
     }
     out += static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
@@ -37,8 +36,7 @@ bool safe_relative(const std::string& path) {
   while (start <= path.size()) {
     const size_t end = std::min(path.find('/', start), path.size());
     const std::string segment = path.substr(start, end - start);
-    if (segment.empty() || segment[0] == '.' || segment.find('\\') != std::string::npos ||
-        segment.find('\0') != std::string::npos) {
+    if (segment.empty() || segment[0] == '.' || segment.find('\\') != std::string::npos || segment.find('\0') != std::string::npos) {
       return false;
     }
     start = end + 1;
@@ -124,8 +122,8 @@ HttpResponse answer(const HttpRequest& request, std::uint64_t size, const std::s
   const std::uint64_t first = range ? range->first : 0, count = range ? range->last - range->first + 1 : size;
   if (range) {
     r.status = 206;
-    r.headers.emplace_back("Content-Range", "bytes " + std::to_string(range->first) + "-" + std::to_string(range->last) + "/" +
-                                                std::to_string(size));
+    r.headers.emplace_back("Content-Range",
+                           "bytes " + std::to_string(range->first) + "-" + std::to_string(range->last) + "/" + std::to_string(size));
   }
   if (request.method == "HEAD") {
     r.headers.emplace_back("Content-Length", std::to_string(count));
@@ -214,9 +212,8 @@ HttpResponse serve_file(const HttpRequest& request, const std::filesystem::path&
 HttpResponse serve_bytes(const HttpRequest& request, std::string_view data, const std::string& content_type,
                          const std::vector<std::pair<std::string, std::string>>& headers) {
   const std::string etag = "\"" + std::to_string(data.size()) + "-" + std::to_string(std::hash<std::string_view>{}(data)) + "\"";
-  return answer(request, data.size(), etag, content_type, headers, [&](HttpResponse& r, std::uint64_t first, std::uint64_t count) {
-    r.body = std::string(data.substr(first, count));
-  });
+  return answer(request, data.size(), etag, content_type, headers,
+                [&](HttpResponse& r, std::uint64_t first, std::uint64_t count) { r.body = std::string(data.substr(first, count)); });
 }
 
 }  // namespace sam3::server

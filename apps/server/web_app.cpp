@@ -45,16 +45,13 @@ std::set<std::string> model_file_names(const Model& model) {
 
 }  // namespace
 
-WebAppFiles default_web_app_files() {
-  return {env_or("SAM3_WEB_DIR", SAM3_WEB_DIR), env_or("SAM3_ORT_WEB_DIR", SAM3_ORT_WEB_DIR)};
-}
+WebAppFiles default_web_app_files() { return {env_or("SAM3_WEB_DIR", SAM3_WEB_DIR), env_or("SAM3_ORT_WEB_DIR", SAM3_ORT_WEB_DIR)}; }
 
 const std::vector<std::pair<std::string, std::string>>& isolation_headers() {
-  static const std::vector<std::pair<std::string, std::string>> h = {
-      {"Cross-Origin-Opener-Policy", "same-origin"},
-      {"Cross-Origin-Embedder-Policy", "require-corp"},
-      {"Cross-Origin-Resource-Policy", "same-origin"},
-      {"X-Content-Type-Options", "nosniff"}};
+  static const std::vector<std::pair<std::string, std::string>> h = {{"Cross-Origin-Opener-Policy", "same-origin"},
+                                                                     {"Cross-Origin-Embedder-Policy", "require-corp"},
+                                                                     {"Cross-Origin-Resource-Policy", "same-origin"},
+                                                                     {"X-Content-Type-Options", "nosniff"}};
   return h;
 }
 

@@ -24,16 +24,18 @@ std::string read_all(const std::filesystem::path& p) {
 }
 
 std::string headers_file() {
-  std::string s = "# Cross-origin isolation for sam3's web app (WASM threads need it); Netlify and\n"
-                  "# Cloudflare Pages read this file.\n/*\n";
+  std::string s =
+      "# Cross-origin isolation for sam3's web app (WASM threads need it); Netlify and\n"
+      "# Cloudflare Pages read this file.\n/*\n";
   for (const auto& [k, v] : isolation_headers()) s += "  " + k + ": " + v + "\n";
   return s;
 }
 
 std::string nginx_snippet() {
-  std::string s = "# sam3 web app: include in the server block that serves this folder. Cross-origin\n"
-                  "# isolation lets ONNX Runtime Web use WASM threads; .mjs and .wasm need their types.\n"
-                  "location / {\n";
+  std::string s =
+      "# sam3 web app: include in the server block that serves this folder. Cross-origin\n"
+      "# isolation lets ONNX Runtime Web use WASM threads; .mjs and .wasm need their types.\n"
+      "location / {\n";
   for (const auto& [k, v] : isolation_headers()) s += "    add_header " + k + " \"" + v + "\" always;\n";
   // A types block replaces the MIME map the server block inherits (.html, .css, .js would lose
   // theirs), so nginx's own map comes first and the block only adds to it.
@@ -50,16 +52,18 @@ std::vector<std::string> export_web_app(const WebExportOptions& o) {
                                     " has no sam3.wasm): build it with Emscripten's emcc installed, or set SAM3_WEB_DIR");
   }
   if (!std::filesystem::is_regular_file(files.ort_web_dir / "ort.all.min.mjs")) {
-    throw Error(ErrorCode::kIo, "onnxruntime-web is not at " + files.ort_web_dir.string() +
-                                    " (scripts/setup.sh fetches it; or set SAM3_ORT_WEB_DIR)");
+    throw Error(ErrorCode::kIo,
+                "onnxruntime-web is not at " + files.ort_web_dir.string() + " (scripts/setup.sh fetches it; or set SAM3_ORT_WEB_DIR)");
   }
   // What goes where: bytes held here, or a file copied.
   std::map<std::string, std::string> bytes;
   std::map<std::string, std::filesystem::path> copies;
   for (const auto& a : assets()) {
     const std::string path = a.path;
-    if (path == "/") bytes["index.html"] = std::string(a.data);
-    else if (path == "/app.js" || path == "/style.css") bytes[path.substr(1)] = std::string(a.data);
+    if (path == "/")
+      bytes["index.html"] = std::string(a.data);
+    else if (path == "/app.js" || path == "/style.css")
+      bytes[path.substr(1)] = std::string(a.data);
   }
   for (const char* f : {"sam3.mjs", "sam3.wasm", "sam3-browser.mjs", "sam3-browser.d.ts", "sam3-rewrite-worker.mjs", "sam3-int8.mjs",
                         "sam3-int8-worker.mjs"}) {
@@ -99,8 +103,9 @@ std::vector<std::string> export_web_app(const WebExportOptions& o) {
   for (const auto& [k, v] : copies) all.push_back(k);
   for (const auto& rel : all) {
     if (std::filesystem::exists(o.out / rel, ec) && !ours.contains(rel)) {
-      throw Error(ErrorCode::kIo, (o.out / rel).string() + " exists and was not written by sam3 web export; "
-                                  "export into an empty folder or remove it");
+      throw Error(ErrorCode::kIo, (o.out / rel).string() +
+                                      " exists and was not written by sam3 web export; "
+                                      "export into an empty folder or remove it");
     }
   }
   for (const auto& [rel, from] : copies) {

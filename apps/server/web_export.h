@@ -13,8 +13,8 @@ namespace sam3::server {
 
 struct WebExportOptions {
   std::filesystem::path out;
-  std::string models_url;               // config.json "models" (empty: the user picks a folder)
-  std::filesystem::path vocabulary;     // copied to vocabulary/ (empty: none)
+  std::string models_url;            // config.json "models" (empty: the user picks a folder)
+  std::filesystem::path vocabulary;  // copied to vocabulary/ (empty: none)
   WebAppFiles files = default_web_app_files();
 };
 

@@ -66,7 +66,7 @@ struct Model {
   std::optional<Generation> generation;
   std::optional<Tracker> tracker;
   std::optional<sam3::ClipTokenizer> tokenizer;
-  std::vector<Tensor> staged_inputs;                            // the last call's tensors
+  std::vector<Tensor> staged_inputs;                              // the last call's tensors
   std::map<std::string, std::vector<std::uint8_t>> output_bytes;  // staged decoder outputs
   sam3::pure::TensorViews outputs;
   std::optional<Plan> plan;
@@ -75,7 +75,7 @@ struct Model {
 std::map<int, std::unique_ptr<Model>> models;
 int next_handle = 1;
 std::string reply;
-std::string rewritten;  // the last sam3_int8_as_float's graph, until sam3_release_rewritten
+std::string rewritten;       // the last sam3_int8_as_float's graph, until sam3_release_rewritten
 char* kept_input = nullptr;  // an owned input answered unchanged by sam3_rewrite_for_browser, until then
 
 template <typename J>
@@ -141,8 +141,11 @@ sam3::pure::PartSpec part_from_json(const json& j) {
 json tensors_json(std::vector<Tensor>& tensors) {
   json out = json::array();
   for (auto& t : tensors) {
-    out.push_back({{"name", t.name}, {"dtype", sam3::pure::dtype_name(t.type)}, {"shape", t.shape},
-                   {"ptr", reinterpret_cast<std::uintptr_t>(t.bytes.data())}, {"bytes", t.bytes.size()}});
+    out.push_back({{"name", t.name},
+                   {"dtype", sam3::pure::dtype_name(t.type)},
+                   {"shape", t.shape},
+                   {"ptr", reinterpret_cast<std::uintptr_t>(t.bytes.data())},
+                   {"bytes", t.bytes.size()}});
   }
   return out;
 }
@@ -177,8 +180,10 @@ std::string next_text_step(Model& m) {
                          ? from_embedding(feed.name)
                          : json{{"from", "kept"}, {"key", run->text_key}, {"name", feed.name}};
     }
-    json step = {{"session", sam3::pure::session_name(run->session)}, {"tensors", tensors_json(run->tensors)},
-                 {"feeds", std::move(feeds)}, {"stage", run->wants_outputs}};
+    json step = {{"session", sam3::pure::session_name(run->session)},
+                 {"tensors", tensors_json(run->tensors)},
+                 {"feeds", std::move(feeds)},
+                 {"stage", run->wants_outputs}};
     // The wrapper runs the text encoder unless it kept this text's outputs.
     if (run->session == sam3::pure::TextRun::Session::kText) step["keep"] = run->text_key;
     return json{{"run", std::move(step)}}.dump();
@@ -227,8 +232,14 @@ std::string next_step(Model& m) {
     m.staged_inputs = tracker.decoder_inputs(p.runs[p.next].batch);
     json feeds = json::object();
     for (const auto& name : Tracker::embedding_names()) feeds[name] = from_embedding(name);
-    return json{{"run", {{"session", "decoder"}, {"tensors", tensors_json(m.staged_inputs)}, {"feeds", feeds},
-                         {"stage", true}, {"index", p.next}, {"of", total}}}}.dump();
+    return json{{"run",
+                 {{"session", "decoder"},
+                  {"tensors", tensors_json(m.staged_inputs)},
+                  {"feeds", feeds},
+                  {"stage", true},
+                  {"index", p.next},
+                  {"of", total}}}}
+        .dump();
   }
   std::string result;
   if (p.everything) {
@@ -268,8 +279,7 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_plan(int handle, const char* request_json)
       text_generation(m);  // says that a list of concepts needs a text model
       return text_plan(m, j);
     }
-    if (m.generation && !(j.at("prompt").contains("points") || j.at("prompt").contains("box") ||
-                          j.at("prompt").contains("everything"))) {
+    if (m.generation && !(j.at("prompt").contains("points") || j.at("prompt").contains("box") || j.at("prompt").contains("everything"))) {
       return text_plan(m, j);
     }
     const Tracker& tracker = interactive(m);
@@ -337,7 +347,7 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_answer(const char* request_json) {
     for (const auto& entry : j.at("prompts")) image.prompts.push_back(entry.dump());
     a.images.push_back(std::move(image));
     const auto& t = j.at("timings_ms");
-    a.timings_ms = {t.value("load", 0.0), t.value("preprocess", 0.0), t.value("encode_image", 0.0), t.value("encode_text", 0.0),
+    a.timings_ms = {t.value("load", 0.0),   t.value("preprocess", 0.0),  t.value("encode_image", 0.0),  t.value("encode_text", 0.0),
                     t.value("decode", 0.0), t.value("postprocess", 0.0), t.value("image_cached", false)};
     return sam3::answer_json(a);
   });
@@ -364,8 +374,8 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_choose_files(const char* where, const char
     const auto names = json::parse(names_json).get<std::set<std::string>>();
     // The interactive model first, as the native loader tries it.
     if (auto tracker = sam3::pure::choose_tracker_files(where, names)) {
-      return json{{"layout", sam3::pure::kTrackerLayout}, {"candidates", {sam3::pure::kTrackerLayout}}, {"parts", *tracker},
-                  {"interactive", true}};
+      return json{
+          {"layout", sam3::pure::kTrackerLayout}, {"candidates", {sam3::pure::kTrackerLayout}}, {"parts", *tracker}, {"interactive", true}};
     }
     const auto chosen = sam3::pure::choose_files(where, names);
     if (!chosen) {
@@ -394,10 +404,18 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_create(const char* spec_json) {
       const auto& t = *m->tracker;
       models[handle] = std::move(m);
       json feeds = Tracker::embedding_names();
-      return json{{"handle", handle}, {"layout", sam3::pure::kTrackerLayout}, {"generation", t.name()}, {"interactive", true},
-                  {"quirks", string_list(t.quirks())}, {"input_width", t.input_width()}, {"input_height", t.input_height()},
-                  {"box_limit", 1}, {"image_feeds", feeds}, {"text_feeds", json::object()},
-                  {"geometry_image_feeds", json::object()}, {"has_geometry", false},
+      return json{{"handle", handle},
+                  {"layout", sam3::pure::kTrackerLayout},
+                  {"generation", t.name()},
+                  {"interactive", true},
+                  {"quirks", string_list(t.quirks())},
+                  {"input_width", t.input_width()},
+                  {"input_height", t.input_height()},
+                  {"box_limit", 1},
+                  {"image_feeds", feeds},
+                  {"text_feeds", json::object()},
+                  {"geometry_image_feeds", json::object()},
+                  {"has_geometry", false},
                   {"unicode", sam3::tokenizer::unicode::unicode_version()}};
     }
     // The families whose names fit (sam3_choose_files' "candidates"), else the one named.
@@ -417,12 +435,19 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_create(const char* spec_json) {
     m->generation.emplace(std::move(*g));
     const auto& gen = *m->generation;
     models[handle] = std::move(m);
-    return json{{"handle", handle}, {"layout", gen.layout()}, {"generation", gen.name()}, {"interactive", false},
-                {"quirks", string_list(gen.quirks())}, {"input_width", gen.input_width()},
-                {"input_height", gen.input_height()}, {"box_limit", gen.box_limit()},
-                {"image_feeds", gen.image_feeds()}, {"text_feeds", gen.text_feeds()},
+    return json{{"handle", handle},
+                {"layout", gen.layout()},
+                {"generation", gen.name()},
+                {"interactive", false},
+                {"quirks", string_list(gen.quirks())},
+                {"input_width", gen.input_width()},
+                {"input_height", gen.input_height()},
+                {"box_limit", gen.box_limit()},
+                {"image_feeds", gen.image_feeds()},
+                {"text_feeds", gen.text_feeds()},
                 {"geometry_image_feeds", gen.geometry_image_feeds()},
-                {"has_geometry", gen.has_geometry()}, {"unicode", sam3::tokenizer::unicode::unicode_version()}};
+                {"has_geometry", gen.has_geometry()},
+                {"unicode", sam3::tokenizer::unicode::unicode_version()}};
   });
 }
 
@@ -476,8 +501,7 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_image_inputs(int handle, const std::uint8_
 }
 
 // A place for one session output's bytes (the wrapper copies them in), by name.
-EMSCRIPTEN_KEEPALIVE std::uintptr_t sam3_stage_output(int handle, const char* name, const char* shape_json,
-                                                      int onnx_type, int bytes) {
+EMSCRIPTEN_KEEPALIVE std::uintptr_t sam3_stage_output(int handle, const char* name, const char* shape_json, int onnx_type, int bytes) {
   try {
     auto& m = model(handle);
     auto& buffer = m.output_bytes[name];
@@ -504,8 +528,11 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_int8_as_float(const char* data, std::uint3
     rewritten = sam3::optimize::int8_products_as_float(std::string_view(data, length), &stats);
     const bool changed = stats.matmuls + stats.convs > 0;
     if (!changed) std::string().swap(rewritten);
-    return json{{"ptr", changed ? reinterpret_cast<std::uintptr_t>(rewritten.data()) : 0}, {"bytes", rewritten.size()},
-                {"quantizers", stats.quantizers}, {"matmuls", stats.matmuls}, {"convs", stats.convs},
+    return json{{"ptr", changed ? reinterpret_cast<std::uintptr_t>(rewritten.data()) : 0},
+                {"bytes", rewritten.size()},
+                {"quantizers", stats.quantizers},
+                {"matmuls", stats.matmuls},
+                {"convs", stats.convs},
                 {"skipped", stats.skipped}};
   });
 }

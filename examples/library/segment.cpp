@@ -14,12 +14,12 @@ int main(int argc, char** argv) {
   try {
     auto segmenter = sam3::ImageSegmenter::load(argv[1]);  // expensive: share it
     auto image = sam3::load_image(argv[2]);
-    auto embedding = segmenter.encode(image);              // the costly step, once per image
+    auto embedding = segmenter.encode(image);  // the costly step, once per image
     for (int i = 3; i < argc; ++i) {
       auto result = segmenter.segment(embedding, {.text = argv[i]});  // cheap per prompt
       for (const auto& inst : result.instances) {
-        std::printf("%s\t%.4f\t%.2f %.2f %.2f %.2f\t%lld\n", argv[i], inst.score, inst.box.x0, inst.box.y0, inst.box.x1,
-                    inst.box.y1, static_cast<long long>(inst.area));
+        std::printf("%s\t%.4f\t%.2f %.2f %.2f %.2f\t%lld\n", argv[i], inst.score, inst.box.x0, inst.box.y0, inst.box.x1, inst.box.y1,
+                    static_cast<long long>(inst.area));
       }
     }
   } catch (const sam3::Error& e) {

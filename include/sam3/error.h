@@ -15,32 +15,32 @@
 namespace sam3 {
 
 // X(enumerator, name, exit code, HTTP status, Python exception)
-#define SAM3_ERROR_CODES(X)                                                                       \
-  /* a caller-supplied value is out of range or malformed */                                      \
-  X(kInvalidArgument, "invalid_argument", 3, 400, "InvalidArgumentError")                          \
-  /* a prompt is not valid UTF-8 */                                                               \
-  X(kInvalidText, "invalid_text", 3, 400, "InvalidTextError")                                      \
-  /* the image file cannot be opened or is empty */                                               \
-  X(kImageUnreadable, "image_unreadable", 3, 400, "ImageUnreadableError")                          \
-  /* not JPEG, PNG, WebP, BMP or TIFF */                                                          \
-  X(kImageUnsupported, "image_unsupported", 3, 415, "ImageUnsupportedError")                       \
-  /* a supported format that fails to decode */                                                   \
-  X(kImageCorrupt, "image_corrupt", 3, 400, "ImageCorruptError")                                   \
-  /* more pixels than the configured limit */                                                     \
-  X(kImageTooLarge, "image_too_large", 3, 413, "ImageTooLargeError")                               \
-  /* model directory or file missing */                                                           \
-  X(kModelNotFound, "model_not_found", 4, 503, "ModelNotFoundError")                               \
-  /* files present but their inputs/outputs are not what a generation needs */                    \
-  X(kModelMismatch, "model_mismatch", 4, 503, "ModelMismatchError")                                \
-  /* vocabulary file missing or malformed */                                                      \
-  X(kTokenizer, "tokenizer", 4, 503, "TokenizerError")                                             \
-  /* ONNX Runtime failed while running a model, or lacks a provider asked for */                  \
-  X(kRuntime, "runtime", 5, 500, "RuntimeFailure")                                                 \
-  /* writing an output failed */                                                                  \
-  X(kIo, "io", 6, 500, "OutputError")                                                              \
-  /* a download failed */                                                                         \
-  X(kNetwork, "network", 7, 502, "NetworkError")                                                \
-  /* stopped by a StopToken (sam3/stop_token.h) before it finished; 130 as for SIGINT */          \
+#define SAM3_ERROR_CODES(X)                                                              \
+  /* a caller-supplied value is out of range or malformed */                             \
+  X(kInvalidArgument, "invalid_argument", 3, 400, "InvalidArgumentError")                \
+  /* a prompt is not valid UTF-8 */                                                      \
+  X(kInvalidText, "invalid_text", 3, 400, "InvalidTextError")                            \
+  /* the image file cannot be opened or is empty */                                      \
+  X(kImageUnreadable, "image_unreadable", 3, 400, "ImageUnreadableError")                \
+  /* not JPEG, PNG, WebP, BMP or TIFF */                                                 \
+  X(kImageUnsupported, "image_unsupported", 3, 415, "ImageUnsupportedError")             \
+  /* a supported format that fails to decode */                                          \
+  X(kImageCorrupt, "image_corrupt", 3, 400, "ImageCorruptError")                         \
+  /* more pixels than the configured limit */                                            \
+  X(kImageTooLarge, "image_too_large", 3, 413, "ImageTooLargeError")                     \
+  /* model directory or file missing */                                                  \
+  X(kModelNotFound, "model_not_found", 4, 503, "ModelNotFoundError")                     \
+  /* files present but their inputs/outputs are not what a generation needs */           \
+  X(kModelMismatch, "model_mismatch", 4, 503, "ModelMismatchError")                      \
+  /* vocabulary file missing or malformed */                                             \
+  X(kTokenizer, "tokenizer", 4, 503, "TokenizerError")                                   \
+  /* ONNX Runtime failed while running a model, or lacks a provider asked for */         \
+  X(kRuntime, "runtime", 5, 500, "RuntimeFailure")                                       \
+  /* writing an output failed */                                                         \
+  X(kIo, "io", 6, 500, "OutputError")                                                    \
+  /* a download failed */                                                                \
+  X(kNetwork, "network", 7, 502, "NetworkError")                                         \
+  /* stopped by a StopToken (sam3/stop_token.h) before it finished; 130 as for SIGINT */ \
   X(kCancelled, "cancelled", 130, 503, "CancelledError")
 
 enum class ErrorCode {

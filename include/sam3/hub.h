@@ -17,9 +17,9 @@
 namespace sam3 {
 
 struct RegistryEntry {
-  std::string name;        // "sam3-v2-int8"
-  std::string repo;        // hub repository id, "owner/name"
-  std::string revision;    // branch, tag or commit
+  std::string name;      // "sam3-v2-int8"
+  std::string repo;      // hub repository id, "owner/name"
+  std::string revision;  // branch, tag or commit
   Layout layout;
   std::vector<std::string> files;  // the model folder's files
   std::int64_t approx_bytes = 0;

@@ -32,8 +32,7 @@ std::vector<std::uint8_t> read_image_file(const std::filesystem::path& path, con
 // kImageCorrupt, kImageTooLarge) with a message naming the file and the problem.
 Image load_image(const std::filesystem::path& path, const ImageLoadOptions& options = {});
 // Same, from bytes in memory; `name` is used in error messages.
-Image decode_image(std::span<const std::uint8_t> bytes, const std::string& name,
-                   const ImageLoadOptions& options = {});
+Image decode_image(std::span<const std::uint8_t> bytes, const std::string& name, const ImageLoadOptions& options = {});
 
 // The pixels of a window of the image (a tile, a crop). Throws kInvalidArgument when the window
 // is empty or leaves the image.

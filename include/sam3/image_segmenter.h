@@ -34,7 +34,6 @@ class ImageSegmenter : public SegmentationTask {
   // Model::load, then the kind check above.
   static ImageSegmenter load(const std::filesystem::path& directory, const ModelOptions& options = {});
 
-
   // Every instance of the prompt's concept. Throws kInvalidArgument for an empty prompt, boxes
   // outside the image or too many boxes, an embedding of another model's layout; kCancelled
   // once options.stop asks to stop.
@@ -50,8 +49,8 @@ class ImageSegmenter : public SegmentationTask {
                                         const SegmentOptions& options = {}) const;
 
  private:
-  std::vector<PromptResult> answer(const ImageEmbedding& embedding, const std::vector<Prompt>& prompts,
-                                   const SegmentOptions& options, bool across_prompts) const;
+  std::vector<PromptResult> answer(const ImageEmbedding& embedding, const std::vector<Prompt>& prompts, const SegmentOptions& options,
+                                   bool across_prompts) const;
 
   const detail::TextDecoding* text_;  // the model's, alive as long as model_
 };

@@ -52,14 +52,14 @@ struct ObjectResult {
 // SAM's automatic mask generator on the interactive model: a grid of single positive clicks,
 // each giving three candidates, kept when confident and stable, then deduplicated.
 struct EverythingOptions {
-  int points_per_side = 32;            // grid of points_per_side^2 clicks over the image
-  int points_per_batch = 64;           // clicks decoded per decoder run
-  float pred_iou_threshold = 0.88f;    // keep candidates whose predicted IoU exceeds this
-  float stability_threshold = 0.95f;   // IoU of the mask cut at +offset and at -offset
+  int points_per_side = 32;           // grid of points_per_side^2 clicks over the image
+  int points_per_batch = 64;          // clicks decoded per decoder run
+  float pred_iou_threshold = 0.88f;   // keep candidates whose predicted IoU exceeds this
+  float stability_threshold = 0.95f;  // IoU of the mask cut at +offset and at -offset
   float stability_offset = 1.0f;
-  float box_nms_threshold = 0.7f;      // drop a mask whose box overlaps a better one more
-  float object_score_threshold = 0.5f; // SAM2's "no object here" cut (sigmoid of its logit)
-  std::int64_t min_area = 0;           // drop masks with fewer pixels
+  float box_nms_threshold = 0.7f;       // drop a mask whose box overlaps a better one more
+  float object_score_threshold = 0.5f;  // SAM2's "no object here" cut (sigmoid of its logit)
+  std::int64_t min_area = 0;            // drop masks with fewer pixels
   // SAM's crop layers, for small objects: layer i cuts the image into 2^i x 2^i overlapping
   // crops, each encoded and clicked on its own (a grid of points_per_side / downscale^i); masks
   // touching a crop's inner edge are left to the layers that see them whole, and duplicates
@@ -69,7 +69,7 @@ struct EverythingOptions {
   float crop_overlap_ratio = 512.f / 1500.f;  // overlap of neighbouring crops, share of the short side
   int crop_points_downscale = 1;              // points per side divided by this for each layer
   float crop_nms_threshold = 0.7f;            // box IoU above which masks of two crops are one object
-  StopToken stop;                      // stops between and inside decoder runs (sam3/stop_token.h)
+  StopToken stop;                             // stops between and inside decoder runs (sam3/stop_token.h)
 };
 
 }  // namespace sam3

@@ -39,12 +39,10 @@ class InteractiveSegmenter : public SegmentationTask {
   // Model::load, then the kind check above.
   static InteractiveSegmenter load(const std::filesystem::path& directory, const ModelOptions& options = {});
 
-
   // One object per prompt, all decoded together. Throws kInvalidArgument naming the object and
   // point for a point outside the image or not a number, an object with neither a positive
   // point nor a box, too many points or objects, an embedding of another model's layout.
-  ObjectResult segment(const ImageEmbedding& embedding, const InteractivePrompt& prompt,
-                       const InteractiveOptions& options = {}) const;
+  ObjectResult segment(const ImageEmbedding& embedding, const InteractivePrompt& prompt, const InteractiveOptions& options = {}) const;
   std::vector<ObjectResult> segment_objects(const ImageEmbedding& embedding, const std::vector<InteractivePrompt>& prompts,
                                             const InteractiveOptions& options = {}) const;
   // Every object in the image, as instances best first. From an embedding: the whole image's
@@ -52,8 +50,7 @@ class InteractiveSegmenter : public SegmentationTask {
   PromptResult segment_everything(const ImageEmbedding& embedding, const EverythingOptions& options = {}) const;
   // With crop layers: `embedding` is this image's (the whole-image layer); each crop is
   // encoded here.
-  PromptResult segment_everything(const Image& image, const ImageEmbedding& embedding,
-                                  const EverythingOptions& options) const;
+  PromptResult segment_everything(const Image& image, const ImageEmbedding& embedding, const EverythingOptions& options) const;
 
  private:
   const detail::InteractiveDecoder* decoder_;  // the model's, alive as long as model_

@@ -41,8 +41,8 @@ inline constexpr int kMinTile = 64;
 
 struct TileOptions {
   enum class Mode { kOff, kAuto, kFixed } mode = Mode::kOff;
-  int tile = 0;     // tile side in pixels (kFixed); kAuto uses the model input size
-  int overlap = 0;  // pixels shared by neighbouring tiles; kAuto uses tile / 8 when 0
+  int tile = 0;                    // tile side in pixels (kFixed); kAuto uses the model input size
+  int overlap = 0;                 // pixels shared by neighbouring tiles; kAuto uses tile / 8 when 0
   float merge_iou = 0.5f;          // same object if mask IoU inside the shared strip exceeds this
   float merge_containment = 0.7f;  // ... or one covers this share of the other there
 };
@@ -81,8 +81,7 @@ struct LabelInput {
 // (img.png in two folders) are named by their paths instead. Folders that sam3 wrote, and
 // `exclude` (the output folder), are skipped. Throws kInvalidArgument for a path that does
 // not exist.
-std::vector<LabelInput> collect_label_inputs(const std::vector<std::string>& inputs,
-                                             const std::filesystem::path& exclude = {});
+std::vector<LabelInput> collect_label_inputs(const std::vector<std::string>& inputs, const std::filesystem::path& exclude = {});
 // Deterministic share K of N (1-based K) by a hash of the name: the same on every machine.
 std::vector<LabelInput> shard_label_inputs(const std::vector<LabelInput>& inputs, int k, int n);
 // What LabelConfig::shard records for share K of N of `all` (throws as shard_label_inputs).

@@ -44,12 +44,12 @@ struct MapLabelJob {
   RasterOptions raster;
   std::vector<LabelCategory> categories;  // exemplar boxes in the raster file's own pixels
   std::vector<MapFormat> formats = {MapFormat::kGpkg};
-  std::filesystem::path out;   // made if needed; only files sam3 wrote there are replaced
-  std::string target_crs;      // "" keeps the raster's ("EPSG:4326", WKT, ...)
-  std::string raster_out;      // a class raster file name inside `out` (one raster), "" none
+  std::filesystem::path out;  // made if needed; only files sam3 wrote there are replaced
+  std::string target_crs;     // "" keeps the raster's ("EPSG:4326", WKT, ...)
+  std::string raster_out;     // a class raster file name inside `out` (one raster), "" none
   SegmentOptions segment;
-  int tile = 0, overlap = 0;   // 0: the model's input size, tile / 8
-  int shard = 0, shards = 1;   // this run's share of one raster's tiles (0-based shard)
+  int tile = 0, overlap = 0;  // 0: the model's input size, tile / 8
+  int shard = 0, shards = 1;  // this run's share of one raster's tiles (0-based shard)
 };
 
 struct MapProgress {
@@ -59,12 +59,12 @@ struct MapProgress {
 };
 
 struct MapRunSummary {
-  bool stopped = false;                     // `stop` was set: finished tiles are kept, rerun resumes
-  std::filesystem::path tiles_dir;          // the per-tile records
+  bool stopped = false;                        // `stop` was set: finished tiles are kept, rerun resumes
+  std::filesystem::path tiles_dir;             // the per-tile records
   std::vector<std::filesystem::path> outputs;  // what was written (or the shard file)
-  std::vector<std::string> categories;  // names, in order
+  std::vector<std::string> categories;         // names, in order
   std::vector<int> features_per_category;
-  std::int64_t tiles = 0, tiles_skipped = 0;   // all nodata: never encoded
+  std::int64_t tiles = 0, tiles_skipped = 0;  // all nodata: never encoded
   std::int64_t instances = 0;
   double area_km2 = 0;
   int rasters = 0;

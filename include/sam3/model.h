@@ -117,24 +117,24 @@ const char* model_kind_name(ModelKind kind) noexcept;  // "text", "interactive"
 
 // How each network file was loaded (see ModelOptions::cache_optimized).
 struct ModelFileInfo {
-  std::filesystem::path file;         // the model's file
-  std::filesystem::path loaded_from;  // the file ONNX Runtime read (a cache entry or `file`)
-  bool pre_optimized = false;         // a saved optimized graph was used
-  int int8_weights = 0;               // weights rewritten as int8
-  int fused_attention = 0;            // attention blocks fused into MultiHeadAttention
+  std::filesystem::path file;          // the model's file
+  std::filesystem::path loaded_from;   // the file ONNX Runtime read (a cache entry or `file`)
+  bool pre_optimized = false;          // a saved optimized graph was used
+  int int8_weights = 0;                // weights rewritten as int8
+  int fused_attention = 0;             // attention blocks fused into MultiHeadAttention
   std::vector<std::string> providers;  // execution providers of its session, first choice first ("cpu" last)
-  int onednn_int8 = 0;                // int8 products (MatMulInteger nodes) run by oneDNN
-  int bf16_attention = 0;             // attention nodes run in bf16 on oneDNN (Precision::kFast)
-  int bf16_matmuls = 0;               // float products (MatMul nodes) run in bf16 on oneDNN
-  int uint8_weights = 0;              // int8 weights rewritten as uint8 (CPUs whose u8 x s8 saturates)
+  int onednn_int8 = 0;                 // int8 products (MatMulInteger nodes) run by oneDNN
+  int bf16_attention = 0;              // attention nodes run in bf16 on oneDNN (Precision::kFast)
+  int bf16_matmuls = 0;                // float products (MatMul nodes) run in bf16 on oneDNN
+  int uint8_weights = 0;               // int8 weights rewritten as uint8 (CPUs whose u8 x s8 saturates)
 };
 
 struct ModelStats {
   std::int64_t image_encodes = 0;
-  std::int64_t text_encodes = 0;     // runs of the text encoder (none for a decoder that reads the ids itself: SAM 3.1)
+  std::int64_t text_encodes = 0;  // runs of the text encoder (none for a decoder that reads the ids itself: SAM 3.1)
   std::int64_t decodes = 0;
   std::int64_t text_cache_hits = 0;  // text encoder runs saved by the cache of recent texts
-  std::int64_t stopped = 0;  // encode and segment calls ended by their StopToken (kCancelled)
+  std::int64_t stopped = 0;          // encode and segment calls ended by their StopToken (kCancelled)
 };
 
 namespace detail {
@@ -148,7 +148,7 @@ struct ModelAccess;
 class ImageEmbedding {
  public:
   ImageEmbedding() = default;
-  int width() const noexcept { return width_; }    // original image size
+  int width() const noexcept { return width_; }  // original image size
   int height() const noexcept { return height_; }
   double preprocess_ms() const noexcept { return preprocess_ms_; }
   double encode_ms() const noexcept { return encode_ms_; }
@@ -170,7 +170,7 @@ struct EncodeOptions {
 // An image resized and laid out for the encoder, made ahead of time (e.g. on another thread
 // while the previous image is being encoded).
 struct PreparedImage {
-  int width = 0, height = 0;  // original size
+  int width = 0, height = 0;              // original size
   int input_width = 0, input_height = 0;  // the encoder's input size
   std::vector<float> planes;              // [3, input_height, input_width], 0..255
   double preprocess_ms = 0;
@@ -180,8 +180,7 @@ class Model {
  public:
   // Detects the layout from file names and checks every session's inputs and outputs.
   // Throws sam3::Error: kModelNotFound (what is missing), kModelMismatch (expected vs found).
-  static std::shared_ptr<Model> load(const std::filesystem::path& directory,
-                                     const ModelOptions& options = {});
+  static std::shared_ptr<Model> load(const std::filesystem::path& directory, const ModelOptions& options = {});
 
   Layout layout() const noexcept;
   // The export generation ("usls", "samexporter", "samexporter (raw heads)", "osam"), told

@@ -66,7 +66,7 @@ class OutputFolderUpdate {
  private:
   std::filesystem::path root_, staging_;
   std::unique_ptr<core::FileLock> lock_;
-  std::set<std::string> owned_;                           // entries sam3 created in root_
+  std::set<std::string> owned_;                            // entries sam3 created in root_
   std::map<std::string, std::set<std::string>> contents_;  // what sam3 wrote inside its folders
   std::vector<std::string> staged_, retired_;
   bool committed_ = false, created_root_ = false;

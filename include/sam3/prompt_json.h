@@ -36,7 +36,6 @@ inline constexpr int kMaxMaxInstances = 1'000'000;              // max_instances
 // "threshold", "mask_threshold", "nms" (0 to 1), "min_area" (whole pixels, 0 to 10^12),
 // "max_instances" (whole, 0 to 10^6; 0 keeps all). Missing keys keep `defaults`' values; other
 // keys are ignored. Errors name the key under `where` (none when empty).
-SegmentOptions parse_segment_options_json(std::string_view json, const std::string& where = "",
-                                          const SegmentOptions& defaults = {});
+SegmentOptions parse_segment_options_json(std::string_view json, const std::string& where = "", const SegmentOptions& defaults = {});
 
 }  // namespace sam3

@@ -15,9 +15,7 @@ class SegmentationTask {
 
   // The model's encoder (Model::prepare / Model::encode).
   PreparedImage prepare(const Image& image) const { return model_->prepare(image); }
-  ImageEmbedding encode(const Image& image, const EncodeOptions& options = {}) const {
-    return model_->encode(image, options);
-  }
+  ImageEmbedding encode(const Image& image, const EncodeOptions& options = {}) const { return model_->encode(image, options); }
   ImageEmbedding encode(PreparedImage prepared, const EncodeOptions& options = {}) const {
     return model_->encode(std::move(prepared), options);
   }

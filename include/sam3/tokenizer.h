@@ -17,9 +17,9 @@ inline constexpr std::int64_t kStartOfText = 49406;
 inline constexpr std::int64_t kEndOfText = 49407;
 
 struct TokenizedText {
-  std::array<std::int64_t, kContextLength> ids{};  // [SOT, bpe..., EOT, 0...]
+  std::array<std::int64_t, kContextLength> ids{};   // [SOT, bpe..., EOT, 0...]
   std::array<std::int64_t, kContextLength> mask{};  // 1 where id != 0 (SAM3's own rule)
-  int length = 0;                                  // SOT..EOT inclusive
+  int length = 0;                                   // SOT..EOT inclusive
 };
 
 // CLIP's vocabulary as sam3 ships it (bpe_simple_vocab_16e6.txt.gz): under $SAM3_DATA_DIR/clip

@@ -15,8 +15,8 @@ namespace sam3 {
 
 // What a source knows about its video before the first frame.
 struct VideoInfo {
-  std::string name;              // file or folder name, for messages and outputs
-  int width = 0;                 // every frame has this size (a frame of another size is refused)
+  std::string name;  // file or folder name, for messages and outputs
+  int width = 0;     // every frame has this size (a frame of another size is refused)
   int height = 0;
   double fps = 0;                // 0 when unknown (an image folder without a rate given)
   std::int64_t frame_count = 0;  // frames the source will yield after the stride; 0 when unknown

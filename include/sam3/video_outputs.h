@@ -50,23 +50,23 @@ struct VideoOutputOptions {
   // each clicked object. tracks.json lists them; MOTS's classes are 1 + the prompt index (MOTS
   // holds 64 labels at most: more are refused before the first frame).
   std::vector<std::string> labels = {"object"};
-  std::string model_json = "{}";    // recorded in tracks.json as "model" (a JSON value)
-  std::string settings_json = "{}"; // recorded as "settings"; a resumed run must pass the same
+  std::string model_json = "{}";     // recorded in tracks.json as "model" (a JSON value)
+  std::string settings_json = "{}";  // recorded as "settings"; a resumed run must pass the same
   // What the frames come from (video_source_identity(path); "null" for frames without a file:
   // then only the name and size are compared). A partial run or a finished folder whose source
   // differs is not resumed, never spliced.
   std::string source_json = "null";
-  int checkpoint_every = 25;        // frames between checkpoints (what an interruption can lose)
-  int resume_window = 16;           // frames re-run before the last written one on resume
-  bool resume = true;               // false: a partial run left in the folder is discarded
+  int checkpoint_every = 25;             // frames between checkpoints (what an interruption can lose)
+  int resume_window = 16;                // frames re-run before the last written one on resume
+  bool resume = true;                    // false: a partial run left in the folder is discarded
   std::string overlay_encoder = "auto";  // "auto" (H.264, else MPEG-4), "h264", "mpeg4", "png"
 };
 
 // Where an interrupted run continues.
 struct ResumePoint {
-  std::int64_t committed_frames = 0;      // results already written (0: a fresh start)
-  std::int64_t last_committed_index = -1; // source index of the last written result
-  std::int64_t restart_index = 0;         // feed frames from this source index on (start_index)
+  std::int64_t committed_frames = 0;       // results already written (0: a fresh start)
+  std::int64_t last_committed_index = -1;  // source index of the last written result
+  std::int64_t restart_index = 0;          // feed frames from this source index on (start_index)
   // Every result was written and finish() was cut short (a full disk, a kill): call finish()
   // again; no frame needs tracking.
   bool complete = false;

@@ -23,9 +23,9 @@
 namespace sam3 {
 
 struct FrameSourceOptions {
-  int every = 1;                 // the stride: frames whose source index is a multiple of it
-  std::int64_t start_index = 0;  // the first source index yielded (a resumed run); earlier frames are skipped
-  double fps = 0;                // image folders: their frame rate; 0 means 25, as FFmpeg's image2 reader (finite, >= 0)
+  int every = 1;                          // the stride: frames whose source index is a multiple of it
+  std::int64_t start_index = 0;           // the first source index yielded (a resumed run); earlier frames are skipped
+  double fps = 0;                         // image folders: their frame rate; 0 means 25, as FFmpeg's image2 reader (finite, >= 0)
   std::int64_t max_pixels = 250'000'000;  // larger frames are refused (kImageTooLarge)
 };
 
@@ -44,8 +44,7 @@ std::unique_ptr<FrameSource> open_video_file(const std::filesystem::path& path, 
 // Throws kImageUnreadable for a missing folder or an entry named as an image that is no file
 // (a dangling link, a FIFO: skipping it would shift the later indices), kInvalidArgument for a
 // folder without images.
-std::unique_ptr<FrameSource> open_image_folder(const std::filesystem::path& folder,
-                                               const FrameSourceOptions& options = {});
+std::unique_ptr<FrameSource> open_image_folder(const std::filesystem::path& folder, const FrameSourceOptions& options = {});
 
 // A folder -> open_image_folder, anything else -> open_video_file.
 std::unique_ptr<FrameSource> open_frame_source(const std::filesystem::path& path, const FrameSourceOptions& options = {});
@@ -67,8 +66,7 @@ std::string video_source_identity(const std::filesystem::path& path);
 // that is known before reading: a folder of frames (`info` its source's info, `every` its
 // stride; a video file's count is its container's estimate, so its end tells). frames[i] is
 // named object<i+1>, as the outputs' labels name it.
-void check_prompt_frames(const std::filesystem::path& path, const VideoInfo& info, int every,
-                         const std::vector<std::int64_t>& frames);
+void check_prompt_frames(const std::filesystem::path& path, const VideoInfo& info, int every, const std::vector<std::int64_t>& frames);
 
 // Natural order of file names: runs of digits compare as numbers ("frame2" < "frame10"), the
 // rest byte by byte; names equal that way ("a01", "a1") fall back to plain byte order.

@@ -38,17 +38,17 @@ struct VideoObjectPrompt {
 };
 
 struct VideoPrompts {
-  std::vector<std::string> texts;           // concepts: each finds, starts and drops its own objects
-  std::vector<VideoObjectPrompt> objects;   // clicked/boxed objects, kept until the video ends
+  std::vector<std::string> texts;          // concepts: each finds, starts and drops its own objects
+  std::vector<VideoObjectPrompt> objects;  // clicked/boxed objects, kept until the video ends
 };
 
 // SAM 3.1's defaults (Sam3MultiplexTrackingWithInteractivity as ailia's driver lists them);
 // the official names in comments.
 struct VideoTrackerOptions {
-  float detection_threshold = 0.4f;    // score_threshold_detection: detections kept for NMS and matching
-  float nms_iom = 0.1f;                // det_nms_thresh (intersection over the smaller mask)
-  float association_iom = 0.1f;        // assoc_iou_thresh: a detection this close to a track is not new, and matches it
-  float track_match_iom = 0.5f;        // trk_assoc_iou_thresh (Sam3MultiplexBase's; ailia: 0.1): a track this close to a detection is matched
+  float detection_threshold = 0.4f;  // score_threshold_detection: detections kept for NMS and matching
+  float nms_iom = 0.1f;              // det_nms_thresh (intersection over the smaller mask)
+  float association_iom = 0.1f;      // assoc_iou_thresh: a detection this close to a track is not new, and matches it
+  float track_match_iom = 0.5f;      // trk_assoc_iou_thresh (Sam3MultiplexBase's; ailia: 0.1): a track this close to a detection is matched
   float new_object_threshold = 0.65f;  // new_det_thresh
   int hotstart_delay = 15;             // frames of output delay; 0: none
   int hotstart_unmatched = 8;          // hotstart_unmatch_thresh: removed within the window after this many
@@ -59,14 +59,14 @@ struct VideoTrackerOptions {
   // credit is <= 0, as SAM3 did (unless suppress_unmatched_only_within_hotstart).
   bool keep_alive_suppression = false;
   bool suppress_unmatched_only_within_hotstart = false;
-  int keep_alive_init = 0;             // init_trk_keep_alive
-  int keep_alive_max = 8;              // max_trk_keep_alive
-  int keep_alive_min = -4;             // min_trk_keep_alive
+  int keep_alive_init = 0;                      // init_trk_keep_alive
+  int keep_alive_max = 8;                       // max_trk_keep_alive
+  int keep_alive_min = -4;                      // min_trk_keep_alive
   bool decrease_keep_alive_when_empty = false;  // decrease_trk_keep_alive_for_empty_masklets: -1 more for an empty track
-  float occlusion_overlap_iou = 0.7f;  // suppress_overlapping_based_on_recent_occlusion_threshold; 0: off
-  float boundary_margin = 0.025f;      // suppress_det_close_to_boundary's margin; 0: off
-  int confirmation_detections = 3;     // masklet_confirmation_consecutive_det_thresh; 0: off
-  int max_objects = 0;                 // max_num_objects over all prompts; 0: no limit
+  float occlusion_overlap_iou = 0.7f;           // suppress_overlapping_based_on_recent_occlusion_threshold; 0: off
+  float boundary_margin = 0.025f;               // suppress_det_close_to_boundary's margin; 0: off
+  int confirmation_detections = 3;              // masklet_confirmation_consecutive_det_thresh; 0: off
+  int max_objects = 0;                          // max_num_objects over all prompts; 0: no limit
   // Reconditioning: every `recondition_every` processed frames (recondition_every_nth_frame;
   // 0: off) a track covered by exactly one detection scoring >= recondition_detection_score
   // at IoM >= recondition_iom (iom_thresh_recondition), with a tracker score (sigmoid) above
@@ -86,23 +86,23 @@ struct VideoTrackerOptions {
   // would shrink below this fraction of its area is suppressed (_suppress_shrinked_masks'
   // shrink_threshold, always on in the official code); 0: off.
   float shrinkage_min_ratio = 0.3f;
-  StopToken stop;                      // ends push() mid-frame with kCancelled
+  StopToken stop;  // ends push() mid-frame with kCancelled
 };
 
 struct VideoTrackerStats {
-  std::int64_t frames = 0;        // pushed
-  std::int64_t objects = 0;       // ever started
-  int live_objects = 0;           // tracked now
-  int buckets = 0;                // multiplex buckets now (16 objects each at most)
+  std::int64_t frames = 0;   // pushed
+  std::int64_t objects = 0;  // ever started
+  int live_objects = 0;      // tracked now
+  int buckets = 0;           // multiplex buckets now (16 objects each at most)
   double encode_ms = 0, detect_ms = 0, track_ms = 0, memory_ms = 0, new_objects_ms = 0, output_ms = 0;  // totals
   std::size_t memory_bank_bytes = 0;  // feature tensors held by the memory banks now
   // The most the memory banks of the buckets now can come to once full (every conditioning,
   // recent and pointer frame held, with the frame features they refer to counted per bucket):
   // what a server that keeps trackers reserves for one (CVAT's tracker sessions).
   std::size_t memory_bank_limit_bytes = 0;
-  int conditioning_frames = 0;        // memory frames held as conditioning ones now (at most 4 a bucket)
-  std::int64_t reconditioned = 0;     // objects re-prompted by a detection, summed over frames
-  std::int64_t shrunk = 0;            // masks suppressed before memory encoding by the area-shrinkage rule (empty ones too)
+  int conditioning_frames = 0;     // memory frames held as conditioning ones now (at most 4 a bucket)
+  std::int64_t reconditioned = 0;  // objects re-prompted by a detection, summed over frames
+  std::int64_t shrunk = 0;         // masks suppressed before memory encoding by the area-shrinkage rule (empty ones too)
 };
 
 class VideoTracker {

@@ -33,13 +33,27 @@ Image apply_orientation(Image image, int o) {
   const cv::Mat in(image.height, image.width, CV_8UC3, image.rgb.data());
   cv::Mat out;
   switch (o) {
-    case 2: cv::flip(in, out, 1); break;                             // mirrored
-    case 3: cv::rotate(in, out, cv::ROTATE_180); break;
-    case 4: cv::flip(in, out, 0); break;                             // mirrored vertically
-    case 5: cv::transpose(in, out); break;                           // mirrored, then 270
-    case 6: cv::rotate(in, out, cv::ROTATE_90_CLOCKWISE); break;
-    case 7: cv::transpose(in, out), cv::rotate(out, out, cv::ROTATE_180); break;  // mirrored, then 90
-    case 8: cv::rotate(in, out, cv::ROTATE_90_COUNTERCLOCKWISE); break;
+    case 2:
+      cv::flip(in, out, 1);
+      break;  // mirrored
+    case 3:
+      cv::rotate(in, out, cv::ROTATE_180);
+      break;
+    case 4:
+      cv::flip(in, out, 0);
+      break;  // mirrored vertically
+    case 5:
+      cv::transpose(in, out);
+      break;  // mirrored, then 270
+    case 6:
+      cv::rotate(in, out, cv::ROTATE_90_CLOCKWISE);
+      break;
+    case 7:
+      cv::transpose(in, out), cv::rotate(out, out, cv::ROTATE_180);
+      break;  // mirrored, then 90
+    case 8:
+      cv::rotate(in, out, cv::ROTATE_90_COUNTERCLOCKWISE);
+      break;
   }
   Image turned{out.cols, out.rows, std::vector<std::uint8_t>(out.data, out.data + out.total() * 3)};
   return turned;

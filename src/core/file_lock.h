@@ -15,8 +15,7 @@ class FileLock {
   FileLock(const std::filesystem::path& path, const std::function<void()>& on_wait);
   // Takes the lock if it is free and records this process's id and `what` in the file;
   // nullopt when another process holds it (then *holder, if given, is what that one wrote).
-  static std::optional<FileLock> try_lock(const std::filesystem::path& path, const std::string& what,
-                                          std::string* holder = nullptr);
+  static std::optional<FileLock> try_lock(const std::filesystem::path& path, const std::string& what, std::string* holder = nullptr);
   ~FileLock();
   FileLock(FileLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
   FileLock& operator=(FileLock&&) = delete;

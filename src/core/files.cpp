@@ -23,16 +23,17 @@ void write_file_atomic(const std::filesystem::path& path, const std::string& byt
   for (size_t done = 0; !err && done < bytes.size();) {
     const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) err = n < 0 ? errno : EIO;
-    else done += static_cast<size_t>(n);
+    if (n <= 0)
+      err = n < 0 ? errno : EIO;
+    else
+      done += static_cast<size_t>(n);
   }
   // On disk before the rename makes it visible, so a power cut never shows a truncated file.
   if (!err && ::fsync(fd) != 0) err = errno;
   if (fd >= 0 && ::close(fd) != 0 && !err) err = errno;
   if (err) {
     std::filesystem::remove(tmp, ec);
-    throw Error(ErrorCode::kIo, path.string() + ": cannot write (" + std::strerror(err) +
-                                    "); check free disk space and permissions");
+    throw Error(ErrorCode::kIo, path.string() + ": cannot write (" + std::strerror(err) + "); check free disk space and permissions");
   }
   std::filesystem::rename(tmp, path, ec);
   if (ec) {

@@ -16,19 +16,17 @@ namespace sam3 {
 std::string core::too_large_message(const std::string& name, std::int64_t w, std::int64_t h, std::int64_t limit) {
   char pixels[32];  // exact in long double's 64-bit mantissa, where w * h overflows int64
   std::snprintf(pixels, sizeof pixels, "%.0Lf", static_cast<long double>(w) * static_cast<long double>(h));
-  return name + ": image is " + std::to_string(w) + "x" + std::to_string(h) + " = " + pixels +
-         " pixels, over the limit of " + std::to_string(limit) +
-         "; downscale it or raise the pixel limit (--max-pixels)";
+  return name + ": image is " + std::to_string(w) + "x" + std::to_string(h) + " = " + pixels + " pixels, over the limit of " +
+         std::to_string(limit) + "; downscale it or raise the pixel limit (--max-pixels)";
 }
 
-Image decode_image(std::span<const std::uint8_t> bytes, const std::string& name,
-                   const ImageLoadOptions& options) {
+Image decode_image(std::span<const std::uint8_t> bytes, const std::string& name, const ImageLoadOptions& options) {
   if (bytes.empty()) throw Error(ErrorCode::kImageUnreadable, name + ": file is empty");
   const core::ImageFormat format = core::sniff_format(bytes);
   if (format == core::ImageFormat::kUnknown || format == core::ImageFormat::kGif || format == core::ImageFormat::kBigTiff) {
-    throw Error(ErrorCode::kImageUnsupported,
-                name + ": " + (format == core::ImageFormat::kUnknown ? "unrecognised" : core::format_name(format)) +
-                    " image format; use JPEG, PNG, WebP, BMP or TIFF");
+    throw Error(ErrorCode::kImageUnsupported, name + ": " +
+                                                  (format == core::ImageFormat::kUnknown ? "unrecognised" : core::format_name(format)) +
+                                                  " image format; use JPEG, PNG, WebP, BMP or TIFF");
   }
   if (auto problem = core::structure_problem(bytes, format)) {
     throw Error(problem->find("not supported") != std::string::npos ? ErrorCode::kImageUnsupported : ErrorCode::kImageCorrupt,
@@ -36,8 +34,7 @@ Image decode_image(std::span<const std::uint8_t> bytes, const std::string& name,
   }
   if (auto size = core::read_header_size(bytes, format)) {
     if (size->width <= 0 || size->height <= 0) {
-      throw Error(ErrorCode::kImageCorrupt, name + ": " + core::format_name(format) +
-                                                " header has a zero image size; the file is corrupt");
+      throw Error(ErrorCode::kImageCorrupt, name + ": " + core::format_name(format) + " header has a zero image size; the file is corrupt");
     }
     if (size->width > options.max_pixels / size->height) {  // width * height could overflow
       throw Error(ErrorCode::kImageTooLarge, core::too_large_message(name, size->width, size->height, options.max_pixels));
@@ -70,8 +67,8 @@ std::vector<std::uint8_t> read_image_file(const std::filesystem::path& path, con
   if (S_ISDIR(st.st_mode)) throw fail("is a directory, not an image file");
   if (!S_ISREG(st.st_mode)) throw fail("is not a regular file (a device, FIFO or socket); give an image file");
   if (st.st_size > options.max_file_bytes) {
-    throw Error(ErrorCode::kImageTooLarge, path.string() + ": file is " + std::to_string(st.st_size) +
-                                               " bytes, over the limit of " + std::to_string(options.max_file_bytes));
+    throw Error(ErrorCode::kImageTooLarge, path.string() + ": file is " + std::to_string(st.st_size) + " bytes, over the limit of " +
+                                               std::to_string(options.max_file_bytes));
   }
   // Files under /proc report size 0 and can still hold data: read up to the cap in any case
   // (one byte past it tells a file of exactly the cap from a larger one).
@@ -81,8 +78,8 @@ std::vector<std::uint8_t> read_image_file(const std::filesystem::path& path, con
   for (;;) {
     if (used == bytes.size()) {
       if (used >= cap) {
-        throw Error(ErrorCode::kImageTooLarge, path.string() + ": file is over the limit of " +
-                                                   std::to_string(options.max_file_bytes) + " bytes");
+        throw Error(ErrorCode::kImageTooLarge,
+                    path.string() + ": file is over the limit of " + std::to_string(options.max_file_bytes) + " bytes");
       }
       bytes.resize(std::min(std::max<size_t>(used * 2, 65536), cap));
     }

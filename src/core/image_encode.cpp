@@ -58,8 +58,8 @@ std::string encode_png(const void* pixels, int width, int height, int channels, 
   }
   png_set_write_fn(png, &out, png_append, png_flush);
   png_set_IHDR(png, info, static_cast<png_uint_32>(width), static_cast<png_uint_32>(height), bit_depth,
-               channels == 3 ? PNG_COLOR_TYPE_RGB : PNG_COLOR_TYPE_GRAY, PNG_INTERLACE_NONE,
-               PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+               channels == 3 ? PNG_COLOR_TYPE_RGB : PNG_COLOR_TYPE_GRAY, PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
+               PNG_FILTER_TYPE_DEFAULT);
   png_set_compression_level(png, 3);  // OpenCV's default: masks compress well, quickly
   png_write_info(png, info);
   if (bit_depth == 16) png_set_swap(png);  // PNG is big-endian; the pixels are native (little)

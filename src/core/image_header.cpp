@@ -7,9 +7,7 @@ namespace sam3::core {
 namespace {
 
 std::uint32_t be16(const std::uint8_t* p) { return (p[0] << 8) | p[1]; }
-std::uint32_t be32(const std::uint8_t* p) {
-  return (std::uint32_t{p[0]} << 24) | (p[1] << 16) | (p[2] << 8) | p[3];
-}
+std::uint32_t be32(const std::uint8_t* p) { return (std::uint32_t{p[0]} << 24) | (p[1] << 16) | (p[2] << 8) | p[3]; }
 std::uint32_t le16(const std::uint8_t* p) { return p[0] | (p[1] << 8); }
 std::uint32_t le24(const std::uint8_t* p) { return p[0] | (p[1] << 8) | (p[2] << 16); }
 std::uint32_t le32(const std::uint8_t* p) { return le24(p) | (std::uint32_t{p[3]} << 24); }
@@ -40,16 +38,21 @@ std::optional<ImageSize> jpeg_size(std::span<const std::uint8_t> b) {
   while (i + 9 < b.size()) {
     if (b[i] != 0xFF) return std::nullopt;
     const std::uint8_t marker = b[i + 1];
-    if (marker == 0xFF) { ++i; continue; }
-    if (marker == 0xD8 || (marker >= 0xD0 && marker <= 0xD7) || marker == 0x01) { i += 2; continue; }
+    if (marker == 0xFF) {
+      ++i;
+      continue;
+    }
+    if (marker == 0xD8 || (marker >= 0xD0 && marker <= 0xD7) || marker == 0x01) {
+      i += 2;
+      continue;
+    }
     const size_t length = be16(&b[i + 2]);
     // SOF0..SOF15 except DHT (C4), JPG (C8) and DAC (CC) carry the frame size.
     if (marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC) {
       // Only a well-formed frame header gives a size (precision, 1 to 4 components, a length
       // that fits them); anything else is for libjpeg to call corrupt.
       const unsigned precision = b[i + 4], components = b[i + 9];
-      const bool sane = precision >= 2 && precision <= 16 && components >= 1 && components <= 4 &&
-                        length == 8 + 3 * components;
+      const bool sane = precision >= 2 && precision <= 16 && components >= 1 && components <= 4 && length == 8 + 3 * components;
       if (!sane) return std::nullopt;
       return ImageSize{be16(&b[i + 7]), be16(&b[i + 5])};
     }
@@ -121,7 +124,8 @@ std::optional<std::string> structure_problem(std::span<const std::uint8_t> b, Im
         return "PNG header gives a size over 2^31 - 1 pixels a side, which no PNG has: the file is corrupt";
       }
       return std::nullopt;
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -144,14 +148,22 @@ ImageFormat sniff_format(std::span<const std::uint8_t> b) {
 
 const char* format_name(ImageFormat format) {
   switch (format) {
-    case ImageFormat::kJpeg: return "JPEG";
-    case ImageFormat::kPng: return "PNG";
-    case ImageFormat::kWebp: return "WebP";
-    case ImageFormat::kBmp: return "BMP";
-    case ImageFormat::kTiff: return "TIFF";
-    case ImageFormat::kGif: return "GIF";
-    case ImageFormat::kBigTiff: return "BigTIFF";
-    default: return "unknown";
+    case ImageFormat::kJpeg:
+      return "JPEG";
+    case ImageFormat::kPng:
+      return "PNG";
+    case ImageFormat::kWebp:
+      return "WebP";
+    case ImageFormat::kBmp:
+      return "BMP";
+    case ImageFormat::kTiff:
+      return "TIFF";
+    case ImageFormat::kGif:
+      return "GIF";
+    case ImageFormat::kBigTiff:
+      return "BigTIFF";
+    default:
+      return "unknown";
   }
 }
 
@@ -160,8 +172,10 @@ std::optional<ImageSize> read_header_size(std::span<const std::uint8_t> b, Image
     case ImageFormat::kPng:
       if (png_ihdr_intact(b)) return ImageSize{be32(&b[16]), be32(&b[20])};
       return std::nullopt;
-    case ImageFormat::kJpeg: return jpeg_size(b);
-    case ImageFormat::kWebp: return webp_size(b);
+    case ImageFormat::kJpeg:
+      return jpeg_size(b);
+    case ImageFormat::kWebp:
+      return webp_size(b);
     case ImageFormat::kBmp:
       if (b.size() >= 22 && le32(&b[14]) == 12) {  // OS/2 core header: 16-bit width and height
         const auto h = static_cast<std::int16_t>(le16(&b[20]));
@@ -172,8 +186,10 @@ std::optional<ImageSize> read_header_size(std::span<const std::uint8_t> b, Image
         return ImageSize{static_cast<std::int32_t>(le32(&b[18])), h < 0 ? -std::int64_t{h} : h};
       }
       return std::nullopt;
-    case ImageFormat::kTiff: return tiff_size(b);
-    default: return std::nullopt;
+    case ImageFormat::kTiff:
+      return tiff_size(b);
+    default:
+      return std::nullopt;
   }
 }
 

@@ -13,10 +13,14 @@ std::function<void(LogLevel, const std::string&)> g_sink;
 
 const char* prefix(LogLevel level) {
   switch (level) {
-    case LogLevel::kDebug: return "debug";
-    case LogLevel::kInfo: return "info";
-    case LogLevel::kWarning: return "warning";
-    default: return "error";
+    case LogLevel::kDebug:
+      return "debug";
+    case LogLevel::kInfo:
+      return "info";
+    case LogLevel::kWarning:
+      return "warning";
+    default:
+      return "error";
   }
 }
 

@@ -23,8 +23,8 @@ Mask::Mask(int width, int height) : width_(width), height_(height) { check_sides
 Mask Mask::from_raster(int width, int height, std::span<const std::uint8_t> raster) {
   check_sides(width, height);
   if (raster.size() != static_cast<std::uint64_t>(width) * static_cast<std::uint64_t>(height)) {
-    throw Error(ErrorCode::kInvalidArgument, "a raster of " + std::to_string(raster.size()) + " bytes is no mask of a " +
-                                                 size_text(width, height) + " image");
+    throw Error(ErrorCode::kInvalidArgument,
+                "a raster of " + std::to_string(raster.size()) + " bytes is no mask of a " + size_text(width, height) + " image");
   }
   return from_window(width, height, {0, 0, width, height}, raster);
 }
@@ -33,8 +33,8 @@ Mask Mask::from_window(int width, int height, TileRect window, std::span<const s
   Mask m(width, height);
   if (window.x0 < 0 || window.y0 < 0 || window.x1 < window.x0 || window.y1 < window.y0 || window.x1 > width || window.y1 > height) {
     throw Error(ErrorCode::kInvalidArgument, "the window [" + std::to_string(window.x0) + ", " + std::to_string(window.y0) + ", " +
-                                                 std::to_string(window.x1) + ", " + std::to_string(window.y1) +
-                                                 ") is not inside the " + size_text(width, height) + " image of its mask");
+                                                 std::to_string(window.x1) + ", " + std::to_string(window.y1) + ") is not inside the " +
+                                                 size_text(width, height) + " image of its mask");
   }
   const int ww = window.x1 - window.x0, wh = window.y1 - window.y0;
   if (bytes.size() != static_cast<std::uint64_t>(ww) * static_cast<std::uint64_t>(wh)) {
@@ -46,7 +46,8 @@ Mask Mask::from_window(int width, int height, TileRect window, std::span<const s
     const std::uint8_t* r = bytes.data() + static_cast<size_t>(y) * ww;
     const auto first = std::find_if(r, r + ww, [](std::uint8_t v) { return v != 0; });
     if (first == r + ww) continue;
-    const auto last = std::find_if(std::make_reverse_iterator(r + ww), std::make_reverse_iterator(r), [](std::uint8_t v) { return v != 0; });
+    const auto last =
+        std::find_if(std::make_reverse_iterator(r + ww), std::make_reverse_iterator(r), [](std::uint8_t v) { return v != 0; });
     x0 = std::min(x0, static_cast<int>(first - r));
     x1 = std::max(x1, static_cast<int>(last.base() - r) - 1);
     y0 = std::min(y0, y);
@@ -69,7 +70,8 @@ Mask Mask::from_window(int width, int height, TileRect window, std::span<const s
 
 bool Mask::at(int x, int y) const noexcept {
   if (x < bounds_.x0 || y < bounds_.y0 || x >= bounds_.x1 || y >= bounds_.y1) return false;
-  return bits_[static_cast<size_t>(y - bounds_.y0) * static_cast<size_t>(bounds_.x1 - bounds_.x0) + static_cast<size_t>(x - bounds_.x0)] != 0;
+  return bits_[static_cast<size_t>(y - bounds_.y0) * static_cast<size_t>(bounds_.x1 - bounds_.x0) + static_cast<size_t>(x - bounds_.x0)] !=
+         0;
 }
 
 std::span<const std::uint8_t> Mask::row(int y) const noexcept {

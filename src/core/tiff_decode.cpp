@@ -64,8 +64,7 @@ Image decode_tiff(std::span<const std::uint8_t> bytes, const std::string& name, 
   TIFFOpenOptionsSetErrorHandlerExtR(options, on_error, &file);
   TIFFOpenOptionsSetWarningHandlerExtR(options, on_warning, &file);
   TIFFOpenOptionsSetMaxSingleMemAlloc(options, tmsize_t{1} << 30);  // a damaged strip size cannot take the machine
-  TIFF* tif = TIFFClientOpenExt(name.c_str(), "rm", &file, read_fn, write_fn, seek_fn, close_fn, size_fn, map_fn,
-                                unmap_fn, options);
+  TIFF* tif = TIFFClientOpenExt(name.c_str(), "rm", &file, read_fn, write_fn, seek_fn, close_fn, size_fn, map_fn, unmap_fn, options);
   TIFFOpenOptionsFree(options);
   if (!tif) throw corrupt("bad header");
   struct Closer {

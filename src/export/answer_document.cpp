@@ -26,8 +26,8 @@ void append_image(std::string& out, const AnswerImage& image, size_t index) {
   for (size_t p = 0; p < image.prompts.size(); ++p) {
     const std::string& entry = image.prompts[p];
     if (entry.size() < 2 || entry.front() != '{' || entry.back() != '}') {
-      throw Error(ErrorCode::kInvalidArgument, where + " prompt " + std::to_string(p) +
-                                                   " is not an entry's JSON object; write it with prompt_result_json & co.");
+      throw Error(ErrorCode::kInvalidArgument,
+                  where + " prompt " + std::to_string(p) + " is not an entry's JSON object; write it with prompt_result_json & co.");
     }
     if (p) text += ',';
     text += entry;
@@ -47,9 +47,9 @@ std::string answer_json(const Answer& answer) {
     append_image(out, answer.images[i], i);
   }
   const AnswerTimings& t = answer.timings_ms;
-  const json timings = {{"load", t.load},     {"preprocess", t.preprocess}, {"encode_image", t.encode_image},
-                        {"encode_text", t.encode_text}, {"decode", t.decode}, {"postprocess", t.postprocess},
-                        {"image_cached", t.image_cached}};
+  const json timings = {
+      {"load", t.load},     {"preprocess", t.preprocess},   {"encode_image", t.encode_image}, {"encode_text", t.encode_text},
+      {"decode", t.decode}, {"postprocess", t.postprocess}, {"image_cached", t.image_cached}};
   out += "],\"timings_ms\":" + timings.dump() + "}";
   return out;
 }

@@ -47,8 +47,7 @@ std::vector<std::uint8_t> brush_rle_encode(const Mask& mask) {
   BitWriter out;
   const std::uint64_t values = static_cast<std::uint64_t>(mask.width()) * static_cast<std::uint64_t>(mask.height()) * 4;
   if (values > 0xffffffffu) {  // the format's count is 32 bits
-    throw Error(ErrorCode::kInvalidArgument, "a brush RLE holds at most 1,073,741,823 pixels; this mask has " +
-                                                 std::to_string(values / 4));
+    throw Error(ErrorCode::kInvalidArgument, "a brush RLE holds at most 1,073,741,823 pixels; this mask has " + std::to_string(values / 4));
   }
   out.write(static_cast<std::uint32_t>(values), 32);
   out.write(8 - 1, 5);

@@ -55,14 +55,13 @@ std::string rle_encode(const Mask& mask) { return rle_to_string(rle_counts(mask)
 
 Mask rle_decode(const std::string& s, int height, int width) {
   if (height < 0 || width < 0) {
-    throw Error(ErrorCode::kInvalidArgument, "a COCO RLE's size must be [height, width] of 0 or more (got [" +
-                                                 std::to_string(height) + ", " + std::to_string(width) + "])");
+    throw Error(ErrorCode::kInvalidArgument, "a COCO RLE's size must be [height, width] of 0 or more (got [" + std::to_string(height) +
+                                                 ", " + std::to_string(width) + "])");
   }
   // Runs are a few bytes each: a size is checked before a mask of it is allocated.
   if (static_cast<std::int64_t>(width) * height > ImageLoadOptions{}.max_pixels) {
     throw Error(ErrorCode::kImageTooLarge, "a COCO RLE of " + std::to_string(height) + " x " + std::to_string(width) +
-                                               " is over the limit of " + std::to_string(ImageLoadOptions{}.max_pixels) +
-                                               " pixels");
+                                               " is over the limit of " + std::to_string(ImageLoadOptions{}.max_pixels) + " pixels");
   }
   std::vector<long long> counts;
   size_t p = 0;
@@ -97,8 +96,10 @@ Mask rle_decode(const std::string& s, int height, int width) {
     if (value && run > 0) {
       const long long first_x = pos / height, last_x = (pos + run - 1) / height;
       x0 = std::min(x0, first_x), x1 = std::max(x1, last_x);
-      if (first_x == last_x) y0 = std::min(y0, pos % height), y1 = std::max(y1, (pos + run - 1) % height);
-      else y0 = 0, y1 = height - 1;  // a run across a column's end covers both ends of the rows
+      if (first_x == last_x)
+        y0 = std::min(y0, pos % height), y1 = std::max(y1, (pos + run - 1) % height);
+      else
+        y0 = 0, y1 = height - 1;  // a run across a column's end covers both ends of the rows
     }
     pos += run;
     value ^= 1;

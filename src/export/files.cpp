@@ -20,9 +20,9 @@ std::string encode_rgb_jpeg(const Image& image, int quality) {
 }
 
 Image render_overlay(const Image& image, const std::vector<Instance>& instances, const std::string& label) {
-  static const std::uint8_t kPalette[][3] = {{230, 25, 75},  {60, 180, 75},  {0, 130, 200}, {245, 130, 48},
-                                             {145, 30, 180}, {70, 240, 240}, {240, 50, 230}, {210, 245, 60},
-                                             {250, 190, 212}, {0, 128, 128}, {220, 190, 255}, {170, 110, 40}};
+  static const std::uint8_t kPalette[][3] = {{230, 25, 75},   {60, 180, 75},  {0, 130, 200},   {245, 130, 48},
+                                             {145, 30, 180},  {70, 240, 240}, {240, 50, 230},  {210, 245, 60},
+                                             {250, 190, 212}, {0, 128, 128},  {220, 190, 255}, {170, 110, 40}};
   Image out = image;
   cv::Mat canvas(out.height, out.width, CV_8UC3, out.rgb.data());
   const double scale = std::max(0.4, std::min(out.width, out.height) / 900.0);
@@ -48,10 +48,8 @@ Image render_overlay(const Image& image, const std::vector<Instance>& instances,
     int baseline = 0;
     const auto size = cv::getTextSize(text, cv::FONT_HERSHEY_SIMPLEX, scale * 0.6, thickness, &baseline);
     const cv::Point origin(static_cast<int>(b.x0), std::max(size.height + 4, static_cast<int>(b.y0) - 4));
-    cv::rectangle(canvas, origin + cv::Point(0, baseline), origin + cv::Point(size.width, -size.height - 4), colour,
-                  cv::FILLED);
-    cv::putText(canvas, text, origin, cv::FONT_HERSHEY_SIMPLEX, scale * 0.6, cv::Scalar(255, 255, 255), thickness,
-                cv::LINE_AA);
+    cv::rectangle(canvas, origin + cv::Point(0, baseline), origin + cv::Point(size.width, -size.height - 4), colour, cv::FILLED);
+    cv::putText(canvas, text, origin, cv::FONT_HERSHEY_SIMPLEX, scale * 0.6, cv::Scalar(255, 255, 255), thickness, cv::LINE_AA);
   }
   return out;
 }

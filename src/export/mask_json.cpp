@@ -51,18 +51,21 @@ void append_polygon_mask(std::string& out, const Mask& mask, double tolerance) {
 }
 
 detail::MaskWriter writer_of(const MaskJsonOptions& options) {
-  if (options.format == MaskFormat::kPolygon &&
-      !(options.polygon_tolerance >= 0 && options.polygon_tolerance <= kMaxPolygonTolerance)) {
-    throw Error(ErrorCode::kInvalidArgument, "the polygon tolerance must be between 0 and " +
-                                                 std::to_string(static_cast<int>(kMaxPolygonTolerance)) + " pixels");
+  if (options.format == MaskFormat::kPolygon && !(options.polygon_tolerance >= 0 && options.polygon_tolerance <= kMaxPolygonTolerance)) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "the polygon tolerance must be between 0 and " + std::to_string(static_cast<int>(kMaxPolygonTolerance)) + " pixels");
   }
   return [options](std::string& out, const Mask& mask) {
     switch (options.format) {
-      case MaskFormat::kRle: detail::append_rle_mask(out, mask); return;
+      case MaskFormat::kRle:
+        detail::append_rle_mask(out, mask);
+        return;
       case MaskFormat::kPng:
         out += json{{"size", {mask.height(), mask.width()}}, {"png", base64_encode(encode_mask_png(mask))}}.dump();
         return;
-      case MaskFormat::kPolygon: append_polygon_mask(out, mask, options.polygon_tolerance); return;
+      case MaskFormat::kPolygon:
+        append_polygon_mask(out, mask, options.polygon_tolerance);
+        return;
     }
   };
 }
@@ -78,9 +81,12 @@ std::optional<MaskFormat> mask_format_named(std::string_view name) {
 
 const char* mask_format_name(MaskFormat format) {
   switch (format) {
-    case MaskFormat::kRle: return "rle";
-    case MaskFormat::kPng: return "png";
-    case MaskFormat::kPolygon: return "polygon";
+    case MaskFormat::kRle:
+      return "rle";
+    case MaskFormat::kPng:
+      return "png";
+    case MaskFormat::kPolygon:
+      return "polygon";
   }
   return "rle";
 }

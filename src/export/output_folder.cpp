@@ -86,8 +86,7 @@ void rename_or_throw(const fs::path& from, const fs::path& to) {
 }
 
 bool plain_name(const std::string& entry) {
-  return !entry.empty() && entry != "." && entry != ".." && entry.find('/') == std::string::npos &&
-         entry.rfind(".sam3", 0) != 0;
+  return !entry.empty() && entry != "." && entry != ".." && entry.find('/') == std::string::npos && entry.rfind(".sam3", 0) != 0;
 }
 
 // Puts back what an interrupted commit had swapped (see commit() for the order of moves):
@@ -175,8 +174,8 @@ OutputFolderUpdate::OutputFolderUpdate(fs::path root) : root_(std::move(root)) {
   std::string holder;
   auto lock = core::FileLock::try_lock(root_ / kLock, "sam3", &holder);
   if (!lock) {
-    throw Error(ErrorCode::kIo, root_.string() + ": " + holder +
-                                    " is writing to this folder; wait for it to finish or choose another output folder");
+    throw Error(ErrorCode::kIo,
+                root_.string() + ": " + holder + " is writing to this folder; wait for it to finish or choose another output folder");
   }
   lock_ = std::make_unique<core::FileLock>(std::move(*lock));
   std::tie(owned_, contents_) = read_manifest(root_);
@@ -187,7 +186,7 @@ OutputFolderUpdate::OutputFolderUpdate(fs::path root) : root_(std::move(root)) {
 OutputFolderUpdate::~OutputFolderUpdate() {
   std::error_code ec;
   if (!staging_.empty()) fs::remove_all(staging_, ec);  // only ever sam3's own staging folder
-  if (created_root_ && !committed_) {  // a failed first run leaves no folder behind
+  if (created_root_ && !committed_) {                   // a failed first run leaves no folder behind
     lock_.reset();
     fs::remove(root_ / kLock, ec);
     fs::remove(root_, ec);  // only if empty
@@ -337,7 +336,7 @@ void OutputFolderUpdate::commit(const std::function<void(size_t)>& after_entry) 
   write_manifest(root_, owned_, after);
   contents_ = std::move(after);
   retired_.clear();
-  fs::remove_all(staging_, ec);          // the previous versions
+  fs::remove_all(staging_, ec);  // the previous versions
   staging_.clear();
   staged_.clear();
   committed_ = true;

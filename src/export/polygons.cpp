@@ -9,8 +9,10 @@ namespace {
 
 Ring to_ring(const std::vector<cv::Point>& contour, double tolerance) {
   std::vector<cv::Point> simplified;
-  if (tolerance > 0) cv::approxPolyDP(contour, simplified, tolerance, true);
-  else simplified = contour;
+  if (tolerance > 0)
+    cv::approxPolyDP(contour, simplified, tolerance, true);
+  else
+    simplified = contour;
   Ring ring;
   ring.reserve(simplified.size());
   for (const auto& p : simplified) ring.push_back({static_cast<float>(p.x), static_cast<float>(p.y)});

@@ -13,26 +13,25 @@ constexpr int kBlock = 256;
 }
 
 void check_class_raster_size(const Raster& raster) {
-  const std::int64_t blocks = ((std::int64_t{raster.width()} + kBlock - 1) / kBlock) * ((std::int64_t{raster.height()} + kBlock - 1) / kBlock);
+  const std::int64_t blocks =
+      ((std::int64_t{raster.width()} + kBlock - 1) / kBlock) * ((std::int64_t{raster.height()} + kBlock - 1) / kBlock);
   if (blocks > kMaxClassRasterBlocks) {
     throw Error(ErrorCode::kInvalidArgument,
                 "--raster-out: a class raster of " + std::to_string(raster.width()) + " x " + std::to_string(raster.height()) +
-                    " pixels needs " + std::to_string(blocks) + " blocks of " + std::to_string(kBlock) + " x " +
-                    std::to_string(kBlock) + ", more than the " + std::to_string(kMaxClassRasterBlocks) +
+                    " pixels needs " + std::to_string(blocks) + " blocks of " + std::to_string(kBlock) + " x " + std::to_string(kBlock) +
+                    ", more than the " + std::to_string(kMaxClassRasterBlocks) +
                     " a GeoTIFF can index in bounded memory; label without --raster-out and rasterize the vectors "
                     "where needed (gdal_rasterize)");
   }
 }
 
-void write_class_raster(const std::filesystem::path& path, const Raster& raster, const MapLabelResult& result,
-                        std::size_t categories) {
+void write_class_raster(const std::filesystem::path& path, const Raster& raster, const MapLabelResult& result, std::size_t categories) {
   check_class_raster_size(raster);
   GDALAllRegister();
   GDALDriver* gtiff = GetGDALDriverManager()->GetDriverByName("GTiff");
   const GDALDataType type = categories > 255 ? GDT_UInt16 : GDT_Byte;
   const char* options[] = {"TILED=YES", "COMPRESS=DEFLATE", "SPARSE_OK=TRUE", "BIGTIFF=IF_SAFER", nullptr};
-  std::unique_ptr<GDALDataset> ds(
-      gtiff->Create(path.c_str(), raster.width(), raster.height(), 1, type, const_cast<char**>(options)));
+  std::unique_ptr<GDALDataset> ds(gtiff->Create(path.c_str(), raster.width(), raster.height(), 1, type, const_cast<char**>(options)));
   if (!ds) throw Error(ErrorCode::kIo, path.string() + ": cannot create the class raster (" + CPLGetLastErrorMsg() + ")");
   if (raster.georeferenced()) {
     auto g = raster.geotransform();
@@ -44,8 +43,7 @@ void write_class_raster(const std::filesystem::path& path, const Raster& raster,
   // Lowest score first, so where instances overlap the best one is written last and wins.
   std::vector<size_t> order(result.instances.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return result.instances[a].score < result.instances[b].score; });
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return result.instances[a].score < result.instances[b].score; });
   for (size_t i : order) {
     const auto& inst = result.instances[i];
     const label::MaskCrop& m = inst.mask;

@@ -1,6 +1,6 @@
-// Internals of map labeling (the public face is sam3/map_labeler.h): a georeferenced raster of any size, read tile by tile (never whole), each tile
-// segmented for every category, instances mapped back and merged across seams, then written
-// as georeferenced vectors through OGR (GeoPackage, GeoJSON, FlatGeobuf, Shapefile).
+// Internals of map labeling (the public face is sam3/map_labeler.h): a georeferenced raster of any size, read tile by tile (never whole),
+// each tile segmented for every category, instances mapped back and merged across seams, then written as georeferenced vectors through OGR
+// (GeoPackage, GeoJSON, FlatGeobuf, Shapefile).
 #pragma once
 
 #include <atomic>
@@ -20,8 +20,8 @@ namespace sam3::geo {
 // What one tile gave, kept as each tile finishes so that an interrupted map run resumes.
 struct TileRecord {
   std::vector<label::LabeledInstance> instances;  // raster pixel coordinates, as found
-  bool nodata = false;                     // the tile held no data and was not encoded
-  double area_km2 = 0;                     // ground with data that only this tile covers
+  bool nodata = false;                            // the tile held no data and was not encoded
+  double area_km2 = 0;                            // ground with data that only this tile covers
 };
 
 // Tile records of one run in a folder, keyed by the run's settings (raster file and its
@@ -43,8 +43,8 @@ class MapTileStore {
 
 struct MapLabelOptions {
   SegmentOptions segment;
-  int tile = 0;     // tile side in raster pixels, at most kMaxMapTile; 0: the model's input size
-  int overlap = 0;  // 0: tile / 8
+  int tile = 0;       // tile side in raster pixels, at most kMaxMapTile; 0: the model's input size
+  int overlap = 0;    // 0: tile / 8
   TileOptions merge;  // merge_iou and merge_containment for instances crossing seams
   // After each tile: tiles done, tiles in all, square kilometres covered so far.
   std::function<void(int, int, double)> progress;
@@ -74,7 +74,7 @@ struct MapLabelResult {
   std::vector<int> tile_of_instance;
   label::TileGrid grid;
   std::int64_t tiles_skipped = 0;  // all nodata: never encoded
-  double area_km2 = 0;         // ground covered by tiles with data (0 without a CRS)
+  double area_km2 = 0;             // ground covered by tiles with data (0 without a CRS)
   bool stopped = false;
 };
 
@@ -88,9 +88,8 @@ MapLabelResult label_raster(const std::shared_ptr<const Model>& model, const Ras
 // A shard's instances as found and its run's settings (map_settings_hash: raster, size, tiles,
 // categories, thresholds, model), which every shard must share; `extra` rides along (the
 // CLI's outputs).
-void write_map_shard(const std::filesystem::path& path, const Raster& raster, const std::vector<LabelCategory>& categories,
-                     int shard, int shards, const std::string& settings, const MapLabelResult& result,
-                     const std::string& extra_json);
+void write_map_shard(const std::filesystem::path& path, const Raster& raster, const std::vector<LabelCategory>& categories, int shard,
+                     int shards, const std::string& settings, const MapLabelResult& result, const std::string& extra_json);
 
 struct MapShard {
   std::filesystem::path raster;
@@ -127,8 +126,7 @@ std::vector<int> write_map_vectors(const VectorOutput& output, const std::vector
 // A GeoTIFF keeps its block index in memory, so sizes past kMaxClassRasterBlocks blocks are
 // refused; check_class_raster_size says so before a run starts.
 inline constexpr std::int64_t kMaxClassRasterBlocks = std::int64_t{1} << 24;  // 256 MB of index, ~1.1 terapixels
-void check_class_raster_size(const Raster& raster);  // throws kInvalidArgument naming the size
-void write_class_raster(const std::filesystem::path& path, const Raster& raster, const MapLabelResult& result,
-                        std::size_t categories);
+void check_class_raster_size(const Raster& raster);                           // throws kInvalidArgument naming the size
+void write_class_raster(const std::filesystem::path& path, const Raster& raster, const MapLabelResult& result, std::size_t categories);
 
 }  // namespace sam3::geo

@@ -55,8 +55,14 @@ nlohmann::json job_record(const MapLabelJob& job) {
   std::vector<std::string> formats;
   for (auto f : job.formats) formats.push_back(format_name(f));
   const RasterOptions& r = job.raster;
-  return {{"formats", formats}, {"t_srs", job.target_crs}, {"raster_out", job.raster_out}, {"bands", r.bands},
-          {"scale", static_cast<int>(r.scale)}, {"low", r.low}, {"high", r.high}, {"gsd", r.gsd_m},
+  return {{"formats", formats},
+          {"t_srs", job.target_crs},
+          {"raster_out", job.raster_out},
+          {"bands", r.bands},
+          {"scale", static_cast<int>(r.scale)},
+          {"low", r.low},
+          {"high", r.high},
+          {"gsd", r.gsd_m},
           {"allow_network", r.allow_network}};
 }
 
@@ -178,8 +184,9 @@ std::vector<MapFormat> parse_map_formats(const std::string& list) {
       if (f == k.name) known = &k;
     }
     if (!known) {
-      throw Error(ErrorCode::kInvalidArgument, "--format " + f + " is an image output; map outputs (gpkg, fgb, shp, geojson) "
-                                               "are written from rasters and cannot be mixed with it: run them apart");
+      throw Error(ErrorCode::kInvalidArgument, "--format " + f +
+                                                   " is an image output; map outputs (gpkg, fgb, shp, geojson) "
+                                                   "are written from rasters and cannot be mixed with it: run them apart");
     }
     out.push_back(known->format);
   }
@@ -228,7 +235,8 @@ MapRunSummary MapLabeler::run(const MapLabelJob& job, const std::function<void(c
     options.stop = stop;
     options.shard = job.shard;
     options.shards = job.shards;
-    settings_of.push_back(geo::map_settings_hash(*model_, rasters[i], job.categories, options, geo::map_tile_grid(*model_, rasters[i], options)));
+    settings_of.push_back(
+        geo::map_settings_hash(*model_, rasters[i], job.categories, options, geo::map_tile_grid(*model_, rasters[i], options)));
   }
   if (!job.raster_out.empty()) geo::check_class_raster_size(rasters[0]);
   for (const auto& raster : rasters) geo::check_exemplar_boxes(raster, job.categories);
@@ -260,7 +268,7 @@ MapRunSummary MapLabeler::run(const MapLabelJob& job, const std::function<void(c
   if (job.shards > 1) {  // instances as found; merge() of all shards writes the outputs
     stage_map_outputs(update, job);
     geo::write_map_shard(update.stage(kShardFile), rasters[0], job.categories, job.shard, job.shards, settings_of[0], results[0],
-                    job_record(job).dump());
+                         job_record(job).dump());
     update.commit();
     summary.outputs.push_back(update.root() / kShardFile);
     return summary;
@@ -277,8 +285,8 @@ MapRunSummary MapLabeler::merge(const std::vector<std::filesystem::path>& shard_
   try {
     job = job_of_record(nlohmann::json::parse(shards.front().extra_json));
   } catch (const nlohmann::json::exception& e) {
-    throw Error(ErrorCode::kInvalidArgument, (shard_dirs.front() / kShardFile).string() +
-                                                 ": the job it records cannot be read (" + e.what() + "); run the shard again");
+    throw Error(ErrorCode::kInvalidArgument,
+                (shard_dirs.front() / kShardFile).string() + ": the job it records cannot be read (" + e.what() + "); run the shard again");
   }
   for (const auto& name : shards.front().categories) job.categories.push_back({name, {name, {}}, std::nullopt});
   std::vector<Raster> rasters;

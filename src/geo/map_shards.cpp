@@ -35,8 +35,8 @@ std::string map_settings_hash(const Model& model, const Raster& raster, const st
     for (const auto& b : c.prompt.boxes) boxes.push_back({b.box.x0, b.box.y0, b.box.x1, b.box.y1, b.positive});
     json cat = {c.name, c.prompt.text, boxes};
     if (const auto& e = c.everything) {  // only then: runs of text prompts keep their hash
-      cat.push_back({e->points_per_side, e->pred_iou_threshold, e->stability_threshold, e->stability_offset,
-                     e->box_nms_threshold, e->object_score_threshold, e->min_area});
+      cat.push_back({e->points_per_side, e->pred_iou_threshold, e->stability_threshold, e->stability_offset, e->box_nms_threshold,
+                     e->object_score_threshold, e->min_area});
       if (e->crop_layers > 0) {  // only then: runs without crops keep their hash
         cat.push_back({e->crop_layers, e->crop_overlap_ratio, e->crop_points_downscale, e->crop_nms_threshold});
       }
@@ -48,17 +48,17 @@ std::string map_settings_hash(const Model& model, const Raster& raster, const st
   std::error_code ec;
   const auto bytes = std::filesystem::file_size(raster.path(), ec);
   const auto mtime = std::filesystem::last_write_time(raster.path(), ec).time_since_epoch().count();
-  const json j = {{"raster", std::filesystem::absolute(raster.path()).string()},
-                  {"file", {ec ? 0 : bytes, ec ? 0 : mtime}},
-                  {"size", {raster.width(), raster.height()}},
-                  {"geotransform", raster.geotransform()},
-                  {"bands", raster.bands()},
-                  {"scales", scales},
-                  {"categories", cats},
-                  {"segment", {o.segment.score_threshold, o.segment.mask_threshold, o.segment.min_area,
-                               o.segment.max_instances, o.segment.nms_iou}},
-                  {"grid", grid_json(grid)},
-                  {"model", label::model_fingerprint(model)}};
+  const json j = {
+      {"raster", std::filesystem::absolute(raster.path()).string()},
+      {"file", {ec ? 0 : bytes, ec ? 0 : mtime}},
+      {"size", {raster.width(), raster.height()}},
+      {"geotransform", raster.geotransform()},
+      {"bands", raster.bands()},
+      {"scales", scales},
+      {"categories", cats},
+      {"segment", {o.segment.score_threshold, o.segment.mask_threshold, o.segment.min_area, o.segment.max_instances, o.segment.nms_iou}},
+      {"grid", grid_json(grid)},
+      {"model", label::model_fingerprint(model)}};
   return label::config_hash(j);
 }
 
@@ -78,7 +78,7 @@ bool MapTileStore::load(int tile, int width, int height, size_t categories, Tile
     *record = std::move(r);
     return true;
   } catch (const std::exception&) {  // nlohmann's type errors and sam3's
-    return false;  // damaged: the tile is done again
+    return false;                    // damaged: the tile is done again
   }
 }
 
@@ -86,14 +86,13 @@ void MapTileStore::save(int tile, const TileRecord& record) const {
   json instances = json::array();
   for (const auto& inst : record.instances) instances.push_back(label::instance_record_json(inst));
   std::filesystem::create_directories(dir_);
-  write_file_atomic(dir_ / ("tile-" + std::to_string(tile) + ".json"),
-                    json{{"settings", settings_}, {"nodata", record.nodata}, {"area_km2", record.area_km2},
-                         {"instances", instances}}.dump());
+  write_file_atomic(
+      dir_ / ("tile-" + std::to_string(tile) + ".json"),
+      json{{"settings", settings_}, {"nodata", record.nodata}, {"area_km2", record.area_km2}, {"instances", instances}}.dump());
 }
 
-void write_map_shard(const std::filesystem::path& path, const Raster& raster, const std::vector<LabelCategory>& categories,
-                     int shard, int shards, const std::string& settings, const MapLabelResult& result,
-                     const std::string& extra_json) {
+void write_map_shard(const std::filesystem::path& path, const Raster& raster, const std::vector<LabelCategory>& categories, int shard,
+                     int shards, const std::string& settings, const MapLabelResult& result, const std::string& extra_json) {
   json instances = json::array();
   for (size_t i = 0; i < result.instances.size(); ++i) {
     json e = label::instance_record_json(result.instances[i]);
@@ -124,8 +123,9 @@ MapShard read_map_shard(const std::filesystem::path& path) {
     throw Error(ErrorCode::kInvalidArgument, path.string() + ": not a sam3 map shard (written by sam3 label --shard on a raster)");
   }
   if (j["sam3_map_shard"] != kShardVersion) {
-    throw Error(ErrorCode::kInvalidArgument, path.string() + ": a map shard of another sam3 version; run its shard again "
-                                                             "with this one (the finished tiles are redone)");
+    throw Error(ErrorCode::kInvalidArgument, path.string() +
+                                                 ": a map shard of another sam3 version; run its shard again "
+                                                 "with this one (the finished tiles are redone)");
   }
   try {
     MapShard s;
@@ -171,13 +171,15 @@ MapLabelResult merge_map_shards(std::vector<MapShard> shards, const TileOptions&
   std::vector<label::ShardNumber> numbers;
   for (const auto& s : shards) {
     if (s.settings_hash != shards.front().settings_hash) {
-      throw Error(ErrorCode::kInvalidArgument, "the shards are not of one run (another raster, prompts, boxes, thresholds, "
-                                               "bands, scale, GSD, tiles or model); merge the shards of one "
-                                               "'sam3 label --shard K/N' run");
+      throw Error(ErrorCode::kInvalidArgument,
+                  "the shards are not of one run (another raster, prompts, boxes, thresholds, "
+                  "bands, scale, GSD, tiles or model); merge the shards of one "
+                  "'sam3 label --shard K/N' run");
     }
     if (s.extra_json != shards.front().extra_json) {  // the outputs asked for: formats, --t-srs, --raster-out
-      throw Error(ErrorCode::kInvalidArgument, "the shards ask for different outputs (--format, --t-srs or --raster-out); "
-                                               "run every shard with the same options");
+      throw Error(ErrorCode::kInvalidArgument,
+                  "the shards ask for different outputs (--format, --t-srs or --raster-out); "
+                  "run every shard with the same options");
     }
     numbers.push_back({s.shard + 1, s.shards, s.where});
   }

@@ -36,10 +36,17 @@ std::vector<int> default_bands(GDALDataset& ds) {
   int r = 0, g = 0, b = 0;
   for (int i = 1; i <= n; ++i) {
     switch (ds.GetRasterBand(i)->GetColorInterpretation()) {
-      case GCI_RedBand: r = r ? r : i; break;
-      case GCI_GreenBand: g = g ? g : i; break;
-      case GCI_BlueBand: b = b ? b : i; break;
-      default: break;
+      case GCI_RedBand:
+        r = r ? r : i;
+        break;
+      case GCI_GreenBand:
+        g = g ? g : i;
+        break;
+      case GCI_BlueBand:
+        b = b ? b : i;
+        break;
+      default:
+        break;
     }
   }
   if (r && g && b) return {r, g, b};
@@ -80,8 +87,8 @@ BandScale scale_of(GDALRasterBand& band, const RasterOptions& o) {
 }
 
 // GDAL drivers that fetch from web services rather than read a file.
-constexpr const char* kNetworkDrivers[] = {"WMS", "WMTS", "WCS", "HTTP", "EEDA", "EEDAI", "PLMOSAIC", "PLSCENES", "DAAS",
-                                           "OGCAPI", "STACTA", "STACIT", "NGW", "AMIGOCLOUD", "CARTO", "ELASTIC", "CSW", "WFS"};
+constexpr const char* kNetworkDrivers[] = {"WMS",    "WMTS",   "WCS",    "HTTP", "EEDA",       "EEDAI", "PLMOSAIC", "PLSCENES", "DAAS",
+                                           "OGCAPI", "STACTA", "STACIT", "NGW",  "AMIGOCLOUD", "CARTO", "ELASTIC",  "CSW",      "WFS"};
 
 // Every raster driver this GDAL has but the network ones (GDALOpenEx's allow list).
 const CPLStringList& local_raster_drivers() {
@@ -90,8 +97,8 @@ const CPLStringList& local_raster_drivers() {
     for (int i = 0; i < GDALGetDriverCount(); ++i) {
       GDALDriverH d = GDALGetDriver(i);
       const std::string name = GDALGetDriverShortName(d);
-      const bool network = std::any_of(std::begin(kNetworkDrivers), std::end(kNetworkDrivers),
-                                       [&](const char* n) { return EQUAL(n, name.c_str()); });
+      const bool network =
+          std::any_of(std::begin(kNetworkDrivers), std::end(kNetworkDrivers), [&](const char* n) { return EQUAL(n, name.c_str()); });
       if (!network && GDALGetMetadataItem(d, GDAL_DCAP_RASTER, nullptr)) out.AddString(name.c_str());
     }
     return out;
@@ -122,8 +129,9 @@ class NoNetwork {
 };
 
 [[noreturn]] void refuse_network(const std::string& what) {
-  throw Error(ErrorCode::kInvalidArgument, what + " reads from the network; sam3 reads local rasters only unless asked: "
-                                                  "add --allow-network-rasters (RasterOptions::allow_network), or download it first");
+  throw Error(ErrorCode::kInvalidArgument, what +
+                                               " reads from the network; sam3 reads local rasters only unless asked: "
+                                               "add --allow-network-rasters (RasterOptions::allow_network), or download it first");
 }
 
 // Pixel sizes that give features an area on the ground: finite, non-zero, invertible.
@@ -143,8 +151,8 @@ void check_geotransform(const std::filesystem::path& path, const std::array<doub
 bool is_network_raster_name(const std::string& name) {
   std::string lower;
   for (char c : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  for (const char* prefix : {"/vsicurl", "/vsis3", "/vsigs", "/vsiaz", "/vsiadls", "/vsioss", "/vsiswift", "/vsiwebhdfs",
-                             "/vsihdfs", "http://", "https://", "ftp://", "ftps://"}) {
+  for (const char* prefix : {"/vsicurl", "/vsis3", "/vsigs", "/vsiaz", "/vsiadls", "/vsioss", "/vsiswift", "/vsiwebhdfs", "/vsihdfs",
+                             "http://", "https://", "ftp://", "ftps://"}) {
     if (lower.find(prefix) != std::string::npos) return true;
   }
   return false;
@@ -155,8 +163,7 @@ bool is_georeferenced_raster(const std::filesystem::path& path) {
   register_drivers();
   const NoNetwork no_network(false);
   CPLErrorReset();
-  std::unique_ptr<GDALDataset> ds(GDALDataset::Open(path.c_str(), GDAL_OF_RASTER | GDAL_OF_READONLY,
-                                                    local_raster_drivers().List()));
+  std::unique_ptr<GDALDataset> ds(GDALDataset::Open(path.c_str(), GDAL_OF_RASTER | GDAL_OF_READONLY, local_raster_drivers().List()));
   if (!ds || ds->GetRasterCount() < 1) return false;
   const OGRSpatialReference* srs = ds->GetSpatialRef();
   if ((srs && !srs->IsEmpty()) || ds->GetGCPCount() > 0) return true;
@@ -191,7 +198,7 @@ struct Raster::Impl {
   std::string crs;
   std::vector<int> bands;
   std::vector<BandScale> scales;
-  int alpha = 0;  // alpha band index, 0 when none
+  int alpha = 0;      // alpha band index, 0 when none
   double factor = 1;  // read grid pixels per source pixel (--gsd)
   bool allow_network = false;
   int width = 0, height = 0;
@@ -209,8 +216,8 @@ Raster Raster::open(const std::filesystem::path& path, const RasterOptions& opti
   impl->path = path;
   impl->allow_network = options.allow_network;
   if (!(std::isfinite(options.gsd_m) && options.gsd_m >= 0)) {
-    throw Error(ErrorCode::kInvalidArgument, "--gsd must be a positive number of metres, got " + std::to_string(options.gsd_m) +
-                                                 " (" + (std::isnan(options.gsd_m) ? "nan" : "not finite or negative") + ")");
+    throw Error(ErrorCode::kInvalidArgument, "--gsd must be a positive number of metres, got " + std::to_string(options.gsd_m) + " (" +
+                                                 (std::isnan(options.gsd_m) ? "nan" : "not finite or negative") + ")");
   }
   if (!std::isfinite(options.low) || !std::isfinite(options.high)) {
     throw Error(ErrorCode::kInvalidArgument, "--scale bounds must be finite numbers");
@@ -267,21 +274,21 @@ Raster Raster::open(const std::filesystem::path& path, const RasterOptions& opti
   if (!impl->georeferenced && (!impl->crs.empty() || ds.GetGCPCount() > 0)) {
     // GDAL reads a GeoTIFF with a zero pixel scale as one tie point and no geotransform: the
     // features would be in pixels yet labelled with the CRS, with zero area.
-    throw Error(ErrorCode::kImageUnsupported,
-                path.string() + ": has a CRS or ground control points but no usable geotransform (a zero pixel size "
-                                "is degenerate, or it is georeferenced by GCPs only); warp it first (gdalwarp) or fix "
-                                "the georeferencing (gdal_edit.py -a_ullr or -tr)");
+    throw Error(ErrorCode::kImageUnsupported, path.string() +
+                                                  ": has a CRS or ground control points but no usable geotransform (a zero pixel size "
+                                                  "is degenerate, or it is georeferenced by GCPs only); warp it first (gdalwarp) or fix "
+                                                  "the georeferencing (gdal_edit.py -a_ullr or -tr)");
   }
   impl->bands = options.bands.empty() ? default_bands(ds) : options.bands;
   if (impl->bands.size() != 3 && impl->bands.size() != 1) {
-    throw Error(ErrorCode::kInvalidArgument, "--bands takes one band (gray) or three (red, green, blue), got " +
-                                                 std::to_string(impl->bands.size()));
+    throw Error(ErrorCode::kInvalidArgument,
+                "--bands takes one band (gray) or three (red, green, blue), got " + std::to_string(impl->bands.size()));
   }
   if (impl->bands.size() == 1) impl->bands = {impl->bands[0], impl->bands[0], impl->bands[0]};
   for (int b : impl->bands) {
     if (b < 1 || b > ds.GetRasterCount()) {
-      throw Error(ErrorCode::kInvalidArgument, path.string() + " has bands 1 to " + std::to_string(ds.GetRasterCount()) +
-                                                   "; band " + std::to_string(b) + " does not exist");
+      throw Error(ErrorCode::kInvalidArgument, path.string() + " has bands 1 to " + std::to_string(ds.GetRasterCount()) + "; band " +
+                                                   std::to_string(b) + " does not exist");
     }
   }
   for (int i = 1; i <= ds.GetRasterCount(); ++i) {
@@ -293,8 +300,9 @@ Raster Raster::open(const std::filesystem::path& path, const RasterOptions& opti
   if (options.gsd_m > 0) {
     OGRSpatialReference srs;
     if (!impl->georeferenced || impl->crs.empty() || srs.importFromWkt(impl->crs.c_str()) != OGRERR_NONE || !srs.IsProjected()) {
-      throw Error(ErrorCode::kInvalidArgument, path.string() + ": --gsd needs a projected CRS (metres on the ground); "
-                                                               "reproject it first, e.g. gdalwarp -t_srs EPSG:32633");
+      throw Error(ErrorCode::kInvalidArgument, path.string() +
+                                                   ": --gsd needs a projected CRS (metres on the ground); "
+                                                   "reproject it first, e.g. gdalwarp -t_srs EPSG:32633");
     }
     auto& g = impl->geotransform;
     const double pixel_m = std::sqrt(std::abs(g[1] * g[5] - g[2] * g[4])) * srs.GetLinearUnits();
@@ -305,12 +313,12 @@ Raster Raster::open(const std::filesystem::path& path, const RasterOptions& opti
     std::snprintf(size, sizeof size, "%.6g x %.6g pixels", w, h);
     std::snprintf(gsd, sizeof gsd, "%g m (the raster has %g m)", options.gsd_m, pixel_m);
     if (!(w <= std::numeric_limits<int>::max() && h <= std::numeric_limits<int>::max())) {
-      throw Error(ErrorCode::kInvalidArgument, path.string() + ": --gsd " + gsd + " would read it as " +
-                                                   size + "; GDAL's limit is 2147483647 a side: give a coarser --gsd");
+      throw Error(ErrorCode::kInvalidArgument, path.string() + ": --gsd " + gsd + " would read it as " + size +
+                                                   "; GDAL's limit is 2147483647 a side: give a coarser --gsd");
     }
     if (!(w >= 1 && h >= 1)) {
-      throw Error(ErrorCode::kInvalidArgument, path.string() + ": --gsd " + gsd + " would read it as " +
-                                                   size + ", less than one pixel: give a finer --gsd");
+      throw Error(ErrorCode::kInvalidArgument,
+                  path.string() + ": --gsd " + gsd + " would read it as " + size + ", less than one pixel: give a finer --gsd");
     }
     impl->width = static_cast<int>(w);
     impl->height = static_cast<int>(h);

@@ -94,14 +94,13 @@ void check_exemplar_boxes(const Raster& raster, const std::vector<LabelCategory>
   for (const auto& c : categories) {
     for (size_t i = 0; i < c.prompt.boxes.size(); ++i) {
       const Box& b = c.prompt.boxes[i].box;
-      if (!(b.x0 >= 0 && b.y0 >= 0 && b.x1 > b.x0 && b.y1 > b.y0 && b.x1 <= raster.source_width() &&
-            b.y1 <= raster.source_height())) {
+      if (!(b.x0 >= 0 && b.y0 >= 0 && b.x1 > b.x0 && b.y1 > b.y0 && b.x1 <= raster.source_width() && b.y1 <= raster.source_height())) {
         char text[160];
         std::snprintf(text, sizeof text, "(%g, %g, %g, %g)", b.x0, b.y0, b.x1, b.y1);
-        throw Error(ErrorCode::kInvalidArgument,
-                    "box " + std::to_string(i + 1) + " of '" + c.name + "' " + text + " must satisfy 0 <= x0 < x1 <= " +
-                        std::to_string(raster.source_width()) + " and 0 <= y0 < y1 <= " +
-                        std::to_string(raster.source_height()) + " (pixels of " + raster.path().filename().string() + ")");
+        throw Error(ErrorCode::kInvalidArgument, "box " + std::to_string(i + 1) + " of '" + c.name + "' " + text +
+                                                     " must satisfy 0 <= x0 < x1 <= " + std::to_string(raster.source_width()) +
+                                                     " and 0 <= y0 < y1 <= " + std::to_string(raster.source_height()) + " (pixels of " +
+                                                     raster.path().filename().string() + ")");
       }
     }
   }
@@ -111,25 +110,24 @@ label::TileGrid map_tile_grid(const Model& model, const Raster& raster, const Ma
   const int tile = options.tile > 0 ? options.tile : model.input_size();
   const int overlap = options.overlap > 0 ? options.overlap : tile / 8;
   if (tile < kMinTile && options.tile != 0) {
-    throw Error(ErrorCode::kInvalidArgument, "--tile " + std::to_string(tile) + ": a map tile is at least " +
-                                                 std::to_string(kMinTile) + " pixels a side");
+    throw Error(ErrorCode::kInvalidArgument,
+                "--tile " + std::to_string(tile) + ": a map tile is at least " + std::to_string(kMinTile) + " pixels a side");
   }
   if (tile > kMaxMapTile) {
-    throw Error(ErrorCode::kInvalidArgument, "--tile " + std::to_string(tile) + ": a map tile is at most " +
-                                                 std::to_string(kMaxMapTile) + " pixels a side (the model sees it at " +
-                                                 std::to_string(model.input_size()) + " anyway)");
+    throw Error(ErrorCode::kInvalidArgument, "--tile " + std::to_string(tile) + ": a map tile is at most " + std::to_string(kMaxMapTile) +
+                                                 " pixels a side (the model sees it at " + std::to_string(model.input_size()) + " anyway)");
   }
   if (options.tile < 0 || options.overlap < 0) throw Error(ErrorCode::kInvalidArgument, "--tile and --overlap must be positive");
   if (overlap >= tile) {
-    throw Error(ErrorCode::kInvalidArgument, "the tile overlap (" + std::to_string(overlap) +
-                                                 ") must be smaller than the tile (" + std::to_string(tile) + ")");
+    throw Error(ErrorCode::kInvalidArgument,
+                "the tile overlap (" + std::to_string(overlap) + ") must be smaller than the tile (" + std::to_string(tile) + ")");
   }
   label::TileGrid grid(raster.width(), raster.height(), tile, overlap);
   if (grid.size() > kMaxMapTiles) {
     throw Error(ErrorCode::kInvalidArgument,
-                raster.path().string() + " is read as " + std::to_string(raster.width()) + " x " +
-                    std::to_string(raster.height()) + " pixels: " + std::to_string(grid.size()) + " tiles of " +
-                    std::to_string(tile) + ", more than the " + std::to_string(kMaxMapTiles) +
+                raster.path().string() + " is read as " + std::to_string(raster.width()) + " x " + std::to_string(raster.height()) +
+                    " pixels: " + std::to_string(grid.size()) + " tiles of " + std::to_string(tile) + ", more than the " +
+                    std::to_string(kMaxMapTiles) +
                     " one run can label; label a window of it (gdal_translate -srcwin), a coarser --gsd or larger --tile");
   }
   return grid;

@@ -130,8 +130,8 @@ std::vector<int> write_map_vectors(const VectorOutput& output, const std::vector
     const Raster& raster = *part.raster;
     const auto srs = crs_of(raster);
     if (!srs && out_srs && !wanted.empty()) {
-      throw Error(ErrorCode::kInvalidArgument, raster.path().string() + ": has no CRS, so it cannot be written in " +
-                                                   wanted + "; write a .gpkg or .fgb in its own frame, or give it a CRS");
+      throw Error(ErrorCode::kInvalidArgument, raster.path().string() + ": has no CRS, so it cannot be written in " + wanted +
+                                                   "; write a .gpkg or .fgb in its own frame, or give it a CRS");
     }
     std::unique_ptr<OGRCoordinateTransformation> to_out, to_equal_area;
     if (srs && out_srs && !srs->IsSame(out_srs.get())) to_out.reset(OGRCreateCoordinateTransformation(srs.get(), out_srs.get()));

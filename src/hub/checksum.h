@@ -16,7 +16,6 @@ struct FileDigests {
 };
 
 // Throws kIo when the file cannot be read. `progress(bytes_done)` is called as it goes.
-FileDigests digest_file(const std::filesystem::path& path,
-                        const std::function<void(std::int64_t)>& progress = {});
+FileDigests digest_file(const std::filesystem::path& path, const std::function<void(std::int64_t)>& progress = {});
 
 }  // namespace sam3::hub

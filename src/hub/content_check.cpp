@@ -15,8 +15,8 @@ std::optional<std::string> content_problem(const std::string& name, const std::f
   const size_t text = head.find_first_not_of(" \t\r\n");
   std::string start = text == std::string::npos ? "" : head.substr(text, 15);
   std::transform(start.begin(), start.end(), start.begin(), [](unsigned char c) { return std::tolower(c); });
-  if (start.starts_with("<!doctype") || start.starts_with("<html") || start.starts_with("<?xml") ||
-      start.starts_with("<head") || start.starts_with("<body")) {
+  if (start.starts_with("<!doctype") || start.starts_with("<html") || start.starts_with("<?xml") || start.starts_with("<head") ||
+      start.starts_with("<body")) {
     return "it is a web page (HTML), not the file; the hub or a proxy answered with a page";
   }
   const auto ends = [&](const char* ext) { return name.size() >= std::strlen(ext) && name.ends_with(ext); };

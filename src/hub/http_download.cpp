@@ -36,15 +36,15 @@ bool is_hex(const std::string& s, size_t n) {
 // State of one attempt, filled by libcurl callbacks.
 struct Transfer {
   FILE* file = nullptr;
-  std::int64_t offset = 0;      // bytes already on disk when this attempt started
-  std::int64_t written = 0;     // bytes written by this attempt
-  long status = 0;              // of the response being received
-  bool truncated = false;       // server ignored Range: restarted from zero
+  std::int64_t offset = 0;   // bytes already on disk when this attempt started
+  std::int64_t written = 0;  // bytes written by this attempt
+  long status = 0;           // of the response being received
+  bool truncated = false;    // server ignored Range: restarted from zero
   std::string error_code, error_message;
   Announced announced;
   std::int64_t content_length = -1;
-  std::int64_t max_bytes = 0;   // cap on the file when no size is announced
-  bool too_long = false;        // the body went past the announced size or the cap
+  std::int64_t max_bytes = 0;  // cap on the file when no size is announced
+  bool too_long = false;       // the body went past the announced size or the cap
   const std::function<void(std::int64_t, std::int64_t)>* progress = nullptr;
 };
 
@@ -62,13 +62,20 @@ size_t on_header(char* data, size_t size, size_t count, void* user) {
   std::string key = line.substr(0, colon);
   std::transform(key.begin(), key.end(), key.begin(), [](unsigned char c) { return std::tolower(c); });
   std::string value = trim_quotes(line.substr(colon + 1));
-  if (key == "x-linked-etag" && is_hex(value, 64)) t->announced.sha256 = value;
-  else if (key == "x-linked-size") t->announced.size = std::strtoll(value.c_str(), nullptr, 10);
-  else if (key == "etag" && is_hex(value, 64) && t->announced.sha256.empty()) t->announced.sha256 = value;
-  else if (key == "etag" && is_hex(value, 40)) t->announced.git_sha1 = value;
-  else if (key == "x-error-code") t->error_code = value;
-  else if (key == "x-error-message") t->error_message = value;
-  else if (key == "content-length") t->content_length = std::strtoll(value.c_str(), nullptr, 10);
+  if (key == "x-linked-etag" && is_hex(value, 64))
+    t->announced.sha256 = value;
+  else if (key == "x-linked-size")
+    t->announced.size = std::strtoll(value.c_str(), nullptr, 10);
+  else if (key == "etag" && is_hex(value, 64) && t->announced.sha256.empty())
+    t->announced.sha256 = value;
+  else if (key == "etag" && is_hex(value, 40))
+    t->announced.git_sha1 = value;
+  else if (key == "x-error-code")
+    t->error_code = value;
+  else if (key == "x-error-message")
+    t->error_message = value;
+  else if (key == "content-length")
+    t->content_length = std::strtoll(value.c_str(), nullptr, 10);
   else if (key == "content-range") {
     const auto slash = value.rfind('/');
     if (slash != std::string::npos && value[slash + 1] != '*' && t->announced.size < 0) {
@@ -89,8 +96,7 @@ size_t on_body(char* data, size_t size, size_t count, void* user) {
     t->truncated = true;
   }
   // Never more than was announced (an endless or padded body must not fill the disk).
-  const std::int64_t announced = t->announced.size >= 0 ? t->announced.size
-                                 : t->content_length >= 0 ? t->offset + t->content_length : -1;
+  const std::int64_t announced = t->announced.size >= 0 ? t->announced.size : t->content_length >= 0 ? t->offset + t->content_length : -1;
   const std::int64_t limit = announced >= 0 ? announced : t->max_bytes;
   if (t->offset + t->written + static_cast<std::int64_t>(size * count) > limit) {
     t->too_long = true;
@@ -114,8 +120,13 @@ bool retryable(CURLcode code) {
   switch (code) {
     // Not retried: CURLE_COULDNT_RESOLVE_HOST / CURLE_COULDNT_CONNECT (offline is not transient).
     case CURLE_PARTIAL_FILE:
-    case CURLE_RECV_ERROR: case CURLE_SEND_ERROR: case CURLE_OPERATION_TIMEDOUT: case CURLE_GOT_NOTHING:
-    case CURLE_SSL_CONNECT_ERROR: case CURLE_HTTP2: case CURLE_HTTP2_STREAM:
+    case CURLE_RECV_ERROR:
+    case CURLE_SEND_ERROR:
+    case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_GOT_NOTHING:
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
       return true;
     default:
       return false;
@@ -184,8 +195,8 @@ DownloadOutcome download_to_part(const DownloadRequest& request, const std::file
     if (t.too_long) {
       outcome.failure = FailureKind::kTooLong;
       outcome.message = "the hub sent more than the " +
-                        std::to_string(outcome.announced.size >= 0 ? outcome.announced.size : request.max_bytes) +
-                        " bytes " + (outcome.announced.size >= 0 ? "it announced" : "a file may have");
+                        std::to_string(outcome.announced.size >= 0 ? outcome.announced.size : request.max_bytes) + " bytes " +
+                        (outcome.announced.size >= 0 ? "it announced" : "a file may have");
       return outcome;
     }
     if (code == CURLE_OK && (t.status == 200 || t.status == 206)) {
@@ -209,17 +220,16 @@ DownloadOutcome download_to_part(const DownloadRequest& request, const std::file
     }
     const bool server_busy = code == CURLE_OK && (t.status >= 500 || t.status == 429);
     if (code != CURLE_OK) {
-      outcome.failure = (code == CURLE_COULDNT_RESOLVE_HOST || code == CURLE_COULDNT_CONNECT) ? FailureKind::kUnreachable
-                                                                                              : FailureKind::kServer;
+      outcome.failure =
+          (code == CURLE_COULDNT_RESOLVE_HOST || code == CURLE_COULDNT_CONNECT) ? FailureKind::kUnreachable : FailureKind::kServer;
       outcome.message = curl_easy_strerror(code);
     } else {
       outcome.failure = server_busy ? FailureKind::kServer : FailureKind::kOther;
       outcome.message = "HTTP " + std::to_string(t.status) + hub_detail(t);
     }
     if (!(server_busy || retryable(code)) || attempt == request.max_attempts) return outcome;
-    log(LogLevel::kWarning, request.url + ": " + outcome.message + "; retrying in " +
-                                std::to_string(static_cast<int>(delay * 1000)) + " ms (" + std::to_string(on_disk) +
-                                " bytes kept)");
+    log(LogLevel::kWarning, request.url + ": " + outcome.message + "; retrying in " + std::to_string(static_cast<int>(delay * 1000)) +
+                                " ms (" + std::to_string(on_disk) + " bytes kept)");
     std::this_thread::sleep_for(std::chrono::duration<double>(delay));
     delay *= 2;
   }

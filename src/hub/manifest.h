@@ -19,7 +19,7 @@ struct Manifest {
   std::map<std::string, ManifestFile> files;
 };
 
-Manifest read_manifest(const std::filesystem::path& model_dir);  // empty when absent
+Manifest read_manifest(const std::filesystem::path& model_dir);                         // empty when absent
 void write_manifest(const std::filesystem::path& model_dir, const Manifest& manifest);  // atomic
 
 }  // namespace sam3::hub

@@ -37,8 +37,8 @@ std::int64_t size_bound(const HubOptions& options, const RegistryEntry& entry) {
 
 // Refuses before anything is written when the files to unpack or copy (`names`, of `sizes`
 // bytes as their source declares) are over the bound or more than the disk has free.
-void check_room(const fs::path& source, const std::vector<std::string>& names, const std::vector<std::int64_t>& sizes,
-                const fs::path& dir, std::int64_t bound) {
+void check_room(const fs::path& source, const std::vector<std::string>& names, const std::vector<std::int64_t>& sizes, const fs::path& dir,
+                std::int64_t bound) {
   std::int64_t total = 0;
   for (size_t i = 0; i < names.size(); ++i) {
     if (sizes[i] > bound) {
@@ -52,8 +52,8 @@ void check_room(const fs::path& source, const std::vector<std::string>& names, c
   std::error_code ec;
   const auto space = fs::space(dir, ec);
   if (!ec && static_cast<std::uintmax_t>(total) > space.available) {
-    throw Error(ErrorCode::kIo, source.string() + ": the model needs " + std::to_string(total) + " bytes but " + dir.string() +
-                                    " has " + std::to_string(space.available) +
+    throw Error(ErrorCode::kIo, source.string() + ": the model needs " + std::to_string(total) + " bytes but " + dir.string() + " has " +
+                                    std::to_string(space.available) +
                                     " free; free some space (or set SAM3_CACHE_DIR to a larger disk); nothing was written");
   }
 }
@@ -105,8 +105,10 @@ ModelState ModelStore::state(const RegistryEntry& entry) const {
   int present = 0;
   bool partial = false;
   for (const auto& f : entry.files) {
-    if (fs::is_regular_file(dir / f, ec)) ++present;
-    else if (fs::exists(dir / (f + ".part"), ec)) partial = true;
+    if (fs::is_regular_file(dir / f, ec))
+      ++present;
+    else if (fs::exists(dir / (f + ".part"), ec))
+      partial = true;
   }
   if (present == static_cast<int>(entry.files.size())) return ModelState::kComplete;
   if (!entry.archive.empty() && (fs::exists(dir / entry.archive, ec) || fs::exists(dir / (entry.archive + ".part"), ec))) {
@@ -147,16 +149,14 @@ void ModelStore::download(const RegistryEntry& entry, const std::string& file, c
   std::error_code ec;
   const fs::path final_path = dir / file;
   if (fs::is_regular_file(final_path)) return;
-  core::FileLock lock(dir / ".locks" / (file + ".lock"), [&] {
-    log(LogLevel::kWarning, "another sam3 process is downloading " + file + "; waiting for it");
-  });
+  core::FileLock lock(dir / ".locks" / (file + ".lock"),
+                      [&] { log(LogLevel::kWarning, "another sam3 process is downloading " + file + "; waiting for it"); });
   if (fs::is_regular_file(final_path)) return;  // the other process finished it
 
   const std::string url = options_.endpoint + "/" + entry.repo + "/resolve/" + entry.revision + "/" + file;
   const fs::path part = dir / (file + ".part");
   fs::create_directories(part.parent_path(), ec);  // files under a folder of the repository (onnx/...)
-  hub::DownloadRequest request{url, options_.token, options_.max_attempts, options_.first_retry_delay_s,
-                               options_.low_speed_timeout_s};
+  hub::DownloadRequest request{url, options_.token, options_.max_attempts, options_.first_retry_delay_s, options_.low_speed_timeout_s};
   // A file of unannounced size may not be larger than the whole model is said to be, twice.
   if (entry.approx_bytes > 0 || options_.max_unpacked_bytes > 0) request.max_bytes = size_bound(options_, entry);
   const auto t0 = std::chrono::steady_clock::now();
@@ -168,24 +168,26 @@ void ModelStore::download(const RegistryEntry& entry, const std::string& file, c
   for (int whole_tries = 1;; ++whole_tries) {
     const auto outcome = hub::download_to_part(request, part, report);
     switch (outcome.failure) {
-      case hub::FailureKind::kNone: break;
+      case hub::FailureKind::kNone:
+        break;
       case hub::FailureKind::kUnauthorized:
-        throw Error(ErrorCode::kNetwork,
-                    url + ": " + outcome.message + ": the repository " + entry.repo +
-                        " is gated or private; accept its licence on the hub and set HF_TOKEN to an access token");
+        throw Error(ErrorCode::kNetwork, url + ": " + outcome.message + ": the repository " + entry.repo +
+                                             " is gated or private; accept its licence on the hub and set HF_TOKEN to an access token");
       case hub::FailureKind::kNotFound:
-        throw Error(ErrorCode::kNetwork, url + ": " + outcome.message + ": not on the hub (check HF_ENDPOINT and the "
-                                         "revision); " + manual_download_help(entry));
+        throw Error(ErrorCode::kNetwork, url + ": " + outcome.message +
+                                             ": not on the hub (check HF_ENDPOINT and the "
+                                             "revision); " +
+                                             manual_download_help(entry));
       case hub::FailureKind::kTooLong:
         fs::remove(part, ec);
-        throw Error(ErrorCode::kNetwork, url + ": " + outcome.message + "; the partial file was deleted. Try again later or " +
-                                             manual_download_help(entry));
+        throw Error(ErrorCode::kNetwork,
+                    url + ": " + outcome.message + "; the partial file was deleted. Try again later or " + manual_download_help(entry));
       case hub::FailureKind::kUnreachable:
-        throw Error(ErrorCode::kNetwork, "cannot reach " + options_.endpoint + " (" + outcome.message + "); " +
-                                             manual_download_help(entry));
+        throw Error(ErrorCode::kNetwork,
+                    "cannot reach " + options_.endpoint + " (" + outcome.message + "); " + manual_download_help(entry));
       default:
-        throw Error(ErrorCode::kNetwork, url + ": download failed after " + std::to_string(options_.max_attempts) +
-                                             " attempts (" + outcome.message + "); run the command again to resume");
+        throw Error(ErrorCode::kNetwork, url + ": download failed after " + std::to_string(options_.max_attempts) + " attempts (" +
+                                             outcome.message + "); run the command again to resume");
     }
     const auto digests = hub::digest_file(part);
     const auto& a = outcome.announced;
@@ -207,10 +209,9 @@ void ModelStore::download(const RegistryEntry& entry, const std::string& file, c
       if (pin != entry.pinned_sha256.end() && pin->second != digests.sha256) {
         if (!options_.accept_unpinned) {
           fs::remove(part, ec);
-          throw Error(ErrorCode::kNetwork,
-                      url + ": sha256 " + digests.sha256 + " is not the published one sam3 pins (" + pin->second +
-                          "): the repository changed or was tampered with; the file was deleted. If you trust the "
-                          "new files, pull again with --accept-unpinned");
+          throw Error(ErrorCode::kNetwork, url + ": sha256 " + digests.sha256 + " is not the published one sam3 pins (" + pin->second +
+                                               "): the repository changed or was tampered with; the file was deleted. If you trust the "
+                                               "new files, pull again with --accept-unpinned");
         }
         log(LogLevel::kWarning, url + ": sha256 differs from the pinned one (" + pin->second + "); taken because of --accept-unpinned");
       }
@@ -228,8 +229,7 @@ void ModelStore::download(const RegistryEntry& entry, const std::string& file, c
     fs::remove(part, ec);  // never leave corrupt bytes in place
     if (whole_tries >= 2) {
       throw Error(ErrorCode::kNetwork, url + ": the downloaded file is corrupt (" + problem +
-                                           ") twice in a row; it was deleted. Try again later or " +
-                                           manual_download_help(entry));
+                                           ") twice in a row; it was deleted. Try again later or " + manual_download_help(entry));
     }
     log(LogLevel::kWarning, url + ": downloaded file is corrupt (" + problem + "); downloading it again");
   }
@@ -316,8 +316,8 @@ std::vector<std::string> ModelStore::verify(const RegistryEntry& entry, const Pr
     } else if (it == manifest.files.end() || it->second.sha256.empty()) {
       problems.push_back(file + ": no recorded checksum (files placed by hand: run 'sam3 models import')");
     } else if (it->second.sha256 != digests.sha256 || it->second.size != digests.size) {
-      problems.push_back(file + ": checksum differs from the one recorded at download (" + digests.sha256 +
-                         " vs " + it->second.sha256 + "); delete it and pull again");
+      problems.push_back(file + ": checksum differs from the one recorded at download (" + digests.sha256 + " vs " + it->second.sha256 +
+                         "); delete it and pull again");
     }
   }
   return problems;
@@ -341,20 +341,20 @@ const RegistryEntry& ModelStore::import(const fs::path& source, const RegistryEn
     try {
       for (const auto& e : fs::recursive_directory_iterator(source)) {
         std::error_code kind;
-        if (e.is_regular_file(kind)) found.emplace(e.path().filename().string(), e.path().string());
-        else if (!e.is_directory(kind)) not_files.emplace(e.path().filename().string(), e.path().string());
+        if (e.is_regular_file(kind))
+          found.emplace(e.path().filename().string(), e.path().string());
+        else if (!e.is_directory(kind))
+          not_files.emplace(e.path().filename().string(), e.path().string());
       }
     } catch (const fs::filesystem_error& e) {
-      throw Error(ErrorCode::kIo, source.string() + ": cannot read the folder (" + e.code().message() + " at " +
-                                      e.path1().string() + ")");
+      throw Error(ErrorCode::kIo, source.string() + ": cannot read the folder (" + e.code().message() + " at " + e.path1().string() + ")");
     }
   }
   const RegistryEntry* target = into;
   if (!target) {
     for (const auto& e : model_registry()) {
-      const bool all = std::all_of(e.files.begin(), e.files.end(), [&](const std::string& f) {
-        return found.contains(base_name(f)) || not_files.contains(base_name(f));
-      });
+      const bool all = std::all_of(e.files.begin(), e.files.end(),
+                                   [&](const std::string& f) { return found.contains(base_name(f)) || not_files.contains(base_name(f)); });
       if (all) {
         target = &e;
         break;
@@ -363,11 +363,12 @@ const RegistryEntry& ModelStore::import(const fs::path& source, const RegistryEn
   }
   if (!target) {
     std::string names;
-    for (const auto& e : model_registry()) names += "\n  " + e.name + ": " + [&] {
-      std::string s;
-      for (const auto& f : e.files) s += (s.empty() ? "" : ", ") + f;
-      return s;
-    }();
+    for (const auto& e : model_registry())
+      names += "\n  " + e.name + ": " + [&] {
+        std::string s;
+        for (const auto& f : e.files) s += (s.empty() ? "" : ", ") + f;
+        return s;
+      }();
     throw Error(ErrorCode::kModelNotFound, source.string() + ": does not hold the files of a known model:" + names);
   }
   const fs::path dir = model_dir(*target);
@@ -380,8 +381,9 @@ const RegistryEntry& ModelStore::import(const fs::path& source, const RegistryEn
   for (const auto& file : target->files) {
     auto it = found.find(base_name(file));
     if (it == found.end() && not_files.contains(base_name(file))) {
-      throw Error(ErrorCode::kInvalidArgument, not_files[base_name(file)] + " is not a regular file (a FIFO, a device, or a link that "
-                                                                 "loops or points nowhere); put the model file itself there");
+      throw Error(ErrorCode::kInvalidArgument, not_files[base_name(file)] +
+                                                   " is not a regular file (a FIFO, a device, or a link that "
+                                                   "loops or points nowhere); put the model file itself there");
     }
     if (it == found.end()) throw Error(ErrorCode::kModelNotFound, source.string() + ": missing " + file + " of " + target->name);
     wanted.push_back(it->second);

@@ -4,21 +4,44 @@ namespace sam3 {
 
 const std::vector<RegistryEntry>& model_registry() {
   static const std::vector<RegistryEntry> registry = {
-      {"sam3-v2-int8", "Luminia/sam3-v2-onnx", "main", Layout::kUsls,
-       {"vision-encoder.onnx", "text-encoder.onnx", "decoder.onnx", "tokenizer.json"}, 887'000'000,
-       "SAM3 v2 int8 (usls layout, RectLabel sam3_v2 export, as used by the Map2Mask demo)", "", {}},
-      {"sam3-browser-int8", "rusen/sam3-browser-int8", "main", Layout::kSamexporter,
+      {"sam3-v2-int8",
+       "Luminia/sam3-v2-onnx",
+       "main",
+       Layout::kUsls,
+       {"vision-encoder.onnx", "text-encoder.onnx", "decoder.onnx", "tokenizer.json"},
+       887'000'000,
+       "SAM3 v2 int8 (usls layout, RectLabel sam3_v2 export, as used by the Map2Mask demo)",
+       "",
+       {}},
+      {"sam3-browser-int8",
+       "rusen/sam3-browser-int8",
+       "main",
+       Layout::kSamexporter,
        {"sam3_image_encoder.onnx", "sam3_language_encoder.onnx", "sam3_decoder.onnx", "clip_tokenizer.json"},
-       887'000'000, "SAM3 int8 (samexporter layout, in-graph postprocessing)", "", {}},
+       887'000'000,
+       "SAM3 int8 (samexporter layout, in-graph postprocessing)",
+       "",
+       {}},
       // The repository holds one archive, sam3_vit_h.zip, with the three fp32 files inside.
-      {"sam3-fp32", "vietanhdev/segment-anything-3-onnx-models", "main", Layout::kSamexporter,
-       {"sam3_image_encoder.onnx", "sam3_language_encoder.onnx", "sam3_decoder.onnx"}, 3'450'000'000,
-       "SAM3 fp32 (samexporter layout, from the repository's sam3_vit_h.zip; slower, exact)", "sam3_vit_h.zip", {}},
+      {"sam3-fp32",
+       "vietanhdev/segment-anything-3-onnx-models",
+       "main",
+       Layout::kSamexporter,
+       {"sam3_image_encoder.onnx", "sam3_language_encoder.onnx", "sam3_decoder.onnx"},
+       3'450'000'000,
+       "SAM3 fp32 (samexporter layout, from the repository's sam3_vit_h.zip; slower, exact)",
+       "sam3_vit_h.zip",
+       {}},
       // What osam (labelme's model runner) loads: six files at the root; sha256 as osam pins them.
-      {"sam3-osam-fp32", "wkentaro/sam3-onnx-models", "main", Layout::kSamexporter,
-       {"sam3_image_encoder.onnx", "sam3_image_encoder.onnx.data", "sam3_language_encoder.onnx",
-        "sam3_language_encoder.onnx.data", "sam3_decoder.onnx", "sam3_decoder.onnx.data"},
-       3'450'000'000, "SAM3 fp32 as osam/labelme use it (samexporter names, .onnx.data weights)", "",
+      {"sam3-osam-fp32",
+       "wkentaro/sam3-onnx-models",
+       "main",
+       Layout::kSamexporter,
+       {"sam3_image_encoder.onnx", "sam3_image_encoder.onnx.data", "sam3_language_encoder.onnx", "sam3_language_encoder.onnx.data",
+        "sam3_decoder.onnx", "sam3_decoder.onnx.data"},
+       3'450'000'000,
+       "SAM3 fp32 as osam/labelme use it (samexporter names, .onnx.data weights)",
+       "",
        {{"sam3_image_encoder.onnx", "3dd676271e9c459463f7026d8ab2c6318672cd89511f89c30b34cdf0a2e67a3f"},
         {"sam3_image_encoder.onnx.data", "03bd50b0703e2b04e2193ca831b7f9d5ecf40bc5287cc59b1970f56ab800c995"},
         {"sam3_language_encoder.onnx", "af80dffcd8fc369281b0422295244ba22f64e8424e9eefa111ac8966e9ea9ba6"},
@@ -29,11 +52,17 @@ const std::vector<RegistryEntry>& model_registry() {
       // with their weights beside them, the configs at the root. Not pinned: the files' sha256
       // cannot be learned without the hub, so a pull checks them against what the hub
       // announces (size and LFS sha256) only, as for the other unpinned entries.
-      {"sam3-tracker", "onnx-community/sam3-tracker-ONNX", "main", Layout::kTracker,
+      {"sam3-tracker",
+       "onnx-community/sam3-tracker-ONNX",
+       "main",
+       Layout::kTracker,
        {"onnx/vision_encoder.onnx", "onnx/vision_encoder.onnx_data", "onnx/prompt_encoder_mask_decoder.onnx",
         "onnx/prompt_encoder_mask_decoder.onnx_data", "config.json", "preprocessor_config.json"},
-       1'900'000'000, "SAM3 interactive model, fp32 (clicks and boxes -> one object, \"segment everything\"; "
-                      "transformers.js's Sam3TrackerModel files)", "", {}},
+       1'900'000'000,
+       "SAM3 interactive model, fp32 (clicks and boxes -> one object, \"segment everything\"; "
+       "transformers.js's Sam3TrackerModel files)",
+       "",
+       {}},
   };
   return registry;
 }

@@ -41,8 +41,7 @@ std::vector<std::string> ZipReader::entries() const {
 std::int64_t ZipReader::declared_size(const std::string& entry) const {
   zip_stat_t st;
   zip_stat_init(&st);
-  if (zip_stat(archive_, entry.c_str(), 0, &st) != 0 || !(st.valid & ZIP_STAT_SIZE) ||
-      st.size > static_cast<zip_uint64_t>(INT64_MAX)) {
+  if (zip_stat(archive_, entry.c_str(), 0, &st) != 0 || !(st.valid & ZIP_STAT_SIZE) || st.size > static_cast<zip_uint64_t>(INT64_MAX)) {
     throw Error(ErrorCode::kInvalidArgument, path_.string() + ": " + entry + " has no readable size in the archive; it is damaged");
   }
   return static_cast<std::int64_t>(st.size);
@@ -57,8 +56,9 @@ void ZipReader::extract(const std::string& entry, const std::filesystem::path& d
   }
   const auto close = [](zip_file_t* f) { zip_fclose(f); };
   std::unique_ptr<zip_file_t, decltype(close)> f(zip_fopen(archive_, entry.c_str(), 0), close);
-  if (!f) throw Error(ErrorCode::kInvalidArgument, path_.string() + ": cannot open " + entry + " in the archive (" +
-                                                       zip_strerror(archive_) + ")");
+  if (!f)
+    throw Error(ErrorCode::kInvalidArgument,
+                path_.string() + ": cannot open " + entry + " in the archive (" + zip_strerror(archive_) + ")");
   std::string problem;
   ErrorCode code = ErrorCode::kInvalidArgument;  // the archive's fault, unless the disk fails
   {

@@ -127,10 +127,16 @@ class AttentionKernel {
 
     // K^T [B, D, L] and V in bf16, once per call (on all threads).
     auto kt = buffer<std::uint16_t>(B * D * L), vb = buffer<std::uint16_t>(B * L * Dv);
-    execute(primitives_.get({0, B, L, D}, [&] { return reorder(plain({B, L, D}, dt::f32), memory::desc({B, L, D}, dt::bf16, tag::acb)); }),
+    execute(primitives_.get({0, B, L, D},
+                            [&] {
+                              return reorder(plain({B, L, D}, dt::f32), memory::desc({B, L, D}, dt::bf16, tag::acb));
+                            }),
             {{DNNL_ARG_FROM, wrap(plain({B, L, D}, dt::f32), k.GetTensorData<float>())},
              {DNNL_ARG_TO, wrap(memory::desc({B, L, D}, dt::bf16, tag::acb), kt.get())}});
-    execute(primitives_.get({1, B, L, Dv}, [&] { return reorder(plain({B, L, Dv}, dt::f32), plain({B, L, Dv}, dt::bf16)); }),
+    execute(primitives_.get({1, B, L, Dv},
+                            [&] {
+                              return reorder(plain({B, L, Dv}, dt::f32), plain({B, L, Dv}, dt::bf16));
+                            }),
             {{DNNL_ARG_FROM, wrap(plain({B, L, Dv}, dt::f32), v.GetTensorData<float>())},
              {DNNL_ARG_TO, wrap(plain({B, L, Dv}, dt::bf16), vb.get())}});
 
@@ -157,11 +163,13 @@ class AttentionKernel {
           const memory qb_mem = wrap(plain({r, D}, dt::bf16), qb.get()), score_mem = wrap(plain({r, L}, dt::f32), scores.get());
           const memory p_mem = wrap(plain({r, L}, dt::bf16), p.get());
           execute(*pr.q, {{DNNL_ARG_FROM, wrap(plain({r, D}, dt::f32), q_data + (b * S + s0) * D)}, {DNNL_ARG_TO, qb_mem}});
-          execute(*pr.scores, {{DNNL_ARG_SRC, qb_mem}, {DNNL_ARG_WEIGHTS, wrap(plain({D, L}, dt::bf16), kt.get() + b * D * L)},
-                               {DNNL_ARG_DST, score_mem}});
+          execute(
+              *pr.scores,
+              {{DNNL_ARG_SRC, qb_mem}, {DNNL_ARG_WEIGHTS, wrap(plain({D, L}, dt::bf16), kt.get() + b * D * L)}, {DNNL_ARG_DST, score_mem}});
           execute(*pr.softmax, {{DNNL_ARG_SRC, score_mem}, {DNNL_ARG_DST, score_mem}});
           execute(*pr.p, {{DNNL_ARG_FROM, score_mem}, {DNNL_ARG_TO, p_mem}});
-          execute(*pr.out, {{DNNL_ARG_SRC, p_mem}, {DNNL_ARG_WEIGHTS, wrap(plain({L, Dv}, dt::bf16), vb.get() + b * L * Dv)},
+          execute(*pr.out, {{DNNL_ARG_SRC, p_mem},
+                            {DNNL_ARG_WEIGHTS, wrap(plain({L, Dv}, dt::bf16), vb.get() + b * L * Dv)},
                             {DNNL_ARG_DST, wrap(plain({r, Dv}, dt::f32), out + (b * S + s0) * Dv)}});
         } catch (const std::exception& e) {
 #if SAM3_HAVE_OPENMP
@@ -186,15 +194,17 @@ class AttentionKernel {
     if (it != blocks_.end()) return it->second;
     Block b;
     b.q = &primitives_.get({2, r, D}, [&] { return reorder(plain({r, D}, dt::f32), plain({r, D}, dt::bf16), scale); });
-    b.scores = &primitives_.get(
-        {3, r, D, L}, [&] { return checked(bf16_product(plain({r, D}, dt::bf16), plain({D, L}, dt::bf16), plain({r, L}, dt::f32))); });
+    b.scores = &primitives_.get({3, r, D, L}, [&] {
+      return checked(bf16_product(plain({r, D}, dt::bf16), plain({D, L}, dt::bf16), plain({r, L}, dt::f32)));
+    });
     b.softmax = &primitives_.get({4, r, L}, [&] {
       return make_primitive<dnnl::softmax_forward>(dnnl::softmax_forward::primitive_desc(
           dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference, plain({r, L}, dt::f32), 1), user_scratchpad(), cpu_engine()));
     });
     b.p = &primitives_.get({5, r, L}, [&] { return reorder(plain({r, L}, dt::f32), plain({r, L}, dt::bf16)); });
-    b.out = &primitives_.get(
-        {6, r, L, Dv}, [&] { return checked(bf16_product(plain({r, L}, dt::bf16), plain({L, Dv}, dt::bf16), plain({r, Dv}, dt::f32))); });
+    b.out = &primitives_.get({6, r, L, Dv}, [&] {
+      return checked(bf16_product(plain({r, L}, dt::bf16), plain({L, Dv}, dt::bf16), plain({r, Dv}, dt::f32)));
+    });
     return blocks_.emplace(key, b).first->second;
   }
 
@@ -242,9 +252,15 @@ class MatMulKernel {
     use_threads(threads_);
     auto xb = buffer<std::uint16_t>(m * k_);
     const memory x_mem = wrap(plain({m, k_}, dt::bf16), xb.get());
-    execute(primitives_.get({0, m}, [&] { return reorder(plain({m, k_}, dt::f32), plain({m, k_}, dt::bf16)); }),
+    execute(primitives_.get({0, m},
+                            [&] {
+                              return reorder(plain({m, k_}, dt::f32), plain({m, k_}, dt::bf16));
+                            }),
             {{DNNL_ARG_FROM, wrap(plain({m, k_}, dt::f32), x.GetTensorData<float>())}, {DNNL_ARG_TO, x_mem}});
-    execute(primitives_.get({1, m}, [&] { return checked(bf16_product(plain({m, k_}, dt::bf16), weights_.get_desc(), plain({m, n_}, dt::f32))); }),
+    execute(primitives_.get({1, m},
+                            [&] {
+                              return checked(bf16_product(plain({m, k_}, dt::bf16), weights_.get_desc(), plain({m, n_}, dt::f32)));
+                            }),
             {{DNNL_ARG_SRC, x_mem}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, wrap(plain({m, n_}, dt::f32), out)}});
   }
 

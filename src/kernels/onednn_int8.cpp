@@ -29,8 +29,7 @@ dnnl::matmul::primitive_desc product_desc(memory::dim m, const memory::desc& wei
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // one scratchpad per call: concurrent runs are safe
   return dnnl::matmul::primitive_desc(
-      dnnl::matmul::desc(memory::desc({m, k}, dt::u8, tag::ab), weights, memory::desc({m, n}, dt::s32, tag::ab)), attr,
-      engine());
+      dnnl::matmul::desc(memory::desc({m, k}, dt::u8, tag::ab), weights, memory::desc({m, n}, dt::s32, tag::ab)), attr, engine());
 }
 
 // VNNI and AMX sum u8 x s8 pairs straight into int32; other paths saturate 16-bit sums.
@@ -150,8 +149,7 @@ class MatMulIntegerKernel {
     const std::unique_ptr<std::uint8_t[]> scratch(new std::uint8_t[std::max<size_t>(p.scratchpad_bytes, 1)]);
     memory scratchpad(memory::desc({static_cast<memory::dim>(p.scratchpad_bytes)}, dt::u8, tag::a), engine(), scratch.get());
     dnnl::stream s(engine());
-    p.primitive.execute(s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, dst},
-                            {DNNL_ARG_SCRATCHPAD, scratchpad}});
+    p.primitive.execute(s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, scratchpad}});
     s.wait();
     apply_zero_points(a_data, y_data, m, a_zp);
   }
@@ -223,9 +221,8 @@ std::string int8_kernels_description() {
 
 void register_onednn_ops(Ort::SessionOptions& options, int threads) {
   if (!onednn_int8_available()) return;
-  add_op_domain(options, kOneDnnDomain, threads, [](int t) {
-    return std::vector<std::shared_ptr<OrtCustomOp>>{std::make_shared<MatMulIntegerOp>(t)};
-  });
+  add_op_domain(options, kOneDnnDomain, threads,
+                [](int t) { return std::vector<std::shared_ptr<OrtCustomOp>>{std::make_shared<MatMulIntegerOp>(t)}; });
 }
 
 }  // namespace sam3::kernels

@@ -29,10 +29,10 @@ std::optional<WorldFile> find_world_file(const fs::path& image) {
   candidates.push_back(ext + "w");                                                          // .jpg -> .jpgw
   for (const auto& suffix : candidates) {
     for (const auto& variant : {suffix, [&] {
-           std::string up = suffix;
-           for (auto& ch : up) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-           return up;
-         }()}) {
+                                  std::string up = suffix;
+                                  for (auto& ch : up) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+                                  return up;
+                                }()}) {
       fs::path p = image;
       p.replace_extension(variant);
       std::ifstream in(p);
@@ -74,15 +74,21 @@ void write_geojson(const OutputContext& ctx, const std::vector<ItemRecord>& item
       if (polygons.empty()) continue;
       const bool single = polygons.size() == 1;
       features.push_back({{"type", "Feature"},
-                          {"properties", {{"id", i + 1}, {"category", ctx.category_names[static_cast<size_t>(inst.category)]},
-                                          {"category_id", inst.category + 1}, {"score", inst.score}, {"area_px", inst.mask.area()}}},
-                          {"geometry", {{"type", single ? "Polygon" : "MultiPolygon"},
-                                        {"coordinates", single ? polygons[0] : polygons}}}});
+                          {"properties",
+                           {{"id", i + 1},
+                            {"category", ctx.category_names[static_cast<size_t>(inst.category)]},
+                            {"category_id", inst.category + 1},
+                            {"score", inst.score},
+                            {"area_px", inst.mask.area()}}},
+                          {"geometry", {{"type", single ? "Polygon" : "MultiPolygon"}, {"coordinates", single ? polygons[0] : polygons}}}});
     }
     ojson doc = {{"type", "FeatureCollection"},
-                 {"properties", {{"image", item.name}, {"width", item.width}, {"height", item.height},
-                                 {"coordinates", world ? "map, from the world file " + world->name + "; no CRS"
-                                                       : std::string("pixel (x right, y down); no CRS")}}},
+                 {"properties",
+                  {{"image", item.name},
+                   {"width", item.width},
+                   {"height", item.height},
+                   {"coordinates",
+                    world ? "map, from the world file " + world->name + "; no CRS" : std::string("pixel (x right, y down); no CRS")}}},
                  {"features", features}};
     write_file_atomic(ctx.out / "geojson" / (item.stem + ".geojson"), doc.dump() + "\n");
   }

@@ -132,11 +132,16 @@ unsigned parse_label_formats(const std::string& list) {
   while (start <= list.size()) {
     const size_t comma = std::min(list.find(',', start), list.size());
     const std::string f = list.substr(start, comma - start);
-    if (f == "coco") formats |= kFormatCoco;
-    else if (f == "yolo") formats |= kFormatYolo;
-    else if (f == "masks") formats |= kFormatMasks;
-    else if (f == "geojson") formats |= kFormatGeoJson;
-    else if (!f.empty()) throw Error(ErrorCode::kInvalidArgument, "unknown format '" + f + "'; use coco, yolo, masks, geojson");
+    if (f == "coco")
+      formats |= kFormatCoco;
+    else if (f == "yolo")
+      formats |= kFormatYolo;
+    else if (f == "masks")
+      formats |= kFormatMasks;
+    else if (f == "geojson")
+      formats |= kFormatGeoJson;
+    else if (!f.empty())
+      throw Error(ErrorCode::kInvalidArgument, "unknown format '" + f + "'; use coco, yolo, masks, geojson");
     start = comma + 1;
   }
   if (!formats) throw Error(ErrorCode::kInvalidArgument, "no output format; use --format coco,yolo,masks,geojson");

@@ -36,8 +36,9 @@ void check_categories_distinct(const std::vector<LabelCategory>& categories) {
   std::set<std::string> names;
   for (const auto& c : categories) {
     if (!names.insert(c.name).second) {
-      throw Error(ErrorCode::kInvalidArgument, "category \"" + c.name + "\" is given twice: give each prompt once "
-                                               "(twice, every instance would be labelled twice)");
+      throw Error(ErrorCode::kInvalidArgument, "category \"" + c.name +
+                                                   "\" is given twice: give each prompt once "
+                                                   "(twice, every instance would be labelled twice)");
     }
   }
 }
@@ -47,8 +48,9 @@ void check_categories_fit(const Model& model, const std::vector<LabelCategory>& 
   for (const auto& c : categories) {
     if (c.everything && !interactive) {
       throw Error(ErrorCode::kInvalidArgument,
-                  "\"" + c.name + "\" is \"segment everything\", which needs SAM3's interactive model "
-                  "(onnx-community/sam3-tracker-ONNX: vision_encoder.onnx and prompt_encoder_mask_decoder.onnx); " +
+                  "\"" + c.name +
+                      "\" is \"segment everything\", which needs SAM3's interactive model "
+                      "(onnx-community/sam3-tracker-ONNX: vision_encoder.onnx and prompt_encoder_mask_decoder.onnx); " +
                       model.directory().string() + " holds a text-prompted " + layout_name(model.layout()) + " model");
     }
     if (!c.everything && interactive) {
@@ -60,20 +62,19 @@ void check_categories_fit(const Model& model, const std::vector<LabelCategory>& 
   }
 }
 
-bool will_tile(const Model& model, int width, int height, const TileOptions& tiles) {
-  return plan(model, width, height, tiles).tiled;
-}
+bool will_tile(const Model& model, int width, int height, const TileOptions& tiles) { return plan(model, width, height, tiles).tiled; }
 
 std::vector<LabeledInstance> label_image(const std::shared_ptr<const Model>& shared_model, const Image& image,
-                                         const std::vector<LabelCategory>& categories,
-                                         const SegmentOptions& options, const TileOptions& tiles,
-                                         LabelTimings* timings, PreparedImage* prepared) {
+                                         const std::vector<LabelCategory>& categories, const SegmentOptions& options,
+                                         const TileOptions& tiles, LabelTimings* timings, PreparedImage* prepared) {
   const Model& model = *shared_model;
   // The facade of the model's kind (check_categories_fit has matched the categories to it).
   std::optional<ImageSegmenter> text;
   std::optional<InteractiveSegmenter> clicks;
-  if (model.kind() == ModelKind::kInteractive) clicks.emplace(shared_model);
-  else text.emplace(shared_model);
+  if (model.kind() == ModelKind::kInteractive)
+    clicks.emplace(shared_model);
+  else
+    text.emplace(shared_model);
   LabelTimings local;
   LabelTimings& t = timings ? *timings : local;
   t = {};
@@ -110,7 +111,7 @@ std::vector<LabeledInstance> label_image(const std::shared_ptr<const Model>& sha
       } else {
         Prompt prompt = tiled ? prompt_for_tile(categories[c].prompt, r) : categories[c].prompt;
         const bool blank = prompt.text.find_first_not_of(" \t\r\n") == std::string::npos;
-        if (blank && prompt.boxes.empty()) continue;  // a box-only category with no box in this tile
+        if (blank && prompt.boxes.empty()) continue;              // a box-only category with no box in this tile
         if (!text) check_categories_fit(model, {categories[c]});  // says which model prompts need
         prompts.push_back(std::move(prompt));
         prompt_slot.push_back(results.size());

@@ -54,9 +54,8 @@ struct LabelTimings {
 // `prepared` (from model.prepare(image)) skips the resize when the image is not tiled. Text and
 // box categories run on the model's ImageSegmenter, "everything" on its InteractiveSegmenter.
 std::vector<LabeledInstance> label_image(const std::shared_ptr<const Model>& model, const Image& image,
-                                         const std::vector<LabelCategory>& categories,
-                                         const SegmentOptions& options, const TileOptions& tiles,
-                                         LabelTimings* timings = nullptr, PreparedImage* prepared = nullptr);
+                                         const std::vector<LabelCategory>& categories, const SegmentOptions& options,
+                                         const TileOptions& tiles, LabelTimings* timings = nullptr, PreparedImage* prepared = nullptr);
 
 // Whether label_image will tile an image of this size.
 bool will_tile(const Model& model, int width, int height, const TileOptions& tiles);
@@ -93,9 +92,8 @@ class TileGrid {
 // Merges instances of the same category that overlap where their tiles overlap. Only tiles
 // that hold instances and their neighbours are compared, so the cost follows the instances,
 // not the grid.
-std::vector<LabeledInstance> merge_across_tiles(std::vector<LabeledInstance> instances,
-                                                const std::vector<int>& tile_of_instance, const TileGrid& tiles,
-                                                const TileOptions& options);
+std::vector<LabeledInstance> merge_across_tiles(std::vector<LabeledInstance> instances, const std::vector<int>& tile_of_instance,
+                                                const TileGrid& tiles, const TileOptions& options);
 
 // Union of the category's instance masks (a "semantic" mask), full size.
 Mask semantic_mask(const std::vector<LabeledInstance>& instances, int category, int width, int height);

@@ -186,11 +186,14 @@ void check_label_shards(const std::vector<fs::path>& shard_dirs) {
   for (const auto& dir : shard_dirs) {
     const auto shard = label::read_shard(dir);
     if (!shard) {
-      throw Error(ErrorCode::kInvalidArgument, dir.string() + ": no shard record (shard.json), so it cannot be told which "
-                                                              "share of which inputs it holds (a sam3 before 'label merge' "
-                                                              "checked shards wrote it); run its 'sam3 label ... --shard "
-                                                              "K/N --out " + dir.string() + "' again (finished images "
-                                                              "are skipped), then merge");
+      throw Error(ErrorCode::kInvalidArgument, dir.string() +
+                                                   ": no shard record (shard.json), so it cannot be told which "
+                                                   "share of which inputs it holds (a sam3 before 'label merge' "
+                                                   "checked shards wrote it); run its 'sam3 label ... --shard "
+                                                   "K/N --out " +
+                                                   dir.string() +
+                                                   "' again (finished images "
+                                                   "are skipped), then merge");
     }
     if (first && shard->inputs_id != first->inputs_id) {
       throw Error(ErrorCode::kInvalidArgument,
@@ -211,8 +214,8 @@ Labeler::Labeler(std::shared_ptr<const Model> model, LabelConfig config, fs::pat
   if (config_.categories.empty()) throw Error(ErrorCode::kInvalidArgument, "no categories: give --prompt TEXT (repeatable)");
   const auto& tiles = config_.tiles;
   if (tiles.mode == TileOptions::Mode::kFixed && tiles.tile < kMinTile) {
-    throw Error(ErrorCode::kInvalidArgument, "--tile " + std::to_string(tiles.tile) + ": a tile is at least " +
-                                                 std::to_string(kMinTile) + " pixels a side");
+    throw Error(ErrorCode::kInvalidArgument,
+                "--tile " + std::to_string(tiles.tile) + ": a tile is at least " + std::to_string(kMinTile) + " pixels a side");
   }
   if (tiles.overlap < 0) throw Error(ErrorCode::kInvalidArgument, "--overlap " + std::to_string(tiles.overlap) + ": must be positive");
   label::check_categories_fit(*model_, config_.categories);
@@ -238,8 +241,10 @@ LabelSummary Labeler::run(const std::vector<LabelInput>& inputs, const std::func
   label::write_shard(out_, shard);
   std::vector<LabelInput> todo;
   for (const auto& in : inputs) {
-    if (label::has_item(out_, in, config_hash_)) ++summary.skipped;
-    else todo.push_back(in);
+    if (label::has_item(out_, in, config_hash_))
+      ++summary.skipped;
+    else
+      todo.push_back(in);
   }
   LabelProgress p{summary.total, 0, summary.skipped, 0, 0, ""};
   if (progress) progress(p);
@@ -266,12 +271,12 @@ LabelSummary Labeler::run(const std::vector<LabelInput>& inputs, const std::func
         if (loaded->error) throw *loaded->error;
         label::ItemRecord item{in.name, in.path, loaded->image->width, loaded->image->height, {}, loaded->source, {}};
         item.instances = label::label_image(model_, *loaded->image, config_.categories, segment, config_.tiles, nullptr,
-                                     loaded->prepared ? &*loaded->prepared : nullptr);
+                                            loaded->prepared ? &*loaded->prepared : nullptr);
         label::write_item(out_, item, config_hash_);
         label::remove_failure(out_, in.name);
         ++summary.processed;
       } catch (const Error& e) {
-        if (e.code() == ErrorCode::kIo) throw;  // the output folder is unwritable: stop, records so far are kept
+        if (e.code() == ErrorCode::kIo) throw;    // the output folder is unwritable: stop, records so far are kept
         if (e.code() == ErrorCode::kCancelled) {  // stopped mid-image: no record, the next run redoes it
           summary.interrupted = true;
           break;
@@ -316,8 +321,8 @@ void merge_label_dirs(const std::vector<fs::path>& shard_dirs, const fs::path& o
     }
     if (!lost.empty() && !options.allow_fewer) {
       throw Error(ErrorCode::kInvalidArgument,
-                  out_dir.string() + " holds the labels of " + std::to_string(lost.size()) + " image" +
-                      (lost.size() == 1 ? "" : "s") + " these shards do not have (" + some_names(lost) +
+                  out_dir.string() + " holds the labels of " + std::to_string(lost.size()) + " image" + (lost.size() == 1 ? "" : "s") +
+                      " these shards do not have (" + some_names(lost) +
                       "); merging would drop them from its outputs: merge into a new folder, or give --allow-fewer to "
                       "replace it");
     }

@@ -11,8 +11,7 @@ namespace sam3::label {
 
 inline constexpr const char* kImageOutputEntries[] = {"coco.json", "failures.json", "yolo", "masks", "geojson"};
 // MapLabeler's (map_output_name of each MapFormat, and a shard's file); a test checks they agree.
-inline constexpr const char* kMapOutputEntries[] = {"labels.gpkg", "labels.fgb", "labels-shp", "labels.geojson",
-                                                    "map-shard.json"};
+inline constexpr const char* kMapOutputEntries[] = {"labels.gpkg", "labels.fgb", "labels-shp", "labels.geojson", "map-shard.json"};
 
 // Retires every entry of both lists that `update` has not staged: call after staging.
 inline void retire_other_label_outputs(OutputFolderUpdate& update) {

@@ -131,13 +131,18 @@ ojson config_json(const LabelConfig& c, const Model& model) {
   for (const auto& cat : c.categories) {
     ojson category = {{"name", cat.name}, {"text", cat.prompt.text}, {"boxes", detail::box_prompts_value(cat.prompt.boxes)}};
     if (const auto& e = cat.everything) {  // only then: folders of text prompts keep their hash
-      category["everything"] = {{"points_per_side", e->points_per_side}, {"pred_iou", e->pred_iou_threshold},
-                                {"stability", e->stability_threshold}, {"stability_offset", e->stability_offset},
-                                {"box_nms", e->box_nms_threshold}, {"object_score", e->object_score_threshold},
+      category["everything"] = {{"points_per_side", e->points_per_side},
+                                {"pred_iou", e->pred_iou_threshold},
+                                {"stability", e->stability_threshold},
+                                {"stability_offset", e->stability_offset},
+                                {"box_nms", e->box_nms_threshold},
+                                {"object_score", e->object_score_threshold},
                                 {"min_area", e->min_area}};
       if (e->crop_layers > 0) {  // only then: runs without crops keep their hash
-        category["everything"]["crops"] = {{"layers", e->crop_layers}, {"overlap", e->crop_overlap_ratio},
-                                           {"points_downscale", e->crop_points_downscale}, {"nms", e->crop_nms_threshold}};
+        category["everything"]["crops"] = {{"layers", e->crop_layers},
+                                           {"overlap", e->crop_overlap_ratio},
+                                           {"points_downscale", e->crop_points_downscale},
+                                           {"nms", e->crop_nms_threshold}};
       }
     }
     categories.push_back(std::move(category));
@@ -146,11 +151,14 @@ ojson config_json(const LabelConfig& c, const Model& model) {
   ojson j = {
       {"version", 1},
       {"categories", categories},
-      {"segment", {{"threshold", c.segment.score_threshold}, {"mask_threshold", c.segment.mask_threshold},
-                   {"min_area", c.segment.min_area}, {"max_instances", c.segment.max_instances}, {"nms", c.segment.nms_iou}}},
+      {"segment",
+       {{"threshold", c.segment.score_threshold},
+        {"mask_threshold", c.segment.mask_threshold},
+        {"min_area", c.segment.min_area},
+        {"max_instances", c.segment.max_instances},
+        {"nms", c.segment.nms_iou}}},
       {"tiles", {{"mode", mode}, {"tile", c.tiles.tile}, {"overlap", c.tiles.overlap}}},
-      {"model", {{"layout", layout_name(model.layout())}, {"input_size", model.input_size()},
-                 {"fingerprint", model_fingerprint(model)}}},
+      {"model", {{"layout", layout_name(model.layout())}, {"input_size", model.input_size()}, {"fingerprint", model_fingerprint(model)}}},
       {"max_pixels", c.load.max_pixels},
   };
   j["hash"] = config_hash(j);
@@ -183,10 +191,11 @@ void write_item(const fs::path& out, const ItemRecord& item, const std::string& 
   for (const auto& inst : item.instances) {
     instances.push_back(instance_record_json(inst));
   }
-  const ojson j = {{"name", item.name}, {"path", item.path.string()}, {"width", item.width}, {"height", item.height},
-                   {"config", hash},
-                   {"source", {{"size", item.source.size}, {"mtime_ns", item.source.mtime_ns}, {"hash", item.source.hash}}},
-                   {"instances", instances}};
+  const ojson j = {
+      {"name", item.name},     {"path", item.path.string()},
+      {"width", item.width},   {"height", item.height},
+      {"config", hash},        {"source", {{"size", item.source.size}, {"mtime_ns", item.source.mtime_ns}, {"hash", item.source.hash}}},
+      {"instances", instances}};
   write_file_atomic(out / "items" / (record_key(item.name) + ".json"), j.dump() + "\n");
 }
 
@@ -258,8 +267,7 @@ std::string input_list_id(std::vector<std::string> names) {
   return core::hex64(core::fnv1a64(all));
 }
 
-std::vector<ItemRecord> read_items(const fs::path& out, const std::string& hash, const std::vector<std::string>& names,
-                                   size_t categories) {
+std::vector<ItemRecord> read_items(const fs::path& out, const std::string& hash, const std::vector<std::string>& names, size_t categories) {
   std::vector<ItemRecord> items;
   for (const auto& name : names) {
     const fs::path file = out / "items" / (record_key(name) + ".json");
@@ -268,8 +276,8 @@ std::vector<ItemRecord> read_items(const fs::path& out, const std::string& hash,
     try {
       items.push_back(item_of(j, name, categories));
     } catch (const Error& e) {
-      throw Error(ErrorCode::kInvalidArgument, file.string() + ": " + e.what() + "; delete it and run sam3 label again on " +
-                                                   "this folder to label " + name + " anew");
+      throw Error(ErrorCode::kInvalidArgument,
+                  file.string() + ": " + e.what() + "; delete it and run sam3 label again on " + "this folder to label " + name + " anew");
     }
   }
   std::sort(items.begin(), items.end(), [](const ItemRecord& a, const ItemRecord& b) { return a.name < b.name; });
@@ -281,8 +289,8 @@ std::vector<FailureRecord> read_failures(const fs::path& out, const std::vector<
   for (const auto& name : names) {
     const auto j = read_json(out / "failed" / (record_key(name) + ".json"));
     if (j.is_discarded() || field_or<std::string>(j, "name", "") != name) continue;
-    failures.push_back({name, field_or<std::string>(j, "path", ""), field_or<std::string>(j, "code", ""),
-                        field_or<std::string>(j, "message", "")});
+    failures.push_back(
+        {name, field_or<std::string>(j, "path", ""), field_or<std::string>(j, "code", ""), field_or<std::string>(j, "message", "")});
   }
   std::sort(failures.begin(), failures.end(), [](const FailureRecord& a, const FailureRecord& b) { return a.name < b.name; });
   return failures;

@@ -66,8 +66,8 @@ std::string input_list_id(std::vector<std::string> names);
 
 // Records of this configuration for the given names, sorted by name; throws kInvalidArgument
 // naming a damaged record (a category index must be below `categories`).
-std::vector<ItemRecord> read_items(const std::filesystem::path& out, const std::string& hash,
-                                   const std::vector<std::string>& names, size_t categories);
+std::vector<ItemRecord> read_items(const std::filesystem::path& out, const std::string& hash, const std::vector<std::string>& names,
+                                   size_t categories);
 std::vector<FailureRecord> read_failures(const std::filesystem::path& out, const std::vector<std::string>& names);
 
 // Writers of the combined outputs.

@@ -14,16 +14,18 @@ void check_shard_set(const std::vector<ShardNumber>& shards) {
   for (const auto& s : shards) {
     if (s.n != first.n) {
       throw Error(ErrorCode::kInvalidArgument, s.where + " is shard " + name(s.k, s.n) + " and " + first.where + " shard " +
-                                                   name(first.k, first.n) + ": merge the shards of one 'sam3 label --shard "
+                                                   name(first.k, first.n) +
+                                                   ": merge the shards of one 'sam3 label --shard "
                                                    "K/N' run, all with the same N");
     }
     if (s.k < 1 || s.k > s.n) {
-      throw Error(ErrorCode::kInvalidArgument, s.where + " records shard " + name(s.k, s.n) + ", which no run has; run that "
-                                                                                           "shard again");
+      throw Error(ErrorCode::kInvalidArgument, s.where + " records shard " + name(s.k, s.n) +
+                                                   ", which no run has; run that "
+                                                   "shard again");
     }
     if (const auto [at, added] = seen.emplace(s.k, &s); !added) {
-      throw Error(ErrorCode::kInvalidArgument, "shard " + name(s.k, s.n) + " is given twice (" + at->second->where + " and " +
-                                                   s.where + ")");
+      throw Error(ErrorCode::kInvalidArgument,
+                  "shard " + name(s.k, s.n) + " is given twice (" + at->second->where + " and " + s.where + ")");
     }
   }
   const std::int64_t missing = std::int64_t{first.n} - static_cast<std::int64_t>(seen.size());
@@ -41,9 +43,8 @@ void check_shard_set(const std::vector<ShardNumber>& shards) {
     list += " and " + std::to_string(missing - static_cast<std::int64_t>(named.size())) + " more";
   }
   const bool one = missing == 1;
-  throw Error(ErrorCode::kInvalidArgument, std::string(one ? "shard " : "shards ") + list + (one ? " is" : " are") +
-                                               " missing; run " + (one ? "it" : "them") + ", then merge all " +
-                                               std::to_string(first.n));
+  throw Error(ErrorCode::kInvalidArgument, std::string(one ? "shard " : "shards ") + list + (one ? " is" : " are") + " missing; run " +
+                                               (one ? "it" : "them") + ", then merge all " + std::to_string(first.n));
 }
 
 }  // namespace sam3::label

@@ -24,15 +24,18 @@ struct Axis {
     int lo = 0, hi = count;  // the first k whose end is past v
     while (lo < hi) {
       const int mid = lo + (hi - lo) / 2;
-      if (end(mid) > v) hi = mid;
-      else lo = mid + 1;
+      if (end(mid) > v)
+        hi = mid;
+      else
+        lo = mid + 1;
     }
     return lo < count && start(lo) <= v ? lo : -1;
   }
 };
 
 int find_root(std::vector<int>& parent, int i) {
-  while (parent[static_cast<size_t>(i)] != i) i = parent[static_cast<size_t>(i)] = parent[static_cast<size_t>(parent[static_cast<size_t>(i)])];
+  while (parent[static_cast<size_t>(i)] != i)
+    i = parent[static_cast<size_t>(i)] = parent[static_cast<size_t>(parent[static_cast<size_t>(i)])];
   return i;
 }
 
@@ -93,13 +96,12 @@ LabeledInstance merge_group(const std::vector<LabeledInstance>& all, const std::
 
 }  // namespace
 
-TileGrid::TileGrid(int width, int height, int tile, int overlap)
-    : width_(width), height_(height), tile_(tile), overlap_(overlap) {
+TileGrid::TileGrid(int width, int height, int tile, int overlap) : width_(width), height_(height), tile_(tile), overlap_(overlap) {
   if (width < 1 || height < 1) throw Error(ErrorCode::kInvalidArgument, "a tile grid needs an image of at least 1 x 1 pixels");
   if (tile < 1) throw Error(ErrorCode::kInvalidArgument, "the tile size must be at least 1 pixel, got " + std::to_string(tile));
   if (overlap < 0 || overlap >= tile) {
-    throw Error(ErrorCode::kInvalidArgument, "the tile overlap must be from 0 to less than the tile (" + std::to_string(tile) +
-                                                 "), got " + std::to_string(overlap));
+    throw Error(ErrorCode::kInvalidArgument,
+                "the tile overlap must be from 0 to less than the tile (" + std::to_string(tile) + "), got " + std::to_string(overlap));
   }
   columns_ = Axis(width, tile, overlap).count;
   rows_ = Axis(height, tile, overlap).count;
@@ -150,9 +152,8 @@ Prompt prompt_for_tile(const Prompt& prompt, const TileRect& r) {
   return out;
 }
 
-std::vector<LabeledInstance> merge_across_tiles(std::vector<LabeledInstance> instances,
-                                                const std::vector<int>& tile_of_instance, const TileGrid& tiles,
-                                                const TileOptions& options) {
+std::vector<LabeledInstance> merge_across_tiles(std::vector<LabeledInstance> instances, const std::vector<int>& tile_of_instance,
+                                                const TileGrid& tiles, const TileOptions& options) {
   const int n = static_cast<int>(instances.size());
   std::vector<int> parent(static_cast<size_t>(n));
   std::iota(parent.begin(), parent.end(), 0);

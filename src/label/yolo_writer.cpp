@@ -22,8 +22,7 @@ void write_yolo(const OutputContext& ctx, const std::vector<ItemRecord>& items) 
         text += std::to_string(inst.category);
         for (const auto& p : poly.outer) {
           char buf[48];
-          std::snprintf(buf, sizeof buf, " %.6f %.6f", std::clamp(p.x / item.width, 0.f, 1.f),
-                        std::clamp(p.y / item.height, 0.f, 1.f));
+          std::snprintf(buf, sizeof buf, " %.6f %.6f", std::clamp(p.x / item.width, 0.f, 1.f), std::clamp(p.y / item.height, 0.f, 1.f));
           text += buf;
         }
         text += "\n";
@@ -49,11 +48,12 @@ void write_yolo(const OutputContext& ctx, const std::vector<ItemRecord>& items) 
     return q + "'";
   };
   // `path` absolute: Ultralytics resolves a relative one against its working or datasets folder.
-  std::string yaml = "# Written by sam3 label: images/ links to each labelled image, labels/ holds its YOLO-seg\n"
-                     "# labels. One split: train and val are the same images; make a split of your own for a\n"
-                     "# fair validation. `path` is where this folder was written: change it if you move it.\npath: " +
-                     quoted(std::filesystem::absolute(ctx.root / "yolo").lexically_normal().string()) +
-                     "\ntrain: images\nval: images\nnc: " + std::to_string(ctx.category_names.size()) + "\nnames:\n";
+  std::string yaml =
+      "# Written by sam3 label: images/ links to each labelled image, labels/ holds its YOLO-seg\n"
+      "# labels. One split: train and val are the same images; make a split of your own for a\n"
+      "# fair validation. `path` is where this folder was written: change it if you move it.\npath: " +
+      quoted(std::filesystem::absolute(ctx.root / "yolo").lexically_normal().string()) +
+      "\ntrain: images\nval: images\nnc: " + std::to_string(ctx.category_names.size()) + "\nnames:\n";
   for (size_t c = 0; c < ctx.category_names.size(); ++c) yaml += "  " + std::to_string(c) + ": " + quoted(ctx.category_names[c]) + "\n";
   write_file_atomic(dir / "data.yaml", yaml);
 }

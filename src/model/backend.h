@@ -50,15 +50,13 @@ class TextDecoding {
   virtual const pure::Generation& generation_rules() const = 0;  // the family's, for its text plans
   // Runs the session of one step of a text plan on the step's tensors and feeds: image encoder
   // outputs from `image`, text encoder outputs from `text` (null for a text run).
-  virtual std::map<std::string, Ort::Value> run(const pure::TextRun& run, const EmbeddingData& image,
-                                                const TextFeatures* text) const = 0;
+  virtual std::map<std::string, Ort::Value> run(const pure::TextRun& run, const EmbeddingData& image, const TextFeatures* text) const = 0;
   // The text encoder on its own (video: once per prompt): without one, the ids are the features.
   virtual TextFeatures encode_text(const TokenizedText& tokens) const = 0;
   // Every output of the image encoder (video: SAM 3.1's tracker neck too), and the decoder's raw
   // outputs for a text alone (video: the tracker reads the low-resolution logits).
   virtual std::map<std::string, Ort::Value> encode_image_all(std::vector<float>& planes) const = 0;
-  virtual std::map<std::string, Ort::Value> decode_raw(const std::map<std::string, Ort::Value>& image,
-                                                       const TextFeatures& text) const = 0;
+  virtual std::map<std::string, Ort::Value> decode_raw(const std::map<std::string, Ort::Value>& image, const TextFeatures& text) const = 0;
 };
 
 // What every backend has: its files' sessions and the image encoder. The decoding part is

@@ -9,8 +9,8 @@
 namespace sam3::detail {
 
 struct EmbeddingAccess {
-  static ImageEmbedding make(std::shared_ptr<const EmbeddingData> data, int width, int height, double preprocess_ms,
-                             double encode_ms, std::size_t bytes) {
+  static ImageEmbedding make(std::shared_ptr<const EmbeddingData> data, int width, int height, double preprocess_ms, double encode_ms,
+                             std::size_t bytes) {
     ImageEmbedding e;
     e.data_ = std::move(data);
     e.width_ = width;

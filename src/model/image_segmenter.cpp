@@ -19,24 +19,23 @@ const detail::TextDecoding& text_decoding_of(const std::shared_ptr<const Model>&
   const auto* text = detail::ModelAccess::backend(*model).text();
   if (!text) {
     throw Error(ErrorCode::kModelMismatch,
-                model->directory().string() + " holds SAM3's interactive (tracker) model: it takes points and boxes, "
-                "not text prompts; use sam3::InteractiveSegmenter for clicks (--point X,Y or a box), or load a "
-                "text-prompted SAM3 model (e.g. the usls or samexporter export) for words and exemplar boxes");
+                model->directory().string() +
+                    " holds SAM3's interactive (tracker) model: it takes points and boxes, "
+                    "not text prompts; use sam3::InteractiveSegmenter for clicks (--point X,Y or a box), or load a "
+                    "text-prompted SAM3 model (e.g. the usls or samexporter export) for words and exemplar boxes");
   }
   return *text;
 }
 
 }  // namespace
 
-ImageSegmenter::ImageSegmenter(std::shared_ptr<const Model> model)
-    : SegmentationTask(std::move(model)), text_(&text_decoding_of(model_)) {}
+ImageSegmenter::ImageSegmenter(std::shared_ptr<const Model> model) : SegmentationTask(std::move(model)), text_(&text_decoding_of(model_)) {}
 
 ImageSegmenter ImageSegmenter::load(const std::filesystem::path& directory, const ModelOptions& options) {
   return ImageSegmenter(Model::load(directory, options));
 }
 
-PromptResult ImageSegmenter::segment(const ImageEmbedding& embedding, const Prompt& prompt,
-                                     const SegmentOptions& options) const {
+PromptResult ImageSegmenter::segment(const ImageEmbedding& embedding, const Prompt& prompt, const SegmentOptions& options) const {
   return std::move(answer(embedding, {prompt}, options, false).front());
 }
 
@@ -52,7 +51,7 @@ std::vector<PromptResult> ImageSegmenter::answer(const ImageEmbedding& embedding
   const detail::EmbeddingData& image = detail::checked_embedding(embedding, model_->layout());
   detail::ModelState& state = detail::ModelAccess::state(*model_);
   pure::TextPlan plan(text_->generation_rules(), *detail::ModelAccess::tokenizer(*model_), prompts, options, image.width, image.height,
-                      across_prompts);  // every prompt checked before anything runs
+                      across_prompts);          // every prompt checked before anything runs
   const runtime::StopScope stop(options.stop);  // the runs obey it
   std::vector<PromptTimings> timings(prompts.size());
   std::shared_ptr<const detail::TextFeatures> features;  // the current prompt's

@@ -29,9 +29,8 @@ std::vector<ObjectResult> segment_objects(const InteractiveDecoder& decoder, con
   return results;
 }
 
-EverythingCandidates segment_everything(const InteractiveDecoder& decoder, const EmbeddingData& image,
-                                        const EverythingOptions& options, int* decoder_runs,
-                                        const std::function<bool(const Box&)>& keep) {
+EverythingCandidates segment_everything(const InteractiveDecoder& decoder, const EmbeddingData& image, const EverythingOptions& options,
+                                        int* decoder_runs, const std::function<bool(const Box&)>& keep) {
   const pure::Tracker& tracker = decoder.tracker();
   EverythingCandidates result;
   // Compact until the deduplication: a full mask per candidate was the image's size each.

@@ -17,8 +17,8 @@ using pure::CompactInstance;
 // input shapes together and post-processes as transformers' Sam2 processor. *decoder_runs
 // counts the decoder runs.
 std::vector<ObjectResult> segment_objects(const InteractiveDecoder& decoder, const EmbeddingData& image,
-                                          const std::vector<InteractivePrompt>& prompts,
-                                          const InteractiveOptions& options, int* decoder_runs);
+                                          const std::vector<InteractivePrompt>& prompts, const InteractiveOptions& options,
+                                          int* decoder_runs);
 
 struct EverythingCandidates {
   std::vector<CompactInstance> instances;  // deduplicated, best predicted IoU first
@@ -29,7 +29,7 @@ struct EverythingCandidates {
 // kept when confident, present, stable and keep(box) (a crop's edge rule), deduplicated by
 // box NMS; the candidates are held compact throughout (expand() gives the masks). Options'
 // crop fields are not read here (pure/everything_crops.h).
-EverythingCandidates segment_everything(const InteractiveDecoder& decoder, const EmbeddingData& image,
-                                        const EverythingOptions& options, int* decoder_runs, const std::function<bool(const Box&)>& keep = nullptr);
+EverythingCandidates segment_everything(const InteractiveDecoder& decoder, const EmbeddingData& image, const EverythingOptions& options,
+                                        int* decoder_runs, const std::function<bool(const Box&)>& keep = nullptr);
 
 }  // namespace sam3::detail

@@ -55,12 +55,12 @@ ObjectResult InteractiveSegmenter::segment(const ImageEmbedding& embedding, cons
   return std::move(segment_objects(embedding, std::vector<InteractivePrompt>{prompt}, options).front());
 }
 
-PromptResult InteractiveSegmenter::segment_everything(const ImageEmbedding& embedding,
-                                                      const EverythingOptions& options) const {
+PromptResult InteractiveSegmenter::segment_everything(const ImageEmbedding& embedding, const EverythingOptions& options) const {
   const detail::EmbeddingData& image = detail::checked_embedding(embedding, model_->layout());
   if (options.crop_layers != 0) {
-    throw Error(ErrorCode::kInvalidArgument, "crop layers encode crops of the image: call segment_everything(image, "
-                                             "embedding, options), or set crop_layers to 0");
+    throw Error(ErrorCode::kInvalidArgument,
+                "crop layers encode crops of the image: call segment_everything(image, "
+                "embedding, options), or set crop_layers to 0");
   }
   detail::ModelState& state = detail::ModelAccess::state(*model_);
   int runs = 0;
@@ -79,8 +79,9 @@ PromptResult InteractiveSegmenter::segment_everything(const Image& image, const 
   whole.crop_layers = 0;
   if (options.crop_layers == 0) return segment_everything(embedding, whole);
   if (embedding.empty() || embedding.width() != image.width || embedding.height() != image.height) {
-    throw Error(ErrorCode::kInvalidArgument, "the embedding given with the image is not this image's: encode the image "
-                                             "and pass both");
+    throw Error(ErrorCode::kInvalidArgument,
+                "the embedding given with the image is not this image's: encode the image "
+                "and pass both");
   }
   detail::checked_embedding(embedding, model_->layout());
   pure::Tracker::check_everything_options(options);  // before any crop is encoded
@@ -95,13 +96,11 @@ PromptResult InteractiveSegmenter::segment_everything(const Image& image, const 
     int runs = 0;
     const runtime::StopScope stop(options.stop);
     detail::EverythingCandidates part = state.counting_stops([&] {
-      return detail::segment_everything(*decoder_, *detail::EmbeddingAccess::data(crop_embedding), layer, &runs,
-                                        [&](const Box& box) {
-                                          if (whole_image) return true;
-                                          const Box in_image{box.x0 + crop.window.x0, box.y0 + crop.window.y0,
-                                                             box.x1 + crop.window.x0, box.y1 + crop.window.y0};
-                                          return !pure::cut_by_crop(in_image, crop.window, image.width, image.height);
-                                        });
+      return detail::segment_everything(*decoder_, *detail::EmbeddingAccess::data(crop_embedding), layer, &runs, [&](const Box& box) {
+        if (whole_image) return true;
+        const Box in_image{box.x0 + crop.window.x0, box.y0 + crop.window.y0, box.x1 + crop.window.x0, box.y1 + crop.window.y0};
+        return !pure::cut_by_crop(in_image, crop.window, image.width, image.height);
+      });
     });
     state.decodes += runs;
     result.timings.decode_ms += part.timings.decode_ms;

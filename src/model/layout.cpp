@@ -34,10 +34,10 @@ std::optional<ModelFiles> find_tracker(const std::filesystem::path& dir) {
     }
   }
   if (half.empty()) return std::nullopt;
-  throw Error(ErrorCode::kModelNotFound,
-              dir.string() + ": incomplete sam3-tracker model: found " + half + " but not its partner; the interactive "
-                             "model needs vision_encoder.onnx and prompt_encoder_mask_decoder.onnx of the same dtype "
-                             "(e.g. both _quantized), under onnx/ or at the folder's root");
+  throw Error(ErrorCode::kModelNotFound, dir.string() + ": incomplete sam3-tracker model: found " + half +
+                                             " but not its partner; the interactive "
+                                             "model needs vision_encoder.onnx and prompt_encoder_mask_decoder.onnx of the same dtype "
+                                             "(e.g. both _quantized), under onnx/ or at the folder's root");
 }
 
 }  // namespace
@@ -52,31 +52,36 @@ void check_model_folder_entries(const std::filesystem::path& dir) {
     std::error_code status_ec;
     const auto status = std::filesystem::status(entry.path(), status_ec);
     std::string what;
-    if (status_ec == std::errc::too_many_symbolic_link_levels) what = "a link that loops";
-    else if (status_ec) continue;  // a dangling link: opening it fails at once, with the file named
-    else if (status.type() == std::filesystem::file_type::fifo) what = "a FIFO (named pipe)";
-    else if (status.type() == std::filesystem::file_type::socket) what = "a socket";
+    if (status_ec == std::errc::too_many_symbolic_link_levels)
+      what = "a link that loops";
+    else if (status_ec)
+      continue;  // a dangling link: opening it fails at once, with the file named
+    else if (status.type() == std::filesystem::file_type::fifo)
+      what = "a FIFO (named pipe)";
+    else if (status.type() == std::filesystem::file_type::socket)
+      what = "a socket";
     else if (status.type() == std::filesystem::file_type::character || status.type() == std::filesystem::file_type::block) {
       what = "a device";
     }
     if (!what.empty()) {
-      throw Error(ErrorCode::kModelNotFound, entry.path().string() + " is " + what + ", not a file; a model folder holds only "
-                                                                     "the model's files: remove it or put the file itself there");
+      throw Error(ErrorCode::kModelNotFound, entry.path().string() + " is " + what +
+                                                 ", not a file; a model folder holds only "
+                                                 "the model's files: remove it or put the file itself there");
     }
   }
 }
 
-
 ModelFiles detect_layout(const std::filesystem::path& dir) {
   std::error_code ec;
   if (std::filesystem::is_regular_file(dir, ec)) {
-    throw Error(ErrorCode::kModelNotFound, dir.string() + ": is a file, not a model folder; pass --models the folder "
-                                                          "that holds the SAM3 .onnx files");
+    throw Error(ErrorCode::kModelNotFound, dir.string() +
+                                               ": is a file, not a model folder; pass --models the folder "
+                                               "that holds the SAM3 .onnx files");
   }
   if (!std::filesystem::is_directory(dir, ec)) {
-    throw Error(ErrorCode::kModelNotFound,
-                dir.string() + ": model directory does not exist; pass --models DIR with the SAM3 ONNX "
-                               "files, or fetch them with 'sam3 models pull'");
+    throw Error(ErrorCode::kModelNotFound, dir.string() +
+                                               ": model directory does not exist; pass --models DIR with the SAM3 ONNX "
+                                               "files, or fetch them with 'sam3 models pull'");
   }
   check_model_folder_entries(dir);
   if (auto tracker = find_tracker(dir)) return *tracker;
@@ -101,10 +106,9 @@ ModelFiles detect_layout(const std::filesystem::path& dir) {
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     if (entry.path().extension() == ".onnx") found += (found.empty() ? "" : ", ") + entry.path().filename().string();
   }
-  throw Error(ErrorCode::kModelNotFound,
-              dir.string() + ": not a SAM3 model directory; expected " + pure::every_family_names() +
-                  " (also with -int8/-fp16/-q4f16 suffixes, also under onnx/), or " + pure::kTrackerFilesDescription +
-                  ", found " + (found.empty() ? "no .onnx files" : found));
+  throw Error(ErrorCode::kModelNotFound, dir.string() + ": not a SAM3 model directory; expected " + pure::every_family_names() +
+                                             " (also with -int8/-fp16/-q4f16 suffixes, also under onnx/), or " +
+                                             pure::kTrackerFilesDescription + ", found " + (found.empty() ? "no .onnx files" : found));
 }
 
 std::filesystem::path find_vocabulary(const std::filesystem::path& dir) {

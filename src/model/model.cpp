@@ -89,8 +89,8 @@ std::shared_ptr<Model> Model::load(const std::filesystem::path& directory, const
                                                                   : runtime::Int8Weights::kAuto;
   runtime::SessionConfig encoder_config = config;
   encoder_config.memory_arena = !options.encoder_memory_arena.has_value() ? runtime::SessionConfig::Arena::kWhenAttentionFused
-                                : *options.encoder_memory_arena        ? runtime::SessionConfig::Arena::kOn
-                                                                       : runtime::SessionConfig::Arena::kOff;
+                                : *options.encoder_memory_arena           ? runtime::SessionConfig::Arena::kOn
+                                                                          : runtime::SessionConfig::Arena::kOff;
   try {
     impl->backend = layout == Layout::kTracker ? detail::make_tracker_backend(files, encoder_config, config)
                                                : detail::make_text_backend(files, encoder_config, config);
@@ -98,15 +98,15 @@ std::shared_ptr<Model> Model::load(const std::filesystem::path& directory, const
     if (e.code() != ErrorCode::kModelMismatch) throw;
     // Which generation the folder looked like, then the file, tensor, expected and found.
     const char* family = files.families.empty() ? layout_name(layout) : files.families.back()->display;
-    throw Error(ErrorCode::kModelMismatch, std::string("the file names are those of the ") + family +
-                                               " layout, but its files do not fit it: " + e.what());
+    throw Error(ErrorCode::kModelMismatch,
+                std::string("the file names are those of the ") + family + " layout, but its files do not fit it: " + e.what());
   }
   impl->config = config;
   impl->load_ms = core::ms_since(t0);
-  log(LogLevel::kInfo, "loaded " + std::string(layout_name(impl->backend->layout())) + " model from " + directory.string() +
-                           " (input " + std::to_string(impl->backend->input_width()) + "x" +
-                           std::to_string(impl->backend->input_height()) +
-                           (vocab.empty() ? std::string() : ", vocabulary " + vocab.filename().string()) + ") in " + std::to_string(static_cast<int>(impl->load_ms)) + " ms");
+  log(LogLevel::kInfo, "loaded " + std::string(layout_name(impl->backend->layout())) + " model from " + directory.string() + " (input " +
+                           std::to_string(impl->backend->input_width()) + "x" + std::to_string(impl->backend->input_height()) +
+                           (vocab.empty() ? std::string() : ", vocabulary " + vocab.filename().string()) + ") in " +
+                           std::to_string(static_cast<int>(impl->load_ms)) + " ms");
   return std::shared_ptr<Model>(new Model(std::move(impl)));
 }
 
@@ -121,9 +121,7 @@ double Model::load_ms() const noexcept { return impl_->load_ms; }
 std::vector<std::string> Model::providers() const { return impl_->backend->sessions().front()->providers(); }
 ModelKind Model::kind() const noexcept { return impl_->backend->interactive() ? ModelKind::kInteractive : ModelKind::kText; }
 
-bool Model::tracks_video() const noexcept {
-  return impl_->backend->text() && pure::video_capability(layout().id()) != nullptr;
-}
+bool Model::tracks_video() const noexcept { return impl_->backend->text() && pure::video_capability(layout().id()) != nullptr; }
 
 const char* model_kind_name(ModelKind kind) noexcept { return kind == ModelKind::kInteractive ? "interactive" : "text"; }
 
@@ -146,8 +144,7 @@ const EmbeddingData& checked_embedding(const ImageEmbedding& embedding, Layout l
 }  // namespace detail
 
 PreparedImage Model::prepare(const Image& image) const {
-  if (image.width <= 0 || image.height <= 0 ||
-      image.rgb.size() != static_cast<size_t>(image.width) * image.height * 3) {
+  if (image.width <= 0 || image.height <= 0 || image.rgb.size() != static_cast<size_t>(image.width) * image.height * 3) {
     throw Error(ErrorCode::kInvalidArgument, "image buffer does not hold width*height*3 RGB bytes");
   }
   const auto t0 = core::Clock::now();
@@ -161,9 +158,7 @@ PreparedImage Model::prepare(const Image& image) const {
   return p;
 }
 
-ImageEmbedding Model::encode(const Image& image, const EncodeOptions& options) const {
-  return encode(prepare(image), options);
-}
+ImageEmbedding Model::encode(const Image& image, const EncodeOptions& options) const { return encode(prepare(image), options); }
 
 ImageEmbedding Model::encode(PreparedImage prepared, const EncodeOptions& options) const {
   if (prepared.input_width != input_width() || prepared.input_height != input_height() ||
@@ -190,9 +185,8 @@ std::vector<ModelFileInfo> Model::files() const {
   std::vector<ModelFileInfo> out;
   for (const auto* s : impl_->backend->sessions()) {
     const auto& p = s->prepared();
-    out.push_back({s->path(), p.pre_optimized ? p.load_path : (p.entry.empty() ? s->path() : p.entry / "optimized.onnx"),
-                   p.pre_optimized, p.int8_weights, p.fused_attention, s->providers(), p.onednn_int8,
-                   p.bf16_attention, p.bf16_matmuls, p.uint8_weights});
+    out.push_back({s->path(), p.pre_optimized ? p.load_path : (p.entry.empty() ? s->path() : p.entry / "optimized.onnx"), p.pre_optimized,
+                   p.int8_weights, p.fused_attention, s->providers(), p.onednn_int8, p.bf16_attention, p.bf16_matmuls, p.uint8_weights});
   }
   return out;
 }

@@ -33,7 +33,8 @@ std::string field(const std::string& header, const std::string& key) {
 
 NpyArray load_npy(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorCode::kModelNotFound, path.string() + ": missing; the SAM 3.1 bundle keeps its constants in npy/ beside the graphs");
+  if (!in)
+    throw Error(ErrorCode::kModelNotFound, path.string() + ": missing; the SAM 3.1 bundle keeps its constants in npy/ beside the graphs");
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0) bad(path, "no .npy magic");
   const int major = static_cast<unsigned char>(bytes[6]);
@@ -53,9 +54,12 @@ NpyArray load_npy(const std::filesystem::path& path) {
   const std::string descr = field(header, "descr");
   if (field(header, "fortran_order").find("True") != std::string::npos) bad(path, "Fortran order");
   size_t item = 0;
-  if (descr == "'<f4'") item = 4;
-  else if (descr == "'<f8'") item = 8;
-  else bad(path, "dtype " + descr);
+  if (descr == "'<f4'")
+    item = 4;
+  else if (descr == "'<f8'")
+    item = 8;
+  else
+    bad(path, "dtype " + descr);
   NpyArray array;
   const std::string shape = field(header, "shape");
   if (shape.empty()) bad(path, "no shape");

@@ -7,8 +7,8 @@ namespace sam3::detail {
 void Feeds::add(pure::Tensor& t) {
   static const auto info = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
   static std::uint8_t none = 0;  // an empty tensor (SAM 3.1's zero boxes) still needs an address
-  views_.push_back(Ort::Value::CreateTensor(info, t.bytes.empty() ? &none : t.bytes.data(), t.bytes.size(), t.shape.data(),
-                                            t.shape.size(), static_cast<ONNXTensorElementDataType>(t.type)));
+  views_.push_back(Ort::Value::CreateTensor(info, t.bytes.empty() ? &none : t.bytes.data(), t.bytes.size(), t.shape.data(), t.shape.size(),
+                                            static_cast<ONNXTensorElementDataType>(t.type)));
   feeds_[t.name] = views_.back();
 }
 

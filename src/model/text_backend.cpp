@@ -21,8 +21,10 @@ std::optional<runtime::Session> optional_session(const ModelFiles& files, const 
 class TextBackend final : public Backend, public TextDecoding {
  public:
   TextBackend(const ModelFiles& files, const runtime::SessionConfig& encoder, const runtime::SessionConfig& config)
-      : vision_(files.parts.at("image"), encoder), text_(optional_session(files, "text", config)),
-        decoder_(files.parts.at("decoder"), config), geometry_(optional_session(files, "geometry", config)),
+      : vision_(files.parts.at("image"), encoder),
+        text_(optional_session(files, "text", config)),
+        decoder_(files.parts.at("decoder"), config),
+        geometry_(optional_session(files, "geometry", config)),
         generation_(make_generation(files)) {}
 
   Layout layout() const override { return Layout(generation_.layout()); }
@@ -53,8 +55,7 @@ class TextBackend final : public Backend, public TextDecoding {
     return vision_.run(feeds.map());
   }
 
-  std::map<std::string, Ort::Value> decode_raw(const std::map<std::string, Ort::Value>& image,
-                                               const TextFeatures& text) const override {
+  std::map<std::string, Ort::Value> decode_raw(const std::map<std::string, Ort::Value>& image, const TextFeatures& text) const override {
     auto box_inputs = generation_.decoder_inputs({}, 1, 1);
     Feeds feeds;
     feeds.add(box_inputs);
@@ -84,14 +85,15 @@ class TextBackend final : public Backend, public TextDecoding {
   const pure::Generation& generation_rules() const override { return generation_; }
 
   // One step of a text plan: its tensors, plus its feeds from the image's or the text's outputs.
-  std::map<std::string, Ort::Value> run(const pure::TextRun& run, const EmbeddingData& image,
-                                        const TextFeatures* text) const override {
+  std::map<std::string, Ort::Value> run(const pure::TextRun& run, const EmbeddingData& image, const TextFeatures* text) const override {
     auto tensors = run.tensors;  // the runtime reads them in place: they must outlive the run
     Feeds feeds;
     feeds.add(tensors);
     for (const auto& [input, feed] : run.feeds) {
-      if (feed.from == pure::TextRun::Feed::From::kEmbedding) feeds.add(input, image.features.at(feed.name));
-      else feeds.add(input, text->values.at(feed.name));
+      if (feed.from == pure::TextRun::Feed::From::kEmbedding)
+        feeds.add(input, image.features.at(feed.name));
+      else
+        feeds.add(input, text->values.at(feed.name));
     }
     return session(run.session).run(feeds.map());
   }
@@ -106,9 +108,12 @@ class TextBackend final : public Backend, public TextDecoding {
 
   const runtime::Session& session(pure::TextRun::Session which) const {
     switch (which) {
-      case pure::TextRun::Session::kText: return *text_;
-      case pure::TextRun::Session::kGeometry: return *geometry_;
-      case pure::TextRun::Session::kDecoder: break;
+      case pure::TextRun::Session::kText:
+        return *text_;
+      case pure::TextRun::Session::kGeometry:
+        return *geometry_;
+      case pure::TextRun::Session::kDecoder:
+        break;
     }
     return decoder_;
   }

@@ -61,7 +61,10 @@ struct TextValues final : VideoText {
 class OrtVideoDecoder final : public VideoDecoder {
  public:
   OrtVideoDecoder(const Model& model, const pure::VideoCapability& video)
-      : VideoDecoder(model.input_size()), model_(model), video_(video), text_(ModelAccess::backend(model).text()),
+      : VideoDecoder(model.input_size()),
+        model_(model),
+        video_(video),
+        text_(ModelAccess::backend(model).text()),
         tokenizer_(ModelAccess::tokenizer(model)) {
     const auto& dir = model.directory();
     const auto& config = ModelAccess::session_config(model);
@@ -125,8 +128,13 @@ class OrtVideoDecoder final : public VideoDecoder {
     auto a = floats(curr, {rows(curr), 1, kChannels}), b = floats(curr_pos, {rows(curr), 1, kChannels});
     auto c = floats(mem_obj, {rows(mem_obj), 1, kChannels}), d = floats(mem_obj_pos, {rows(mem_obj), 1, kChannels});
     auto e = floats(mem_img, {rows(mem_img), 1, kChannels}), f = floats(mem_img_pos, {rows(mem_img), 1, kChannels});
-    auto out = s.run({{"curr_obj", a}, {"curr_obj_pos", b}, {"curr_img", a}, {"memory_obj", c}, {"memory_obj_pos", d},
-                      {"memory_img", e}, {"memory_img_pos", f}});
+    auto out = s.run({{"curr_obj", a},
+                      {"curr_obj_pos", b},
+                      {"curr_img", a},
+                      {"memory_obj", c},
+                      {"memory_obj_pos", d},
+                      {"memory_img", e},
+                      {"memory_img_pos", f}});
     runtime::outputs_to_float32(out);
     return output(s, out, 0);
   }
@@ -136,8 +144,8 @@ class OrtVideoDecoder final : public VideoDecoder {
     const auto& s = session("tracking_decoder");
     auto img = floats(image, {1, kChannels, feature_side(), feature_side()});
     auto ex = floats(extra, {1, kSlots, kChannels});
-    auto out = s.run({{"image_embeddings", img}, {"high_res_feat0", enc.at("prop_fpn0")}, {"high_res_feat1", enc.at("prop_fpn1")},
-                      {"extra_embed", ex}});
+    auto out = s.run(
+        {{"image_embeddings", img}, {"high_res_feat0", enc.at("prop_fpn0")}, {"high_res_feat1", enc.at("prop_fpn1")}, {"extra_embed", ex}});
     runtime::outputs_to_float32(out);
     const Floats masks = output(s, out, 0), iou = output(s, out, 1), tokens = output(s, out, 2), scores = output(s, out, 3);
     const size_t plane = static_cast<size_t>(mask_side()) * mask_side();
@@ -195,8 +203,11 @@ class OrtVideoDecoder final : public VideoDecoder {
     const auto& dense_pe = prompt_out.at(pe.outputs()[2].name);
 
     const auto& dec = session("mask_decoder");
-    auto out = dec.run({{"image_embeddings", enc.at("prop_fpn2")}, {"image_pe", dense_pe}, {"sparse_prompt_embeddings", sparse},
-                        {"dense_prompt_embeddings", dense}, {"high_res_features1", enc.at("prop_fpn0")},
+    auto out = dec.run({{"image_embeddings", enc.at("prop_fpn2")},
+                        {"image_pe", dense_pe},
+                        {"sparse_prompt_embeddings", sparse},
+                        {"dense_prompt_embeddings", dense},
+                        {"high_res_features1", enc.at("prop_fpn0")},
                         {"high_res_features2", enc.at("prop_fpn1")}});
     runtime::outputs_to_float32(out);
     const Floats masks = output(dec, out, 0), iou = output(dec, out, 1), tokens = output(dec, out, 2), score = output(dec, out, 3);
@@ -227,7 +238,7 @@ class OrtVideoDecoder final : public VideoDecoder {
 
   const Model& model_;
   const pure::VideoCapability& video_;
-  const TextDecoding* text_;          // the family's detector (non-null: a video family is a text family)
+  const TextDecoding* text_;  // the family's detector (non-null: a video family is a text family)
   const ClipTokenizer* tokenizer_;
   std::map<std::string, std::unique_ptr<runtime::Session>> sessions_;
   std::map<std::string, Floats> constants_;
@@ -246,8 +257,8 @@ VideoRunStop::~VideoRunStop() = default;
 std::shared_ptr<const VideoDecoder> video_decoder(const std::shared_ptr<const Model>& model) {
   const pure::VideoCapability* video = pure::video_capability(model->layout().id());
   if (!video || !ModelAccess::backend(*model).text()) {
-    throw Error(ErrorCode::kModelMismatch, "video tracking runs " + pure::video_families_description() + "; this model is " +
-                                               std::string(model->layout().id()));
+    throw Error(ErrorCode::kModelMismatch,
+                "video tracking runs " + pure::video_families_description() + "; this model is " + std::string(model->layout().id()));
   }
   static std::mutex mutex;
   static std::map<const Model*, std::pair<std::weak_ptr<const Model>, std::weak_ptr<const VideoDecoder>>> loaded;

@@ -34,7 +34,7 @@ struct SlotOutputs {    // the tracking decoder on one bucket, the best candidat
 struct PromptedObject {  // the interactive decoder's best candidate
   Floats mask;           // [M, M] logits
   float score_logit = 0;
-  Floats pointer;        // [256] after interactive_obj_ptr_proj
+  Floats pointer;  // [256] after interactive_obj_ptr_proj
 };
 
 // One frame through the image encoder. What the decoders read of it stays inside; the memory
@@ -73,8 +73,8 @@ class VideoDecoder {
   virtual std::unique_ptr<const EncodedFrame> encode_frame(const Image& frame) const = 0;
   virtual RawDetections detect(const EncodedFrame& frame, const VideoText& text) const = 0;
   // curr: [HW,256] rows; memories as the driver lays them out: T_obj / T_img rows of 256.
-  virtual Floats attend(const Floats& curr, const Floats& curr_pos, const Floats& mem_obj, const Floats& mem_obj_pos,
-                        const Floats& mem_img, const Floats& mem_img_pos) const = 0;
+  virtual Floats attend(const Floats& curr, const Floats& curr_pos, const Floats& mem_obj, const Floats& mem_obj_pos, const Floats& mem_img,
+                        const Floats& mem_img_pos) const = 0;
   // image: [256,F,F] (memory-conditioned); extra: [16,256].
   virtual SlotOutputs track(const Floats& image, const EncodedFrame& frame, const Floats& extra) const = 0;
   // masks: [32, S, S] with S = memory_side(); returns features and position, [256,F,F] each.

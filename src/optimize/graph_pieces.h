@@ -30,8 +30,8 @@ struct GraphPieces {
 
 // `model` (its parsed fields) with `graph_field`'s payload replaced by the pieces and `tail`
 // appended after the last field, written in one allocation.
-inline std::string model_with_graph(std::string_view model_bytes, const std::vector<wire::Field>& model,
-                                    const wire::Field& graph_field, const GraphPieces& graph, std::string_view tail = {}) {
+inline std::string model_with_graph(std::string_view model_bytes, const std::vector<wire::Field>& model, const wire::Field& graph_field,
+                                    const GraphPieces& graph, std::string_view tail = {}) {
   std::string out;
   out.reserve(model_bytes.size() - graph_field.bytes.size() + graph.size + tail.size() + 16);
   for (const auto& f : model) {

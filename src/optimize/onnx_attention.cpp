@@ -33,7 +33,7 @@ struct Match {
   std::string q, k, v, output;
   int rank = 0;  // 4: [batch, heads, tokens, head size]; 3: [batch * heads, tokens, head size]
   Scale scale;
-  float mha_scale = 0.0f;  // MultiHeadAttention's attribute; 0: 1 / sqrt(head size)
+  float mha_scale = 0.0f;              // MultiHeadAttention's attribute; 0: 1 / sqrt(head size)
   std::vector<const Node*> core;       // replaced: both MatMuls, the scaling, the Softmax
   std::vector<const Node*> periphery;  // removed too when nothing else reads them
   const Node* last = nullptr;          // the second MatMul: the fused nodes go where it was
@@ -70,8 +70,7 @@ std::optional<std::string> sdpa_half_scale(const GraphView& g, const std::string
 
 // `tensor` = Mul(x, c), Mul(c, x) or Div(x, c) with a scalar constant c or an SDPA half
 // scale: returns x, folds c into `scale`, and records the nodes.
-std::optional<std::string> peel_scale(const GraphView& g, const std::string& tensor, Scale& scale,
-                                      std::vector<const Node*>& nodes) {
+std::optional<std::string> peel_scale(const GraphView& g, const std::string& tensor, Scale& scale, std::vector<const Node*>& nodes) {
   const Node* p = g.producer(tensor);
   if (!p || p->inputs.size() != 2 || !(is_op(p, "Mul") || is_op(p, "Div"))) return std::nullopt;
   for (int i = 0; i < 2; ++i) {
@@ -269,8 +268,8 @@ std::optional<std::string> fuse_attention_if_any(std::string_view model_bytes, A
     new_graph.copy(f.whole);
   }
   std::string constants;
-  for (const auto& [name, value] : std::vector<std::pair<std::string, std::int64_t>>{
-           {names.c0, 0}, {names.c2, 2}, {names.c3, 3}, {names.c4, 4}, {names.cm1, -1}}) {
+  for (const auto& [name, value] :
+       std::vector<std::pair<std::string, std::int64_t>>{{names.c0, 0}, {names.c2, 2}, {names.c3, 3}, {names.c4, 4}, {names.cm1, -1}}) {
     constants += int64_vector_initializer(name, value);
   }
   new_graph.add(std::move(constants));

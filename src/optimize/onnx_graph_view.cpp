@@ -15,11 +15,16 @@ Node read_node(const Field& f) {
   n.field = &f;
   for (const auto& nf : parse(f.bytes)) {
     if (nf.wire != 2) continue;
-    if (nf.number == kNodeInput) n.inputs.emplace_back(nf.bytes);
-    else if (nf.number == kNodeOutput) n.outputs.emplace_back(nf.bytes);
-    else if (nf.number == kNodeOpType) n.op = nf.bytes;
-    else if (nf.number == kNodeDomain) n.domain = nf.bytes;
-    else if (nf.number == kNodeAttribute) n.attributes.push_back(nf);
+    if (nf.number == kNodeInput)
+      n.inputs.emplace_back(nf.bytes);
+    else if (nf.number == kNodeOutput)
+      n.outputs.emplace_back(nf.bytes);
+    else if (nf.number == kNodeOpType)
+      n.op = nf.bytes;
+    else if (nf.number == kNodeDomain)
+      n.domain = nf.bytes;
+    else if (nf.number == kNodeAttribute)
+      n.attributes.push_back(nf);
   }
   if (n.domain == "ai.onnx") n.domain.clear();
   return n;
@@ -116,8 +121,10 @@ std::int64_t TensorHeader::elements() const {
 TensorHeader tensor_header(std::string_view tensor) {
   TensorHeader t;
   for (const auto& f : parse(tensor)) {
-    if (f.number == kTensorDataType && f.wire == 0) t.data_type = static_cast<int>(f.varint);
-    else if (f.number == kTensorDataLocation && f.wire == 0) t.external = f.varint == 1;
+    if (f.number == kTensorDataType && f.wire == 0)
+      t.data_type = static_cast<int>(f.varint);
+    else if (f.number == kTensorDataLocation && f.wire == 0)
+      t.external = f.varint == 1;
     else if (f.number == kTensorDims) {
       for (auto d : varints(f)) t.dims.push_back(static_cast<std::int64_t>(d));
     }
@@ -150,8 +157,10 @@ int default_opset(const std::vector<Field>& model, bool* has_microsoft) {
     std::string_view domain;
     int v = 0;
     for (const auto& of : parse(f.bytes)) {
-      if (of.number == kOpsetDomain && of.wire == 2) domain = of.bytes;
-      else if (of.number == kOpsetVersion && of.wire == 0) v = static_cast<int>(of.varint);
+      if (of.number == kOpsetDomain && of.wire == 2)
+        domain = of.bytes;
+      else if (of.number == kOpsetVersion && of.wire == 0)
+        v = static_cast<int>(of.varint);
     }
     if (domain.empty() || domain == "ai.onnx") version = v;
     if (domain == "com.microsoft") *has_microsoft = true;
@@ -159,13 +168,15 @@ int default_opset(const std::vector<Field>& model, bool* has_microsoft) {
   return version;
 }
 
-
 GraphView::GraphView(const std::vector<Field>& fields) {
   for (const auto& f : fields) {
     if (f.wire != 2) continue;
-    if (f.number == kGraphNode) nodes_.push_back(read_node(f));
-    else if (f.number == kGraphInitializer) read_initializer(f.bytes);
-    else if (f.number == kGraphInput || f.number == kGraphOutput) read_value_info(f);
+    if (f.number == kGraphNode)
+      nodes_.push_back(read_node(f));
+    else if (f.number == kGraphInitializer)
+      read_initializer(f.bytes);
+    else if (f.number == kGraphInput || f.number == kGraphOutput)
+      read_value_info(f);
   }
   for (size_t i = 0; i < nodes_.size(); ++i) {
     by_field_[nodes_[i].field] = static_cast<int>(i);
@@ -234,8 +245,10 @@ std::optional<float> GraphView::scalar_constant(const std::string& tensor) const
     std::string_view name;
     std::optional<float> v;
     for (const auto& f : parse(a.bytes)) {
-      if (f.number == kAttrName && f.wire == 2) name = f.bytes;
-      else if (f.number == kAttrF && f.wire == 5) v = float_from_le(f.bytes);
+      if (f.number == kAttrName && f.wire == 2)
+        name = f.bytes;
+      else if (f.number == kAttrF && f.wire == 5)
+        v = float_from_le(f.bytes);
     }
     if (name == "value_float") return v;
   }
@@ -257,8 +270,10 @@ std::optional<std::string_view> GraphView::constant_tensor(const std::string& te
   for (const auto& a : p->attributes) {
     std::string_view name, value;
     for (const auto& f : parse(a.bytes)) {
-      if (f.number == kAttrName && f.wire == 2) name = f.bytes;
-      else if (f.number == kAttrT && f.wire == 2) value = f.bytes;
+      if (f.number == kAttrName && f.wire == 2)
+        name = f.bytes;
+      else if (f.number == kAttrT && f.wire == 2)
+        value = f.bytes;
     }
     if (name == "value" && !value.empty()) return value;
   }

@@ -28,9 +28,12 @@ struct TensorInfo {
 TensorInfo tensor_info(std::string_view tensor) {
   TensorInfo t;
   for (const auto& f : parse(tensor)) {
-    if (f.number == kTensorName && f.wire == 2) t.name = f.bytes;
-    else if (f.number == kTensorDataType && f.wire == 0) t.data_type = static_cast<int>(f.varint);
-    else if (f.number == kTensorDataLocation && f.wire == 0) t.external = f.varint == 1;
+    if (f.number == kTensorName && f.wire == 2)
+      t.name = f.bytes;
+    else if (f.number == kTensorDataType && f.wire == 0)
+      t.data_type = static_cast<int>(f.varint);
+    else if (f.number == kTensorDataLocation && f.wire == 0)
+      t.external = f.varint == 1;
   }
   return t;
 }

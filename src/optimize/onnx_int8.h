@@ -9,9 +9,9 @@
 namespace sam3::optimize {
 
 struct Int8RewriteStats {
-  int weights = 0;       // weight initializers rewritten
-  int zero_points = 0;   // zero-point initializers rewritten
-  int skipped = 0;       // MatMulInteger weights left alone (shared, external or not uint8)
+  int weights = 0;      // weight initializers rewritten
+  int zero_points = 0;  // zero-point initializers rewritten
+  int skipped = 0;      // MatMulInteger weights left alone (shared, external or not uint8)
 };
 
 // Returns the rewritten model bytes. Throws sam3::Error(kModelMismatch) on a malformed file.

@@ -26,8 +26,8 @@ struct Product {
   const Node* quantize = nullptr;  // the DynamicQuantizeLinear of its activation
   const Node* cast = nullptr;      // the Cast to float of its result: the float product writes its output
   bool conv = false;
-  bool centered = false;           // subtracts the activation's zero point (else reads the raw values)
-  std::string weight_zp;           // "" when none
+  bool centered = false;                           // subtracts the activation's zero point (else reads the raw values)
+  std::string weight_zp;                           // "" when none
   std::vector<std::int64_t> weight_dims, zp_dims;  // of the constant weight and its zero point
 };
 
@@ -126,8 +126,8 @@ Twin quantizer_twin(const Names& c, const Node& q, int index, bool replaces, std
 // size is a multiple of 4, and caches its shader by input types and ranks only, so one node's
 // variant runs the next's. Scales of ones along an axis longer than 1 (one value per thread, the
 // same shader for every size) avoid both. `ones` collects the lengths used.
-std::string integers_as_float(const Names& c, const std::string& x, const std::vector<std::int64_t>& dims,
-                              const std::string& out, std::set<std::int64_t>& ones, std::string& graph) {
+std::string integers_as_float(const Names& c, const std::string& x, const std::vector<std::int64_t>& dims, const std::string& out,
+                              std::set<std::int64_t>& ones, std::string& graph) {
   for (size_t axis = dims.size(); axis-- > 0;) {
     if (dims[axis] <= 1) continue;
     ones.insert(dims[axis]);
@@ -139,8 +139,7 @@ std::string integers_as_float(const Names& c, const std::string& x, const std::v
   return out;
 }
 
-std::string float_product(const Names& c, const Product& p, const Twin& twin, int index, std::set<std::int64_t>& ones,
-                          std::string& graph) {
+std::string float_product(const Names& c, const Product& p, const Twin& twin, int index, std::set<std::int64_t>& ones, std::string& graph) {
   const Node& n = *p.node;
   const std::string w = c.prefix + "w" + std::to_string(index);
   std::string weight = integers_as_float(c, n.inputs[1], p.weight_dims, w + "_raw", ones, graph);
@@ -185,8 +184,10 @@ std::string int8_products_as_float(std::string_view model_bytes, Int8AsFloatStat
     if (!is_op(&n, "MatMulInteger") && !is_op(&n, "ConvInteger")) continue;
     auto p = match(g, n);
     // (The quantizer's float twin is written where it stood, so it must come first in the file.)
-    if (p && g.index(p->quantize) < g.index(&n)) products.push_back(*p);
-    else ++st.skipped;
+    if (p && g.index(p->quantize) < g.index(&n))
+      products.push_back(*p);
+    else
+      ++st.skipped;
   }
   if (products.empty()) return std::string(model_bytes);
 

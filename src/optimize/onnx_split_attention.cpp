@@ -36,11 +36,16 @@ Attributes attributes_of(const Node& n) {
         f = v;
       }
     }
-    if (name == "num_heads" && i) a.num_heads = i;
-    else if (name == "scale" && f) a.scale = *f;
-    else if (name == "unidirectional" && i) a.unidirectional = i;
-    else if (name == "mask_filter_value") continue;  // (no mask: not read)
-    else a.other = true;
+    if (name == "num_heads" && i)
+      a.num_heads = i;
+    else if (name == "scale" && f)
+      a.scale = *f;
+    else if (name == "unidirectional" && i)
+      a.unidirectional = i;
+    else if (name == "mask_filter_value")
+      continue;  // (no mask: not read)
+    else
+      a.other = true;
   }
   return a;
 }
@@ -56,8 +61,11 @@ void match_attention(const onnx::GraphView& g, std::vector<KernelStep>& steps) {
     if (g.constant_tensor(n.inputs[0]) || g.constant_tensor(n.inputs[1]) || g.constant_tensor(n.inputs[2])) continue;
     const Attributes a = attributes_of(n);
     if (a.other || !a.num_heads || *a.num_heads < 1 || a.unidirectional.value_or(0) != 0) continue;
-    KernelStep s{.kind = "attention", .first = static_cast<int>(i), .nodes = {static_cast<int>(i)},
-                 .inputs = {n.inputs[0], n.inputs[1], n.inputs[2]}, .output = n.outputs[0]};
+    KernelStep s{.kind = "attention",
+                 .first = static_cast<int>(i),
+                 .nodes = {static_cast<int>(i)},
+                 .inputs = {n.inputs[0], n.inputs[1], n.inputs[2]},
+                 .output = n.outputs[0]};
     s.fields = {{"q", n.inputs[0]}, {"k", n.inputs[1]}, {"v", n.inputs[2]}, {"heads", *a.num_heads}, {"scale", a.scale}};
     steps.push_back(std::move(s));
   }

@@ -34,8 +34,10 @@ void subgraph_reads(const Node& n, std::set<std::string>& out) {
         if (gf.number != kGraphNode || gf.wire != 2) continue;
         Node inner;
         for (const auto& nf : parse(gf.bytes)) {
-          if (nf.number == kNodeInput && nf.wire == 2) out.emplace(nf.bytes);
-          else if (nf.number == kNodeAttribute && nf.wire == 2) inner.attributes.push_back(nf);
+          if (nf.number == kNodeInput && nf.wire == 2)
+            out.emplace(nf.bytes);
+          else if (nf.number == kNodeAttribute && nf.wire == 2)
+            inner.attributes.push_back(nf);
         }
         subgraph_reads(inner, out);
       }
@@ -85,18 +87,95 @@ class ElementTypes {
   }
 
   void infer(const Node& n, const GraphView& g) {
-    static const std::set<std::string> kSameAsFirst = {
-        "Add", "Sub", "Mul", "Div", "Pow", "Sqrt", "Exp", "Log", "Neg", "Abs", "Relu", "Sigmoid", "Tanh", "Erf", "Softmax",
-        "LayerNormalization", "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2", "Clip", "Min", "Max",
-        "MatMul", "Gemm", "Conv", "ConvTranspose", "Floor", "Ceil", "Round", "Sin", "Cos", "Reciprocal", "Gelu", "FastGelu",
-        "BiasGelu", "SkipLayerNormalization", "MultiHeadAttention", "Attention", "Einsum", "Mod", "Trilu", "CumSum",
-        "InstanceNormalization", "BatchNormalization", "GroupNormalization", "HardSigmoid", "HardSwish", "LeakyRelu", "Elu",
-        "Selu", "Softplus", "PRelu", "AveragePool", "MaxPool", "GlobalAveragePool", "DepthToSpace", "SpaceToDepth", "ScatterND",
-        "ScatterElements", "Sign", "Dropout", "Gather", "GatherElements", "GatherND", "Reshape", "Transpose", "Squeeze",
-        "Unsqueeze", "Slice", "Concat", "Split", "Expand", "Tile", "Pad", "Flatten", "Identity", "Resize", "Range", "MatMulNBits",
-        "RotaryEmbedding", "SimplifiedLayerNormalization", "FusedMatMul", "BiasAdd", "QuickGelu"};
-    static const std::set<std::string> kBoolean = {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Not", "And",
-                                                   "Or", "Xor", "IsNaN", "IsInf"};
+    static const std::set<std::string> kSameAsFirst = {"Add",
+                                                       "Sub",
+                                                       "Mul",
+                                                       "Div",
+                                                       "Pow",
+                                                       "Sqrt",
+                                                       "Exp",
+                                                       "Log",
+                                                       "Neg",
+                                                       "Abs",
+                                                       "Relu",
+                                                       "Sigmoid",
+                                                       "Tanh",
+                                                       "Erf",
+                                                       "Softmax",
+                                                       "LayerNormalization",
+                                                       "ReduceMean",
+                                                       "ReduceSum",
+                                                       "ReduceMax",
+                                                       "ReduceMin",
+                                                       "ReduceProd",
+                                                       "ReduceL2",
+                                                       "Clip",
+                                                       "Min",
+                                                       "Max",
+                                                       "MatMul",
+                                                       "Gemm",
+                                                       "Conv",
+                                                       "ConvTranspose",
+                                                       "Floor",
+                                                       "Ceil",
+                                                       "Round",
+                                                       "Sin",
+                                                       "Cos",
+                                                       "Reciprocal",
+                                                       "Gelu",
+                                                       "FastGelu",
+                                                       "BiasGelu",
+                                                       "SkipLayerNormalization",
+                                                       "MultiHeadAttention",
+                                                       "Attention",
+                                                       "Einsum",
+                                                       "Mod",
+                                                       "Trilu",
+                                                       "CumSum",
+                                                       "InstanceNormalization",
+                                                       "BatchNormalization",
+                                                       "GroupNormalization",
+                                                       "HardSigmoid",
+                                                       "HardSwish",
+                                                       "LeakyRelu",
+                                                       "Elu",
+                                                       "Selu",
+                                                       "Softplus",
+                                                       "PRelu",
+                                                       "AveragePool",
+                                                       "MaxPool",
+                                                       "GlobalAveragePool",
+                                                       "DepthToSpace",
+                                                       "SpaceToDepth",
+                                                       "ScatterND",
+                                                       "ScatterElements",
+                                                       "Sign",
+                                                       "Dropout",
+                                                       "Gather",
+                                                       "GatherElements",
+                                                       "GatherND",
+                                                       "Reshape",
+                                                       "Transpose",
+                                                       "Squeeze",
+                                                       "Unsqueeze",
+                                                       "Slice",
+                                                       "Concat",
+                                                       "Split",
+                                                       "Expand",
+                                                       "Tile",
+                                                       "Pad",
+                                                       "Flatten",
+                                                       "Identity",
+                                                       "Resize",
+                                                       "Range",
+                                                       "MatMulNBits",
+                                                       "RotaryEmbedding",
+                                                       "SimplifiedLayerNormalization",
+                                                       "FusedMatMul",
+                                                       "BiasAdd",
+                                                       "QuickGelu"};
+    static const std::set<std::string> kBoolean = {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Not",
+                                                   "And",   "Or",   "Xor",     "IsNaN",       "IsInf"};
     auto first = [&] {
       for (const auto& i : n.inputs) {
         if (!i.empty()) return of(i);
@@ -109,15 +188,24 @@ class ElementTypes {
       }
     };
     const std::string& op = n.op;
-    if (op == "Shape" || op == "Size" || op == "NonZero" || op == "ArgMax" || op == "ArgMin") set(0, kInt64);
-    else if (op == "Cast") set(0, static_cast<int>(int_attribute(n, "to").value_or(0)));
-    else if (op == "CastLike" && n.inputs.size() > 1) set(0, of(n.inputs[1]));
-    else if (kBoolean.contains(op)) set(0, kBool);
-    else if (op == "DynamicQuantizeLinear") set(0, kUint8), set(1, kFloat), set(2, kUint8);
-    else if (op == "MatMulInteger" || op == "ConvInteger") set(0, kInt32);
-    else if (op == "DequantizeLinear") set(0, kFloat);
-    else if (op == "Where" && n.inputs.size() > 1) set(0, of(n.inputs[1]));
-    else if (op == "TopK") set(0, first()), set(1, kInt64);
+    if (op == "Shape" || op == "Size" || op == "NonZero" || op == "ArgMax" || op == "ArgMin")
+      set(0, kInt64);
+    else if (op == "Cast")
+      set(0, static_cast<int>(int_attribute(n, "to").value_or(0)));
+    else if (op == "CastLike" && n.inputs.size() > 1)
+      set(0, of(n.inputs[1]));
+    else if (kBoolean.contains(op))
+      set(0, kBool);
+    else if (op == "DynamicQuantizeLinear")
+      set(0, kUint8), set(1, kFloat), set(2, kUint8);
+    else if (op == "MatMulInteger" || op == "ConvInteger")
+      set(0, kInt32);
+    else if (op == "DequantizeLinear")
+      set(0, kFloat);
+    else if (op == "Where" && n.inputs.size() > 1)
+      set(0, of(n.inputs[1]));
+    else if (op == "TopK")
+      set(0, first()), set(1, kInt64);
     else if (op == "Constant") {
       if (auto t = g.constant_tensor(n.outputs.empty() ? std::string() : n.outputs[0])) set(0, tensor_header(*t).data_type);
     } else if (kSameAsFirst.contains(op)) {
@@ -264,7 +352,8 @@ std::string split_graph(std::string_view model_bytes, const std::vector<KernelMa
   }
   for (const auto& k : kernels) {
     for (const auto& v : k.inputs) {
-      if (!made_in.contains(v) && !inputs.contains(v) && !kernel_outputs.contains(v)) return refuse("a kernel's input '" + v + "' is no node's output");
+      if (!made_in.contains(v) && !inputs.contains(v) && !kernel_outputs.contains(v))
+        return refuse("a kernel's input '" + v + "' is no node's output");
     }
   }
 
@@ -292,11 +381,16 @@ std::string split_graph(std::string_view model_bytes, const std::vector<KernelMa
       any = true;
       for (const auto& v : reads[i]) {
         const Node* p = g.producer(v);
-        if (initializers.contains(v)) seg_initializers.insert(v);  // (also when a graph input may override it: not fed)
-        else if (inputs.contains(v)) seg_inputs.insert(v);
-        else if (made_here.contains(v)) continue;
-        else if (p && is_constant_node(p)) constants.insert(g.index(p));
-        else if (made_in.contains(v) || kernel_outputs.contains(v)) seg_inputs.insert(v);
+        if (initializers.contains(v))
+          seg_initializers.insert(v);  // (also when a graph input may override it: not fed)
+        else if (inputs.contains(v))
+          seg_inputs.insert(v);
+        else if (made_here.contains(v))
+          continue;
+        else if (p && is_constant_node(p))
+          constants.insert(g.index(p));
+        else if (made_in.contains(v) || kernel_outputs.contains(v))
+          seg_inputs.insert(v);
         // else: a name the node's subgraph makes itself
       }
       for (const auto& o : nodes[i].outputs) made_here.insert(o);

@@ -32,12 +32,12 @@ namespace sam3::optimize {
 
 // One node pattern a kernel computes instead of ONNX Runtime.
 struct KernelStep {
-  std::string kind;                 // the header's key: "linear", "attention"
-  int first = 0;                    // the pattern's node where all its inputs are known (its first reader of them)
-  std::set<int> nodes;              // the pattern's nodes, left out of the segments
-  std::vector<std::string> inputs;  // the values it reads, made by segments or graph inputs
-  std::string output;               // the one value it makes
-  nlohmann::json fields;            // what the kernel needs ("output" is added)
+  std::string kind;                                        // the header's key: "linear", "attention"
+  int first = 0;                                           // the pattern's node where all its inputs are known (its first reader of them)
+  std::set<int> nodes;                                     // the pattern's nodes, left out of the segments
+  std::vector<std::string> inputs;                         // the values it reads, made by segments or graph inputs
+  std::string output;                                      // the one value it makes
+  nlohmann::json fields;                                   // what the kernel needs ("output" is added)
   std::vector<std::pair<std::string, std::string>> blobs;  // fields written as blobs (empty bytes: null)
 };
 

@@ -17,8 +17,8 @@ using wire::parse;
 
 struct Linear {
   const Node* quantizer = nullptr;
-  int first = 0;                 // the MatMulInteger's index: where the linear's inputs are all known
-  std::set<int> nodes;           // the pattern's nodes, left out of the segments
+  int first = 0;        // the MatMulInteger's index: where the linear's inputs are all known
+  std::set<int> nodes;  // the pattern's nodes, left out of the segments
   std::string weight, w_zero_point, w_scale, bias, output;
   std::int64_t k = 0, n = 0;
   bool is_signed = false;
@@ -123,7 +123,9 @@ void match_int8_linears(const onnx::GraphView& g, std::vector<KernelStep>& steps
     const auto& q = l->quantizer->outputs;
     KernelStep s{.kind = "linear", .first = l->first, .nodes = l->nodes, .inputs = {q[0], q[1], q[2]}, .output = l->output};
     s.fields = {{"x", q[0]}, {"scale", q[1]}, {"zero_point", q[2]}, {"k", l->k}, {"n", l->n}, {"signed", l->is_signed}};
-    s.blobs = {{"weight", std::move(l->weight)}, {"w_zero_point", std::move(l->w_zero_point)}, {"w_scale", std::move(l->w_scale)},
+    s.blobs = {{"weight", std::move(l->weight)},
+               {"w_zero_point", std::move(l->w_zero_point)},
+               {"w_scale", std::move(l->w_scale)},
                {"bias", std::move(l->bias)}};
     steps.push_back(std::move(s));
   }

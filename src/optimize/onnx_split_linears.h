@@ -23,8 +23,8 @@
 namespace sam3::optimize {
 
 struct SplitLinearsStats {
-  int linears = 0;   // products moved to the kernel
-  int segments = 0;  // graphs left to ONNX Runtime
+  int linears = 0;      // products moved to the kernel
+  int segments = 0;     // graphs left to ONNX Runtime
   std::string refused;  // why nothing was split although products were found
 };
 

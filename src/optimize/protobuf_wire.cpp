@@ -4,9 +4,7 @@
 
 namespace sam3::optimize::wire {
 
-void malformed() {
-  throw Error(ErrorCode::kModelMismatch, "the ONNX file is not a valid protobuf ModelProto; download it again");
-}
+void malformed() { throw Error(ErrorCode::kModelMismatch, "the ONNX file is not a valid protobuf ModelProto; download it again"); }
 
 std::uint64_t read_varint(std::string_view s, size_t& p) {
   std::uint64_t v = 0;
@@ -29,9 +27,19 @@ std::vector<Field> parse(std::string_view s) {
     f.number = static_cast<int>(key >> 3);
     f.wire = static_cast<int>(key & 7);
     switch (f.wire) {
-      case 0: f.varint = read_varint(s, p); break;
-      case 1: if (p + 8 > s.size()) malformed(); f.bytes = s.substr(p, 8); p += 8; break;
-      case 5: if (p + 4 > s.size()) malformed(); f.bytes = s.substr(p, 4); p += 4; break;
+      case 0:
+        f.varint = read_varint(s, p);
+        break;
+      case 1:
+        if (p + 8 > s.size()) malformed();
+        f.bytes = s.substr(p, 8);
+        p += 8;
+        break;
+      case 5:
+        if (p + 4 > s.size()) malformed();
+        f.bytes = s.substr(p, 4);
+        p += 4;
+        break;
       case 2: {
         const std::uint64_t n = read_varint(s, p);
         if (n > s.size() - p) malformed();
@@ -39,7 +47,8 @@ std::vector<Field> parse(std::string_view s) {
         p += n;
         break;
       }
-      default: malformed();
+      default:
+        malformed();
     }
     f.whole = s.substr(start, p - start);
     fields.push_back(f);
@@ -62,8 +71,10 @@ std::string with_payload(const std::vector<Field>& fields, const Field& replaced
   for (const auto& f : fields) size += &f == &replaced ? 0 : f.whole.size();
   out.reserve(size);  // a model's bytes, once: no doubling growth (the browser's heap is 4 GB)
   for (const auto& f : fields) {
-    if (&f == &replaced) write_len(out, f.number, payload);
-    else out.append(f.whole);
+    if (&f == &replaced)
+      write_len(out, f.number, payload);
+    else
+      out.append(f.whole);
   }
   return out;
 }

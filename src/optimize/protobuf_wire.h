@@ -12,7 +12,7 @@ namespace sam3::optimize::wire {
 
 struct Field {
   int number = 0;
-  int wire = 0;            // 0 varint, 1 fixed64, 2 length-delimited, 5 fixed32
+  int wire = 0;  // 0 varint, 1 fixed64, 2 length-delimited, 5 fixed32
   std::uint64_t varint = 0;
   std::string_view bytes;  // payload for LEN; the raw encoding for fixed types
   std::string_view whole;  // the full encoded field (key included), for copying unchanged

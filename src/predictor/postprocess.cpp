@@ -81,8 +81,10 @@ void upsample_window(const float* src, int src_h, int src_w, int dst_h, int dst_
   for (int y = y0; y < y1; ++y) {
     // Horizontal interpolation of the two source rows, reused across destination rows.
     if (ay.i0[y] != cached0) {
-      if (ay.i0[y] == cached1) std::swap(row0, row1), std::swap(cached0, cached1);
-      else fill(ay.i0[y], row0), cached0 = ay.i0[y];
+      if (ay.i0[y] == cached1)
+        std::swap(row0, row1), std::swap(cached0, cached1);
+      else
+        fill(ay.i0[y], row0), cached0 = ay.i0[y];
     }
     if (ay.i1[y] != cached1) fill(ay.i1[y], row1), cached1 = ay.i1[y];
     const float l = ay.lambda[y];
@@ -93,14 +95,14 @@ void upsample_window(const float* src, int src_h, int src_w, int dst_h, int dst_
 
 }  // namespace
 
-void upsample_threshold(const float* src, int src_h, int src_w, int dst_h, int dst_w, float cut,
-                        std::uint8_t* dst) {
+void upsample_threshold(const float* src, int src_h, int src_w, int dst_h, int dst_w, float cut, std::uint8_t* dst) {
   std::fill_n(dst, static_cast<size_t>(dst_h) * dst_w, std::uint8_t{0});
   TileRect w;
   std::vector<std::uint8_t> bytes;
   upsample_window(src, src_h, src_w, dst_h, dst_w, cut, w, bytes);
   const size_t ww = static_cast<size_t>(w.x1 - w.x0);
-  for (int y = w.y0; y < w.y1; ++y) std::copy_n(&bytes[static_cast<size_t>(y - w.y0) * ww], ww, dst + static_cast<size_t>(y) * dst_w + w.x0);
+  for (int y = w.y0; y < w.y1; ++y)
+    std::copy_n(&bytes[static_cast<size_t>(y - w.y0) * ww], ww, dst + static_cast<size_t>(y) * dst_w + w.x0);
 }
 
 Mask upsample_mask(const float* src, int src_h, int src_w, int dst_h, int dst_w, float cut) {
@@ -153,8 +155,7 @@ void set_final_box(Instance& inst, const FinalDetections& d, int i, int width, i
 
 }  // namespace
 
-std::vector<Instance> instances_from_raw_heads(const RawHeads& h, int width, int height,
-                                               const SegmentOptions& options) {
+std::vector<Instance> instances_from_raw_heads(const RawHeads& h, int width, int height, const SegmentOptions& options) {
   const float presence = h.has_presence ? sigmoid(h.presence_logit) : 1.f;
   const float p = std::clamp(options.mask_threshold, 1e-6f, 1.f - 1e-6f);
   const float cut = std::log(p / (1.f - p));
@@ -185,12 +186,10 @@ std::vector<Instance> instances_from_raw_heads(const RawHeads& h, int width, int
 
 bool boxes_agree(const Box& a, const Box& b) {
   const float tx = std::max(2.f, 0.1f * (b.x1 - b.x0)), ty = std::max(2.f, 0.1f * (b.y1 - b.y0));
-  return std::abs(a.x0 - b.x0) <= tx && std::abs(a.x1 - b.x1) <= tx && std::abs(a.y0 - b.y0) <= ty &&
-         std::abs(a.y1 - b.y1) <= ty;
+  return std::abs(a.x0 - b.x0) <= tx && std::abs(a.x1 - b.x1) <= tx && std::abs(a.y0 - b.y0) <= ty && std::abs(a.y1 - b.y1) <= ty;
 }
 
-std::vector<Instance> instances_from_final(const FinalDetections& d, int width, int height,
-                                           const SegmentOptions& options, int* corrected) {
+std::vector<Instance> instances_from_final(const FinalDetections& d, int width, int height, const SegmentOptions& options, int* corrected) {
   std::vector<Instance> out;
   if (corrected) *corrected = 0;
   const size_t plane = static_cast<size_t>(d.mask_h) * d.mask_w;
@@ -229,14 +228,12 @@ std::vector<Instance> instances_from_final(const FinalDetections& d, int width, 
 
 void finalize_instances(std::vector<Instance>& instances, const SegmentOptions& options) {
   std::erase_if(instances, [&](const Instance& i) { return i.area < std::max<std::int64_t>(options.min_area, 0); });
-  std::stable_sort(instances.begin(), instances.end(),
-                   [](const Instance& a, const Instance& b) { return a.score > b.score; });
+  std::stable_sort(instances.begin(), instances.end(), [](const Instance& a, const Instance& b) { return a.score > b.score; });
   if (options.nms_iou > 0) {
     std::vector<Instance> kept;
     for (auto& inst : instances) {
-      const bool suppressed = std::any_of(kept.begin(), kept.end(), [&](const Instance& k) {
-        return mask_iou(k.mask, inst.mask) > options.nms_iou;
-      });
+      const bool suppressed =
+          std::any_of(kept.begin(), kept.end(), [&](const Instance& k) { return mask_iou(k.mask, inst.mask) > options.nms_iou; });
       if (!suppressed) kept.push_back(std::move(inst));
     }
     instances = std::move(kept);
@@ -256,8 +253,10 @@ void resize_bilinear(const float* src, int src_h, int src_w, int dst_h, int dst_
   int cached0 = -1, cached1 = -1;
   for (int y = 0; y < dst_h; ++y) {
     if (ay.i0[y] != cached0) {
-      if (ay.i0[y] == cached1) std::swap(row0, row1), std::swap(cached0, cached1);
-      else fill(ay.i0[y], row0), cached0 = ay.i0[y];
+      if (ay.i0[y] == cached1)
+        std::swap(row0, row1), std::swap(cached0, cached1);
+      else
+        fill(ay.i0[y], row0), cached0 = ay.i0[y];
     }
     if (ay.i1[y] != cached1) fill(ay.i1[y], row1), cached1 = ay.i1[y];
     const float l = ay.lambda[y];

@@ -24,9 +24,9 @@ struct RawHeads {
 // Results the graph already thresholded (samexporter and osam decoders).
 struct FinalDetections {
   int count = 0, mask_h = 0, mask_w = 0;
-  const float* scores = nullptr;  // [N], presence applied
-  const float* boxes = nullptr;   // [N,4] x0,y0,x1,y1: pixels, or normalized
-  bool normalized_boxes = false;  // osam's decoder has no image size, so its boxes are 0..1
+  const float* scores = nullptr;         // [N], presence applied
+  const float* boxes = nullptr;          // [N,4] x0,y0,x1,y1: pixels, or normalized
+  bool normalized_boxes = false;         // osam's decoder has no image size, so its boxes are 0..1
   const std::uint8_t* masks = nullptr;   // [N,mask_h,mask_w] booleans (samexporter: original size), or
   const float* probabilities = nullptr;  // sigmoid probabilities at the model's resolution (osam)
   // Image sides a box scale may have been frozen at when the graph was traced (1008, the
@@ -43,21 +43,19 @@ float sigmoid(float x);
 
 // score = sigmoid(logit) * sigmoid(presence) (or sigmoid(logit) without a presence head) > threshold; kept masks' logits are upsampled
 // bilinearly (align_corners=False) and cut at logit(mask_threshold); boxes scaled, clamped.
-std::vector<Instance> instances_from_raw_heads(const RawHeads& heads, int width, int height,
-                                               const SegmentOptions& options);
+std::vector<Instance> instances_from_raw_heads(const RawHeads& heads, int width, int height, const SegmentOptions& options);
 
 // Boxes that disagree with their mask (a scale frozen at export time) are replaced by the box
 // rescaled from an export side when that agrees, else by the mask's bounds; *corrected counts
 // them. Probability masks are resized bilinearly and cut at mask_threshold.
-std::vector<Instance> instances_from_final(const FinalDetections& det, int width, int height,
-                                           const SegmentOptions& options, int* corrected);
+std::vector<Instance> instances_from_final(const FinalDetections& det, int width, int height, const SegmentOptions& options,
+                                           int* corrected);
 
 // Min area, score sort, optional mask-IoU NMS, max instances.
 void finalize_instances(std::vector<Instance>& instances, const SegmentOptions& options);
 
 // Bilinear resize of one logit plane (PyTorch align_corners=False), thresholded (> cut).
-void upsample_threshold(const float* src, int src_h, int src_w, int dst_h, int dst_w, float cut,
-                        std::uint8_t* dst);
+void upsample_threshold(const float* src, int src_h, int src_w, int dst_h, int dst_w, float cut, std::uint8_t* dst);
 // The same as a Mask of a dst_w x dst_h image: only the window that can pass the cut is computed and held.
 Mask upsample_mask(const float* src, int src_h, int src_w, int dst_h, int dst_w, float cut);
 // The pixels of a width x height plane above the cut.

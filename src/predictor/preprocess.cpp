@@ -36,7 +36,8 @@ Taps triangle_taps(int in_size, int out_size) {
       w[k] = static_cast<float>(v);
       total += v;
     }
-    if (total > 0) for (int k = 0; k < n; ++k) w[k] = static_cast<float>(w[k] / total);
+    if (total > 0)
+      for (int k = 0; k < n; ++k) w[k] = static_cast<float>(w[k] / total);
     t.first[i] = lo;
     t.count[i] = n;
   }
@@ -92,9 +93,8 @@ void normalize_sam3(std::vector<float>& planes) {
 
 std::vector<std::uint8_t> to_uint8(const std::vector<float>& planes) {
   std::vector<std::uint8_t> out(planes.size());
-  std::transform(planes.begin(), planes.end(), out.begin(), [](float v) {
-    return static_cast<std::uint8_t>(std::clamp(std::lround(v), 0l, 255l));
-  });
+  std::transform(planes.begin(), planes.end(), out.begin(),
+                 [](float v) { return static_cast<std::uint8_t>(std::clamp(std::lround(v), 0l, 255l)); });
   return out;
 }
 

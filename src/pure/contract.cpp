@@ -29,16 +29,14 @@ void require(const PartSpec& s, const std::vector<Expected>& expected, bool inpu
   for (const auto& e : expected) {
     const TensorSpec* t = inputs ? s.input(e.name) : s.output(e.name);
     if (!t) {
-      throw Error(ErrorCode::kModelMismatch,
-                  s.file + ": expected " + kind + " '" + e.name + "' (" + describe(e) + "), found " + kind +
-                      "s: " + list_names(have) + "; this file is not from the layout its name suggests");
+      throw Error(ErrorCode::kModelMismatch, s.file + ": expected " + kind + " '" + e.name + "' (" + describe(e) + "), found " + kind +
+                                                 "s: " + list_names(have) + "; this file is not from the layout its name suggests");
     }
     const bool type_ok = std::find(e.types.begin(), e.types.end(), t->type) != e.types.end();
-    const bool rank_ok = e.ranks.empty() ||
-                         std::find(e.ranks.begin(), e.ranks.end(), static_cast<int>(t->shape.size())) != e.ranks.end();
+    const bool rank_ok = e.ranks.empty() || std::find(e.ranks.begin(), e.ranks.end(), static_cast<int>(t->shape.size())) != e.ranks.end();
     if (!type_ok || !rank_ok) {
-      throw Error(ErrorCode::kModelMismatch, s.file + ": " + kind + " '" + e.name + "' should be " + describe(e) +
-                                                 ", found " + onnx_type_name(t->type) + " " + shape_string(t->shape));
+      throw Error(ErrorCode::kModelMismatch, s.file + ": " + kind + " '" + e.name + "' should be " + describe(e) + ", found " +
+                                                 onnx_type_name(t->type) + " " + shape_string(t->shape));
     }
   }
 }
@@ -47,14 +45,22 @@ void require(const PartSpec& s, const std::vector<Expected>& expected, bool inpu
 
 std::string onnx_type_name(int type) {
   switch (type) {
-    case 1: return "float32";
-    case 2: return "uint8";
-    case 3: return "int8";
-    case 6: return "int32";
-    case 7: return "int64";
-    case 9: return "bool";
-    case 10: return "float16";
-    default: return "type#" + std::to_string(type);
+    case 1:
+      return "float32";
+    case 2:
+      return "uint8";
+    case 3:
+      return "int8";
+    case 6:
+      return "int32";
+    case 7:
+      return "int64";
+    case 9:
+      return "bool";
+    case 10:
+      return "float16";
+    default:
+      return "type#" + std::to_string(type);
   }
 }
 

@@ -37,8 +37,8 @@ class Floats {
 // with a message, never read past a buffer.
 void expect_count(const TensorView& v, const std::string& name, std::int64_t expected, const std::string& why) {
   if (static_cast<std::int64_t>(v.count) != expected) {
-    throw Error(ErrorCode::kModelMismatch, "decoder output '" + name + "' has shape " + shape_string(v.shape) +
-                                               ", which does not fit " + why + "; is this a SAM3 decoder?");
+    throw Error(ErrorCode::kModelMismatch, "decoder output '" + name + "' has shape " + shape_string(v.shape) + ", which does not fit " +
+                                               why + "; is this a SAM3 decoder?");
   }
 }
 
@@ -54,8 +54,8 @@ std::vector<Instance> from_raw_heads(const TensorViews& outputs, int width, int 
   const auto& masks = need(outputs, "pred_masks");
   const auto& mshape = masks.shape;  // [1,Q,h,w]
   if (mshape.size() != 4 || mshape[0] != 1) {
-    throw Error(ErrorCode::kModelMismatch, "decoder output 'pred_masks' has shape " + shape_string(mshape) +
-                                               ", expected [1, queries, h, w]; is this a SAM3 decoder?");
+    throw Error(ErrorCode::kModelMismatch,
+                "decoder output 'pred_masks' has shape " + shape_string(mshape) + ", expected [1, queries, h, w]; is this a SAM3 decoder?");
   }
   expect_mask_size(mshape[2], mshape[3], "pred_masks");
   const std::int64_t queries = mshape[1];
@@ -90,8 +90,8 @@ std::vector<Instance> from_raw_heads(const TensorViews& outputs, int width, int 
   return predictor::instances_from_raw_heads(heads, width, height, options);
 }
 
-std::vector<Instance> from_final(const TensorViews& outputs, int width, int height, const SegmentOptions& options,
-                                 int* corrected, const OutputFormat& format) {
+std::vector<Instance> from_final(const TensorViews& outputs, int width, int height, const SegmentOptions& options, int* corrected,
+                                 const OutputFormat& format) {
   const auto& masks = need(outputs, "masks");
   const auto& mshape = masks.shape;  // [N,1,H,W] or [N,H,W]
   if (mshape.size() != 3 && !(mshape.size() == 4 && mshape[1] == 1)) {
@@ -127,9 +127,8 @@ std::vector<Instance> from_final(const TensorViews& outputs, int width, int heig
 
 }  // namespace
 
-std::vector<Instance> instances_from_outputs(const TensorViews& outputs, int width, int height,
-                                             const SegmentOptions& options, int* corrected,
-                                             const OutputFormat& format) {
+std::vector<Instance> instances_from_outputs(const TensorViews& outputs, int width, int height, const SegmentOptions& options,
+                                             int* corrected, const OutputFormat& format) {
   if (corrected) *corrected = 0;
   if (outputs.contains("pred_logits")) return from_raw_heads(outputs, width, height, options, format);
   return from_final(outputs, width, height, options, corrected, format);

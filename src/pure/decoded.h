@@ -26,8 +26,7 @@ struct OutputFormat {
 // Raw heads (pred_logits, pred_boxes, pred_masks, presence_logits) or in-graph results
 // (scores, boxes, masks: booleans at the image size or float probabilities at the model's).
 // Unsorted, unfiltered by area. *corrected: boxes that disagreed with their masks.
-std::vector<Instance> instances_from_outputs(const TensorViews& outputs, int width, int height,
-                                             const SegmentOptions& options, int* corrected,
-                                             const OutputFormat& format = {});
+std::vector<Instance> instances_from_outputs(const TensorViews& outputs, int width, int height, const SegmentOptions& options,
+                                             int* corrected, const OutputFormat& format = {});
 
 }  // namespace sam3::pure

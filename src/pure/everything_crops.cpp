@@ -57,9 +57,8 @@ std::vector<CompactInstance> merge_crops(std::vector<std::pair<EverythingCrop, s
   std::stable_sort(all.begin(), all.end(), [](const Candidate& a, const Candidate& b) { return a.crop_area < b.crop_area; });
   std::vector<CompactInstance> kept;
   for (const Candidate& c : all) {
-    const bool duplicate = std::any_of(kept.begin(), kept.end(), [&](const CompactInstance& k) {
-      return predictor::box_iou(k.box, c.inst->box) > nms_threshold;
-    });
+    const bool duplicate = std::any_of(kept.begin(), kept.end(),
+                                       [&](const CompactInstance& k) { return predictor::box_iou(k.box, c.inst->box) > nms_threshold; });
     if (!duplicate) kept.push_back(std::move(*c.inst));
   }
   std::stable_sort(kept.begin(), kept.end(), [](const CompactInstance& a, const CompactInstance& b) { return a.score > b.score; });

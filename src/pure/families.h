@@ -60,7 +60,7 @@ struct FamilyRow {
   // Throws kModelMismatch naming the file, tensor, expected and found when the files do not fit.
   // `id` is the row's: the builder names its Generation by it.
   Generation (*build)(const char* id, const PartSpecs& parts);
-  bool browser;  // the browser module runs it
+  bool browser;                            // the browser module runs it
   const VideoCapability* video = nullptr;  // null: the family tracks no video
 };
 

@@ -28,8 +28,7 @@ std::vector<std::string> FamilyRules::image_feeds() const {
   return out;
 }
 
-std::vector<Instance> FamilyRules::instances(const TensorViews& outputs, int width, int height,
-                                             const SegmentOptions& options) const {
+std::vector<Instance> FamilyRules::instances(const TensorViews& outputs, int width, int height, const SegmentOptions& options) const {
   return policy::decoded_instances(outputs, width, height, options, {});
 }
 

@@ -49,8 +49,7 @@ class FamilyRules {
   virtual std::map<std::string, std::string> geometry_image_feeds() const { return {}; }
   virtual std::vector<Tensor> prompt_inputs(const TensorViews& /*text*/, const TensorViews* /*geometry*/) const { return {}; }
   // The decoder's outputs -> instances (unsorted, unfiltered by area). Default: raw heads.
-  virtual std::vector<Instance> instances(const TensorViews& outputs, int width, int height,
-                                          const SegmentOptions& options) const;
+  virtual std::vector<Instance> instances(const TensorViews& outputs, int width, int height, const SegmentOptions& options) const;
   virtual std::int64_t box_limit() const { return 0; }  // exemplar boxes per prompt (0: any)
   // The instances of every prompt of one image -> which of them the family's reference drops
   // (empty: none).

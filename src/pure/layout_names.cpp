@@ -50,8 +50,10 @@ std::string every_family_names() {
   for (const auto& row : families()) {
     const std::string files = required_names(row);
     auto it = std::find_if(entries.begin(), entries.end(), [&](const auto& e) { return e.first == files; });
-    if (it == entries.end()) entries.emplace_back(files, row.display);
-    else it->second += " / " + std::string(row.display);
+    if (it == entries.end())
+      entries.emplace_back(files, row.display);
+    else
+      it->second += " / " + std::string(row.display);
   }
   std::string s;
   for (size_t i = 0; i < entries.size(); ++i) {
@@ -79,19 +81,23 @@ std::optional<ChosenFiles> choose_files(const std::string& where, const std::set
       if (!found.empty()) parts[part.part] = found;
       if (!part.required) continue;
       ++required;
-      if (!found.empty()) ++present;
-      else missing += (missing.empty() ? "" : ", ") + std::string(part.stems[0]) + ".onnx";
+      if (!found.empty())
+        ++present;
+      else
+        missing += (missing.empty() ? "" : ", ") + std::string(part.stems[0]) + ".onnx";
     }
     if (present == required) {
-      if (!chosen) chosen = ChosenFiles{{&candidate}, parts};
-      else if (chosen->parts == parts) chosen->families.push_back(&candidate);
+      if (!chosen)
+        chosen = ChosenFiles{{&candidate}, parts};
+      else if (chosen->parts == parts)
+        chosen->families.push_back(&candidate);
       continue;
     }
     // Incomplete: said only if no family is complete, for the one most nearly there.
     if (present > 0 && present * best_required > best_present * required) {
       best_present = present, best_required = required;
-      incomplete = where + ": incomplete " + std::string(candidate.display) + " model, missing " + missing +
-                   "; the family needs " + required_names(candidate);
+      incomplete = where + ": incomplete " + std::string(candidate.display) + " model, missing " + missing + "; the family needs " +
+                   required_names(candidate);
     }
   }
   if (chosen) return chosen;

@@ -30,7 +30,6 @@ PromptEntry prompt_entry_from_json(const nlohmann::json& j, const std::string& w
 // "mask_threshold", "nms" (0 to 1), "min_area" (a whole number of pixels, 0 to 10^12),
 // "max_instances" (a whole number, 0 to 10^6; 0 keeps all). Missing keys keep `defaults`' value;
 // other keys are the caller's. Errors name the key under `where` ("options.min_area").
-SegmentOptions segment_options_from_json(const nlohmann::json& j, const std::string& where,
-                                         const SegmentOptions& defaults = {});
+SegmentOptions segment_options_from_json(const nlohmann::json& j, const std::string& where, const SegmentOptions& defaults = {});
 
 }  // namespace sam3::pure

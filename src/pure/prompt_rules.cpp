@@ -16,12 +16,12 @@ void check_options(const SegmentOptions& o) {
   unit(o.mask_threshold, "mask_threshold");
   unit(o.nms_iou, "nms");
   if (!(o.min_area >= 0 && o.min_area <= kMaxMinArea)) {
-    throw Error(ErrorCode::kInvalidArgument, "min_area must be from 0 to " + std::to_string(kMaxMinArea) + " pixels, got " +
-                                                 std::to_string(o.min_area));
+    throw Error(ErrorCode::kInvalidArgument,
+                "min_area must be from 0 to " + std::to_string(kMaxMinArea) + " pixels, got " + std::to_string(o.min_area));
   }
   if (!(o.max_instances >= 0 && o.max_instances <= kMaxMaxInstances)) {
-    throw Error(ErrorCode::kInvalidArgument, "max_instances must be from 0 (all) to " + std::to_string(kMaxMaxInstances) +
-                                                 ", got " + std::to_string(o.max_instances));
+    throw Error(ErrorCode::kInvalidArgument,
+                "max_instances must be from 0 (all) to " + std::to_string(kMaxMaxInstances) + ", got " + std::to_string(o.max_instances));
   }
 }
 
@@ -30,11 +30,10 @@ void check_boxes(const std::vector<BoxPrompt>& boxes, int width, int height) {
     const Box& b = boxes[i].box;
     const bool inside = b.x0 >= 0 && b.y0 >= 0 && b.x1 <= width && b.y1 <= height;
     if (!(b.x1 > b.x0 && b.y1 > b.y0) || !inside) {
-      throw Error(ErrorCode::kInvalidArgument,
-                  "box " + std::to_string(i + 1) + " (" + std::to_string(b.x0) + "," + std::to_string(b.y0) + "," +
-                      std::to_string(b.x1) + "," + std::to_string(b.y1) + ") must satisfy 0 <= x0 < x1 <= " +
-                      std::to_string(width) + " and 0 <= y0 < y1 <= " + std::to_string(height) +
-                      " (pixel x0,y0,x1,y1 of this image)");
+      throw Error(ErrorCode::kInvalidArgument, "box " + std::to_string(i + 1) + " (" + std::to_string(b.x0) + "," + std::to_string(b.y0) +
+                                                   "," + std::to_string(b.x1) + "," + std::to_string(b.y1) +
+                                                   ") must satisfy 0 <= x0 < x1 <= " + std::to_string(width) +
+                                                   " and 0 <= y0 < y1 <= " + std::to_string(height) + " (pixel x0,y0,x1,y1 of this image)");
     }
   }
 }

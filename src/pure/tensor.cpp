@@ -8,45 +8,66 @@ namespace sam3::pure {
 
 std::size_t element_size(DType type) {
   switch (type) {
-    case DType::kFloat: case DType::kInt32: return 4;
-    case DType::kInt64: return 8;
-    case DType::kFloat16: return 2;
-    case DType::kUint8: case DType::kBool: return 1;
+    case DType::kFloat:
+    case DType::kInt32:
+      return 4;
+    case DType::kInt64:
+      return 8;
+    case DType::kFloat16:
+      return 2;
+    case DType::kUint8:
+    case DType::kBool:
+      return 1;
   }
   return 1;
 }
 
 const char* dtype_name(DType type) {
   switch (type) {
-    case DType::kFloat: return "float32";
-    case DType::kUint8: return "uint8";
-    case DType::kInt32: return "int32";
-    case DType::kInt64: return "int64";
-    case DType::kBool: return "bool";
-    case DType::kFloat16: return "float16";
+    case DType::kFloat:
+      return "float32";
+    case DType::kUint8:
+      return "uint8";
+    case DType::kInt32:
+      return "int32";
+    case DType::kInt64:
+      return "int64";
+    case DType::kBool:
+      return "bool";
+    case DType::kFloat16:
+      return "float16";
   }
   return "unknown";
 }
 
 DType dtype_from_onnx(int t) {
   switch (t) {
-    case 1: return DType::kFloat;
-    case 2: return DType::kUint8;
-    case 6: return DType::kInt32;
-    case 7: return DType::kInt64;
-    case 9: return DType::kBool;
-    case 10: return DType::kFloat16;
-    default: throw Error(ErrorCode::kRuntime, "tensor element type " + std::to_string(t) + " is not one SAM3 uses");
+    case 1:
+      return DType::kFloat;
+    case 2:
+      return DType::kUint8;
+    case 6:
+      return DType::kInt32;
+    case 7:
+      return DType::kInt64;
+    case 9:
+      return DType::kBool;
+    case 10:
+      return DType::kFloat16;
+    default:
+      throw Error(ErrorCode::kRuntime, "tensor element type " + std::to_string(t) + " is not one SAM3 uses");
   }
 }
 
 const TensorSpec* PartSpec::input(const std::string& name) const {
-  for (const auto& t : inputs) if (t.name == name) return &t;
+  for (const auto& t : inputs)
+    if (t.name == name) return &t;
   return nullptr;
 }
 
 const TensorSpec* PartSpec::output(const std::string& name) const {
-  for (const auto& t : outputs) if (t.name == name) return &t;
+  for (const auto& t : outputs)
+    if (t.name == name) return &t;
   return nullptr;
 }
 
@@ -67,16 +88,14 @@ std::vector<std::uint8_t> raw_bytes(const std::vector<T>& values) {
 
 }  // namespace
 
-Tensor int_tensor(const std::string& name, int onnx_type, std::vector<std::int64_t> shape,
-                  const std::vector<std::int64_t>& values) {
+Tensor int_tensor(const std::string& name, int onnx_type, std::vector<std::int64_t> shape, const std::vector<std::int64_t>& values) {
   if (onnx_type == static_cast<int>(DType::kInt32)) {
     return {name, DType::kInt32, std::move(shape), raw_bytes(std::vector<std::int32_t>(values.begin(), values.end()))};
   }
   return {name, DType::kInt64, std::move(shape), raw_bytes(values)};
 }
 
-Tensor float_tensor(const std::string& name, int onnx_type, std::vector<std::int64_t> shape,
-                    const std::vector<float>& values) {
+Tensor float_tensor(const std::string& name, int onnx_type, std::vector<std::int64_t> shape, const std::vector<float>& values) {
   if (onnx_type == static_cast<int>(DType::kFloat16)) {
     std::vector<std::uint16_t> half(values.size());
     for (size_t i = 0; i < values.size(); ++i) half[i] = float_to_half(values[i]);
@@ -147,8 +166,8 @@ std::vector<float> to_float32(const TensorView& view, const std::string& name) {
     const auto* h = static_cast<const std::uint16_t*>(view.data);
     for (size_t i = 0; i < view.count; ++i) out[i] = half_to_float(h[i]);
   } else {
-    throw Error(ErrorCode::kModelMismatch, "decoder output '" + name + "' is " + dtype_name(view.type) +
-                                               ", expected float32 or float16; is this a SAM3 decoder?");
+    throw Error(ErrorCode::kModelMismatch,
+                "decoder output '" + name + "' is " + dtype_name(view.type) + ", expected float32 or float16; is this a SAM3 decoder?");
   }
   return out;
 }

@@ -56,10 +56,8 @@ std::string shape_string(const std::vector<std::int64_t>& shape);
 
 // Tensors in the element type a spec asks for: integers as int32 or int64, floats as float32
 // or float16 (converted here, so a float16 export's inputs come out right on every runtime).
-Tensor int_tensor(const std::string& name, int onnx_type, std::vector<std::int64_t> shape,
-                  const std::vector<std::int64_t>& values);
-Tensor float_tensor(const std::string& name, int onnx_type, std::vector<std::int64_t> shape,
-                    const std::vector<float>& values);
+Tensor int_tensor(const std::string& name, int onnx_type, std::vector<std::int64_t> shape, const std::vector<std::int64_t>& values);
+Tensor float_tensor(const std::string& name, int onnx_type, std::vector<std::int64_t> shape, const std::vector<float>& values);
 Tensor bool_tensor(const std::string& name, std::vector<std::int64_t> shape, const std::vector<std::uint8_t>& values);
 Tensor uint8_tensor(const std::string& name, std::vector<std::int64_t> shape, std::vector<std::uint8_t> values);
 

@@ -30,17 +30,25 @@ std::vector<Tensor> owned(const TensorViews& views) {
 
 const char* session_name(TextRun::Session session) {
   switch (session) {
-    case TextRun::Session::kText: return "text";
-    case TextRun::Session::kGeometry: return "geometry";
-    case TextRun::Session::kDecoder: return "decoder";
+    case TextRun::Session::kText:
+      return "text";
+    case TextRun::Session::kGeometry:
+      return "geometry";
+    case TextRun::Session::kDecoder:
+      return "decoder";
   }
   return "?";
 }
 
-TextPlan::TextPlan(const Generation& generation, const ClipTokenizer& tokenizer, std::vector<Prompt> prompts,
-                   const SegmentOptions& options, int width, int height, bool across_prompts)
-    : generation_(&generation), tokenizer_(&tokenizer), prompts_(std::move(prompts)), options_(options), width_(width),
-      height_(height), across_prompts_(across_prompts) {
+TextPlan::TextPlan(const Generation& generation, const ClipTokenizer& tokenizer, std::vector<Prompt> prompts, const SegmentOptions& options,
+                   int width, int height, bool across_prompts)
+    : generation_(&generation),
+      tokenizer_(&tokenizer),
+      prompts_(std::move(prompts)),
+      options_(options),
+      width_(width),
+      height_(height),
+      across_prompts_(across_prompts) {
   if (prompts_.empty()) throw Error(ErrorCode::kInvalidArgument, "no prompt given: give a text or exemplar boxes");
   for (const auto& prompt : prompts_) {  // every prompt checked before the first runs
     checked_prompt_text(prompt, options_, width_, height_);

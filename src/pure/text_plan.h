@@ -35,11 +35,11 @@ struct TextRun {
   };
 
   Session session = Session::kText;
-  std::size_t prompt = 0;              // the prompt it answers, an index into the plan's prompts
-  std::vector<Tensor> tensors;         // the inputs the plan gives
-  std::map<std::string, Feed> feeds;   // the others: input name -> where its value is
-  std::string text_key;                // the text encoder's: its outputs may be kept by this key
-  bool wants_outputs = true;           // whether ran() reads the outputs (a text run: only when a geometry run follows)
+  std::size_t prompt = 0;             // the prompt it answers, an index into the plan's prompts
+  std::vector<Tensor> tensors;        // the inputs the plan gives
+  std::map<std::string, Feed> feeds;  // the others: input name -> where its value is
+  std::string text_key;               // the text encoder's: its outputs may be kept by this key
+  bool wants_outputs = true;          // whether ran() reads the outputs (a text run: only when a geometry run follows)
 };
 
 const char* session_name(TextRun::Session session);  // "text", "geometry", "decoder"
@@ -50,8 +50,8 @@ class TextPlan {
   // options before anything runs: kInvalidArgument saying which value is wrong. With
   // `across_prompts` the family's rule across the prompts applies to the results (an image's
   // prompts answered together); without, each prompt is answered on its own.
-  TextPlan(const Generation& generation, const ClipTokenizer& tokenizer, std::vector<Prompt> prompts,
-           const SegmentOptions& options, int width, int height, bool across_prompts = true);
+  TextPlan(const Generation& generation, const ClipTokenizer& tokenizer, std::vector<Prompt> prompts, const SegmentOptions& options,
+           int width, int height, bool across_prompts = true);
 
   // The run to do next (valid until ran()), or null once every prompt is answered.
   TextRun* next();
@@ -67,7 +67,7 @@ class TextPlan {
   void start(std::size_t prompt);
   void advance();
 
-  const Generation* generation_;    // the caller's, alive as long as the plan
+  const Generation* generation_;  // the caller's, alive as long as the plan
   const ClipTokenizer* tokenizer_;
   std::vector<Prompt> prompts_;
   SegmentOptions options_;
@@ -75,8 +75,8 @@ class TextPlan {
   bool across_prompts_;
   std::size_t current_ = 0;
   Stage stage_ = Stage::kText;
-  TextRun run_;                     // the run next() gave
-  bool pending_ = false;            // whether run_ waits for ran()
+  TextRun run_;           // the run next() gave
+  bool pending_ = false;  // whether run_ waits for ran()
   std::vector<Tensor> text_inputs_, box_inputs_, geometry_inputs_, prompt_inputs_;
   std::vector<Tensor> text_outputs_;  // the text encoder's outputs, owned (read by the geometry step)
   std::vector<PromptResult> results_;

@@ -35,14 +35,13 @@ void check_prompt(const InteractivePrompt& p, size_t index, int width, int heigh
     const PointPrompt& pt = p.points[j];
     const std::string point = object + ", point " + std::to_string(j + 1);
     if (!std::isfinite(pt.x) || !std::isfinite(pt.y)) {
-      throw Error(ErrorCode::kInvalidArgument, point + " (" + fmt(pt.x) + ", " + fmt(pt.y) +
-                                                   ") is not a pair of numbers; give pixel coordinates x,y");
+      throw Error(ErrorCode::kInvalidArgument,
+                  point + " (" + fmt(pt.x) + ", " + fmt(pt.y) + ") is not a pair of numbers; give pixel coordinates x,y");
     }
     if (pt.x < 0 || pt.y < 0 || pt.x > width || pt.y > height) {
-      throw Error(ErrorCode::kInvalidArgument, point + " (" + fmt(pt.x) + ", " + fmt(pt.y) + ") is outside the " +
-                                                   std::to_string(width) + "x" + std::to_string(height) +
-                                                   " image; x must be 0.." + std::to_string(width) + " and y 0.." +
-                                                   std::to_string(height) + " (pixels)");
+      throw Error(ErrorCode::kInvalidArgument, point + " (" + fmt(pt.x) + ", " + fmt(pt.y) + ") is outside the " + std::to_string(width) +
+                                                   "x" + std::to_string(height) + " image; x must be 0.." + std::to_string(width) +
+                                                   " and y 0.." + std::to_string(height) + " (pixels)");
     }
     positive = positive || pt.positive;
   }
@@ -50,15 +49,15 @@ void check_prompt(const InteractivePrompt& p, size_t index, int width, int heigh
     const Box& b = *p.box;
     const bool finite = std::isfinite(b.x0) && std::isfinite(b.y0) && std::isfinite(b.x1) && std::isfinite(b.y1);
     if (!finite || !(b.x1 > b.x0 && b.y1 > b.y0) || b.x0 < 0 || b.y0 < 0 || b.x1 > width || b.y1 > height) {
-      throw Error(ErrorCode::kInvalidArgument, object + "'s box (" + fmt(b.x0) + ", " + fmt(b.y0) + ", " + fmt(b.x1) +
-                                                   ", " + fmt(b.y1) + ") must satisfy 0 <= x0 < x1 <= " +
-                                                   std::to_string(width) + " and 0 <= y0 < y1 <= " +
-                                                   std::to_string(height) + " (pixel x0,y0,x1,y1 of this image)");
+      throw Error(ErrorCode::kInvalidArgument, object + "'s box (" + fmt(b.x0) + ", " + fmt(b.y0) + ", " + fmt(b.x1) + ", " + fmt(b.y1) +
+                                                   ") must satisfy 0 <= x0 < x1 <= " + std::to_string(width) +
+                                                   " and 0 <= y0 < y1 <= " + std::to_string(height) + " (pixel x0,y0,x1,y1 of this image)");
     }
   } else if (!positive) {
     throw Error(ErrorCode::kInvalidArgument,
-                object + " has neither a positive point nor a box: negative points only say what the object is not; "
-                         "add a positive point (x,y) on it or a box around it");
+                object +
+                    " has neither a positive point nor a box: negative points only say what the object is not; "
+                    "add a positive point (x,y) on it or a box around it");
   }
 }
 
@@ -87,7 +86,8 @@ std::vector<Group> group_objects(const std::vector<InteractivePrompt>& prompts) 
     for (size_t start = 0; start < g.members.size(); start += kTrackerObjectsPerRun) {
       const size_t end = std::min(g.members.size(), start + kTrackerObjectsPerRun);
       runs.push_back({{g.members.begin() + static_cast<std::ptrdiff_t>(start), g.members.begin() + static_cast<std::ptrdiff_t>(end)},
-                      g.points, g.box});
+                      g.points,
+                      g.box});
     }
   }
   return runs;
@@ -114,8 +114,8 @@ TrackerBatch make_batch(const std::vector<InteractivePrompt>& prompts, const Gro
 
 // One candidate's logits at the image size: upsampled to the model's input size, then resized
 // to the image's (transformers' post_process_masks; the stretch has no padding to crop).
-std::vector<float> logits_at_image(const TrackerDecoded& d, size_t object, size_t candidate, int model_w, int model_h,
-                                   int width, int height) {
+std::vector<float> logits_at_image(const TrackerDecoded& d, size_t object, size_t candidate, int model_w, int model_h, int width,
+                                   int height) {
   const size_t plane = static_cast<size_t>(d.mask_h) * d.mask_w;
   const float* src = d.masks.data() + (object * d.candidates + candidate) * plane;
   std::vector<float> model(static_cast<size_t>(model_w) * model_h);
@@ -148,9 +148,9 @@ void checked_floats(const TensorViews& outputs, const char* name, size_t expecte
   auto it = outputs.find(name);
   if (it == outputs.end()) throw Error(ErrorCode::kRuntime, std::string("the decoder produced no '") + name + "' output");
   if (it->second.count != expected) {
-    throw Error(ErrorCode::kModelMismatch, std::string("decoder output '") + name + "' has shape " + shape_string(it->second.shape) +
-                                               ", " + std::to_string(it->second.count) + " values where " +
-                                               std::to_string(expected) + " were expected");
+    throw Error(ErrorCode::kModelMismatch, std::string("decoder output '") + name + "' has shape " + shape_string(it->second.shape) + ", " +
+                                               std::to_string(it->second.count) + " values where " + std::to_string(expected) +
+                                               " were expected");
   }
   out = to_float32(it->second, name);
 }
@@ -172,8 +172,8 @@ Tracker::Tracker(const PartSpec& image, const PartSpec& decoder) : image_(image)
   embeddings.push_back({"input_labels", kIntTypes, {3}});
   embeddings.push_back({"input_boxes", kFloatOrHalf, {3}});
   require_inputs(decoder_, embeddings);
-  require_outputs(decoder_, {{"iou_scores", kFloatOrHalf, {3}}, {"pred_masks", kFloatOrHalf, {5}},
-                             {"object_score_logits", kFloatOrHalf, {3}}});
+  require_outputs(decoder_,
+                  {{"iou_scores", kFloatOrHalf, {3}}, {"pred_masks", kFloatOrHalf, {5}}, {"object_score_logits", kFloatOrHalf, {3}}});
   const auto& shape = image_.input("pixel_values")->shape;
   height_ = shape.size() == 4 && shape[2] > 0 ? static_cast<int>(shape[2]) : 1008;
   width_ = shape.size() == 4 && shape[3] > 0 ? static_cast<int>(shape[3]) : 1008;
@@ -203,8 +203,8 @@ std::vector<Tensor> Tracker::image_inputs(std::vector<float>& planes) const {
 std::vector<TrackerRun> Tracker::object_runs(const std::vector<InteractivePrompt>& prompts, int width, int height) const {
   if (prompts.empty()) throw Error(ErrorCode::kInvalidArgument, "no object: give points and/or a box for at least one object");
   if (prompts.size() > static_cast<size_t>(kMaxObjectsPerCall)) {
-    throw Error(ErrorCode::kInvalidArgument, std::to_string(prompts.size()) + " objects in one call; at most " +
-                                                 std::to_string(kMaxObjectsPerCall));
+    throw Error(ErrorCode::kInvalidArgument,
+                std::to_string(prompts.size()) + " objects in one call; at most " + std::to_string(kMaxObjectsPerCall));
   }
   for (size_t i = 0; i < prompts.size(); ++i) check_prompt(prompts[i], i, width, height);
   const float sx = static_cast<float>(width_) / width, sy = static_cast<float>(height_) / height;
@@ -215,11 +215,10 @@ std::vector<TrackerRun> Tracker::object_runs(const std::vector<InteractivePrompt
 
 std::vector<Tensor> Tracker::decoder_inputs(const TrackerBatch& b) const {
   std::vector<Tensor> out;
-  out.push_back(float_tensor("input_points", decoder_.input("input_points")->type, {1, b.point_rows, b.points_per_object, 2},
-                             b.points));
+  out.push_back(float_tensor("input_points", decoder_.input("input_points")->type, {1, b.point_rows, b.points_per_object, 2}, b.points));
   out.push_back(int_tensor("input_labels", decoder_.input("input_labels")->type, {1, b.objects, b.points_per_object}, b.labels));
-  out.push_back(float_tensor("input_boxes", decoder_.input("input_boxes")->type,
-                             {1, static_cast<std::int64_t>(b.boxes.size() / 4), 4}, b.boxes));
+  out.push_back(
+      float_tensor("input_boxes", decoder_.input("input_boxes")->type, {1, static_cast<std::int64_t>(b.boxes.size() / 4), 4}, b.boxes));
   return out;
 }
 
@@ -245,22 +244,24 @@ TrackerDecoded Tracker::decoded(const TensorViews& outputs, int objects) const {
 }
 
 void Tracker::object_results(const TrackerDecoded& d, const TrackerRun& run, const std::vector<InteractivePrompt>& prompts,
-                             const InteractiveOptions& options, int width, int height,
-                             std::vector<ObjectResult>& results) const {
-  core::parallel_for(run.members.size(), [&](size_t k) {
-    ObjectResult& r = results[run.members[k]];
-    r.prompt = prompts[run.members[k]];
-    r.object_score = predictor::sigmoid(d.object_logits[k]);
-    const float* iou = d.iou.data() + k * d.candidates;
-    std::vector<size_t> order(static_cast<size_t>(d.candidates));
-    std::iota(order.begin(), order.end(), size_t{0});
-    // Best predicted IoU first; the first candidate wins a tie (argmax).
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return iou[a] > iou[b]; });
-    if (!options.multimask) order.resize(1);
-    for (size_t c : order) {
-      r.masks.push_back(instance_from_logits(logits_at_image(d, k, c, width_, height_, width, height), width, height, iou[c]));
-    }
-  }, 1);
+                             const InteractiveOptions& options, int width, int height, std::vector<ObjectResult>& results) const {
+  core::parallel_for(
+      run.members.size(),
+      [&](size_t k) {
+        ObjectResult& r = results[run.members[k]];
+        r.prompt = prompts[run.members[k]];
+        r.object_score = predictor::sigmoid(d.object_logits[k]);
+        const float* iou = d.iou.data() + k * d.candidates;
+        std::vector<size_t> order(static_cast<size_t>(d.candidates));
+        std::iota(order.begin(), order.end(), size_t{0});
+        // Best predicted IoU first; the first candidate wins a tie (argmax).
+        std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return iou[a] > iou[b]; });
+        if (!options.multimask) order.resize(1);
+        for (size_t c : order) {
+          r.masks.push_back(instance_from_logits(logits_at_image(d, k, c, width_, height_, width, height), width, height, iou[c]));
+        }
+      },
+      1);
 }
 
 void Tracker::check_everything_options(const EverythingOptions& o) {
@@ -317,20 +318,23 @@ std::vector<CompactInstance> Tracker::everything_candidates(const TrackerDecoded
   std::vector<std::pair<size_t, CompactInstance>> found;  // with its item's index: threads push in any order
   std::mutex mutex;
   const size_t items = static_cast<size_t>(d.objects) * d.candidates;
-  core::parallel_for(items, [&](size_t i) {
-    const size_t object = i / d.candidates, candidate = i % d.candidates;
-    const float iou = d.iou[i];
-    if (!(iou > options.pred_iou_threshold)) return;
-    if (!(predictor::sigmoid(d.object_logits[object]) > options.object_score_threshold)) return;
-    const auto logits = logits_at_image(d, object, candidate, width_, height_, width, height);
-    if (stability_score(logits, options.stability_offset) < options.stability_threshold) return;
-    Instance inst = instance_from_logits(logits, width, height, iou);
-    if (inst.area == 0 || inst.area < options.min_area) return;
-    if (keep && !keep(inst.box)) return;
-    CompactInstance small = compact(inst);
-    std::lock_guard lock(mutex);
-    found.emplace_back(i, std::move(small));
-  }, items_per_thread(items, scratch));
+  core::parallel_for(
+      items,
+      [&](size_t i) {
+        const size_t object = i / d.candidates, candidate = i % d.candidates;
+        const float iou = d.iou[i];
+        if (!(iou > options.pred_iou_threshold)) return;
+        if (!(predictor::sigmoid(d.object_logits[object]) > options.object_score_threshold)) return;
+        const auto logits = logits_at_image(d, object, candidate, width_, height_, width, height);
+        if (stability_score(logits, options.stability_offset) < options.stability_threshold) return;
+        Instance inst = instance_from_logits(logits, width, height, iou);
+        if (inst.area == 0 || inst.area < options.min_area) return;
+        if (keep && !keep(inst.box)) return;
+        CompactInstance small = compact(inst);
+        std::lock_guard lock(mutex);
+        found.emplace_back(i, std::move(small));
+      },
+      items_per_thread(items, scratch));
   // In the grid's order, whatever thread found each: the same run gives the same list.
   std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<CompactInstance> candidates;
@@ -351,9 +355,8 @@ std::vector<CompactInstance> Tracker::deduplicate(std::vector<CompactInstance> c
   });
   std::vector<CompactInstance> kept;
   for (auto& c : candidates) {
-    const bool duplicate = std::any_of(kept.begin(), kept.end(), [&](const CompactInstance& k) {
-      return predictor::box_iou(k.box, c.box) > box_nms_threshold;
-    });
+    const bool duplicate = std::any_of(kept.begin(), kept.end(),
+                                       [&](const CompactInstance& k) { return predictor::box_iou(k.box, c.box) > box_nms_threshold; });
     if (!duplicate) kept.push_back(std::move(c));
   }
   return kept;

@@ -81,8 +81,7 @@ class Tracker {
   std::vector<TrackerBatch> everything_runs(const EverythingOptions& options, int width, int height) const;
   // A run's candidates kept: predicted IoU, object score, stability, area, keep(box) (a
   // crop's edge rule; null: all), held compact, in the order of the run's objects and candidates.
-  std::vector<CompactInstance> everything_candidates(const TrackerDecoded& decoded, const EverythingOptions& options,
-                                                     int width, int height,
+  std::vector<CompactInstance> everything_candidates(const TrackerDecoded& decoded, const EverythingOptions& options, int width, int height,
                                                      const std::function<bool(const Box&)>& keep = nullptr) const;
   // Box NMS over all runs' candidates, best predicted IoU first (equal scores ordered by box, then
   // mask): the same candidates in any order keep the same instances in the same order.

@@ -18,8 +18,7 @@ std::vector<std::string> tracker_candidate_names() {
   return out;
 }
 
-std::optional<std::map<std::string, std::string>> choose_tracker_files(const std::string& where,
-                                                                       const std::set<std::string>& names) {
+std::optional<std::map<std::string, std::string>> choose_tracker_files(const std::string& where, const std::set<std::string>& names) {
   std::string half;
   for (const char* suffix : tracker_suffixes()) {
     const std::string image = std::string(kTrackerImageStem) + suffix + ".onnx";
@@ -29,10 +28,10 @@ std::optional<std::map<std::string, std::string>> choose_tracker_files(const std
     if (half.empty() && (has_image || has_decoder)) half = has_image ? image : decoder;
   }
   if (half.empty()) return std::nullopt;
-  throw Error(ErrorCode::kModelNotFound,
-              where + ": incomplete sam3-tracker model: found " + half + " but not its partner; the interactive "
-                      "model needs vision_encoder.onnx and prompt_encoder_mask_decoder.onnx of the same dtype "
-                      "(e.g. both _quantized), under onnx/ or at the folder's root");
+  throw Error(ErrorCode::kModelNotFound, where + ": incomplete sam3-tracker model: found " + half +
+                                             " but not its partner; the interactive "
+                                             "model needs vision_encoder.onnx and prompt_encoder_mask_decoder.onnx of the same dtype "
+                                             "(e.g. both _quantized), under onnx/ or at the folder's root");
 }
 
 }  // namespace sam3::pure

@@ -27,7 +27,6 @@ std::vector<std::string> tracker_candidate_names();
 // {"image": vision_encoder<s>.onnx, "decoder": prompt_encoder_mask_decoder<s>.onnx} for the
 // first dtype with both graphs among `names`; nullopt when neither graph of any dtype is
 // there; kModelNotFound (opened by `where`) when only one half is.
-std::optional<std::map<std::string, std::string>> choose_tracker_files(const std::string& where,
-                                                                       const std::set<std::string>& names);
+std::optional<std::map<std::string, std::string>> choose_tracker_files(const std::string& where, const std::set<std::string>& names);
 
 }  // namespace sam3::pure

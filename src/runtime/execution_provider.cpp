@@ -29,31 +29,61 @@ const std::string kGpuBuild =
 
 const std::vector<ProviderInfo>& provider_table() {
   static const std::vector<ProviderInfo> table = {
-      {"tensorrt", "TensorrtExecutionProvider", "TensorRT",
-       {"device_id", "trt_max_workspace_size", "trt_fp16_enable", "trt_bf16_enable", "trt_int8_enable",
-        "trt_engine_cache_enable", "trt_engine_cache_path", "trt_timing_cache_enable", "trt_timing_cache_path",
-        "trt_builder_optimization_level", "trt_max_partition_iterations", "trt_min_subgraph_size",
-        "trt_layer_norm_fp32_fallback", "trt_force_sequential_engine_build", "trt_detailed_build_log",
-        "trt_cuda_graph_enable", "trt_dla_enable", "trt_dla_core", "trt_auxiliary_streams", "trt_sparsity_enable"},
-       true, kGpuBuild + " plus NVIDIA's TensorRT libraries"},
-      {"cuda", "CUDAExecutionProvider", "CUDA",
+      {"tensorrt",
+       "TensorrtExecutionProvider",
+       "TensorRT",
+       {"device_id",
+        "trt_max_workspace_size",
+        "trt_fp16_enable",
+        "trt_bf16_enable",
+        "trt_int8_enable",
+        "trt_engine_cache_enable",
+        "trt_engine_cache_path",
+        "trt_timing_cache_enable",
+        "trt_timing_cache_path",
+        "trt_builder_optimization_level",
+        "trt_max_partition_iterations",
+        "trt_min_subgraph_size",
+        "trt_layer_norm_fp32_fallback",
+        "trt_force_sequential_engine_build",
+        "trt_detailed_build_log",
+        "trt_cuda_graph_enable",
+        "trt_dla_enable",
+        "trt_dla_core",
+        "trt_auxiliary_streams",
+        "trt_sparsity_enable"},
+       true,
+       kGpuBuild + " plus NVIDIA's TensorRT libraries"},
+      {"cuda",
+       "CUDAExecutionProvider",
+       "CUDA",
        {"device_id", "gpu_mem_limit", "arena_extend_strategy", "cudnn_conv_algo_search", "cudnn_conv_use_max_workspace",
-        "cudnn_conv1d_pad_to_nc1d", "do_copy_in_default_stream", "enable_cuda_graph", "use_tf32", "prefer_nhwc",
-        "tunable_op_enable", "tunable_op_tuning_enable", "use_ep_level_unified_stream"},
-       true, kGpuBuild},
-      {"coreml", "CoreMLExecutionProvider", "CoreML",
-       {"ModelFormat", "MLComputeUnits", "RequireStaticInputShapes", "EnableOnSubgraphs", "ModelCacheDirectory",
-        "SpecializationStrategy", "AllowLowPrecisionAccumulationOnGPU", "ProfileComputePlan"},
-       false, "Microsoft's macOS build of ONNX Runtime (the onnxruntime-osx release, Homebrew's onnxruntime); CoreML "
-              "runs on Apple devices only"},
-      {"dml", "DmlExecutionProvider", "DirectML",
+        "cudnn_conv1d_pad_to_nc1d", "do_copy_in_default_stream", "enable_cuda_graph", "use_tf32", "prefer_nhwc", "tunable_op_enable",
+        "tunable_op_tuning_enable", "use_ep_level_unified_stream"},
+       true,
+       kGpuBuild},
+      {"coreml",
+       "CoreMLExecutionProvider",
+       "CoreML",
+       {"ModelFormat", "MLComputeUnits", "RequireStaticInputShapes", "EnableOnSubgraphs", "ModelCacheDirectory", "SpecializationStrategy",
+        "AllowLowPrecisionAccumulationOnGPU", "ProfileComputePlan"},
+       false,
+       "Microsoft's macOS build of ONNX Runtime (the onnxruntime-osx release, Homebrew's onnxruntime); CoreML "
+       "runs on Apple devices only"},
+      {"dml",
+       "DmlExecutionProvider",
+       "DirectML",
        {"device_id", "performance_preference", "device_filter", "disable_metacommands", "enable_graph_capture"},
-       true, "Microsoft's DirectML build of ONNX Runtime (Microsoft.ML.OnnxRuntime.DirectML); DirectML runs on Windows "
-             "only"},
-      {"openvino", "OpenVINOExecutionProvider", "OpenVINO",
-       {"device_type", "precision", "num_of_threads", "num_streams", "cache_dir", "enable_qdq_optimizer",
-        "disable_dynamic_shapes", "load_config", "model_priority", "enable_opencl_throttling"},
-       false, "an ONNX Runtime built with OpenVINO (Intel's onnxruntime-openvino builds) and Intel's OpenVINO runtime"},
+       true,
+       "Microsoft's DirectML build of ONNX Runtime (Microsoft.ML.OnnxRuntime.DirectML); DirectML runs on Windows "
+       "only"},
+      {"openvino",
+       "OpenVINOExecutionProvider",
+       "OpenVINO",
+       {"device_type", "precision", "num_of_threads", "num_streams", "cache_dir", "enable_qdq_optimizer", "disable_dynamic_shapes",
+        "load_config", "model_priority", "enable_opencl_throttling"},
+       false,
+       "an ONNX Runtime built with OpenVINO (Intel's onnxruntime-openvino builds) and Intel's OpenVINO runtime"},
       {"cpu", "CPUExecutionProvider", "CPU", {}, false, "any ONNX Runtime"},
   };
   return table;
@@ -105,8 +135,8 @@ ExecutionProvider parse_execution_provider(std::string_view spec) {
   const auto colon = rest.find(':');
   p.name = trimmed(rest.substr(0, colon));
   if (p.name.empty()) {
-    throw Error(ErrorCode::kInvalidArgument, "execution provider '" + std::string(spec) +
-                                                 "' has no name; use one of: " + joined(execution_provider_names()));
+    throw Error(ErrorCode::kInvalidArgument,
+                "execution provider '" + std::string(spec) + "' has no name; use one of: " + joined(execution_provider_names()));
   }
   if (const auto* info = runtime::find_provider(p.name)) p.name = info->name;  // CUDA, CUDAExecutionProvider -> cuda
   if (runtime::lower(p.name) == "auto") p.name = "auto";
@@ -116,8 +146,8 @@ ExecutionProvider parse_execution_provider(std::string_view spec) {
     const std::string pair = trimmed(rest.substr(0, next));
     const auto eq = pair.find('=');
     if (eq == std::string::npos || eq == 0) {
-      throw Error(ErrorCode::kInvalidArgument, "execution provider '" + std::string(spec) + "': '" + pair +
-                                                   "' is not key=value; write e.g. cuda:device_id=1");
+      throw Error(ErrorCode::kInvalidArgument,
+                  "execution provider '" + std::string(spec) + "': '" + pair + "' is not key=value; write e.g. cuda:device_id=1");
     }
     p.options[trimmed(pair.substr(0, eq))] = trimmed(pair.substr(eq + 1));
     if (next == std::string_view::npos) break;
@@ -148,21 +178,20 @@ void validate_execution_providers(const std::vector<ExecutionProvider>& provider
   for (const auto& p : providers) {
     const runtime::ProviderInfo* info = p.name == "auto" ? nullptr : runtime::find_provider(p.name);
     if (p.name != "auto" && (!info || info->name != p.name)) {
-      throw Error(ErrorCode::kInvalidArgument, "unknown execution provider '" + p.name +
-                                                   "'; use one of: " + joined(execution_provider_names()));
+      throw Error(ErrorCode::kInvalidArgument,
+                  "unknown execution provider '" + p.name + "'; use one of: " + joined(execution_provider_names()));
     }
     if (after_cpu) {
-      throw Error(ErrorCode::kInvalidArgument, "cpu runs every operator, so '" + p.name +
-                                                   "' after it would never be used; put cpu last");
+      throw Error(ErrorCode::kInvalidArgument, "cpu runs every operator, so '" + p.name + "' after it would never be used; put cpu last");
     }
     if (!seen.insert(p.name).second) throw Error(ErrorCode::kInvalidArgument, "execution provider '" + p.name + "' is listed twice");
     after_cpu = p.name == "cpu";
     const std::vector<std::string> keys = info ? info->keys : std::vector<std::string>{"device_id"};
     for (const auto& [key, value] : p.options) {
       if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
-        throw Error(ErrorCode::kInvalidArgument,
-                    keys.empty() ? p.name + " takes no options, got '" + key + "'"
-                                 : p.name + " does not take the option '" + key + "'; it takes: " + joined(keys));
+        throw Error(ErrorCode::kInvalidArgument, keys.empty()
+                                                     ? p.name + " takes no options, got '" + key + "'"
+                                                     : p.name + " does not take the option '" + key + "'; it takes: " + joined(keys));
       }
       if (value.empty()) throw Error(ErrorCode::kInvalidArgument, p.name + ": the option '" + key + "' has no value");
       if (key == "device_id" && !is_device_number(value)) {

@@ -89,9 +89,9 @@ bool apply_rewrites(std::string& bytes, bool int8, bool exact_uint8, bool onednn
     optimize::Int8RewriteStats stats;
     auto rewritten = optimize::rewrite_matmulinteger_weights_to_int8(bytes, &stats);
     p.int8_weights = stats.weights;
-    changed |= keep_rewrite(bytes, std::move(rewritten), stats.weights, model,
-                            std::to_string(stats.weights) + " MatMulInteger weights rewritten as int8 for this CPU (" +
-                                detect_cpu_features().summary() + ")");
+    changed |= keep_rewrite(
+        bytes, std::move(rewritten), stats.weights, model,
+        std::to_string(stats.weights) + " MatMulInteger weights rewritten as int8 for this CPU (" + detect_cpu_features().summary() + ")");
   }
   if (int8 && onednn) {
     optimize::OneDnnInt8Stats stats;
@@ -126,9 +126,10 @@ void warn_forced_int8_once(const fs::path& model) {
   static std::set<std::string> warned;
   const std::lock_guard lock(mutex);
   if (!warned.insert(fs::absolute(model).lexically_normal().string()).second) return;
-  log(LogLevel::kWarning, model.filename().string() + ": int8 weights forced (--int8 on) on a CPU without VNNI, AMX "
-                          "or dot-product instructions: ONNX Runtime's u8 x s8 products here can saturate, so "
-                          "results may differ from exact ones; --int8 auto keeps them exact");
+  log(LogLevel::kWarning, model.filename().string() +
+                              ": int8 weights forced (--int8 on) on a CPU without VNNI, AMX "
+                              "or dot-product instructions: ONNX Runtime's u8 x s8 products here can saturate, so "
+                              "results may differ from exact ones; --int8 auto keeps them exact");
 }
 
 bool int8_for(const FileCacheOptions& options) {
@@ -147,23 +148,16 @@ const char* entry_file(const FileCacheOptions& options) { return options.save_op
 void write_meta(const PreparedModelFile& p, const fs::path& source) {
   std::error_code ec;
   const nlohmann::ordered_json meta = {
-      {"source", fs::absolute(source).string()},
-      {"source_size", fs::file_size(source, ec)},
-      {"onnxruntime", Ort::GetVersionString()},
-      {"cpu", detect_cpu_features().summary()},
-      {"int8_weights", p.int8_weights},
-      {"uint8_weights", p.uint8_weights},
-      {"fused_attention", p.fused_attention},
-      {"onednn_int8", p.onednn_int8},
-      {"bf16_attention", p.bf16_attention},
-      {"bf16_matmuls", p.bf16_matmuls},
+      {"source", fs::absolute(source).string()}, {"source_size", fs::file_size(source, ec)},
+      {"onnxruntime", Ort::GetVersionString()},  {"cpu", detect_cpu_features().summary()},
+      {"int8_weights", p.int8_weights},          {"uint8_weights", p.uint8_weights},
+      {"fused_attention", p.fused_attention},    {"onednn_int8", p.onednn_int8},
+      {"bf16_attention", p.bf16_attention},      {"bf16_matmuls", p.bf16_matmuls},
   };
   write_file_atomic(p.entry / "meta.json", meta.dump(2) + "\n");
 }
 
-bool onednn_for(const FileCacheOptions& options) {
-  return options.onednn && int8_for(options) && kernels::onednn_int8_available();
-}
+bool onednn_for(const FileCacheOptions& options) { return options.onednn && int8_for(options) && kernels::onednn_int8_available(); }
 
 // Precision "fast" on a CPU session, where oneDNN has native bf16 kernels; else, once per
 // process, a line saying that the exact path runs.
@@ -183,8 +177,8 @@ bool bf16_for(const FileCacheOptions& options) {
 std::string file_identity(const fs::path& model) {
   struct stat st {};
   if (::stat(model.c_str(), &st) != 0) return {};
-  return std::to_string(st.st_size) + "|" + std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) +
-         "|" + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + "|" + std::to_string(st.st_ctim.tv_sec) + "." +
+  return std::to_string(st.st_size) + "|" + std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + "|" +
+         std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + "|" + std::to_string(st.st_ctim.tv_sec) + "." +
          std::to_string(st.st_ctim.tv_nsec);
 }
 
@@ -193,9 +187,12 @@ std::string file_identity(const fs::path& model) {
 fs::path entry_for(const fs::path& model, const FileCacheOptions& options) {
   const std::string identity = file_identity(model);
   if (identity.empty()) return {};
-  const std::string key = model.filename().string() + "|" + identity + "|" +
-                          Ort::GetVersionString() + "|" + detect_cpu_features().summary() + "|" +
-                          (int8_for(options) ? "int8" : exact_uint8_for(options) ? "uint8-exact" : "uint8") + (onednn_for(options) ? "|onednn-int8>=" + std::to_string(options.onednn_min_weights) : "") +
+  const std::string key = model.filename().string() + "|" + identity + "|" + Ort::GetVersionString() + "|" +
+                          detect_cpu_features().summary() + "|" +
+                          (int8_for(options)          ? "int8"
+                           : exact_uint8_for(options) ? "uint8-exact"
+                                                      : "uint8") +
+                          (onednn_for(options) ? "|onednn-int8>=" + std::to_string(options.onednn_min_weights) : "") +
                           (options.fuse_attention ? "|fused-attention" : "") + (bf16_for(options) ? "|bf16" : "") +
                           (options.provider_key.empty() ? "" : "|providers=" + options.provider_key);
   const fs::path root = cache_root_of(model), entry = root / (model.stem().string() + "-" + core::hex64(core::fnv1a64(key)));
@@ -214,8 +211,8 @@ fs::path cache_folder(const fs::path& model) { return cache_root_of(model); }
 fs::path external_data_file(const fs::path& model) {
   std::error_code ec;
   // "<file>.data" (most exporters), "<stem>.data", "<file>_data" (the onnx-community repositories).
-  for (const fs::path& p : {fs::path(model.string() + ".data"), model.parent_path() / (model.stem().string() + ".data"),
-                            fs::path(model.string() + "_data")}) {
+  for (const fs::path& p :
+       {fs::path(model.string() + ".data"), model.parent_path() / (model.stem().string() + ".data"), fs::path(model.string() + "_data")}) {
     if (fs::exists(p, ec)) return p;
   }
   return {};
@@ -277,8 +274,8 @@ PreparedModelFile prepare_model_file(const fs::path& model, const FileCacheOptio
   std::string bytes = read_file(model);
   bool rewritten = false;
   try {
-    rewritten = apply_rewrites(bytes, int8, exact_uint8_for(options), onednn_for(options), options.fuse_attention,
-                               bf16_for(options), options, model, p);
+    rewritten = apply_rewrites(bytes, int8, exact_uint8_for(options), onednn_for(options), options.fuse_attention, bf16_for(options),
+                               options, model, p);
   } catch (const Error&) {
     PreparedModelFile original;
     original.load_path = model;
@@ -302,7 +299,7 @@ PreparedModelFile prepare_model_file(const fs::path& model, const FileCacheOptio
     p.entry.clear();
     return p;
   }
-  remove_stale_temporaries(p.entry);  // what processes that died here left
+  remove_stale_temporaries(p.entry);         // what processes that died here left
   static std::atomic<unsigned> sessions{0};  // several sessions of one process, too
   const std::string mine = ".tmp" + std::to_string(::getpid()) + "-" + std::to_string(sessions++);
   if (rewritten) {

@@ -51,8 +51,8 @@ void append_one(Ort::SessionOptions& session, const ExecutionProvider& p, const 
   } else if (p.name == "tensorrt") {
     OrtTensorRTProviderOptionsV2* raw = nullptr;
     check(api.CreateTensorRTProviderOptions(&raw));
-    std::unique_ptr<OrtTensorRTProviderOptionsV2, decltype(api.ReleaseTensorRTProviderOptions)> trt(
-        raw, api.ReleaseTensorRTProviderOptions);
+    std::unique_ptr<OrtTensorRTProviderOptionsV2, decltype(api.ReleaseTensorRTProviderOptions)> trt(raw,
+                                                                                                    api.ReleaseTensorRTProviderOptions);
     check(api.UpdateTensorRTProviderOptions(trt.get(), keys.data(), values.data(), keys.size()));
     check(api.SessionOptionsAppendExecutionProvider_TensorRT_V2(session, trt.get()));
   } else if (p.name != "cpu") {
@@ -102,12 +102,11 @@ std::string refusal(const std::vector<std::string>& absent, const std::vector<st
         ", which has: " + joined(available));
   }
   for (const auto& [name, why] : failed) {
-    add("execution provider '" + name + "' is listed by the loaded ONNX Runtime " + Ort::GetVersionString() +
-        " but cannot start here (" + why + ")");
+    add("execution provider '" + name + "' is listed by the loaded ONNX Runtime " + Ort::GetVersionString() + " but cannot start here (" +
+        why + ")");
   }
   const ProviderInfo* first = find_provider(absent.empty() ? failed.front().first : absent.front());
-  return what + ". For " + first->title + " use " + first->how_to_get +
-         " (see the README's 'Using a GPU'), or choose the cpu provider";
+  return what + ". For " + first->title + " use " + first->how_to_get + " (see the README's 'Using a GPU'), or choose the cpu provider";
 }
 
 }  // namespace
@@ -147,8 +146,8 @@ ProviderChain resolve_providers(const std::vector<ExecutionProvider>& requested,
       }
     } else if (!has(want.name)) {
       absent.push_back(want.name);
-      skipped.push_back(want.name + " is not in the loaded ONNX Runtime " + Ort::GetVersionString() + " (it has: " +
-                        joined(available) + ")");
+      skipped.push_back(want.name + " is not in the loaded ONNX Runtime " + Ort::GetVersionString() + " (it has: " + joined(available) +
+                        ")");
     } else if (!in_chain(want.name)) {
       candidates.push_back(want);
     }
@@ -166,8 +165,8 @@ ProviderChain resolve_providers(const std::vector<ExecutionProvider>& requested,
   const std::string runs_on = "running on " + joined(chain.names());
   const std::string who = auto_listed ? "provider auto: " : "execution providers: ";
   if (auto_listed && chain.providers.empty() && skipped.empty()) {
-    log(LogLevel::kWarning, who + "the loaded ONNX Runtime " + Ort::GetVersionString() + " has no accelerator (it has: " +
-                                joined(available) + "); " + runs_on);
+    log(LogLevel::kWarning,
+        who + "the loaded ONNX Runtime " + Ort::GetVersionString() + " has no accelerator (it has: " + joined(available) + "); " + runs_on);
   } else if (!skipped.empty()) {
     std::string why;
     for (const auto& s : skipped) why += (why.empty() ? "" : "; ") + s;

@@ -41,7 +41,7 @@ struct Preparation {
   // ONNX Runtime's optimized graph may be saved and reloaded; compiling providers (TensorRT,
   // OpenVINO, CoreML, DirectML) make nodes that cannot be saved.
   bool save_optimized = true;
-  std::string cache_key;       // the provider part of the prepared-file cache key ("" for the CPU)
+  std::string cache_key;  // the provider part of the prepared-file cache key ("" for the CPU)
 };
 Preparation preparation_for(const ProviderChain& chain);
 

@@ -9,12 +9,12 @@
 namespace sam3::runtime {
 
 struct ProviderInfo {
-  std::string name;         // sam3's name ("cuda")
-  std::string ort_name;     // Ort::GetAvailableProviders()'s name ("CUDAExecutionProvider")
-  std::string title;        // for people ("CUDA")
+  std::string name;               // sam3's name ("cuda")
+  std::string ort_name;           // Ort::GetAvailableProviders()'s name ("CUDAExecutionProvider")
+  std::string title;              // for people ("CUDA")
   std::vector<std::string> keys;  // the options it takes (ONNX Runtime's names)
   bool takes_device_id = false;
-  std::string how_to_get;   // what to install when the loaded ONNX Runtime lacks it
+  std::string how_to_get;  // what to install when the loaded ONNX Runtime lacks it
 };
 
 // Best first (the order `auto` tries): tensorrt, cuda, coreml, dml, openvino, cpu.

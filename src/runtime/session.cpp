@@ -95,14 +95,22 @@ Ort::Env& env() {
 
 std::string type_name(ONNXTensorElementDataType type) {
   switch (type) {
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT: return "float32";
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8: return "uint8";
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8: return "int8";
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32: return "int32";
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64: return "int64";
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL: return "bool";
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16: return "float16";
-    default: return "type#" + std::to_string(static_cast<int>(type));
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT:
+      return "float32";
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8:
+      return "uint8";
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8:
+      return "int8";
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32:
+      return "int32";
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64:
+      return "int64";
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL:
+      return "bool";
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16:
+      return "float16";
+    default:
+      return "type#" + std::to_string(static_cast<int>(type));
   }
 }
 
@@ -111,7 +119,10 @@ std::string shape_string(const std::vector<std::int64_t>& shape) {
   s << "[";
   for (size_t i = 0; i < shape.size(); ++i) {
     if (i) s << ",";
-    if (shape[i] < 0) s << "?"; else s << shape[i];
+    if (shape[i] < 0)
+      s << "?";
+    else
+      s << shape[i];
   }
   s << "]";
   return s.str();
@@ -125,8 +136,7 @@ Ort::Session create_session(const PreparedModelFile& p, const SessionConfig& con
     append_providers(options, config.providers, config.cache.enabled ? cache_folder(model) : std::filesystem::path());
   }
   // A saved optimized graph is already fused for this host; optimizing again is wasted time.
-  options.SetGraphOptimizationLevel(p.pre_optimized ? GraphOptimizationLevel::ORT_DISABLE_ALL
-                                                    : GraphOptimizationLevel::ORT_ENABLE_ALL);
+  options.SetGraphOptimizationLevel(p.pre_optimized ? GraphOptimizationLevel::ORT_DISABLE_ALL : GraphOptimizationLevel::ORT_ENABLE_ALL);
   if (!p.save_optimized.empty()) options.SetOptimizedModelFilePath(p.save_optimized.c_str());
   if (config.shared_thread_pool) {
     options.DisablePerSessionThreads();
@@ -153,8 +163,8 @@ Ort::Session create_session(const PreparedModelFile& p, const SessionConfig& con
 Session::Session(const std::filesystem::path& path, const SessionConfig& config) : path_(path) {
   static std::once_flag said;  // one line per process: which kernels run the int8 products and bf16 work
   std::call_once(said, [] {
-    log(LogLevel::kInfo, "int8 kernels: " + kernels::int8_kernels_description() +
-                             "; bf16 kernels (precision fast): " + kernels::bf16_kernels_description());
+    log(LogLevel::kInfo,
+        "int8 kernels: " + kernels::int8_kernels_description() + "; bf16 kernels (precision fast): " + kernels::bf16_kernels_description());
   });
   if (!std::filesystem::is_regular_file(path)) {
     throw Error(ErrorCode::kModelNotFound, path.string() + ": no such model file");
@@ -177,9 +187,9 @@ Session::Session(const std::filesystem::path& path, const SessionConfig& config)
       }
       // A damaged cache entry, or a rewrite this runtime rejects: fall back to the original file.
       const std::string prepared = prepared_.graph_in_memory.empty() ? "the prepared file " + prepared_.load_path.string()
-                                                                      : std::string("the attention-fused graph");
-      log(LogLevel::kWarning, path.filename().string() + ": " + prepared + " did not load (" + e.what() +
-                                  "); loading the original instead");
+                                                                     : std::string("the attention-fused graph");
+      log(LogLevel::kWarning,
+          path.filename().string() + ": " + prepared + " did not load (" + e.what() + "); loading the original instead");
       discard_model_file(prepared_);
       prepared_ = PreparedModelFile{};
       prepared_.load_path = path;
@@ -189,25 +199,25 @@ Session::Session(const std::filesystem::path& path, const SessionConfig& config)
     prepared_.graph_in_memory = std::string();  // ONNX Runtime has its own copy
   } catch (const Ort::Exception& e) {
     if (!config.providers.providers.empty()) {  // more likely the provider (GPU memory, drivers) than the file
-      throw Error(ErrorCode::kRuntime, path.string() + ": ONNX Runtime could not create a session on " +
-                                           config.providers.primary() + " (" + e.what() +
-                                           "); check the device and its libraries, or choose the cpu provider");
+      throw Error(ErrorCode::kRuntime, path.string() + ": ONNX Runtime could not create a session on " + config.providers.primary() + " (" +
+                                           e.what() + "); check the device and its libraries, or choose the cpu provider");
     }
-    throw Error(ErrorCode::kModelMismatch,
-                path.string() + ": ONNX Runtime cannot load this file (" + e.what() +
-                    "); the file is damaged or not an ONNX model - download it again");
+    throw Error(ErrorCode::kModelMismatch, path.string() + ": ONNX Runtime cannot load this file (" + e.what() +
+                                               "); the file is damaged or not an ONNX model - download it again");
   }
   inputs_ = read_io(session_, true);
   outputs_ = read_io(session_, false);
 }
 
 const TensorInfo* Session::input(const std::string& name) const {
-  for (const auto& t : inputs_) if (t.name == name) return &t;
+  for (const auto& t : inputs_)
+    if (t.name == name) return &t;
   return nullptr;
 }
 
 const TensorInfo* Session::output(const std::string& name) const {
-  for (const auto& t : outputs_) if (t.name == name) return &t;
+  for (const auto& t : outputs_)
+    if (t.name == name) return &t;
   return nullptr;
 }
 
@@ -269,19 +279,17 @@ std::map<std::string, Ort::Value> Session::run(const std::map<std::string, const
   // The current thread's stop token (Model sets it around each call): a stopped one fails at
   // once, and one stopped during the run terminates it between nodes.
   const StopToken& stop = current_stop_token();
-  const auto cancelled = [&] {
-    return Error(ErrorCode::kCancelled, path_.filename().string() + ": stopped before its run finished");
-  };
+  const auto cancelled = [&] { return Error(ErrorCode::kCancelled, path_.filename().string() + ": stopped before its run finished"); };
   if (stop.stop_requested()) throw cancelled();
   OrtStatus* status = nullptr;
   if (stop.stoppable()) {
     Ort::RunOptions options;
     const WatchedRun watched(stop, options);
-    status = Ort::GetApi().Run(session_, options, in_names.data(), in_values.data(), in_values.size(),
-                               out_names.data(), out_names.size(), out_values.data());
+    status = Ort::GetApi().Run(session_, options, in_names.data(), in_values.data(), in_values.size(), out_names.data(), out_names.size(),
+                               out_values.data());
   } else {
-    status = Ort::GetApi().Run(session_, nullptr, in_names.data(), in_values.data(), in_values.size(),
-                               out_names.data(), out_names.size(), out_values.data());
+    status = Ort::GetApi().Run(session_, nullptr, in_names.data(), in_values.data(), in_values.size(), out_names.data(), out_names.size(),
+                               out_values.data());
   }
   std::map<std::string, Ort::Value> out;
   for (size_t i = 0; i < out_values.size(); ++i) {
@@ -298,21 +306,24 @@ std::map<std::string, Ort::Value> Session::run(const std::map<std::string, const
 
 Ort::Value view_bool(std::uint8_t* data, size_t count, const std::vector<std::int64_t>& shape) {
   static const auto info = Ort::MemoryInfo::CreateCpu(OrtArenaAllocator, OrtMemTypeDefault);
-  return Ort::Value::CreateTensor(info, data, count, shape.data(), shape.size(),
-                                  ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL);
+  return Ort::Value::CreateTensor(info, data, count, shape.data(), shape.size(), ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL);
 }
 
-std::vector<std::int64_t> shape_of(const Ort::Value& value) {
-  return value.GetTensorTypeAndShapeInfo().GetShape();
-}
+std::vector<std::int64_t> shape_of(const Ort::Value& value) { return value.GetTensorTypeAndShapeInfo().GetShape(); }
 
 size_t element_size(ONNXTensorElementDataType type) {
   switch (type) {
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8: case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8:
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL: return 1;
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16: return 2;
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64: case ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE: return 8;
-    default: return 4;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8:
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8:
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL:
+      return 1;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16:
+      return 2;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64:
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE:
+      return 8;
+    default:
+      return 4;
   }
 }
 

@@ -28,8 +28,8 @@ struct SessionConfig {
   enum class Arena { kOn, kOff, kWhenAttentionFused } memory_arena = Arena::kOn;
   bool spin_threads = true;
   bool shared_thread_pool = false;  // the process-wide pools of env(); threads/spin then ignored
-  FileCacheOptions cache;  // adjusted to the providers (preparation_for) by Session
-  ProviderChain providers;  // empty: the CPU
+  FileCacheOptions cache;           // adjusted to the providers (preparation_for) by Session
+  ProviderChain providers;          // empty: the CPU
 };
 
 Ort::Env& env();

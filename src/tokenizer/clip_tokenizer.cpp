@@ -101,9 +101,7 @@ std::string ClipTokenizer::clean(std::string_view text) const {
   return tokenizer::utf8::encode(tokenizer::clean_prompt(tokenizer::utf8::decode(text)));
 }
 
-std::vector<std::string> ClipTokenizer::pieces(std::string_view text) const {
-  return impl_->word_pieces(text);
-}
+std::vector<std::string> ClipTokenizer::pieces(std::string_view text) const { return impl_->word_pieces(text); }
 
 TokenizedText ClipTokenizer::encode(std::string_view text) const {
   TokenizedText out;
@@ -113,8 +111,9 @@ TokenizedText ClipTokenizer::encode(std::string_view text) const {
     if (n == kContextLength - 1) break;  // keep the end token last
     auto it = impl_->vocab.encoder.find(piece);
     if (it == impl_->vocab.encoder.end()) {
-      throw Error(ErrorCode::kTokenizer, "token '" + piece + "' is not in the vocabulary; the "
-                                         "vocabulary file does not match CLIP's");
+      throw Error(ErrorCode::kTokenizer, "token '" + piece +
+                                             "' is not in the vocabulary; the "
+                                             "vocabulary file does not match CLIP's");
     }
     out.ids[static_cast<size_t>(n++)] = it->second;
   }

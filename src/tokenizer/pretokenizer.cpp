@@ -23,8 +23,7 @@ bool matches_at(const std::u32string& text, size_t i, std::u32string_view patter
 bool is_unmatched(char32_t cp) { return cp == 0x345; }
 
 bool is_other(char32_t cp) {
-  return !unicode::is_white_space(cp) && !unicode::is_letter(cp) && !unicode::is_number(cp) &&
-         !is_unmatched(cp);
+  return !unicode::is_white_space(cp) && !unicode::is_letter(cp) && !unicode::is_number(cp) && !is_unmatched(cp);
 }
 
 }  // namespace

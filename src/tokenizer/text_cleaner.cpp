@@ -12,15 +12,14 @@ namespace sam3::tokenizer {
 namespace {
 
 bool is_ftfy_control(char32_t cp) {
-  return cp <= 0x08 || cp == 0x0B || (cp >= 0x0E && cp <= 0x1F) || cp == 0x7F ||
-         (cp >= 0x206A && cp <= 0x206F) || cp == 0xFEFF || (cp >= 0xFFF9 && cp <= 0xFFFC) ||
-         (cp >= 0x1D173 && cp <= 0x1D17A) || (cp >= 0xE0000 && cp <= 0xE007F);
+  return cp <= 0x08 || cp == 0x0B || (cp >= 0x0E && cp <= 0x1F) || cp == 0x7F || (cp >= 0x206A && cp <= 0x206F) || cp == 0xFEFF ||
+         (cp >= 0xFFF9 && cp <= 0xFFFC) || (cp >= 0x1D173 && cp <= 0x1D17A) || (cp >= 0xE0000 && cp <= 0xE007F);
 }
 
 // ftfy's fix_latin_ligatures set; their expansions come from NFKC.
 bool is_latin_ligature(char32_t cp) {
-  return cp == 0x132 || cp == 0x133 || cp == 0x149 || (cp >= 0x1C4 && cp <= 0x1CC) ||
-         (cp >= 0x1F1 && cp <= 0x1F3) || (cp >= 0xFB00 && cp <= 0xFB06);
+  return cp == 0x132 || cp == 0x133 || cp == 0x149 || (cp >= 0x1C4 && cp <= 0x1CC) || (cp >= 0x1F1 && cp <= 0x1F3) ||
+         (cp >= 0xFB00 && cp <= 0xFB06);
 }
 
 // ftfy's fix_character_width set (full-width and half-width forms, ideographic space).
@@ -49,17 +48,14 @@ std::u32string numeric_reference(char32_t num, bool overflow) {
     }
   }
   if (overflow || (num >= 0xD800 && num <= 0xDFFF) || num > 0x10FFFF) return U"\uFFFD";
-  if (std::binary_search(std::begin(html_data::kInvalidCodepoints),
-                         std::end(html_data::kInvalidCodepoints), static_cast<uint32_t>(num))) {
+  if (std::binary_search(std::begin(html_data::kInvalidCodepoints), std::end(html_data::kInvalidCodepoints), static_cast<uint32_t>(num))) {
     return U"";
   }
   return std::u32string(1, num);
 }
 
 bool is_ascii_digit(char32_t c) { return c >= U'0' && c <= U'9'; }
-bool is_ascii_hex(char32_t c) {
-  return is_ascii_digit(c) || (c >= U'a' && c <= U'f') || (c >= U'A' && c <= U'F');
-}
+bool is_ascii_hex(char32_t c) { return is_ascii_digit(c) || (c >= U'a' && c <= U'f') || (c >= U'A' && c <= U'F'); }
 
 // Replaces one reference starting at text[i] == '&'; returns the number of code points
 // consumed (0 when the regex of html.unescape would not match here).
@@ -87,8 +83,7 @@ size_t replace_reference(const std::u32string& text, size_t i, std::u32string& o
   size_t k = j;
   while (k < text.size() && k - j < 32) {
     const char32_t c = text[k];
-    if (c == U'\t' || c == U'\n' || c == U'\f' || c == U' ' || c == U'<' || c == U'&' ||
-        c == U'#' || c == U';') {
+    if (c == U'\t' || c == U'\n' || c == U'\f' || c == U' ' || c == U'<' || c == U'&' || c == U'#' || c == U';') {
       break;
     }
     ++k;

@@ -17,9 +17,7 @@ std::uint8_t run_value(const ud::Run (&runs)[N], char32_t cp) {
   return it == std::begin(runs) ? 0 : std::prev(it)->value;
 }
 
-ud::Category category(char32_t cp) {
-  return cp > 0x10FFFF ? ud::kCn : static_cast<ud::Category>(run_value(ud::kCategoryRuns, cp));
-}
+ud::Category category(char32_t cp) { return cp > 0x10FFFF ? ud::kCn : static_cast<ud::Category>(run_value(ud::kCategoryRuns, cp)); }
 
 int combining_class(char32_t cp) { return cp > 0x10FFFF ? 0 : run_value(ud::kCombiningRuns, cp); }
 
@@ -45,8 +43,7 @@ void decompose(char32_t cp, bool compat, std::u32string& out) {
     if (s % kTCount != 0) out.push_back(kTBase + s % kTCount);
     return;
   }
-  const auto it = std::lower_bound(std::begin(ud::kDecompositions), std::end(ud::kDecompositions),
-                                   static_cast<std::uint32_t>(cp),
+  const auto it = std::lower_bound(std::begin(ud::kDecompositions), std::end(ud::kDecompositions), static_cast<std::uint32_t>(cp),
                                    [](const ud::Decomposition& d, std::uint32_t v) { return d.cp < v; });
   if (it == std::end(ud::kDecompositions) || it->cp != cp) {
     out.push_back(cp);
@@ -78,22 +75,31 @@ const char* unicode_version() noexcept { return ud::kVersion; }
 
 bool is_letter(char32_t cp) {
   switch (category(cp)) {
-    case ud::kLu: case ud::kLl: case ud::kLt: case ud::kLm: case ud::kLo: return true;
-    default: return false;
+    case ud::kLu:
+    case ud::kLl:
+    case ud::kLt:
+    case ud::kLm:
+    case ud::kLo:
+      return true;
+    default:
+      return false;
   }
 }
 
 bool is_number(char32_t cp) {
   switch (category(cp)) {
-    case ud::kNd: case ud::kNl: case ud::kNo: return true;
-    default: return false;
+    case ud::kNd:
+    case ud::kNl:
+    case ud::kNo:
+      return true;
+    default:
+      return false;
   }
 }
 
 bool is_white_space(char32_t cp) {
-  return (cp >= 0x09 && cp <= 0x0D) || cp == 0x20 || cp == 0x85 || cp == 0xA0 || cp == 0x1680 ||
-         (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 || cp == 0x202F ||
-         cp == 0x205F || cp == 0x3000;
+  return (cp >= 0x09 && cp <= 0x0D) || cp == 0x20 || cp == 0x85 || cp == 0xA0 || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) ||
+         cp == 0x2028 || cp == 0x2029 || cp == 0x202F || cp == 0x205F || cp == 0x3000;
 }
 
 bool is_python_space(char32_t cp) { return is_white_space(cp) || (cp >= 0x1C && cp <= 0x1F); }
@@ -105,13 +111,18 @@ bool is_cased(char32_t cp) {
 
 bool is_case_ignorable(char32_t cp) {
   switch (category(cp)) {
-    case ud::kMn: case ud::kMe: case ud::kCf: case ud::kLm: case ud::kSk: return true;
-    default: break;
+    case ud::kMn:
+    case ud::kMe:
+    case ud::kCf:
+    case ud::kLm:
+    case ud::kSk:
+      return true;
+    default:
+      break;
   }
   // Word_Break MidLetter / MidNumLet / Single_Quote characters.
-  return cp == U'\'' || cp == U'.' || cp == U':' || cp == 0xB7 || cp == 0x2018 || cp == 0x2019 ||
-         cp == 0x2024 || cp == 0x2027 || cp == 0xFE13 || cp == 0xFE52 || cp == 0xFE55 ||
-         cp == 0xFF07 || cp == 0xFF0E || cp == 0xFF1A;
+  return cp == U'\'' || cp == U'.' || cp == U':' || cp == 0xB7 || cp == 0x2018 || cp == 0x2019 || cp == 0x2024 || cp == 0x2027 ||
+         cp == 0xFE13 || cp == 0xFE52 || cp == 0xFE55 || cp == 0xFF07 || cp == 0xFF0E || cp == 0xFF1A;
 }
 
 std::u32string lower(const std::u32string& text) {

@@ -6,10 +6,10 @@
 
 namespace sam3::tokenizer::unicode {
 
-bool is_letter(char32_t cp);       // \p{L}
-bool is_number(char32_t cp);       // \p{N}
-bool is_white_space(char32_t cp);  // the White_Space property (the regex module's \s)
-bool is_python_space(char32_t cp); // str.isspace(): White_Space plus U+001C..U+001F
+bool is_letter(char32_t cp);        // \p{L}
+bool is_number(char32_t cp);        // \p{N}
+bool is_white_space(char32_t cp);   // the White_Space property (the regex module's \s)
+bool is_python_space(char32_t cp);  // str.isspace(): White_Space plus U+001C..U+001F
 bool is_cased(char32_t cp);
 bool is_case_ignorable(char32_t cp);
 // Python's str.lower() on a whole string (full mappings, final sigma).

@@ -12,10 +12,19 @@ std::u32string decode(std::string_view text) {
     const auto b0 = static_cast<unsigned char>(text[i]);
     int len = 0;
     char32_t cp = 0;
-    if (b0 < 0x80) { len = 1; cp = b0; }
-    else if ((b0 & 0xE0) == 0xC0) { len = 2; cp = b0 & 0x1F; }
-    else if ((b0 & 0xF0) == 0xE0) { len = 3; cp = b0 & 0x0F; }
-    else if ((b0 & 0xF8) == 0xF0) { len = 4; cp = b0 & 0x07; }
+    if (b0 < 0x80) {
+      len = 1;
+      cp = b0;
+    } else if ((b0 & 0xE0) == 0xC0) {
+      len = 2;
+      cp = b0 & 0x1F;
+    } else if ((b0 & 0xF0) == 0xE0) {
+      len = 3;
+      cp = b0 & 0x0F;
+    } else if ((b0 & 0xF8) == 0xF0) {
+      len = 4;
+      cp = b0 & 0x07;
+    }
     bool ok = len > 0 && i + len <= text.size();
     for (int k = 1; ok && k < len; ++k) {
       const auto b = static_cast<unsigned char>(text[i + k]);
@@ -27,8 +36,7 @@ std::u32string decode(std::string_view text) {
     ok = ok && cp >= kMin[len] && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
     if (!ok) {
       throw Error(ErrorCode::kInvalidText,
-                  "prompt is not valid UTF-8 (bad byte sequence at offset " + std::to_string(i) +
-                      "); pass the text as UTF-8");
+                  "prompt is not valid UTF-8 (bad byte sequence at offset " + std::to_string(i) + "); pass the text as UTF-8");
     }
     out.push_back(cp);
     i += static_cast<size_t>(len);

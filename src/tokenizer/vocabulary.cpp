@@ -14,10 +14,9 @@ constexpr size_t kVocabSize = 49408;
 constexpr size_t kMergeCount = 49152 - 256 - 2;  // merges CLIP uses from the .txt file
 
 [[noreturn]] void fail(std::string_view path, const std::string& what) {
-  throw Error(ErrorCode::kTokenizer,
-              "tokenizer vocabulary " + std::string(path) + ": " + what +
-                  "; use bpe_simple_vocab_16e6.txt.gz, a Hugging Face tokenizer.json or "
-                  "clip_tokenizer.json");
+  throw Error(ErrorCode::kTokenizer, "tokenizer vocabulary " + std::string(path) + ": " + what +
+                                         "; use bpe_simple_vocab_16e6.txt.gz, a Hugging Face tokenizer.json or "
+                                         "clip_tokenizer.json");
 }
 
 std::array<std::string, 256> standard_byte_encoder() {
@@ -37,8 +36,9 @@ Vocabulary from_bpe_text(std::string_view path, const std::string& data) {
   std::string line;
   std::getline(lines, line);  // '"bpe_simple_vocab_16e6.txt#version: 0.2' in OpenAI's file
   if (line.find("#version") == std::string::npos) {
-    fail(path, "is neither a tokenizer JSON file nor CLIP's BPE merges file (which starts with '#version: 0.2'); "
-               "the file is damaged or of another kind");
+    fail(path,
+         "is neither a tokenizer JSON file nor CLIP's BPE merges file (which starts with '#version: 0.2'); "
+         "the file is damaged or of another kind");
   }
   while (v.merge_ranks.size() < kMergeCount && std::getline(lines, line)) {
     const auto space = line.find(' ');
@@ -57,9 +57,12 @@ void load_merges(std::string_view path, const nlohmann::json& merges, Vocabulary
   if (!merges.is_array()) fail(path, "'merges' is not a list");
   for (const auto& m : merges) {
     std::string key;
-    if (m.is_string()) key = m.get<std::string>();
-    else if (m.is_array() && m.size() == 2) key = m[0].get<std::string>() + " " + m[1].get<std::string>();
-    else fail(path, "a merge is neither \"a b\" nor [a, b]");
+    if (m.is_string())
+      key = m.get<std::string>();
+    else if (m.is_array() && m.size() == 2)
+      key = m[0].get<std::string>() + " " + m[1].get<std::string>();
+    else
+      fail(path, "a merge is neither \"a b\" nor [a, b]");
     v.merge_ranks.emplace(std::move(key), static_cast<int>(v.merge_ranks.size()));
   }
 }
@@ -102,8 +105,7 @@ Vocabulary from_json(std::string_view path, const std::string& data) {
     fail(path, "byte_encoder has a non-numeric key");
   }
   // Both JSON formats spell the special tokens the OpenAI way; SAM3 uses other names, same ids.
-  for (auto [alias, name] : {std::pair{"<|startoftext|>", "<start_of_text>"},
-                             std::pair{"<|endoftext|>", "<end_of_text>"}}) {
+  for (auto [alias, name] : {std::pair{"<|startoftext|>", "<start_of_text>"}, std::pair{"<|endoftext|>", "<end_of_text>"}}) {
     if (auto it = v.encoder.find(alias); it != v.encoder.end()) v.encoder.emplace(name, it->second);
   }
   return v;

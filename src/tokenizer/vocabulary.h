@@ -12,8 +12,8 @@ namespace sam3::tokenizer {
 
 struct Vocabulary {
   std::unordered_map<std::string, std::int64_t> encoder;  // token -> id
-  std::unordered_map<std::string, int> merge_ranks;        // "left right" -> rank
-  std::array<std::string, 256> byte_encoder;               // byte -> UTF-8 of its stand-in
+  std::unordered_map<std::string, int> merge_ranks;       // "left right" -> rank
+  std::array<std::string, 256> byte_encoder;              // byte -> UTF-8 of its stand-in
 };
 
 // Recognises the format by content (`name`, the file's name, only names it in errors and marks a

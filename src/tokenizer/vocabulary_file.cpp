@@ -10,10 +10,9 @@ namespace sam3::tokenizer {
 namespace {
 
 [[noreturn]] void fail(const std::filesystem::path& path, const std::string& what) {
-  throw Error(ErrorCode::kTokenizer,
-              "tokenizer vocabulary " + path.string() + ": " + what +
-                  "; use bpe_simple_vocab_16e6.txt.gz, a Hugging Face tokenizer.json or "
-                  "clip_tokenizer.json");
+  throw Error(ErrorCode::kTokenizer, "tokenizer vocabulary " + path.string() + ": " + what +
+                                         "; use bpe_simple_vocab_16e6.txt.gz, a Hugging Face tokenizer.json or "
+                                         "clip_tokenizer.json");
 }
 
 std::string read_file(const std::filesystem::path& path) {

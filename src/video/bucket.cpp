@@ -140,7 +140,8 @@ void Bucket::fill_holes(const VideoDecoder& bundle, int max_area) {
   if (max_area <= 0) return;
   const size_t plane = static_cast<size_t>(bundle.mask_side()) * bundle.mask_side();
   for (int k = 0; k < kSlots; ++k) {
-    if (slots_[k] > 0) pure::video::fill_holes_and_remove_sprinkles(&out_.masks[k * plane], bundle.mask_side(), bundle.mask_side(), max_area);
+    if (slots_[k] > 0)
+      pure::video::fill_holes_and_remove_sprinkles(&out_.masks[k * plane], bundle.mask_side(), bundle.mask_side(), max_area);
   }
 }
 
@@ -148,8 +149,9 @@ bool Bucket::memory_plane(const VideoDecoder& bundle, const SlotMemory& memory, 
   const size_t mask_plane = static_cast<size_t>(bundle.mask_side()) * bundle.mask_side();
   const size_t plane = static_cast<size_t>(bundle.memory_side()) * bundle.memory_side();
   auto given = memory.masks.find(slot);
-  Floats logits = given != memory.masks.end() ? given->second
-                                              : Floats(out_.masks.begin() + slot * mask_plane, out_.masks.begin() + (slot + 1) * mask_plane);
+  Floats logits = given != memory.masks.end()
+                      ? given->second
+                      : Floats(out_.masks.begin() + slot * mask_plane, out_.masks.begin() + (slot + 1) * mask_plane);
   if (memory.empty[slot]) std::fill(logits.begin(), logits.end(), kSuppressedLogit);
   if (memory.shrunk[slot])
     for (auto& v : logits) v = std::min(v, kSuppressedLogit);

@@ -32,22 +32,26 @@ float logistic(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 [[noreturn]] void invalid(const std::string& message) { throw Error(ErrorCode::kInvalidArgument, message); }
 
 void check_options(const VideoTrackerOptions& o) {
-  for (auto [name, v] : {std::pair{"detection_threshold", o.detection_threshold}, {"nms_iom", o.nms_iom},
-                         {"association_iom", o.association_iom}, {"track_match_iom", o.track_match_iom},
-                         {"new_object_threshold", o.new_object_threshold}, {"occlusion_overlap_iou", o.occlusion_overlap_iou}}) {
+  for (auto [name, v] : {std::pair{"detection_threshold", o.detection_threshold},
+                         {"nms_iom", o.nms_iom},
+                         {"association_iom", o.association_iom},
+                         {"track_match_iom", o.track_match_iom},
+                         {"new_object_threshold", o.new_object_threshold},
+                         {"occlusion_overlap_iou", o.occlusion_overlap_iou}}) {
     if (!(v >= 0.0f && v <= 1.0f)) invalid(std::string("video option ") + name + " must be within 0..1");
   }
   if (!(o.boundary_margin >= 0.0f && o.boundary_margin < 0.5f)) invalid("video option boundary_margin must be within 0..0.5");
-  if (o.hotstart_delay < 0 || o.hotstart_unmatched < 0 || o.hotstart_duplicate < 0 || o.confirmation_detections < 0 ||
-      o.max_objects < 0) {
+  if (o.hotstart_delay < 0 || o.hotstart_unmatched < 0 || o.hotstart_duplicate < 0 || o.confirmation_detections < 0 || o.max_objects < 0) {
     invalid("video options hotstart_*, confirmation_detections and max_objects must not be negative");
   }
   if (o.hotstart_delay > 0 && (o.hotstart_unmatched > o.hotstart_delay || o.hotstart_duplicate > o.hotstart_delay)) {
     invalid("video options hotstart_unmatched and hotstart_duplicate must not exceed hotstart_delay (as the official code asserts)");
   }
   if (o.keep_alive_min > o.keep_alive_max) invalid("video option keep_alive_min must not exceed keep_alive_max");
-  for (auto [name, v] : {std::pair{"recondition_iom", o.recondition_iom}, {"recondition_detection_score", o.recondition_detection_score},
-                         {"recondition_track_score", o.recondition_track_score}, {"shrinkage_min_ratio", o.shrinkage_min_ratio}}) {
+  for (auto [name, v] : {std::pair{"recondition_iom", o.recondition_iom},
+                         {"recondition_detection_score", o.recondition_detection_score},
+                         {"recondition_track_score", o.recondition_track_score},
+                         {"shrinkage_min_ratio", o.shrinkage_min_ratio}}) {
     if (!(v >= 0.0f && v <= 1.0f)) invalid(std::string("video option ") + name + " must be within 0..1");
   }
   if (o.recondition_every < 0 || o.fill_hole_area < 0) invalid("video options recondition_every and fill_hole_area must not be negative");
@@ -90,8 +94,8 @@ struct VideoTracker::Impl {
   std::vector<VideoFrameResult> push(const VideoFrame& frame);
   void check_frame(const VideoFrame& frame);
   std::vector<pure::video::Detection> detect(Track& track, const detail::EncodedFrame& frame, std::vector<Floats>& det_logits);
-  void step(Track& track, const video::FrameNeck& neck, pure::video::PendingFrame& pending,
-            std::set<int>& removed_now, std::vector<pure::video::TrackMask>& clicked);
+  void step(Track& track, const video::FrameNeck& neck, pure::video::PendingFrame& pending, std::set<int>& removed_now,
+            std::vector<pure::video::TrackMask>& clicked);
   void start_clicked(const VideoFrame& frame, const video::FrameNeck& neck, pure::video::PendingFrame& pending,
                      std::vector<pure::video::TrackMask>& clicked);
   // The interactive decoder prompted with a low-resolution mask (upsampled to the frame, > 0):
@@ -196,8 +200,8 @@ void VideoTracker::Impl::check_frame(const VideoFrame& frame) {
   for (size_t i = 0; i < prompts.objects.size(); ++i) {
     const auto& o = prompts.objects[i];
     if (!object_prompt_done[i] && o.frame < frame.index) {
-      invalid(object_name(i) + " is on frame " + std::to_string(o.frame) +
-              ", which the video skipped (the next frame is " + std::to_string(frame.index) + "; with a stride, prompt a frame it keeps)");
+      invalid(object_name(i) + " is on frame " + std::to_string(o.frame) + ", which the video skipped (the next frame is " +
+              std::to_string(frame.index) + "; with a stride, prompt a frame it keeps)");
     }
     // Every frame has the first one's size, so the first frame checks every prompt's place:
     // a click outside the frame is refused before any tracking, not when its frame comes.
@@ -330,8 +334,8 @@ void VideoTracker::Impl::suppress_shrunk(Track& track, std::vector<video::SlotMe
   }
 }
 
-void VideoTracker::Impl::step(Track& track, const video::FrameNeck& neck, pure::video::PendingFrame& pending,
-                              std::set<int>& removed_now, std::vector<pure::video::TrackMask>& clicked) {
+void VideoTracker::Impl::step(Track& track, const video::FrameNeck& neck, pure::video::PendingFrame& pending, std::set<int>& removed_now,
+                              std::vector<pure::video::TrackMask>& clicked) {
   const size_t plane = static_cast<size_t>(bundle->mask_side()) * bundle->mask_side();
   // 1. Every bucket's memory attention and tracking decoder; holes filled in their masks.
   auto t0 = core::Clock::now();
@@ -343,14 +347,17 @@ void VideoTracker::Impl::step(Track& track, const video::FrameNeck& neck, pure::
     bucket.fill_holes(*bundle, options.fill_hole_area);
     for (int k = 0; k < kSlots; ++k) {
       if (bucket.slots()[k] <= 0) continue;
-      masks.push_back({bucket.slots()[k], pure::video::binarize(&bucket.outputs().masks[k * plane], bundle->mask_side(), bundle->mask_side())});
+      masks.push_back(
+          {bucket.slots()[k], pure::video::binarize(&bucket.outputs().masks[k * plane], bundle->mask_side(), bundle->mask_side())});
       where.emplace_back(b, k);
     }
   }
   stats.track_ms += core::ms_since(t0);
   const size_t own = masks.size();
-  if (track.user) clicked.insert(clicked.end(), masks.begin(), masks.end());
-  else masks.insert(masks.end(), clicked.begin(), clicked.end());
+  if (track.user)
+    clicked.insert(clicked.end(), masks.begin(), masks.end());
+  else
+    masks.insert(masks.end(), clicked.begin(), clicked.end());
   // 2. The detector (text prompts), NMS by IoM.
   t0 = core::Clock::now();
   std::vector<Floats> det_logits;
@@ -401,8 +408,10 @@ void VideoTracker::Impl::step(Track& track, const video::FrameNeck& neck, pure::
       o.tracker_score = logistic(b.outputs().score_logits[k]);
       o.score = track.user ? o.tracker_score : track.first_scores[id];
       o.mask_h = o.mask_w = bundle->mask_side();
-      if (auto it = recond_masks.find(id); it != recond_masks.end()) o.logits = it->second;
-      else o.logits.assign(b.outputs().masks.begin() + k * plane, b.outputs().masks.begin() + (k + 1) * plane);
+      if (auto it = recond_masks.find(id); it != recond_masks.end())
+        o.logits = it->second;
+      else
+        o.logits.assign(b.outputs().masks.begin() + k * plane, b.outputs().masks.begin() + (k + 1) * plane);
       if (plan.occluded_suppressed.contains(id)) std::fill(o.logits.begin(), o.logits.end(), -10.0f);
       pending.objects.push_back(std::move(o));
     }

@@ -27,8 +27,8 @@ using namespace video_io;
 int display_rotation(const AVStream* stream) {
   const std::uint8_t* matrix = nullptr;
 #if LIBAVCODEC_VERSION_INT >= AV_VERSION_INT(60, 29, 100)
-  const AVPacketSideData* sd = av_packet_side_data_get(stream->codecpar->coded_side_data,
-                                                       stream->codecpar->nb_coded_side_data, AV_PKT_DATA_DISPLAYMATRIX);
+  const AVPacketSideData* sd =
+      av_packet_side_data_get(stream->codecpar->coded_side_data, stream->codecpar->nb_coded_side_data, AV_PKT_DATA_DISPLAYMATRIX);
   if (sd != nullptr && sd->size >= 9 * 4) matrix = sd->data;
 #else
   size_t size = 0;
@@ -118,8 +118,7 @@ class FfmpegSource final : public FrameSource {
   void open_decoder() {
     const AVCodec* codec = nullptr;
     const int found = av_find_best_stream(input_.get(), AVMEDIA_TYPE_VIDEO, -1, -1, &codec, 0);
-    if (found == AVERROR_STREAM_NOT_FOUND ||
-        (found >= 0 && (input_->streams[found]->disposition & AV_DISPOSITION_ATTACHED_PIC))) {
+    if (found == AVERROR_STREAM_NOT_FOUND || (found >= 0 && (input_->streams[found]->disposition & AV_DISPOSITION_ATTACHED_PIC))) {
       throw Error(ErrorCode::kImageUnsupported, path_.string() + ": has no video stream");
     }
     if (found < 0 || codec == nullptr) {
@@ -148,11 +147,10 @@ class FfmpegSource final : public FrameSource {
     if (declared && (w <= 0 || h <= 0)) return;
     if (w <= 0 || h <= 0) throw Error(ErrorCode::kImageCorrupt, path_.string() + ": frames without a size");
     if (static_cast<std::int64_t>(w) * h > options_.max_pixels) {
-      throw Error(ErrorCode::kImageTooLarge,
-                  path_.string() + ": its frames are " + (declared ? "declared as " : "") + std::to_string(w) + "x" +
-                      std::to_string(h) + " = " + std::to_string(static_cast<std::int64_t>(w) * h) +
-                      " pixels, over the limit of " + std::to_string(options_.max_pixels) +
-                      "; scale the video down first (ffmpeg -i IN -vf scale=1920:-2 OUT.mp4)");
+      throw Error(ErrorCode::kImageTooLarge, path_.string() + ": its frames are " + (declared ? "declared as " : "") + std::to_string(w) +
+                                                 "x" + std::to_string(h) + " = " + std::to_string(static_cast<std::int64_t>(w) * h) +
+                                                 " pixels, over the limit of " + std::to_string(options_.max_pixels) +
+                                                 "; scale the video down first (ffmpeg -i IN -vf scale=1920:-2 OUT.mp4)");
     }
   }
 
@@ -165,8 +163,7 @@ class FfmpegSource final : public FrameSource {
       if (got == 0) return frame;
       if (got == AVERROR_EOF) {
         if (damaged_packets_ > 0) {
-          log(LogLevel::kWarning, path_.string() + ": " + std::to_string(damaged_packets_) +
-                                      " damaged packets skipped while decoding");
+          log(LogLevel::kWarning, path_.string() + ": " + std::to_string(damaged_packets_) + " damaged packets skipped while decoding");
           damaged_packets_ = 0;
         }
         return nullptr;
@@ -184,7 +181,8 @@ class FfmpegSource final : public FrameSource {
       }
       if (packet_->stream_index == stream_->index) {
         const int sent = avcodec_send_packet(decoder_.get(), packet_.get());
-        if (sent == AVERROR_INVALIDDATA) ++damaged_packets_;
+        if (sent == AVERROR_INVALIDDATA)
+          ++damaged_packets_;
         else if (sent < 0 && sent != AVERROR(EAGAIN)) {
           av_packet_unref(packet_.get());
           throw Error(ErrorCode::kImageCorrupt, path_.string() + ": decoding failed (" + av_error_text(sent) + ")");
@@ -205,9 +203,9 @@ class FfmpegSource final : public FrameSource {
   // RGB8 at the first frame's size (a stream that changes size mid-way is scaled back to it,
   // as the ffmpeg program does), with the frame's colour matrix and range.
   Image to_rgb(const AVFrame& frame) {
-    scale_.reset(sws_getCachedContext(scale_.release(), frame.width, frame.height, static_cast<AVPixelFormat>(frame.format),
-                                      first_width_, first_height_, AV_PIX_FMT_RGB24,
-                                      SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, nullptr, nullptr, nullptr));
+    scale_.reset(sws_getCachedContext(scale_.release(), frame.width, frame.height, static_cast<AVPixelFormat>(frame.format), first_width_,
+                                      first_height_, AV_PIX_FMT_RGB24, SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, nullptr,
+                                      nullptr, nullptr));
     if (!scale_) throw Error(ErrorCode::kImageCorrupt, path_.string() + ": cannot convert its pixel format to RGB");
     const int matrix = frame.colorspace == AVCOL_SPC_UNSPECIFIED ? SWS_CS_DEFAULT : static_cast<int>(frame.colorspace);
     const int full_range = frame.color_range == AVCOL_RANGE_JPEG ? 1 : 0;
@@ -232,10 +230,8 @@ class FfmpegSource final : public FrameSource {
     int* in_table = nullptr;
     int* out_table = nullptr;
     int in_range = 0, out_range = 0, brightness = 0, contrast = 0, saturation = 0;
-    if (sws_getColorspaceDetails(scale_.get(), &in_table, &in_range, &out_table, &out_range, &brightness, &contrast,
-                                 &saturation) >= 0) {
-      sws_setColorspaceDetails(scale_.get(), sws_getCoefficients(matrix), full_range, out_table, 1, brightness, contrast,
-                               saturation);
+    if (sws_getColorspaceDetails(scale_.get(), &in_table, &in_range, &out_table, &out_range, &brightness, &contrast, &saturation) >= 0) {
+      sws_setColorspaceDetails(scale_.get(), sws_getCoefficients(matrix), full_range, out_table, 1, brightness, contrast, saturation);
     }
   }
 

@@ -68,17 +68,15 @@ class FolderSource final : public FrameSource {
           image = load_image(file, limits());
         } catch (const Error& e) {
           if (!is_damaged(e)) throw;
-          log(LogLevel::kWarning, std::string(e.what()) + "; frame " + std::to_string(index) +
-                                      " skipped (the others keep their indices)");
+          log(LogLevel::kWarning, std::string(e.what()) + "; frame " + std::to_string(index) + " skipped (the others keep their indices)");
           continue;
         }
       }
       if (image->width != info_.width || image->height != info_.height) {
         throw Error(ErrorCode::kInvalidArgument,
                     file.string() + " is " + std::to_string(image->width) + "x" + std::to_string(image->height) + " but " +
-                        files_[static_cast<size_t>(first_index_)].filename().string() + " is " + std::to_string(info_.width) +
-                        "x" + std::to_string(info_.height) +
-                        "; every frame of a folder must have the same size (resize it, or move it out)");
+                        files_[static_cast<size_t>(first_index_)].filename().string() + " is " + std::to_string(info_.width) + "x" +
+                        std::to_string(info_.height) + "; every frame of a folder must have the same size (resize it, or move it out)");
       }
       return VideoFrame{std::move(*image), index, static_cast<double>(index) / info_.fps};
     }
@@ -107,8 +105,8 @@ std::unique_ptr<FrameSource> open_image_folder(const fs::path& folder, const Fra
 }
 
 std::vector<fs::path> list_video_files(const fs::path& folder) {
-  static const std::array<std::string, 15> kVideo = {".mp4", ".mov", ".m4v", ".mkv", ".webm", ".avi", ".mpg", ".mpeg",
-                                                     ".ts",  ".mts", ".m2ts", ".wmv", ".flv", ".3gp", ".ogv"};
+  static const std::array<std::string, 15> kVideo = {".mp4", ".mov", ".m4v",  ".mkv", ".webm", ".avi", ".mpg", ".mpeg",
+                                                     ".ts",  ".mts", ".m2ts", ".wmv", ".flv",  ".3gp", ".ogv"};
   std::error_code ec;
   if (!fs::is_directory(folder, ec)) throw Error(ErrorCode::kImageUnreadable, folder.string() + ": no such folder");
   std::vector<fs::path> videos;
@@ -121,9 +119,8 @@ std::vector<fs::path> list_video_files(const fs::path& folder) {
     }
   }
   if (ec) throw Error(ErrorCode::kImageUnreadable, folder.string() + ": cannot list the folder (" + ec.message() + ")");
-  std::sort(videos.begin(), videos.end(), [](const fs::path& a, const fs::path& b) {
-    return natural_less(a.filename().string(), b.filename().string());
-  });
+  std::sort(videos.begin(), videos.end(),
+            [](const fs::path& a, const fs::path& b) { return natural_less(a.filename().string(), b.filename().string()); });
   return videos;
 }
 
@@ -133,8 +130,8 @@ void check_prompt_frames(const fs::path& path, const VideoInfo& info, int every,
   const std::int64_t last = (info.frame_count - 1) * every;  // the last source index tracked
   for (size_t i = 0; i < frames.size(); ++i) {
     if (frames[i] <= last) continue;
-    throw Error(ErrorCode::kInvalidArgument, "object" + std::to_string(i + 1) + " is on frame " + std::to_string(frames[i]) +
-                                                 ", but " + info.name + " has frames 0 to " + std::to_string(last) +
+    throw Error(ErrorCode::kInvalidArgument, "object" + std::to_string(i + 1) + " is on frame " + std::to_string(frames[i]) + ", but " +
+                                                 info.name + " has frames 0 to " + std::to_string(last) +
                                                  (every > 1 ? " tracked (every " + std::to_string(every) + ")" : std::string()) +
                                                  ": give a frame the video has");
   }

@@ -15,8 +15,7 @@ std::string frame_file_name(const std::string& prefix, std::int64_t index, int d
   return prefix + number + ext;
 }
 
-void remove_frame_files_after(const fs::path& folder, const std::string& prefix, const std::string& ext,
-                              std::int64_t last_index) {
+void remove_frame_files_after(const fs::path& folder, const std::string& prefix, const std::string& ext, std::int64_t last_index) {
   std::error_code ec;
   for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
@@ -48,8 +47,10 @@ void link_into_stage(const fs::path& from, OutputFolderUpdate& update, const std
     fs::create_directories(to, ec);
     for (fs::recursive_directory_iterator it(from, ec), end; !ec && it != end; it.increment(ec)) {
       const fs::path target = to / it->path().lexically_relative(from);
-      if (it->is_directory(ec)) fs::create_directories(target, ec);
-      else place(it->path(), target);
+      if (it->is_directory(ec))
+        fs::create_directories(target, ec);
+      else
+        place(it->path(), target);
       if (ec) break;
     }
   } else {

@@ -28,12 +28,17 @@ std::string what_it_is(const fs::directory_entry& entry) {
   if (entry.is_symlink(ec) && !fs::exists(entry.status(ec))) return "a link to nothing";
   const auto type = entry.status(ec).type();
   switch (type) {
-    case fs::file_type::directory: return "a folder";
-    case fs::file_type::fifo: return "a FIFO";
-    case fs::file_type::socket: return "a socket";
+    case fs::file_type::directory:
+      return "a folder";
+    case fs::file_type::fifo:
+      return "a FIFO";
+    case fs::file_type::socket:
+      return "a socket";
     case fs::file_type::block:
-    case fs::file_type::character: return "a device";
-    default: return "not a readable file";
+    case fs::file_type::character:
+      return "a device";
+    default:
+      return "not a readable file";
   }
 }
 

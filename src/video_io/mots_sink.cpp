@@ -40,9 +40,9 @@ class MotsSink final : public PartialSink {
  public:
   explicit MotsSink(const SinkContext& context) : context_(context) {
     if (context.labels.size() > static_cast<size_t>(kMaxLabels)) {
-      throw Error(ErrorCode::kInvalidArgument,
-                  "MOTS holds up to 64 labels (a PNG pixel is 1000 * class + object, in 16 bits); " +
-                      std::to_string(context.labels.size()) + " prompts were given: split them over runs, or leave mots out");
+      throw Error(ErrorCode::kInvalidArgument, "MOTS holds up to 64 labels (a PNG pixel is 1000 * class + object, in 16 bits); " +
+                                                   std::to_string(context.labels.size()) +
+                                                   " prompts were given: split them over runs, or leave mots out");
     }
   }
   std::vector<std::string> entries() const override { return {kTextEntry, kPngEntry}; }
@@ -65,8 +65,8 @@ class MotsSink final : public PartialSink {
                         "again without mots in the formats (tracks.json holds ids up to 65535) and the run resumes there");
       }
       if (object.prompt >= kMaxLabels) {  // VideoOutputs refuses more labels before the first frame
-        throw Error(ErrorCode::kInvalidArgument, "MOTS PNGs hold up to 64 labels; object " + std::to_string(object.id) +
-                                                     " has prompt " + std::to_string(object.prompt));
+        throw Error(ErrorCode::kInvalidArgument,
+                    "MOTS PNGs hold up to 64 labels; object " + std::to_string(object.id) + " has prompt " + std::to_string(object.prompt));
       }
     }
   }
@@ -75,7 +75,7 @@ class MotsSink final : public PartialSink {
     const int w = context_.info.width, h = context_.info.height;
     // One pass over the label map: each object's mask as painted, and the PNG's values.
     std::vector<int> slot(static_cast<size_t>(kMaxInstances), -1);
-    std::vector<int> shown;  // per object: its pixels on top in the label map
+    std::vector<int> shown;                          // per object: its pixels on top in the label map
     for (const auto& object : out.result.objects) {  // by id, as painted; check() saw the ids and prompts
       slot[static_cast<size_t>(object.id)] = static_cast<int>(shown.size());
       shown.push_back(0);
@@ -92,9 +92,8 @@ class MotsSink final : public PartialSink {
     for (size_t k = 0; k < shown.size(); ++k) {
       if (!shown[k]) continue;  // hidden under other objects: MOTS has no empty masks
       const int id = out.result.objects[k].id, class_id = 1 + out.result.objects[k].prompt;
-      lines += std::to_string(out.result.index) + " " + std::to_string(class_id * kMaxInstances + id) + " " +
-               std::to_string(class_id) + " " + std::to_string(h) + " " + std::to_string(w) + " " +
-               rle_encode(visible(out, out.result.objects[k])) + "\n";
+      lines += std::to_string(out.result.index) + " " + std::to_string(class_id * kMaxInstances + id) + " " + std::to_string(class_id) +
+               " " + std::to_string(h) + " " + std::to_string(w) + " " + rle_encode(visible(out, out.result.objects[k])) + "\n";
     }
     write_file_atomic(instances_ / frame_file_name("frame_", out.result.index, 6, ".png"), core::encode_png(png.data(), w, h, 1, 16));
     text_.append(lines);

@@ -38,7 +38,7 @@ bool natural_less(std::string_view a, std::string_view b) {
     }
   }
   if ((i < a.size()) != (j < b.size())) return j < b.size();  // a prefix comes first
-  return a < b;  // equal as numbers ("a01", "a1"): a total order all the same
+  return a < b;                                               // equal as numbers ("a01", "a1"): a total order all the same
 }
 
 }  // namespace sam3

@@ -18,9 +18,8 @@ namespace {
 namespace fs = std::filesystem;
 
 // Colours far apart, by id (ids are stable, so are colours).
-const std::uint8_t kColours[][3] = {{230, 25, 75},  {60, 180, 75},  {0, 130, 200}, {245, 130, 48},
-                                    {145, 30, 180}, {70, 240, 240}, {240, 50, 230}, {210, 245, 60},
-                                    {250, 190, 212}, {0, 128, 128}, {220, 190, 255}, {170, 110, 40}};
+const std::uint8_t kColours[][3] = {{230, 25, 75},  {60, 180, 75},  {0, 130, 200},   {245, 130, 48}, {145, 30, 180},  {70, 240, 240},
+                                    {240, 50, 230}, {210, 245, 60}, {250, 190, 212}, {0, 128, 128},  {220, 190, 255}, {170, 110, 40}};
 
 const std::uint8_t* colour_of(int id) { return kColours[static_cast<size_t>(id) % std::size(kColours)]; }
 
@@ -48,10 +47,9 @@ Image render(const FrameOutput& out) {
     if (top < 0) top = static_cast<int>(object.box.y1) + 1;
     if (top + tag_h > image.height) top = std::max(0, static_cast<int>(object.box.y0));
     const int y = top + size.height + 2;  // the text's baseline
-    cv::rectangle(canvas, cv::Point(x, top), cv::Point(x + size.width + 4, top + tag_h - 1), cv::Scalar(c[0], c[1], c[2]),
-                  cv::FILLED);
-    cv::putText(canvas, text, cv::Point(x + 2, y - 2), cv::FONT_HERSHEY_SIMPLEX, scale * 0.6, cv::Scalar(255, 255, 255),
-                thickness, cv::LINE_AA);
+    cv::rectangle(canvas, cv::Point(x, top), cv::Point(x + size.width + 4, top + tag_h - 1), cv::Scalar(c[0], c[1], c[2]), cv::FILLED);
+    cv::putText(canvas, text, cv::Point(x + 2, y - 2), cv::FONT_HERSHEY_SIMPLEX, scale * 0.6, cv::Scalar(255, 255, 255), thickness,
+                cv::LINE_AA);
   }
   return image;
 }
@@ -84,8 +82,8 @@ class OverlaySink final : public PartialSink {
       write_file_atomic(folder_ / frame_file_name("", out.result.index, 5, ".png"), encode_rgb_png(image));
     } else {
       if (!segment_) {
-        segment_ = std::make_unique<VideoEncoder>(folder_ / frame_file_name("seg-", written_, 8, ".mkv"), image.width,
-                                                  image.height, context_.info.fps, encoder_);
+        segment_ = std::make_unique<VideoEncoder>(folder_ / frame_file_name("seg-", written_, 8, ".mkv"), image.width, image.height,
+                                                  context_.info.fps, encoder_);
       }
       segment_->add(image, out.result.time_s);
     }
@@ -110,7 +108,7 @@ class OverlaySink final : public PartialSink {
     for (const auto& e : fs::directory_iterator(folder_)) {
       if (e.path().extension() == ".mkv" && e.path().filename().string().rfind("seg-", 0) == 0) parts.push_back(e.path());
     }
-    if (parts.empty()) return;  // no frame: no video
+    if (parts.empty()) return;              // no frame: no video
     std::sort(parts.begin(), parts.end());  // fixed-width numbers: name order is frame order
     const fs::path target = update.stage("overlay.mp4");
     concatenate_videos(parts, target);

@@ -57,8 +57,8 @@ std::string encode_palette_png(const std::vector<std::uint8_t>& indices, int wid
     throw Error(ErrorCode::kIo, "cannot encode a PNG (" + message + ")");
   }
   png_set_write_fn(png, &out, append, no_flush);
-  png_set_IHDR(png, info, static_cast<png_uint_32>(width), static_cast<png_uint_32>(height), 8, PNG_COLOR_TYPE_PALETTE,
-               PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+  png_set_IHDR(png, info, static_cast<png_uint_32>(width), static_cast<png_uint_32>(height), 8, PNG_COLOR_TYPE_PALETTE, PNG_INTERLACE_NONE,
+               PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
   png_set_PLTE(png, info, colours, 256);
   png_set_compression_level(png, 3);
   png_write_info(png, info);

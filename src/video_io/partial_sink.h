@@ -17,7 +17,7 @@ namespace sam3::video_io {
 
 // What every format knows of the run.
 struct SinkContext {
-  VideoInfo info;  // as the first run saw it
+  VideoInfo info;                   // as the first run saw it
   std::vector<std::string> labels;  // by prompt index
   nlohmann::json model, settings;
   std::string overlay_encoder;

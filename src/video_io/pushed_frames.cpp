@@ -8,12 +8,10 @@ namespace sam3 {
 namespace {
 
 void check_size(const VideoInfo& info, const Image& image, std::int64_t index) {
-  if (image.width != info.width || image.height != info.height ||
-      image.rgb.size() != static_cast<size_t>(image.width) * image.height * 3) {
-    throw Error(ErrorCode::kInvalidArgument,
-                info.name + ": frame " + std::to_string(index) + " is " + std::to_string(image.width) + "x" +
-                    std::to_string(image.height) + " RGB, the video is " + std::to_string(info.width) + "x" +
-                    std::to_string(info.height) + "; every frame must have the video's size");
+  if (image.width != info.width || image.height != info.height || image.rgb.size() != static_cast<size_t>(image.width) * image.height * 3) {
+    throw Error(ErrorCode::kInvalidArgument, info.name + ": frame " + std::to_string(index) + " is " + std::to_string(image.width) + "x" +
+                                                 std::to_string(image.height) + " RGB, the video is " + std::to_string(info.width) + "x" +
+                                                 std::to_string(info.height) + "; every frame must have the video's size");
   }
 }
 
@@ -23,14 +21,11 @@ void check_info(const VideoInfo& info) {
   }
 }
 
-double default_time(const VideoInfo& info, std::int64_t index) {
-  return info.fps > 0 ? static_cast<double>(index) / info.fps : 0.0;
-}
+double default_time(const VideoInfo& info, std::int64_t index) { return info.fps > 0 ? static_cast<double>(index) / info.fps : 0.0; }
 
 }  // namespace
 
-PushFrameSource::PushFrameSource(VideoInfo info, std::size_t capacity)
-    : info_(std::move(info)), capacity_(capacity == 0 ? 1 : capacity) {
+PushFrameSource::PushFrameSource(VideoInfo info, std::size_t capacity) : info_(std::move(info)), capacity_(capacity == 0 ? 1 : capacity) {
   check_info(info_);
 }
 

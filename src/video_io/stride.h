@@ -12,8 +12,7 @@ namespace sam3::video_io {
 
 inline void check_stride(const FrameSourceOptions& options) {
   if (options.every < 1) {
-    throw Error(ErrorCode::kInvalidArgument, "the frame stride must be at least 1 (got " +
-                                                 std::to_string(options.every) + ")");
+    throw Error(ErrorCode::kInvalidArgument, "the frame stride must be at least 1 (got " + std::to_string(options.every) + ")");
   }
   if (!std::isfinite(options.fps) || options.fps < 0) {
     throw Error(ErrorCode::kInvalidArgument, "fps must be a finite number from 0 (0: 25 for a folder of frames)");

@@ -32,8 +32,7 @@ std::string find_video_encoder(const std::string& preference) {
   return "";
 }
 
-VideoEncoder::VideoEncoder(const std::filesystem::path& path, int width, int height, double fps,
-                           const std::string& encoder, int rotation)
+VideoEncoder::VideoEncoder(const std::filesystem::path& path, int width, int height, double fps, const std::string& encoder, int rotation)
     : path_(path), width_(width), height_(height) {
   route_ffmpeg_log();
   const AVCodec* codec = avcodec_find_encoder_by_name(encoder.c_str());
@@ -93,7 +92,7 @@ VideoEncoder::~VideoEncoder() = default;
 void VideoEncoder::add(const Image& rgb, double time_s) {
   if (rgb.width != width_ || rgb.height != height_) fail(path_, "a frame of another size than the video's");
   std::int64_t pts = std::llround(time_s * 1000.0);
-  if (pts <= last_pts_) pts = last_pts_ + 1;  // frames closer than 1 ms keep their order
+  if (pts <= last_pts_) pts = last_pts_ + 1;        // frames closer than 1 ms keep their order
   if (last_pts_ >= 0) frame_ms_ = pts - last_pts_;  // the spacing so far: a stride's, a variable rate's
   last_pts_ = pts;
   if (av_frame_make_writable(yuv_.get()) < 0) fail(path_, "out of memory");
@@ -111,8 +110,8 @@ void VideoEncoder::add(const Image& rgb, double time_s) {
     }
     pixels = padded.data();
   }
-  scale_.reset(sws_getCachedContext(scale_.release(), w, h, AV_PIX_FMT_RGB24, w, h, AV_PIX_FMT_YUV420P,
-                                    SWS_BICUBIC | SWS_ACCURATE_RND, nullptr, nullptr, nullptr));
+  scale_.reset(sws_getCachedContext(scale_.release(), w, h, AV_PIX_FMT_RGB24, w, h, AV_PIX_FMT_YUV420P, SWS_BICUBIC | SWS_ACCURATE_RND,
+                                    nullptr, nullptr, nullptr));
   if (!scale_) fail(path_, "cannot convert RGB frames for the encoder");
   const std::uint8_t* in[4] = {pixels, nullptr, nullptr, nullptr};
   const int in_strides[4] = {w * 3, 0, 0, 0};

@@ -21,8 +21,7 @@ class VideoEncoder {
   // The container comes from the path's extension (.mp4, .mkv, ...). Odd sizes are padded to
   // even (4:2:0 chroma) by repeating the last row or column. `rotation` (0, 90, 180, 270)
   // is written as the stream's display matrix (for tests of rotated inputs).
-  VideoEncoder(const std::filesystem::path& path, int width, int height, double fps, const std::string& encoder,
-               int rotation = 0);
+  VideoEncoder(const std::filesystem::path& path, int width, int height, double fps, const std::string& encoder, int rotation = 0);
   ~VideoEncoder();
   VideoEncoder(const VideoEncoder&) = delete;
   VideoEncoder& operator=(const VideoEncoder&) = delete;

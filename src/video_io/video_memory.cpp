@@ -109,8 +109,9 @@ void check_video_tracking_memory(const VideoInfo& info, int hotstart_delay, bool
   std::string what = info.name + ": tracking frames of " + std::to_string(info.width) + "x" + std::to_string(info.height) +
                      " needs at least " + gigabytes(needed);
   if (hold_frames) {
-    what += " (" + gigabytes(video_tracking_bytes(info.width, info.height, hotstart_delay, true) -
-                             video_tracking_bytes(info.width, info.height, hotstart_delay, false)) +
+    what += " (" +
+            gigabytes(video_tracking_bytes(info.width, info.height, hotstart_delay, true) -
+                      video_tracking_bytes(info.width, info.height, hotstart_delay, false)) +
             " of it the " + std::to_string(hotstart_delay + 1) + " frames the overlay holds while the hot-start delay waits)";
   }
   what += ", more than the " + gigabytes(available) + " this process can still take; scale the video down first " +

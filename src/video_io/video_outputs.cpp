@@ -100,10 +100,14 @@ fs::path writer_key(const fs::path& folder) {
 
 const char* video_output_format_name(VideoOutputFormat format) {
   switch (format) {
-    case VideoOutputFormat::kJson: return "json";
-    case VideoOutputFormat::kDavis: return "davis";
-    case VideoOutputFormat::kMots: return "mots";
-    case VideoOutputFormat::kOverlay: return "overlay";
+    case VideoOutputFormat::kJson:
+      return "json";
+    case VideoOutputFormat::kDavis:
+      return "davis";
+    case VideoOutputFormat::kMots:
+      return "mots";
+    case VideoOutputFormat::kOverlay:
+      return "overlay";
   }
   return "json";
 }
@@ -149,8 +153,7 @@ struct VideoOutputs::State {
   }
 };
 
-VideoOutputs::VideoOutputs(const fs::path& folder, const VideoInfo& info, VideoOutputOptions options)
-    : state_(std::make_unique<State>()) {
+VideoOutputs::VideoOutputs(const fs::path& folder, const VideoInfo& info, VideoOutputOptions options) : state_(std::make_unique<State>()) {
   auto& s = *state_;
   // Everything that can be refused is refused before `folder` is touched.
   if (options.checkpoint_every < 1) throw Error(ErrorCode::kInvalidArgument, "checkpoint_every must be at least 1");
@@ -198,8 +201,9 @@ VideoOutputs::VideoOutputs(const fs::path& folder, const VideoInfo& info, VideoO
     const fs::path key = writer_key(folder);
     std::lock_guard lock(g_writing_mutex);
     if (!g_writing.insert(key).second) {
-      throw Error(ErrorCode::kIo, folder.string() + ": another run of this process is writing there (a track(out=...) "
-                                                    "not run to its end: finish or close it first), or choose another folder");
+      throw Error(ErrorCode::kIo, folder.string() +
+                                      ": another run of this process is writing there (a track(out=...) "
+                                      "not run to its end: finish or close it first), or choose another folder");
     }
     s.writing_key = key;
   }
@@ -268,9 +272,8 @@ VideoOutputs::VideoOutputs(const fs::path& folder, const VideoInfo& info, VideoO
       auto lines = video_io::read_recent_lines(record, bytes, std::max(1, options.resume_window));
       if (lines.empty()) throw Error(ErrorCode::kIo, record.string() + ": no frame, though its checkpoint has some");
       s.resume.last_result = video_io::parse_result_line(lines.back(), record);
-      s.resume.restart_index = options.resume_window == 0 || s.resume.complete
-                                   ? s.last_index + 1
-                                   : video_io::parse_result_line(lines.front(), record).index;
+      s.resume.restart_index =
+          options.resume_window == 0 || s.resume.complete ? s.last_index + 1 : video_io::parse_result_line(lines.front(), record).index;
       if (options.resume_window == 0 || s.resume.complete) lines.clear();
       s.ids.emplace(std::move(lines), record, s.max_id);
     }
@@ -326,12 +329,12 @@ std::optional<VideoFrameResult> VideoOutputs::write_frame(const VideoFrame& fram
   if (s.broken) throw Error(ErrorCode::kIo, "a result could not be written; run again to resume from the last checkpoint");
   const auto& info = s.context.info;
   if (result.index != frame.index) {
-    throw Error(ErrorCode::kInvalidArgument, "the result of frame " + std::to_string(result.index) +
-                                                 " came with frame " + std::to_string(frame.index));
+    throw Error(ErrorCode::kInvalidArgument,
+                "the result of frame " + std::to_string(result.index) + " came with frame " + std::to_string(frame.index));
   }
   if (result.index <= s.last_seen) {
-    throw Error(ErrorCode::kInvalidArgument, "results must come in frame order: frame " + std::to_string(result.index) +
-                                                 " after frame " + std::to_string(s.last_seen));
+    throw Error(ErrorCode::kInvalidArgument,
+                "results must come in frame order: frame " + std::to_string(result.index) + " after frame " + std::to_string(s.last_seen));
   }
   const bool pixelless = frame.image.width == 0 && frame.image.height == 0 && frame.image.rgb.empty();
   if (pixelless && s.needs_pixels) {
@@ -342,16 +345,15 @@ std::optional<VideoFrameResult> VideoOutputs::write_frame(const VideoFrame& fram
   }
   for (const auto& o : result.objects) {
     if (o.mask.width() != info.width || o.mask.height() != info.height) {
-      throw Error(ErrorCode::kInvalidArgument, "object " + std::to_string(o.id) + " of frame " +
-                                                   std::to_string(result.index) + " has a mask of another size than the video's");
+      throw Error(ErrorCode::kInvalidArgument, "object " + std::to_string(o.id) + " of frame " + std::to_string(result.index) +
+                                                   " has a mask of another size than the video's");
     }
     if (o.id < 1 || o.id > 65535) {
       throw Error(ErrorCode::kInvalidArgument, "object ids go from 1 to 65535 (got " + std::to_string(o.id) + ")");
     }
     if (o.prompt < 0 || o.prompt >= static_cast<int>(s.options.labels.size())) {
-      throw Error(ErrorCode::kInvalidArgument, "object " + std::to_string(o.id) + " comes from prompt " +
-                                                   std::to_string(o.prompt) + ", which has no label (" +
-                                                   std::to_string(s.options.labels.size()) + " labels given)");
+      throw Error(ErrorCode::kInvalidArgument, "object " + std::to_string(o.id) + " comes from prompt " + std::to_string(o.prompt) +
+                                                   ", which has no label (" + std::to_string(s.options.labels.size()) + " labels given)");
     }
   }
   if (result.index <= s.last_index) {  // already written by the interrupted run
@@ -447,8 +449,9 @@ bool VideoOutputs::finished(const fs::path& folder, const VideoOutputOptions& op
   for (auto f : options.formats) {
     const bool there = f == VideoOutputFormat::kJson    ? fs::is_regular_file(folder / "tracks.json", ec)
                        : f == VideoOutputFormat::kDavis ? fs::is_directory(folder / "davis", ec)
-                       : f == VideoOutputFormat::kMots  ? fs::is_regular_file(folder / "mots.txt", ec) && fs::is_directory(folder / "mots", ec)
-                                                        : fs::exists(folder / "overlay.mp4", ec) || fs::is_directory(folder / "overlay", ec);
+                       : f == VideoOutputFormat::kMots
+                           ? fs::is_regular_file(folder / "mots.txt", ec) && fs::is_directory(folder / "mots", ec)
+                           : fs::exists(folder / "overlay.mp4", ec) || fs::is_directory(folder / "overlay", ec);
     if (!there) return false;
   }
   return true;

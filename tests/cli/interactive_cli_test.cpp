@@ -26,8 +26,7 @@ class InteractiveCli : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
   sam3::test::CommandResult segment(const std::string& args, const std::string& model = "tracker") {
     return run_command(std::string(SAM3_CLI_PATH) + " segment --threads 1 --models " +
-                       quote((sam3::test::test_models_dir() / model).string()) + " --image " + quote(image_.string()) +
-                       " " + args);
+                       quote((sam3::test::test_models_dir() / model).string()) + " --image " + quote(image_.string()) + " " + args);
   }
   fs::path dir_, image_;
   const sam3::test::ClickScene scene_ = sam3::test::make_click_scene();

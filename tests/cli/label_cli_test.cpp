@@ -147,8 +147,8 @@ TEST_F(LabelCli, KilledRunResumesAndEndsEqualToAnUninterruptedRun) {
 
 TEST_F(LabelCli, CtrlCStopsAfterTheImageInFlight) {
   make_images(24, 4);
-  sam3::test::ServerProcess run({kSam3, "label", (root_ / "images").string(), "--models",
-                                 (sam3::test::test_models_dir() / "usls").string(), "-p", "red", "--out", (root_ / "out").string()},
+  sam3::test::ServerProcess run({kSam3, "label", (root_ / "images").string(), "--models", (sam3::test::test_models_dir() / "usls").string(),
+                                 "-p", "red", "--out", (root_ / "out").string()},
                                 /*read_url=*/false);
   for (int i = 0; i < 400 && !fs::exists(root_ / "out" / "items"); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -162,8 +162,7 @@ TEST_F(LabelCli, CtrlCStopsAfterTheImageInFlight) {
 TEST_F(LabelCli, SigtermStopsInsideATilesEncodeAndRecordsNothingForTheImage) {
   make_images(1, 4);  // 1600x960: tiled for a 224 model
   sam3::test::ServerProcess run({kSam3, "label", (root_ / "images").string(), "--models",
-                                 (sam3::test::test_models_dir() / "usls-slow").string(), "-p", "red", "--out",
-                                 (root_ / "out").string()},
+                                 (sam3::test::test_models_dir() / "usls-slow").string(), "-p", "red", "--out", (root_ / "out").string()},
                                 /*read_url=*/false);
   // inputs.json is written once the model is loaded, just before the first image.
   for (int i = 0; i < 1200 && !fs::exists(root_ / "out" / "inputs.json"); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -200,9 +199,9 @@ TEST_F(LabelCli, ShardsMergedEqualASingleRun) {
   EXPECT_EQ(read_file(root_ / "merged" / "coco.json"), read_file(root_ / "single" / "coco.json"));
   EXPECT_EQ(read_file(root_ / "merged" / "yolo" / "labels" / "img101.txt"), read_file(root_ / "single" / "yolo" / "labels" / "img101.txt"));
 
-  const auto other = run_command(kSam3 + " label " + quote((root_ / "images").string()) + " --models " +
-                                 quote((sam3::test::test_models_dir() / "usls").string()) + " -p white --out " +
-                                 quote((root_ / "other").string()));
+  const auto other =
+      run_command(kSam3 + " label " + quote((root_ / "images").string()) + " --models " +
+                  quote((sam3::test::test_models_dir() / "usls").string()) + " -p white --out " + quote((root_ / "other").string()));
   ASSERT_EQ(other.exit_code, 0);
   const auto mixed = run_command(kSam3 + " label merge" + shard_dirs + " " + quote((root_ / "other").string()) + " --out " +
                                  quote((root_ / "mixed").string()));

@@ -36,8 +36,8 @@ class LabelEverything : public ::testing::Test {
   // 1-pixel slivers at the squares' edges (see tests/model/interactive_test.cpp).
   sam3::test::CommandResult label(const std::string& args, const std::string& model = "tracker") {
     return run_command(std::string(SAM3_CLI_PATH) + " label " + quote((root_ / "images").string()) + " --models " +
-                       quote((sam3::test::test_models_dir() / model).string()) + " --threads 1 --out " +
-                       quote((root_ / "out").string()) + " " + args);
+                       quote((sam3::test::test_models_dir() / model).string()) + " --threads 1 --out " + quote((root_ / "out").string()) +
+                       " " + args);
   }
   fs::path root_;
   const sam3::test::EverythingScene scene_ = sam3::test::make_everything_scene();

@@ -36,8 +36,7 @@ class LabelCli : public ::testing::Test {
   }
   std::string label(const std::string& args, const std::string& out = "out") {
     return kSam3 + " label " + quote((root_ / "images").string()) + " --models " +
-           quote((sam3::test::test_models_dir() / "usls").string()) + " -p red -p blue --out " + quote((root_ / out).string()) +
-           " " + args;
+           quote((sam3::test::test_models_dir() / "usls").string()) + " -p red -p blue --out " + quote((root_ / out).string()) + " " + args;
   }
   fs::path root_;
   sam3::test::Scene scene_;

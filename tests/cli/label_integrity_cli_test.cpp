@@ -94,14 +94,14 @@ TEST_F(LabelCli, AnotherModelOfTheSameLayoutRedoesEverythingAndCannotBeMerged) {
   make_images(3);
   ASSERT_EQ(run_command(label("", "a")).exit_code, 0);
   const auto other = altered_model_copy(root_);
-  const std::string with_other = kSam3 + " label " + quote((root_ / "images").string()) + " --models " +
-                                 quote(other.string()) + " -p red -p blue --out ";
+  const std::string with_other =
+      kSam3 + " label " + quote((root_ / "images").string()) + " --models " + quote(other.string()) + " -p red -p blue --out ";
   const auto r = run_command(with_other + quote((root_ / "a").string()));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("3 labeled, 0 already done"), std::string::npos) << r.out;
   ASSERT_EQ(run_command(label("", "b")).exit_code, 0);
-  const auto merge = run_command(kSam3 + " label merge " + quote((root_ / "a").string()) + " " +
-                                 quote((root_ / "b").string()) + " --out " + quote((root_ / "m").string()));
+  const auto merge = run_command(kSam3 + " label merge " + quote((root_ / "a").string()) + " " + quote((root_ / "b").string()) + " --out " +
+                                 quote((root_ / "m").string()));
   EXPECT_EQ(merge.exit_code, 3);
   EXPECT_NE(merge.err.find("model"), std::string::npos) << merge.err;
 }
@@ -148,17 +148,18 @@ TEST_F(LabelCli, SpecialFilesAreRecordedAsFailuresAndTheBatchGoesOn) {
   ASSERT_EQ(::mkfifo((dir / "pipe.png").c_str(), 0644), 0);
   fs::create_symlink("loop_b.png", dir / "loop_a.png");
   fs::create_symlink("loop_a.png", dir / "loop_b.png");
-  std::ofstream(root_ / "list.txt") << "/dev/zero\n/dev/urandom\n/proc/self/mem\n" << (dir / "pipe.png").string() << "\n"
-                                    << (dir / "loop_a.png").string() << "\n" << (dir / "img100.png").string() << "\n";
-  const auto r = run_command(kSam3 + " label " + quote((root_ / "list.txt").string()) + " " + quote(dir.string()) +
-                             " --models " + quote((sam3::test::test_models_dir() / "usls").string()) + " -p red --out " +
-                             quote((root_ / "out").string()));
+  std::ofstream(root_ / "list.txt") << "/dev/zero\n/dev/urandom\n/proc/self/mem\n"
+                                    << (dir / "pipe.png").string() << "\n"
+                                    << (dir / "loop_a.png").string() << "\n"
+                                    << (dir / "img100.png").string() << "\n";
+  const auto r = run_command(kSam3 + " label " + quote((root_ / "list.txt").string()) + " " + quote(dir.string()) + " --models " +
+                             quote((sam3::test::test_models_dir() / "usls").string()) + " -p red --out " + quote((root_ / "out").string()));
   EXPECT_EQ(r.exit_code, 1) << r.err;
   const auto failures = json::parse(read_file(root_ / "out" / "failures.json"));
   std::set<std::string> failed;
   for (const auto& f : failures) failed.insert(f["path"]);
-  for (const auto& p : {std::string("/dev/zero"), std::string("/dev/urandom"), std::string("/proc/self/mem"),
-                        (dir / "pipe.png").string(), (dir / "loop_a.png").string()}) {
+  for (const auto& p : {std::string("/dev/zero"), std::string("/dev/urandom"), std::string("/proc/self/mem"), (dir / "pipe.png").string(),
+                        (dir / "loop_a.png").string()}) {
     EXPECT_TRUE(failed.contains(p)) << p << " not in failures.json: " << failures.dump();
   }
   EXPECT_EQ(coco_names(root_ / "out").size(), 2u) << "the good images are labeled";
@@ -169,8 +170,8 @@ TEST_F(LabelCli, BoxFilesAndShardsAreReadStrictly) {
   const auto file = root_ / "boxes.json";
   std::ofstream(file) << R"([{"name": "red", "text": "red", "boxes": [[10, 10, 60, 60, "NEG"]]}])";
   auto r = run_command(kSam3 + " label " + quote((root_ / "images").string()) + " --models " +
-                       quote((sam3::test::test_models_dir() / "usls").string()) + " --box-prompt " + quote(file.string()) +
-                       " --out " + quote((root_ / "out").string()));
+                       quote((sam3::test::test_models_dir() / "usls").string()) + " --box-prompt " + quote(file.string()) + " --out " +
+                       quote((root_ / "out").string()));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto config = json::parse(read_file(root_ / "out" / "config.json"));
   EXPECT_EQ(config["categories"][0]["boxes"][0][4], "neg") << "\"NEG\" is a negative box";

@@ -108,8 +108,7 @@ TEST_F(LabelReruns, AMergeNeverShrinksAFolderUnlessAsked) {
   shards(2, "small");
   auto r = run_command(merge({"small1", "small2"}, "merged"));
   EXPECT_EQ(r.exit_code, 3) << r.out;
-  EXPECT_NE(r.err.find("holds the labels of 2 images these shards do not have (img101.png, img102.png)"), std::string::npos)
-      << r.err;
+  EXPECT_NE(r.err.find("holds the labels of 2 images these shards do not have (img101.png, img102.png)"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("--allow-fewer"), std::string::npos) << r.err;
   EXPECT_EQ(coco_images(root_ / "merged"), 8u) << "the merged folder shrank";
   r = run_command(merge({"small1", "small2"}, "merged", " --allow-fewer"));
@@ -222,8 +221,7 @@ TEST_F(LabelReruns, AGeoTiffAskedForGeoJsonIsLabelledAsAMap) {
   fs::remove_all(root_ / "images");
   sam3::write_file_atomic(root_ / "maps" / "scene.tif", geotiff(scene_.image));
   const std::string base = kSam3 + " label " + quote((root_ / "maps" / "scene.tif").string()) + " --models " +
-                           quote((sam3::test::test_models_dir() / "usls").string()) + " -p red --out " +
-                           quote((root_ / "out").string());
+                           quote((sam3::test::test_models_dir() / "usls").string()) + " -p red --out " + quote((root_ / "out").string());
   auto r = run_command(base + " --format geojson");
   if (r.err.find("built without maps") != std::string::npos) GTEST_SKIP() << "maps are off in this build";
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -203,16 +203,14 @@ INSTANTIATE_TEST_SUITE_P(
                       InspectCase{"usls-504x896", "usls", 896, 504, "stretched to 896x504"},
                       InspectCase{"samexporter", "samexporter", 252, 252, "frozen"},
                       InspectCase{"samexporter-int32-frozen", "samexporter", 252, 252, "threshold 0.5 inside the graph"},
-                      InspectCase{"osam", "osam", 252, 252, ".onnx.data sidecars"},
-                      InspectCase{"usls-fp16", "usls", 224, 224, "float16"},
+                      InspectCase{"osam", "osam", 252, 252, ".onnx.data sidecars"}, InspectCase{"usls-fp16", "usls", 224, 224, "float16"},
                       InspectCase{"samexporter-float-4slots", "samexporter", 252, 252, "sequence-first"},
                       InspectCase{"usls-v1", "usls v1 (separate geometry encoder)", 224, 224, "geometry-encoder.onnx"},
                       InspectCase{"geti", "geti-instant-learn", 224, 224, "runs for every prompt"},
                       InspectCase{"efficientsam3", "EfficientSAM3", 224, 224, "no presence head"},
                       InspectCase{"sam3.1-ailia", "sam3.1 (ailia)", 224, 224, "in float16"},
                       InspectCase{"tracker", "sam3-tracker (interactive: points and boxes)", 1008, 1008, ".onnx_data sidecars"},
-                      InspectCase{"tracker-root-quantized", "sam3-tracker (interactive: points and boxes)", 1008, 1008,
-                                  "no text"}),
+                      InspectCase{"tracker-root-quantized", "sam3-tracker (interactive: points and boxes)", 1008, 1008, "no text"}),
     [](const auto& info) {
       std::string n = info.param.folder;
       std::replace(n.begin(), n.end(), '-', '_');
@@ -253,8 +251,7 @@ class RegistryLayouts : public ::testing::Test {
   std::string segment(const fs::path& models) const {
     const auto image = root_ / "scene.png";
     sam3::write_file_atomic(image, sam3::encode_rgb_png(sam3::test::make_scene(false).image));
-    const auto r = run_command(kSam3 + " segment --models " + quote(models.string()) + " -i " + quote(image.string()) +
-                               " -p red --json");
+    const auto r = run_command(kSam3 + " segment --models " + quote(models.string()) + " -i " + quote(image.string()) + " -p red --json");
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return r.out;
   }
@@ -296,9 +293,11 @@ TEST_F(RegistryLayouts, AZipEntryIsDownloadedVerifiedUnpackedAndRemoved) {
 // recognised as this entry.
 TEST_F(RegistryLayouts, TheInteractiveModelKeepsTheHubsOnnxFolder) {
   const auto tracker = sam3::test::test_models_dir() / "tracker";
-  const std::vector<std::string> files = {"onnx/vision_encoder.onnx", "onnx/vision_encoder.onnx_data",
+  const std::vector<std::string> files = {"onnx/vision_encoder.onnx",
+                                          "onnx/vision_encoder.onnx_data",
                                           "onnx/prompt_encoder_mask_decoder.onnx",
-                                          "onnx/prompt_encoder_mask_decoder.onnx_data", "config.json",
+                                          "onnx/prompt_encoder_mask_decoder.onnx_data",
+                                          "config.json",
                                           "preprocessor_config.json"};
   for (const auto& f : files) hub_.add("onnx-community/sam3-tracker-ONNX", f, read_file(tracker / f));
   const auto pull = run_command(env() + kSam3 + " models pull onnx-community/sam3-tracker-ONNX");
@@ -309,8 +308,8 @@ TEST_F(RegistryLayouts, TheInteractiveModelKeepsTheHubsOnnxFolder) {
   EXPECT_EQ(verify.exit_code, 0) << verify.err;
   const auto image = root_ / "scene.png";
   sam3::write_file_atomic(image, sam3::encode_rgb_png(sam3::test::make_click_scene().image));
-  const auto click = run_command(env() + kSam3 + " segment --models " + quote(dir.string()) + " -i " + quote(image.string()) +
-                                 " --point 160,160 --json");
+  const auto click =
+      run_command(env() + kSam3 + " segment --models " + quote(dir.string()) + " -i " + quote(image.string()) + " --point 160,160 --json");
   ASSERT_EQ(click.exit_code, 0) << click.err;
   EXPECT_NE(click.out.find("\"layout\":\"sam3-tracker\""), std::string::npos) << click.out.substr(0, 300);
 
@@ -366,9 +365,7 @@ class HostileModelFolder : public ::testing::Test {
     sam3::write_file_atomic(image_, sam3::encode_rgb_png(sam3::test::make_scene(false).image));
   }
   void TearDown() override { fs::remove_all(root_); }
-  sam3::test::CommandResult sam3(const std::string& args) const {
-    return run_command("timeout 60 " + kSam3 + " " + args + " </dev/null");
-  }
+  sam3::test::CommandResult sam3(const std::string& args) const { return run_command("timeout 60 " + kSam3 + " " + args + " </dev/null"); }
   void expect_refused(const std::string& words) const {
     for (const std::string& args : {"models inspect " + quote(folder_.string()),
                                     "segment --models " + quote(folder_.string()) + " -i " + quote(image_.string()) + " -p red"}) {
@@ -406,8 +403,8 @@ TEST_F(HostileModelFolder, ALinkThatLoopsIsNamed) {
 TEST_F(HostileModelFolder, ImportNamesAFifoInsteadOfAModelFile) {
   fs::remove(folder_ / "decoder.onnx");
   ASSERT_EQ(mkfifo((folder_ / "decoder.onnx").c_str(), 0600), 0);
-  const auto r = run_command("timeout 60 env SAM3_CACHE_DIR=" + quote((root_ / "cache").string()) + " " + kSam3 +
-                             " models import " + quote(folder_.string()));
+  const auto r = run_command("timeout 60 env SAM3_CACHE_DIR=" + quote((root_ / "cache").string()) + " " + kSam3 + " models import " +
+                             quote(folder_.string()));
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.exit_code, 124) << "it hung";
   EXPECT_NE(r.err.find("decoder.onnx is not a regular file"), std::string::npos) << r.err;

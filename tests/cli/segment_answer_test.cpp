@@ -27,8 +27,10 @@ json comparable(json answer, const char* name_key) {
     image.erase(name_key);
   }
   for (auto& [key, value] : answer["timings_ms"].items()) {
-    if (value.is_number()) value = 0.0;
-    else if (key == "image_cached") value = false;
+    if (value.is_number())
+      value = 0.0;
+    else if (key == "image_cached")
+      value = false;
   }
   return answer;
 }
@@ -54,8 +56,8 @@ class SegmentAnswer : public ::testing::Test {
 
   json cli_answer(const std::string& options) {
     const auto r = sam3::test::run_command(std::string(SAM3_CLI_PATH) + " segment --threads 1 --models " +
-                                           quote((sam3::test::test_models_dir() / "usls").string()) + " --image " +
-                                           quote(image_.string()) + " --prompt red --prompt blue --json " + options);
+                                           quote((sam3::test::test_models_dir() / "usls").string()) + " --image " + quote(image_.string()) +
+                                           " --prompt red --prompt blue --json " + options);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return json::parse(r.out);
   }

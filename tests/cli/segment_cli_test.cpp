@@ -73,8 +73,8 @@ TEST_F(SegmentCli, JsonOnStdoutFollowsTheSchemaAndRleDecodesToTheMask) {
 
 TEST_F(SegmentCli, OutWritesMasksOverlayAndResultPerImageAndPrompt) {
   const auto out = dir_ / "out";
-  const auto r = run_command(segment("-i " + quote(image_.string()) + " -p red -p 'yellow school bus' --out " + quote(out.string()),
-                                     "samexporter"));
+  const auto r =
+      run_command(segment("-i " + quote(image_.string()) + " -p red -p 'yellow school bus' --out " + quote(out.string()), "samexporter"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(fs::exists(out / "result.json"));
   EXPECT_TRUE(fs::exists(out / "scene" / "red" / "instance_000.png"));
@@ -196,7 +196,6 @@ TEST(Cli, TokenizeTextsAndJsonLines) {
   EXPECT_NE(invalid.err.find("UTF-8"), std::string::npos) << invalid.err;
 }
 
-
 // Every file under `root` except the lock (whose note names the last pid), path -> contents.
 std::map<std::string, std::string> snapshot(const fs::path& root) {
   std::map<std::string, std::string> files;
@@ -231,8 +230,7 @@ TEST_F(SegmentCli, OddImageNamesNeverEscapeOrReplaceTheOutputFolder) {
 TEST_F(SegmentCli, AFolderOfTheImagesNameThatSam3DidNotWriteIsRefusedAndKept) {
   const auto work = dir_ / "work";
   sam3::write_file_atomic(work / "scene" / "holiday.jpg", "the user's photo");
-  const auto r = run_command("cd " + quote(work.string()) + " && " +
-                             segment("-i " + quote(image_.string()) + " -p red --out ."));
+  const auto r = run_command("cd " + quote(work.string()) + " && " + segment("-i " + quote(image_.string()) + " -p red --out ."));
   EXPECT_EQ(r.exit_code, 6) << r.err;
   EXPECT_NE(r.err.find("not written by sam3"), std::string::npos) << r.err;
   EXPECT_EQ(sam3::test::read_file(work / "scene" / "holiday.jpg"), "the user's photo");
@@ -245,9 +243,9 @@ TEST_F(SegmentCli, ASecondRunThatCannotWriteLeavesTheFirstRunsOutputsExactly) {
   ASSERT_EQ(first.exit_code, 0) << first.err;
   const auto before = snapshot(out);
   // A file size limit makes every write past 2 KiB fail (the run-level result.json is larger), as a full disk does.
-  const auto second = run_command("bash -c " + quote("trap '' XFSZ; ulimit -f 2; exec " +
-                                                     segment("-i " + quote(image_.string()) + " -p red -p blue --out " +
-                                                             quote(out.string()))));
+  const auto second =
+      run_command("bash -c " + quote("trap '' XFSZ; ulimit -f 2; exec " +
+                                     segment("-i " + quote(image_.string()) + " -p red -p blue --out " + quote(out.string()))));
   EXPECT_EQ(second.exit_code, 6) << second.err;
   EXPECT_TRUE(snapshot(out) == before) << "a failed run changed or mixed the previous results";
   const auto third = run_command(segment("-i " + quote(image_.string()) + " -p blue --out " + quote(out.string())));
@@ -264,9 +262,8 @@ TEST_F(SegmentCli, AnyCommandLineLengthAndThreadCountWork) {
   std::string paths;  // 3000 paths (one file: label takes it once)
   for (int i = 0; i < 3000; ++i) paths += " " + quote(image_.string());
   // From a script: one argument of sh -c may not exceed 128 KB, the command line as a whole may.
-  std::ofstream(dir_ / "long.sh") << kSam3 << " label" << paths << " --models "
-                                  << quote((sam3::test::test_models_dir() / "usls").string()) << " -p red --out "
-                                  << quote((dir_ / "labels").string()) << "\n";
+  std::ofstream(dir_ / "long.sh") << kSam3 << " label" << paths << " --models " << quote((sam3::test::test_models_dir() / "usls").string())
+                                  << " -p red --out " << quote((dir_ / "labels").string()) << "\n";
   r = run_command("sh " + quote((dir_ / "long.sh").string()));
   EXPECT_EQ(r.exit_code, 0) << r.err.substr(0, 500);
   EXPECT_NE(r.out.find("1 image: 1 labeled"), std::string::npos) << r.out;
@@ -280,8 +277,8 @@ TEST_F(SegmentCli, AnyCommandLineLengthAndThreadCountWork) {
 TEST_F(SegmentCli, PrecisionFastFindsTheExactMasksAndSaysWhatRunsIt) {
   const std::string args = "-i " + quote(image_.string()) + " -p red -p blue --json";
   const auto exact = run_command(segment(args));
-  const auto fast = run_command(kSam3 + " -v segment --models " + quote((sam3::test::test_models_dir() / "usls").string()) +
-                                " " + args + " --precision fast");
+  const auto fast = run_command(kSam3 + " -v segment --models " + quote((sam3::test::test_models_dir() / "usls").string()) + " " + args +
+                                " --precision fast");
   ASSERT_EQ(exact.exit_code, 0) << exact.err;
   ASSERT_EQ(fast.exit_code, 0) << fast.err;
   EXPECT_NE(fast.err.find("bf16 kernels (precision fast): "), std::string::npos) << fast.err;

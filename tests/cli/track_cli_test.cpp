@@ -66,8 +66,7 @@ class TrackCli : public ::testing::Test {
   // The reference run, made by the first test that needs it (ctest runs each test in a process of its own).
   static const sam3::test::CommandResult& full_run() {
     if (!full_) {
-      full_ = new sam3::test::CommandResult(
-          run_command(track_command(video(), full(), "--prompt car" + kShortHotstart + kAllFormats)));
+      full_ = new sam3::test::CommandResult(run_command(track_command(video(), full(), "--prompt car" + kShortHotstart + kAllFormats)));
     }
     return *full_;
   }
@@ -192,10 +191,10 @@ TEST_F(TrackCli, AKilledRunResumedKeepsTheIdsAndMasksOfAnUninterruptedOne) {
   const fs::path out = dir_ / "out";
   const auto args = "--prompt car" + kShortHotstart + kAllFormats + " --checkpoint-every 2";
   {
-    sam3::test::ServerProcess run({SAM3_CLI_PATH, "track", video().string(), "--models", kModels, "--out", out.string(),
-                                   "--prompt", "car", "--hotstart-delay", "5", "--hotstart-unmatched", "2",
-                                   "--hotstart-duplicate", "2", "--format", "json,davis,mots,overlay", "--checkpoint-every", "2"},
-                                  false);
+    sam3::test::ServerProcess run(
+        {SAM3_CLI_PATH, "track", video().string(), "--models", kModels, "--out", out.string(), "--prompt", "car", "--hotstart-delay", "5",
+         "--hotstart-unmatched", "2", "--hotstart-duplicate", "2", "--format", "json,davis,mots,overlay", "--checkpoint-every", "2"},
+        false);
     // Killed (no chance to clean up) once 18 frames are durable: the resume re-runs frames 2..17.
     const auto progress = out / "sam3-video.partial" / "progress.json";
     bool enough = false;
@@ -286,9 +285,9 @@ TEST_F(TrackCli, AFolderOfFramesInNaturalOrder) {
 TEST_F(TrackCli, AClickedObjectOnItsFrameWithAStride) {
   const auto green = sam3::test::scene()[1];
   const auto at = *sam3::test::where(green, 10);
-  const auto r = run_command(track_command(video(), dir_ / "out",
-                                           "--every 2 --point " + std::to_string((at[0] + at[2]) / 2) + "," +
-                                               std::to_string((at[1] + at[3]) / 2) + "@10" + kShortHotstart));
+  const auto r = run_command(track_command(
+      video(), dir_ / "out",
+      "--every 2 --point " + std::to_string((at[0] + at[2]) / 2) + "," + std::to_string((at[1] + at[3]) / 2) + "@10" + kShortHotstart));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto tracks = read_json(dir_ / "out" / "tracks.json");
   EXPECT_EQ(tracks["labels"], nlohmann::json::array({"object1"}));

@@ -24,8 +24,8 @@ const std::string kModels = (fs::path(SAM3_TEST_MODELS_DIR) / "sam3.1-video").st
 const std::string kShort = " --hotstart-delay 2 --hotstart-unmatched 1 --hotstart-duplicate 1 --checkpoint-every 2 --threads 1";
 
 std::string track(const fs::path& video, const fs::path& out, const std::string& args) {
-  return std::string(SAM3_CLI_PATH) + " track " + quote(video.string()) + " --models " + quote(kModels) + " --out " +
-         quote(out.string()) + " " + args;
+  return std::string(SAM3_CLI_PATH) + " track " + quote(video.string()) + " --models " + quote(kModels) + " --out " + quote(out.string()) +
+         " " + args;
 }
 
 std::string label_videos(const fs::path& videos, const fs::path& out, const std::string& args) {
@@ -106,8 +106,8 @@ TEST(TrackRerunCli, UsageErrorsExit2) {
   const auto dir = sam3::test::fresh_test_dir("sam3_track_rerun");
   write_video(dir / "videos" / "a.mp4", 2);
   const auto out = dir / "out";
-  for (const std::string args : {"--prompt car --shard 3/2", "--prompt car --format bogus", "--point 1,2", "--box 1,2,3@0",
-                                 "--prompt car --fps nan"}) {
+  for (const std::string args :
+       {"--prompt car --shard 3/2", "--prompt car --format bogus", "--point 1,2", "--box 1,2,3@0", "--prompt car --fps nan"}) {
     const auto r = run_command(track(dir / "videos", out, args));
     EXPECT_EQ(r.exit_code, 2) << args << ": " << r.err;
   }
@@ -134,8 +134,8 @@ TEST(TrackRerunCli, AClickPastAFoldersEndIsRefusedBeforeTracking) {
 TEST(TrackRerunCli, AGifDeclaringHugeFramesIsRefusedUpFrontByName) {
   const auto dir = sam3::test::fresh_test_dir("sam3_track_rerun");
   // GIF89a, a 15000x15000 logical screen, two colours, one 1x1 image of colour 0 (LZW: clear, 0, end).
-  const unsigned char gif[] = {'G', 'I', 'F', '8', '9', 'a', 0x98, 0x3a, 0x98, 0x3a, 0x80, 0, 0, 0, 0, 0, 255, 255, 255,
-                               0x2c, 0, 0, 0, 0, 1, 0, 1, 0, 0, 2, 2, 0x44, 0x01, 0, 0x3b};
+  const unsigned char gif[] = {'G', 'I',  'F', '8', '9', 'a', 0x98, 0x3a, 0x98, 0x3a, 0x80, 0, 0, 0,    0,    0, 255, 255,
+                               255, 0x2c, 0,   0,   0,   0,   1,    0,    1,    0,    0,    2, 2, 0x44, 0x01, 0, 0x3b};
   sam3::write_file_atomic(dir / "huge.gif", std::string(reinterpret_cast<const char*>(gif), sizeof gif));
   const auto r = run_command("ulimit -v 4000000; " + track(dir / "huge.gif", dir / "out", "--prompt car --format json"));
   EXPECT_EQ(r.exit_code, 3) << r.err;

@@ -111,12 +111,15 @@ TEST(Codecs, BmpPalettesBitFieldsTopDownAndRle) {
 TEST(Codecs, DamagedOrExoticBmpIsAClearError) {
   auto truncated = bmp(40, 40, 24, 0, {}, {}, std::vector<std::uint8_t>(100, 7));
   EXPECT_EQ(code_of([&] { sam3::core::decode_bmp(truncated, "t.bmp", 1 << 20); }), sam3::ErrorCode::kImageCorrupt);
-  EXPECT_EQ(code_of([] { sam3::core::decode_bmp(bmp(4, 4, 2, 0, {0, 0, 0, 0}, {}, std::vector<std::uint8_t>(16)), "2.bmp", 1 << 20); }),
+  EXPECT_EQ(code_of([] {
+              sam3::core::decode_bmp(bmp(4, 4, 2, 0, {0, 0, 0, 0}, {}, std::vector<std::uint8_t>(16)), "2.bmp", 1 << 20);
+            }),
             sam3::ErrorCode::kImageUnsupported);
-  EXPECT_EQ(code_of([] { sam3::core::decode_bmp(bmp(4, 4, 8, 1, {0}, {}, {5, 0}), "cut.bmp", 1 << 20); }),
+  EXPECT_EQ(code_of([] {
+              sam3::core::decode_bmp(bmp(4, 4, 8, 1, {0}, {}, {5, 0}), "cut.bmp", 1 << 20);
+            }),
             sam3::ErrorCode::kImageCorrupt);  // RLE data ends before the image
-  EXPECT_EQ(code_of([] { sam3::core::decode_bmp(bmp(5000, 5000, 24, 0, {}, {}, {}), "big.bmp", 1000); }),
-            sam3::ErrorCode::kImageTooLarge);
+  EXPECT_EQ(code_of([] { sam3::core::decode_bmp(bmp(5000, 5000, 24, 0, {}, {}, {}), "big.bmp", 1000); }), sam3::ErrorCode::kImageTooLarge);
 }
 
 TEST(Codecs, TiffEightAndSixteenBitsDecodeAsOpenCvDoes) {

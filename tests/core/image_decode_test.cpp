@@ -55,8 +55,7 @@ TEST(ImageDecode, EveryExifOrientationIsApplied) {
   const std::string jpeg = sam3::encode_rgb_jpeg(im, 95);
   const int expected[9][2] = {{}, {10, 5}, {30, 5}, {30, 15}, {10, 15}, {5, 10}, {15, 10}, {15, 30}, {5, 30}};
   for (int o = 1; o <= 8; ++o) {
-    const std::string tiff = std::string("MM\0*\0\0\0\x08\0\x01\x01\x12\0\x03\0\0\0\x01\0", 19) + char(o) +
-                             std::string("\0\0\0\0\0\0", 6);
+    const std::string tiff = std::string("MM\0*\0\0\0\x08\0\x01\x01\x12\0\x03\0\0\0\x01\0", 19) + char(o) + std::string("\0\0\0\0\0\0", 6);
     const std::string payload = std::string("Exif\0\0", 6) + tiff;
     const std::string app1 = std::string("\xFF\xE1") + char((payload.size() + 2) >> 8) + char((payload.size() + 2) & 0xFF) + payload;
     const auto out = sam3::decode_image(bytes_of(jpeg.substr(0, 2) + app1 + jpeg.substr(2)), "o.jpg");
@@ -84,13 +83,10 @@ TEST(ImageDecode, DamagedDataIsAnErrorWithTheCodecsReason) {
 
 TEST(ImageDecode, BadInputsAreTypedErrors) {
   EXPECT_EQ(code_of([] { sam3::decode_image({}, "empty.png"); }), sam3::ErrorCode::kImageUnreadable);
-  EXPECT_EQ(code_of([] { sam3::decode_image(bytes_of("hello world, not an image"), "a.txt"); }),
-            sam3::ErrorCode::kImageUnsupported);
-  EXPECT_EQ(code_of([] { sam3::decode_image(bytes_of("GIF89a\x01\0\x01\0"), "a.gif"); }),
-            sam3::ErrorCode::kImageUnsupported);
+  EXPECT_EQ(code_of([] { sam3::decode_image(bytes_of("hello world, not an image"), "a.txt"); }), sam3::ErrorCode::kImageUnsupported);
+  EXPECT_EQ(code_of([] { sam3::decode_image(bytes_of("GIF89a\x01\0\x01\0"), "a.gif"); }), sam3::ErrorCode::kImageUnsupported);
   const std::string png = sam3::encode_rgb_png(left_half_red(64, 64));
-  EXPECT_EQ(code_of([&] { sam3::decode_image(bytes_of(png.substr(0, 60)), "cut.png"); }),
-            sam3::ErrorCode::kImageCorrupt);
+  EXPECT_EQ(code_of([&] { sam3::decode_image(bytes_of(png.substr(0, 60)), "cut.png"); }), sam3::ErrorCode::kImageCorrupt);
   EXPECT_EQ(code_of([] { sam3::load_image("/nonexistent/photo.jpg"); }), sam3::ErrorCode::kImageUnreadable);
   EXPECT_EQ(code_of([] { sam3::load_image(fs::temp_directory_path()); }), sam3::ErrorCode::kImageUnreadable);
 }
@@ -169,7 +165,8 @@ TEST(ImageDecode, AJpegWhoseSizeOnlyTheCodecFindsIsCheckedBeforeAllocating) {
 TEST(ImageDecode, WebpDecodesWithLibwebpAndBadWebpNeverReachesOtherReaders) {
   const sam3::Image im = left_half_red(32, 16);
   cv::Mat bgr(16, 32, CV_8UC3);
-  for (int i = 0; i < 32 * 16; ++i) bgr.data[i * 3] = im.rgb[i * 3 + 2], bgr.data[i * 3 + 1] = im.rgb[i * 3 + 1], bgr.data[i * 3 + 2] = im.rgb[i * 3];
+  for (int i = 0; i < 32 * 16; ++i)
+    bgr.data[i * 3] = im.rgb[i * 3 + 2], bgr.data[i * 3 + 1] = im.rgb[i * 3 + 1], bgr.data[i * 3 + 2] = im.rgb[i * 3];
   std::vector<std::uint8_t> webp;
   ASSERT_TRUE(cv::imencode(".webp", bgr, webp, {cv::IMWRITE_WEBP_QUALITY, 101}));  // lossless
   const auto back = sam3::decode_image(webp, "x.webp");
@@ -197,8 +194,8 @@ TEST(ImageDecode, ARepeatedTiffSizeTagDoesNotHideTheSize) {
 TEST(ImageDecode, TruncatedFilesAreCorruptNotSilentlyGrey) {
   const std::string jpeg = sam3::encode_rgb_jpeg(left_half_red(256, 256));
   const std::string png = sam3::encode_rgb_png(left_half_red(256, 256));
-  for (const auto& [name, cut] : {std::pair{"half.jpg", jpeg.substr(0, jpeg.size() / 2)},
-                                  std::pair{"half.png", png.substr(0, png.size() / 2)}}) {
+  for (const auto& [name, cut] :
+       {std::pair{"half.jpg", jpeg.substr(0, jpeg.size() / 2)}, std::pair{"half.png", png.substr(0, png.size() / 2)}}) {
     try {
       sam3::decode_image(bytes_of(cut), name);
       FAIL() << name << " decoded";
@@ -229,7 +226,7 @@ TEST(ImageDecode, GarbageAfterASignatureIsCorruptNotTooLarge) {
   const std::string junk(120, 'A');
   const std::vector<std::pair<const char*, std::string>> files = {
       {"junk.png", "\x89PNG\r\n\x1a\n" + junk},
-      {"junk.jpg", std::string("\xFF\xD8\xFF\xC0\xFF\xFF", 6) + junk},                  // a frame header of garbage
+      {"junk.jpg", std::string("\xFF\xD8\xFF\xC0\xFF\xFF", 6) + junk},                    // a frame header of garbage
       {"junk.webp", std::string("RIFF\x80\0\0\0WEBPVP8 ", 16) + junk},                    // no VP8 start code
       {"junk-lossless.webp", std::string("RIFF\x80\0\0\0WEBPVP8L", 16) + junk},           // no VP8L signature
       {"junk.bmp", std::string("BM\x20\0\0\0\0\0\0\0\x36\0\0\0\x28\0\0\0", 18) + junk}};  // no BMP depth
@@ -260,7 +257,7 @@ TEST(ImageDecode, AnOs2BitmapIsReadWithItsSixteenBitSize) {
   const auto put = [&](std::uint32_t v, int n) {
     for (int i = 0; i < n; ++i) bmp.push_back(static_cast<char>(v >> (8 * i)));
   };
-  put(26 + stride * h, 4), put(0, 4), put(26, 4);      // file size, reserved, pixel data offset
+  put(26 + stride * h, 4), put(0, 4), put(26, 4);           // file size, reserved, pixel data offset
   put(12, 4), put(w, 2), put(h, 2), put(1, 2), put(24, 2);  // core header: size, width, height, planes, bits
   bmp.append(static_cast<size_t>(stride) * h, '\x40');
   const auto im = sam3::decode_image(bytes_of(bmp), "os2.bmp");

@@ -18,9 +18,10 @@ TEST(ParallelFor, VisitsEveryIndexOnce) {
 }
 
 TEST(ParallelFor, RethrowsAFailureFromAnyChunk) {
-  EXPECT_THROW(sam3::core::parallel_for(100, [](size_t i) {
-                 if (i == 99) throw std::runtime_error("last item failed");
-               }),
+  EXPECT_THROW(sam3::core::parallel_for(100,
+                                        [](size_t i) {
+                                          if (i == 99) throw std::runtime_error("last item failed");
+                                        }),
                std::runtime_error);
 }
 

@@ -82,7 +82,8 @@ std::vector<std::uint8_t> tiff_row(int width, int bits, int samples, int photome
   };
   std::vector<Entry> entries = {{256, 4, 1, static_cast<std::uint32_t>(width)},
                                 {257, 4, 1, 1},
-                                {258, 3, static_cast<std::uint32_t>(samples), samples <= 2 ? static_cast<std::uint32_t>(bits | (samples == 2 ? bits << 16 : 0)) : bits_at},
+                                {258, 3, static_cast<std::uint32_t>(samples),
+                                 samples <= 2 ? static_cast<std::uint32_t>(bits | (samples == 2 ? bits << 16 : 0)) : bits_at},
                                 {259, 3, 1, 1},
                                 {262, 3, 1, static_cast<std::uint32_t>(photometric)},
                                 {273, 4, 1, data_at},

@@ -36,8 +36,8 @@ TEST(AnswerDocument, HoldsTheModelTheImagesAndTheTimingsInOrder) {
   EXPECT_EQ(keys(j["images"][1]), (std::vector<std::string>{"image_id", "width", "height", "prompts"}));
   EXPECT_EQ(j["images"][1]["prompts"].size(), 2u);
   EXPECT_EQ(j["images"][1]["prompts"][1]["text"], "dog");
-  EXPECT_EQ(keys(j["timings_ms"]), (std::vector<std::string>{"load", "preprocess", "encode_image", "encode_text", "decode",
-                                                             "postprocess", "image_cached"}));
+  EXPECT_EQ(keys(j["timings_ms"]),
+            (std::vector<std::string>{"load", "preprocess", "encode_image", "encode_text", "decode", "postprocess", "image_cached"}));
   EXPECT_EQ(j["timings_ms"]["load"], 1.5);
   EXPECT_EQ(j["timings_ms"]["image_cached"], true);
 }

@@ -7,9 +7,8 @@
 namespace {
 
 TEST(Base64, Rfc4648VectorsBothWays) {
-  const std::pair<const char*, const char*> vectors[] = {{"", ""},         {"f", "Zg=="},         {"fo", "Zm8="},
-                                                         {"foo", "Zm9v"},  {"foob", "Zm9vYg=="},  {"fooba", "Zm9vYmE="},
-                                                         {"foobar", "Zm9vYmFy"}};
+  const std::pair<const char*, const char*> vectors[] = {
+      {"", ""}, {"f", "Zg=="}, {"fo", "Zm8="}, {"foo", "Zm9v"}, {"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"}};
   for (const auto& [plain, encoded] : vectors) {
     EXPECT_EQ(sam3::base64_encode(plain), encoded) << plain;
     EXPECT_EQ(sam3::base64_decode(encoded), plain) << encoded;

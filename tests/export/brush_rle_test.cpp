@@ -30,8 +30,10 @@ std::vector<std::uint8_t> decode(const std::vector<std::uint8_t>& rle) {
     const bool repeat = in.read(1);
     const int field = fields[in.read(2)];
     const std::uint32_t count = in.read(field) + 1;
-    if (repeat) out.insert(out.end(), count, static_cast<std::uint8_t>(in.read(word)));
-    else for (std::uint32_t i = 0; i < count; ++i) out.push_back(static_cast<std::uint8_t>(in.read(word)));
+    if (repeat)
+      out.insert(out.end(), count, static_cast<std::uint8_t>(in.read(word)));
+    else
+      for (std::uint32_t i = 0; i < count; ++i) out.push_back(static_cast<std::uint8_t>(in.read(word)));
   }
   EXPECT_LE(rle.size() * 8 - in.pos, 7u) << "only padding after the last chunk";
   return out;

@@ -38,7 +38,12 @@ TEST(CocoRle, CountsPastWhatALongLongHoldsAreMalformed) {
   // Thirteen continued groups shifted a long long by 65 bits (undefined; UBSan in the fuzzer), and
   // a delta could overflow it; both are malformed strings, whatever the mask's size.
   EXPECT_THROW(sam3::rle_decode(std::string(13, 'P') + "0", 4, 4), sam3::Error);
-  EXPECT_THROW(sam3::rle_decode("0" "1" "OOOOOOOOOOO?" "OOOOOOOOOOO?", 4, 4), sam3::Error);
+  EXPECT_THROW(sam3::rle_decode("0"
+                                "1"
+                                "OOOOOOOOOOO?"
+                                "OOOOOOOOOOO?",
+                                4, 4),
+               sam3::Error);
   // Eleven groups (55 bits) are still read: a count that large is refused as too many pixels.
   EXPECT_THROW(sam3::rle_decode(std::string(10, 'P') + "0", 4, 4), sam3::Error);
 }

@@ -13,8 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, size_t size) {
   options.max_pixels = 4'000'000;  // keeps each run fast; the header check is what is tested
   try {
     const auto image = sam3::decode_image(std::span(data, size), "fuzz", options);
-    if (image.width <= 0 || image.height <= 0 ||
-        image.rgb.size() != static_cast<size_t>(image.width) * image.height * 3 ||
+    if (image.width <= 0 || image.height <= 0 || image.rgb.size() != static_cast<size_t>(image.width) * image.height * 3 ||
         std::int64_t{image.width} * image.height > options.max_pixels) {
       std::abort();
     }
@@ -23,8 +22,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, size_t size) {
       case sam3::ErrorCode::kImageUnreadable:
       case sam3::ErrorCode::kImageUnsupported:
       case sam3::ErrorCode::kImageCorrupt:
-      case sam3::ErrorCode::kImageTooLarge: break;
-      default: std::abort();
+      case sam3::ErrorCode::kImageTooLarge:
+        break;
+      default:
+        std::abort();
     }
   }
   return 0;

@@ -52,7 +52,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::filesystem::create_directories(argv[2]);
-  if (std::string(argv[1]) == "images") images(argv[2]);
-  else requests(argv[2]);
+  if (std::string(argv[1]) == "images")
+    images(argv[2]);
+  else
+    requests(argv[2]);
   return 0;
 }

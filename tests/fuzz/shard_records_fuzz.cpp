@@ -28,8 +28,8 @@ const fs::path& work_dir() { return sam3::fuzz::work_dir("sam3_records_fuzz_"); 
 
 void check(const sam3::label::LabeledInstance& inst, int width, int height, size_t categories) {
   const auto& m = inst.mask;
-  const bool inside = m.x0 >= 0 && m.y0 >= 0 && m.width >= 0 && m.height >= 0 && m.x0 + m.width <= width &&
-                      m.y0 + m.height <= height && m.full_width == width && m.full_height == height;
+  const bool inside = m.x0 >= 0 && m.y0 >= 0 && m.width >= 0 && m.height >= 0 && m.x0 + m.width <= width && m.y0 + m.height <= height &&
+                      m.full_width == width && m.full_height == height;
   if (!inside || m.data.size() != static_cast<size_t>(m.width) * static_cast<size_t>(m.height) || inst.category < 0 ||
       static_cast<size_t>(inst.category) >= categories) {
     std::abort();

@@ -8,8 +8,7 @@
 #include "sam3/tokenizer.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, size_t size) {
-  static const auto tokenizer =
-      sam3::ClipTokenizer::from_file(std::string(SAM3_DATA_DIR) + "/clip/bpe_simple_vocab_16e6.txt.gz");
+  static const auto tokenizer = sam3::ClipTokenizer::from_file(std::string(SAM3_DATA_DIR) + "/clip/bpe_simple_vocab_16e6.txt.gz");
   try {
     const auto t = tokenizer.encode(std::string_view(reinterpret_cast<const char*>(data), size));
     if (t.ids[0] != sam3::kStartOfText || t.length < 2 || t.length > sam3::kContextLength ||

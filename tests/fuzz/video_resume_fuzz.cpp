@@ -69,7 +69,6 @@ const fs::path& template_run() {
   return dir;
 }
 
-
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, size_t size) {
@@ -78,8 +77,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, size_t size) {
   std::error_code ec;
   fs::remove_all(out, ec);
   fs::copy(template_run(), out, fs::copy_options::recursive);
-  const fs::path partial = out / "sam3-video.partial", progress = partial / "progress.json",
-                 record = partial / "json" / "frames.jsonl";
+  const fs::path partial = out / "sam3-video.partial", progress = partial / "progress.json", record = partial / "json" / "frames.jsonl";
   const std::string bytes(reinterpret_cast<const char*>(data + 1), size - 1);
   switch (data[0] % 3) {
     case 0: {
@@ -90,7 +88,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, size_t size) {
       write(progress, saved.dump());
       break;
     }
-    case 1: write(progress, bytes); break;
+    case 1:
+      write(progress, bytes);
+      break;
     default: {
       std::string lines = read(record);
       const size_t last = lines.rfind('\n', lines.size() - 2);

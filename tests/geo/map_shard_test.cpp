@@ -15,9 +15,17 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 json shard() {
-  return {{"sam3_map_shard", 2}, {"raster", "/x/map.tif"}, {"size", {64, 48}}, {"shard", 0}, {"shards", 2},
-          {"settings", "s"}, {"categories", {"car", "tree"}}, {"grid", {64, 48, 32, 4}}, {"tiles_skipped", 0},
-          {"area_km2", 0.5}, {"extra", json::object()},
+  return {{"sam3_map_shard", 2},
+          {"raster", "/x/map.tif"},
+          {"size", {64, 48}},
+          {"shard", 0},
+          {"shards", 2},
+          {"settings", "s"},
+          {"categories", {"car", "tree"}},
+          {"grid", {64, 48, 32, 4}},
+          {"tiles_skipped", 0},
+          {"area_km2", 0.5},
+          {"extra", json::object()},
           {"instances", {{{"category", 1}, {"score", 0.5}, {"box", {0, 0, 2, 2}}, {"crop", {0, 0, 2, 2}}, {"counts", "04"}, {"tile", 1}}}}};
 }
 
@@ -67,13 +75,17 @@ TEST(MapTileStore, ADamagedTileIsDoneAgain) {
   const auto dir = sam3::test::fresh_test_dir("sam3_map_tiles");
   const sam3::geo::MapTileStore store(dir, "settings");
   sam3::geo::TileRecord record;
-  std::ofstream(dir / "tile-0.json") << json{{"settings", "settings"}, {"nodata", false}, {"area_km2", 0.1},
-                                              {"instances", {{{"category", 7}, {"score", 0.5}, {"box", {0, 0, 2, 2}},
-                                                              {"crop", {0, 0, 2, 2}}, {"counts", "04"}}}}}.dump();
+  std::ofstream(dir / "tile-0.json")
+      << json{{"settings", "settings"},
+              {"nodata", false},
+              {"area_km2", 0.1},
+              {"instances", {{{"category", 7}, {"score", 0.5}, {"box", {0, 0, 2, 2}}, {"crop", {0, 0, 2, 2}}, {"counts", "04"}}}}}
+             .dump();
   EXPECT_FALSE(store.load(0, 64, 48, 2, &record)) << "category 7 of 2 was taken";
   // Found by shard_records_fuzz: a "settings" of another type threw out of load() (the run died).
   for (const json& settings : {json(0.1), json::array({"settings"}), json(nullptr)}) {
-    std::ofstream(dir / "tile-1.json") << json{{"settings", settings}, {"nodata", true}, {"area_km2", 0}, {"instances", json::array()}}.dump();
+    std::ofstream(dir / "tile-1.json")
+        << json{{"settings", settings}, {"nodata", true}, {"area_km2", 0}, {"instances", json::array()}}.dump();
     EXPECT_FALSE(store.load(1, 64, 48, 2, &record)) << "settings " << settings.dump();
   }
   std::ofstream(dir / "tile-2.json") << "[1, 2]";

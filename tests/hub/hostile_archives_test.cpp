@@ -69,8 +69,9 @@ class HostileArchiveTest : public ::testing::Test {
   sam3::test::FakeHub hub_;
   fs::path root_;
   std::string onnx_, json_ = R"({"model": {"vocab": {}, "merges": []}})";
-  const sam3::RegistryEntry entry_{"test-model", "acme/sam3-test", "main", sam3::Layout::kUsls,
-                                   {"vision-encoder.onnx", "decoder.onnx", "tokenizer.json"}, 3'000'000, "test"};
+  const sam3::RegistryEntry entry_{
+      "test-model", "acme/sam3-test", "main", sam3::Layout::kUsls, {"vision-encoder.onnx", "decoder.onnx", "tokenizer.json"}, 3'000'000,
+      "test"};
 };
 
 TEST_F(HostileArchiveTest, AZipBombIsRefusedFromItsDeclaredSizeBeforeAnythingIsWritten) {

@@ -70,8 +70,9 @@ class ModelStoreTest : public ::testing::Test {
   }
 
   FakeHub hub_;
-  sam3::RegistryEntry entry_{"test-model", "acme/sam3-test", "main", sam3::Layout::kUsls,
-                             {"vision-encoder.onnx", "decoder.onnx", "tokenizer.json"}, 3'200'000, "test"};
+  sam3::RegistryEntry entry_{
+      "test-model", "acme/sam3-test", "main", sam3::Layout::kUsls, {"vision-encoder.onnx", "decoder.onnx", "tokenizer.json"}, 3'200'000,
+      "test"};
   fs::path cache_;
   std::string big_, small_, json_;
 };

@@ -51,11 +51,11 @@ TEST(InstanceRecord, ADamagedRecordIsRefusedBeforeAnyPixelIsTouched) {
       EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
     }
   };
-  refused("crop", json::array({18, 2, 4, 4}), "crop width");       // past the right edge: writers index out of the image
+  refused("crop", json::array({18, 2, 4, 4}), "crop width");  // past the right edge: writers index out of the image
   refused("crop", json::array({-1, 2, 4, 4}), "crop x");
   refused("crop", json::array({3, 2}), "\"crop\" is not");           // read past its end before
   refused("crop", json::array({4294967299ULL, 2, 4, 4}), "crop x");  // narrowed to 3 before
-  refused("category", 2, "category");                                  // only two categories
+  refused("category", 2, "category");                                // only two categories
   refused("category", -1, "category");
   refused("score", "high", "score");
   refused("box", json::array({0, 0, 1}), "box");
@@ -71,8 +71,9 @@ TEST(LabelRecords, ADamagedRecordOrListIsNamedNotAParserException) {
   std::ofstream(out / "config.json") << R"({"hash": 5})";
   EXPECT_EQ(sam3::test::code_of([&] { sam3::label::read_config(out); }), sam3::ErrorCode::kInvalidArgument);
   // A record of this configuration whose instance reaches outside its 8x8 image.
-  json record = {{"name", "a.png"}, {"path", "/x/a.png"}, {"width", 8}, {"height", 8}, {"config", "h"},
-                 {"instances", {json::parse(sam3::label::instance_record_json(square(6, 6, 4, 20, 10)).dump())}}};
+  json record = {{"name", "a.png"}, {"path", "/x/a.png"},
+                 {"width", 8},      {"height", 8},
+                 {"config", "h"},   {"instances", {json::parse(sam3::label::instance_record_json(square(6, 6, 4, 20, 10)).dump())}}};
   std::ofstream(out / "items" / (sam3::label::record_key("a.png") + ".json")) << record.dump();
   try {
     sam3::label::read_items(out, "h", {"a.png"}, 2);

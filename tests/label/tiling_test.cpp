@@ -51,11 +51,15 @@ std::vector<sam3::TileRect> listed_grid(int width, int height, int tile, int ove
 }
 
 TEST(Tiling, TheLazyGridAgreesWithTheListedOneTileForTile) {
-  for (const auto [w, h, tile, overlap] : std::vector<std::array<int, 4>>{
-           {1000, 300, 300, 60}, {1200, 800, 600, 100}, {700, 700, 100, 90}, {50, 40, 64, 8}, {1020, 777, 300, 0},
-           {1000, 1000, 100, 60}, {1, 1, 1, 0}, {199, 201, 7, 3}}) {
-    SCOPED_TRACE(std::to_string(w) + "x" + std::to_string(h) + " tile " + std::to_string(tile) + " overlap " +
-                 std::to_string(overlap));
+  for (const auto [w, h, tile, overlap] : std::vector<std::array<int, 4>>{{1000, 300, 300, 60},
+                                                                          {1200, 800, 600, 100},
+                                                                          {700, 700, 100, 90},
+                                                                          {50, 40, 64, 8},
+                                                                          {1020, 777, 300, 0},
+                                                                          {1000, 1000, 100, 60},
+                                                                          {1, 1, 1, 0},
+                                                                          {199, 201, 7, 3}}) {
+    SCOPED_TRACE(std::to_string(w) + "x" + std::to_string(h) + " tile " + std::to_string(tile) + " overlap " + std::to_string(overlap));
     const sam3::label::TileGrid grid(w, h, tile, overlap);
     const auto listed = listed_grid(w, h, tile, overlap);
     ASSERT_EQ(grid.size(), static_cast<std::int64_t>(listed.size()));

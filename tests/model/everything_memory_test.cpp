@@ -34,8 +34,10 @@ TEST(EverythingMemory, CandidatesAreNotHeldAsFullMasks) {
   const auto dense_peak = sam3::test::peak_of([&] { many = model->segment_everything(embedding, dense); });
   ASSERT_EQ(many.instances.size(), 3u) << "one mask per square";
   const double extra = static_cast<double>(dense_peak - sparse_peak) / static_cast<double>(mask_bytes);
-  std::printf("peak while segmenting everything: %.1f MB at 8 points per side, %.1f MB at 32 (%.2f full masks more; "
-              "a full mask is %.1f MB)\n", sparse_peak / 1048576.0, dense_peak / 1048576.0, extra, mask_bytes / 1048576.0);
+  std::printf(
+      "peak while segmenting everything: %.1f MB at 8 points per side, %.1f MB at 32 (%.2f full masks more; "
+      "a full mask is %.1f MB)\n",
+      sparse_peak / 1048576.0, dense_peak / 1048576.0, extra, mask_bytes / 1048576.0);
   // Held as full masks, the dense grid's candidates were dozens of masks more.
   EXPECT_LT(extra, 3.0) << "the dense grid's candidates cost " << extra << " full masks more than the sparse grid's";
   // What a result keeps: a copy of it costs its instances' bounds (three squares), where each

@@ -149,10 +149,10 @@ TEST_F(Interactive, MultimaskGivesAllThreeCandidatesBestFirst) {
 TEST_F(Interactive, SeveralObjectsAreDecodedTogetherInOrder) {
   const auto before = model_->model().stats().decodes;
   const std::vector<sam3::InteractivePrompt> objects = {
-      {{{160, 160}}, std::nullopt},          // points only
-      {{}, sam3::Box{380, 80, 540, 240}},     // a box alone
-      {{{350, 360}}, std::nullopt},           // points only: same run as the first
-      {{}, sam3::Box{90, 90, 230, 230}},      // a box alone: same run as the second
+      {{{160, 160}}, std::nullopt},        // points only
+      {{}, sam3::Box{380, 80, 540, 240}},  // a box alone
+      {{{350, 360}}, std::nullopt},        // points only: same run as the first
+      {{}, sam3::Box{90, 90, 230, 230}},   // a box alone: same run as the second
   };
   const auto r = model_->segment_objects(*embedding_, objects);
   ASSERT_EQ(r.size(), 4u);
@@ -191,7 +191,8 @@ TEST_F(Interactive, BadPointsAreRefusedWithTheirPlace) {
   msg = error_of([&] { seg({{}, sam3::Box{10, 10, 5, 50}}); });
   EXPECT_NE(msg.find("object 1's box"), std::string::npos) << msg;
   msg = error_of([&] {
-    model_->segment_objects(*embedding_, std::vector<sam3::InteractivePrompt>{{{{1, 1}}, std::nullopt}, {{{2, 2}, {3, 3, false}, {9999, 1}}, std::nullopt}});
+    model_->segment_objects(
+        *embedding_, std::vector<sam3::InteractivePrompt>{{{{1, 1}}, std::nullopt}, {{{2, 2}, {3, 3, false}, {9999, 1}}, std::nullopt}});
   });
   EXPECT_NE(msg.find("object 2, point 3"), std::string::npos) << msg;
   msg = error_of([&] { model_->segment_objects(*embedding_, std::vector<sam3::InteractivePrompt>(300, {{{1, 1}}, std::nullopt})); });
@@ -218,8 +219,7 @@ TEST_F(Interactive, EachFacadeRefusesTheOtherKindOfModelAndItsEmbeddings) {
   msg = mismatch_of([&] { sam3::InteractiveSegmenter{text_model}; });
   EXPECT_NE(msg.find("not clicks"), std::string::npos) << msg;
   EXPECT_NE(msg.find("ImageSegmenter"), std::string::npos) << msg;
-  EXPECT_NE(mismatch_of([&] { sam3::InteractiveSegmenter::load(sam3::test::test_models_dir() / "usls"); }).find("usls"),
-            std::string::npos);
+  EXPECT_NE(mismatch_of([&] { sam3::InteractiveSegmenter::load(sam3::test::test_models_dir() / "usls"); }).find("usls"), std::string::npos);
   const sam3::ImageSegmenter text(text_model);
   const auto text_embedding = text.encode(scene_->image);
   msg = error_of([&] { model_->segment(text_embedding, sam3::InteractivePrompt{{{1, 1}}, std::nullopt}); });
@@ -297,8 +297,7 @@ TEST(Everything, CropLayersFindSmallObjectsAndEachObjectOnce) {
   const std::string msg = error_of([&] { model->segment_everything(embedding, options); });
   EXPECT_NE(msg.find("segment_everything(image, embedding, options)"), std::string::npos) << msg;
   options.crop_layers = sam3::kMaxCropLayers + 1;
-  EXPECT_NE(error_of([&] { model->segment_everything(scene.image, embedding, options); }).find("crop_layers"),
-            std::string::npos);
+  EXPECT_NE(error_of([&] { model->segment_everything(scene.image, embedding, options); }).find("crop_layers"), std::string::npos);
 }
 
 TEST(Everything, OptionsAreChecked) {

@@ -11,9 +11,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path fresh_dir(const std::string& name) {
-  return sam3::test::fresh_test_dir("sam3_layout_" + name);
-}
+fs::path fresh_dir(const std::string& name) { return sam3::test::fresh_test_dir("sam3_layout_" + name); }
 
 std::string load_error(const fs::path& dir, sam3::ErrorCode expected) {
   try {
@@ -59,4 +57,3 @@ TEST(Layout, WrongFilesAreAMismatchThatSaysWhatWasExpected) {
 }
 
 }  // namespace
-

@@ -129,17 +129,13 @@ TEST_P(PipelineTest, BadPromptsAreClearErrors) {
 }
 
 INSTANTIATE_TEST_SUITE_P(BothLayouts, PipelineTest,
-                         ::testing::Values(Case{"usls", false}, Case{"usls", true}, Case{"samexporter", false},
-                                           Case{"samexporter", true}, Case{"samexporter-int32-frozen", false},
-                                           Case{"usls-336", true}, Case{"usls-504x896", false},
-                                           Case{"usls-504x896", true}, Case{"osam", false}, Case{"osam", true},
-                                           Case{"usls-fp16", false}, Case{"usls-fp16", true}, Case{"usls-q4f16", true},
-                                           Case{"usls-v1", false},
-                                           Case{"usls-v1", true}, Case{"geti", false}, Case{"geti", true},
-                                           Case{"sam3.1-ailia", false}, Case{"sam3.1-ailia", true},
+                         ::testing::Values(Case{"usls", false}, Case{"usls", true}, Case{"samexporter", false}, Case{"samexporter", true},
+                                           Case{"samexporter-int32-frozen", false}, Case{"usls-336", true}, Case{"usls-504x896", false},
+                                           Case{"usls-504x896", true}, Case{"osam", false}, Case{"osam", true}, Case{"usls-fp16", false},
+                                           Case{"usls-fp16", true}, Case{"usls-q4f16", true}, Case{"usls-v1", false}, Case{"usls-v1", true},
+                                           Case{"geti", false}, Case{"geti", true}, Case{"sam3.1-ailia", false}, Case{"sam3.1-ailia", true},
                                            Case{"efficientsam3", false}, Case{"efficientsam3", true},
-                                           Case{"samexporter-float-4slots", false},
-                                           Case{"samexporter-float-4slots", true}),
+                                           Case{"samexporter-float-4slots", false}, Case{"samexporter-float-4slots", true}),
                          case_name);
 
 TEST(ModelLoad, GetiInTheHubLayoutFindsItsTokenizerAboveOnnx) {

@@ -74,8 +74,8 @@ TEST(AttentionChunks, LeavesGraphsWithoutMultiHeadAttentionAlone) {
 }
 
 TEST(AttentionChunks, RejectsChunksWithoutQueriesAndBytesThatAreNotAModel) {
-  const std::string fused = sam3::optimize::fuse_attention(
-      sam3::test::read_file(sam3::test::test_models_dir() / "attention" / "scaled_4d.fuse1.onnx"), nullptr);
+  const std::string fused =
+      sam3::optimize::fuse_attention(sam3::test::read_file(sam3::test::test_models_dir() / "attention" / "scaled_4d.fuse1.onnx"), nullptr);
   EXPECT_THROW(sam3::optimize::chunk_attention_queries(fused, 0, nullptr), sam3::Error);
   EXPECT_THROW(sam3::optimize::chunk_attention_queries("not a model", 64, nullptr), sam3::Error);
 }

@@ -42,13 +42,12 @@ sam3::runtime::SessionConfig uncached() {
 }
 
 // Runs `session` on `inputs`, filling in random values for the ones not given yet.
-std::map<std::string, std::vector<float>> run(const sam3::runtime::Session& session,
-                                              std::map<std::string, std::vector<float>>& inputs) {
+std::map<std::string, std::vector<float>> run(const sam3::runtime::Session& session, std::map<std::string, std::vector<float>>& inputs) {
   return sam3::test::run_on_random_inputs(session, inputs, 11);
 }
 
-void expect_same(const std::map<std::string, std::vector<float>>& want,
-                 const std::map<std::string, std::vector<float>>& got, const std::string& what) {
+void expect_same(const std::map<std::string, std::vector<float>>& want, const std::map<std::string, std::vector<float>>& got,
+                 const std::string& what) {
   ASSERT_EQ(want.size(), got.size()) << what;
   for (const auto& [name, values] : want) {
     const auto& other = got.at(name);
@@ -116,9 +115,7 @@ TEST(AttentionFusion, ExternalWeightsAreFusedInMemoryAndReadFromTheirFolder) {
   expect_same(run(sam3::runtime::Session(dir / "projected.onnx", uncached()), inputs), run(fused, inputs), "external");
 }
 
-TEST(AttentionFusion, RejectsBytesThatAreNotAModel) {
-  EXPECT_THROW(sam3::optimize::fuse_attention("not a model", nullptr), sam3::Error);
-}
+TEST(AttentionFusion, RejectsBytesThatAreNotAModel) { EXPECT_THROW(sam3::optimize::fuse_attention("not a model", nullptr), sam3::Error); }
 
 // onnx_wire_fuzz found a Softmax read by a MatMul that has no output: reading that output
 // crashed every load of such a file.

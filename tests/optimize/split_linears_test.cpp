@@ -50,8 +50,9 @@ Values run(Ort::Session& session, Values& feeds) {
   for (size_t i = 0; i < outputs.size(); ++i) {
     auto info = outputs[i].GetTensorTypeAndShapeInfo();
     Value v{info.GetElementType(), info.GetShape(), {}};
-    const size_t element = v.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64 ? 8
-                           : v.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT || v.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32 ? 4 : 1;
+    const size_t element = v.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64                                                    ? 8
+                           : v.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT || v.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32 ? 4
+                                                                                                                            : 1;
     const size_t bytes = info.GetElementCount() * element;
     const auto* p = static_cast<const std::uint8_t*>(outputs[i].GetTensorRawData());
     v.bytes.assign(p, p + bytes);
@@ -92,7 +93,8 @@ Value linear(const json& l, const std::string& blobs, const Values& values) {
     for (std::int64_t c = 0; c < n; ++c) {
       const int zw = zp.empty() ? 0 : value(zp[zp.size() > 1 ? static_cast<size_t>(c) : 0]);
       std::int64_t sum = 0;
-      for (std::int64_t i = 0; i < k; ++i) sum += (x.bytes[static_cast<size_t>(r * k + i)] - za) * (value(w[static_cast<size_t>(i * n + c)]) - zw);
+      for (std::int64_t i = 0; i < k; ++i)
+        sum += (x.bytes[static_cast<size_t>(r * k + i)] - za) * (value(w[static_cast<size_t>(i * n + c)]) - zw);
       const float scale = sa * f(ws, ws.size() > 4 ? static_cast<size_t>(c) : 0);
       float v = static_cast<float>(sum) * scale;
       if (!bias.empty()) v = v + f(bias, static_cast<size_t>(c));
@@ -134,7 +136,8 @@ Values random_feeds(const json& header, std::mt19937& rng, float lo, float hi) {
 
 // The bundle's steps in order, as the tab runs them: segments on ONNX Runtime, and each kernel
 // step by `kernel` (which returns the step's output value and the name it goes under).
-Values run_steps(const Bundle& b, const Values& feeds, const std::function<std::pair<std::string, Value>(const json&, const Values&)>& kernel) {
+Values run_steps(const Bundle& b, const Values& feeds,
+                 const std::function<std::pair<std::string, Value>(const json&, const Values&)>& kernel) {
   Values values = feeds;
   for (const auto& step : b.header["steps"]) {
     if (step.contains("segment")) {
@@ -179,8 +182,10 @@ void expect_split_equals_whole(const std::string& file, int linears, int segment
         // uint8 weights: ONNX Runtime's u8 x u8 kernels are exact on every CPU, so the split's
         // products equal its fused ones bit for bit. int8 weights: its u8 x s8 kernel saturates
         // 16-bit sums on AVX2 (tests/support/int8_reference.h), so only close there.
-        if (exact) ASSERT_EQ(a, b) << file << " " << name << "[" << i / 4 << "] on [" << lo << ", " << hi << "]";
-        else ASSERT_LE(std::abs(a - b), 0.02 * std::max(1.0f, std::abs(a))) << file << " " << name << "[" << i / 4 << "]";
+        if (exact)
+          ASSERT_EQ(a, b) << file << " " << name << "[" << i / 4 << "] on [" << lo << ", " << hi << "]";
+        else
+          ASSERT_LE(std::abs(a - b), 0.02 * std::max(1.0f, std::abs(a))) << file << " " << name << "[" << i / 4 << "]";
       }
     }
   }
@@ -219,7 +224,8 @@ Value attention(const json& a, const Values& values) {
     std::memcpy(&x, t.bytes.data() + 4 * i, 4);
     return static_cast<double>(x);
   };
-  Value out{ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, {B, S, heads * dv}, std::vector<std::uint8_t>(static_cast<size_t>(B * S * heads * dv) * 4)};
+  Value out{
+      ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, {B, S, heads * dv}, std::vector<std::uint8_t>(static_cast<size_t>(B * S * heads * dv) * 4)};
   std::vector<double> p(static_cast<size_t>(L));
   for (std::int64_t b = 0; b < B; ++b) {
     for (std::int64_t i = 0; i < S; ++i) {
@@ -260,9 +266,10 @@ void expect_attention_split_equals_whole(const std::string& file, int steps) {
   Values feeds = random_feeds(split.header, rng, -4, 4);
   Values values;
   ASSERT_NO_THROW(values = run_steps(split, feeds, [](const json& step, const Values& v) {
-    if (!step.contains("attention")) throw std::runtime_error("a step that is neither a segment nor attention: " + step.dump());
-    return std::pair{step["attention"]["output"].get<std::string>(), attention(step["attention"], v)};
-  }));
+                    if (!step.contains("attention"))
+                      throw std::runtime_error("a step that is neither a segment nor attention: " + step.dump());
+                    return std::pair{step["attention"]["output"].get<std::string>(), attention(step["attention"], v)};
+                  }));
   for (const auto& [name, w] : run(whole, feeds)) {
     const Value& got = values.at(name);
     ASSERT_EQ(got.shape, w.shape) << file << " " << name;

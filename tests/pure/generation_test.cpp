@@ -23,34 +23,49 @@ constexpr int kF = 1, kU8 = 2, kI32 = 6, kI64 = 7, kB = 9;
 
 PartSpec usls_image() {
   PartSpec p{"vision-encoder.onnx", {{"images", kF, {1, 3, 1008, 1008}}}, {}};
-  for (const char* n : {"fpn_feat_0", "fpn_feat_1", "fpn_feat_2", "fpn_pos_2", "fpn_feat_3"}) p.outputs.push_back({n, kF, {1, 256, 72, 72}});
+  for (const char* n : {"fpn_feat_0", "fpn_feat_1", "fpn_feat_2", "fpn_pos_2", "fpn_feat_3"})
+    p.outputs.push_back({n, kF, {1, 256, 72, 72}});
   return p;
 }
 PartSpec usls_text() {
-  return {"text-encoder.onnx", {{"input_ids", kI64, {1, 32}}, {"attention_mask", kI64, {1, 32}}},
+  return {"text-encoder.onnx",
+          {{"input_ids", kI64, {1, 32}}, {"attention_mask", kI64, {1, 32}}},
           {{"text_features", kF, {1, 32, 256}}, {"text_mask", kB, {1, 32}}}};
 }
 PartSpec usls_decoder() {
-  PartSpec p{"decoder.onnx", {{"input_boxes", kF, {1, -1, 4}}, {"input_boxes_labels", kI64, {1, -1}},
-                               {"text_features", kF, {1, 32, 256}}, {"text_mask", kB, {1, 32}}},
-             {{"pred_masks", kF, {1, 200, 288, 288}}, {"pred_boxes", kF, {1, 200, 4}}, {"pred_logits", kF, {1, 200}},
+  PartSpec p{"decoder.onnx",
+             {{"input_boxes", kF, {1, -1, 4}},
+              {"input_boxes_labels", kI64, {1, -1}},
+              {"text_features", kF, {1, 32, 256}},
+              {"text_mask", kB, {1, 32}}},
+             {{"pred_masks", kF, {1, 200, 288, 288}},
+              {"pred_boxes", kF, {1, 200, 4}},
+              {"pred_logits", kF, {1, 200}},
               {"presence_logits", kF, {1, 1}}}};
   for (const char* n : {"fpn_feat_0", "fpn_feat_1", "fpn_feat_2", "fpn_pos_2"}) p.inputs.push_back({n, kF, {1, 256, 72, 72}});
   return p;
 }
 PartSpec samexporter_image() {
-  return {"sam3_image_encoder.onnx", {{"image", kU8, {3, 1008, 1008}}},
+  return {"sam3_image_encoder.onnx",
+          {{"image", kU8, {3, 1008, 1008}}},
           {{"backbone_fpn_0", kF, {1, 256, 288, 288}}, {"vision_pos_enc_2", kF, {1, 256, 72, 72}}}};
 }
 PartSpec samexporter_text() {
-  return {"sam3_language_encoder.onnx", {{"tokens", kI32, {1, 32}}},
+  return {"sam3_language_encoder.onnx",
+          {{"tokens", kI32, {1, 32}}},
           {{"text_attention_mask", kB, {1, 32}}, {"text_memory", kF, {32, 1, 256}}, {"text_embeds", kF, {32, 1, 1024}}}};
 }
 PartSpec samexporter_decoder() {
   return {"sam3_decoder.onnx",
-          {{"original_height", kI64, {}}, {"original_width", kI64, {}}, {"backbone_fpn_0", kF, {1, 256, 288, 288}},
-           {"vision_pos_enc_2", kF, {1, 256, 72, 72}}, {"language_mask", kB, {1, 32}}, {"language_features", kF, {32, 1, 256}},
-           {"box_coords", kF, {1, 1, 4}}, {"box_labels", kI64, {1, 1}}, {"box_masks", kB, {1, 1}}},
+          {{"original_height", kI64, {}},
+           {"original_width", kI64, {}},
+           {"backbone_fpn_0", kF, {1, 256, 288, 288}},
+           {"vision_pos_enc_2", kF, {1, 256, 72, 72}},
+           {"language_mask", kB, {1, 32}},
+           {"language_features", kF, {32, 1, 256}},
+           {"box_coords", kF, {1, 1, 4}},
+           {"box_labels", kI64, {1, 1}},
+           {"box_masks", kB, {1, 1}}},
           {{"boxes", kF, {-1, 4}}, {"scores", kF, {-1}}, {"masks", kB, {-1, 1, -1, -1}}}};
 }
 
@@ -62,7 +77,8 @@ std::vector<T> values(const Tensor& t) {
 }
 
 const Tensor& named(const std::vector<Tensor>& ts, const std::string& name) {
-  for (const auto& t : ts) if (t.name == name) return t;
+  for (const auto& t : ts)
+    if (t.name == name) return t;
   throw std::runtime_error("no tensor " + name);
 }
 
@@ -78,8 +94,8 @@ TEST(Generation, UslsTextTakesHuggingFacesMaskWithTheExclamationMarkAndEndTokenP
   const auto in = g.text_inputs(tokens);
   ASSERT_EQ(in.size(), 2u);
   const auto mask = values<std::int64_t>(named(in, "attention_mask"));
-  EXPECT_EQ(mask, (std::vector<std::int64_t>{1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-                                             0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(mask,
+            (std::vector<std::int64_t>{1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}));
   const auto ids = values<std::int64_t>(named(in, "input_ids"));
   EXPECT_EQ(ids[2], 0);
   EXPECT_EQ(ids[4], sam3::kEndOfText);
@@ -137,8 +153,9 @@ TEST(Generation, AFileWithoutATensorIsRefusedNamingFileTensorAndWhatItHas) {
     FAIL() << "accepted";
   } catch (const sam3::Error& e) {
     EXPECT_EQ(e.code(), sam3::ErrorCode::kModelMismatch);
-    EXPECT_EQ(std::string(e.what()), "text-encoder.onnx: expected output 'text_mask' (bool of rank 2), found outputs: "
-                                     "text_features; this file is not from the layout its name suggests");
+    EXPECT_EQ(std::string(e.what()),
+              "text-encoder.onnx: expected output 'text_mask' (bool of rank 2), found outputs: "
+              "text_features; this file is not from the layout its name suggests");
   }
 }
 
@@ -172,11 +189,13 @@ namespace {
 // text as SAM3's ids into the grounding graph, boxes sequence-first and possibly none.
 sam3::pure::PartSpecs sam31_ailia() {
   PartSpec image{"sam3.1_image_encoder.onnx", {{"image", kF, {1, 3, 1008, 1008}}}, {}};
-  PartSpec decoder{"sam3.1_grounding.onnx",
-                   {{"text_tokens", kI64, {1, 32}}, {"box_coords", kF, {-1, 1, 4}}, {"box_labels", kI64, {-1, 1}},
-                    {"box_mask", kB, {1, -1}}},
-                   {{"pred_masks", kF, {1, 200, 288, 288}}, {"pred_boxes", kF, {1, 200, 4}}, {"pred_logits", kF, {1, 200, 1}},
-                    {"presence_logit_dec", kF, {1, 1}}}};
+  PartSpec decoder{
+      "sam3.1_grounding.onnx",
+      {{"text_tokens", kI64, {1, 32}}, {"box_coords", kF, {-1, 1, 4}}, {"box_labels", kI64, {-1, 1}}, {"box_mask", kB, {1, -1}}},
+      {{"pred_masks", kF, {1, 200, 288, 288}},
+       {"pred_boxes", kF, {1, 200, 4}},
+       {"pred_logits", kF, {1, 200, 1}},
+       {"presence_logit_dec", kF, {1, 1}}}};
   for (const char* n : {"fpn0", "fpn1", "fpn2", "pos0", "pos1", "pos2", "prop_fpn0", "prop_fpn1", "prop_fpn2", "prop_pos2"}) {
     image.outputs.push_back({n, kF, {1, 256, 72, 72}});
   }

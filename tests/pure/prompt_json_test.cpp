@@ -45,8 +45,7 @@ TEST(PromptJson, ErrorsNameTheFieldPath) {
   EXPECT_NE(error_of(R"([{"boxes": [[1, 2, 3]]}])").find("prompts[0].boxes[0] must be [x0, y0, x1, y1]"), std::string::npos);
   EXPECT_NE(error_of(R"(["a", {"text": 5}])").find("prompts[1].text must be a string"), std::string::npos);
   EXPECT_NE(error_of(R"([{"text": "  "}])").find("prompts[0] is empty"), std::string::npos);
-  EXPECT_NE(error_of(R"([{"points": [[1, 2, "up"]]}])").find("prompts[0].points[0][2] must be \"pos\" or \"neg\""),
-            std::string::npos);
+  EXPECT_NE(error_of(R"([{"points": [[1, 2, "up"]]}])").find("prompts[0].points[0][2] must be \"pos\" or \"neg\""), std::string::npos);
   EXPECT_NE(error_of(R"([{"box": [1, 2, 3, null]}])").find("prompts[0].box[3] must be a number"), std::string::npos);
   EXPECT_NE(error_of(R"([{"points": [[1, 2]], "text": "car"}])").find("mixes a concept"), std::string::npos);
   EXPECT_NE(error_of(R"([{"everything": true, "points_per_side": 2.5}])").find("prompts[0].points_per_side must be a whole"),
@@ -88,8 +87,7 @@ TEST(SegmentOptionsJson, OutOfRangeOrFractionalValuesAreRefusedNamingTheKey) {
   EXPECT_NE(options_error_of(R"({"min_area": 10.5})").find("options.min_area must be a whole number"), std::string::npos);
   EXPECT_NE(options_error_of(R"({"min_area": -1})").find("options.min_area must be between 0 and"), std::string::npos);
   // Would wrap an int: checked as a number before it becomes one.
-  EXPECT_NE(options_error_of(R"({"max_instances": 4294967297})").find("options.max_instances must be between 0 and"),
-            std::string::npos);
+  EXPECT_NE(options_error_of(R"({"max_instances": 4294967297})").find("options.max_instances must be between 0 and"), std::string::npos);
   EXPECT_NE(options_error_of(R"([0.5])").find("options must be an object"), std::string::npos);
   try {
     sam3::parse_segment_options_json("7");

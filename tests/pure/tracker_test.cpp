@@ -184,8 +184,8 @@ TEST(Tracker, EqualScoresAndBoxesKeepTheSameCandidateWhateverTheOrderFound) {
 }
 
 TEST(Tracker, FileNamesPickOneDtypeAndNameAMissingHalf) {
-  const auto chosen = sam3::pure::choose_tracker_files("m/", {"vision_encoder_fp16.onnx", "prompt_encoder_mask_decoder_fp16.onnx",
-                                                              "vision_encoder_q4.onnx"});
+  const auto chosen = sam3::pure::choose_tracker_files(
+      "m/", {"vision_encoder_fp16.onnx", "prompt_encoder_mask_decoder_fp16.onnx", "vision_encoder_q4.onnx"});
   ASSERT_TRUE(chosen);
   EXPECT_EQ(chosen->at("image"), "vision_encoder_fp16.onnx");
   EXPECT_FALSE(sam3::pure::choose_tracker_files("m/", {"decoder.onnx"}));

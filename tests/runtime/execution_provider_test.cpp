@@ -72,13 +72,20 @@ TEST(ExecutionProviders, BadNamesOptionsAndDeviceIdsAreRefusedWithWhatToWrite) {
   EXPECT_NE(bad("cuda:device_id").find("'device_id' is not key=value; write e.g. cuda:device_id=1"), std::string::npos);
   EXPECT_NE(bad("cuda:device_id=").find("the option 'device_id' has no value"), std::string::npos);
   EXPECT_NE(bad("cuda,cuda").find("'cuda' is listed twice"), std::string::npos);
-  EXPECT_NE(bad("cpu,cuda").find("cpu runs every operator, so 'cuda' after it would never be used; put cpu last"),
-            std::string::npos);
+  EXPECT_NE(bad("cpu,cuda").find("cpu runs every operator, so 'cuda' after it would never be used; put cpu last"), std::string::npos);
   // The same checks guard lists built in code.
-  EXPECT_NE(error_of([] { sam3::validate_execution_providers({{"gpu", {}}}); }, ErrorCode::kInvalidArgument)
+  EXPECT_NE(error_of(
+                [] {
+                  sam3::validate_execution_providers({{"gpu", {}}});
+                },
+                ErrorCode::kInvalidArgument)
                 .find("unknown execution provider 'gpu'"),
             std::string::npos);
-  EXPECT_NE(error_of([] { sam3::resolve_execution_providers({{"cuda", {{"device_id", "1.5"}}}}); }, ErrorCode::kInvalidArgument)
+  EXPECT_NE(error_of(
+                [] {
+                  sam3::resolve_execution_providers({{"cuda", {{"device_id", "1.5"}}}});
+                },
+                ErrorCode::kInvalidArgument)
                 .find("device_id must be"),
             std::string::npos);
 }
@@ -119,13 +126,11 @@ TEST(ExecutionProviders, EveryMissingProviderIsRefusedNamingWhatThereIsAndHowToG
   int refused = 0;
   for (const auto& [name, hint] : how) {
     if (usable(name)) continue;
-    const std::string message =
-        error_of([&] { sam3::resolve_execution_providers({{name, {}}}); }, ErrorCode::kRuntime);
+    const std::string message = error_of([&] { sam3::resolve_execution_providers({{name, {}}}); }, ErrorCode::kRuntime);
     // Not in the library at all, or listed by it without being able to start (and why).
     const bool absent = message.find("execution provider '" + name + "' is not in the loaded ONNX Runtime 1.") == 0;
-    const bool cannot_start =
-        message.find("execution provider '" + name + "' is listed by the loaded ONNX Runtime 1.") == 0 &&
-        message.find(" but cannot start here (") != std::string::npos;
+    const bool cannot_start = message.find("execution provider '" + name + "' is listed by the loaded ONNX Runtime 1.") == 0 &&
+                              message.find(" but cannot start here (") != std::string::npos;
     EXPECT_TRUE(absent || cannot_start) << message;
     if (absent) EXPECT_NE(message.find(", which has: "), std::string::npos) << message;
     EXPECT_NE(message.find(hint), std::string::npos) << message;
@@ -134,7 +139,12 @@ TEST(ExecutionProviders, EveryMissingProviderIsRefusedNamingWhatThereIsAndHowToG
     ++refused;
   }
   if (!usable("cuda")) {
-    EXPECT_NE(error_of([] { sam3::resolve_execution_providers({{"cuda", {}}}); }, ErrorCode::kRuntime).find("SAM3_ORT_ROOT"),
+    EXPECT_NE(error_of(
+                  [] {
+                    sam3::resolve_execution_providers({{"cuda", {}}});
+                  },
+                  ErrorCode::kRuntime)
+                  .find("SAM3_ORT_ROOT"),
               std::string::npos);
     // Later entries of a fallback list are used when an earlier one is missing.
     EXPECT_EQ(sam3::resolve_execution_providers({{"cuda", {}}, {"cpu", {}}}), std::vector<std::string>{"cpu"});

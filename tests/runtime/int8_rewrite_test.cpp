@@ -120,8 +120,8 @@ TEST(Int8Rewrite, ProductsAreExactOnThisCpu) {
       const auto* g = got.at(name).GetTensorData<std::int32_t>();
       size_t differ = 0;
       for (size_t i = 0; i < w.values.size(); ++i) differ += w.values[i] != g[i];
-      EXPECT_EQ(differ, 0u) << name << ": " << differ << " of " << w.values.size() << " products differ for inputs in [" << lo
-                            << ", " << hi << "] on " << sam3::runtime::detect_cpu_features().summary();
+      EXPECT_EQ(differ, 0u) << name << ": " << differ << " of " << w.values.size() << " products differ for inputs in [" << lo << ", " << hi
+                            << "] on " << sam3::runtime::detect_cpu_features().summary();
     }
   }
 }

@@ -154,8 +154,8 @@ TEST(OneDnnBf16, FastModelsGiveTheExactMasks) {
         ++instances;
       }
     }
-    std::printf("%s: %d nodes in bf16; %zu instances: smallest mask IoU %.4f, largest score difference %.5f\n", layout.c_str(),
-                moved, instances, worst_iou, worst_score);
+    std::printf("%s: %d nodes in bf16; %zu instances: smallest mask IoU %.4f, largest score difference %.5f\n", layout.c_str(), moved,
+                instances, worst_iou, worst_score);
     fs::remove_all(exact_dir);
     fs::remove_all(fast_dir);
   }

@@ -84,8 +84,8 @@ TEST(OneDnnInt8, EveryProductIsExact) {
         const auto* g = got.at(name).GetTensorData<std::int32_t>();
         size_t differ = 0;
         for (size_t i = 0; i < want.values.size(); ++i) differ += want.values[i] != g[i];
-        EXPECT_EQ(differ, 0u) << name << ": " << differ << " of " << want.values.size() << " products differ for inputs in ["
-                              << lo << ", " << hi << "], load " << load;
+        EXPECT_EQ(differ, 0u) << name << ": " << differ << " of " << want.values.size() << " products differ for inputs in [" << lo << ", "
+                              << hi << "], load " << load;
       }
     }
   }

@@ -60,7 +60,8 @@ TEST(RunStop, AStopSourceEndsAnEncodeInsideItsRun) {
   const auto model = load("usls-slow");
   const auto image = sam3::test::make_scene(false).image;
   const sam3::StopSource source;
-  const Stopped s = encode_and_stop(*model, image, [&] { source.request_stop(); }, source.token());
+  const Stopped s = encode_and_stop(
+      *model, image, [&] { source.request_stop(); }, source.token());
   EXPECT_FALSE(s.finished) << "the encode ran to its end";
   EXPECT_EQ(s.code, sam3::ErrorCode::kCancelled);
   // Uncancelled this encode takes about a minute; a stop ends it within a node or two.
@@ -73,7 +74,8 @@ TEST(RunStop, AFlagSetAsASignalHandlerWouldEndsAnEncode) {
   const auto model = load("usls-slow");
   const auto image = sam3::test::make_scene(false).image;
   static std::atomic<bool> flag{false};  // what a SIGTERM handler sets
-  const Stopped s = encode_and_stop(*model, image, [] { flag = true; }, sam3::StopToken::following(&flag));
+  const Stopped s = encode_and_stop(
+      *model, image, [] { flag = true; }, sam3::StopToken::following(&flag));
   EXPECT_EQ(s.code, sam3::ErrorCode::kCancelled);
   EXPECT_LT(s.seconds_after_stop, 10.0);
 }

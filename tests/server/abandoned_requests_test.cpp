@@ -33,13 +33,12 @@ std::unique_ptr<ServerProcess> serve(const std::vector<std::string>& options) {
   return std::unique_ptr<ServerProcess>(sam3::test::start_serve("usls", options));
 }
 
-std::string png(int scale = 1) {
-  return sam3::encode_rgb_png(sam3::test::upscale(sam3::test::make_scene(false).image, scale));
-}
+std::string png(int scale = 1) { return sam3::encode_rgb_png(sam3::test::upscale(sam3::test::make_scene(false).image, scale)); }
 
 std::string raw_post(const std::string& path, const std::string& body) {
-  return "POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: " +
-         std::to_string(body.size()) + "\r\n\r\n" + body;
+  return "POST " + path +
+         " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" +
+         body;
 }
 
 // /v1/segment with `n` prompts on the scene scaled up (heavier masks: a few ms a prompt).
@@ -87,8 +86,7 @@ TEST(AbandonedRequests, EveryRouteSharesOnePromptCap) {
 
   std::string texts;
   for (int i = 0; i < 2000; ++i) texts += "thing" + std::to_string(i) + ",";
-  const json xal = {{"model", "segment_anything_3"}, {"image", sam3::server::base64_encode(png())},
-                    {"params", {{"text_prompt", texts}}}};
+  const json xal = {{"model", "segment_anything_3"}, {"image", sam3::server::base64_encode(png())}, {"params", {{"text_prompt", texts}}}};
   auto x = c.Post("/v1/predict", xal.dump(), "application/json");
   ASSERT_TRUE(x);
   const json xj = json::parse(x->body);
@@ -100,8 +98,8 @@ TEST(AbandonedRequests, EveryRouteSharesOnePromptCap) {
   std::string config = R"(<View><Image name="image" value="$image"/><BrushLabels name="brush" toName="image">)";
   for (int i = 0; i < 2000; ++i) config += "<Label value=\"L" + std::to_string(i) + "\"/>";
   config += "</BrushLabels></View>";
-  auto ls = c.Post("/predict", ls_predict_body("data:image/png;base64," + sam3::server::base64_encode(png()), config).dump(),
-                   "application/json");
+  auto ls =
+      c.Post("/predict", ls_predict_body("data:image/png;base64," + sam3::server::base64_encode(png()), config).dump(), "application/json");
   ASSERT_TRUE(ls);
   EXPECT_EQ(ls->status, 413) << ls->body;
   EXPECT_NE(ls->body.find("label config"), std::string::npos) << ls->body;
@@ -148,7 +146,7 @@ TEST(AbandonedRequests, ARunningEncodeStopsInsideItsRunWhenItsClientLeavesOrItsT
     ASSERT_TRUE(leaving.send("POST /v1/images HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: image/png\r\nContent-Length: " +
                              std::to_string(image.size()) + "\r\n\r\n" + image));
     std::this_thread::sleep_for(1500ms);  // the encode is running
-  }  // the client leaves
+  }                                       // the client leaves
   EXPECT_LT(seconds_until_stopped(*server, 1), 10.0) << "the encode ran on after its client left";
   EXPECT_EQ(stopped_runs(*server), 1);
 

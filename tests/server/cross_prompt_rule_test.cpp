@@ -40,8 +40,8 @@ struct Found {
   double x0, y0, x1, y1, score;
 };
 
-void expect_same(const std::vector<std::vector<Found>>& got, const std::vector<std::vector<Found>>& want,
-                 const std::string& front, double box_tolerance) {
+void expect_same(const std::vector<std::vector<Found>>& got, const std::vector<std::vector<Found>>& want, const std::string& front,
+                 double box_tolerance) {
   ASSERT_EQ(got.size(), want.size()) << front;
   for (size_t p = 0; p < want.size(); ++p) {
     ASSERT_EQ(got[p].size(), want[p].size()) << front << ": prompt " << p << " found another number of instances than the CLI";
@@ -93,9 +93,8 @@ class CrossPromptRule : public ::testing::Test {
     const auto dir = sam3::test::fresh_test_dir("sam3_cross_prompt");
     sam3::write_file_atomic(dir / "scene.png", *png_);
     const auto run = sam3::test::run_command(std::string(SAM3_CLI_PATH) + " segment --models " +
-                                             sam3::test::quote((sam3::test::test_models_dir() / "efficientsam3").string()) +
-                                             " --image " + sam3::test::quote((dir / "scene.png").string()) +
-                                             " --prompt red --prompt 'red car' --json");
+                                             sam3::test::quote((sam3::test::test_models_dir() / "efficientsam3").string()) + " --image " +
+                                             sam3::test::quote((dir / "scene.png").string()) + " --prompt red --prompt 'red car' --json");
     std::filesystem::remove_all(dir);
     EXPECT_EQ(run.exit_code, 0) << run.err;
     return from_prompts(json::parse(run.out)["images"][0]["prompts"]);
@@ -112,8 +111,7 @@ TEST_F(CrossPromptRule, TheCliDropsWhatTheSecondPromptRepeats) {
 }
 
 TEST_F(CrossPromptRule, SegmentRouteEqualsTheCli) {
-  const json body = {{"image", sam3::server::base64_encode(*png_)},
-                     {"prompts", json::array({{{"text", "red"}}, {{"text", "red car"}}})}};
+  const json body = {{"image", sam3::server::base64_encode(*png_)}, {"prompts", json::array({{{"text", "red"}}, {{"text", "red car"}}})}};
   auto r = post("/v1/segment", body);
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body;

@@ -27,12 +27,9 @@ using sam3::test::ServerProcess;
 
 // The headers of CVAT's LambdaGateway._http, and python-requests' own.
 httplib::Headers cvat_headers(const std::string& function = "") {
-  httplib::Headers h = {{"x-nuclio-project-name", "cvat"},
-                        {"x-nuclio-function-namespace", "nuclio"},
-                        {"x-nuclio-invoke-via", "domain-name"},
-                        {"X-Nuclio-Invoke-Timeout", "120s"},
-                        {"User-Agent", "python-requests/2.31.0"},
-                        {"Accept", "*/*"}};
+  httplib::Headers h = {{"x-nuclio-project-name", "cvat"},        {"x-nuclio-function-namespace", "nuclio"},
+                        {"x-nuclio-invoke-via", "domain-name"},   {"X-Nuclio-Invoke-Timeout", "120s"},
+                        {"User-Agent", "python-requests/2.31.0"}, {"Accept", "*/*"}};
   if (!function.empty()) h.insert({{"x-nuclio-function-name", function}, {"x-nuclio-path", "/"}});
   return h;
 }
@@ -133,9 +130,8 @@ TEST_F(Cvat, DetectorMasksDecodedAsCvatDoesEqualTheClis) {
   const auto dir = sam3::test::fresh_test_dir("sam3_cvat");
   sam3::write_file_atomic(dir / "scene.png", png_);
   const auto cli = sam3::test::run_command(std::string(SAM3_CLI_PATH) + " segment --models " +
-                                           sam3::test::quote((sam3::test::test_models_dir() / "usls").string()) +
-                                           " --image " + sam3::test::quote((dir / "scene.png").string()) +
-                                           " --prompt red --json");
+                                           sam3::test::quote((sam3::test::test_models_dir() / "usls").string()) + " --image " +
+                                           sam3::test::quote((dir / "scene.png").string()) + " --prompt red --json");
   std::filesystem::remove_all(dir);
   ASSERT_EQ(cli.exit_code, 0) << cli.err;
   const json cli_instances = json::parse(cli.out)["images"][0]["prompts"][0]["instances"];
@@ -146,8 +142,10 @@ TEST_F(Cvat, DetectorMasksDecodedAsCvatDoesEqualTheClis) {
     EXPECT_EQ(item["type"], "mask");
     EXPECT_TRUE(item["confidence"].is_string()) << "as CVAT's own functions send it";
     if (item.contains("points")) EXPECT_GE(item["points"].size(), 6u) << "points must be a real polygon, never empty";
-    if (item["label"] == "Red car") red.push_back(item);
-    else EXPECT_EQ(item["label"], "Water");
+    if (item["label"] == "Red car")
+      red.push_back(item);
+    else
+      EXPECT_EQ(item["label"], "Water");
   }
   ASSERT_EQ(red.size(), cli_instances.size()) << "the detector and the CLI found different numbers of red objects";
   for (size_t i = 0; i < red.size(); ++i) {
@@ -172,8 +170,9 @@ TEST_F(Cvat, ErrorsAreTheStatusCodesCvatRelays) {
   EXPECT_EQ(invoke(cvat_headers("sam3-detector"), json{{"image", sam3::server::base64_encode(png_)}, {"threshold", 3}}.dump()), 400);
   EXPECT_EQ(invoke(cvat_headers("sam3-detector"), "{"), 400);
   sam3::test::RawConnection raw(server_->port());  // announced larger than --max-request-mb (4)
-  raw.send("POST /api/function_invocations HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-           "x-nuclio-function-name: sam3-detector\r\nContent-Length: 8388608\r\n\r\n");
+  raw.send(
+      "POST /api/function_invocations HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+      "x-nuclio-function-name: sam3-detector\r\nContent-Length: 8388608\r\n\r\n");
   EXPECT_EQ(sam3::test::status_of(raw.receive(std::chrono::seconds(5), "\r\n\r\n")), 413);
 }
 
@@ -205,8 +204,8 @@ TEST(CvatInteractor, ClicksGiveTheMaskTheCliGivesForThem) {
   EXPECT_EQ(one->status, 200);
 
   const std::string png = sam3::encode_rgb_png(sam3::test::make_scene(false).image);
-  const json payload = {{"image", sam3::server::base64_encode(png)}, {"pos_points", {{100, 60}}},
-                        {"neg_points", json::array()}, {"obj_bbox", nullptr}};
+  const json payload = {
+      {"image", sam3::server::base64_encode(png)}, {"pos_points", {{100, 60}}}, {"neg_points", json::array()}, {"obj_bbox", nullptr}};
   auto r = c.Post("/api/function_invocations", cvat_headers("sam3-interactor"), payload.dump(), "application/json");
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body.substr(0, 300);
@@ -224,9 +223,8 @@ TEST(CvatInteractor, ClicksGiveTheMaskTheCliGivesForThem) {
   const auto dir = sam3::test::fresh_test_dir("sam3_cvat_click");
   sam3::write_file_atomic(dir / "scene.png", png);
   const auto cli = sam3::test::run_command(std::string(SAM3_CLI_PATH) + " segment --models " +
-                                           sam3::test::quote((sam3::test::test_models_dir() / "tracker").string()) +
-                                           " --image " + sam3::test::quote((dir / "scene.png").string()) +
-                                           " --point 100,60 --json");
+                                           sam3::test::quote((sam3::test::test_models_dir() / "tracker").string()) + " --image " +
+                                           sam3::test::quote((dir / "scene.png").string()) + " --point 100,60 --json");
   std::filesystem::remove_all(dir);
   ASSERT_EQ(cli.exit_code, 0) << cli.err;
   const json inst = json::parse(cli.out)["images"][0]["prompts"][0]["instances"][0];

@@ -26,9 +26,8 @@ using nlohmann::json;
 using sam3::test::ServerProcess;
 
 httplib::Headers invoke_headers() {
-  return {{"x-nuclio-project-name", "cvat"},     {"x-nuclio-function-namespace", "nuclio"},
-          {"x-nuclio-invoke-via", "domain-name"}, {"X-Nuclio-Invoke-Timeout", "120s"},
-          {"x-nuclio-function-name", "sam3-tracker"}, {"x-nuclio-path", "/"},
+  return {{"x-nuclio-project-name", "cvat"},       {"x-nuclio-function-namespace", "nuclio"},  {"x-nuclio-invoke-via", "domain-name"},
+          {"X-Nuclio-Invoke-Timeout", "120s"},     {"x-nuclio-function-name", "sam3-tracker"}, {"x-nuclio-path", "/"},
           {"User-Agent", "python-requests/2.31.0"}};
 }
 
@@ -180,7 +179,8 @@ TEST_F(CvatTracker, BadInputIsA400NamingWhatIsWrong) {
   httplib::Client c("127.0.0.1", server_->port());
   c.set_read_timeout(120, 0);
   const json payload = {{"image", sam3::server::base64_encode(sam3::encode_rgb_png(small))},
-                        {"shapes", json::array({rectangle(truth("red", 0))})}, {"states", started["states"]}};
+                        {"shapes", json::array({rectangle(truth("red", 0))})},
+                        {"states", started["states"]}};
   expect_400(c.Post("/api/function_invocations", invoke_headers(), payload.dump(), "application/json"), "was started on a 160x120");
   expect_400(c.Post("/api/function_invocations", invoke_headers(), json{{"image", "not base64!"}}.dump(), "application/json"),
              "\"image\" must be the frame's bytes");

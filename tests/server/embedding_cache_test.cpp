@@ -29,10 +29,14 @@ struct SharedEncode {
     std::shared_future<void> go = release.get_future().share();
     first = std::async(std::launch::async, [this, go, error] {
       bool hit = false;
-      EXPECT_THROW(cache.get_or_encode("k", [&]() -> sam3::ImageEmbedding {
-        go.wait();
-        throw sam3::Error(error, "first encode");
-      }, &hit), sam3::Error);
+      EXPECT_THROW(cache.get_or_encode(
+                       "k",
+                       [&]() -> sam3::ImageEmbedding {
+                         go.wait();
+                         throw sam3::Error(error, "first encode");
+                       },
+                       &hit),
+                   sam3::Error);
     });
     while (cache.stats().misses < 1) std::this_thread::sleep_for(1ms);
   }
@@ -43,7 +47,13 @@ TEST(EmbeddingCache, AWaiterEncodesItselfWhenTheEncodeItWaitedOnWasStoppedForAno
   std::atomic<int> own_encodes{0};
   auto second = std::async(std::launch::async, [&] {
     bool hit = true;
-    auto entry = shared.cache.get_or_encode("k", [&] { ++own_encodes; return embedding(7); }, &hit);
+    auto entry = shared.cache.get_or_encode(
+        "k",
+        [&] {
+          ++own_encodes;
+          return embedding(7);
+        },
+        &hit);
     EXPECT_FALSE(hit);
     return entry;
   });
@@ -62,7 +72,13 @@ TEST(EmbeddingCache, AnyOtherFailureOfTheSharedEncodeIsTheWaitersToo) {
   auto second = std::async(std::launch::async, [&] {
     bool hit = false;
     try {
-      shared.cache.get_or_encode("k", [&] { ++own_encodes; return embedding(7); }, &hit);
+      shared.cache.get_or_encode(
+          "k",
+          [&] {
+            ++own_encodes;
+            return embedding(7);
+          },
+          &hit);
     } catch (const sam3::Error& e) {
       return e.code();
     }

@@ -53,8 +53,7 @@ long rss_mb(pid_t pid) {
 
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
-std::string request(const std::string& method, const std::string& path, const std::string& headers = "",
-                    const std::string& body = "") {
+std::string request(const std::string& method, const std::string& path, const std::string& headers = "", const std::string& body = "") {
   return method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n" + headers +
          (body.empty() ? "" : "Content-Length: " + std::to_string(body.size()) + "\r\n") + "\r\n" + body;
 }
@@ -72,8 +71,9 @@ TEST(HostileClients, AnAnnouncedHugeBodyIsRefusedAtOnceUnread) {
   auto server = start();
   RawConnection c(server.port());
   const auto t0 = Clock::now();
-  ASSERT_TRUE(c.send("POST /v1/images HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: image/png\r\n"
-                     "Content-Length: 314572800\r\n\r\n"));
+  ASSERT_TRUE(
+      c.send("POST /v1/images HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: image/png\r\n"
+             "Content-Length: 314572800\r\n\r\n"));
   const auto answer = c.receive(5s, "\r\n\r\n");
   EXPECT_EQ(status_of(answer), 413) << answer;
   EXPECT_LT(ms_since(t0), 1000) << "the 413 must not wait for the body";
@@ -82,8 +82,9 @@ TEST(HostileClients, AnAnnouncedHugeBodyIsRefusedAtOnceUnread) {
 TEST(HostileClients, AChunkedBodyIsLimitedLikeAnyOther) {
   auto server = start();
   RawConnection c(server.port());
-  ASSERT_TRUE(c.send("POST /v1/images HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: image/png\r\n"
-                     "Transfer-Encoding: chunked\r\n\r\n"));
+  ASSERT_TRUE(
+      c.send("POST /v1/images HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: image/png\r\n"
+             "Transfer-Encoding: chunked\r\n\r\n"));
   const std::string chunk = "100000\r\n" + std::string(0x100000, 'x') + "\r\n";  // 1 MiB a chunk
   int sent = 0;
   std::string answer;
@@ -101,8 +102,9 @@ TEST(HostileClients, TheKeyIsCheckedBeforeTheBodyIsRead) {
   auto server = start({"--api-key", "s3cret"});
   RawConnection c(server.port());
   const auto t0 = Clock::now();
-  ASSERT_TRUE(c.send("POST /v1/images HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: image/png\r\n"
-                     "Content-Length: 2000000\r\n\r\n"));
+  ASSERT_TRUE(
+      c.send("POST /v1/images HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: image/png\r\n"
+             "Content-Length: 2000000\r\n\r\n"));
   const auto answer = c.receive(5s, "\r\n\r\n");
   EXPECT_EQ(status_of(answer), 401) << answer;
   EXPECT_LT(ms_since(t0), 1000);
@@ -154,7 +156,7 @@ TEST(HostileClients, WorkForClientsThatLeftIsDropped) {
       leaving.back().send(request("POST", "/v1/segment", "Content-Type: application/json\r\n", body));
     }
     std::this_thread::sleep_for(150ms);  // read and queued; the first one running
-  }  // all six close their connections
+  }                                      // all six close their connections
   httplib::Client c("127.0.0.1", server.port());
   c.set_read_timeout(120, 0);
   const auto t0 = Clock::now();
@@ -183,8 +185,8 @@ TEST(HostileClients, OnlyThisMachinesNamesAndOriginsAreAnswered) {
   const auto cors = ask("Host: 127.0.0.1\r\nOrigin: http://localhost:8081\r\n");
   EXPECT_EQ(status_of(cors), 200);
   EXPECT_NE(cors.find("Access-Control-Allow-Origin: http://localhost:8081"), std::string::npos) << cors;
-  const auto preflight = ask("Host: 127.0.0.1\r\nOrigin: http://localhost:8081\r\nAccess-Control-Request-Method: POST\r\n",
-                             "OPTIONS", "/v1/segment");
+  const auto preflight =
+      ask("Host: 127.0.0.1\r\nOrigin: http://localhost:8081\r\nAccess-Control-Request-Method: POST\r\n", "OPTIONS", "/v1/segment");
   EXPECT_EQ(status_of(preflight), 204) << preflight;
   EXPECT_NE(preflight.find("Access-Control-Allow-Methods"), std::string::npos) << preflight;
 }
@@ -196,8 +198,8 @@ TEST(HostileClients, HttpIsAnsweredPerTheStandard) {
     c.send(raw);
     return c.receive(3s, "\r\n\r\n");
   };
-  EXPECT_EQ(status_of(ask("POST /v1/segment HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}")),
-            400) << "two Content-Lengths";
+  EXPECT_EQ(status_of(ask("POST /v1/segment HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}")), 400)
+      << "two Content-Lengths";
   EXPECT_EQ(status_of(ask("POST /v1/segment HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: -5\r\n\r\n")), 400);
   const auto get_post = ask("GET /v1/segment HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
   EXPECT_EQ(status_of(get_post), 405) << get_post;
@@ -280,8 +282,8 @@ TEST(ServeOptions, ImpossibleLimitsAreRefusedBeforeAnythingStarts) {
   const std::string models = (sam3::test::test_models_dir() / "usls").string();
   for (const std::string option : {"--queue 100000000", "--max-request-mb 17592186044417", "--cache-mb 17592186044416",
                                    "--timeout 99999999999", "--queue 0", "--timeout nan"}) {
-    const auto r = sam3::test::run_command("timeout 20 " + std::string(SAM3_CLI_PATH) + " serve --models " + models +
-                                           " --port 0 " + option);
+    const auto r =
+        sam3::test::run_command("timeout 20 " + std::string(SAM3_CLI_PATH) + " serve --models " + models + " --port 0 " + option);
     EXPECT_EQ(r.exit_code, 2) << option << ": " << r.out << r.err;
     EXPECT_NE(r.err.find(option.substr(0, option.find(' '))), std::string::npos) << option << ": " << r.err;
     EXPECT_EQ(r.out.find("listening"), std::string::npos) << option;

@@ -44,8 +44,8 @@ TEST_F(InteractiveServer, TextAndClicksOnOneImageEachModelEncodingOnlyWhenNeeded
   EXPECT_EQ(info()["interactive_model"]["image_encodes"], 0) << "no click yet: the interactive model has not encoded";
 
   // The text model finds every red thing; a click picks one of them.
-  const auto r = segment({{"image_id", id},
-                          {"prompts", json::array({"red", {{"points", json::array({json::array({160, 160, "pos"})})}}})}});
+  const auto r =
+      segment({{"image_id", id}, {"prompts", json::array({"red", {{"points", json::array({json::array({160, 160, "pos"})})}}})}});
   const auto prompts = r["images"][0]["prompts"];
   ASSERT_EQ(prompts.size(), 2u) << r.dump();
   EXPECT_EQ(prompts[0]["text"], "red");
@@ -66,7 +66,8 @@ TEST_F(InteractiveServer, TextAndClicksOnOneImageEachModelEncodingOnlyWhenNeeded
   EXPECT_TRUE(again["timings_ms"]["image_cached"].get<bool>());
   EXPECT_EQ(info()["interactive_model"]["image_encodes"], 1);
   EXPECT_GT(sam3::test::iou_with_rect(sam3::rle_decode(again["images"][0]["prompts"][0]["instances"][0]["mask"]["counts"], 480, 640),
-                                      scene_.red_right), 0.95);
+                                      scene_.red_right),
+            0.95);
 }
 
 TEST_F(InteractiveServer, AnInlineImageWithClicksOnlyIsEncodedByTheInteractiveModelOnly) {
@@ -74,10 +75,10 @@ TEST_F(InteractiveServer, AnInlineImageWithClicksOnlyIsEncodedByTheInteractiveMo
   sam3::test::fill(image, {0, 0, 4, 4}, 0, 255, 0);  // another image (another id)
   const auto text_before = info()["model"]["image_encodes"].get<int>();
   const auto click_before = info()["interactive_model"]["image_encodes"].get<int>();
-  const auto r = segment({{"image", sam3::server::base64_encode(sam3::encode_rgb_png(image))},
-                          {"multimask", true},
-                          {"prompts", json::array({{{"points", json::array({json::array({160, 160})})}},
-                                                    {{"everything", true}, {"points_per_side", 12}}})}});
+  const auto r = segment(
+      {{"image", sam3::server::base64_encode(sam3::encode_rgb_png(image))},
+       {"multimask", true},
+       {"prompts", json::array({{{"points", json::array({json::array({160, 160})})}}, {{"everything", true}, {"points_per_side", 12}}})}});
   const auto prompts = r["images"][0]["prompts"];
   ASSERT_EQ(prompts.size(), 2u) << r.dump();
   EXPECT_EQ(prompts[0]["instances"].size(), 3u) << "multimask";
@@ -114,7 +115,7 @@ TEST_F(InteractiveServer, BadClicksAreA400NamingThePoint) {
   for (int i = 0; i < 65; ++i) objects.push_back({{"points", json::array({json::array({10, 20})})}});
   r = post(objects);
   EXPECT_EQ(r->status, 413) << "clicked objects count toward --max-prompts (64)";
-    r = post(json::array({{{"text", "red"}, {"points", json::array({json::array({10, 20})})}}}));
+  r = post(json::array({{{"text", "red"}, {"points", json::array({json::array({10, 20})})}}}));
   EXPECT_EQ(r->status, 400);
   EXPECT_NE(r->body.find("two prompts"), std::string::npos) << r->body;
 }
@@ -126,8 +127,9 @@ TEST(InteractiveServerTextOnly, ClicksWithoutAnInteractiveModelSayHowToGetOne) {
   c.set_read_timeout(60, 0);
   const std::string png = sam3::encode_rgb_png(sam3::test::make_click_scene().image);
   const std::string id = body_of(c.Post("/v1/images", png, "image/png"))["image_id"];
-  auto r = c.Post("/v1/segment", json{{"image_id", id}, {"prompts", json::array({{{"points", json::array({json::array({10, 20})})}}})}}.dump(),
-                  "application/json");
+  auto r =
+      c.Post("/v1/segment", json{{"image_id", id}, {"prompts", json::array({{{"points", json::array({json::array({10, 20})})}}})}}.dump(),
+             "application/json");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 400) << r->body;
   EXPECT_EQ(body_of(r)["error"]["code"], "no_interactive_model");
@@ -142,8 +144,8 @@ TEST(InteractiveServerTrackerOnly, TheInteractiveModelAloneTakesClicksAndRefuses
   c.set_read_timeout(60, 0);
   const std::string png = sam3::encode_rgb_png(sam3::test::make_click_scene().image);
   const std::string id = body_of(c.Post("/v1/images", png, "image/png"))["image_id"];
-  auto r = c.Post("/v1/segment", json{{"image_id", id}, {"prompts", json::array({{{"box", {380, 80, 540, 240}}}})}}.dump(),
-                  "application/json");
+  auto r =
+      c.Post("/v1/segment", json{{"image_id", id}, {"prompts", json::array({{{"box", {380, 80, 540, 240}}}})}}.dump(), "application/json");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200) << r->body;
   r = c.Post("/v1/segment", json{{"image_id", id}, {"prompts", json::array({"red"})}}.dump(), "application/json");

@@ -45,14 +45,13 @@ void expect_refused(const std::string& xml, const std::string& code, const std::
 TEST(LabelStudioConfig, RefusesWhatItCannotServeSayingWhy) {
   expect_refused("", "invalid_label_config", "no label config");
   expect_refused("<View><Image name='i' value='$image'>", "invalid_label_config", "not valid XML");
-  expect_refused("<View><Text name='t' value='$text'/><Labels name='l' toName='t'/></View>", "unsupported_label_config",
-                 "no <Image>");
+  expect_refused("<View><Text name='t' value='$text'/><Labels name='l' toName='t'/></View>", "unsupported_label_config", "no <Image>");
   expect_refused("<View><Image name='i' value='$image'/><Choices name='c' toName='i'/></View>", "unsupported_label_config",
                  "no <BrushLabels>");
   expect_refused("<View><Image name='i' value='$image'/><BrushLabels name='b' toName='j'><Label value='A'/></BrushLabels></View>",
                  "unsupported_label_config", "toName");
-  expect_refused("<View><Image name='i' value='$image'/><BrushLabels name='b' toName='i'/></View>",
-                 "unsupported_label_config", "Label value");
+  expect_refused("<View><Image name='i' value='$image'/><BrushLabels name='b' toName='i'/></View>", "unsupported_label_config",
+                 "Label value");
 }
 
 }  // namespace

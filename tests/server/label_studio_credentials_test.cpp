@@ -45,8 +45,10 @@ std::unique_ptr<StandIn> image_host(bool needs_token, const std::string& access 
   });
   host->http().Post("/api/token/refresh/", [access](const httplib::Request& req, httplib::Response& res) {
     const auto body = json::parse(req.body, nullptr, false);
-    if (body.is_object() && body.value("refresh", "") == kPat) res.set_content(json{{"access", access}}.dump(), "application/json");
-    else res.status = 401;
+    if (body.is_object() && body.value("refresh", "") == kPat)
+      res.set_content(json{{"access", access}}.dump(), "application/json");
+    else
+      res.status = 401;
   });
   host->start();
   return host;
@@ -69,8 +71,8 @@ void setup(ServerProcess& server, const std::string& project, const std::string&
 // The status of a /predict of one uploaded task in `project`.
 int predict(ServerProcess& server, const std::string& project, std::string* body = nullptr) {
   json task = {{"id", 1}, {"data", {{"image", "/data/upload/1/scene.png"}}}};
-  auto r = post(server, "/predict", {{"tasks", json::array({task})}, {"project", project}, {"label_config", kConfig},
-                                     {"params", {{"context", nullptr}}}});
+  auto r = post(server, "/predict",
+                {{"tasks", json::array({task})}, {"project", project}, {"label_config", kConfig}, {"params", {{"context", nullptr}}}});
   if (!r) return 0;
   if (body) *body = r->body;
   return r->status;
@@ -132,8 +134,7 @@ TEST(LabelStudioCredentials, AHostAndItsTokenAreOnePairPerProject) {
   setup(*server, "2.1700000000", evil->url(), "");  // a new host, no token: it inherits none
   std::string body;
   EXPECT_EQ(predict(*server, "2.1700000000", &body), 200) << body;
-  EXPECT_TRUE(tokens_seen(*evil).empty()) << "project 1's token reached project 2's host: "
-                                          << ::testing::PrintToString(tokens_seen(*evil));
+  EXPECT_TRUE(tokens_seen(*evil).empty()) << "project 1's token reached project 2's host: " << ::testing::PrintToString(tokens_seen(*evil));
   EXPECT_EQ(predict(*server, "1.1700000000", &body), 200) << "project 1 keeps its own pair: " << body;
   ASSERT_FALSE(tokens_seen(*ls).empty());
   EXPECT_EQ(tokens_seen(*ls).back(), "/data/upload/1/scene.png: Token " + kProjectToken);
@@ -159,7 +160,8 @@ TEST(LabelStudioCredentials, AnAccessTokenGoesBackOnlyToTheOriginThatIssuedIt) {
 TEST(LabelStudioCredentials, ATokenThatWouldAddHeadersIsRefused) {
   auto ls = image_host(false);
   std::unique_ptr<ServerProcess> server(sam3::test::start_serve("usls", {"--label-studio-url", ls->url()}));
-  for (const std::string& token : std::vector<std::string>{"tok\r\nX-Injected: yes", "tok\nX-Injected: yes", std::string("tok\0X", 5), "tok en"}) {
+  for (const std::string& token :
+       std::vector<std::string>{"tok\r\nX-Injected: yes", "tok\nX-Injected: yes", std::string("tok\0X", 5), "tok en"}) {
     json body = {{"project", "1.1700000000"}, {"schema", kConfig}, {"hostname", ls->url()}, {"access_token", token}};
     auto r = post(*server, "/setup", body);
     ASSERT_TRUE(r);

@@ -54,18 +54,18 @@ class LabelStudio : public ::testing::Test {
  public:
   static void SetUpTestSuite() {
     other_ = new StandIn;
-    other_->http().Get("/public/scene.png", [](const httplib::Request&, httplib::Response& res) {
-      res.set_content(scene_png(), "image/png");
-    });
+    other_->http().Get("/public/scene.png",
+                       [](const httplib::Request&, httplib::Response& res) { res.set_content(scene_png(), "image/png"); });
     other_->http().Get("/signed/scene.png", [](const httplib::Request& req, httplib::Response& res) {
-      if (req.get_param_value("sig") != "ok") res.status = 403;
-      else res.set_content(scene_png(), "image/png");
+      if (req.get_param_value("sig") != "ok")
+        res.status = 403;
+      else
+        res.set_content(scene_png(), "image/png");
     });
     third_ = new StandIn;
     third_->http().Get("/x.png", [](const httplib::Request&, httplib::Response& res) { res.set_content(scene_png(), "image/png"); });
-    other_->http().Get("/elsewhere.png", [](const httplib::Request&, httplib::Response& res) {
-      res.set_redirect(third_->url() + "/x.png");
-    });
+    other_->http().Get("/elsewhere.png",
+                       [](const httplib::Request&, httplib::Response& res) { res.set_redirect(third_->url() + "/x.png"); });
     ls_ = new StandIn;
     auto& ls = ls_->http();
     const auto authorized = [](const httplib::Request& req) {
@@ -73,17 +73,23 @@ class LabelStudio : public ::testing::Test {
       return a == "Token " + kLegacyToken || a == "Bearer " + kAccess;
     };
     ls.Get("/data/upload/1/scene.png", [authorized](const httplib::Request& req, httplib::Response& res) {
-      if (!authorized(req)) res.status = 401;
-      else res.set_content(scene_png(), "image/png");
+      if (!authorized(req))
+        res.status = 401;
+      else
+        res.set_content(scene_png(), "image/png");
     });
     ls.Get("/data/upload/1/portrait.png", [authorized](const httplib::Request& req, httplib::Response& res) {
-      if (!authorized(req)) res.status = 401;
-      else res.set_content(scene_png(true), "image/png");
+      if (!authorized(req))
+        res.status = 401;
+      else
+        res.set_content(scene_png(true), "image/png");
     });
     ls.Post("/api/token/refresh/", [](const httplib::Request& req, httplib::Response& res) {
       const auto body = json::parse(req.body, nullptr, false);
-      if (body.is_object() && body.value("refresh", "") == kPat) res.set_content(json{{"access", kAccess}}.dump(), "application/json");
-      else res.status = 401;
+      if (body.is_object() && body.value("refresh", "") == kPat)
+        res.set_content(json{{"access", kAccess}}.dump(), "application/json");
+      else
+        res.status = 401;
     });
     ls.Get(R"(/tasks/(\d+)/presign/)", [authorized](const httplib::Request& req, httplib::Response& res) {
       if (!authorized(req)) {
@@ -102,9 +108,8 @@ class LabelStudio : public ::testing::Test {
     sam3::write_file_atomic(root_ / "photos" / "scene.png", scene_png());
     sam3::write_file_atomic(root_ / "outside.png", scene_png());
 
-    server_ = start({"--label-studio-url", ls_->url(), "--label-studio-api-key", kLegacyToken, "--api-key", kServeKey,
-                     "--fetch-host", "127.0.0.1:" + std::to_string(other_->port()), "--workers", "2",
-                     "--local-files-root", (root_ / "photos").string()});
+    server_ = start({"--label-studio-url", ls_->url(), "--label-studio-api-key", kLegacyToken, "--api-key", kServeKey, "--fetch-host",
+                     "127.0.0.1:" + std::to_string(other_->port()), "--workers", "2", "--local-files-root", (root_ / "photos").string()});
   }
   static void TearDownTestSuite() {
     delete server_;
@@ -127,8 +132,12 @@ class LabelStudio : public ::testing::Test {
 
   static json predict(ServerProcess& server, const json& tasks, const json& context = nullptr, int expect = 200,
                       const char* config = kConfig) {
-    auto r = post(server, "/predict", {{"tasks", tasks}, {"model_version", "x"}, {"project", "1.1700000000"},
-                                       {"label_config", config}, {"params", {{"login", nullptr}, {"context", context}}}});
+    auto r = post(server, "/predict",
+                  {{"tasks", tasks},
+                   {"model_version", "x"},
+                   {"project", "1.1700000000"},
+                   {"label_config", config},
+                   {"params", {{"login", nullptr}, {"context", context}}}});
     EXPECT_TRUE(r) << "no answer";
     if (!r) return {};
     EXPECT_EQ(r->status, expect) << r->body;
@@ -192,8 +201,13 @@ TEST_F(LabelStudio, HealthSetupAndHousekeepingRoutes) {
   ASSERT_TRUE(page);
   EXPECT_NE(page->body.find("<html"), std::string::npos) << "a browser still gets the web page";
 
-  auto setup = post(*server_, "/setup", {{"project", "1.1700000000"}, {"schema", kConfig}, {"hostname", ls_->url()},
-                                         {"access_token", "x"}, {"model_version", nullptr}, {"extra_params", json::object()}});
+  auto setup = post(*server_, "/setup",
+                    {{"project", "1.1700000000"},
+                     {"schema", kConfig},
+                     {"hostname", ls_->url()},
+                     {"access_token", "x"},
+                     {"model_version", nullptr},
+                     {"extra_params", json::object()}});
   ASSERT_TRUE(setup);
   EXPECT_EQ(setup->status, 200) << setup->body;
   EXPECT_TRUE(json::parse(setup->body)["model_version"].get<std::string>().starts_with("sam3cpp-"));
@@ -236,8 +250,8 @@ TEST_F(LabelStudio, PreAnnotatesEveryLabelAsBrushPolygonAndRectangle) {
 }
 
 TEST_F(LabelStudio, PreAnnotatesWithTheSamexporterLayoutToo) {
-  std::unique_ptr<ServerProcess> samexporter(start({"--label-studio-url", ls_->url(), "--label-studio-api-key", kLegacyToken},
-                                                   "samexporter"));
+  std::unique_ptr<ServerProcess> samexporter(
+      start({"--label-studio-url", ls_->url(), "--label-studio-api-key", kLegacyToken}, "samexporter"));
   expect_scene_pre_annotation(*samexporter, "/data/upload/1/scene.png");
 }
 
@@ -293,8 +307,8 @@ TEST_F(LabelStudio, SeveralTasksAnswerInOrderAtTheirOwnSizes) {
 }
 
 TEST_F(LabelStudio, InteractiveTextPromptGoesToTheLabelItNames) {
-  const json context = {{"result", {{{"from_name", "prompt"}, {"to_name", "image"}, {"type", "textarea"},
-                                     {"value", {{"text", {"blue"}}}}}}}};
+  const json context = {
+      {"result", {{{"from_name", "prompt"}, {"to_name", "image"}, {"type", "textarea"}, {"value", {{"text", {"blue"}}}}}}}};
   const json out = predict(*server_, json::array({task(1, "/data/upload/1/scene.png")}), context);
   const auto& result = out["results"][0];
   const auto brushes = regions_of_type(result, "brushlabels");
@@ -303,17 +317,22 @@ TEST_F(LabelStudio, InteractiveTextPromptGoesToTheLabelItNames) {
   EXPECT_TRUE(regions_of_type(result, "rectanglelabels").empty()) << "interactive answers are masks";
   // A text naming no label goes to the first brush or polygon label.
   const json red = {{"result", {{{"type", "textarea"}, {"value", {{"text", {"red"}}}}}}}};
-  const auto brushes_red = regions_of_type(predict(*server_, json::array({task(1, "/data/upload/1/scene.png")}), red)["results"][0], "brushlabels");
+  const auto brushes_red =
+      regions_of_type(predict(*server_, json::array({task(1, "/data/upload/1/scene.png")}), red)["results"][0], "brushlabels");
   ASSERT_EQ(brushes_red.size(), 2u);
   EXPECT_EQ(brushes_red[0]["value"]["brushlabels"][0], "Car");
 }
 
 TEST_F(LabelStudio, InteractiveBoxesAreExemplars) {
   // A positive box on the blue object, drawn in percent: only what is like it comes back.
-  const json context = {{"result", {{{"from_name", "box"}, {"to_name", "image"}, {"type", "rectanglelabels"},
-                                     {"original_width", 400}, {"original_height", 240}, {"is_positive", true},
-                                     {"value", {{"x", 60.0}, {"y", 58.33}, {"width", 35.0}, {"height", 33.33},
-                                                {"rectanglelabels", {"Car"}}}}}}}};
+  const json context = {{"result",
+                         {{{"from_name", "box"},
+                           {"to_name", "image"},
+                           {"type", "rectanglelabels"},
+                           {"original_width", 400},
+                           {"original_height", 240},
+                           {"is_positive", true},
+                           {"value", {{"x", 60.0}, {"y", 58.33}, {"width", 35.0}, {"height", 33.33}, {"rectanglelabels", {"Car"}}}}}}}};
   const json out = predict(*server_, json::array({task(1, "/data/upload/1/scene.png")}), context);
   const auto polygons = regions_of_type(out["results"][0], "polygonlabels");
   ASSERT_FALSE(polygons.empty()) << out.dump();
@@ -374,8 +393,7 @@ TEST_F(LabelStudio, AWrongTokenIsNamedAsSuch) {
   EXPECT_EQ(out["error"]["code"], "label_studio_unauthorized");
   EXPECT_NE(out["error"]["message"].get<std::string>().find("LABEL_STUDIO_API_KEY"), std::string::npos);
   std::unique_ptr<ServerProcess> gone(start({"--label-studio-url", "http://127.0.0.1:9", "--label-studio-api-key", "x"}));
-  EXPECT_EQ(predict(*gone, json::array({task(1, "/data/upload/1/scene.png")}), nullptr, 502)["error"]["code"],
-            "label_studio_unreachable");
+  EXPECT_EQ(predict(*gone, json::array({task(1, "/data/upload/1/scene.png")}), nullptr, 502)["error"]["code"], "label_studio_unreachable");
 }
 
 TEST_F(LabelStudio, EnvironmentVariablesAndPersonalAccessTokens) {
@@ -405,10 +423,11 @@ TEST_F(LabelStudio, HealthAnswersAtOnceWhileBothWorkersPredict) {
   }
   std::atomic<int> running{2};
   std::vector<std::thread> busy;
-  for (int i = 0; i < 2; ++i) busy.emplace_back([&, i] {
-    predict(*server_, tasks[i]);
-    --running;
-  });
+  for (int i = 0; i < 2; ++i)
+    busy.emplace_back([&, i] {
+      predict(*server_, tasks[i]);
+      --running;
+    });
   std::this_thread::sleep_for(300ms);
   httplib::Client probe("127.0.0.1", server_->port());
   double worst = 0;

@@ -58,14 +58,15 @@ class LabelStudioVideo : public ::testing::Test {
     video_ = new std::string(bytes.str());
     ls_ = new StandIn;
     ls_->http().Get("/data/upload/1/clip.mp4", [](const httplib::Request& req, httplib::Response& res) {
-      if (req.get_header_value("Authorization") != "Token " + kToken) res.status = 401;
-      else res.set_content(*video_, "video/mp4");
+      if (req.get_header_value("Authorization") != "Token " + kToken)
+        res.status = 401;
+      else
+        res.set_content(*video_, "video/mp4");
     });
     other_ = new StandIn;
     other_->http().Get("/clip.mp4", [](const httplib::Request&, httplib::Response& res) { res.set_content(*video_, "video/mp4"); });
-    other_->http().Get("/not-a-video.mp4", [](const httplib::Request&, httplib::Response& res) {
-      res.set_content(std::string(4096, 'x'), "video/mp4");
-    });
+    other_->http().Get("/not-a-video.mp4",
+                       [](const httplib::Request&, httplib::Response& res) { res.set_content(std::string(4096, 'x'), "video/mp4"); });
     for (auto* s : {ls_, other_}) s->start();
     server_ = sam3::test::start_serve("sam3.1-video", {"--label-studio-url", ls_->url(), "--label-studio-api-key", kToken, "--fetch-host",
                                                        "127.0.0.1:" + std::to_string(other_->port()), "--threads", "1"});
@@ -83,7 +84,10 @@ class LabelStudioVideo : public ::testing::Test {
   static json predict(const json& tasks, const json& context, int expect = 200, ServerProcess* server = nullptr) {
     httplib::Client c("127.0.0.1", (server ? server : server_)->port());
     c.set_read_timeout(120, 0);
-    const json body = {{"tasks", tasks}, {"model_version", "x"}, {"project", "1.1700000000"}, {"label_config", kConfig},
+    const json body = {{"tasks", tasks},
+                       {"model_version", "x"},
+                       {"project", "1.1700000000"},
+                       {"label_config", kConfig},
                        {"params", {{"login", nullptr}, {"password", nullptr}, {"context", context}}}};
     auto r = c.Post("/predict", body.dump(), "application/json");
     EXPECT_TRUE(r) << "no answer";
@@ -99,7 +103,9 @@ class LabelStudioVideo : public ::testing::Test {
     for (const auto& s : sam3::test::scene()) {
       if (std::string(s.name) != name) continue;
       const auto r = *sam3::test::where(s, frame);
-      return {{"x", 100.0 * r[0] / kWidth}, {"y", 100.0 * r[1] / kHeight}, {"width", 100.0 * (r[2] - r[0]) / kWidth},
+      return {{"x", 100.0 * r[0] / kWidth},
+              {"y", 100.0 * r[1] / kHeight},
+              {"width", 100.0 * (r[2] - r[0]) / kWidth},
               {"height", 100.0 * (r[3] - r[1]) / kHeight}};
     }
     return {};
@@ -127,10 +133,13 @@ TEST_F(LabelStudioVideo, ABoxOnAKeyframeComesBackAsItsSequenceThroughTheNextTenF
   // As the editor sends a smart VideoRectangle: red's box drawn on frame 3 (Label Studio counts from 1).
   json keyframe = truth("red", 2);
   keyframe.update({{"frame", 3}, {"enabled", true}, {"rotation", 0}, {"time", 0.2}});
-  const json context = {{"result", json::array({{{"id", "r3dB0x"}, {"from_name", "box"}, {"to_name", "video"}, {"type", "videorectangle"},
-                                                 {"origin", "manual"},
-                                                 {"value", {{"framesCount", kFrames}, {"duration", 3.0}, {"sequence", {keyframe}},
-                                                            {"labels", {"Car"}}}}}})}};
+  const json context = {
+      {"result", json::array({{{"id", "r3dB0x"},
+                               {"from_name", "box"},
+                               {"to_name", "video"},
+                               {"type", "videorectangle"},
+                               {"origin", "manual"},
+                               {"value", {{"framesCount", kFrames}, {"duration", 3.0}, {"sequence", {keyframe}}, {"labels", {"Car"}}}}}})}};
   const json answer = predict(task("/data/upload/1/clip.mp4"), context);
   ASSERT_EQ(answer["results"].size(), 1u);
   const json& result = answer["results"][0]["result"];
@@ -183,8 +192,8 @@ TEST_F(LabelStudioVideo, TheLabelsAsPromptsTrackEveryInstanceAsItsOwnLabelledReg
 }
 
 TEST_F(LabelStudioVideo, ATypedTextTracksItsInstancesUnderTheLabelItNames) {
-  const json context = {{"result", json::array({{{"from_name", "prompt"}, {"to_name", "video"}, {"type", "textarea"},
-                                                 {"value", {{"text", {"car"}}}}}})}};
+  const json context = {
+      {"result", json::array({{{"from_name", "prompt"}, {"to_name", "video"}, {"type", "textarea"}, {"value", {{"text", {"car"}}}}}})}};
   const json answer = predict(task("/data/upload/1/clip.mp4"), context);
   const json& result = answer["results"][0]["result"];
   ASSERT_GE(result.size(), 2u) << result.dump();
@@ -194,7 +203,8 @@ TEST_F(LabelStudioVideo, ATypedTextTracksItsInstancesUnderTheLabelItNames) {
 TEST_F(LabelStudioVideo, AVideoUrlOnAnAllowedHostIsFetchedAndOthersAreRefused) {
   json keyframe = truth("red", 0);
   keyframe.update({{"frame", 1}, {"enabled", true}, {"rotation", 0}, {"time", 0.0}});
-  const json context = {{"result", json::array({{{"id", "a"}, {"type", "videorectangle"},
+  const json context = {{"result", json::array({{{"id", "a"},
+                                                 {"type", "videorectangle"},
                                                  {"value", {{"framesCount", kFrames}, {"duration", 3.0}, {"sequence", {keyframe}}}}}})}};
   const json fetched = predict(task(other_->url() + "/clip.mp4"), context);
   ASSERT_EQ(fetched["results"][0]["result"].size(), 1u) << fetched.dump();
@@ -211,8 +221,8 @@ TEST_F(LabelStudioVideo, AVideoUrlOnAnAllowedHostIsFetchedAndOthersAreRefused) {
 TEST_F(LabelStudioVideo, ConnectingAVideoProjectIsAccepted) {
   // Label Studio's /setup when the backend is added to the project (it sends the project's config).
   httplib::Client c("127.0.0.1", server_->port());
-  const json body = {{"project", "1.1700000000"}, {"schema", kConfig}, {"hostname", ls_->url()}, {"access_token", kToken},
-                     {"model_version", nullptr}, {"extra_params", json::object()}};
+  const json body = {{"project", "1.1700000000"}, {"schema", kConfig},        {"hostname", ls_->url()},
+                     {"access_token", kToken},    {"model_version", nullptr}, {"extra_params", json::object()}};
   auto r = c.Post("/setup", body.dump(), "application/json");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200) << r->body;

@@ -33,16 +33,23 @@ std::string scene_uri() {
 
 // As Label Studio's editor sends them: percent of the image, the image's size beside.
 json keypoint(double x, double y, bool positive, const std::string& label = "Car") {
-  return {{"original_width", 640}, {"original_height", 480}, {"image_rotation", 0},
-          {"value", {{"x", x}, {"y", y}, {"width", 0.3125}, {"keypointlabels", {label}}}},
-          {"is_positive", positive}, {"id", "kp" + std::to_string(int(x * 100))}, {"from_name", "click"},
-          {"to_name", "image"}, {"type", "keypointlabels"}, {"origin", "manual"}};
+  return {{"original_width", 640},    {"original_height", 480},
+          {"image_rotation", 0},      {"value", {{"x", x}, {"y", y}, {"width", 0.3125}, {"keypointlabels", {label}}}},
+          {"is_positive", positive},  {"id", "kp" + std::to_string(int(x * 100))},
+          {"from_name", "click"},     {"to_name", "image"},
+          {"type", "keypointlabels"}, {"origin", "manual"}};
 }
 json rectangle(double x, double y, double w, double h, bool positive = true) {
-  return {{"original_width", 640}, {"original_height", 480}, {"image_rotation", 0},
+  return {{"original_width", 640},
+          {"original_height", 480},
+          {"image_rotation", 0},
           {"value", {{"x", x}, {"y", y}, {"width", w}, {"height", h}, {"rotation", 0}, {"rectanglelabels", {"Car"}}}},
-          {"is_positive", positive}, {"id", "rect1"}, {"from_name", "box"}, {"to_name", "image"},
-          {"type", "rectanglelabels"}, {"origin", "manual"}};
+          {"is_positive", positive},
+          {"id", "rect1"},
+          {"from_name", "box"},
+          {"to_name", "image"},
+          {"type", "rectanglelabels"},
+          {"origin", "manual"}};
 }
 
 httplib::Result post(ServerProcess& server, const std::string& path, const json& body) {
@@ -52,11 +59,18 @@ httplib::Result post(ServerProcess& server, const std::string& path, const json&
 }
 
 json ls_predict(ServerProcess& server, const json& context_result, int expect = 200) {
-  const json task = {{"id", 11}, {"data", {{"image", scene_uri()}}}, {"meta", json::object()}, {"annotations", json::array()},
-                     {"predictions", json::array()}, {"project", 1}};
-  auto r = post(server, "/predict", {{"tasks", {task}}, {"model_version", "x"}, {"project", "1.1700000000"},
-                                     {"label_config", kConfig},
-                                     {"params", {{"login", nullptr}, {"password", nullptr}, {"context", {{"result", context_result}}}}}});
+  const json task = {{"id", 11},
+                     {"data", {{"image", scene_uri()}}},
+                     {"meta", json::object()},
+                     {"annotations", json::array()},
+                     {"predictions", json::array()},
+                     {"project", 1}};
+  auto r = post(server, "/predict",
+                {{"tasks", {task}},
+                 {"model_version", "x"},
+                 {"project", "1.1700000000"},
+                 {"label_config", kConfig},
+                 {"params", {{"login", nullptr}, {"password", nullptr}, {"context", {{"result", context_result}}}}}});
   EXPECT_TRUE(r);
   if (!r) return {};
   EXPECT_EQ(r->status, expect) << r->body;
@@ -173,13 +187,13 @@ TEST_F(LabelingClicks, LabelStudioTextStillGoesToTheTextModel) {
 TEST_F(LabelingClicks, LabelStudioBadMarksNameTheContextItem) {
   auto j = ls_predict(*server_, json::array({keypoint(25, 35, true), keypoint(120, 35, true)}), 400);
   EXPECT_EQ(j["error"]["code"], "invalid_context");
-  EXPECT_NE(message_of(j).find("params.context.result[1] (keypointlabels)'s value.x is 120: outside the image"),
-            std::string::npos) << j.dump();
+  EXPECT_NE(message_of(j).find("params.context.result[1] (keypointlabels)'s value.x is 120: outside the image"), std::string::npos)
+      << j.dump();
   json not_a_number = keypoint(25, 35, true);
   not_a_number["value"]["y"] = "NaN";
   j = ls_predict(*server_, json::array({not_a_number}), 400);
-  EXPECT_NE(message_of(j).find("params.context.result[0] (keypointlabels)'s value.y is \"NaN\", not a number"),
-            std::string::npos) << j.dump();
+  EXPECT_NE(message_of(j).find("params.context.result[0] (keypointlabels)'s value.y is \"NaN\", not a number"), std::string::npos)
+      << j.dump();
   json no_x = keypoint(25, 35, true);
   no_x["value"].erase("x");
   j = ls_predict(*server_, json::array({no_x}), 400);
@@ -190,7 +204,8 @@ TEST_F(LabelingClicks, LabelStudioBadMarksNameTheContextItem) {
   for (int i = 0; i < 3000; ++i) thousands.push_back(keypoint(25, 35, true));
   j = ls_predict(*server_, thousands, 400);
   EXPECT_NE(message_of(j).find("3000 keypoints; one object takes at most 64 (the first beyond that is params.context.result[64])"),
-            std::string::npos) << message_of(j);
+            std::string::npos)
+      << message_of(j);
   j = ls_predict(*server_, json::array({keypoint(25, 35, true), rectangle(60, 20, 25, 30), rectangle(15, 20, 25, 30)}), 400);
   EXPECT_NE(message_of(j).find("which takes one box"), std::string::npos) << j.dump();
   j = ls_predict(*server_, json::array({rectangle(60, 20, 25, 30, false)}), 400);
@@ -216,8 +231,7 @@ TEST_F(LabelingClicks, XAnyLabelingListsTheClickModelWithItsPointButtons) {
 }
 
 TEST_F(LabelingClicks, XAnyLabelingPointAndRectangleMarksGiveOneObjectsPolygonAndBox) {
-  const json out = xal_predict(*server_, "segment_anything_3_clicks",
-                               {{{"type", "point"}, {"data", {460, 168}}, {"label", 1}}});
+  const json out = xal_predict(*server_, "segment_anything_3_clicks", {{{"type", "point"}, {"data", {460, 168}}, {"label", 1}}});
   ASSERT_TRUE(out["success"].get<bool>()) << out.dump();
   const auto& shapes = out["data"]["shapes"];
   ASSERT_EQ(shapes.size(), 2u) << shapes.dump().substr(0, 400);
@@ -229,10 +243,10 @@ TEST_F(LabelingClicks, XAnyLabelingPointAndRectangleMarksGiveOneObjectsPolygonAn
   EXPECT_NEAR(shapes[0]["score"].get<double>(), 0.9, 1e-3);
 
   // A box with a negative point, labelled with the text prompt.
-  const json boxed = xal_predict(*server_, "segment_anything_3_clicks",
-                                 {{{"type", "rectangle"}, {"data", {230, 230, 90, 90}}, {"label", 1}},
-                                  {{"type", "point"}, {"data", {105, 108}}, {"label", 0}}},
-                                 "car");
+  const json boxed = xal_predict(
+      *server_, "segment_anything_3_clicks",
+      {{{"type", "rectangle"}, {"data", {230, 230, 90, 90}}, {"label", 1}}, {{"type", "point"}, {"data", {105, 108}}, {"label", 0}}},
+      "car");
   ASSERT_TRUE(boxed["success"].get<bool>()) << boxed.dump();
   EXPECT_EQ(boxed["data"]["shapes"][0]["label"], "car");
   const json& outline = boxed["data"]["shapes"][0]["points"];

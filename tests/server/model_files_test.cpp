@@ -141,9 +141,9 @@ TEST(ModelFiles, OnlyWhatTheLoadedModelIsMadeOfIsServedWithoutTheKey) {
   ASSERT_TRUE(part);
   EXPECT_EQ(part->status, 206);
   EXPECT_EQ(part->body, sam3::test::read_file(folder.dir / "sam3_decoder.onnx.data").substr(5, 16));
-  for (const char* path : {"/models/notes.txt", "/models/sub/sam3_decoder.onnx", "/models/elsewhere/secret.txt",
-                           "/models/secret.onnx", "/models/.hidden", "/models/sub/", "/models/elsewhere",
-                           "/models/sam3_decoder.onnx/../notes.txt", "/models/%6eotes.txt"}) {
+  for (const char* path :
+       {"/models/notes.txt", "/models/sub/sam3_decoder.onnx", "/models/elsewhere/secret.txt", "/models/secret.onnx", "/models/.hidden",
+        "/models/sub/", "/models/elsewhere", "/models/sam3_decoder.onnx/../notes.txt", "/models/%6eotes.txt"}) {
     const auto r = c.Get(path);
     ASSERT_TRUE(r) << path;
     EXPECT_EQ(r->status, 404) << path << " is not part of the model: " << r->body.substr(0, 100);

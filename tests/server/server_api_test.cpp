@@ -26,9 +26,7 @@ const std::string kSam3 = SAM3_CLI_PATH;
 
 std::string models(const std::string& layout = "usls") { return (sam3::test::test_models_dir() / layout).string(); }
 
-std::string scene_png(int scale = 1) {
-  return sam3::encode_rgb_png(sam3::test::upscale(sam3::test::make_scene(false).image, scale));
-}
+std::string scene_png(int scale = 1) { return sam3::encode_rgb_png(sam3::test::upscale(sam3::test::make_scene(false).image, scale)); }
 
 void wait_ready(int port) {
   if (!sam3::test::wait_healthy(port)) FAIL() << "server never became ready";
@@ -48,8 +46,7 @@ void expect_error(const httplib::Result& r, int status, const std::string& code)
 class ServerApi : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    server_ = new ServerProcess({kSam3, "serve", "--models", models(), "--port", "0", "--max-request-mb", "2",
-                                 "--max-pixels", "1000000"});
+    server_ = new ServerProcess({kSam3, "serve", "--models", models(), "--port", "0", "--max-request-mb", "2", "--max-pixels", "1000000"});
     ASSERT_GT(server_->port(), 0) << server_->first_line();
     wait_ready(server_->port());
   }
@@ -127,14 +124,15 @@ TEST_F(ServerApi, EveryErrorHasItsStatusAndShape) {
   const auto id = upload(scene_png());
   expect_error(c.Post("/v1/segment", "{not json", "application/json"), 400, "invalid_json");
   expect_error(c.Post("/v1/segment", json{{"image_id", id}}.dump(), "application/json"), 400, "invalid_request");
-  expect_error(c.Post("/v1/segment", json{{"image_id", id}, {"prompts", {""}}}.dump(), "application/json"), 400,
-               "invalid_request");
-  expect_error(c.Post("/v1/segment", json{{"image_id", id}, {"prompts", {{{"text", "red"}, {"boxes", {{1, 2, 3}}}}}}}.dump(),
-                      "application/json"), 400, "invalid_request");
+  expect_error(c.Post("/v1/segment", json{{"image_id", id}, {"prompts", {""}}}.dump(), "application/json"), 400, "invalid_request");
+  expect_error(
+      c.Post("/v1/segment", json{{"image_id", id}, {"prompts", {{{"text", "red"}, {"boxes", {{1, 2, 3}}}}}}}.dump(), "application/json"),
+      400, "invalid_request");
   expect_error(c.Post("/v1/segment", json{{"image_id", id}, {"prompts", {{{"text", "red"}, {"boxes", {{50, 50, 10, 10}}}}}}}.dump(),
-                      "application/json"), 400, "invalid_argument");
-  expect_error(c.Post("/v1/segment", json{{"image_id", id}, {"prompts", {"red"}}, {"threshold", 7}}.dump(), "application/json"),
-               400, "invalid_request");
+                      "application/json"),
+               400, "invalid_argument");
+  expect_error(c.Post("/v1/segment", json{{"image_id", id}, {"prompts", {"red"}}, {"threshold", 7}}.dump(), "application/json"), 400,
+               "invalid_request");
   // The options' bounds are the library's one codec's (the browser module reads the same): a
   // fraction of a pixel or a count past an int is refused, naming the key.
   for (const auto& [key, value] : std::vector<std::pair<std::string, json>>{{"min_area", 10.5}, {"max_instances", 4294967297LL}}) {
@@ -142,8 +140,7 @@ TEST_F(ServerApi, EveryErrorHasItsStatusAndShape) {
     expect_error(r, 400, "invalid_request");
     if (r) EXPECT_NE(body_of(r)["error"]["message"].get<std::string>().find(key), std::string::npos) << r->body;
   }
-  expect_error(c.Post("/v1/segment", json{{"image_id", "0123"}, {"prompts", {"red"}}}.dump(), "application/json"), 404,
-               "unknown_image");
+  expect_error(c.Post("/v1/segment", json{{"image_id", "0123"}, {"prompts", {"red"}}}.dump(), "application/json"), 404, "unknown_image");
   expect_error(c.Post("/v1/segment", "prompts=red", "text/plain"), 415, "unsupported_media_type");
   expect_error(c.Post("/v1/images", "hello", "text/plain"), 415, "unsupported_media_type");
   expect_error(c.Post("/v1/images", "GIF89a....", "image/gif"), 415, "image_unsupported");
@@ -191,9 +188,12 @@ TEST(ServerLifecycle, FullQueueAnswers503) {
       httplib::Client c("127.0.0.1", server.port());
       c.set_read_timeout(120, 0);
       auto r = c.Post("/v1/segment", request.dump(), "application/json");
-      if (r && r->status == 200) ++ok;
-      else if (r && r->status == 503 && body_of(r)["error"]["code"] == "busy" && r->has_header("Retry-After")) ++busy;
-      else ++other;
+      if (r && r->status == 200)
+        ++ok;
+      else if (r && r->status == 503 && body_of(r)["error"]["code"] == "busy" && r->has_header("Retry-After"))
+        ++busy;
+      else
+        ++other;
     });
   }
   for (auto& t : threads) t.join();
@@ -263,8 +263,8 @@ TEST_P(ServeEveryGeneration, SegmentFindsTheRedObjects) {
   httplib::Client c("127.0.0.1", server.port());
   wait_ready(server.port());
   const auto scene = sam3::test::make_scene(false);
-  auto r = c.Post("/v1/segment", json{{"image", sam3::server::base64_encode(scene_png())}, {"prompts", {"red"}}}.dump(),
-                  "application/json");
+  auto r =
+      c.Post("/v1/segment", json{{"image", sam3::server::base64_encode(scene_png())}, {"prompts", {"red"}}}.dump(), "application/json");
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body;
   const auto instances = body_of(r)["images"][0]["prompts"][0]["instances"];

@@ -21,19 +21,15 @@ using sam3::test::ServerProcess;
 const std::string kKey = "xal-key";
 
 std::string scene_uri(bool portrait = false) {
-  return "data:image/png;base64," +
-         sam3::server::base64_encode(sam3::encode_rgb_png(sam3::test::make_scene(portrait).image));
+  return "data:image/png;base64," + sam3::server::base64_encode(sam3::encode_rgb_png(sam3::test::make_scene(portrait).image));
 }
 
 class XAnyLabeling : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    server_ = sam3::test::start_serve("usls", {"--api-key", kKey});
-  }
+  static void SetUpTestSuite() { server_ = sam3::test::start_serve("usls", {"--api-key", kKey}); }
   static void TearDownTestSuite() { delete server_; }
 
-  static json call(const std::string& method, const std::string& path, const json& body = nullptr, bool key = true,
-                   int expect = 200) {
+  static json call(const std::string& method, const std::string& path, const json& body = nullptr, bool key = true, int expect = 200) {
     httplib::Client c("127.0.0.1", server_->port());
     c.set_read_timeout(60, 0);
     httplib::Headers headers;
@@ -69,8 +65,8 @@ double polygon_mask_iou(const json& points, const sam3::Mask& mask) {
       for (size_t i = 0, j = points.size() - 1; i < points.size(); j = i++) {
         const double xi = points[i][0], yi = points[i][1], xj = points[j][0], yj = points[j][1];
         const double cross = (xj - xi) * (y - yi) - (yj - yi) * (x - xi);
-        on_edge = on_edge || (cross == 0 && x >= std::min(xi, xj) && x <= std::max(xi, xj) && y >= std::min(yi, yj) &&
-                              y <= std::max(yi, yj));
+        on_edge =
+            on_edge || (cross == 0 && x >= std::min(xi, xj) && x <= std::max(xi, xj) && y >= std::min(yi, yj) && y <= std::max(yi, yj));
         if ((yi > y) != (yj > y) && x < (xj - xi) * (y - yi) / (yj - yi) + xi) inside = !inside;
       }
       const bool p = inside || on_edge, q = mask.at(x, y);
@@ -139,8 +135,10 @@ TEST_F(XAnyLabeling, PortraitImagesKeepTheirOrientation) {
 
 TEST_F(XAnyLabeling, RectangleMarksAreThePrompt) {
   const auto blue = sam3::test::make_scene(false).blue;
-  const json answer = predict({{"text_prompt", ""}, {"marks", {{{"type", "rectangle"}, {"data", {blue.x0, blue.y0, blue.x1, blue.y1}}, {"label", 1}},
-                                                                {{"type", "point"}, {"data", {10, 10}}, {"label", 0}}}}});
+  const json answer = predict({{"text_prompt", ""},
+                               {"marks",
+                                {{{"type", "rectangle"}, {"data", {blue.x0, blue.y0, blue.x1, blue.y1}}, {"label", 1}},
+                                 {{"type", "point"}, {"data", {10, 10}}, {"label", 0}}}}});
   ASSERT_TRUE(answer["success"].get<bool>()) << answer.dump();
   const auto polygons = shapes_of(answer, "polygon", "object");
   ASSERT_EQ(polygons.size(), 1u) << answer.dump();

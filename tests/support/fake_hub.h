@@ -65,7 +65,8 @@ class FakeHub {
       }
       const std::string& content = it->second;
       if (key.ends_with(".json")) {  // small files live in git: served directly
-        res.set_header("ETag", "\"" + digest_hex(EVP_sha1(), "blob " + std::to_string(content.size()) + std::string(1, '\0') + content) + "\"");
+        res.set_header("ETag",
+                       "\"" + digest_hex(EVP_sha1(), "blob " + std::to_string(content.size()) + std::string(1, '\0') + content) + "\"");
         res.set_content(content, "application/json");
         return;
       }
@@ -138,13 +139,13 @@ class FakeHub {
     return cdn_hits_[digest_hex(EVP_sha256(), content)];
   }
 
-  std::string token;                        // when set, requests need "Bearer <token>"
-  std::atomic<int> fail_with_503{0};        // the next N resolve requests answer 503
-  std::atomic<int> corrupt_responses{0};    // the next N CDN bodies have a flipped byte
-  std::atomic<int> drop_after_bytes{-1};    // the next CDN body stops after N bytes
-  std::atomic<int> slow_ms{0};              // delay before each CDN body
-  std::atomic<int> html_pages{0};           // the next N resolve requests answer an HTML page
-  std::atomic<int> endless_bodies{0};       // the next N CDN bodies never end
+  std::string token;                      // when set, requests need "Bearer <token>"
+  std::atomic<int> fail_with_503{0};      // the next N resolve requests answer 503
+  std::atomic<int> corrupt_responses{0};  // the next N CDN bodies have a flipped byte
+  std::atomic<int> drop_after_bytes{-1};  // the next CDN body stops after N bytes
+  std::atomic<int> slow_ms{0};            // delay before each CDN body
+  std::atomic<int> html_pages{0};         // the next N resolve requests answer an HTML page
+  std::atomic<int> endless_bodies{0};     // the next N CDN bodies never end
 
  private:
   void record(const httplib::Request& req) {

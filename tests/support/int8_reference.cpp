@@ -38,24 +38,52 @@ Value decode_tensor(std::string_view tensor) {
       const char* p = f.bytes.data();
       for (std::int64_t i = 0; i < n; ++i) {
         switch (h.data_type) {
-          case kUint8: v.t.values.push_back(static_cast<std::uint8_t>(p[i])); break;
-          case kInt8: v.t.values.push_back(static_cast<std::int8_t>(p[i])); break;
-          case kFloat: { float x; std::memcpy(&x, p + 4 * i, 4); v.t.values.push_back(x); break; }
-          case 6: { std::int32_t x; std::memcpy(&x, p + 4 * i, 4); v.t.values.push_back(x); break; }
-          case kInt64: { std::int64_t x; std::memcpy(&x, p + 8 * i, 8); v.t.values.push_back(static_cast<double>(x)); break; }
-          default: throw std::runtime_error("int8 reference: element type " + std::to_string(h.data_type));
+          case kUint8:
+            v.t.values.push_back(static_cast<std::uint8_t>(p[i]));
+            break;
+          case kInt8:
+            v.t.values.push_back(static_cast<std::int8_t>(p[i]));
+            break;
+          case kFloat: {
+            float x;
+            std::memcpy(&x, p + 4 * i, 4);
+            v.t.values.push_back(x);
+            break;
+          }
+          case 6: {
+            std::int32_t x;
+            std::memcpy(&x, p + 4 * i, 4);
+            v.t.values.push_back(x);
+            break;
+          }
+          case kInt64: {
+            std::int64_t x;
+            std::memcpy(&x, p + 8 * i, 8);
+            v.t.values.push_back(static_cast<double>(x));
+            break;
+          }
+          default:
+            throw std::runtime_error("int8 reference: element type " + std::to_string(h.data_type));
         }
       }
     } else if (f.number == kTensorInt32Data || f.number == kTensorInt64Data) {
       size_t p = 0;
       auto push = [&](std::uint64_t raw) {
         const auto s = static_cast<std::int64_t>(raw);
-        v.t.values.push_back(h.data_type == kUint8 ? double(raw & 0xFF) : h.data_type == kInt8 ? double(std::int8_t(raw & 0xFF)) : double(s));
+        v.t.values.push_back(h.data_type == kUint8  ? double(raw & 0xFF)
+                             : h.data_type == kInt8 ? double(std::int8_t(raw & 0xFF))
+                                                    : double(s));
       };
-      if (f.wire == 2) while (p < f.bytes.size()) push(wire::read_varint(f.bytes, p));
-      else push(f.varint);
+      if (f.wire == 2)
+        while (p < f.bytes.size()) push(wire::read_varint(f.bytes, p));
+      else
+        push(f.varint);
     } else if (f.number == kTensorFloatData) {
-      for (size_t p = 0; p + 4 <= f.bytes.size(); p += 4) { float x; std::memcpy(&x, f.bytes.data() + p, 4); v.t.values.push_back(x); }
+      for (size_t p = 0; p + 4 <= f.bytes.size(); p += 4) {
+        float x;
+        std::memcpy(&x, f.bytes.data() + p, 4);
+        v.t.values.push_back(x);
+      }
     }
   }
   if (static_cast<std::int64_t>(v.t.values.size()) != n) throw std::runtime_error("int8 reference: a constant's size");
@@ -158,8 +186,7 @@ Value elementwise(const Node& n, const Value& a, const Value& b) {
 
 }  // namespace
 
-std::map<std::string, RefTensor> evaluate_int8_graph(const std::string& model_bytes,
-                                                     const std::map<std::string, RefTensor>& inputs) {
+std::map<std::string, RefTensor> evaluate_int8_graph(const std::string& model_bytes, const std::map<std::string, RefTensor>& inputs) {
   const auto model = wire::parse(model_bytes);
   const auto graph = wire::parse(wire::message_field(model, kModelGraph).bytes);
   const GraphView view(graph);
@@ -177,15 +204,21 @@ std::map<std::string, RefTensor> evaluate_int8_graph(const std::string& model_by
     for (size_t i = 0; i < n.inputs.size(); ++i) in.push_back(input(n, i));
     std::vector<Value> out;
     if (n.op == "Constant") continue;  // read through constant_tensor
-    if (n.op == "Identity") out = {*in[0]};
-    else if (n.op == "DynamicQuantizeLinear") out = dynamic_quantize(*in[0]);
-    else if (n.op == "MatMulInteger") out = {matmul_integer(n, in)};
-    else if (n.op == "ConvInteger") out = {conv_integer(n, in)};
-    else if (n.op == "Mul" || n.op == "Add") out = {elementwise(n, *in[0], *in[1])};
+    if (n.op == "Identity")
+      out = {*in[0]};
+    else if (n.op == "DynamicQuantizeLinear")
+      out = dynamic_quantize(*in[0]);
+    else if (n.op == "MatMulInteger")
+      out = {matmul_integer(n, in)};
+    else if (n.op == "ConvInteger")
+      out = {conv_integer(n, in)};
+    else if (n.op == "Mul" || n.op == "Add")
+      out = {elementwise(n, *in[0], *in[1])};
     else if (n.op == "Cast") {
       Value y = *in[0];
       y.is_float = int_attribute(n, "to").value_or(0) == kFloat;
-      if (y.is_float) for (double& v : y.t.values) v = f32(v);
+      if (y.is_float)
+        for (double& v : y.t.values) v = f32(v);
       out = {y};
     } else {
       unsupported(n, "not an operator of the int8 test graphs");

@@ -21,8 +21,7 @@ struct RefTensor {
 
 // Evaluates the graph output by output. Throws std::runtime_error naming the node for an operator
 // or a form the test graphs do not use.
-std::map<std::string, RefTensor> evaluate_int8_graph(const std::string& model_bytes,
-                                                     const std::map<std::string, RefTensor>& inputs);
+std::map<std::string, RefTensor> evaluate_int8_graph(const std::string& model_bytes, const std::map<std::string, RefTensor>& inputs);
 
 // Inputs of matmulinteger.onnx (x_a [2,37,64], x_b [5,19], x_c [3,4736]) drawn uniformly from
 // [lo, hi], as the tests feed them to a session and to evaluate_int8_graph.
@@ -34,8 +33,8 @@ struct MatMulIntegerInputs {
       for (float& x : *v) x = value(rng);
   }
   std::map<std::string, RefTensor> reference_inputs() const {
-    return {{"x_a", {{2, 37, 64}, {a.begin(), a.end()}}}, {"x_b", {{5, 19}, {b.begin(), b.end()}}},
-            {"x_c", {{3, 4736}, {c.begin(), c.end()}}}};
+    return {
+        {"x_a", {{2, 37, 64}, {a.begin(), a.end()}}}, {"x_b", {{5, 19}, {b.begin(), b.end()}}}, {"x_c", {{3, 4736}, {c.begin(), c.end()}}}};
   }
 };
 

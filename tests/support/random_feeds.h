@@ -12,8 +12,7 @@
 namespace sam3::test {
 
 inline std::map<std::string, std::vector<float>> run_on_random_inputs(const sam3::runtime::Session& session,
-                                                                      std::map<std::string, std::vector<float>>& inputs,
-                                                                      unsigned seed) {
+                                                                      std::map<std::string, std::vector<float>>& inputs, unsigned seed) {
   std::vector<Ort::Value> values;
   std::map<std::string, const OrtValue*> feeds;
   std::mt19937 rng(seed);

@@ -11,13 +11,12 @@
 
 namespace sam3::test {
 
-inline std::shared_ptr<const ImageSegmenter> load_text_segmenter(const std::filesystem::path& dir,
-                                                                 const ModelOptions& options = {}) {
+inline std::shared_ptr<const ImageSegmenter> load_text_segmenter(const std::filesystem::path& dir, const ModelOptions& options = {}) {
   return std::make_shared<const ImageSegmenter>(ImageSegmenter::load(dir, options));
 }
 
 inline std::shared_ptr<const InteractiveSegmenter> load_interactive_segmenter(const std::filesystem::path& dir,
-                                                                             const ModelOptions& options = {}) {
+                                                                              const ModelOptions& options = {}) {
   return std::make_shared<const InteractiveSegmenter>(InteractiveSegmenter::load(dir, options));
 }
 

@@ -14,8 +14,8 @@ namespace sam3::test {
 
 struct ZipEntry {
   std::string name;
-  std::string data;                // what the entry inflates to
-  std::int64_t declared = -1;      // the unpacked size its headers state; -1: the truth
+  std::string data;            // what the entry inflates to
+  std::int64_t declared = -1;  // the unpacked size its headers state; -1: the truth
 };
 
 inline std::string make_zip(const std::vector<ZipEntry>& entries) {

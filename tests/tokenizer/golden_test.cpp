@@ -64,17 +64,14 @@ TEST_P(GoldenTest, EveryVectorMatchesExactly) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllFormats, GoldenTest,
-                         ::testing::Values("bpe_txt_gz", "hf_json", "samexporter_json"));
+INSTANTIATE_TEST_SUITE_P(AllFormats, GoldenTest, ::testing::Values("bpe_txt_gz", "hf_json", "samexporter_json"));
 
 class TokenizerTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { tok_ = new sam3::ClipTokenizer(sam3::ClipTokenizer::from_file(kBundledVocab)); }
   static void TearDownTestSuite() { delete tok_; }
   static sam3::ClipTokenizer* tok_;
-  static std::vector<int64_t> content(const sam3::TokenizedText& t) {
-    return {t.ids.begin() + 1, t.ids.begin() + t.length - 1};
-  }
+  static std::vector<int64_t> content(const sam3::TokenizedText& t) { return {t.ids.begin() + 1, t.ids.begin() + t.length - 1}; }
 };
 sam3::ClipTokenizer* TokenizerTest::tok_ = nullptr;
 
@@ -131,8 +128,7 @@ TEST_F(TokenizerTest, LiteralSpecialTokensMapToTheirIds) {
 }
 
 TEST_F(TokenizerTest, InvalidUtf8IsAClearError) {
-  for (std::string bad : {std::string("\xff"), std::string("ab\xc3"), std::string("\xed\xa0\x80"),
-                          std::string("\xc0\xaf")}) {
+  for (std::string bad : {std::string("\xff"), std::string("ab\xc3"), std::string("\xed\xa0\x80"), std::string("\xc0\xaf")}) {
     try {
       tok_->encode(bad);
       FAIL() << "accepted invalid UTF-8";

@@ -18,7 +18,9 @@ TEST(SplitWords, ClipPattern) {
   EXPECT_EQ(split("rock'n'roll"), (V{"rock", "'", "n", "'", "roll"}));
   EXPECT_EQ(split("it's 42!!"), (V{"it", "'s", "4", "2", "!!"}));
   EXPECT_EQ(split("caf\xc3\xa9 \xd0\xbc\xd0\xb8\xd1\x80"), (V{"caf\xc3\xa9", "\xd0\xbc\xd0\xb8\xd1\x80"}));
-  EXPECT_EQ(split("a\xcd\x85" "b"), (V{"a", "b"}));  // U+0345 matches no alternative
+  EXPECT_EQ(split("a\xcd\x85"
+                  "b"),
+            (V{"a", "b"}));  // U+0345 matches no alternative
   EXPECT_EQ(split("x<end_of_text>y"), (V{"x", "<end_of_text>", "y"}));
 }
 

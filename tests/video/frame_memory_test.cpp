@@ -32,8 +32,8 @@ TEST(FrameMemory, SixtyFourObjectsOnALargeFrameAreNotAFrameEach) {
   std::int64_t held = 0;
   for (const auto& o : out) held += static_cast<std::int64_t>(o.mask.bytes());
   const std::int64_t frame = std::int64_t{kSide} * kSide;
-  std::printf("64 objects on a %dx%d frame: peak %.1f MB while rendering, %.2f MB held (a frame-sized raster: %.1f MB)\n", kSide,
-              kSide, peak / 1048576.0, held / 1048576.0, frame / 1048576.0);
+  std::printf("64 objects on a %dx%d frame: peak %.1f MB while rendering, %.2f MB held (a frame-sized raster: %.1f MB)\n", kSide, kSide,
+              peak / 1048576.0, held / 1048576.0, frame / 1048576.0);
   EXPECT_LT(peak, frame) << "rendering held frame-sized rasters (64 of them were 1 GB)";
   EXPECT_LT(held, frame / 2) << "the objects' masks hold more than their bounds (64 frame-sized ones were 64 frames)";
   for (const auto& o : out) {

@@ -52,8 +52,8 @@ TEST(Sam31MemoryAttention, FusedEqualsUnfusedWithMemoryFramesAndPointers) {
   std::normal_distribution<float> normal(0.0f, 1.0f);
   std::map<std::string, std::vector<float>> data;
   std::map<std::string, Ort::Value> values;
-  const std::map<std::string, std::int64_t> rows = {{"curr_obj", kTokens},  {"curr_obj_pos", kTokens}, {"curr_img", kTokens},
-                                                    {"memory_obj", t},      {"memory_obj_pos", t},     {"memory_img", ti},
+  const std::map<std::string, std::int64_t> rows = {{"curr_obj", kTokens}, {"curr_obj_pos", kTokens}, {"curr_img", kTokens},
+                                                    {"memory_obj", t},     {"memory_obj_pos", t},     {"memory_img", ti},
                                                     {"memory_img_pos", ti}};
   for (const auto& [name, n] : rows) {
     auto& v = data[name];

@@ -17,8 +17,8 @@ namespace sam3::test {
 struct Square {
   const char* name;
   std::array<std::uint8_t, 3> rgb;
-  int first, last;         // frames it is in the picture
-  float x0, y0, vx, vy;    // top-left at its first frame, pixels per frame
+  int first, last;       // frames it is in the picture
+  float x0, y0, vx, vy;  // top-left at its first frame, pixels per frame
   int side;
 };
 

@@ -181,7 +181,8 @@ int main(int argc, char** argv) {
   std::string compare, arena = "on";
   app.add_option("--models", models, "A SAM 3.1 bundle (ailia's file names)")->required();
   app.add_option("--graphs", graphs, "Which graphs, comma-separated");
-  app.add_option("--memory-frames", frames, "Memory frames in the bank for each memory-attention call (7: full; up to 10 with reconditioning)");
+  app.add_option("--memory-frames", frames,
+                 "Memory frames in the bank for each memory-attention call (7: full; up to 10 with reconditioning)");
   app.add_option("--pointer-frames", pointer_frames, "Pointer frames in the bank (16: full), 16 pointers each");
   app.add_option("--threads", threads, "ONNX Runtime intra-op threads");
   app.add_option("--repeat", repeat, "Calls per graph (the fastest is reported)");
@@ -189,7 +190,8 @@ int main(int argc, char** argv) {
   app.add_option("--arena", arena, "ONNX Runtime's CPU memory arena for every session (on: as the tracker's video graphs)")
       ->check(CLI::IsMember({"on", "off"}));
   app.add_flag("--precision-fast", fast, "bf16 float work on oneDNN where the CPU has it (ModelOptions precision fast)");
-  app.add_option("--compare", compare, "Also run the memory attention as 'unfused' or 'exact' (fused, float32) on the same inputs; print the largest difference")
+  app.add_option("--compare", compare,
+                 "Also run the memory attention as 'unfused' or 'exact' (fused, float32) on the same inputs; print the largest difference")
       ->check(CLI::IsMember({"unfused", "exact"}));
   CLI11_PARSE(app, argc, argv);
   if (threads < 1 || repeat < 1 || pointer_frames < 0) {
@@ -217,7 +219,8 @@ int main(int argc, char** argv) {
                   c.resident_after_mb);
       std::fflush(stdout);
     };
-    std::printf("| graph | shape | fused attention blocks | ms | peak above resident MB | resident after MB |\n|---|---|---:|---:|---:|---:|\n");
+    std::printf(
+        "| graph | shape | fused attention blocks | ms | peak above resident MB | resident after MB |\n|---|---|---:|---:|---:|---:|\n");
     const std::vector<std::int64_t> map72{1, kD, kGrid, kGrid}, map144{1, kD, 144, 144}, map288{1, kD, 288, 288};
     if (want("image_encoder")) {
       auto s = load("image_encoder", config);
@@ -229,8 +232,14 @@ int main(int argc, char** argv) {
       auto s = load("grounding", config);
       // A text prompt alone ("car": SAM3's start, word and end ids, zero padding), no boxes.
       auto f = make_feeds(*s,
-                          {{"fpn0", map288}, {"fpn1", map144}, {"fpn2", map72}, {"pos2", map72}, {"text_tokens", {1, 32}},
-                           {"box_coords", {0, 1, 4}}, {"box_labels", {0, 1}}, {"box_mask", {1, 0}}},
+                          {{"fpn0", map288},
+                           {"fpn1", map144},
+                           {"fpn2", map72},
+                           {"pos2", map72},
+                           {"text_tokens", {1, 32}},
+                           {"box_coords", {0, 1, 4}},
+                           {"box_labels", {0, 1}},
+                           {"box_mask", {1, 0}}},
                           2, {{"text_tokens", {49406, 1615, 49407}}});
       calls.push_back(time_call(*s, f, "grounding", "1 text prompt", repeat).call);
       print(calls.back());
@@ -247,12 +256,16 @@ int main(int argc, char** argv) {
       for (int n : parse_list(frames)) {
         const std::int64_t ti = n * kTokens, t = ti + pointer_frames * kSlots;
         auto f = make_feeds(*s,
-                            {{"curr_obj", {kTokens, 1, kD}}, {"curr_obj_pos", {kTokens, 1, kD}}, {"curr_img", {kTokens, 1, kD}},
-                             {"memory_obj", {t, 1, kD}}, {"memory_obj_pos", {t, 1, kD}}, {"memory_img", {ti, 1, kD}},
+                            {{"curr_obj", {kTokens, 1, kD}},
+                             {"curr_obj_pos", {kTokens, 1, kD}},
+                             {"curr_img", {kTokens, 1, kD}},
+                             {"memory_obj", {t, 1, kD}},
+                             {"memory_obj_pos", {t, 1, kD}},
+                             {"memory_img", {ti, 1, kD}},
                              {"memory_img_pos", {ti, 1, kD}}},
                             3 + n);
-        const std::string shape = std::to_string(n) + " memory frames + " + std::to_string(pointer_frames) + "x16 pointers (" +
-                                  std::to_string(t) + " keys)";
+        const std::string shape =
+            std::to_string(n) + " memory frames + " + std::to_string(pointer_frames) + "x16 pointers (" + std::to_string(t) + " keys)";
         auto fused = time_call(*s, f, "memory_attention", shape, repeat);
         calls.push_back(fused.call);
         print(calls.back());
@@ -268,7 +281,8 @@ int main(int argc, char** argv) {
     }
     if (want("tracking_mask_decoder")) {
       auto s = load("tracking_mask_decoder", config);
-      auto f = make_feeds(*s, {{"image_embeddings", map72}, {"high_res_feat0", map288}, {"high_res_feat1", map144}, {"extra_embed", {1, kSlots, kD}}}, 4);
+      auto f = make_feeds(
+          *s, {{"image_embeddings", map72}, {"high_res_feat0", map288}, {"high_res_feat1", map144}, {"extra_embed", {1, kSlots, kD}}}, 4);
       calls.push_back(time_call(*s, f, "tracking_mask_decoder", "a bucket of 16", repeat).call);
       print(calls.back());
     }

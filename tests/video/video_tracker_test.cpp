@@ -64,8 +64,10 @@ TEST(VideoTracker, ConceptTrackingKeepsIdsThroughMotionEntriesExitsAndCrossings)
     for (const auto& s : test::scene()) {
       const int id = id_at_centre(r, s);
       if (id < 0) continue;  // not in the picture, or under another square where they cross
-      if (id == 0) ADD_FAILURE() << s.name << " not found on frame " << r.index;
-      else ids[s.name].insert(id);
+      if (id == 0)
+        ADD_FAILURE() << s.name << " not found on frame " << r.index;
+      else
+        ids[s.name].insert(id);
     }
     std::set<int> seen;
     for (const auto& o : r.objects) {
@@ -118,8 +120,10 @@ TEST(VideoTracker, HoleFillingClosesASmallHoleInATrackedMask) {
     for (int y = 30; y < 70; ++y)
       for (int x = 50; x < 90; ++x) {
         const bool hole = x >= 66 && x < 74 && y >= 46 && y < 54;
-        if (!hole) f.image.rgb[(static_cast<size_t>(y) * test::kWidth + x) * 3 + 1] = f.image.rgb[(static_cast<size_t>(y) * test::kWidth + x) * 3 + 2] = 0,
-                   f.image.rgb[(static_cast<size_t>(y) * test::kWidth + x) * 3] = 255;
+        if (!hole)
+          f.image.rgb[(static_cast<size_t>(y) * test::kWidth + x) * 3 + 1] =
+              f.image.rgb[(static_cast<size_t>(y) * test::kWidth + x) * 3 + 2] = 0,
+                                                                        f.image.rgb[(static_cast<size_t>(y) * test::kWidth + x) * 3] = 255;
       }
     return f;
   };
@@ -224,9 +228,9 @@ TEST(VideoTracker, ThirtyTwoObjectsTakeTwoBucketsWithStableIds) {
   for (int r = 0; r < 3 && colours.size() < 24; ++r)
     for (int g = 0; g < 3 && colours.size() < 24; ++g)
       for (int b = 0; b < 3 && colours.size() < 24; ++b)
-        if (r != 1 || g != 1 || b != 1) colours.push_back({static_cast<std::uint8_t>(std::min(255, r * 128)),
-                                                           static_cast<std::uint8_t>(std::min(255, g * 128)),
-                                                           static_cast<std::uint8_t>(std::min(255, b * 128))});
+        if (r != 1 || g != 1 || b != 1)
+          colours.push_back({static_cast<std::uint8_t>(std::min(255, r * 128)), static_cast<std::uint8_t>(std::min(255, g * 128)),
+                             static_cast<std::uint8_t>(std::min(255, b * 128))});
   for (std::uint8_t r : {64, 191})
     for (std::uint8_t g : {64, 191})
       for (std::uint8_t b : {64, 191}) colours.push_back({r, g, b});
@@ -327,8 +331,8 @@ TEST(VideoTracker, ABoxedObjectAndAConceptShareTheFrames) {
   options.hotstart_delay = 4;
   options.hotstart_unmatched = 2;
   options.hotstart_duplicate = 2;
-  VideoTracker tracker(video_model(),
-                       {.texts = {"car"}, .objects = {{0, {}, Box{at[0] - 2.0f, at[1] - 2.0f, at[2] + 2.0f, at[3] + 2.0f}}}}, options);
+  VideoTracker tracker(video_model(), {.texts = {"car"}, .objects = {{0, {}, Box{at[0] - 2.0f, at[1] - 2.0f, at[2] + 2.0f, at[3] + 2.0f}}}},
+                       options);
   const auto results = run(tracker, 8);
   for (const auto& r : results) {
     int boxed = 0;
@@ -349,7 +353,12 @@ TEST(VideoTracker, BadInputGetsTypedErrors) {
   };
   EXPECT_EQ(code([] { VideoTracker t(video_model(), {}); }), ErrorCode::kInvalidArgument);
   EXPECT_EQ(code([] { VideoTracker t(video_model(), {.texts = {"  "}}); }), ErrorCode::kInvalidArgument);
-  EXPECT_EQ(code([] { VideoTracker t(video_model(), {.texts = {"car"}}); t.finish(); }), ErrorCode::kInvalidArgument) << "empty video";
+  EXPECT_EQ(code([] {
+              VideoTracker t(video_model(), {.texts = {"car"}});
+              t.finish();
+            }),
+            ErrorCode::kInvalidArgument)
+      << "empty video";
   EXPECT_EQ(code([] { VideoTracker t(video_model(), {.texts = {"car"}}, {.recondition_every = -1}); }), ErrorCode::kInvalidArgument);
   EXPECT_EQ(code([] { VideoTracker t(video_model(), {.texts = {"car"}}, {.fill_hole_area = -3}); }), ErrorCode::kInvalidArgument);
   EXPECT_EQ(code([] { VideoTracker t(video_model(), {.texts = {"car"}}, {.shrinkage_min_ratio = 1.5f}); }), ErrorCode::kInvalidArgument);
@@ -361,40 +370,47 @@ TEST(VideoTracker, BadInputGetsTypedErrors) {
               f.image.rgb.resize(80 * test::kHeight * 3);
               t.push(f);
             }),
-            ErrorCode::kInvalidArgument) << "a frame of another size";
+            ErrorCode::kInvalidArgument)
+      << "a frame of another size";
   EXPECT_EQ(code([] {
               VideoTracker t(video_model(), {.objects = {{0, {{500, 10}}, std::nullopt}}});
               t.push(test::frame_of(0));
             }),
-            ErrorCode::kInvalidArgument) << "a click outside the frame";
+            ErrorCode::kInvalidArgument)
+      << "a click outside the frame";
   EXPECT_EQ(code([] {
               VideoTracker t(video_model(), {.objects = {{5, {{500, 10}}, std::nullopt}}});
               t.push(test::frame_of(0));  // refused here, not after tracking frames 0 to 4
             }),
-            ErrorCode::kInvalidArgument) << "a click outside a later frame is refused on the first";
+            ErrorCode::kInvalidArgument)
+      << "a click outside a later frame is refused on the first";
   EXPECT_EQ(code([] {
               VideoTracker t(video_model(), {.objects = {{40, {{10, 10}}, std::nullopt}}});
               t.push(test::frame_of(0));
               t.finish();
             }),
-            ErrorCode::kInvalidArgument) << "a prompt on a frame the video never reaches";
+            ErrorCode::kInvalidArgument)
+      << "a prompt on a frame the video never reaches";
   EXPECT_EQ(code([] {
               VideoTracker t(video_model(), {.objects = {{1, {{10, 10}}, std::nullopt}}});
               t.push(test::frame_of(0));
               t.push(test::frame_of(2));
             }),
-            ErrorCode::kInvalidArgument) << "a prompt on a skipped frame";
+            ErrorCode::kInvalidArgument)
+      << "a prompt on a skipped frame";
   EXPECT_EQ(code([] {
               VideoTracker t(video_model(), {.texts = {"car"}});
               t.push(test::frame_of(3));
               t.push(test::frame_of(3));
             }),
-            ErrorCode::kInvalidArgument) << "frames out of order";
+            ErrorCode::kInvalidArgument)
+      << "frames out of order";
   EXPECT_EQ(code([] {
               auto image_model = Model::load(std::string(SAM3_TEST_MODELS_DIR) + "/usls");
               VideoTracker t(image_model, {.texts = {"car"}});
             }),
-            ErrorCode::kModelMismatch) << "not the SAM 3.1 bundle";
+            ErrorCode::kModelMismatch)
+      << "not the SAM 3.1 bundle";
 }
 
 }  // namespace

@@ -86,8 +86,7 @@ TEST(FrameSourcesRerun, ADamagedFrameIsSkippedByNameAndTheOthersKeepTheirIndices
 // Issue 42 item 17: a Y4M declaring 99999x99999 was "Device or resource busy".
 TEST(FrameSourcesRerun, AVideoDeclaringHugeFramesIsRefusedForItsSize) {
   TempDir dir("sam3_vsrc");
-  std::ofstream(dir / "huge.y4m", std::ios::binary) << "YUV4MPEG2 W99999 H99999 F25:1 Ip A1:1 C420jpeg\nFRAME\n"
-                                                    << std::string(64, '\x80');
+  std::ofstream(dir / "huge.y4m", std::ios::binary) << "YUV4MPEG2 W99999 H99999 F25:1 Ip A1:1 C420jpeg\nFRAME\n" << std::string(64, '\x80');
   try {
     sam3::open_video_file(dir / "huge.y4m");
     ADD_FAILURE() << "opened";

@@ -172,8 +172,7 @@ TEST(VideoFileSource, BadFilesAreTypedErrors) {
   std::ofstream(dir / "cut.mp4", std::ios::binary) << bytes.substr(0, 64);
   const auto cut = code_of([&] { sam3::open_video_file(dir / "cut.mp4"); });
   EXPECT_TRUE(cut == ErrorCode::kImageCorrupt || cut == ErrorCode::kImageUnsupported) << sam3::error_code_name(cut);
-  EXPECT_EQ(code_of([&] { sam3::open_video_file(dir / "whole.mp4", {.max_pixels = 64 * 48 - 1}); }),
-            ErrorCode::kImageTooLarge);
+  EXPECT_EQ(code_of([&] { sam3::open_video_file(dir / "whole.mp4", {.max_pixels = 64 * 48 - 1}); }), ErrorCode::kImageTooLarge);
 }
 
 TEST(VideoFileSource, APlaylistNeverMakesFfmpegConnectAnywhere) {
@@ -208,9 +207,7 @@ TEST(NaturalOrder, NumbersCompareAsNumbers) {
   EXPECT_FALSE(sam3::natural_less("same", "same"));
 }
 
-void write_png(const fs::path& path, const sam3::Image& image) {
-  sam3::write_file_atomic(path, sam3::encode_rgb_png(image));
-}
+void write_png(const fs::path& path, const sam3::Image& image) { sam3::write_file_atomic(path, sam3::encode_rgb_png(image)); }
 
 TEST(ImageFolderSource, YieldsImagesInNaturalOrderAtTheGivenRate) {
   TempDir dir("sam3_video");
@@ -301,8 +298,7 @@ TEST(PushFrameSource, FramesPushedByOneThreadArePulledByAnother) {
     EXPECT_DOUBLE_EQ(frames[i].time_s, i == 3 ? 9.5 : i / 5.0);
     EXPECT_EQ(frames[i].image.rgb, sam3::test::scene_frame(8, 4, i).rgb);
   }
-  EXPECT_EQ(code_of([&] { source.push(sam3::test::scene_frame(8, 4, 0)); }), ErrorCode::kInvalidArgument)
-      << "a push after close";
+  EXPECT_EQ(code_of([&] { source.push(sam3::test::scene_frame(8, 4, 0)); }), ErrorCode::kInvalidArgument) << "a push after close";
 }
 
 TEST(PushFrameSource, AFrameOfAnotherSizeIsRefused) {
@@ -322,9 +318,7 @@ TEST(CallbackFrameSource, PullsUntilTheFunctionSaysEnd) {
   EXPECT_DOUBLE_EQ(frames[2].time_s, 0.4);
   EXPECT_FALSE(source.next());
   int bad = 0;
-  sam3::CallbackFrameSource wrong(small_info(), [&]() -> std::optional<sam3::Image> {
-    return sam3::test::scene_frame(8, 5, bad++);
-  });
+  sam3::CallbackFrameSource wrong(small_info(), [&]() -> std::optional<sam3::Image> { return sam3::test::scene_frame(8, 5, bad++); });
   EXPECT_EQ(code_of([&] { wrong.next(); }), ErrorCode::kInvalidArgument);
 }
 

@@ -27,15 +27,17 @@ sam3::TrackedObject box_object(int id, int x0, int x1) {
 std::string line(std::int64_t index, const std::vector<sam3::TrackedObject>& objects) {
   nlohmann::json j = {{"index", index}, {"time_s", index / 10.0}, {"objects", nlohmann::json::array()}};
   for (const auto& o : objects) {
-    j["objects"].push_back({{"id", o.id}, {"score", 0.5}, {"box", {o.box.x0, o.box.y0, o.box.x1, o.box.y1}},
+    j["objects"].push_back({{"id", o.id},
+                            {"score", 0.5},
+                            {"box", {o.box.x0, o.box.y0, o.box.x1, o.box.y1}},
                             {"mask", {{"size", {kH, kW}}, {"counts", sam3::rle_encode(o.mask)}}}});
   }
   return j.dump();
 }
 
 TEST(ResumeIds, ReRunObjectsTakeTheIdsOfTheWrittenOnesTheyOverlap) {
-  ResumeIds ids({line(5, {box_object(1, 0, 6), box_object(4, 10, 16)}), line(6, {box_object(1, 1, 7), box_object(4, 11, 17)})},
-                "record", 4);
+  ResumeIds ids({line(5, {box_object(1, 0, 6), box_object(4, 10, 16)}), line(6, {box_object(1, 1, 7), box_object(4, 11, 17)})}, "record",
+                4);
   // The re-run tracker calls them 2 (on the right) and 1 (on the left), and sees a new one, 3.
   ids.observe({5, 0.5, {box_object(1, 10, 16), box_object(2, 0, 6)}});
   ids.observe({6, 0.6, {box_object(1, 11, 17), box_object(2, 1, 7), box_object(3, 18, 20)}});

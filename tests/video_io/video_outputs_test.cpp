@@ -217,7 +217,7 @@ void expect_overlay_video(const fs::path& file, int frames) {
     EXPECT_NEAR(f->time_s, n / 10.0, 1e-6) << "overlay frame " << n;
     ASSERT_EQ(f->image.width, kW);
     // Outside the objects the frame is the scene; inside object 1 it is tinted in id 1's colour
-  // (60, 180, 75), half and half.
+    // (60, 180, 75), half and half.
     const auto scene_image = sam3::test::scene_frame(kW, kH, n);
     const size_t outside = (30 * kW + 2) * 3, inside = (9 * kW + 6 + n) * 3;
     EXPECT_NEAR(f->image.rgb[outside], scene_image.rgb[outside], 12);
@@ -430,7 +430,7 @@ TEST(VideoOutputs, OtherSettingsStartOver) {
 
 TEST(VideoOutputs, APartialRunThatDisagreesWithItsCheckpointStartsOver) {
   TempDir dir("sam3_vout");
-  killed_run(dir.path(), 6);  // checkpoint after frame 3
+  killed_run(dir.path(), 6);                                                  // checkpoint after frame 3
   fs::resize_file(dir / "sam3-video.partial" / "json" / "frames.jsonl", 10);  // shorter than the checkpoint says
   {
     sam3::VideoOutputs out(dir.path(), scene_info(), all_formats("mpeg4"));

@@ -32,8 +32,7 @@ namespace {
 Ort::Env& env() {
   // Never destroyed: sessions may outlive the module's teardown at interpreter exit.
   // Telemetry off as in sam3's own runtime (src/runtime/session.cpp says why).
-  static auto* e = (setenv("ORT_DISABLE_TELEMETRY", "1", /*overwrite=*/0),
-                    new Ort::Env(ORT_LOGGING_LEVEL_WARNING, "sam3-ailia-driver"));
+  static auto* e = (setenv("ORT_DISABLE_TELEMETRY", "1", /*overwrite=*/0), new Ort::Env(ORT_LOGGING_LEVEL_WARNING, "sam3-ailia-driver"));
   return *e;
 }
 
@@ -84,14 +83,10 @@ struct ElementType {
 };
 
 constexpr ElementType kTypes[] = {
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "float32", "float"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE, "float64", "double"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16, "float16", "float16"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, "int64", "int64"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32, "int32", "int32"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT16, "int16", "int16"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8, "int8", "int8"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8, "uint8", "uint8"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, "float32", "float"},     {ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE, "float64", "double"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16, "float16", "float16"}, {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, "int64", "int64"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32, "int32", "int32"},       {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT16, "int16", "int16"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8, "int8", "int8"},          {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8, "uint8", "uint8"},
     {ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL, "bool", "bool"},
 };
 
@@ -153,7 +148,8 @@ class InferenceSession {
     if (const char* threads = std::getenv("SAM3_ORT_THREADS"); threads && *threads) {
       char* end = nullptr;
       const long n = std::strtol(threads, &end, 10);
-      if (*end != '\0' || n < 1 || n > 4096) throw py::value_error(std::string("SAM3_ORT_THREADS=") + threads + ": give a thread count from 1");
+      if (*end != '\0' || n < 1 || n > 4096)
+        throw py::value_error(std::string("SAM3_ORT_THREADS=") + threads + ": give a thread count from 1");
       options.SetIntraOpNumThreads(static_cast<int>(n));
     }
     session_ = std::make_unique<Ort::Session>(env(), path.c_str(), options);
@@ -182,8 +178,8 @@ class InferenceSession {
       const auto& type = element_type(arr.dtype());
       const auto expected = declared_type(name);
       if (type.ort != expected)
-        throw py::value_error("Unexpected input data type. Actual: (" + type_string(type.ort) + ") , expected: (" +
-                              type_string(expected) + ")");
+        throw py::value_error("Unexpected input data type. Actual: (" + type_string(type.ort) + ") , expected: (" + type_string(expected) +
+                              ")");
       std::vector<int64_t> shape(arr.shape(), arr.shape() + arr.ndim());
       // Owned by ONNX Runtime's allocator, so zero-sized inputs (the driver's empty box prompt) work too.
       auto tensor = Ort::Value::CreateTensor(allocator, shape.data(), shape.size(), type.ort);
@@ -258,10 +254,13 @@ PYBIND11_MODULE(onnxruntime, m) {
       .def("get_providers", &InferenceSession::get_providers);
   m.def("get_available_providers", [] { return std::vector<std::string>{"CPUExecutionProvider"}; });
   m.def("get_device", [] { return std::string("CPU"); });
-  m.def("sam3_run_times", [] {
-    py::dict out;
-    for (const auto& [file, t] : run_times()) out[py::str(file)] = py::make_tuple(t.calls, t.seconds);
-    return out;
-  }, "Time spent in run() per graph file name: {file: (calls, seconds)} (not part of ONNX Runtime's API)");
+  m.def(
+      "sam3_run_times",
+      [] {
+        py::dict out;
+        for (const auto& [file, t] : run_times()) out[py::str(file)] = py::make_tuple(t.calls, t.seconds);
+        return out;
+      },
+      "Time spent in run() per graph file name: {file: (calls, seconds)} (not part of ONNX Runtime's API)");
   py::module_::import("atexit").attr("register")(py::cpp_function(&write_run_times));
 }

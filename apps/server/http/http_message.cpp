@@ -31,9 +31,7 @@ std::string HttpRequest::media_type() const {
   return to_lower(trim(std::string_view(v).substr(0, v.find(';'))));
 }
 
-std::string HttpRequest::header_param(std::string_view name, std::string_view param) const {
-  return header_parameter(header(name), param);
-}
+std::string HttpRequest::header_param(std::string_view name, std::string_view param) const { return header_parameter(header(name), param); }
 
 std::string header_parameter(std::string_view header, std::string_view key) {
   size_t at = 0;

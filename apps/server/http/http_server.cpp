@@ -101,8 +101,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   std::atomic<int> in_flight{0};
   HandlerPool pool;
 
-  Impl(HttpLimits l, Screen s, Handler h)
-      : limits(l), screen(std::move(s)), handler(std::move(h)), pool(l.handler_threads) {}
+  Impl(HttpLimits l, Screen s, Handler h) : limits(l), screen(std::move(s)), handler(std::move(h)), pool(l.handler_threads) {}
   void accept();
   void session_ended();
   bool make_room();
@@ -144,8 +143,7 @@ class Session : public std::enable_shared_from_this<Session> {
   // Transport errors: a response when one can still help the client, else just close.
   void fail(beast::error_code ec) {
     if (ec == http::error::body_limit) {
-      return respond(error_response(413, "payload_too_large",
-                                    "the request body is larger than the server's limit (--max-request-mb)"));
+      return respond(error_response(413, "payload_too_large", "the request body is larger than the server's limit (--max-request-mb)"));
     }
     if (ec == http::error::header_limit) {
       return respond(error_response(431, "headers_too_large", "the request headers are too large"));
@@ -407,8 +405,8 @@ int HttpServer::listen(const std::string& host, int port) {
   if (!ec) a.bind(endpoint, ec);
   if (!ec) a.listen(net::socket_base::max_listen_connections, ec);
   if (ec) {
-    throw Error(ErrorCode::kIo, "cannot listen on " + host + ":" + std::to_string(port) + " (" + ec.message() +
-                                    "); pick another --port or --host");
+    throw Error(ErrorCode::kIo,
+                "cannot listen on " + host + ":" + std::to_string(port) + " (" + ec.message() + "); pick another --port or --host");
   }
   return a.local_endpoint().port();
 }
@@ -429,8 +427,10 @@ void HttpServer::stop() {
     bool any = false;
     for (const auto& w : impl->sessions) {
       if (auto s = w.lock()) {
-        if (s->handling()) any = true;
-        else s->close();  // idle, or a request still arriving: dropped now
+        if (s->handling())
+          any = true;
+        else
+          s->close();  // idle, or a request still arriving: dropped now
       }
     }
     if (!any) return;  // the I/O loop ends as the closed sessions go

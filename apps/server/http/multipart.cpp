@@ -4,8 +4,7 @@
 
 namespace sam3::server {
 
-std::optional<std::vector<MultipartPart>> parse_multipart(std::string_view body, std::string_view boundary,
-                                                          std::size_t max_parts) {
+std::optional<std::vector<MultipartPart>> parse_multipart(std::string_view body, std::string_view boundary, std::size_t max_parts) {
   if (boundary.empty() || boundary.size() > 200) return std::nullopt;
   const std::string delimiter = "--" + std::string(boundary);
   size_t pos = body.find(delimiter);

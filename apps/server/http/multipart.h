@@ -15,7 +15,6 @@ struct MultipartPart {
 
 // nullopt for a body that is not well-formed multipart with this boundary (or has more than
 // `max_parts` parts).
-std::optional<std::vector<MultipartPart>> parse_multipart(std::string_view body, std::string_view boundary,
-                                                          std::size_t max_parts = 64);
+std::optional<std::vector<MultipartPart>> parse_multipart(std::string_view body, std::string_view boundary, std::size_t max_parts = 64);
 
 }  // namespace sam3::server

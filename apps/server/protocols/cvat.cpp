@@ -36,16 +36,17 @@ std::vector<std::string> split_prompts(std::string_view text) {
 json function_json(const std::vector<CvatLabel>& labels, int port) {
   json spec = json::array();
   for (size_t i = 0; i < labels.size(); ++i) spec.push_back({{"id", i}, {"name", labels[i].name}, {"type", "mask"}});
-  return {{"metadata", {{"name", kCvatDetector},
-                        {"namespace", "nuclio"},
-                        {"annotations", {{"name", "SAM3 text prompts (sam3cpp)"},
-                                         {"type", "detector"},
-                                         {"framework", "onnxruntime"},
-                                         {"version", "1"},
-                                         {"spec", spec.dump()},
-                                         {"help_message", "Finds every instance of each label by its name with SAM3"}}}}},
-          {"spec", {{"description", "SAM3: every instance of each label, found by its name (sam3 serve)"},
-                    {"runtime", "sam3cpp"}}},
+  return {{"metadata",
+           {{"name", kCvatDetector},
+            {"namespace", "nuclio"},
+            {"annotations",
+             {{"name", "SAM3 text prompts (sam3cpp)"},
+              {"type", "detector"},
+              {"framework", "onnxruntime"},
+              {"version", "1"},
+              {"spec", spec.dump()},
+              {"help_message", "Finds every instance of each label by its name with SAM3"}}}}},
+          {"spec", {{"description", "SAM3: every instance of each label, found by its name (sam3 serve)"}, {"runtime", "sam3cpp"}}},
           {"status", {{"state", "ready"}, {"httpPort", port}}}};
 }
 
@@ -85,9 +86,8 @@ json detection_json(const Instance& inst, const std::string& label, SplicedJson&
   json item = {{"label", label}, {"confidence", std::to_string(inst.score)}, {"type", "mask"}, {"attributes", json::array()}};
   item["mask"] = answer.value([&m, b](std::string& out) { append_crop(out, m, b, false, {b.left, b.top, b.right, b.bottom}); });
   const auto polygons = mask_to_polygons(m, 1.0);
-  const auto largest = std::max_element(polygons.begin(), polygons.end(), [](const Polygon& a, const Polygon& b) {
-    return ring_area(a.outer) < ring_area(b.outer);
-  });
+  const auto largest = std::max_element(polygons.begin(), polygons.end(),
+                                        [](const Polygon& a, const Polygon& b) { return ring_area(a.outer) < ring_area(b.outer); });
   if (largest != polygons.end() && largest->outer.size() >= 3) {
     json points = json::array();
     for (const auto& p : largest->outer) points.push_back(p.x), points.push_back(p.y);
@@ -142,18 +142,19 @@ HttpResponse detect(Api& api, const Labels& shared, const HttpRequest& req) {
 }
 
 json interactor_json(int port) {
-  return {{"metadata", {{"name", kCvatInteractor},
-                        {"namespace", "nuclio"},
-                        {"annotations", {{"name", "SAM3 clicks (sam3cpp)"},
-                                         {"type", "interactor"},
-                                         {"framework", "onnxruntime"},
-                                         {"version", "1"},
-                                         {"min_pos_points", "1"},
-                                         {"min_neg_points", "0"},
-                                         {"startswith_box_optional", true},
-                                         {"help_message", "Click on the object (Shift-click: not this); a box works too"}}}}},
-          {"spec", {{"description", "SAM3's interactive model: the object under the clicks (sam3 serve)"},
-                    {"runtime", "sam3cpp"}}},
+  return {{"metadata",
+           {{"name", kCvatInteractor},
+            {"namespace", "nuclio"},
+            {"annotations",
+             {{"name", "SAM3 clicks (sam3cpp)"},
+              {"type", "interactor"},
+              {"framework", "onnxruntime"},
+              {"version", "1"},
+              {"min_pos_points", "1"},
+              {"min_neg_points", "0"},
+              {"startswith_box_optional", true},
+              {"help_message", "Click on the object (Shift-click: not this); a box works too"}}}}},
+          {"spec", {{"description", "SAM3's interactive model: the object under the clicks (sam3 serve)"}, {"runtime", "sam3cpp"}}},
           {"status", {{"state", "ready"}, {"httpPort", port}}}};
 }
 
@@ -186,8 +187,8 @@ HttpResponse interact(Api& api, const HttpRequest& req) {
   if (body.contains("obj_bbox") && !body["obj_bbox"].is_null()) {
     const auto corners = points_of(body, "obj_bbox", true);
     if (corners.size() != 2) throw ApiError(400, "invalid_request", "\"obj_bbox\" must be [[x1, y1], [x2, y2]]");
-    prompt.box = Box{std::min(corners[0].x, corners[1].x), std::min(corners[0].y, corners[1].y),
-                     std::max(corners[0].x, corners[1].x), std::max(corners[0].y, corners[1].y)};
+    prompt.box = Box{std::min(corners[0].x, corners[1].x), std::min(corners[0].y, corners[1].y), std::max(corners[0].x, corners[1].x),
+                     std::max(corners[0].y, corners[1].y)};
   }
   // The library refuses more than kMaxPointsPerObject clicks, or one outside the image, by name.
   const InteractiveSegmenter click = api.click_segmenter();
@@ -222,8 +223,9 @@ CvatLabel parse_cvat_label(const std::string& text) {
   label.name = std::string(trim(std::string_view(text).substr(0, eq)));
   label.prompts = eq == std::string::npos ? std::vector<std::string>{label.name} : split_prompts(std::string_view(text).substr(eq + 1));
   if (label.name.empty() || label.prompts.empty()) {
-    throw Error(ErrorCode::kInvalidArgument, "the CVAT label \"" + text + "\" is not NAME or NAME=PROMPT,PROMPT (e.g. "
-                                             "car=car,automobile)");
+    throw Error(ErrorCode::kInvalidArgument, "the CVAT label \"" + text +
+                                                 "\" is not NAME or NAME=PROMPT,PROMPT (e.g. "
+                                                 "car=car,automobile)");
   }
   return label;
 }
@@ -263,26 +265,54 @@ void add_cvat_routes(Api& api, const std::vector<CvatLabel>& labels, TrackerBudg
   const auto unauthorized = [] {
     return nuclio_error(401, "sam3 serve needs its --api-key: set CVAT_NUCLIO_HOST=cvat:KEY@HOST in CVAT's environment");
   };
-  api.add_route({"GET", "/api/functions", true, true, {}, [&api, shared, port_of](const HttpRequest& req) {
+  api.add_route({"GET",
+                 "/api/functions",
+                 true,
+                 true,
+                 {},
+                 [&api, shared, port_of](const HttpRequest& req) {
                    json all = json::object();
                    if (!shared->empty()) all[kCvatDetector] = function_json(*shared, port_of(req));
                    if (api.has_click_model()) all[kCvatInteractor] = interactor_json(port_of(req));
                    if (CvatTracker::available(api)) all[kCvatTracker] = CvatTracker::function_json(port_of(req));
                    return json_response(200, all);
-                 }, unauthorized});
-  api.add_route({"GET", std::string("/api/functions/") + kCvatTracker, true, true, {}, [&api, port_of](const HttpRequest& req) {
+                 },
+                 unauthorized});
+  api.add_route({"GET",
+                 std::string("/api/functions/") + kCvatTracker,
+                 true,
+                 true,
+                 {},
+                 [&api, port_of](const HttpRequest& req) {
                    if (!CvatTracker::available(api)) return nuclio_error(404, "no video model (sam3 serve --models with SAM 3.1's bundle)");
                    return json_response(200, CvatTracker::function_json(port_of(req)));
-                 }, unauthorized});
-  api.add_route({"GET", std::string("/api/functions/") + kCvatInteractor, true, true, {}, [&api, port_of](const HttpRequest& req) {
+                 },
+                 unauthorized});
+  api.add_route({"GET",
+                 std::string("/api/functions/") + kCvatInteractor,
+                 true,
+                 true,
+                 {},
+                 [&api, port_of](const HttpRequest& req) {
                    if (!api.has_click_model()) return nuclio_error(404, "no interactive model (sam3 serve --interactive-models)");
                    return json_response(200, interactor_json(port_of(req)));
-                 }, unauthorized});
-  api.add_route({"GET", std::string("/api/functions/") + kCvatDetector, true, true, {}, [shared, port_of](const HttpRequest& req) {
+                 },
+                 unauthorized});
+  api.add_route({"GET",
+                 std::string("/api/functions/") + kCvatDetector,
+                 true,
+                 true,
+                 {},
+                 [shared, port_of](const HttpRequest& req) {
                    if (shared->empty()) return nuclio_error(404, "no labels were given to sam3 serve (--cvat-label)");
                    return json_response(200, function_json(*shared, port_of(req)));
-                 }, unauthorized});
-  api.add_route({"POST", "/api/function_invocations", false, true, {"", "application/json"},
+                 },
+                 unauthorized});
+  api.add_route({"POST",
+                 "/api/function_invocations",
+                 false,
+                 true,
+                 {"", "application/json"},
                  [&api, shared, tracker](const HttpRequest& req) {
                    const std::string name = req.header("x-nuclio-function-name");
                    if (name.empty()) return nuclio_error(400, "Function name must be provided");
@@ -292,7 +322,8 @@ void add_cvat_routes(Api& api, const std::vector<CvatLabel>& labels, TrackerBudg
                      return nuclio_error(404, "no function \"" + name + "\" here; GET /api/functions lists them");
                    }
                    return detect(api, shared, req);
-                 }, unauthorized});
+                 },
+                 unauthorized});
 }
 
 }  // namespace sam3::server

@@ -18,7 +18,6 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-
 json rectangle_json(const Box& b) { return json::array({b.x0, b.y0, b.x1, b.y1}); }
 
 // Nuclio's dashboard answers its own errors as {"error": "..."}; CVAT relays only the status.
@@ -35,18 +34,19 @@ std::string megabytes(std::uint64_t bytes) { return std::to_string((bytes + (1u 
 ApiError CvatTracker::refusal_error(TrackerSessions::Refusal refusal, size_t objects, std::uint64_t bytes,
                                     const std::string& client) const {
   const TrackerBudget& b = sessions_.budget();
-  const std::string session = "a tracking session of " + std::to_string(objects) + " object" + (objects == 1 ? "" : "s") +
-                              " needs " + megabytes(bytes) + " of memory once its memory bank is full";
+  const std::string session = "a tracking session of " + std::to_string(objects) + " object" + (objects == 1 ? "" : "s") + " needs " +
+                              megabytes(bytes) + " of memory once its memory bank is full";
   if (refusal == TrackerSessions::Refusal::kOverClientShare) {
     return ApiError(429, "tracker_memory_exceeded",
                     session + ", more than one client may hold (" + megabytes(b.client_bytes) +
                         ", sam3 serve --cvat-tracker-client-memory); start tracking fewer objects at once, or raise the share");
   }
   return ApiError(503, "tracker_memory_full",
-                  session + " but the tracker's memory (" + megabytes(b.total_bytes) + ", sam3 serve --cvat-tracker-memory) is held by "
-                  "other clients' sessions in use (" + megabytes(sessions_.bytes() - sessions_.client_bytes(client)) +
-                  "); try again once some have been idle for " + std::to_string(b.idle.count()) +
-                  " s, or raise --cvat-tracker-memory");
+                  session + " but the tracker's memory (" + megabytes(b.total_bytes) +
+                      ", sam3 serve --cvat-tracker-memory) is held by "
+                      "other clients' sessions in use (" +
+                      megabytes(sessions_.bytes() - sessions_.client_bytes(client)) + "); try again once some have been idle for " +
+                      std::to_string(b.idle.count()) + " s, or raise --cvat-tracker-memory");
 }
 
 bool CvatTracker::available(Api& api) {
@@ -58,16 +58,16 @@ bool CvatTracker::available(Api& api) {
 }
 
 json CvatTracker::function_json(int port) {
-  return {{"metadata", {{"name", kCvatTracker},
-                        {"namespace", "nuclio"},
-                        {"annotations", {{"name", "SAM 3.1 tracker (sam3cpp)"},
-                                         {"type", "tracker"},
-                                         {"framework", "onnxruntime"},
-                                         {"version", "1"},
-                                         {"spec", "[]"}}}}},
-          {"spec", {{"description", "SAM 3.1's video tracker: follows each rectangle's object through its memory (sam3 serve)"},
-                    {"runtime", "sam3cpp"}}},
-          {"status", {{"state", "ready"}, {"httpPort", port}}}};
+  return {
+      {"metadata",
+       {{"name", kCvatTracker},
+        {"namespace", "nuclio"},
+        {"annotations",
+         {{"name", "SAM 3.1 tracker (sam3cpp)"}, {"type", "tracker"}, {"framework", "onnxruntime"}, {"version", "1"}, {"spec", "[]"}}}}},
+      {"spec",
+       {{"description", "SAM 3.1's video tracker: follows each rectangle's object through its memory (sam3 serve)"},
+        {"runtime", "sam3cpp"}}},
+      {"status", {{"state", "ready"}, {"httpPort", port}}}};
 }
 
 HttpResponse CvatTracker::invoke(Api& api, const HttpRequest& req) {
@@ -84,9 +84,8 @@ HttpResponse CvatTracker::invoke(Api& api, const HttpRequest& req) {
 HttpResponse CvatTracker::track(Api& api, const HttpRequest& req) {
   const json body = parse_request_json<json>(req.body);
   if (!body.is_object()) throw ApiError(400, "invalid_request", "the invocation body must be a JSON object");
-  const auto bytes = body.contains("image") && body["image"].is_string()
-                         ? base64_decode(body["image"].get_ref<const std::string&>())
-                         : std::nullopt;
+  const auto bytes =
+      body.contains("image") && body["image"].is_string() ? base64_decode(body["image"].get_ref<const std::string&>()) : std::nullopt;
   if (!bytes || bytes->empty()) throw ApiError(400, "invalid_image", "\"image\" must be the frame's bytes in base64");
   const json empty = json::array();
   const json& shapes = body.contains("shapes") && !body["shapes"].is_null() ? body["shapes"] : empty;
@@ -94,8 +93,9 @@ HttpResponse CvatTracker::track(Api& api, const HttpRequest& req) {
   if (!shapes.is_array()) throw ApiError(400, "invalid_request", "\"shapes\" must be a list of rectangles [xtl, ytl, xbr, ybr]");
   if (!states.is_array()) throw ApiError(400, "invalid_request", "\"states\" must be a list, one state (or null) per shape");
   if (states.size() > shapes.size()) {
-    throw ApiError(400, "invalid_request", "\"states\" has " + std::to_string(states.size()) + " entries for " +
-                                               std::to_string(shapes.size()) + " shapes: at most one state per shape");
+    throw ApiError(400, "invalid_request",
+                   "\"states\" has " + std::to_string(states.size()) + " entries for " + std::to_string(shapes.size()) +
+                       " shapes: at most one state per shape");
   }
   api.check_objects(shapes.size(), "the tracker's shapes");
   const auto model = api.ready_model();
@@ -110,7 +110,7 @@ HttpResponse CvatTracker::track(Api& api, const HttpRequest& req) {
   // Everything is checked before any session moves on: a refused call changes nothing.
   std::vector<Box> given(shapes.size());
   std::vector<std::optional<TrackerStateRef>> refs(shapes.size());
-  std::vector<size_t> starting;                         // shapes CVAT starts tracking here
+  std::vector<size_t> starting;                                     // shapes CVAT starts tracking here
   std::map<std::string, std::shared_ptr<TrackerSession>> followed;  // sessions this frame feeds
   for (size_t i = 0; i < shapes.size(); ++i) {
     given[i] = tracker_rectangle_of(shapes[i], i);
@@ -123,25 +123,29 @@ HttpResponse CvatTracker::track(Api& api, const HttpRequest& req) {
     auto session = followed.count(refs[i]->session) ? followed[refs[i]->session] : sessions_.find(refs[i]->session);
     if (!session) {
       throw ApiError(410, "tracker_state_expired",
-                     "the tracker state of shapes[" + std::to_string(i) + "] has expired: this server keeps each client's most "
-                     "recently used tracking sessions within its share (sam3 serve --cvat-tracker-client-memory, "
-                     "--cvat-tracker-sessions) and forgets them when it restarts; in CVAT, turn the object's tracking off and "
-                     "on again (or move its rectangle) to start it anew");
+                     "the tracker state of shapes[" + std::to_string(i) +
+                         "] has expired: this server keeps each client's most "
+                         "recently used tracking sessions within its share (sam3 serve --cvat-tracker-client-memory, "
+                         "--cvat-tracker-sessions) and forgets them when it restarts; in CVAT, turn the object's tracking off and "
+                         "on again (or move its rectangle) to start it anew");
     }
     if (session->broken) {
-      throw ApiError(410, "tracker_state_expired", "the tracking session of shapes[" + std::to_string(i) + "] failed on an "
-                                                   "earlier frame; in CVAT, turn the object's tracking off and on again");
+      throw ApiError(410, "tracker_state_expired",
+                     "the tracking session of shapes[" + std::to_string(i) +
+                         "] failed on an "
+                         "earlier frame; in CVAT, turn the object's tracking off and on again");
     }
     // width, height and the object count never change after a session starts: no lock needed.
     if (refs[i]->object >= session->last_boxes.size()) {
-      throw ApiError(400, "invalid_request", "states[" + std::to_string(i) + "] names object " + std::to_string(refs[i]->object) +
-                                                 " of a session that follows " + std::to_string(session->last_boxes.size()));
+      throw ApiError(400, "invalid_request",
+                     "states[" + std::to_string(i) + "] names object " + std::to_string(refs[i]->object) + " of a session that follows " +
+                         std::to_string(session->last_boxes.size()));
     }
     if (frame->image.width != session->width || frame->image.height != session->height) {
-      throw ApiError(400, "invalid_request", "the frame is " + std::to_string(frame->image.width) + "x" +
-                                                 std::to_string(frame->image.height) + " but shapes[" + std::to_string(i) +
-                                                 "] was started on a " + std::to_string(session->width) + "x" +
-                                                 std::to_string(session->height) + " frame; start it again on this one");
+      throw ApiError(400, "invalid_request",
+                     "the frame is " + std::to_string(frame->image.width) + "x" + std::to_string(frame->image.height) + " but shapes[" +
+                         std::to_string(i) + "] was started on a " + std::to_string(session->width) + "x" +
+                         std::to_string(session->height) + " frame; start it again on this one");
     }
     followed[refs[i]->session] = session;
   }

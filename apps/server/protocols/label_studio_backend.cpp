@@ -40,8 +40,6 @@ std::string project_of(const json& body) {
   return p.is_string() ? p.get<std::string>() : p.is_number_integer() ? std::to_string(p.get<std::int64_t>()) : "";
 }
 
-
-
 // One thing to find in a task's image and the label its instances get.
 struct Job {
   std::string label;
@@ -116,8 +114,8 @@ Job concept_job(const LabelConfig& config, const InteractiveContext& context, in
     // Beside a text, a keypoint is a small exemplar box around the point.
     const double half = std::max(4.0, 0.01 * std::min(width, height));
     const double x = k.box.x0, y = k.box.y0;
-    prompt.boxes.push_back({{float(std::max(0.0, x - half)), float(std::max(0.0, y - half)),
-                             float(std::min<double>(width, x + half)), float(std::min<double>(height, y + half))},
+    prompt.boxes.push_back({{float(std::max(0.0, x - half)), float(std::max(0.0, y - half)), float(std::min<double>(width, x + half)),
+                             float(std::min<double>(height, y + half))},
                             k.positive});
   }
   Job job = labelled_job(config, context.text, context.named_label);
@@ -167,12 +165,12 @@ class LabelStudioBackend {
     if (!body.contains("tasks") || !body["tasks"].is_array()) {
       throw ApiError(400, "invalid_request", "POST /predict takes {\"tasks\": [...], \"label_config\": \"<View>...\"}");
     }
-    const json context = body.contains("params") && body["params"].is_object() && body["params"].contains("context")
-                             ? body["params"]["context"] : json();
+    const json context =
+        body.contains("params") && body["params"].is_object() && body["params"].contains("context") ? body["params"]["context"] : json();
     if (auto video = parse_video_label_config(string_of(body, "label_config"))) return predict_video(req, body, *video, context);
     const LabelConfig config = parse_label_config(string_of(body, "label_config"));
-    const bool interactive = context.is_object() && context.contains("result") && context["result"].is_array() &&
-                             !context["result"].empty();
+    const bool interactive =
+        context.is_object() && context.contains("result") && context["result"].is_array() && !context["result"].empty();
     api_.ready_model();  // 503 while loading, before anything else is read
     // The marks are checked before any image is fetched (their pixels depend on each image's
     // size, their validity does not). Without a text, keypoints (and rectangles, when the
@@ -193,7 +191,8 @@ class LabelStudioBackend {
     json results = json::array();
     for (const auto& task : body["tasks"]) {
       api_.check_alive(req);  // a batch stops between tasks once its client has left or its time is up
-      const std::int64_t id = task.is_object() && task.contains("id") && task["id"].is_number_integer() ? task["id"].get<std::int64_t>() : 0;
+      const std::int64_t id =
+          task.is_object() && task.contains("id") && task["id"].is_number_integer() ? task["id"].get<std::int64_t>() : 0;
       const std::string task_name = "task " + std::to_string(id);
       const json& data = task.is_object() && task.contains("data") ? task["data"] : json();
       if (!data.is_object() || !data.contains(config.data_key) || !data[config.data_key].is_string()) {
@@ -202,9 +201,9 @@ class LabelStudioBackend {
           for (const auto& [k, v] : data.items()) keys += (keys.empty() ? "" : ", ") + k;
         }
         throw ApiError(400, "unknown_data_key",
-                       task_name + " has no \"" + config.data_key + "\" in its data (it has: " +
-                           (keys.empty() ? "nothing" : keys) + "); the label config's <Image name=\"" +
-                           config.image_name + "\" value=\"$" + config.data_key + "\"> must name the task's image key");
+                       task_name + " has no \"" + config.data_key + "\" in its data (it has: " + (keys.empty() ? "nothing" : keys) +
+                           "); the label config's <Image name=\"" + config.image_name + "\" value=\"$" + config.data_key +
+                           "\"> must name the task's image key");
       }
       const std::string bytes = images_.fetch(data[config.data_key].get_ref<const std::string&>(), id, project, budget);
       results.push_back(clicks ? predict_clicked(req, config, context, *click, bytes, answer)
@@ -221,8 +220,10 @@ class LabelStudioBackend {
   HttpResponse predict_video(const HttpRequest& req, const json& body, const VideoLabelConfig& config, const json& context) {
     const auto model = api_.ready_model();
     if (!model->tracks_video()) {
-      throw ApiError(400, "no_video_model", "a Label Studio video project needs SAM 3.1's video bundle (ailia-models) as sam3 serve "
-                                            "--models; this server holds " + std::string(model->layout().id()));
+      throw ApiError(400, "no_video_model",
+                     "a Label Studio video project needs SAM 3.1's video bundle (ailia-models) as sam3 serve "
+                     "--models; this server holds " +
+                         std::string(model->layout().id()));
     }
     const VideoJob job = read_video_job(config, context, video_frames_);
     api_.check_objects(job.boxed.size(), "the interactive context's videorectangle regions");
@@ -236,14 +237,16 @@ class LabelStudioBackend {
     json results = json::array();
     for (const auto& task : body["tasks"]) {
       api_.check_alive(req);
-      const std::int64_t id = task.is_object() && task.contains("id") && task["id"].is_number_integer() ? task["id"].get<std::int64_t>() : 0;
+      const std::int64_t id =
+          task.is_object() && task.contains("id") && task["id"].is_number_integer() ? task["id"].get<std::int64_t>() : 0;
       const json& data = task.is_object() && task.contains("data") ? task["data"] : json();
       if (!data.is_object() || !data.contains(config.data_key) || !data[config.data_key].is_string()) {
-        throw ApiError(400, "unknown_data_key", "task " + std::to_string(id) + " has no \"" + config.data_key +
-                                                    "\" in its data; the label config's <Video name=\"" + config.video_name +
-                                                    "\" value=\"$" + config.data_key + "\"> must name the task's video key");
+        throw ApiError(400, "unknown_data_key",
+                       "task " + std::to_string(id) + " has no \"" + config.data_key + "\" in its data; the label config's <Video name=\"" +
+                           config.video_name + "\" value=\"$" + config.data_key + "\"> must name the task's video key");
       }
-      auto video = std::make_shared<TemporaryVideo>(images_.fetch(data[config.data_key].get_ref<const std::string&>(), id, project, budget));
+      auto video =
+          std::make_shared<TemporaryVideo>(images_.fetch(data[config.data_key].get_ref<const std::string&>(), id, project, budget));
       auto regions = api_.run_on_worker(req, [model, config, job, video](const JobStop& stop) {
         try {
           return track_video_task(model, config, job, video->path(), stop.stopping(VideoTrackerOptions{}));
@@ -263,15 +266,13 @@ class LabelStudioBackend {
   }
 
   // Labels, or the annotator's text (and exemplar marks), on the text model.
-  json predict_concepts(const HttpRequest& req, const LabelConfig& config, const json* context,
-                        const ImageSegmenter& text, const std::vector<Job>& config_jobs, const std::string& bytes,
-                        SplicedJson& answer) {
+  json predict_concepts(const HttpRequest& req, const LabelConfig& config, const json* context, const ImageSegmenter& text,
+                        const std::vector<Job>& config_jobs, const std::string& bytes, SplicedJson& answer) {
     bool cached = false;
     auto entry = api_.encode_bytes(req, text.shared_model(), bytes, &cached);  // one encode serves every label
     const int width = entry->embedding.width(), height = entry->embedding.height();
     auto jobs = std::make_shared<const std::vector<Job>>(
-        context ? std::vector<Job>{concept_job(config, read_interactive_context(*context, width, height), width, height)}
-                : config_jobs);
+        context ? std::vector<Job>{concept_job(config, read_interactive_context(*context, width, height), width, height)} : config_jobs);
     if (context) api_.check_prompts(prompts_of(*jobs), "the interactive context's marks");
     auto found = api_.run_on_worker(req, [text, entry, jobs](const JobStop& stop) {
       std::vector<std::vector<Prompt>> labels;
@@ -295,8 +296,8 @@ class LabelStudioBackend {
 
   // Keypoints and a rectangle, without a text: the clicked object on the interactive model, as
   // Label Studio's own SAM backends answer them (one region per mask control of its label).
-  json predict_clicked(const HttpRequest& req, const LabelConfig& config, const json& context,
-                       const InteractiveSegmenter& click, const std::string& bytes, SplicedJson& answer) {
+  json predict_clicked(const HttpRequest& req, const LabelConfig& config, const json& context, const InteractiveSegmenter& click,
+                       const std::string& bytes, SplicedJson& answer) {
     bool cached = false;
     auto entry = api_.encode_bytes(req, click.shared_model(), bytes, &cached);
     const InteractiveContext marks = read_interactive_context(context, entry->embedding.width(), entry->embedding.height());
@@ -332,24 +333,37 @@ void add_label_studio_routes(Api& api, const LabelStudioOptions& options) {
   const auto basic_challenge = [] {
     HttpResponse r;
     r.status = 401;
-    r.body = error_body("unauthorized", "this backend needs the key of sam3 serve --api-key: in Label Studio's model "
-                                        "settings turn on \"Use basic auth\" and enter it as the password");
+    r.body = error_body("unauthorized",
+                        "this backend needs the key of sam3 serve --api-key: in Label Studio's model "
+                        "settings turn on \"Use basic auth\" and enter it as the password");
     r.headers.emplace_back("WWW-Authenticate", "Basic realm=\"sam3\"");
     return r;
   };
   const std::vector<std::string> json_types = {"", "application/json"};
-  api.add_route({"POST", "/setup", false, true, json_types, [backend](const HttpRequest& r) { return backend->setup(r); },
-                 basic_challenge});
-  api.add_route({"POST", "/predict", false, true, json_types,
-                 [backend](const HttpRequest& r) { return backend->predict(r); }, basic_challenge});
-  api.add_route({"POST", "/webhook", true, true, {}, [](const HttpRequest&) {
+  api.add_route(
+      {"POST", "/setup", false, true, json_types, [backend](const HttpRequest& r) { return backend->setup(r); }, basic_challenge});
+  api.add_route(
+      {"POST", "/predict", false, true, json_types, [backend](const HttpRequest& r) { return backend->predict(r); }, basic_challenge});
+  api.add_route({"POST",
+                 "/webhook",
+                 true,
+                 true,
+                 {},
+                 [](const HttpRequest&) {
                    return json_response(200, {{"status", "Unknown event"}});
-                 }, basic_challenge});
-  api.add_route({"GET", "/metrics", true, true, {}, [](const HttpRequest&) { return json_response(200, json::object()); },
+                 },
                  basic_challenge});
-  api.add_route({"GET", "/versions", true, true, {}, [&api](const HttpRequest&) {
+  api.add_route(
+      {"GET", "/metrics", true, true, {}, [](const HttpRequest&) { return json_response(200, json::object()); }, basic_challenge});
+  api.add_route({"GET",
+                 "/versions",
+                 true,
+                 true,
+                 {},
+                 [&api](const HttpRequest&) {
                    return json_response(200, {{"versions", {api.model_version()}}});
-                 }, basic_challenge});
+                 },
+                 basic_challenge});
 }
 
 }  // namespace sam3::server

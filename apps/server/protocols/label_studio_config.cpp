@@ -23,10 +23,14 @@ std::vector<std::string> split_prompts(const std::string& list) {
 }
 
 bool kind_of(const std::string& tag, RegionKind* kind) {
-  if (tag == "brushlabels") *kind = RegionKind::kBrush;
-  else if (tag == "polygonlabels") *kind = RegionKind::kPolygon;
-  else if (tag == "rectanglelabels") *kind = RegionKind::kRectangle;
-  else return false;
+  if (tag == "brushlabels")
+    *kind = RegionKind::kBrush;
+  else if (tag == "polygonlabels")
+    *kind = RegionKind::kPolygon;
+  else if (tag == "rectanglelabels")
+    *kind = RegionKind::kRectangle;
+  else
+    return false;
   return true;
 }
 
@@ -39,9 +43,12 @@ std::vector<std::string> split_predicted_values(const std::string& list) { retur
 
 const char* region_type(RegionKind kind) {
   switch (kind) {
-    case RegionKind::kBrush: return "brushlabels";
-    case RegionKind::kPolygon: return "polygonlabels";
-    case RegionKind::kRectangle: return "rectanglelabels";
+    case RegionKind::kBrush:
+      return "brushlabels";
+    case RegionKind::kPolygon:
+      return "polygonlabels";
+    case RegionKind::kRectangle:
+      return "rectanglelabels";
   }
   return "";
 }
@@ -51,18 +58,21 @@ LabelConfig parse_label_config(const std::string& xml) {
   pugi::xml_document doc;
   const auto parsed = doc.load_buffer(xml.data(), xml.size());
   if (!parsed) {
-    throw ApiError(400, "invalid_label_config", std::string("the label config is not valid XML (") +
-                                                    parsed.description() + " at offset " +
-                                                    std::to_string(parsed.offset) + ")");
+    throw ApiError(
+        400, "invalid_label_config",
+        std::string("the label config is not valid XML (") + parsed.description() + " at offset " + std::to_string(parsed.offset) + ")");
   }
   std::vector<pugi::xml_node> images, controls, text_areas;
   for (const pugi::xpath_node& found : doc.select_nodes("//*")) {
     const pugi::xml_node node = found.node();
     const std::string tag = tag_of(node);
     RegionKind kind;
-    if (tag == "image") images.push_back(node);
-    else if (tag == "textarea") text_areas.push_back(node);
-    else if (kind_of(tag, &kind)) controls.push_back(node);
+    if (tag == "image")
+      images.push_back(node);
+    else if (tag == "textarea")
+      text_areas.push_back(node);
+    else if (kind_of(tag, &kind))
+      controls.push_back(node);
   }
   LabelConfig config;
   // The first Image that a supported control points at; the regions go there.
@@ -78,12 +88,13 @@ LabelConfig parse_label_config(const std::string& xml) {
   }
   if (config.image_name.empty()) {
     throw ApiError(400, "unsupported_label_config",
-                   images.empty() ? "the label config has no <Image> tag; sam3 segments images, " + std::string(kDocs)
-                   : controls.empty()
-                       ? "the label config has no <BrushLabels>, <PolygonLabels> or <RectangleLabels> control; add "
-                         "one with toName set to the Image's name, " + std::string(kDocs)
-                       : "no <BrushLabels>, <PolygonLabels> or <RectangleLabels> control has toName naming an "
-                         "<Image> whose value is a task key like \"$image\"; " + std::string(kDocs));
+                   images.empty()     ? "the label config has no <Image> tag; sam3 segments images, " + std::string(kDocs)
+                   : controls.empty() ? "the label config has no <BrushLabels>, <PolygonLabels> or <RectangleLabels> control; add "
+                                        "one with toName set to the Image's name, " +
+                                            std::string(kDocs)
+                                      : "no <BrushLabels>, <PolygonLabels> or <RectangleLabels> control has toName naming an "
+                                        "<Image> whose value is a task key like \"$image\"; " +
+                                            std::string(kDocs));
   }
   for (const auto& node : controls) {
     if (node.attribute("toName").as_string() != config.image_name) continue;

@@ -9,7 +9,7 @@
 namespace sam3::server::label_studio {
 
 enum class RegionKind { kBrush, kPolygon, kRectangle };
-const char* region_type(RegionKind kind);   // "brushlabels", "polygonlabels", "rectanglelabels"
+const char* region_type(RegionKind kind);  // "brushlabels", "polygonlabels", "rectanglelabels"
 
 struct LabelValue {
   std::string value;                 // what Label Studio shows and stores
@@ -23,8 +23,8 @@ struct RegionControl {
 };
 
 struct LabelConfig {
-  std::string image_name;  // the Image tag's name (regions' to_name)
-  std::string data_key;    // the task data key of its image ("$image" -> "image")
+  std::string image_name;               // the Image tag's name (regions' to_name)
+  std::string data_key;                 // the task data key of its image ("$image" -> "image")
   std::vector<RegionControl> controls;  // brush, polygon and rectangle controls on that image
   std::vector<std::string> text_areas;  // TextArea names (interactive prompts)
 };

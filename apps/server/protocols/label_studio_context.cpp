@@ -13,9 +13,7 @@ using json = nlohmann::ordered_json;
 
 [[noreturn]] void bad(const std::string& message) { throw ApiError(400, "invalid_context", message); }
 
-std::string item_name(size_t i, const std::string& type) {
-  return "params.context.result[" + std::to_string(i) + "] (" + type + ")";
-}
+std::string item_name(size_t i, const std::string& type) { return "params.context.result[" + std::to_string(i) + "] (" + type + ")"; }
 
 std::string fmt(double v) {
   char buf[32];
@@ -56,8 +54,10 @@ InteractiveContext read_interactive_context(const json& context, int width, int 
     const json value = item.contains("value") && item["value"].is_object() ? item["value"] : json::object();
     if (type == "textarea") {
       const json text = value.contains("text") ? value["text"] : json();
-      if (text.is_array() && !text.empty() && text[0].is_string()) out.text = text[0].get<std::string>();
-      else if (text.is_string()) out.text = text.get<std::string>();
+      if (text.is_array() && !text.empty() && text[0].is_string())
+        out.text = text[0].get<std::string>();
+      else if (text.is_string())
+        out.text = text.get<std::string>();
       continue;
     }
     if (type != "rectanglelabels" && type != "keypointlabels") continue;
@@ -96,7 +96,8 @@ InteractiveContext read_interactive_context(const json& context, int width, int 
 std::vector<InteractivePrompt> clicked_objects(const InteractiveContext& context) {
   for (const auto& r : context.rectangles) {
     if (!r.positive) {
-      bad(item_name(r.item, "rectanglelabels") + " is a negative rectangle; a clicked object takes one positive box "
+      bad(item_name(r.item, "rectanglelabels") +
+          " is a negative rectangle; a clicked object takes one positive box "
           "(say what is not the object with negative keypoints)");
     }
   }

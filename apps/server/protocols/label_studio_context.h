@@ -13,16 +13,16 @@
 namespace sam3::server::label_studio {
 
 struct ContextMark {
-  size_t item = 0;        // index in context.result
-  bool positive = true;   // is_positive (true or 1 when absent)
-  Box box;                // rectangles; a keypoint is at (box.x0, box.y0)
+  size_t item = 0;       // index in context.result
+  bool positive = true;  // is_positive (true or 1 when absent)
+  Box box;               // rectangles; a keypoint is at (box.x0, box.y0)
 };
 
 struct InteractiveContext {
-  std::string text;                      // the TextArea's first text, if any
-  std::vector<ContextMark> rectangles;   // rectanglelabels
-  std::vector<ContextMark> keypoints;    // keypointlabels
-  std::string named_label;               // the first label a mark carries
+  std::string text;                     // the TextArea's first text, if any
+  std::vector<ContextMark> rectangles;  // rectanglelabels
+  std::vector<ContextMark> keypoints;   // keypointlabels
+  std::string named_label;              // the first label a mark carries
 };
 
 // Throws ApiError(400, "invalid_context") naming "params.context.result[i]" for a mark whose

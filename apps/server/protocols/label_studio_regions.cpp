@@ -40,18 +40,18 @@ json regions_of(const Instance& inst, const RegionControl& control, const std::s
   json out = json::array();
   switch (control.kind) {
     case RegionKind::kBrush:
-      out.push_back(region(inst, control,
-                           {{"format", "rle"},
-                            {"rle", answer.value([rle = brush_rle_encode(inst.mask)](std::string& text) {
-                               append_integers(text, rle);
-                             })}},
+      out.push_back(region(inst, control, {{"format", "rle"}, {"rle", answer.value([rle = brush_rle_encode(inst.mask)](std::string& text) {
+                                                                 append_integers(text, rle);
+                                                               })}},
                            label));
       break;
     case RegionKind::kRectangle:
       out.push_back(region(inst, control,
-                           {{"x", percent(inst.box.x0, w)}, {"y", percent(inst.box.y0, h)},
+                           {{"x", percent(inst.box.x0, w)},
+                            {"y", percent(inst.box.y0, h)},
                             {"width", percent(inst.box.x1 - inst.box.x0, w)},
-                            {"height", percent(inst.box.y1 - inst.box.y0, h)}, {"rotation", 0}},
+                            {"height", percent(inst.box.y1 - inst.box.y0, h)},
+                            {"rotation", 0}},
                            label));
       break;
     case RegionKind::kPolygon:

@@ -14,7 +14,6 @@ namespace sam3::server::label_studio {
 // The regions of one instance for `control` (a polygon control gives one region per part
 // of a mask in several pieces), labelled `label`; ids are unique. The brush's RLE bytes and the
 // polygons' points are `answer`'s spliced values (text, not a JSON value per element).
-nlohmann::ordered_json regions_of(const Instance& instance, const RegionControl& control, const std::string& label,
-                                  SplicedJson& answer);
+nlohmann::ordered_json regions_of(const Instance& instance, const RegionControl& control, const std::string& label, SplicedJson& answer);
 
 }  // namespace sam3::server::label_studio

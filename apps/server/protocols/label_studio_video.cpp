@@ -50,10 +50,14 @@ std::optional<VideoLabelConfig> parse_video_label_config(const std::string& xml)
   for (const pugi::xpath_node& found : doc.select_nodes("//*")) {
     const pugi::xml_node node = found.node();
     const std::string tag = tag_of(node);
-    if (tag == "video") videos.push_back(node);
-    else if (tag == "videorectangle") boxes.push_back(node);
-    else if (tag == "labels") labels.push_back(node);
-    else if (tag == "textarea") text_areas.push_back(node);
+    if (tag == "video")
+      videos.push_back(node);
+    else if (tag == "videorectangle")
+      boxes.push_back(node);
+    else if (tag == "labels")
+      labels.push_back(node);
+    else if (tag == "textarea")
+      text_areas.push_back(node);
   }
   if (boxes.empty()) return std::nullopt;
   VideoLabelConfig config;
@@ -71,7 +75,8 @@ std::optional<VideoLabelConfig> parse_video_label_config(const std::string& xml)
   if (config.video_name.empty()) {
     throw ApiError(400, "unsupported_label_config",
                    "the label config's <VideoRectangle> has no toName naming a <Video> whose value is a task key like "
-                   "\"$video\"; " + std::string(kDocs));
+                   "\"$video\"; " +
+                       std::string(kDocs));
   }
   for (const auto& node : labels) {
     if (node.attribute("toName").as_string() != config.video_name) continue;
@@ -97,7 +102,8 @@ VideoJob read_video_job(const VideoLabelConfig& config, const json& context, std
     for (size_t i = 0; i < result.size(); ++i) {
       const json& item = result[i];
       const std::string where = "params.context.result[" + std::to_string(i) + "]";
-      const std::string type = item.is_object() && item.contains("type") && item["type"].is_string() ? to_lower(item["type"].get<std::string>()) : "";
+      const std::string type =
+          item.is_object() && item.contains("type") && item["type"].is_string() ? to_lower(item["type"].get<std::string>()) : "";
       const json value = item.is_object() && item.contains("value") && item["value"].is_object() ? item["value"] : json::object();
       if (type == "textarea" && value.contains("text") && value["text"].is_array() && !value["text"].empty() &&
           value["text"][0].is_string()) {
@@ -126,7 +132,11 @@ VideoJob read_video_job(const VideoLabelConfig& config, const json& context, std
       }
       if (!latest) throw ApiError(400, "invalid_context", where + ".value.sequence has no enabled keyframe to track from");
       const std::string at = where + ".value.sequence";
-      VideoJob::Boxed boxed{item, latest_frame - 1, percent(*latest, "x", at), percent(*latest, "y", at), percent(*latest, "width", at),
+      VideoJob::Boxed boxed{item,
+                            latest_frame - 1,
+                            percent(*latest, "x", at),
+                            percent(*latest, "y", at),
+                            percent(*latest, "width", at),
                             percent(*latest, "height", at)};
       if (boxed.width <= 0 || boxed.height <= 0) throw ApiError(400, "invalid_context", at + " has a keyframe box without area");
       job.boxed.push_back(std::move(boxed));
@@ -150,8 +160,9 @@ VideoJob read_video_job(const VideoLabelConfig& config, const json& context, std
   if (!text.empty()) {
     std::string label = text;
     for (const auto& v : config.labels) {
-      const bool names = to_lower(v.value) == to_lower(text) ||
-                         std::any_of(v.prompts.begin(), v.prompts.end(), [&](const std::string& p) { return to_lower(p) == to_lower(text); });
+      const bool names = to_lower(v.value) == to_lower(text) || std::any_of(v.prompts.begin(), v.prompts.end(), [&](const std::string& p) {
+                           return to_lower(p) == to_lower(text);
+                         });
       if (names) {
         label = v.value;
         break;
@@ -203,10 +214,11 @@ json track_video_task(const std::shared_ptr<const Model>& model, const VideoLabe
   double last_time = 0;
   const auto take = [&](const std::vector<VideoFrameResult>& results) {
     for (const auto& r : results) {
-      for (auto& entry : tracks) {  // a track not seen on this frame ends here (hidden from this frame on)
+      for (auto& entry : tracks) {   // a track not seen on this frame ends here (hidden from this frame on)
         const int id = entry.first;  // named, not bound: clang 14 cannot capture a structured binding
         Track& t = entry.second;
-        if (t.last_seen == r.index - 1 && std::none_of(r.objects.begin(), r.objects.end(), [&](const TrackedObject& o) { return o.id == id; }))
+        if (t.last_seen == r.index - 1 &&
+            std::none_of(r.objects.begin(), r.objects.end(), [&](const TrackedObject& o) { return o.id == id; }))
           t.sequence.push_back(sequence_item(r.index, r.time_s, t.last_box, width, height, false));
       }
       for (const auto& o : r.objects) {
@@ -225,8 +237,8 @@ json track_video_task(const std::shared_ptr<const Model>& model, const VideoLabe
     last_time = frame->time_s;
   }
   if (frames == 0) {
-    throw ApiError(400, "invalid_context", "the video has no frame " + std::to_string(job.first_frame + 1) + " (it has " +
-                                               std::to_string(info.frame_count) + ")");
+    throw ApiError(400, "invalid_context",
+                   "the video has no frame " + std::to_string(job.first_frame + 1) + " (it has " + std::to_string(info.frame_count) + ")");
   }
   take(tracker.finish());
   // The source counts the frames it yields from the first tracked one on.

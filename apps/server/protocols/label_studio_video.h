@@ -18,9 +18,9 @@
 namespace sam3::server::label_studio {
 
 struct VideoLabelConfig {
-  std::string video_name;  // the Video tag's name (regions' to_name)
-  std::string data_key;    // the task data key of its video ("$video" -> "video")
-  std::string box_name;    // the VideoRectangle's name (regions' from_name)
+  std::string video_name;               // the Video tag's name (regions' to_name)
+  std::string data_key;                 // the task data key of its video ("$video" -> "video")
+  std::string box_name;                 // the VideoRectangle's name (regions' from_name)
   std::vector<LabelValue> labels;       // the Labels on the video: values and their predicted_values
   std::vector<std::string> text_areas;  // TextArea names on the video (an annotator's prompt)
 };
@@ -33,12 +33,12 @@ std::optional<VideoLabelConfig> parse_video_label_config(const std::string& xml)
 // its latest keyframe), or texts with the label each one's instances get.
 struct VideoJob {
   struct Boxed {
-    nlohmann::ordered_json region;  // the context's region, answered with its sequence extended
-    std::int64_t frame = 0;         // its latest keyframe, from 0
+    nlohmann::ordered_json region;               // the context's region, answered with its sequence extended
+    std::int64_t frame = 0;                      // its latest keyframe, from 0
     double x = 0, y = 0, width = 0, height = 0;  // that keyframe's box, percent
   };
   std::vector<Boxed> boxed;
-  std::vector<std::string> texts, text_labels;  // a text and the label of its tracks, in order
+  std::vector<std::string> texts, text_labels;   // a text and the label of its tracks, in order
   std::int64_t first_frame = 0, last_frame = 0;  // the frames to track, from 0, both included
 };
 
@@ -49,7 +49,7 @@ VideoJob read_video_job(const VideoLabelConfig& config, const nlohmann::ordered_
 
 // Tracks the job through the video file at `path` with the SAM 3.1 model and returns Label
 // Studio's result list (videorectangle regions). `options` carry the worker's stop.
-nlohmann::ordered_json track_video_task(const std::shared_ptr<const Model>& model, const VideoLabelConfig& config,
-                                        const VideoJob& job, const std::string& path, VideoTrackerOptions options);
+nlohmann::ordered_json track_video_task(const std::shared_ptr<const Model>& model, const VideoLabelConfig& config, const VideoJob& job,
+                                        const std::string& path, VideoTrackerOptions options);
 
 }  // namespace sam3::server::label_studio

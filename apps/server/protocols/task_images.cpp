@@ -15,8 +15,7 @@
 namespace sam3::server {
 namespace {
 
-constexpr const char* kSetKey =
-    "set LABEL_STUDIO_API_KEY (or --label-studio-api-key) to a token from Label Studio's Account & Settings";
+constexpr const char* kSetKey = "set LABEL_STUDIO_API_KEY (or --label-studio-api-key) to a token from Label Studio's Account & Settings";
 
 std::string url_decode(const std::string& s) {
   int n = 0;
@@ -47,9 +46,7 @@ std::string base64url(const std::string& s) {
 }
 
 // A personal access token is a JWT (three base64url parts); a legacy token is hex.
-bool is_personal_access_token(const std::string& key) {
-  return key.starts_with("eyJ") && std::count(key.begin(), key.end(), '.') == 2;
-}
+bool is_personal_access_token(const std::string& key) { return key.starts_with("eyJ") && std::count(key.begin(), key.end(), '.') == 2; }
 
 // A fetch cut short by its request (client gone, the request's time up) is that request's end.
 void throw_if_request_ended(const FetchError& e) {
@@ -133,8 +130,11 @@ std::string TaskImages::authorization(const Credentials& c, bool renew, const Fe
     r = fetch_url(exchange);
   } catch (const FetchError& e) {
     throw_if_request_ended(e);
-    throw ApiError(502, "label_studio_unreachable", "cannot reach Label Studio at " + c.url + " to exchange the personal "
-                                                    "access token: " + e.what() + "; check LABEL_STUDIO_URL");
+    throw ApiError(502, "label_studio_unreachable",
+                   "cannot reach Label Studio at " + c.url +
+                       " to exchange the personal "
+                       "access token: " +
+                       e.what() + "; check LABEL_STUDIO_URL");
   }
   nlohmann::json body;
   try {
@@ -186,8 +186,9 @@ std::string TaskImages::fetch_from_label_studio(const std::string& url, const st
     } catch (const FetchError& e) {
       throw_if_request_ended(e);
       if (e.kind == FetchError::kUnreachable || e.kind == FetchError::kTimedOut) {
-        throw ApiError(502, "label_studio_unreachable", "cannot fetch " + ref + " from Label Studio at " + c.url + ": " +
-                                                            e.what() + "; check LABEL_STUDIO_URL (--label-studio-url)");
+        throw ApiError(
+            502, "label_studio_unreachable",
+            "cannot fetch " + ref + " from Label Studio at " + c.url + ": " + e.what() + "; check LABEL_STUDIO_URL (--label-studio-url)");
       }
       throw ApiError(502, "image_fetch_failed", "cannot fetch " + ref + ": " + e.what());
     }
@@ -196,21 +197,26 @@ std::string TaskImages::fetch_from_label_studio(const std::string& url, const st
     if (r.status == 401 || r.status == 403) {
       const bool key_kept_home = c.key.empty() && !options_.api_key.empty();  // configured, but not for this host
       throw ApiError(502, "label_studio_unauthorized",
-                     "Label Studio refused " + std::string(c.key.empty() ? "a request without a token" : "the API key") +
-                         " (HTTP " + std::to_string(r.status) + ") for " + ref + "; " +
+                     "Label Studio refused " + std::string(c.key.empty() ? "a request without a token" : "the API key") + " (HTTP " +
+                         std::to_string(r.status) + ") for " + ref + "; " +
                          (key_kept_home ? "LABEL_STUDIO_API_KEY is sent only to LABEL_STUDIO_URL (--label-studio-url): "
-                                          "set that to " + c.url
+                                          "set that to " +
+                                              c.url
                                         : kSetKey));
     }
-    throw ApiError(502, "image_fetch_failed", "fetching " + ref + " answered HTTP " + std::to_string(r.status) +
-                                                  (url_origin(r.url) == c.origin ? " from Label Studio" : ""));
+    throw ApiError(
+        502, "image_fetch_failed",
+        "fetching " + ref + " answered HTTP " + std::to_string(r.status) + (url_origin(r.url) == c.origin ? " from Label Studio" : ""));
   }
 }
 
 std::string TaskImages::fetch_other(const std::string& url, const FetchBudget& budget) {
   if (!host_allowed(url)) {
-    throw ApiError(403, "fetch_refused", "the task's image " + url + " is on a host sam3 does not fetch from; allow it "
-                                         "with --fetch-host " + url_origin(url).substr(url_origin(url).find("://") + 3));
+    throw ApiError(403, "fetch_refused",
+                   "the task's image " + url +
+                       " is on a host sam3 does not fetch from; allow it "
+                       "with --fetch-host " +
+                       url_origin(url).substr(url_origin(url).find("://") + 3));
   }
   FetchRequest request;
   request.url = url;
@@ -223,9 +229,9 @@ std::string TaskImages::fetch_other(const std::string& url, const FetchBudget& b
     throw ApiError(502, "image_fetch_failed", "fetching " + url + " answered HTTP " + std::to_string(r.status));
   } catch (const FetchError& e) {
     throw_if_request_ended(e);
-    throw ApiError(e.kind == FetchError::kRedirectRefused ? 403 : 502, "image_fetch_failed",
-                   "cannot fetch " + url + ": " + e.what() +
-                       (e.kind == FetchError::kRedirectRefused ? " (allow its host with --fetch-host)" : ""));
+    throw ApiError(
+        e.kind == FetchError::kRedirectRefused ? 403 : 502, "image_fetch_failed",
+        "cannot fetch " + url + ": " + e.what() + (e.kind == FetchError::kRedirectRefused ? " (allow its host with --fetch-host)" : ""));
   }
 }
 
@@ -238,8 +244,8 @@ std::string TaskImages::read_local_file(const std::string& relative, const std::
   std::error_code ec;
   const fs::path root = fs::canonical(options_.local_files_root, ec);
   if (ec) {
-    throw ApiError(500, "local_files_root_missing", "LOCAL_FILES_DOCUMENT_ROOT (--local-files-root) is not a folder: " +
-                                                        options_.local_files_root.string());
+    throw ApiError(500, "local_files_root_missing",
+                   "LOCAL_FILES_DOCUMENT_ROOT (--local-files-root) is not a folder: " + options_.local_files_root.string());
   }
   const fs::path path = fs::weakly_canonical(root / rel, ec);
   if (ec || path.string().rfind(root.string() + "/", 0) != 0) {
@@ -251,8 +257,9 @@ std::string TaskImages::read_local_file(const std::string& relative, const std::
     const auto bytes = read_image_file(path, limits);
     return std::string(bytes.begin(), bytes.end());
   } catch (const Error& e) {
-    throw ApiError(404, "image_not_found", "cannot read the local file " + relative + " under LOCAL_FILES_DOCUMENT_ROOT: " +
-                                              (e.code() == ErrorCode::kImageTooLarge ? "it is too large" : "no such file"));
+    throw ApiError(404, "image_not_found",
+                   "cannot read the local file " + relative +
+                       " under LOCAL_FILES_DOCUMENT_ROOT: " + (e.code() == ErrorCode::kImageTooLarge ? "it is too large" : "no such file"));
   }
 }
 
@@ -262,8 +269,10 @@ struct TaskImages::Slot {
   explicit Slot(TaskImages& images) : images(images) {
     std::lock_guard lock(images.mutex_);
     if (images.fetches_in_flight_ >= images.options_.max_fetches) {
-      throw ApiError(503, "busy_fetching", std::to_string(images.options_.max_fetches) + " task images are being "
-                     "fetched already (--max-fetches); retry shortly");
+      throw ApiError(503, "busy_fetching",
+                     std::to_string(images.options_.max_fetches) +
+                         " task images are being "
+                         "fetched already (--max-fetches); retry shortly");
     }
     ++images.fetches_in_flight_;
   }
@@ -274,8 +283,7 @@ struct TaskImages::Slot {
   TaskImages& images;
 };
 
-std::string TaskImages::fetch(const std::string& ref, std::int64_t task_id, const std::string& project,
-                              const FetchBudget& budget) {
+std::string TaskImages::fetch(const std::string& ref, std::int64_t task_id, const std::string& project, const FetchBudget& budget) {
   if (ref.starts_with("data:")) {
     auto bytes = base64_decode(ref);
     if (!bytes) throw ApiError(400, "invalid_task", "task " + std::to_string(task_id) + "'s data: URI is not valid base64");
@@ -291,19 +299,20 @@ std::string TaskImages::fetch(const std::string& ref, std::int64_t task_id, cons
   const bool cloud = scheme == "s3" || scheme == "gs" || scheme == "azure-blob" || scheme == "azure-spi";
   if ((relative || cloud) && c.origin.empty()) {
     throw ApiError(500, "label_studio_url_missing",
-                   "task " + std::to_string(task_id) + "'s image " + ref + " is stored in Label Studio, and sam3 serve "
-                   "does not know Label Studio's address; start it with --label-studio-url http://HOST:8080 (or set "
-                   "LABEL_STUDIO_URL) and --label-studio-api-key (LABEL_STUDIO_API_KEY)");
+                   "task " + std::to_string(task_id) + "'s image " + ref +
+                       " is stored in Label Studio, and sam3 serve "
+                       "does not know Label Studio's address; start it with --label-studio-url http://HOST:8080 (or set "
+                       "LABEL_STUDIO_URL) and --label-studio-api-key (LABEL_STUDIO_API_KEY)");
   }
   if (!relative && !cloud && scheme != "http" && scheme != "https") {
-    throw ApiError(400, "invalid_task", "task " + std::to_string(task_id) + "'s image \"" + ref.substr(0, 200) +
-                                            "\" is neither a URL, a Label Studio path nor a data: URI");
+    throw ApiError(400, "invalid_task",
+                   "task " + std::to_string(task_id) + "'s image \"" + ref.substr(0, 200) +
+                       "\" is neither a URL, a Label Studio path nor a data: URI");
   }
   const Slot slot(*this);
   if (relative) return fetch_from_label_studio(c.url + ref, ref, c, budget);
   if (cloud) {
-    return fetch_from_label_studio(c.url + "/tasks/" + std::to_string(task_id) + "/presign/?fileuri=" + base64url(ref),
-                                   ref, c, budget);
+    return fetch_from_label_studio(c.url + "/tasks/" + std::to_string(task_id) + "/presign/?fileuri=" + base64url(ref), ref, c, budget);
   }
   return url_origin(ref) == c.origin ? fetch_from_label_studio(ref, ref, c, budget) : fetch_other(ref, budget);
 }

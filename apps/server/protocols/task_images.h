@@ -19,8 +19,8 @@
 namespace sam3::server {
 
 struct LabelStudioOptions {
-  std::string url;      // LABEL_STUDIO_URL (or LABEL_STUDIO_HOST), --label-studio-url
-  std::string api_key;  // LABEL_STUDIO_API_KEY, --label-studio-api-key: legacy token or personal access token
+  std::string url;                         // LABEL_STUDIO_URL (or LABEL_STUDIO_HOST), --label-studio-url
+  std::string api_key;                     // LABEL_STUDIO_API_KEY, --label-studio-api-key: legacy token or personal access token
   std::filesystem::path local_files_root;  // LOCAL_FILES_DOCUMENT_ROOT, --local-files-root
   std::vector<std::string> fetch_hosts;    // other hosts task URLs may name, "host[:port]" or "*"
   std::int64_t max_image_bytes = std::int64_t{64} << 20;
@@ -57,8 +57,7 @@ class TaskImages {
   struct Slot;  // one of the max_fetches fetches in flight
   Credentials credentials(const std::string& project);
   std::string authorization(const Credentials& c, bool renew, const FetchBudget& budget);  // "Authorization: ..." header
-  std::string fetch_from_label_studio(const std::string& url, const std::string& ref, const Credentials& c,
-                                      const FetchBudget& budget);
+  std::string fetch_from_label_studio(const std::string& url, const std::string& ref, const Credentials& c, const FetchBudget& budget);
   std::string fetch_other(const std::string& url, const FetchBudget& budget);
   std::string read_local_file(const std::string& relative, const std::string& ref);
   bool host_allowed(const std::string& url) const;

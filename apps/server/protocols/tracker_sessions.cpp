@@ -26,13 +26,11 @@ auto value_or_zero(const Map& map, const std::string& key) {
 
 }  // namespace
 
-TrackerSessions::TrackerSessions(TrackerBudget budget, std::function<Clock::time_point()> now)
-    : budget_(budget), now_(std::move(now)) {
+TrackerSessions::TrackerSessions(TrackerBudget budget, std::function<Clock::time_point()> now) : budget_(budget), now_(std::move(now)) {
   if (budget_.client_sessions < 1) budget_.client_sessions = 1;
 }
 
-bool TrackerSessions::plan(const std::string& client, std::uint64_t bytes, std::vector<std::string>& victims,
-                           Refusal& refusal) const {
+bool TrackerSessions::plan(const std::string& client, std::uint64_t bytes, std::vector<std::string>& victims, Refusal& refusal) const {
   victims.clear();
   if (bytes > budget_.client_bytes || bytes > budget_.total_bytes) {
     refusal = Refusal::kOverClientShare;
@@ -76,8 +74,7 @@ TrackerSessions::Refusal TrackerSessions::check(const std::string& client, std::
   return refusal;
 }
 
-TrackerSessions::Added TrackerSessions::add(std::shared_ptr<TrackerSession> session, const std::string& client,
-                                            std::uint64_t bytes) {
+TrackerSessions::Added TrackerSessions::add(std::shared_ptr<TrackerSession> session, const std::string& client, std::uint64_t bytes) {
   std::lock_guard lock(mutex_);
   std::vector<std::string> victims;
   Added added;

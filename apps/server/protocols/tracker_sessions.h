@@ -32,10 +32,10 @@ namespace sam3::server {
 struct TrackerSession {
   std::mutex mutex;  // one call at a time feeds a session
   std::unique_ptr<VideoTracker> tracker;
-  int width = 0, height = 0;       // every frame of a session has the first one's size
-  std::int64_t next_index = 0;     // CVAT sends no frame number: a session counts the frames it was given
-  std::vector<Box> last_boxes;     // per object: its box on the last frame it was seen (kept while lost)
-  std::atomic<bool> broken = false;            // a frame failed midway (timeout, error): its memory is not to be trusted
+  int width = 0, height = 0;         // every frame of a session has the first one's size
+  std::int64_t next_index = 0;       // CVAT sends no frame number: a session counts the frames it was given
+  std::vector<Box> last_boxes;       // per object: its box on the last frame it was seen (kept while lost)
+  std::atomic<bool> broken = false;  // a frame failed midway (timeout, error): its memory is not to be trusted
 };
 
 struct TrackerBudget {
@@ -70,7 +70,7 @@ class TrackerSessions {
   std::shared_ptr<TrackerSession> find(const std::string& id);
   void remove(const std::string& id);
   std::size_t size() const;
-  std::uint64_t bytes() const;                             // reserved by every session
+  std::uint64_t bytes() const;                                  // reserved by every session
   std::uint64_t client_bytes(const std::string& client) const;  // reserved by one client's
   const TrackerBudget& budget() const { return budget_; }
 

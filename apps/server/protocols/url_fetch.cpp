@@ -58,8 +58,7 @@ std::string url_origin(const std::string& url) {
   if (curl_url_set(u.get(), CURLUPART_URL, url.c_str(), 0) != CURLUE_OK) return "";
   const std::string scheme = to_lower(part_of(u.get(), CURLUPART_SCHEME));
   if (scheme != "http" && scheme != "https") return "";
-  return scheme + "://" + to_lower(part_of(u.get(), CURLUPART_HOST)) + ":" +
-         part_of(u.get(), CURLUPART_PORT, CURLU_DEFAULT_PORT);
+  return scheme + "://" + to_lower(part_of(u.get(), CURLUPART_HOST)) + ":" + part_of(u.get(), CURLUPART_PORT, CURLU_DEFAULT_PORT);
 }
 
 FetchResponse fetch_url(const FetchRequest& request) {

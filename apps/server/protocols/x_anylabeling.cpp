@@ -30,14 +30,21 @@ HttpResponse models(Api& api) {
   json widgets = widgets_of({"edit_text", "button_send", "add_pos_rect", "add_neg_rect", "button_run_rect", "button_clear"});
   widgets.push_back({{"name", "edit_conf"}, {"value", 0.5}});
   widgets.push_back({{"name", "toggle_preserve_existing_annotations"}, {"value", false}});
-  json data = {{kModel, {{"display_name", "Segment Anything 3"}, {"widgets", widgets}, {"params", json::object()},
-                         {"capabilities", json::object()}, {"batch_processing_mode", "text_prompt"}}}};
+  json data = {{kModel,
+                {{"display_name", "Segment Anything 3"},
+                 {"widgets", widgets},
+                 {"params", json::object()},
+                 {"capabilities", json::object()},
+                 {"batch_processing_mode", "text_prompt"}}}};
   if (api.has_click_model()) {
     // X-AnyLabeling shows its point and box buttons for these widgets (as for its SAM models).
     json clicks = widgets_of({"button_add_point", "button_remove_point", "button_add_rect", "button_clear", "button_finish_object"});
     clicks.push_back({{"name", "toggle_preserve_existing_annotations"}, {"value", false}});
-    data[kClickModel] = {{"display_name", "Segment Anything 3 (clicks)"}, {"widgets", clicks}, {"params", json::object()},
-                         {"capabilities", json::object()}, {"batch_processing_mode", nullptr}};
+    data[kClickModel] = {{"display_name", "Segment Anything 3 (clicks)"},
+                         {"widgets", clicks},
+                         {"params", json::object()},
+                         {"capabilities", json::object()},
+                         {"batch_processing_mode", nullptr}};
   }
   return json_response(200, {{"success", true}, {"data", data}});
 }
@@ -58,9 +65,17 @@ std::vector<std::string> split_text_prompt(const std::string& text) {
 }
 
 json shape(const std::string& label, const std::string& type, json points, float score) {
-  return {{"label", label}, {"shape_type", type}, {"points", std::move(points)}, {"score", score},
-          {"attributes", json::object()}, {"description", nullptr}, {"difficult", false}, {"direction", 0},
-          {"flags", nullptr}, {"group_id", nullptr}, {"kie_linking", json::array()}};
+  return {{"label", label},
+          {"shape_type", type},
+          {"points", std::move(points)},
+          {"score", score},
+          {"attributes", json::object()},
+          {"description", nullptr},
+          {"difficult", false},
+          {"direction", 0},
+          {"flags", nullptr},
+          {"group_id", nullptr},
+          {"kie_linking", json::array()}};
 }
 
 // Each piece of the mask as a closed polygon simplified at epsilon_factor x its perimeter (as
@@ -97,7 +112,8 @@ HttpResponse failure_of(std::exception_ptr error) {
     return failure(e.status, e.status == 503 ? "SERVER_BUSY" : "INFERENCE_ERROR", e.what());
   } catch (const Error& e) {
     const ApiError a = api_error_from(e);
-    if (a.status < 500) return failure(200, a.status == 400 && e.code() == ErrorCode::kInvalidArgument ? "INVALID_REQUEST" : "INVALID_IMAGE", e.what());
+    if (a.status < 500)
+      return failure(200, a.status == 400 && e.code() == ErrorCode::kInvalidArgument ? "INVALID_REQUEST" : "INVALID_IMAGE", e.what());
     log(LogLevel::kError, std::string("request failed: ") + e.what());  // internals go to the log only
     return failure(200, "INFERENCE_ERROR", "inference failed; see the server's log");
   }
@@ -146,8 +162,9 @@ HttpResponse predict(Api& api, const HttpRequest& req) {
   // Fields of the wrong JSON type are the client's error, not a 500 (json::value would throw).
   const std::string model_name = body.contains("model") && body["model"].is_string() ? body["model"].get<std::string>() : "";
   if (model_name != kModel && model_name != kClickModel) {
-    return failure(200, "MODEL_NOT_FOUND", "no model \"" + model_name + "\"; this server has \"" + kModel + "\"" +
-                                               (api.has_click_model() ? std::string(" and \"") + kClickModel + "\"" : ""));
+    return failure(200, "MODEL_NOT_FOUND",
+                   "no model \"" + model_name + "\"; this server has \"" + kModel + "\"" +
+                       (api.has_click_model() ? std::string(" and \"") + kClickModel + "\"" : ""));
   }
   const auto image = body.contains("image") && body["image"].is_string()
                          ? base64_decode(body["image"].get_ref<const std::string&>())  // not copied first
@@ -162,8 +179,8 @@ HttpResponse predict(Api& api, const HttpRequest& req) {
       !(epsilon_factor >= 0 && epsilon_factor < 1)) {
     return failure(200, "INVALID_REQUEST", "conf_threshold and iou_threshold must be in [0, 1], epsilon_factor in [0, 1)");
   }
-  const auto texts = split_text_prompt(params.contains("text_prompt") && params["text_prompt"].is_string()
-                                           ? params["text_prompt"].get<std::string>() : "");
+  const auto texts = split_text_prompt(
+      params.contains("text_prompt") && params["text_prompt"].is_string() ? params["text_prompt"].get<std::string>() : "");
   x_anylabeling::Marks marks;
   try {
     marks = x_anylabeling::read_marks(params);
@@ -176,13 +193,16 @@ HttpResponse predict(Api& api, const HttpRequest& req) {
   Prompt boxes;
   for (const auto& r : marks.rectangles) boxes.boxes.push_back(r.box);
   std::vector<std::pair<std::string, Prompt>> prompts;
-  if (!boxes.boxes.empty()) prompts.push_back({texts.empty() ? "object" : texts.front(), boxes});
-  else for (const auto& t : texts) prompts.push_back({t, Prompt{.text = t, .boxes = {}}});
+  if (!boxes.boxes.empty())
+    prompts.push_back({texts.empty() ? "object" : texts.front(), boxes});
+  else
+    for (const auto& t : texts) prompts.push_back({t, Prompt{.text = t, .boxes = {}}});
   if (prompts.empty()) {
-    return failure(200, "INVALID_REQUEST", marks.points.empty() ? "give a text prompt or draw a rectangle"
-                                           : std::string("give a text prompt or draw a rectangle: \"") + kModel +
-                                                 "\" takes no points; clicks go to \"" + kClickModel +
-                                                 "\" (Segment Anything 3 (clicks), listed when sam3 serve has --interactive-models)");
+    return failure(200, "INVALID_REQUEST",
+                   marks.points.empty()
+                       ? "give a text prompt or draw a rectangle"
+                       : std::string("give a text prompt or draw a rectangle: \"") + kModel + "\" takes no points; clicks go to \"" +
+                             kClickModel + "\" (Segment Anything 3 (clicks), listed when sam3 serve has --interactive-models)");
   }
   try {
     std::vector<Prompt> all;
@@ -215,12 +235,18 @@ HttpResponse predict(Api& api, const HttpRequest& req) {
 
 void add_x_anylabeling_routes(Api& api) {
   const auto unauthorized = [] {
-    return failure(401, "UNAUTHORIZED", "send the key of sam3 serve --api-key as the header \"Token: KEY\" (X-AnyLabeling's "
-                                        "remote server settings: api_key)");
+    return failure(401, "UNAUTHORIZED",
+                   "send the key of sam3 serve --api-key as the header \"Token: KEY\" (X-AnyLabeling's "
+                   "remote server settings: api_key)");
   };
   api.add_route({"GET", "/v1/models", true, true, {}, [&api](const HttpRequest&) { return models(api); }, unauthorized});
-  api.add_route({"POST", "/v1/predict", false, true, {"", "application/json"},
-                 [&api](const HttpRequest& r) { return predict(api, r); }, unauthorized});
+  api.add_route({"POST",
+                 "/v1/predict",
+                 false,
+                 true,
+                 {"", "application/json"},
+                 [&api](const HttpRequest& r) { return predict(api, r); },
+                 unauthorized});
 }
 
 }  // namespace sam3::server

@@ -56,8 +56,8 @@ Marks read_marks(const json& params) {
     } else if (mark["type"] == "rectangle") {
       const auto v = numbers_of(mark, 4, i, "[x1, y1, x2, y2]");
       // X-AnyLabeling sends the corners as drawn; a box is its bounds.
-      marks.rectangles.push_back({i, {{std::min(v[0], v[2]), std::min(v[1], v[3]), std::max(v[0], v[2]), std::max(v[1], v[3])},
-                                      positive_of(mark, i)}});
+      marks.rectangles.push_back(
+          {i, {{std::min(v[0], v[2]), std::min(v[1], v[3]), std::max(v[0], v[2]), std::max(v[1], v[3])}, positive_of(mark, i)}});
     }
   }
   return marks;
@@ -77,7 +77,8 @@ std::vector<InteractivePrompt> clicked_objects(const Marks& marks, int width, in
   for (const auto& r : marks.rectangles) {
     const Box& b = r.box.box;
     if (!r.box.positive) {
-      bad(mark_name(r.mark) + " is a negative rectangle; a clicked object takes one positive box (say what is not the "
+      bad(mark_name(r.mark) +
+          " is a negative rectangle; a clicked object takes one positive box (say what is not the "
           "object with negative points)");
     }
     if (b.x0 < 0 || b.y0 < 0 || b.x1 > width || b.y1 > height || !(b.x1 > b.x0 && b.y1 > b.y0)) {
@@ -92,8 +93,8 @@ std::vector<InteractivePrompt> clicked_objects(const Marks& marks, int width, in
     return objects;
   }
   if (marks.rectangles.size() > 1) {
-    bad("point marks with " + std::to_string(marks.rectangles.size()) + " rectangles (" + mark_name(marks.rectangles[0].mark) +
-        " and " + mark_name(marks.rectangles[1].mark) + "): the points make one object, which takes one box");
+    bad("point marks with " + std::to_string(marks.rectangles.size()) + " rectangles (" + mark_name(marks.rectangles[0].mark) + " and " +
+        mark_name(marks.rectangles[1].mark) + "): the points make one object, which takes one box");
   }
   InteractivePrompt object;
   bool positive = !marks.rectangles.empty();
@@ -102,7 +103,8 @@ std::vector<InteractivePrompt> clicked_objects(const Marks& marks, int width, in
     positive = positive || p.point.positive;
   }
   if (!positive) {
-    bad("every point mark is negative (" + mark_name(marks.points[0].mark) + ", ...): add a positive point on the object "
+    bad("every point mark is negative (" + mark_name(marks.points[0].mark) +
+        ", ...): add a positive point on the object "
         "or a rectangle around it");
   }
   if (!marks.rectangles.empty()) object.box = marks.rectangles[0].box.box;

@@ -181,8 +181,8 @@ static void tile(const float* q, int64_t qs, int rows, const float* kt, int32_t 
 // Query rows r0..r1 of the B x S rows (all heads). scale: 0 for 1 / sqrt(dh). scratch:
 // sam3_attention_scratch's bytes, this thread's own.
 __attribute__((export_name("sam3_attention"))) void sam3_attention(const float* q, const float* k, const float* v, float* out, int32_t B,
-                                                                  int32_t S, int32_t L, int32_t H, int32_t dh, int32_t dv, float scale,
-                                                                  int32_t r0, int32_t r1, float* scratch) {
+                                                                   int32_t S, int32_t L, int32_t H, int32_t dh, int32_t dv, float scale,
+                                                                   int32_t r0, int32_t r1, float* scratch) {
   if (scale == 0.0f) scale = 1.0f / __builtin_sqrtf((float)dh);
   const int32_t lp = (L + BLOCK - 1) / BLOCK * BLOCK;
   float* kt = (float*)(((uintptr_t)scratch + 15) & ~(uintptr_t)15);

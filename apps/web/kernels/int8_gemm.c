@@ -62,8 +62,8 @@ static inline int32_t blocks(int32_t n, int32_t b) { return (n + b - 1) / b; }
 // w [k, n] (row-major, uint8 or int8) -> packed [n/8][k/4][8 x 4] bytes; per column (padded to 8):
 // col_sum = sum_k (w - zw), zero_offset = o - zw. zero_points: one or n values (of w's type).
 __attribute__((export_name("sam3_int8_pack"))) void sam3_int8_pack(const uint8_t* w, int32_t k, int32_t n, int32_t is_signed,
-                                                                  const uint8_t* zero_points, int32_t zero_point_count,
-                                                                  int8_t* packed, int32_t* col_sum, int32_t* zero_offset) {
+                                                                   const uint8_t* zero_points, int32_t zero_point_count, int8_t* packed,
+                                                                   int32_t* col_sum, int32_t* zero_offset) {
   const int32_t k4 = blocks(k, 4), o = is_signed ? 0 : 128;
   for (int32_t c = 0; c < blocks(n, NR) * NR; ++c) {
     int8_t* dst = packed + (c / NR) * k4 * 4 * NR + (c % NR) * 4;
@@ -89,8 +89,10 @@ __attribute__((export_name("sam3_int8_pack"))) void sam3_int8_pack(const uint8_t
 static inline int32_t row_sum(const uint8_t* a, int32_t k) {
   v128_t s = wasm_i32x4_splat(0);
   int32_t i = 0;
-  for (; i + 16 <= k; i += 16) s = wasm_i32x4_add(s, wasm_u32x4_extadd_pairwise_u16x8(wasm_u16x8_extadd_pairwise_u8x16(wasm_v128_load(a + i))));
-  int32_t total = wasm_i32x4_extract_lane(s, 0) + wasm_i32x4_extract_lane(s, 1) + wasm_i32x4_extract_lane(s, 2) + wasm_i32x4_extract_lane(s, 3);
+  for (; i + 16 <= k; i += 16)
+    s = wasm_i32x4_add(s, wasm_u32x4_extadd_pairwise_u16x8(wasm_u16x8_extadd_pairwise_u8x16(wasm_v128_load(a + i))));
+  int32_t total =
+      wasm_i32x4_extract_lane(s, 0) + wasm_i32x4_extract_lane(s, 1) + wasm_i32x4_extract_lane(s, 2) + wasm_i32x4_extract_lane(s, 3);
   for (; i < k; ++i) total += a[i];
   return total;
 }
@@ -113,9 +115,9 @@ static inline __attribute__((always_inline)) void tile(int rows, const uint8_t* 
 // y[m, n] for rows m0..m1 of a [m, k] (uint8, zero point za): ONNX Runtime's scale sa * sw (sw:
 // one or n values) times the exact integer sum, then + bias[n] when bias is given.
 __attribute__((export_name("sam3_int8_gemm"))) void sam3_int8_gemm(const uint8_t* a, int32_t m0, int32_t m1, int32_t k, int32_t za,
-                                                                  const int8_t* packed, const int32_t* col_sum, const int32_t* zero_offset,
-                                                                  int32_t n, float sa, const float* sw, int32_t sw_count,
-                                                                  const float* bias, float* y) {
+                                                                   const int8_t* packed, const int32_t* col_sum, const int32_t* zero_offset,
+                                                                   int32_t n, float sa, const float* sw, int32_t sw_count,
+                                                                   const float* bias, float* y) {
   const int32_t k4 = blocks(k, 4) * 4;
   v128_t acc[MR][2];
   int32_t sums[MR];
@@ -125,8 +127,10 @@ __attribute__((export_name("sam3_int8_gemm"))) void sam3_int8_gemm(const uint8_t
     for (int r = 0; r < rows; ++r) sums[r] = row_sum(arow + (int64_t)r * k, k);
     for (int32_t b = 0; b < blocks(n, NR); ++b) {
       const int8_t* w = packed + (int64_t)b * k4 * NR;
-      if (rows == MR) tile(MR, arow, k, k4, w, acc);
-      else for (int r = 0; r < rows; ++r) tile(1, arow + (int64_t)r * k, k, k4, w, acc + r);
+      if (rows == MR)
+        tile(MR, arow, k, k4, w, acc);
+      else
+        for (int r = 0; r < rows; ++r) tile(1, arow + (int64_t)r * k, k, k4, w, acc + r);
       for (int r = 0; r < rows; ++r) {
         int32_t dots[NR];
         wasm_v128_store(dots, acc[r][0]);
@@ -135,7 +139,8 @@ __attribute__((export_name("sam3_int8_gemm"))) void sam3_int8_gemm(const uint8_t
         for (int j = 0; j < NR && b * NR + j < n; ++j) {
           const int32_t c = b * NR + j;
           // (unsigned: wrapping arithmetic, exact wherever the true sum fits 32 bits, as ONNX Runtime's)
-          const int32_t sum = (int32_t)((uint32_t)dots[j] + (uint32_t)zero_offset[c] * (uint32_t)sums[r] - (uint32_t)za * (uint32_t)col_sum[c]);
+          const int32_t sum =
+              (int32_t)((uint32_t)dots[j] + (uint32_t)zero_offset[c] * (uint32_t)sums[r] - (uint32_t)za * (uint32_t)col_sum[c]);
           const float scale = sa * sw[sw_count > 1 ? c : 0];
           float v = (float)sum * scale;
           if (bias) v = v + bias[c];

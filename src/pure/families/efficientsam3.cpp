@@ -21,21 +21,21 @@ class EfficientSam3 final : public GetiRules {
 
   std::string name() const override { return "EfficientSAM3"; }
   std::vector<std::string> quirks() const override {
-    std::vector<std::string> q = {"geti-instant-learn's files: image rounded to 0..255 then normalized, ids padded with 0, "
-                                  "geometry-encoder.onnx for every prompt",
-                                  "the decoder also takes the text features alone (text_features, text_mask)",
-                                  "no presence head: scores are sigmoid(logit) alone; mask probabilities resized, then cut",
-                                  "mask IoM suppression at 0.3 within a prompt; mask and box IoM at 0.5 across the prompts "
-                                  "of an image (the PyTorch EfficientSAM3's post-processing)",
-                                  "the reference keeps scores > 0.4; sam3 keeps the front's threshold (0.5 unless set)"};
+    std::vector<std::string> q = {
+        "geti-instant-learn's files: image rounded to 0..255 then normalized, ids padded with 0, "
+        "geometry-encoder.onnx for every prompt",
+        "the decoder also takes the text features alone (text_features, text_mask)",
+        "no presence head: scores are sigmoid(logit) alone; mask probabilities resized, then cut",
+        "mask IoM suppression at 0.3 within a prompt; mask and box IoM at 0.5 across the prompts "
+        "of an image (the PyTorch EfficientSAM3's post-processing)",
+        "the reference keeps scores > 0.4; sam3 keeps the front's threshold (0.5 unless set)"};
     if (half_) q.push_back("float16 inputs and outputs, converted at the edges");
     return q;
   }
   // The prompt sequence through prompt_inputs, and the text features alone by their names.
   std::map<std::string, std::string> text_feeds() const override { return FamilyRules::text_feeds(); }
 
-  std::vector<Instance> instances(const TensorViews& outputs, int width, int height,
-                                  const SegmentOptions& options) const override {
+  std::vector<Instance> instances(const TensorViews& outputs, int width, int height, const SegmentOptions& options) const override {
     OutputFormat format;
     format.presence.clear();
     format.resize_probabilities = true;  // as geti's processor

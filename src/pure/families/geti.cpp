@@ -23,13 +23,10 @@ std::vector<std::string> GetiRules::quirks() const {
 }
 
 std::vector<Tensor> GetiRules::image_inputs(std::vector<float>& planes) const {
-  return {policy::image_tensor("pixel_values", image().input("pixel_values")->type, planes, width_, height_,
-                               policy::Pixels::kRoundedSam3)};
+  return {policy::image_tensor("pixel_values", image().input("pixel_values")->type, planes, width_, height_, policy::Pixels::kRoundedSam3)};
 }
 
-std::vector<Tensor> GetiRules::text_inputs(const TokenizedText& tokens) const {
-  return policy::hf_text_inputs(*part("text"), tokens, 0);
-}
+std::vector<Tensor> GetiRules::text_inputs(const TokenizedText& tokens) const { return policy::hf_text_inputs(*part("text"), tokens, 0); }
 
 // Always a box slot and a point slot: a dummy labelled -10 (ignored) for what is not given.
 std::vector<Tensor> GetiRules::geometry_inputs(const std::vector<BoxPrompt>& boxes, int width, int height) const {
@@ -49,8 +46,7 @@ std::vector<Tensor> GetiRules::prompt_inputs(const TensorViews& text, const Tens
   return policy::text_then_geometry(decoder(), text, geometry);
 }
 
-std::vector<Instance> GetiRules::instances(const TensorViews& outputs, int width, int height,
-                                           const SegmentOptions& options) const {
+std::vector<Instance> GetiRules::instances(const TensorViews& outputs, int width, int height, const SegmentOptions& options) const {
   OutputFormat format;
   format.resize_probabilities = true;
   return policy::decoded_instances(outputs, width, height, options, format);
@@ -62,17 +58,24 @@ void GetiRules::check(const PartSpecs& parts) {
   const auto& geometry = parts.at("geometry");
   const auto& decoder = parts.at("decoder");
   require_inputs(image, {{"pixel_values", kFloatOrHalf, {4}}});
-  require_outputs(image, {{"fpn_feat_0", kFloatOrHalf, {4}}, {"fpn_feat_1", kFloatOrHalf, {4}},
-                          {"fpn_feat_2", kFloatOrHalf, {4}}, {"fpn_pos_2", kFloatOrHalf, {4}}});
+  require_outputs(image, {{"fpn_feat_0", kFloatOrHalf, {4}},
+                          {"fpn_feat_1", kFloatOrHalf, {4}},
+                          {"fpn_feat_2", kFloatOrHalf, {4}},
+                          {"fpn_pos_2", kFloatOrHalf, {4}}});
   require_inputs(text, {{"input_ids", kIntTypes, {2}}, {"attention_mask", kIntTypes, {2}}});
   require_outputs(text, {{"text_features", kFloatOrHalf, {3}}, {"text_mask", kBool, {2}}});
-  require_inputs(geometry, {{"fpn_feat_2", kFloatOrHalf, {4}}, {"fpn_pos_2", kFloatOrHalf, {4}},
-                            {"input_boxes", kFloatOrHalf, {3}}, {"input_boxes_labels", kIntTypes, {2}},
-                            {"input_points", kFloatOrHalf, {3}}, {"input_points_labels", kIntTypes, {2}}});
+  require_inputs(geometry, {{"fpn_feat_2", kFloatOrHalf, {4}},
+                            {"fpn_pos_2", kFloatOrHalf, {4}},
+                            {"input_boxes", kFloatOrHalf, {3}},
+                            {"input_boxes_labels", kIntTypes, {2}},
+                            {"input_points", kFloatOrHalf, {3}},
+                            {"input_points_labels", kIntTypes, {2}}});
   require_outputs(geometry, {{"geometry_features", kFloatOrHalf, {3}}, {"geometry_mask", kBool, {2}}});
   require_inputs(decoder, {{"prompt_features", kFloatOrHalf, {3}}, {"prompt_mask", kBool, {2}}});
-  require_outputs(decoder, {{"pred_masks", kFloatOrHalf, {4}}, {"pred_boxes", kFloatOrHalf, {3}},
-                            {"pred_logits", kFloatOrHalf, {2}}, {"presence_logits", kFloatOrHalf, {2}}});
+  require_outputs(decoder, {{"pred_masks", kFloatOrHalf, {4}},
+                            {"pred_boxes", kFloatOrHalf, {3}},
+                            {"pred_logits", kFloatOrHalf, {2}},
+                            {"presence_logits", kFloatOrHalf, {2}}});
 }
 
 Generation Generation::geti(const PartSpec& image, const PartSpec& text, const PartSpec& decoder, const PartSpec& geometry) {

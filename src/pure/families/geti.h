@@ -22,8 +22,7 @@ class GetiRules : public FamilyRules {
   std::map<std::string, std::string> geometry_image_feeds() const override;
   std::vector<Tensor> prompt_inputs(const TensorViews& text, const TensorViews* geometry) const override;
   // Its processor: sigmoid, the probabilities resized bilinearly, cut at mask_threshold.
-  std::vector<Instance> instances(const TensorViews& outputs, int width, int height,
-                                  const SegmentOptions& options) const override;
+  std::vector<Instance> instances(const TensorViews& outputs, int width, int height, const SegmentOptions& options) const override;
 
  protected:
   bool half_ = false;

@@ -10,8 +10,7 @@
 
 namespace sam3::pure::policy {
 
-Tensor image_tensor(const std::string& name, int onnx_type, std::vector<float>& planes, int width, int height,
-                    Pixels rule, bool batch) {
+Tensor image_tensor(const std::string& name, int onnx_type, std::vector<float>& planes, int width, int height, Pixels rule, bool batch) {
   if (rule != Pixels::kSam3) {
     const auto pixels = predictor::to_uint8(planes);  // a uint8 resize: rounded and clamped
     std::copy(pixels.begin(), pixels.end(), planes.begin());
@@ -50,8 +49,7 @@ Tensor sam3_ids(const std::string& name, int onnx_type, const TokenizedText& tok
   return int_tensor(name, onnx_type, {1, kContextLength}, {tokens.ids.begin(), tokens.ids.end()});
 }
 
-BoxRows box_rows(const std::vector<BoxPrompt>& boxes, int width, int height, std::int64_t min_rows,
-                 std::int64_t pad_label) {
+BoxRows box_rows(const std::vector<BoxPrompt>& boxes, int width, int height, std::int64_t min_rows, std::int64_t pad_label) {
   BoxRows r;
   r.n = std::max<std::int64_t>(min_rows, static_cast<std::int64_t>(boxes.size()));
   r.coords.assign(static_cast<size_t>(r.n) * 4, 0.f);
@@ -68,8 +66,7 @@ BoxRows box_rows(const std::vector<BoxPrompt>& boxes, int width, int height, std
   return r;
 }
 
-Tensor concat_sequences(const std::string& name, int onnx_type, const TensorView& a, const TensorView* b,
-                        const std::string& what) {
+Tensor concat_sequences(const std::string& name, int onnx_type, const TensorView& a, const TensorView* b, const std::string& what) {
   if (a.shape.size() < 2 || (b && (b->shape.size() != a.shape.size()))) {
     throw Error(ErrorCode::kModelMismatch, what + " of shapes " + shape_string(a.shape) +
                                                (b ? " and " + shape_string(b->shape) : std::string()) + " cannot be joined");
@@ -100,8 +97,7 @@ std::vector<Tensor> text_then_geometry(const PartSpec& decoder, const TensorView
   const auto& mask = need(text, "text_mask", "the text encoder");
   const TensorView* geo_features = geometry ? &need(*geometry, "geometry_features", "the geometry encoder") : nullptr;
   const TensorView* geo_mask = geometry ? &need(*geometry, "geometry_mask", "the geometry encoder") : nullptr;
-  return {concat_sequences("prompt_features", decoder.input("prompt_features")->type, features, geo_features,
-                           "text and geometry features"),
+  return {concat_sequences("prompt_features", decoder.input("prompt_features")->type, features, geo_features, "text and geometry features"),
           concat_sequences("prompt_mask", static_cast<int>(DType::kBool), mask, geo_mask, "text and geometry masks")};
 }
 
@@ -110,8 +106,9 @@ std::vector<Instance> decoded_instances(const TensorViews& outputs, int width, i
   int corrected = 0;
   auto found = instances_from_outputs(outputs, width, height, options, &corrected, format);
   if (corrected > 0) {
-    log(LogLevel::kInfo, std::to_string(corrected) + " box(es) disagreed with their masks (a box scale "
-                         "frozen at export time) and were rescaled or replaced by the mask bounds");
+    log(LogLevel::kInfo, std::to_string(corrected) +
+                             " box(es) disagreed with their masks (a box scale "
+                             "frozen at export time) and were rescaled or replaced by the mask bounds");
   }
   return found;
 }

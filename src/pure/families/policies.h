@@ -21,8 +21,8 @@ enum class Pixels {
   kRoundedSam3,  // rounded and clamped to 0..255 first (a uint8 resize), then x/127.5 - 1
   kHalfSam3,     // rounded; x/255 stored as float16; (x - 0.5)/0.5 in float16 (ailia's driver)
 };
-Tensor image_tensor(const std::string& name, int onnx_type, std::vector<float>& planes, int width, int height,
-                    Pixels rule, bool batch = true);
+Tensor image_tensor(const std::string& name, int onnx_type, std::vector<float>& planes, int width, int height, Pixels rule,
+                    bool batch = true);
 // The input size from an image input's [B,3,H,W] shape (1008 for a dynamic side).
 void input_size(const std::vector<std::int64_t>& shape, int& width, int& height);
 
@@ -41,12 +41,10 @@ struct BoxRows {
   std::vector<std::uint8_t> padding;  // 1 for padding rows
 };
 // At least min_rows rows: boxes first, then padding rows (coords 0, pad_label).
-BoxRows box_rows(const std::vector<BoxPrompt>& boxes, int width, int height, std::int64_t min_rows,
-                 std::int64_t pad_label);
+BoxRows box_rows(const std::vector<BoxPrompt>& boxes, int width, int height, std::int64_t min_rows, std::int64_t pad_label);
 
 // --- prompt sequences: [1, La, D] and [1, Lb, D] (or masks [1, La], [1, Lb]) joined along axis 1.
-Tensor concat_sequences(const std::string& name, int onnx_type, const TensorView& a, const TensorView* b,
-                        const std::string& what);
+Tensor concat_sequences(const std::string& name, int onnx_type, const TensorView& a, const TensorView* b, const std::string& what);
 const TensorView& need(const TensorViews& views, const std::string& name, const std::string& part);
 // The decoder's prompt_features / prompt_mask: the text's rows, then the geometry's (if any).
 std::vector<Tensor> text_then_geometry(const PartSpec& decoder, const TensorViews& text, const TensorViews* geometry);

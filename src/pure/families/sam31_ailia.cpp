@@ -44,8 +44,7 @@ class Sam31Ailia final : public FamilyRules {
             bool_tensor("box_mask", {1, r.n}, r.padding)};
   }
 
-  std::vector<Instance> instances(const TensorViews& outputs, int width, int height,
-                                  const SegmentOptions& options) const override {
+  std::vector<Instance> instances(const TensorViews& outputs, int width, int height, const SegmentOptions& options) const override {
     return policy::decoded_instances(outputs, width, height, options, format_);
   }
 
@@ -60,11 +59,17 @@ Generation build_sam31_ailia(const char* id, const PartSpecs& parts) {
   const auto& decoder = parts.at("decoder");
   require_inputs(image, {{"image", kFloat, {4}}});
   require_outputs(image, {{"fpn0", kFloat, {4}}, {"fpn1", kFloat, {4}}, {"fpn2", kFloat, {4}}, {"pos2", kFloat, {4}}});
-  require_inputs(decoder, {{"fpn0", kFloat, {4}}, {"fpn1", kFloat, {4}}, {"fpn2", kFloat, {4}}, {"pos2", kFloat, {4}},
-                           {"text_tokens", kIntTypes, {2}}, {"box_coords", kFloat, {3}}, {"box_labels", kIntTypes, {2}},
+  require_inputs(decoder, {{"fpn0", kFloat, {4}},
+                           {"fpn1", kFloat, {4}},
+                           {"fpn2", kFloat, {4}},
+                           {"pos2", kFloat, {4}},
+                           {"text_tokens", kIntTypes, {2}},
+                           {"box_coords", kFloat, {3}},
+                           {"box_labels", kIntTypes, {2}},
                            {"box_mask", kBool, {2}}});
-  require_outputs(decoder, {{"pred_masks", kFloat, {4}}, {"pred_boxes", kFloat, {3}}, {"pred_logits", kFloat, {2, 3}},
-                            {"presence_logit_dec", kFloat, {1, 2}}});
+  require_outputs(
+      decoder,
+      {{"pred_masks", kFloat, {4}}, {"pred_boxes", kFloat, {3}}, {"pred_logits", kFloat, {2, 3}}, {"presence_logit_dec", kFloat, {1, 2}}});
   return Generation(id, std::make_shared<Sam31Ailia>(parts));
 }
 

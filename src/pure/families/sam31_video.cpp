@@ -25,18 +25,26 @@ void check_sam31_video(const PartSpecs& parts) {
   require_inputs(parts.at("prompt_encoder"),
                  {{"coords", kFloat, {3}}, {"labels", kIntTypes, {2}}, {"masks", kFloat, {4}}, {"masks_enable", kIntTypes, {1}}});
   require_output_count(parts.at("prompt_encoder"), 3);
-  require_inputs(parts.at("mask_decoder"), {{"image_embeddings", kFloat, {4}}, {"image_pe", kFloat, {4}},
-                                            {"sparse_prompt_embeddings", kFloat, {3}}, {"dense_prompt_embeddings", kFloat, {4}},
-                                            {"high_res_features1", kFloat, {4}}, {"high_res_features2", kFloat, {4}}});
+  require_inputs(parts.at("mask_decoder"), {{"image_embeddings", kFloat, {4}},
+                                            {"image_pe", kFloat, {4}},
+                                            {"sparse_prompt_embeddings", kFloat, {3}},
+                                            {"dense_prompt_embeddings", kFloat, {4}},
+                                            {"high_res_features1", kFloat, {4}},
+                                            {"high_res_features2", kFloat, {4}}});
   require_output_count(parts.at("mask_decoder"), 4);
-  require_inputs(parts.at("tracking_decoder"), {{"image_embeddings", kFloat, {4}}, {"high_res_feat0", kFloat, {4}},
-                                                {"high_res_feat1", kFloat, {4}}, {"extra_embed", kFloat, {3}}});
+  require_inputs(
+      parts.at("tracking_decoder"),
+      {{"image_embeddings", kFloat, {4}}, {"high_res_feat0", kFloat, {4}}, {"high_res_feat1", kFloat, {4}}, {"extra_embed", kFloat, {3}}});
   require_output_count(parts.at("tracking_decoder"), 4);
   require_inputs(parts.at("memory_encoder"), {{"pix_feat", kFloat, {4}}, {"masks", kFloat, {4}}});
   require_output_count(parts.at("memory_encoder"), 2);
-  require_inputs(parts.at("memory_attention"),
-                 {{"curr_obj", kFloat, {3}}, {"curr_obj_pos", kFloat, {3}}, {"curr_img", kFloat, {3}}, {"memory_obj", kFloat, {3}},
-                  {"memory_obj_pos", kFloat, {3}}, {"memory_img", kFloat, {3}}, {"memory_img_pos", kFloat, {3}}});
+  require_inputs(parts.at("memory_attention"), {{"curr_obj", kFloat, {3}},
+                                                {"curr_obj_pos", kFloat, {3}},
+                                                {"curr_img", kFloat, {3}},
+                                                {"memory_obj", kFloat, {3}},
+                                                {"memory_obj_pos", kFloat, {3}},
+                                                {"memory_img", kFloat, {3}},
+                                                {"memory_img_pos", kFloat, {3}}});
   require_output_count(parts.at("memory_attention"), 1);
   for (const char* proj : {"obj_ptr_proj", "interactive_obj_ptr_proj", "obj_ptr_tpos_proj"}) {
     require_inputs(parts.at(proj), {{"x", kFloat, {2}}});

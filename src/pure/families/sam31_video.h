@@ -6,7 +6,7 @@
 
 namespace sam3::pure::sam31 {
 
-inline constexpr int kSlots = 16;           // objects per multiplex bucket (MULTIPLEX_COUNT)
+inline constexpr int kSlots = 16;  // objects per multiplex bucket (MULTIPLEX_COUNT)
 inline constexpr int kChannels = 256;
 inline constexpr int kMaskMemories = 7;     // NUM_MASKMEM: the conditioning frame and 6 recent ones
 inline constexpr int kObjectPointers = 16;  // MAX_OBJ_PTRS

@@ -57,8 +57,8 @@ class Samexporter final : public FamilyRules {
 
   std::vector<Tensor> image_inputs(std::vector<float>& planes) const override {
     if (float_image_) {
-      return {policy::image_tensor("image", static_cast<int>(DType::kFloat), planes, width_, height_, policy::Pixels::kSam3,
-                                   image_rank_ == 4)};
+      return {
+          policy::image_tensor("image", static_cast<int>(DType::kFloat), planes, width_, height_, policy::Pixels::kSam3, image_rank_ == 4)};
     }
     std::vector<std::int64_t> shape = {3, height_, width_};
     if (image_rank_ == 4) shape.insert(shape.begin(), 1);
@@ -84,10 +84,9 @@ class Samexporter final : public FamilyRules {
   std::vector<Tensor> decoder_inputs(const std::vector<BoxPrompt>& boxes, int width, int height) const override {
     const std::int64_t n = box_slots_ > 0 ? box_slots_ : std::max<std::int64_t>(1, static_cast<std::int64_t>(boxes.size()));
     if (static_cast<std::int64_t>(boxes.size()) > n) {
-      throw Error(ErrorCode::kInvalidArgument,
-                  "this samexporter model takes at most " + std::to_string(n) + " exemplar box" + (n == 1 ? "" : "es") +
-                      " per prompt, got " + std::to_string(boxes.size()) +
-                      "; split the boxes over several prompts or use a usls-layout model");
+      throw Error(ErrorCode::kInvalidArgument, "this samexporter model takes at most " + std::to_string(n) + " exemplar box" +
+                                                   (n == 1 ? "" : "es") + " per prompt, got " + std::to_string(boxes.size()) +
+                                                   "; split the boxes over several prompts or use a usls-layout model");
     }
     // Unused slots: coords 0, label 1, masked out (box_masks True).
     const auto r = policy::box_rows(boxes, width, height, n, 1);
@@ -100,14 +99,13 @@ class Samexporter final : public FamilyRules {
     for (auto [name, value] : {std::pair{"original_height", height}, std::pair{"original_width", width}}) {
       const auto* spec = decoder().input(name);
       if (!spec) continue;
-      out.push_back(int_tensor(name, spec->type, spec->shape.empty() ? std::vector<std::int64_t>{} : std::vector<std::int64_t>{1},
-                               {value}));
+      out.push_back(
+          int_tensor(name, spec->type, spec->shape.empty() ? std::vector<std::int64_t>{} : std::vector<std::int64_t>{1}, {value}));
     }
     return out;
   }
 
-  std::vector<Instance> instances(const TensorViews& outputs, int width, int height,
-                                  const SegmentOptions& options) const override {
+  std::vector<Instance> instances(const TensorViews& outputs, int width, int height, const SegmentOptions& options) const override {
     return policy::decoded_instances(outputs, width, height, options, format_);
   }
 
@@ -132,8 +130,9 @@ Generation Generation::samexporter(const PartSpec& image, const PartSpec& text, 
   require_outputs(text, {{"text_attention_mask", kBool, {2}}, {"text_memory", kFloat, {3}}});
   require_inputs(decoder, {{"box_coords", kFloat, {3}}, {"box_labels", kIntTypes, {2}}});
   if (decoder.output("pred_logits")) {
-    require_outputs(decoder, {{"pred_masks", kFloat, {4}}, {"pred_boxes", kFloat, {3}},
-                              {"pred_logits", kFloat, {2}}, {"presence_logits", kFloat, {2}}});
+    require_outputs(
+        decoder,
+        {{"pred_masks", kFloat, {4}}, {"pred_boxes", kFloat, {3}}, {"pred_logits", kFloat, {2}}, {"presence_logits", kFloat, {2}}});
   } else {
     const bool normalized = !decoder.input("original_height") && !decoder.input("original_width");
     require_outputs(decoder, {{"boxes", kFloat, {2}}, {"scores", kFloat, {1}}, {"masks", normalized ? kFloat : kBool, {3, 4}}});

@@ -84,16 +84,20 @@ Generation Generation::usls(const PartSpec& image, const PartSpec& text, const P
   if (geometry) {
     // The first generation: boxes go through their own encoder, and the decoder takes the
     // text and geometry features as one prompt sequence.
-    require_inputs(*geometry, {{"input_boxes", kFloatOrHalf, {3}}, {"input_boxes_labels", kIntTypes, {2}},
-                               {"fpn_feat", kFloatOrHalf, {4}}, {"fpn_pos", kFloatOrHalf, {4}}});
+    require_inputs(*geometry, {{"input_boxes", kFloatOrHalf, {3}},
+                               {"input_boxes_labels", kIntTypes, {2}},
+                               {"fpn_feat", kFloatOrHalf, {4}},
+                               {"fpn_pos", kFloatOrHalf, {4}}});
     require_outputs(*geometry, {{"geometry_features", kFloatOrHalf, {3}}, {"geometry_mask", kBool, {2}}});
     require_inputs(decoder, {{"prompt_features", kFloatOrHalf, {3}}, {"prompt_mask", kBool, {2}}});
     parts["geometry"] = *geometry;
   } else {
     require_inputs(decoder, {{"input_boxes", kFloatOrHalf, {3}}, {"input_boxes_labels", kIntTypes, {2}}});
   }
-  require_outputs(decoder, {{"pred_masks", kFloatOrHalf, {4}}, {"pred_boxes", kFloatOrHalf, {3}},
-                            {"pred_logits", kFloatOrHalf, {2}}, {"presence_logits", kFloatOrHalf, {2}}});
+  require_outputs(decoder, {{"pred_masks", kFloatOrHalf, {4}},
+                            {"pred_boxes", kFloatOrHalf, {3}},
+                            {"pred_logits", kFloatOrHalf, {2}},
+                            {"presence_logits", kFloatOrHalf, {2}}});
   return Generation("usls", std::make_shared<Usls>(std::move(parts)));
 }
 

@@ -29,9 +29,8 @@ int ConceptBook::keep_alive(int id) const {
 
 bool ConceptBook::confirmed(int id) const { return confirmed_.contains(id); }
 
-FramePlan ConceptBook::step(std::int64_t frame, const std::vector<Detection>& detections,
-                            const std::vector<TrackMask>& tracks, int& next_id, int room,
-                            const std::vector<TrackMask>* reconditioned) {
+FramePlan ConceptBook::step(std::int64_t frame, const std::vector<Detection>& detections, const std::vector<TrackMask>& tracks,
+                            int& next_id, int room, const std::vector<TrackMask>* reconditioned) {
   FramePlan plan;
   const size_t nd = detections.size(), nt = tracks.size();
 

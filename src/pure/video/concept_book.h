@@ -18,8 +18,8 @@
 namespace sam3::pure::video {
 
 struct Detection {
-  BinaryMask mask;     // low resolution, the tracker's masks' size
-  float score = 0;     // sigmoid(logit) * sigmoid(presence)
+  BinaryMask mask;       // low resolution, the tracker's masks' size
+  float score = 0;       // sigmoid(logit) * sigmoid(presence)
   float cx = 0, cy = 0;  // the box's centre, normalized to 0..1
 };
 
@@ -29,13 +29,13 @@ struct TrackMask {
 };
 
 struct FramePlan {
-  std::vector<int> new_detections;  // indices into the frame's detections that start objects
-  std::vector<int> new_ids;         // their ids, in the same order
-  std::set<int> matched;            // tracks a detection matched
-  std::set<int> removed;            // removed on this frame (hot-start): never shown, memory dropped
-  std::set<int> suppressed;         // hidden on this frame (keep-alive spent; only with keep_alive_suppression), still tracked
+  std::vector<int> new_detections;    // indices into the frame's detections that start objects
+  std::vector<int> new_ids;           // their ids, in the same order
+  std::set<int> matched;              // tracks a detection matched
+  std::set<int> removed;              // removed on this frame (hot-start): never shown, memory dropped
+  std::set<int> suppressed;           // hidden on this frame (keep-alive spent; only with keep_alive_suppression), still tracked
   std::set<int> occluded_suppressed;  // overlap a less recently occluded track: their masks count as empty
-  std::set<int> unconfirmed;        // live objects not yet confirmed after this frame
+  std::set<int> unconfirmed;          // live objects not yet confirmed after this frame
 };
 
 class ConceptBook {
@@ -47,8 +47,8 @@ class ConceptBook {
   // start (negative: no limit), the best scores first. `reconditioned`: the same tracks with
   // this frame's reconditioned masks (recondition.h), which the occlusion rule sees (the
   // official code reconditions after matching and before it); null: `tracks`.
-  FramePlan step(std::int64_t frame, const std::vector<Detection>& detections, const std::vector<TrackMask>& tracks,
-                 int& next_id, int room = -1, const std::vector<TrackMask>* reconditioned = nullptr);
+  FramePlan step(std::int64_t frame, const std::vector<Detection>& detections, const std::vector<TrackMask>& tracks, int& next_id,
+                 int room = -1, const std::vector<TrackMask>* reconditioned = nullptr);
 
   // An object given by clicks or a box: tracked until the video ends, never removed, suppressed
   // or unconfirmed by the detector's rules (it still blocks detections over it from starting

@@ -19,8 +19,8 @@ std::vector<float> sine_positions(const std::vector<float>& positions, int chann
   return out;
 }
 
-std::vector<float> mask_prompt(const std::vector<std::uint8_t>& mask, int width, int height, const std::vector<float>& weight,
-                               float bias, int side) {
+std::vector<float> mask_prompt(const std::vector<std::uint8_t>& mask, int width, int height, const std::vector<float>& weight, float bias,
+                               int side) {
   const int ow = (width + 3) / 4, oh = (height + 3) / 4;  // zero-padded to whole 4x4 blocks
   std::vector<float> small(static_cast<size_t>(ow) * oh);
   for (int y = 0; y < oh; ++y) {

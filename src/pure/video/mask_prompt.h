@@ -15,7 +15,7 @@ std::vector<float> sine_positions(const std::vector<float>& positions, int chann
 // A binary mask at the frame's size -> the prompt encoder's mask input [side, side]: the
 // bundle's 4x4 stride-4 downsampling convolution (`weight`: 16 values, `bias`), zero-padded to
 // whole blocks, then bilinear resizing (ailia's mask_for_prompt_encoder).
-std::vector<float> mask_prompt(const std::vector<std::uint8_t>& mask, int width, int height, const std::vector<float>& weight,
-                               float bias, int side);
+std::vector<float> mask_prompt(const std::vector<std::uint8_t>& mask, int width, int height, const std::vector<float>& weight, float bias,
+                               int side);
 
 }  // namespace sam3::pure::video

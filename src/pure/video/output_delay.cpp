@@ -51,9 +51,12 @@ VideoFrameResult OutputDelay::emit(bool video_ended) {
   // no delay it keeps no records (nor the removed list) at all.
   const PendingFrame* status = &frame;
   if (lookahead_ > 0) {
-    if (frames_.size() >= static_cast<size_t>(lookahead_)) status = &frames_[lookahead_ - 1];
-    else if (video_ended) status = frames_.empty() ? &frame : &frames_.back();
-    else status = nullptr;
+    if (frames_.size() >= static_cast<size_t>(lookahead_))
+      status = &frames_[lookahead_ - 1];
+    else if (video_ended)
+      status = frames_.empty() ? &frame : &frames_.back();
+    else
+      status = nullptr;
   }
   if (delay_ == 0) status = nullptr;
   std::vector<const PendingObject*> shown;

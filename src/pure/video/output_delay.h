@@ -38,8 +38,7 @@ struct PendingFrame {
 class OutputDelay {
  public:
   OutputDelay(int hotstart_delay, int confirmation_detections, int width, int height)
-      : delay_(hotstart_delay), lookahead_(confirmation_detections > 0 ? confirmation_detections - 1 : 0),
-        width_(width), height_(height) {}
+      : delay_(hotstart_delay), lookahead_(confirmation_detections > 0 ? confirmation_detections - 1 : 0), width_(width), height_(height) {}
 
   // Adds a processed frame and the objects removed on it; returns the frames that are final.
   std::vector<VideoFrameResult> push(PendingFrame frame, const std::set<int>& removed_now);

@@ -57,9 +57,9 @@ TEST(ConceptBook, AssociationByIomDecidesWhatIsNew) {
   int next = 5;
   const std::vector<TrackMask> tracks = {{1, square(4, 4, 12, 12)}};
   const auto plan = book.step(3,
-                              {det(10, 10, 14, 14, 0.9f),    // IoM 4/16 with the track: matched, not new
-                               det(20, 20, 26, 26, 0.9f),    // alone, high: new
-                               det(20, 2, 26, 8, 0.6f)},     // alone, below the new-object threshold
+                              {det(10, 10, 14, 14, 0.9f),  // IoM 4/16 with the track: matched, not new
+                               det(20, 20, 26, 26, 0.9f),  // alone, high: new
+                               det(20, 2, 26, 8, 0.6f)},   // alone, below the new-object threshold
                               tracks, next);
   EXPECT_EQ(plan.new_detections, (std::vector<int>{1}));
   EXPECT_EQ(plan.new_ids, (std::vector<int>{5}));
@@ -153,9 +153,8 @@ TEST(ConceptBook, EmptyTracksLoseCreditButAreNotUnmatched) {
 TEST(ConceptBook, HotStartRemovesTheLaterOfTwoDuplicates) {
   ConceptBook book(defaults());
   int next = 1;
-  book.step(0, {det(4, 4, 12, 12, 0.9f)}, {}, next);                        // id 1
-  const auto started = book.step(1, {det(4, 4, 12, 12, 0.9f), det(20, 20, 28, 28, 0.9f)},
-                                 {{1, square(4, 4, 12, 12)}}, next);        // id 2
+  book.step(0, {det(4, 4, 12, 12, 0.9f)}, {}, next);                                                                           // id 1
+  const auto started = book.step(1, {det(4, 4, 12, 12, 0.9f), det(20, 20, 28, 28, 0.9f)}, {{1, square(4, 4, 12, 12)}}, next);  // id 2
   ASSERT_EQ(started.new_ids, (std::vector<int>{2}));
   // Track 2 drifted half onto track 1's object: the detection covers track 1 (IoM 1) and a
   // third of track 2 (IoM 16/48), so it matches both.
@@ -171,7 +170,7 @@ TEST(ConceptBook, HotStartRemovesTheLaterOfTwoDuplicates) {
 TEST(ConceptBook, ADetectionCoveringTwoTracksMatchesNeither) {
   ConceptBook book(defaults());
   int next = 1;
-  book.step(0, {det(4, 4, 12, 12, 0.9f)}, {}, next);                                     // id 1
+  book.step(0, {det(4, 4, 12, 12, 0.9f)}, {}, next);                                                      // id 1
   book.step(1, {det(4, 4, 12, 12, 0.9f), det(20, 20, 28, 28, 0.9f)}, {{1, square(4, 4, 12, 12)}}, next);  // id 2
   const std::vector<TrackMask> tracks = {{1, square(4, 4, 12, 12)}, {2, square(5, 5, 12, 12)}};
   FramePlan plan;
@@ -209,7 +208,7 @@ TEST(ConceptBook, ConfirmationNeedsThreeConsecutiveDetections) {
   auto plan = book.step(0, {det(4, 4, 10, 10, 0.9f)}, {}, next);
   EXPECT_TRUE(plan.unconfirmed.contains(1));  // its start counts as the first
   const std::vector<TrackMask> tracks = {{1, square(4, 4, 10, 10)}};
-  plan = book.step(1, {}, tracks, next);        // a miss resets the count
+  plan = book.step(1, {}, tracks, next);  // a miss resets the count
   EXPECT_TRUE(plan.unconfirmed.contains(1));
   plan = book.step(2, {det(4, 4, 10, 10, 0.9f)}, tracks, next);
   plan = book.step(3, {det(4, 4, 10, 10, 0.9f)}, tracks, next);
@@ -249,13 +248,13 @@ TEST(ConceptBook, ATrackRemovedOnThisFrameCountsAsAlwaysOccluded) {
   o.hotstart_duplicate = 2;
   ConceptBook book(o);
   int next = 1;
-  book.step(0, {det(4, 4, 10, 10, 0.9f)}, {}, next);                                             // id 1
+  book.step(0, {det(4, 4, 10, 10, 0.9f)}, {}, next);  // id 1
   for (int f = 1; f <= 4; ++f) book.step(f, {det(4, 4, 10, 10, 0.9f)}, {{1, square(4, 4, 10, 10)}}, next);
   ASSERT_EQ(book.step(5, {det(4, 4, 10, 10, 0.9f), det(20, 20, 26, 26, 0.9f)}, {{1, square(4, 4, 10, 10)}}, next).new_ids,
             (std::vector<int>{2}));
-  book.step(6, {det(4, 4, 10, 10, 0.9f)}, {{1, square(4, 4, 10, 10)}, {2, nothing()}}, next);    // 2 occluded at 6
+  book.step(6, {det(4, 4, 10, 10, 0.9f)}, {{1, square(4, 4, 10, 10)}, {2, nothing()}}, next);      // 2 occluded at 6
   book.step(7, {det(20, 20, 26, 26, 0.9f)}, {{1, nothing()}, {2, square(20, 20, 26, 26)}}, next);  // 1 occluded at 7
-  const std::vector<TrackMask> tracks = {{1, square(4, 4, 10, 10)}, {2, square(4, 4, 10, 11)}};  // overlapping, unmatched
+  const std::vector<TrackMask> tracks = {{1, square(4, 4, 10, 10)}, {2, square(4, 4, 10, 11)}};    // overlapping, unmatched
   auto plan = book.step(8, {}, tracks, next);
   EXPECT_EQ(plan.occluded_suppressed, (std::set<int>{1})) << "1 was occluded more recently";
   plan = book.step(9, {}, tracks, next);

@@ -81,7 +81,7 @@ TEST(HoleFilling, ZeroAreaChangesNothing) {
 
 TEST(AreaShrinkage, AMaskMostlyCoveredByAStrongerOneIsSuppressed) {
   const size_t n = kSide * kSide;
-  auto big = box_logits(0, 0, 20, 20);  // 400 pixels, +5
+  auto big = box_logits(0, 0, 20, 20);    // 400 pixels, +5
   auto small = box_logits(2, 2, 12, 12);  // 100 pixels, +2 over the big one's +5
   for (auto& x : small) x = x > 0 ? 2.0f : x;
   auto far = box_logits(24, 24, 30, 30);
@@ -125,7 +125,7 @@ TEST(Recondition, AConfidentDetectionOverAConfidentTrackReconditionsIt) {
 TEST(Recondition, TheTrackerMustBeConfidentToo) {
   VideoTrackerOptions o;
   const std::vector<TrackMask> tracks = {{1, square(4, 4, 12, 12)}};
-  EXPECT_TRUE(recondition_matches({det(4, 4, 12, 12, 0.9f)}, tracks, {0.8f}, o).empty());  // not above 0.8
+  EXPECT_TRUE(recondition_matches({det(4, 4, 12, 12, 0.9f)}, tracks, {0.8f}, o).empty());   // not above 0.8
   EXPECT_TRUE(recondition_matches({det(4, 4, 12, 12, 0.9f)}, tracks, {-1.0f}, o).empty());  // not eligible (clicked)
 }
 
