@@ -4,7 +4,12 @@
 // rewrites a decoder (attention fused, then split at its MultiHeadAttention nodes,
 // optimize/onnx_split_attention.h) and run as a SplitSession with the kernel on two threads,
 // in both builds, give ONNX Runtime Web's outputs for the files as written within float
-// rounding; attention the kernel cannot take (masked, scores read twice) is not split. (The
+// rounding; attention the kernel cannot take (masked, scores read twice) is not split.
+// Float rounding here: inputs in [-6, 6] give scores near 100, whose float32 rounding (other
+// summation orders, and relaxed SIMD's multiply-add, fused on some CPUs and not on others)
+// moves an output by 1e-5 and a little more through the softmax; a wrong kernel (scale, head
+// layout, softmax) is off by 1e-1 or more, an overflow by NaN. The inputs come from a seeded
+// generator, so a failure is the same on a rerun of the same CPU. (The
 // test models' decoders have no attention to fuse; the bench files' do: docs/browser.md,
 // "The tab's own attention kernel", checks them against the CLI.)
 import assert from "node:assert/strict";
@@ -71,16 +76,24 @@ function compareInPage(build, files) {
       if (!bundle) continue;
       const original = await ort.InferenceSession.create(bytes, { executionProviders: ["wasm"] });
       const split = await SplitSession.create(ort, bundle, { executionProviders: ["wasm"] }, kernel);
+      let seed = 0x5eed;
+      const random = () => {  // mulberry32
+        seed = (seed + 0x6d2b79f5) | 0;
+        let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+        t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+        return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+      };
       for (const [lo, hi] of [[-1, 1], [-6, 6], [0.5, 3]]) {
         const feeds = {};
         original.inputMetadata.forEach((m) => {
           const n = m.shape.reduce((a, b) => a * b, 1);
-          feeds[m.name] = new ort.Tensor("float32", Float32Array.from({ length: n }, () => lo + Math.random() * (hi - lo)), m.shape);
+          feeds[m.name] = new ort.Tensor("float32", Float32Array.from({ length: n }, () => lo + random() * (hi - lo)), m.shape);
         });
         const want = await original.run(feeds), got = await split.run(feeds);
         for (const name of original.outputNames) {
           const a = want[name].data, b = got[name].data;
           if (a.length !== b.length) r.worst = Infinity;
+          // Math.max keeps a NaN: an overflow fails the test.
           for (let i = 0; i < a.length; ++i) r.worst = Math.max(r.worst, Math.abs(a[i] - b[i]) / Math.max(1, Math.abs(a[i])));
           r.compared += a.length;
         }
@@ -107,7 +120,7 @@ for (const build of ["relaxed", "simd128"]) {
       const r = got.files[`/models/attention/${f}`];
       assert.equal(r.steps, steps, `${f}: attention nodes split out`);
       assert.ok(r.compared > 0, `${f}: compared`);
-      assert.ok(r.worst <= 1e-5, `${f}: largest relative difference ${r.worst}`);
+      assert.ok(r.worst <= 1e-4, `${f}: largest relative difference ${r.worst} (float rounding stays below 1e-4)`);
     }
     for (const f of KEPT) assert.equal(got.files[`/models/attention/${f}`].steps, 0, `${f}: nothing fused, nothing split`);
   });
