@@ -19,7 +19,7 @@
 #include <sstream>
 #include <thread>
 
-#include "base64.h"
+#include "sam3/base64.h"
 #include "support/raw_http.h"
 
 namespace {
@@ -113,7 +113,7 @@ int main(int argc, char** argv) {
   }
 
   // The labeling-tool routes: Label Studio's /predict (a data: URI task) and X-AnyLabeling's.
-  const std::string data_uri = "data:image/png;base64," + sam3::server::base64_encode(image);
+  const std::string data_uri = "data:image/png;base64," + sam3::base64_encode(image);
   const auto ls_predict = [&](const std::string& labels) {
     const std::string config =
         "<View><Image name=\"image\" value=\"$image\"/><BrushLabels name=\"b\" toName=\"image\">" + labels + "</BrushLabels></View>";
@@ -127,8 +127,7 @@ int main(int argc, char** argv) {
   const std::string ls_good = ls_predict("<Label value=\"Car\" predicted_values=\"red\"/><Label value=\"Sea\"/>");
   const std::string ls_many = ls_predict(many_labels);
   const auto xal_predict = [&](const std::string& texts) {
-    return json{{"model", "segment_anything_3"}, {"image", sam3::server::base64_encode(image)}, {"params", {{"text_prompt", texts}}}}
-        .dump();
+    return json{{"model", "segment_anything_3"}, {"image", sam3::base64_encode(image)}, {"params", {{"text_prompt", texts}}}}.dump();
   };
   const std::string xal_good = xal_predict("red,car"), xal_many = xal_predict(many_texts);
 
@@ -152,7 +151,7 @@ int main(int argc, char** argv) {
       } else if (kind == "segment inline") {
         httplib::Client fresh("127.0.0.1", port);
         fresh.set_read_timeout(120, 0);
-        const std::string b64 = sam3::server::base64_encode(image);
+        const std::string b64 = sam3::base64_encode(image);
         auto r = fresh.Post("/v1/segment", json{{"image", b64}, {"prompts", {"blue"}}}.dump(), "application/json");
         ok = r && r->status == 200;
       } else if (kind == "bad json") {

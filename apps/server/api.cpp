@@ -7,7 +7,7 @@
 
 #include "api_error.h"
 #include "assets.h"
-#include "base64.h"
+#include "sam3/base64.h"
 #include "sam3/answer_json.h"
 #include "sam3/export.h"
 #include "sam3/instance_merge.h"

@@ -20,7 +20,7 @@
 #include "optimize/onnx_int8_as_float.h"
 #include "optimize/onnx_split_attention.h"
 #include "optimize/onnx_split_linears.h"
-#include "export/result_document.h"  // the result document written as text, COCO RLE masks
+#include "pure/result_document.h"  // the result document written as text, COCO RLE masks
 #include "predictor/postprocess.h"
 #include "predictor/preprocess.h"
 #include "pure/generation.h"
@@ -193,7 +193,7 @@ std::string next_text_step(Model& m) {
   m.plan.reset();
   m.staged_inputs.clear();
   std::vector<std::string> entries;
-  for (const auto& r : results) entries.push_back(sam3::detail::prompt_result_text(r, sam3::detail::append_rle_mask));
+  for (const auto& r : results) entries.push_back(sam3::pure::prompt_result_text(r, sam3::pure::append_rle_mask));
   return results_text(entries, many);
 }
 
@@ -243,11 +243,11 @@ std::string next_step(Model& m) {
   }
   std::string result;
   if (p.everything) {
-    result = sam3::detail::everything_result_text(
+    result = sam3::pure::everything_result_text(
         sam3::pure::expand(Tracker::deduplicate(std::move(p.candidates), p.everything_options.box_nms_threshold)),
-        sam3::detail::append_rle_mask);
+        sam3::pure::append_rle_mask);
   } else {
-    result = sam3::detail::object_result_text(p.results.front(), sam3::detail::append_rle_mask);
+    result = sam3::pure::object_result_text(p.results.front(), sam3::pure::append_rle_mask);
   }
   m.plan.reset();
   m.staged_inputs.clear();

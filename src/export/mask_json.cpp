@@ -4,7 +4,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "export/result_document.h"
+#include "pure/result_document.h"
 #include "sam3/base64.h"
 #include "sam3/error.h"
 #include "sam3/export.h"
@@ -50,7 +50,7 @@ void append_polygon_mask(std::string& out, const Mask& mask, double tolerance) {
   out += "]}";
 }
 
-detail::MaskWriter writer_of(const MaskJsonOptions& options) {
+pure::MaskWriter writer_of(const MaskJsonOptions& options) {
   if (options.format == MaskFormat::kPolygon && !(options.polygon_tolerance >= 0 && options.polygon_tolerance <= kMaxPolygonTolerance)) {
     throw Error(ErrorCode::kInvalidArgument,
                 "the polygon tolerance must be between 0 and " + std::to_string(static_cast<int>(kMaxPolygonTolerance)) + " pixels");
@@ -58,7 +58,7 @@ detail::MaskWriter writer_of(const MaskJsonOptions& options) {
   return [options](std::string& out, const Mask& mask) {
     switch (options.format) {
       case MaskFormat::kRle:
-        detail::append_rle_mask(out, mask);
+        pure::append_rle_mask(out, mask);
         return;
       case MaskFormat::kPng:
         out += json{{"size", {mask.height(), mask.width()}}, {"png", base64_encode(encode_mask_png(mask))}}.dump();
@@ -98,15 +98,15 @@ std::string mask_json(const Mask& mask, const MaskJsonOptions& options) {
 }
 
 std::string prompt_result_json(const PromptResult& result, const MaskJsonOptions& masks) {
-  return detail::prompt_result_text(result, writer_of(masks));
+  return pure::prompt_result_text(result, writer_of(masks));
 }
 
 std::string object_result_json(const ObjectResult& result, const MaskJsonOptions& masks) {
-  return detail::object_result_text(result, writer_of(masks));
+  return pure::object_result_text(result, writer_of(masks));
 }
 
 std::string everything_result_json(const std::vector<Instance>& instances, const MaskJsonOptions& masks) {
-  return detail::everything_result_text(instances, writer_of(masks));
+  return pure::everything_result_text(instances, writer_of(masks));
 }
 
 }  // namespace sam3

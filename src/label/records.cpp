@@ -12,7 +12,7 @@
 #include "label/instance_record.h"
 #include "sam3/error.h"
 #include "sam3/export.h"
-#include "export/result_document.h"
+#include "pure/result_document.h"
 
 namespace sam3::label {
 namespace {
@@ -129,7 +129,7 @@ std::string model_fingerprint(const Model& model) {
 ojson config_json(const LabelConfig& c, const Model& model) {
   ojson categories = ojson::array();
   for (const auto& cat : c.categories) {
-    ojson category = {{"name", cat.name}, {"text", cat.prompt.text}, {"boxes", detail::box_prompts_value(cat.prompt.boxes)}};
+    ojson category = {{"name", cat.name}, {"text", cat.prompt.text}, {"boxes", pure::box_prompts_value(cat.prompt.boxes)}};
     if (const auto& e = cat.everything) {  // only then: folders of text prompts keep their hash
       category["everything"] = {{"points_per_side", e->points_per_side},
                                 {"pred_iou", e->pred_iou_threshold},

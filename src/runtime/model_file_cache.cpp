@@ -18,8 +18,8 @@
 #include "optimize/onnx_attention.h"
 #include "optimize/onnx_int8.h"
 #include "optimize/onnx_uint8.h"
-#include "optimize/onnx_onednn_bf16.h"
-#include "optimize/onnx_onednn_int8.h"
+#include "kernels/onnx_onednn_bf16.h"
+#include "kernels/onnx_onednn_int8.h"
 #include "runtime/cpu_features.h"
 #include "sam3/error.h"
 #include "sam3/files.h"
@@ -94,8 +94,8 @@ bool apply_rewrites(std::string& bytes, bool int8, bool exact_uint8, bool onednn
         std::to_string(stats.weights) + " MatMulInteger weights rewritten as int8 for this CPU (" + detect_cpu_features().summary() + ")");
   }
   if (int8 && onednn) {
-    optimize::OneDnnInt8Stats stats;
-    auto moved = optimize::move_matmulinteger_to_onednn(bytes, &stats, options.onednn_min_weights);
+    kernels::OneDnnInt8Stats stats;
+    auto moved = kernels::move_matmulinteger_to_onednn(bytes, &stats, options.onednn_min_weights);
     p.onednn_int8 = stats.nodes;
     changed |= keep_rewrite(bytes, std::move(moved), stats.nodes, model,
                             std::to_string(stats.nodes) + " int8 products run on " + kernels::int8_kernels_description());
@@ -108,8 +108,8 @@ bool apply_rewrites(std::string& bytes, bool int8, bool exact_uint8, bool onednn
                             std::to_string(stats.fused) + " attention blocks fused into MultiHeadAttention");
   }
   if (bf16) {  // after the fusion: its attention nodes are what moves
-    optimize::OneDnnBf16Stats stats;
-    auto moved = optimize::move_float_work_to_onednn_bf16(bytes, &stats);
+    kernels::OneDnnBf16Stats stats;
+    auto moved = kernels::move_float_work_to_onednn_bf16(bytes, &stats);
     p.bf16_attention = stats.attention;
     p.bf16_matmuls = stats.matmuls;
     changed |= keep_rewrite(bytes, std::move(moved), stats.attention + stats.matmuls, model,

@@ -23,7 +23,7 @@
 #include <filesystem>
 #include <string>
 
-#include "optimize/onnx_onednn_int8.h"
+#include "kernels/onnx_onednn_int8.h"
 
 namespace sam3::runtime {
 
@@ -34,12 +34,12 @@ struct FileCacheOptions {
   Int8Weights int8 = Int8Weights::kAuto;
   bool fuse_attention = true;
   // Set from the session's execution providers (provider_chain.h: preparation_for).
-  bool cpu_int8 = true;                                               // kAuto may rewrite int8 weights (CPU sessions only)
-  bool save_optimized = true;                                         // keep ONNX Runtime's optimized graph; else only the rewritten one
-  std::string provider_key;                                           // part of the cache key ("" for the CPU, e.g. "cuda+cpu")
-  bool onednn = true;                                                 // int8 products on oneDNN where available (needs the int8 weights)
-  std::int64_t onednn_min_weights = optimize::kOneDnnInt8MinWeights;  // smaller products stay with ONNX Runtime
-  bool bf16 = false;                                                  // float work in bf16 on oneDNN where available (CPU sessions only)
+  bool cpu_int8 = true;                                              // kAuto may rewrite int8 weights (CPU sessions only)
+  bool save_optimized = true;                                        // keep ONNX Runtime's optimized graph; else only the rewritten one
+  std::string provider_key;                                          // part of the cache key ("" for the CPU, e.g. "cuda+cpu")
+  bool onednn = true;                                                // int8 products on oneDNN where available (needs the int8 weights)
+  std::int64_t onednn_min_weights = kernels::kOneDnnInt8MinWeights;  // smaller products stay with ONNX Runtime
+  bool bf16 = false;                                                 // float work in bf16 on oneDNN where available (CPU sessions only)
 };
 
 struct PreparedModelFile {

@@ -10,8 +10,8 @@
 #include "optimize/onnx_attention.h"
 #include "optimize/onnx_int8.h"
 #include "optimize/onnx_int8_as_float.h"
-#include "optimize/onnx_onednn_bf16.h"
-#include "optimize/onnx_onednn_int8.h"
+#include "kernels/onnx_onednn_bf16.h"
+#include "kernels/onnx_onednn_int8.h"
 #include "optimize/onnx_uint8.h"
 #include "optimize/protobuf_wire.h"
 #include "sam3/error.h"
@@ -58,12 +58,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, size_t size) {
     return sam3::optimize::fuse_attention(b, &stats);
   });
   rewrite(bytes, [](const std::string& b) {
-    sam3::optimize::OneDnnInt8Stats stats;
-    return sam3::optimize::move_matmulinteger_to_onednn(b, &stats, 0);
+    sam3::kernels::OneDnnInt8Stats stats;
+    return sam3::kernels::move_matmulinteger_to_onednn(b, &stats, 0);
   });
   rewrite(bytes, [](const std::string& b) {
-    sam3::optimize::OneDnnBf16Stats stats;
-    return sam3::optimize::move_float_work_to_onednn_bf16(b, &stats);
+    sam3::kernels::OneDnnBf16Stats stats;
+    return sam3::kernels::move_float_work_to_onednn_bf16(b, &stats);
   });
   rewrite(bytes, [](const std::string& b) {
     sam3::optimize::Int8AsFloatStats stats;

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "api_error.h"
-#include "base64.h"
+#include "sam3/base64.h"
 #include "http/multipart.h"
 #include "segment_request.h"
 
@@ -18,7 +18,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, size_t size) {
   } catch (const sam3::server::ApiError& e) {
     if (e.status < 400 || e.status >= 500) std::abort();
   }
-  if (const auto bytes = sam3::server::base64_decode(body)) {
+  if (const auto bytes = sam3::base64_decode(body)) {
     if (bytes->size() > body.size()) std::abort();  // base64 never decodes to more bytes than it has
   }
   // Multipart with the boundary the body's first line names (as a client would have sent it).

@@ -10,7 +10,7 @@
 
 #include "kernels/onednn_bf16.h"
 #include "optimize/onnx_attention.h"
-#include "optimize/onnx_onednn_bf16.h"
+#include "kernels/onnx_onednn_bf16.h"
 #include "runtime/session.h"
 #include "sam3/model.h"
 #include "support/files.h"
@@ -44,20 +44,20 @@ std::vector<float> random_values(size_t n, float lo, float hi, std::mt19937& rng
 }
 
 TEST(OneDnnBf16, MovesFusedAttentionAndLargeFloatProducts) {
-  sam3::optimize::OneDnnBf16Stats stats;
+  sam3::kernels::OneDnnBf16Stats stats;
   const std::string file = sam3::test::read_file(sam3::test::test_models_dir() / "bf16" / "float_work.onnx");
-  const std::string moved = sam3::optimize::move_float_work_to_onednn_bf16(file, &stats);
+  const std::string moved = sam3::kernels::move_float_work_to_onednn_bf16(file, &stats);
   EXPECT_EQ(stats.attention, 2) << "one head, with and without a scale; not two heads";
   EXPECT_EQ(stats.matmuls, 1) << "the 512 x 640 weights; not the 512 x 16 ones";
   EXPECT_NE(moved.find(sam3::kernels::kOneDnnBf16Domain), std::string::npos);
-  sam3::optimize::move_float_work_to_onednn_bf16(moved, &stats);
+  sam3::kernels::move_float_work_to_onednn_bf16(moved, &stats);
   EXPECT_EQ(stats.attention + stats.matmuls, 0) << "already moved: nothing left to do";
   // What the attention fusion writes is what moves: every fused block of its test graphs.
   for (const auto& e : fs::directory_iterator(sam3::test::test_models_dir() / "attention")) {
     if (e.path().extension() != ".onnx") continue;
     sam3::optimize::AttentionFusionStats fused;
     const std::string bytes = sam3::optimize::fuse_attention(sam3::test::read_file(e.path()), &fused);
-    sam3::optimize::move_float_work_to_onednn_bf16(bytes, &stats);
+    sam3::kernels::move_float_work_to_onednn_bf16(bytes, &stats);
     EXPECT_EQ(stats.attention, fused.fused) << e.path().filename();
   }
 }

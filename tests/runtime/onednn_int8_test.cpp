@@ -7,7 +7,7 @@
 
 #include "kernels/onednn_int8.h"
 #include "optimize/onnx_int8.h"
-#include "optimize/onnx_onednn_int8.h"
+#include "kernels/onnx_onednn_int8.h"
 #include "runtime/session.h"
 #include "sam3/model.h"
 #include "support/files.h"
@@ -39,18 +39,18 @@ sam3::runtime::SessionConfig config(bool onednn) {
 
 TEST(OneDnnInt8, MovesOnlyInt8ProductsOfQuantizedActivations) {
   const std::string original = sam3::test::read_file(sam3::test::test_models_dir() / "int8" / "matmulinteger.onnx");
-  sam3::optimize::OneDnnInt8Stats stats;
-  sam3::optimize::move_matmulinteger_to_onednn(original, &stats, 0);
+  sam3::kernels::OneDnnInt8Stats stats;
+  sam3::kernels::move_matmulinteger_to_onednn(original, &stats, 0);
   EXPECT_EQ(stats.nodes, 3) << "only the int8 weights; the uint8 ones stay with ONNX Runtime until the int8 rewrite";
   const std::string int8 = sam3::optimize::rewrite_matmulinteger_weights_to_int8(original, nullptr);
-  const std::string moved = sam3::optimize::move_matmulinteger_to_onednn(int8, &stats, 0);
+  const std::string moved = sam3::kernels::move_matmulinteger_to_onednn(int8, &stats, 0);
   EXPECT_EQ(stats.nodes, 6) << "every node once its weights are int8";
-  sam3::optimize::move_matmulinteger_to_onednn(int8, &stats, 4736 * 40);
+  sam3::kernels::move_matmulinteger_to_onednn(int8, &stats, 4736 * 40);
   EXPECT_EQ(stats.nodes, 1) << "only the largest, 4736 x 40, at a threshold of its size";
-  sam3::optimize::move_matmulinteger_to_onednn(int8, &stats);
+  sam3::kernels::move_matmulinteger_to_onednn(int8, &stats);
   EXPECT_EQ(stats.nodes, 0) << "all below the default threshold: ONNX Runtime's fused kernel";
   EXPECT_NE(moved.find(sam3::kernels::kOneDnnDomain), std::string::npos);
-  sam3::optimize::move_matmulinteger_to_onednn(moved, &stats, 0);
+  sam3::kernels::move_matmulinteger_to_onednn(moved, &stats, 0);
   EXPECT_EQ(stats.nodes, 0) << "already moved: nothing left to do";
 }
 

@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "base64.h"
+#include "sam3/base64.h"
 #include "sam3/export.h"
 #include "support/raw_http.h"
 #include "support/serve.h"
@@ -43,7 +43,7 @@ std::string raw_post(const std::string& path, const std::string& body) {
 
 // /v1/segment with `n` prompts on the scene scaled up (heavier masks: a few ms a prompt).
 std::string many_prompts(int n, int scale) {
-  json body = {{"image", sam3::server::base64_encode(png(scale))}, {"prompts", json::array()}};
+  json body = {{"image", sam3::base64_encode(png(scale))}, {"prompts", json::array()}};
   for (int i = 0; i < n; ++i) body["prompts"].push_back(i % 2 ? "red" : "blue");
   return body.dump();
 }
@@ -86,7 +86,7 @@ TEST(AbandonedRequests, EveryRouteSharesOnePromptCap) {
 
   std::string texts;
   for (int i = 0; i < 2000; ++i) texts += "thing" + std::to_string(i) + ",";
-  const json xal = {{"model", "segment_anything_3"}, {"image", sam3::server::base64_encode(png())}, {"params", {{"text_prompt", texts}}}};
+  const json xal = {{"model", "segment_anything_3"}, {"image", sam3::base64_encode(png())}, {"params", {{"text_prompt", texts}}}};
   auto x = c.Post("/v1/predict", xal.dump(), "application/json");
   ASSERT_TRUE(x);
   const json xj = json::parse(x->body);
@@ -98,8 +98,7 @@ TEST(AbandonedRequests, EveryRouteSharesOnePromptCap) {
   std::string config = R"(<View><Image name="image" value="$image"/><BrushLabels name="brush" toName="image">)";
   for (int i = 0; i < 2000; ++i) config += "<Label value=\"L" + std::to_string(i) + "\"/>";
   config += "</BrushLabels></View>";
-  auto ls =
-      c.Post("/predict", ls_predict_body("data:image/png;base64," + sam3::server::base64_encode(png()), config).dump(), "application/json");
+  auto ls = c.Post("/predict", ls_predict_body("data:image/png;base64," + sam3::base64_encode(png()), config).dump(), "application/json");
   ASSERT_TRUE(ls);
   EXPECT_EQ(ls->status, 413) << ls->body;
   EXPECT_NE(ls->body.find("label config"), std::string::npos) << ls->body;

@@ -9,7 +9,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "base64.h"
+#include "sam3/base64.h"
 #include "sam3/export.h"
 #include "support/serve.h"
 #include "support/server_process.h"
@@ -51,7 +51,7 @@ TEST(AnswerMemory, TheCvatDetectorsAnswerCostsItsTextNotAValuePerMaskPixel) {
   ASSERT_GT(server->port(), 0) << server->first_line();
   httplib::Client c("127.0.0.1", server->port());
   c.set_read_timeout(300, 0);
-  const std::string image = sam3::server::base64_encode(red_frame_png(4000, 3000));  // every pixel red: 12 M mask pixels
+  const std::string image = sam3::base64_encode(red_frame_png(4000, 3000));  // every pixel red: 12 M mask pixels
   const std::string segment = json{{"image", image}, {"prompts", {"red"}}}.dump();
   ASSERT_EQ(c.Post("/v1/segment", segment, "application/json")->status, 200);  // encoded and cached
   // The same segmentation answered on /v1/segment (RLE masks), then as CVAT's detector.
@@ -84,7 +84,7 @@ TEST(AnswerMemory, AnswersWrittenAsTextAreTheBytesOfTheirTree) {
   ASSERT_GT(server->port(), 0) << server->first_line();
   httplib::Client c("127.0.0.1", server->port());
   const auto scene = sam3::test::make_scene(false);
-  const std::string image = sam3::server::base64_encode(sam3::encode_rgb_png(scene.image));
+  const std::string image = sam3::base64_encode(sam3::encode_rgb_png(scene.image));
   const auto same_text = [](const httplib::Result& r, const char* what) {
     ASSERT_TRUE(r) << what;
     ASSERT_EQ(r->status, 200) << what << ": " << r->body.substr(0, 200);

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "base64.h"
+#include "sam3/base64.h"
 #include "sam3/export.h"
 #include "support/files.h"
 #include "support/run_command.h"
@@ -111,7 +111,7 @@ TEST_F(CrossPromptRule, TheCliDropsWhatTheSecondPromptRepeats) {
 }
 
 TEST_F(CrossPromptRule, SegmentRouteEqualsTheCli) {
-  const json body = {{"image", sam3::server::base64_encode(*png_)}, {"prompts", json::array({{{"text", "red"}}, {{"text", "red car"}}})}};
+  const json body = {{"image", sam3::base64_encode(*png_)}, {"prompts", json::array({{{"text", "red"}}, {{"text", "red car"}}})}};
   auto r = post("/v1/segment", body);
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body;
@@ -119,7 +119,7 @@ TEST_F(CrossPromptRule, SegmentRouteEqualsTheCli) {
 }
 
 TEST_F(CrossPromptRule, LabelStudioPredictEqualsTheCli) {
-  const json task = {{"id", 1}, {"data", {{"image", "data:image/png;base64," + sam3::server::base64_encode(*png_)}}}};
+  const json task = {{"id", 1}, {"data", {{"image", "data:image/png;base64," + sam3::base64_encode(*png_)}}}};
   auto r = post("/predict", {{"tasks", json::array({task})}, {"label_config", kLabelConfig}});
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body;
@@ -139,7 +139,7 @@ TEST_F(CrossPromptRule, LabelStudioPredictEqualsTheCli) {
 
 TEST_F(CrossPromptRule, CvatDetectorEqualsTheCli) {
   const httplib::Headers headers = {{"x-nuclio-function-name", "sam3-detector"}};
-  auto r = post("/api/function_invocations", {{"image", sam3::server::base64_encode(*png_)}, {"threshold", 0.5}}, headers);
+  auto r = post("/api/function_invocations", {{"image", sam3::base64_encode(*png_)}, {"threshold", 0.5}}, headers);
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body;
   const auto want = cli();
@@ -157,7 +157,7 @@ TEST_F(CrossPromptRule, CvatDetectorEqualsTheCli) {
 
 TEST_F(CrossPromptRule, XAnyLabelingPredictEqualsTheCli) {
   auto r = post("/v1/predict", {{"model", "segment_anything_3"},
-                                {"image", "data:image/png;base64," + sam3::server::base64_encode(*png_)},
+                                {"image", "data:image/png;base64," + sam3::base64_encode(*png_)},
                                 {"params", {{"text_prompt", "red, red car"}}}});
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body;

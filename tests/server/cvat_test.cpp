@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "base64.h"
+#include "sam3/base64.h"
 #include "sam3/export.h"
 #include "sam3/mask_encodings.h"
 #include "support/files.h"
@@ -120,7 +120,7 @@ TEST_F(Cvat, TheListingIsWhatCvatsLambdaManagerReads) {
 
 TEST_F(Cvat, DetectorMasksDecodedAsCvatDoesEqualTheClis) {
   auto c = client();
-  const json payload = {{"image", sam3::server::base64_encode(png_)}, {"threshold", 0.5}};
+  const json payload = {{"image", sam3::base64_encode(png_)}, {"threshold", 0.5}};
   auto r = c.Post("/api/function_invocations", cvat_headers("sam3-detector"), payload.dump(), "application/json");
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body;
@@ -162,12 +162,18 @@ TEST_F(Cvat, ErrorsAreTheStatusCodesCvatRelays) {
     auto r = c.Post("/api/function_invocations", h, body, "application/json");
     return r ? r->status : 0;
   };
-  const std::string good = json{{"image", sam3::server::base64_encode(png_)}}.dump();
+  const std::string good = json{{"image", sam3::base64_encode(png_)}}.dump();
   EXPECT_EQ(invoke(cvat_headers(), good), 400) << "no x-nuclio-function-name, as Nuclio's dashboard answers";
   EXPECT_EQ(invoke(cvat_headers("openvino-mask-rcnn"), good), 404);
   EXPECT_EQ(invoke(cvat_headers("sam3-detector"), json{{"image", "bm90IGFuIGltYWdl"}}.dump()), 415) << "not an image";
   EXPECT_EQ(invoke(cvat_headers("sam3-detector"), json{{"image", 7}}.dump()), 400);
-  EXPECT_EQ(invoke(cvat_headers("sam3-detector"), json{{"image", sam3::server::base64_encode(png_)}, {"threshold", 3}}.dump()), 400);
+  EXPECT_EQ(invoke(cvat_headers("sam3-detector"), json{{"image", sam3::base64_encode(png_)}, {"threshold", 3}}.dump()), 400);
+  // The threshold goes through sam3's one options codec: its message names the key and the value.
+  const auto words = c.Post("/api/function_invocations", cvat_headers("sam3-detector"),
+                            json{{"image", sam3::base64_encode(png_)}, {"threshold", "high"}}.dump(), "application/json");
+  ASSERT_TRUE(words);
+  EXPECT_EQ(words->status, 400);
+  EXPECT_NE(words->body.find("threshold must be a number, got \\\"high\\\""), std::string::npos) << words->body;
   EXPECT_EQ(invoke(cvat_headers("sam3-detector"), "{"), 400);
   sam3::test::RawConnection raw(server_->port());  // announced larger than --max-request-mb (4)
   raw.send(
@@ -205,7 +211,7 @@ TEST(CvatInteractor, ClicksGiveTheMaskTheCliGivesForThem) {
 
   const std::string png = sam3::encode_rgb_png(sam3::test::make_scene(false).image);
   const json payload = {
-      {"image", sam3::server::base64_encode(png)}, {"pos_points", {{100, 60}}}, {"neg_points", json::array()}, {"obj_bbox", nullptr}};
+      {"image", sam3::base64_encode(png)}, {"pos_points", {{100, 60}}}, {"neg_points", json::array()}, {"obj_bbox", nullptr}};
   auto r = c.Post("/api/function_invocations", cvat_headers("sam3-interactor"), payload.dump(), "application/json");
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body.substr(0, 300);
@@ -230,7 +236,7 @@ TEST(CvatInteractor, ClicksGiveTheMaskTheCliGivesForThem) {
   const json inst = json::parse(cli.out)["images"][0]["prompts"][0]["instances"][0];
   EXPECT_EQ(iou(ours, sam3::rle_decode(inst["mask"]["counts"], 240, 400)), 1.0) << "the click's mask differs from the CLI's";
 
-  const json outside = {{"image", sam3::server::base64_encode(png)}, {"pos_points", {{1000, 60}}}};
+  const json outside = {{"image", sam3::base64_encode(png)}, {"pos_points", {{1000, 60}}}};
   auto bad = c.Post("/api/function_invocations", cvat_headers("sam3-interactor"), outside.dump(), "application/json");
   ASSERT_TRUE(bad);
   EXPECT_EQ(bad->status, 400) << "a click outside the image";

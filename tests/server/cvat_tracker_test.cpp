@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "base64.h"
+#include "sam3/base64.h"
 #include "sam3/export.h"
 #include "support/serve.h"
 #include "support/server_process.h"
@@ -68,7 +68,7 @@ class CvatTracker : public ::testing::Test {
   static httplib::Result invoke(int frame, const json& shapes, const json& states) {
     httplib::Client c("127.0.0.1", server_->port());
     c.set_read_timeout(120, 0);
-    json payload = {{"image", sam3::server::base64_encode(frame_png(frame))}, {"shapes", shapes}, {"states", states}};
+    json payload = {{"image", sam3::base64_encode(frame_png(frame))}, {"shapes", shapes}, {"states", states}};
     return c.Post("/api/function_invocations", invoke_headers(), payload.dump(), "application/json");
   }
   static json ok(const httplib::Result& r) {
@@ -178,7 +178,7 @@ TEST_F(CvatTracker, BadInputIsA400NamingWhatIsWrong) {
   sam3::Image small{80, 60, std::vector<std::uint8_t>(80 * 60 * 3, 128)};
   httplib::Client c("127.0.0.1", server_->port());
   c.set_read_timeout(120, 0);
-  const json payload = {{"image", sam3::server::base64_encode(sam3::encode_rgb_png(small))},
+  const json payload = {{"image", sam3::base64_encode(sam3::encode_rgb_png(small))},
                         {"shapes", json::array({rectangle(truth("red", 0))})},
                         {"states", started["states"]}};
   expect_400(c.Post("/api/function_invocations", invoke_headers(), payload.dump(), "application/json"), "was started on a 160x120");
@@ -195,9 +195,8 @@ TEST(CvatTrackerMemory, ASessionOverAClientsShareIsA429SayingWhatToDo) {
   ASSERT_GT(server->port(), 0) << server->first_line();
   httplib::Client c("127.0.0.1", server->port());
   c.set_read_timeout(120, 0);
-  const json payload = {{"image", sam3::server::base64_encode(frame_png(0))},
-                        {"shapes", json::array({rectangle(truth("red", 0))})},
-                        {"states", json::array()}};
+  const json payload = {
+      {"image", sam3::base64_encode(frame_png(0))}, {"shapes", json::array({rectangle(truth("red", 0))})}, {"states", json::array()}};
   auto r = c.Post("/api/function_invocations", invoke_headers(), payload.dump(), "application/json");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 429) << r->body;

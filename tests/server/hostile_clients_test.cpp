@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "base64.h"
+#include "sam3/base64.h"
 #include "sam3/export.h"
 #include "server.h"
 #include "support/raw_http.h"
@@ -62,7 +62,7 @@ std::string request(const std::string& method, const std::string& path, const st
 // (scale 8: about half a second).
 std::string big_scene_request(int prompts, int scale = 4) {
   const auto big = sam3::test::upscale(sam3::test::make_scene(false).image, scale);
-  json body = {{"image", sam3::server::base64_encode(sam3::encode_rgb_png(big))}, {"prompts", json::array()}};
+  json body = {{"image", sam3::base64_encode(sam3::encode_rgb_png(big))}, {"prompts", json::array()}};
   for (int i = 0; i < prompts; ++i) body["prompts"].push_back(i % 2 ? "red" : "blue");
   return body.dump();
 }

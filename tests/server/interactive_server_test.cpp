@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "base64.h"
+#include "sam3/base64.h"
 #include "sam3/export.h"
 #include "sam3/mask_encodings.h"
 #include "support/serve.h"
@@ -76,7 +76,7 @@ TEST_F(InteractiveServer, AnInlineImageWithClicksOnlyIsEncodedByTheInteractiveMo
   const auto text_before = info()["model"]["image_encodes"].get<int>();
   const auto click_before = info()["interactive_model"]["image_encodes"].get<int>();
   const auto r = segment(
-      {{"image", sam3::server::base64_encode(sam3::encode_rgb_png(image))},
+      {{"image", sam3::base64_encode(sam3::encode_rgb_png(image))},
        {"multimask", true},
        {"prompts", json::array({{{"points", json::array({json::array({160, 160})})}}, {{"everything", true}, {"points_per_side", 12}}})}});
   const auto prompts = r["images"][0]["prompts"];

@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "base64.h"
+#include "sam3/base64.h"
 #include "sam3/export.h"
 #include "support/serve.h"
 #include "support/server_process.h"
@@ -47,7 +47,7 @@ std::string scene_png(bool portrait = false) { return sam3::encode_rgb_png(sam3:
 
 std::string base64url_decode(std::string s) {
   for (char& c : s) c = c == '-' ? '+' : c == '_' ? '/' : c;
-  return sam3::server::base64_decode(s).value_or("");
+  return sam3::base64_decode(s).value_or("");
 }
 
 class LabelStudio : public ::testing::Test {
@@ -383,7 +383,7 @@ TEST_F(LabelStudio, WithoutItsAddressTheErrorSaysWhatToSet) {
   const json out = predict(*bare, json::array({task(1, "/data/upload/1/scene.png")}), nullptr, 500);
   EXPECT_EQ(out["error"]["code"], "label_studio_url_missing");
   EXPECT_NE(out["error"]["message"].get<std::string>().find("LABEL_STUDIO_URL"), std::string::npos);
-  const json data_uri = predict(*bare, json::array({task(1, "data:image/png;base64," + sam3::server::base64_encode(scene_png()))}));
+  const json data_uri = predict(*bare, json::array({task(1, "data:image/png;base64," + sam3::base64_encode(scene_png()))}));
   EXPECT_EQ(regions_of_type(data_uri["results"][0], "brushlabels").size(), 3u) << "data: URIs need nothing";
 }
 
@@ -419,7 +419,7 @@ TEST_F(LabelStudio, HealthAnswersAtOnceWhileBothWorkersPredict) {
   for (int i = 0; i < 32; ++i) {
     auto image = sam3::test::upscale(sam3::test::make_scene(i % 2).image, 3 + (i / 2) % 4);
     image.rgb[0] = static_cast<std::uint8_t>(i);  // a different image each time
-    tasks[i / 16].push_back(task(i, "data:image/png;base64," + sam3::server::base64_encode(sam3::encode_rgb_png(image))));
+    tasks[i / 16].push_back(task(i, "data:image/png;base64," + sam3::base64_encode(sam3::encode_rgb_png(image))));
   }
   std::atomic<int> running{2};
   std::vector<std::thread> busy;

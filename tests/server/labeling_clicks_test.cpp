@@ -9,7 +9,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "base64.h"
+#include "sam3/base64.h"
 #include "sam3/export.h"
 #include "support/serve.h"
 #include "support/test_images.h"
@@ -28,7 +28,7 @@ const char* kConfig = R"(<View>
 </View>)";
 
 std::string scene_uri() {
-  return "data:image/png;base64," + sam3::server::base64_encode(sam3::encode_rgb_png(sam3::test::make_click_scene().image));
+  return "data:image/png;base64," + sam3::base64_encode(sam3::encode_rgb_png(sam3::test::make_click_scene().image));
 }
 
 // As Label Studio's editor sends them: percent of the image, the image's size beside.

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "base64.h"
+#include "sam3/base64.h"
 #include "sam3/export.h"
 #include "support/files.h"
 #include "support/run_command.h"
@@ -105,7 +105,7 @@ TEST_F(ServerApi, UploadOnceThenPromptFromTheCache) {
 
 TEST_F(ServerApi, InlineImageAndMaskFormats) {
   auto c = client();
-  json request = {{"image", sam3::server::base64_encode(scene_png())}, {"prompts", {"blue"}}, {"mask_format", "png"}};
+  json request = {{"image", sam3::base64_encode(scene_png())}, {"prompts", {"blue"}}, {"mask_format", "png"}};
   auto r = c.Post("/v1/segment", request.dump(), "application/json");
   ASSERT_EQ(r->status, 200) << r->body;
   EXPECT_FALSE(body_of(r)["images"][0]["prompts"][0]["instances"][0]["mask"]["png"].get<std::string>().empty());
@@ -179,7 +179,7 @@ TEST(ServerLifecycle, FullQueueAnswers503) {
   httplib::Client probe("127.0.0.1", server.port());
   wait_ready(server.port());
   // Each request runs 64 prompts on a 1600x960 image: long enough for the others to pile up.
-  json request = {{"image", sam3::server::base64_encode(scene_png(4))}, {"prompts", json::array()}};
+  json request = {{"image", sam3::base64_encode(scene_png(4))}, {"prompts", json::array()}};
   for (int i = 0; i < 64; ++i) request["prompts"].push_back(i % 2 ? "red" : "blue");
   std::atomic<int> ok{0}, busy{0}, other{0};
   std::vector<std::thread> threads;
@@ -263,8 +263,7 @@ TEST_P(ServeEveryGeneration, SegmentFindsTheRedObjects) {
   httplib::Client c("127.0.0.1", server.port());
   wait_ready(server.port());
   const auto scene = sam3::test::make_scene(false);
-  auto r =
-      c.Post("/v1/segment", json{{"image", sam3::server::base64_encode(scene_png())}, {"prompts", {"red"}}}.dump(), "application/json");
+  auto r = c.Post("/v1/segment", json{{"image", sam3::base64_encode(scene_png())}, {"prompts", {"red"}}}.dump(), "application/json");
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body;
   const auto instances = body_of(r)["images"][0]["prompts"][0]["instances"];

@@ -7,7 +7,7 @@
 #include <set>
 #include <thread>
 
-#include "base64.h"
+#include "sam3/base64.h"
 #include "sam3/export.h"
 #include "support/serve.h"
 #include "support/server_process.h"
@@ -21,7 +21,7 @@ using sam3::test::ServerProcess;
 const std::string kKey = "xal-key";
 
 std::string scene_uri(bool portrait = false) {
-  return "data:image/png;base64," + sam3::server::base64_encode(sam3::encode_rgb_png(sam3::test::make_scene(portrait).image));
+  return "data:image/png;base64," + sam3::base64_encode(sam3::encode_rgb_png(sam3::test::make_scene(portrait).image));
 }
 
 class XAnyLabeling : public ::testing::Test {
@@ -154,7 +154,7 @@ TEST_F(XAnyLabeling, AnAbsentConceptGivesNoShapes) {
 TEST_F(XAnyLabeling, ErrorsAreSuccessFalseWithTheirCodes) {
   const auto code_of = [](const json& j) { return j["error"]["code"].get<std::string>(); };
   EXPECT_EQ(code_of(call("POST", "/v1/predict", {{"model", "yolo"}, {"image", scene_uri()}})), "MODEL_NOT_FOUND");
-  const json garbage = predict({{"text_prompt", "red"}}, "data:image/png;base64," + sam3::server::base64_encode("not an image"));
+  const json garbage = predict({{"text_prompt", "red"}}, "data:image/png;base64," + sam3::base64_encode("not an image"));
   EXPECT_FALSE(garbage["success"].get<bool>());
   EXPECT_EQ(code_of(garbage), "INVALID_IMAGE") << garbage.dump();
   EXPECT_EQ(code_of(predict({{"text_prompt", "red"}}, "%%%")), "INVALID_IMAGE");

@@ -7,12 +7,13 @@
 
 #include "api.h"
 #include "cvat_tracker.h"
-#include "base64.h"
+#include "sam3/base64.h"
 #include "json_splice.h"
 #include "request_json.h"
 #include "sam3/error.h"
 #include "sam3/interactive.h"
 #include "sam3/polygons.h"
+#include "sam3/prompt_json.h"
 
 namespace sam3::server {
 namespace {
@@ -106,12 +107,14 @@ HttpResponse detect(Api& api, const Labels& shared, const HttpRequest& req) {
                          ? base64_decode(body["image"].get_ref<const std::string&>())  // not copied first
                          : std::nullopt;
   if (!image || image->empty()) throw ApiError(400, "invalid_image", "\"image\" must be the frame's bytes in base64");
+  // Nuclio's "threshold" (null: the default) through sam3's one options codec and its bounds.
   SegmentOptions options;
   if (body.contains("threshold") && !body["threshold"].is_null()) {
-    if (!body["threshold"].is_number()) throw ApiError(400, "invalid_request", "\"threshold\" must be a number");
-    const double t = body["threshold"].get<double>();
-    if (!(t >= 0 && t <= 1)) throw ApiError(400, "invalid_request", "\"threshold\" must be between 0 and 1");
-    options.score_threshold = static_cast<float>(t);
+    try {
+      options = parse_segment_options_json(json{{"threshold", body["threshold"]}}.dump());
+    } catch (const Error& e) {
+      throw ApiError(400, "invalid_request", e.what());
+    }
   }
   std::vector<Prompt> all;
   for (const auto& l : labels) {

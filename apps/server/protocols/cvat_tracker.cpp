@@ -7,7 +7,7 @@
 #include <optional>
 
 #include "api.h"
-#include "base64.h"
+#include "sam3/base64.h"
 #include "cvat_tracker_request.h"
 #include "request_json.h"
 #include "sam3/error.h"

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api_error.h"
-#include "base64.h"
+#include "sam3/base64.h"
 #include "request_json.h"
 #include "http/http_message.h"
 #include "sam3/error.h"

@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "base64.h"
+#include "sam3/base64.h"
 #include "json_splice.h"
 #include "request_json.h"
 #include "sam3/log.h"

@@ -1,13 +1,13 @@
-#include "optimize/onnx_onednn_bf16.h"
+#include "kernels/onnx_onednn_bf16.h"
 
 #include "kernels/onednn_bf16.h"
 #include "optimize/onnx_domain_move.h"
 #include "optimize/onnx_fields.h"
 
-namespace sam3::optimize {
+namespace sam3::kernels {
 namespace {
 
-using namespace onnx;
+using namespace optimize::onnx;
 
 // The attention fusion's node: Q, K, V and one head; no mask, bias or other attribute.
 bool movable_attention(const Node& n) {
@@ -16,7 +16,7 @@ bool movable_attention(const Node& n) {
     if (i.empty()) return false;
   }
   if (int_attribute(n, "num_heads") != 1) return false;
-  for (const auto& name : attribute_names(n)) {
+  for (const auto& name : optimize::attribute_names(n)) {
     if (name != "num_heads" && name != "scale") return false;
   }
   return true;
@@ -37,8 +37,8 @@ std::string move_float_work_to_onednn_bf16(const std::string& model_bytes, OneDn
   OneDnnBf16Stats local;
   OneDnnBf16Stats& st = stats ? *stats : local;
   st = {};
-  return move_nodes_to_domain(
-      model_bytes, kernels::kOneDnnBf16Domain,
+  return optimize::move_nodes_to_domain(
+      model_bytes, kOneDnnBf16Domain,
       [&](const GraphView& g, const Node& n) {
         if (movable_attention(n)) return ++st.attention, true;
         if (movable_matmul(g, n)) return ++st.matmuls, true;
@@ -47,4 +47,4 @@ std::string move_float_work_to_onednn_bf16(const std::string& model_bytes, OneDn
       nullptr);
 }
 
-}  // namespace sam3::optimize
+}  // namespace sam3::kernels

@@ -12,7 +12,7 @@
 #include "sam3/interactive.h"
 #include "sam3/types.h"
 
-namespace sam3::detail {
+namespace sam3::pure {
 
 // Appends one mask's JSON object ({"size": [H, W], ...}) to `out`.
 using MaskWriter = std::function<void(std::string& out, const Mask& mask)>;
@@ -28,4 +28,4 @@ std::string prompt_result_text(const PromptResult& result, const MaskWriter& mas
 std::string object_result_text(const ObjectResult& result, const MaskWriter& mask);
 std::string everything_result_text(const std::vector<Instance>& instances, const MaskWriter& mask);
 
-}  // namespace sam3::detail
+}  // namespace sam3::pure

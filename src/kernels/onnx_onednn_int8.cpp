@@ -1,13 +1,13 @@
-#include "optimize/onnx_onednn_int8.h"
+#include "kernels/onnx_onednn_int8.h"
 
 #include "kernels/onednn_int8.h"
 #include "optimize/onnx_domain_move.h"
 #include "optimize/onnx_fields.h"
 
-namespace sam3::optimize {
+namespace sam3::kernels {
 namespace {
 
-using namespace onnx;
+using namespace optimize::onnx;
 
 // Whether oneDNN's kernel computes this node exactly as ONNX Runtime would.
 bool movable(const GraphView& g, const Node& n, std::int64_t min_weights) {
@@ -39,8 +39,8 @@ std::string move_matmulinteger_to_onednn(const std::string& model_bytes, OneDnnI
   OneDnnInt8Stats local;
   OneDnnInt8Stats& st = stats ? *stats : local;
   st = {};
-  return move_nodes_to_domain(
-      model_bytes, kernels::kOneDnnDomain, [&](const GraphView& g, const Node& n) { return movable(g, n, min_weights); }, &st.nodes);
+  return optimize::move_nodes_to_domain(
+      model_bytes, kOneDnnDomain, [&](const GraphView& g, const Node& n) { return movable(g, n, min_weights); }, &st.nodes);
 }
 
-}  // namespace sam3::optimize
+}  // namespace sam3::kernels

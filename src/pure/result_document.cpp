@@ -1,10 +1,10 @@
-#include "export/result_document.h"
+#include "pure/result_document.h"
 
 #include <cmath>
 
 #include "sam3/mask_encodings.h"
 
-namespace sam3::detail {
+namespace sam3::pure {
 namespace {
 
 using json = nlohmann::ordered_json;
@@ -74,4 +74,4 @@ std::string everything_result_text(const std::vector<Instance>& instances, const
   return with_instances({{"everything", true}}, instances, mask);
 }
 
-}  // namespace sam3::detail
+}  // namespace sam3::pure

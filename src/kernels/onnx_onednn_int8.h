@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <string>
 
-namespace sam3::optimize {
+namespace sam3::kernels {
 
 inline constexpr std::int64_t kOneDnnInt8MinWeights = 1024 * 1024;  // K * N
 
@@ -24,4 +24,4 @@ struct OneDnnInt8Stats {
 std::string move_matmulinteger_to_onednn(const std::string& model_bytes, OneDnnInt8Stats* stats,
                                          std::int64_t min_weights = kOneDnnInt8MinWeights);
 
-}  // namespace sam3::optimize
+}  // namespace sam3::kernels

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-namespace sam3::optimize {
+namespace sam3::kernels {
 
 inline constexpr std::int64_t kBf16MinWeights = 256 * 1024;  // K * N: 1 MB of float weights
 
@@ -21,4 +21,4 @@ struct OneDnnBf16Stats {
 // sam3::Error(kModelMismatch) on a malformed file.
 std::string move_float_work_to_onednn_bf16(const std::string& model_bytes, OneDnnBf16Stats* stats);
 
-}  // namespace sam3::optimize
+}  // namespace sam3::kernels
