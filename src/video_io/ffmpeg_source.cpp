@@ -4,6 +4,7 @@ extern "C" {
 #include <libavutil/imgutils.h>
 }
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -95,6 +96,7 @@ class FfmpegSource final : public FrameSource {
       total = std::llround(static_cast<double>(input_->duration) / AV_TIME_BASE * info_.fps);
     }
     info_.frame_count = total > 0 ? kept_count(options_, total) : 0;
+    declared_frames_ = std::max<std::int64_t>(total, 0);
   }
 
   const VideoInfo& info() const override { return info_; }
@@ -155,21 +157,29 @@ class FfmpegSource final : public FrameSource {
   }
 
   // The next decoded frame in presentation order, or null at the end. A damaged packet is
-  // skipped, as the ffmpeg program does; it is counted and reported once at the end.
+  // skipped, as the ffmpeg program does, whether the decoder says so when it is sent or, as
+  // frame-threaded decoders do (H.264 cut short), when its frame is received; it is counted and
+  // reported once at the end. A decoder that only fails is given up after kMaxFailuresInARow.
   FramePtr decode_next() {
     FramePtr frame(av_frame_alloc());
     for (;;) {
       const int got = avcodec_receive_frame(decoder_.get(), frame.get());
-      if (got == 0) return frame;
+      if (got == 0) {
+        failures_in_a_row_ = 0;
+        return frame;
+      }
       if (got == AVERROR_EOF) {
-        if (damaged_packets_ > 0) {
-          log(LogLevel::kWarning, path_.string() + ": " + std::to_string(damaged_packets_) + " damaged packets skipped while decoding");
-          damaged_packets_ = 0;
-        }
+        report_end();
         return nullptr;
       }
       if (got != AVERROR(EAGAIN)) {
-        throw Error(ErrorCode::kImageCorrupt, path_.string() + ": decoding failed (" + av_error_text(got) + ")");
+        if (++failures_in_a_row_ > kMaxFailuresInARow) {
+          throw Error(ErrorCode::kImageCorrupt, path_.string() + ": decoding failed (" + av_error_text(got) + ") " +
+                                                    std::to_string(kMaxFailuresInARow) + " times in a row after frame " +
+                                                    std::to_string(decoded_) + "; re-encode it (ffmpeg -i IN -c:v libx264 OUT.mp4)");
+        }
+        ++damaged_packets_;
+        continue;
       }
       if (flushing_) return nullptr;
       const int read = av_read_frame(input_.get(), packet_.get());
@@ -189,6 +199,20 @@ class FfmpegSource final : public FrameSource {
         }
       }
       av_packet_unref(packet_.get());
+    }
+  }
+
+  // At the end: the damaged packets skipped, and a video that ended before the frames its
+  // container declares (a file cut short: the frames it has were given).
+  void report_end() {
+    if (damaged_packets_ > 0) {
+      log(LogLevel::kWarning, path_.string() + ": " + std::to_string(damaged_packets_) + " damaged packets skipped while decoding");
+      damaged_packets_ = 0;
+    }
+    if (declared_frames_ > decoded_) {
+      log(LogLevel::kWarning, path_.string() + ": the video ended after " + std::to_string(decoded_) + " of the " +
+                                  std::to_string(declared_frames_) + " frames its container declares (a file cut short?)");
+      declared_frames_ = 0;
     }
   }
 
@@ -245,7 +269,9 @@ class FfmpegSource final : public FrameSource {
   ScalePtr scale_;
   FramePtr pending_;
   std::int64_t decoded_ = 0;
-  int first_width_ = 0, first_height_ = 0, rotation_ = 0, damaged_packets_ = 0;
+  static constexpr int kMaxFailuresInARow = 64;
+  std::int64_t declared_frames_ = 0;  // the container's count before stride (0: unknown)
+  int first_width_ = 0, first_height_ = 0, rotation_ = 0, damaged_packets_ = 0, failures_in_a_row_ = 0;
   bool flushing_ = false;
   std::array<int, 5> colours_ = {-1, -1, -1, -1, -1};  // size, format, matrix, range set_colours saw
 };

@@ -17,6 +17,7 @@
 #include "sam3/video_memory.h"
 #include "sam3/video_sources.h"
 #include "support/error_code.h"
+#include "support/files.h"
 #include "video_test_support.h"
 
 namespace {
@@ -84,6 +85,60 @@ TEST(FrameSourcesRerun, ADamagedFrameIsSkippedByNameAndTheOthersKeepTheirIndices
 }
 
 // Issue 42 item 17: a Y4M declaring 99999x99999 was "Device or resource busy".
+// A new user's finding (session 16): an H.264 file cut short could never be tracked: the
+// frame-threaded decoder reports the cut packet when a frame is received (not when the packet
+// is sent), and that one error ended the run, on every rerun. The readable frames come out now,
+// the damage is counted in a warning, and a file that ends before the frames its container
+// declares says so.
+TEST(FrameSourcesRerun, AVideoCutShortYieldsTheFramesItHasAndSaysItEndedEarly) {
+  const std::string h264 = sam3::video_io::find_video_encoder("h264");
+  if (h264.empty()) GTEST_SKIP() << "no H.264 encoder in this FFmpeg";
+  TempDir dir("sam3_vsrc");
+  constexpr int kFrames = 60;
+  // MPEG-TS declares no count and its demuxer drops the cut packet: it ends quietly.
+  for (const auto& [name, warns] : {std::pair{"whole.mp4", true}, std::pair{"whole.mkv", true}, std::pair{"whole.ts", false}}) {
+    sam3::test::write_scene_video(dir / name, 96, 64, sam3::test::regular_times(kFrames, 25.0), h264);
+    std::string bytes = sam3::test::read_file(dir / name);
+    if (fs::path(name).extension() == ".mp4") {  // cut short, an MP4 is readable only with its index in front
+      bytes = sam3::test::with_moov_first(bytes);
+      std::ofstream(dir / name, std::ios::binary) << bytes;
+      auto whole = sam3::open_video_file(dir / name);
+      int frames = 0;
+      while (frames <= kFrames && whole->next()) ++frames;
+      ASSERT_EQ(frames, kFrames) << "the MP4 with its moov box moved first";
+    }
+    const fs::path cut = dir / (std::string("cut") + fs::path(name).extension().string());
+    std::ofstream(cut, std::ios::binary) << bytes.substr(0, bytes.size() * 6 / 10);
+    std::string warned;
+    sam3::set_log_sink([&](sam3::LogLevel level, const std::string& m) {
+      if (level == sam3::LogLevel::kWarning) warned += m + "\n";
+    });
+    std::vector<std::int64_t> indices;
+    std::int64_t declared = 0;
+    try {
+      auto source = sam3::open_video_file(cut);
+      declared = source->info().frame_count;
+      for (int guard = 0; guard < 2 * kFrames; ++guard) {
+        auto f = source->next();
+        if (!f) break;
+        indices.push_back(f->index);
+      }
+    } catch (const sam3::Error& e) {
+      ADD_FAILURE() << cut.filename() << ": " << e.what();
+    }
+    sam3::set_log_sink(nullptr);
+    EXPECT_GE(indices.size(), 10u) << cut.filename() << ": the frames before the cut";
+    EXPECT_LT(indices.size(), static_cast<size_t>(kFrames)) << cut.filename();
+    for (size_t i = 0; i < indices.size(); ++i) EXPECT_EQ(indices[i], static_cast<std::int64_t>(i)) << cut.filename();
+    if (warns) EXPECT_NE(warned.find(cut.filename().string()), std::string::npos) << cut.filename() << ": no warning names the file";
+    if (declared > static_cast<std::int64_t>(indices.size())) {  // Matroska: the count its duration implies
+      EXPECT_NE(warned.find("ended after " + std::to_string(indices.size()) + " of the " + std::to_string(declared) + " frames"),
+                std::string::npos)
+          << warned;
+    }
+  }
+}
+
 TEST(FrameSourcesRerun, AVideoDeclaringHugeFramesIsRefusedForItsSize) {
   TempDir dir("sam3_vsrc");
   std::ofstream(dir / "huge.y4m", std::ios::binary) << "YUV4MPEG2 W99999 H99999 F25:1 Ip A1:1 C420jpeg\nFRAME\n" << std::string(64, '\x80');

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <unistd.h>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,59 @@ inline double mean_abs_diff(const Image& a, const Image& b) {
   double sum = 0;
   for (size_t i = 0; i < a.rgb.size(); ++i) sum += std::abs(int(a.rgb[i]) - int(b.rgb[i]));
   return sum / static_cast<double>(a.rgb.size());
+}
+
+// An MP4 as `ffmpeg -movflags +faststart` leaves it (downloads and phones' exports often are):
+// the moov box moved in front of the mdat box, every chunk offset (stco, co64) moved with the
+// data. The file unchanged when moov already comes first.
+inline std::string with_moov_first(const std::string& mp4) {
+  const auto read = [](const std::string& s, size_t at, int bytes) {
+    std::uint64_t v = 0;
+    for (int i = 0; i < bytes; ++i) v = v << 8 | static_cast<unsigned char>(s[at + i]);
+    return v;
+  };
+  const auto write = [](std::string& s, size_t at, int bytes, std::uint64_t v) {
+    for (int i = bytes - 1; i >= 0; --i, v >>= 8) s[at + i] = static_cast<char>(v & 0xff);
+  };
+  struct Box {
+    size_t at, size;
+    std::string type;
+  };
+  const auto children = [&](const std::string& s, size_t from, size_t to) {
+    std::vector<Box> boxes;
+    for (size_t at = from; at + 8 <= to;) {
+      std::uint64_t size = read(s, at, 4);
+      if (size == 1) size = read(s, at + 8, 8);
+      if (size == 0) size = to - at;
+      if (size < 8 || at + size > to) break;
+      boxes.push_back({at, static_cast<size_t>(size), s.substr(at + 4, 4)});
+      at += size;
+    }
+    return boxes;
+  };
+  const auto top = children(mp4, 0, mp4.size());
+  const auto find = [&](const char* type) {
+    for (const auto& b : top)
+      if (b.type == type) return b;
+    return Box{0, 0, ""};
+  };
+  const Box moov = find("moov"), mdat = find("mdat");
+  if (moov.size == 0 || mdat.size == 0 || moov.at < mdat.at) return mp4;
+  std::string moved = mp4.substr(moov.at, moov.size);
+  const std::function<void(size_t, size_t)> shift = [&](size_t from, size_t to) {
+    for (const Box& b : children(moved, from, to)) {
+      if (b.type == "trak" || b.type == "mdia" || b.type == "minf" || b.type == "stbl") shift(b.at + 8, b.at + b.size);
+      const int width = b.type == "stco" ? 4 : b.type == "co64" ? 8 : 0;
+      if (width == 0) continue;
+      const std::uint64_t count = read(moved, b.at + 12, 4);
+      for (std::uint64_t i = 0; i < count && b.at + 16 + (i + 1) * width <= b.at + b.size; ++i) {
+        const size_t at = b.at + 16 + i * width;
+        write(moved, at, width, read(moved, at, width) + moov.size);
+      }
+    }
+  };
+  shift(8, moved.size());
+  return mp4.substr(0, mdat.at) + moved + mp4.substr(mdat.at, moov.at - mdat.at) + mp4.substr(moov.at + moov.size);
 }
 
 // Writes `times.size()` scene frames at those presentation times.
