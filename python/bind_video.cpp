@@ -222,6 +222,9 @@ void bind_video(py::module_& m, sam3::Image (*image_of)(const py::object&)) {
       .def(
           "push_frame", [](PyTracker& t, const sam3::VideoFrame& frame) { return push_into(t, frame); }, "frame"_a,
           "A frame from a source (sam3cpp.read_video), tracked without a copy through numpy")
+      .def(
+          "check_prompt_places", [](const PyTracker& t, int width, int height) { t.tracker->check_prompt_places(width, height); },
+          "width"_a, "height"_a, "Refuses a point or box outside frames of this size, before anything is written")
       .def("finish", [](PyTracker& t) {
         std::vector<sam3::VideoFrameResult> results;
         {

@@ -27,6 +27,7 @@ TrackSummary track_video_or_throw(const fs::path& video, const fs::path& out, co
   std::vector<std::int64_t> frames;
   for (const auto& o : job.prompts.objects) frames.push_back(o.frame);
   check_prompt_frames(video, source->info(), job.source.every, frames);
+  tracker.check_prompt_places(source->info().width, source->info().height);
   const auto& formats = job.outputs.formats;
   const bool hold_pixels = std::find(formats.begin(), formats.end(), VideoOutputFormat::kOverlay) != formats.end();
   check_video_tracking_memory(source->info(), job.tracker.hotstart_delay, hold_pixels);

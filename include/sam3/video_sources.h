@@ -62,10 +62,10 @@ std::vector<std::filesystem::path> list_video_files(const std::filesystem::path&
 // that is no file).
 std::string video_source_identity(const std::filesystem::path& path);
 
-// Refuses (kInvalidArgument) an object prompt on a frame past the last one `path` yields, when
-// that is known before reading: a folder of frames (`info` its source's info, `every` its
-// stride; a video file's count is its container's estimate, so its end tells). frames[i] is
-// named object<i+1>, as the outputs' labels name it.
+// Refuses (kInvalidArgument) an object prompt on a frame the stride `every` skips, or past the
+// last one `path` yields when that is known before reading: a folder of frames (`info` its
+// source's info; a video file's count is its container's estimate, so its end tells).
+// frames[i] is named object<i+1>, as the outputs' labels name it.
 void check_prompt_frames(const std::filesystem::path& path, const VideoInfo& info, int every, const std::vector<std::int64_t>& frames);
 
 // Natural order of file names: runs of digits compare as numbers ("frame2" < "frame10"), the

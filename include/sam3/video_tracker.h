@@ -120,6 +120,10 @@ class VideoTracker {
   // the previous one, a click or box outside the frame, a frame past an object prompt's frame
   // that never came; kCancelled when options.stop asks.
   std::vector<VideoFrameResult> push(const VideoFrame& frame);
+  // What push checks of every prompt's points and box on the first frame, for frames of this
+  // size: a front calls it before it touches anything (a partial run in its output folder).
+  // Throws kInvalidArgument naming the object, as push would.
+  void check_prompt_places(int width, int height) const;
   // The frames still held back. Throws kInvalidArgument when no frame was pushed (an empty
   // video) or an object prompt's frame never came.
   std::vector<VideoFrameResult> finish();

@@ -160,6 +160,7 @@ class Model(_native.Model):
             pending = iter([first_frame])
         formats = list(formats)
         hold = "overlay" in formats  # the only output that needs the frames' pixels
+        tracker.check_prompt_places(info["width"], info["height"])  # before the writer touches a partial run
         _native.check_video_tracking_memory(info["name"], info["width"], info["height"],
                                             options.get("hotstart_delay", 15), hold)
         writer = _native.VideoOutputs(os.fspath(out), name=info["name"], width=info["width"], height=info["height"],

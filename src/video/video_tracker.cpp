@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 
@@ -60,6 +61,12 @@ void check_options(const VideoTrackerOptions& o) {
 // An object prompt as the outputs name it (their labels: object1, object2, ...).
 std::string object_name(size_t i) { return "object" + std::to_string(i + 1); }
 
+std::string number(float v) {  // 999, not 999.000000
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
+}
+
 // One prompt's objects: a text's concept (with its detector), or the clicked objects.
 struct Track {
   int prompt = 0;
@@ -93,6 +100,7 @@ struct VideoTracker::Impl {
 
   std::vector<VideoFrameResult> push(const VideoFrame& frame);
   void check_frame(const VideoFrame& frame);
+  static void check_places(const VideoPrompts& prompts, int width, int height);
   std::vector<pure::video::Detection> detect(Track& track, const detail::EncodedFrame& frame, std::vector<Floats>& det_logits);
   void step(Track& track, const video::FrameNeck& neck, pure::video::PendingFrame& pending, std::set<int>& removed_now,
             std::vector<pure::video::TrackMask>& clicked);
@@ -203,21 +211,37 @@ void VideoTracker::Impl::check_frame(const VideoFrame& frame) {
       invalid(object_name(i) + " is on frame " + std::to_string(o.frame) + ", which the video skipped (the next frame is " +
               std::to_string(frame.index) + "; with a stride, prompt a frame it keeps)");
     }
-    // Every frame has the first one's size, so the first frame checks every prompt's place:
-    // a click outside the frame is refused before any tracking, not when its frame comes.
-    if (o.frame != frame.index && delay) continue;
-    auto outside = [&](float x, float y) { return !(x >= 0 && y >= 0 && x <= im.width && y <= im.height); };
-    const std::string size = std::to_string(im.width) + "x" + std::to_string(im.height);
+  }
+  // Every frame has the first one's size, so the first frame checks every prompt's place:
+  // a click outside the frame is refused before any tracking, not when its frame comes.
+  if (!delay) check_places(prompts, im.width, im.height);
+}
+
+void VideoTracker::Impl::check_places(const VideoPrompts& prompts, int width, int height) {
+  auto outside = [&](float x, float y) { return !(x >= 0 && y >= 0 && x <= width && y <= height); };
+  const std::string size = std::to_string(width) + "x" + std::to_string(height);
+  for (size_t i = 0; i < prompts.objects.size(); ++i) {
+    const auto& o = prompts.objects[i];
+    const std::string where = " frame " + std::to_string(o.frame) + " (" + size + ", points and boxes in its pixels)";
     for (const auto& p : o.points) {
-      if (outside(p.x, p.y)) {
-        invalid(object_name(i) + ": point (" + std::to_string(p.x) + ", " + std::to_string(p.y) + ") is outside frame " +
-                std::to_string(o.frame) + " (" + size + ")");
-      }
+      if (outside(p.x, p.y)) invalid(object_name(i) + ": point (" + number(p.x) + ", " + number(p.y) + ") is outside" + where);
     }
-    if (o.box && (outside(o.box->x0, o.box->y0) || outside(o.box->x1, o.box->y1) || o.box->x1 <= o.box->x0 || o.box->y1 <= o.box->y0)) {
-      invalid(object_name(i) + ": the box is empty or outside frame " + std::to_string(o.frame) + " (" + size + ")");
+    if (!o.box) continue;
+    const auto& b = *o.box;
+    if (b.x1 <= b.x0 || b.y1 <= b.y0) {
+      invalid(object_name(i) + ": the box (" + number(b.x0) + ", " + number(b.y0) + ", " + number(b.x1) + ", " + number(b.y1) +
+              ") is empty: give x0,y0,x1,y1 with x0 < x1 and y0 < y1");
+    }
+    if (outside(b.x0, b.y0) || outside(b.x1, b.y1)) {
+      invalid(object_name(i) + ": the box (" + number(b.x0) + ", " + number(b.y0) + ", " + number(b.x1) + ", " + number(b.y1) +
+              ") reaches outside" + where);
     }
   }
+}
+
+void VideoTracker::check_prompt_places(int width, int height) const {
+  if (width <= 0 || height <= 0) invalid("frames of " + std::to_string(width) + "x" + std::to_string(height) + " pixels cannot be tracked");
+  Impl::check_places(impl_->prompts, width, height);
 }
 
 std::vector<VideoFrameResult> VideoTracker::Impl::push(const VideoFrame& frame) {

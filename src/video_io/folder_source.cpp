@@ -125,8 +125,16 @@ std::vector<fs::path> list_video_files(const fs::path& folder) {
 }
 
 void check_prompt_frames(const fs::path& path, const VideoInfo& info, int every, const std::vector<std::int64_t>& frames) {
+  if (every < 1) return;
+  for (size_t i = 0; i < frames.size(); ++i) {
+    if (frames[i] < 0 || frames[i] % every == 0) continue;
+    throw Error(ErrorCode::kInvalidArgument, "object" + std::to_string(i + 1) + " is on frame " + std::to_string(frames[i]) +
+                                                 ", which a stride of " + std::to_string(every) + " skips (it tracks frames 0, " +
+                                                 std::to_string(every) + ", " + std::to_string(2 * every) +
+                                                 ", ...): give a frame it keeps, or another stride");
+  }
   std::error_code ec;
-  if (!fs::is_directory(path, ec) || info.frame_count <= 0 || every < 1) return;
+  if (!fs::is_directory(path, ec) || info.frame_count <= 0) return;
   const std::int64_t last = (info.frame_count - 1) * every;  // the last source index tracked
   for (size_t i = 0; i < frames.size(); ++i) {
     if (frames[i] <= last) continue;

@@ -4,6 +4,7 @@
 // frames too large for the memory left).
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "sam3/export.h"
@@ -126,6 +127,40 @@ TEST(TrackRerunCli, AClickPastAFoldersEndIsRefusedBeforeTracking) {
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_NE(r.err.find("object1 is on frame 6, but clip has frames 0 to 5"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir / "out")) << "nothing tracked, nothing written";
+}
+
+// A new user's finding (session 16): a mistyped --box or --point threw away the partial run an
+// earlier command left (other prompts: the outputs start over) before the tracker refused the
+// prompt on frame 0, though the docs promise a mistyped option never discards one.
+TEST(TrackRerunCli, AMistypedBoxOrPointLeavesAPartialRunAsItWas) {
+  const auto dir = sam3::test::fresh_test_dir("sam3_track_rerun");
+  write_frames(dir / "clip", 12);
+  sam3::Image small;  // frame 8 of another size stops the first run, its earlier frames kept
+  small.width = small.height = 8;
+  small.rgb.assign(8 * 8 * 3, 9);
+  sam3::write_file_atomic(dir / "clip" / "f8.png", sam3::encode_rgb_png(small));
+  const auto out = dir / "out";
+  const auto first = run_command(track(dir / "clip", out, "--prompt car --format json" + kShort));
+  ASSERT_EQ(first.exit_code, 3) << first.err;
+  ASSERT_TRUE(fs::exists(out / "sam3-video.partial"));
+  const auto listing = [&] {
+    std::map<std::string, std::uintmax_t> files;
+    for (const auto& e : fs::recursive_directory_iterator(out)) files[e.path().string()] = e.is_regular_file() ? e.file_size() : 0;
+    return files;
+  };
+  const auto before = listing();
+  const std::pair<const char*, const char*> mistakes[] = {
+      {"--prompt car --box 1000,1000,1100,1100@0", "object1: the box (1000, 1000, 1100, 1100) reaches outside frame 0"},
+      {"--prompt car --box 40,30,20,10@0", "object1: the box (40, 30, 20, 10) is empty"},
+      {"--prompt car --point 10,10@3 --every 2", "object1 is on frame 3, which a stride of 2 skips"},
+  };
+  for (const auto& [args, message] : mistakes) {
+    const auto r = run_command(track(dir / "clip", out, std::string(args) + " --format json" + kShort));
+    EXPECT_EQ(r.exit_code, 3) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << args << "\n" << r.err;
+    EXPECT_EQ(r.err.find("not resumed"), std::string::npos) << args << "\n" << r.err;
+    EXPECT_EQ(listing(), before) << args << ": the partial run was touched";
+  }
 }
 
 // Issue 42 item 10: a 729-byte GIF declaring 15000x15000 ended in std::bad_alloc at 8.4 GB,

@@ -155,6 +155,22 @@ def test_track_out_is_atomic_and_resumes(model, tmp_path):
         list(model.track(frames, "car", out=tmp_path / "bad", formats=["gif"]))
 
 
+def test_track_out_a_mistyped_box_leaves_a_partial_run_as_it_was(model, tmp_path):
+    """A new user's finding (session 16): a box outside the frames threw away the partial run of
+    an earlier call (other prompts: the outputs start over) before the tracker refused it."""
+    frames = [frame(i) for i in range(8)]
+    out = tmp_path / "out"
+    run = model.track(frames, "car", out=out, formats="json", checkpoint_every=2, **SHORT)
+    [next(run) for _ in range(5)]
+    run.close()
+    before = files_under(out)
+    assert any(name.startswith("sam3-video.partial/") for name in before)
+    with pytest.raises(sam3cpp.InvalidArgumentError, match="reaches outside frame 0"):
+        list(model.track(frames, "car", objects=[{"frame": 0, "box": (1000, 1000, 1100, 1100)}], out=out, formats="json",
+                         checkpoint_every=2, **SHORT))
+    assert files_under(out) == before, "the partial run was touched"
+
+
 def test_track_out_resumed_yields_what_it_writes_each_frame_once(model, tmp_path):
     """Issue 42 item 13: a resumed track(out=...) yielded other ids than it wrote, and the frames
     of its re-run window a second time."""
