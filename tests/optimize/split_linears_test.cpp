@@ -332,7 +332,7 @@ Value float_matmul(const json& f, const std::string& blobs, const Values& values
 TEST(SplitMatMuls, TheSegmentsAndTheProductsBetweenThemGiveTheWholeGraphsOutputs) {
   const std::string model = sam3::test::read_file(sam3::test::test_models_dir() / "matmuls" / "float_matmuls.onnx");
   sam3::optimize::SplitStats stats;
-  const std::string bundle = sam3::optimize::split_graph(model, {sam3::optimize::float_matmul_matcher(model, {.min_rows = 100})}, &stats);
+  const std::string bundle = sam3::optimize::split_graph(model, {sam3::optimize::float_matmul_matcher(model, {.min_rows = 100, .min_weight = 1})}, &stats);
   // y_image's three products (the first with its bias; rows through Expand, whose first size
   // is unknown) and y_flat's (rows through Reshape's -1; its bias of rank 3 would broadcast the
   // output: left in the segment).
@@ -386,7 +386,7 @@ TEST(SplitMatMuls, TheSegmentsAndTheProductsBetweenThemGiveTheWholeGraphsOutputs
 TEST(SplitMatMuls, ProductsOverFewerRowsThanAskedForStayInTheSegments) {
   const std::string model = sam3::test::read_file(sam3::test::test_models_dir() / "matmuls" / "float_matmuls.onnx");
   sam3::optimize::SplitStats stats;
-  EXPECT_EQ(sam3::optimize::split_graph(model, {sam3::optimize::float_matmul_matcher(model, {.min_rows = 121})}, &stats), "");
+  EXPECT_EQ(sam3::optimize::split_graph(model, {sam3::optimize::float_matmul_matcher(model, {.min_rows = 121, .min_weight = 1})}, &stats), "");
   EXPECT_EQ(stats.kernel_steps["matmul"], 0);
   EXPECT_EQ(sam3::optimize::split_graph(model, {sam3::optimize::float_matmul_matcher(model)}, &stats), "") << "default: 1024 rows";
   // A weight smaller than asked for: only y_image's [40, 24] products and larger pass 900.

@@ -16,9 +16,12 @@
 #include <stdint.h>
 #include <wasm_simd128.h>
 
-#define NR 8  // columns per panel (two vectors)
+#ifndef NV
+#define NV 2  // vectors of 4 columns per panel
+#endif
+#define NR (4 * NV)  // columns per panel
 #ifndef MR
-#define MR 6  // rows per tile
+#define MR 4  // rows per tile
 #endif
 #ifndef KC
 #define KC 512  // depths per block
@@ -54,13 +57,13 @@ __attribute__((export_name("sam3_float_pack"))) void sam3_float_pack(const float
 // One tile: `rows` (1..MR, a constant where inlined) rows of a (stride lda, depths kk..kk+kn) by
 // one panel's depths (w: that panel at depth kk) -> acc, started from zero or from y (`add`).
 static inline __attribute__((always_inline)) void tile(int rows, const float* a, int64_t lda, int32_t kn, const float* w,
-                                                       v128_t acc[MR][2]) {
+                                                       v128_t acc[MR][NV]) {
   for (int32_t kk = 0; kk < kn; ++kk, w += NR) {
-    const v128_t w0 = wasm_v128_load(w), w1 = wasm_v128_load(w + 4);
+    v128_t wv[NV];
+    for (int v = 0; v < NV; ++v) wv[v] = wasm_v128_load(w + 4 * v);
     for (int r = 0; r < rows; ++r) {
       const v128_t x = wasm_v128_load32_splat(a + r * lda + kk);
-      acc[r][0] = madd(x, w0, acc[r][0]);
-      acc[r][1] = madd(x, w1, acc[r][1]);
+      for (int v = 0; v < NV; ++v) acc[r][v] = madd(x, wv[v], acc[r][v]);
     }
   }
 }
@@ -69,32 +72,30 @@ static inline __attribute__((always_inline)) void tile(int rows, const float* a,
 // block's products added, and on the last depth block the bias.
 static inline __attribute__((always_inline)) void block(int rows, const float* a, int32_t k, int32_t k0, int32_t kn, const float* wp,
                                                         int32_t p, int32_t n, const float* bias, float* y, int first, int last) {
-  v128_t acc[MR][2];
+  v128_t acc[MR][NV];
   const int full = (p + 1) * NR <= n;
   for (int r = 0; r < rows; ++r) {
-    if (first) {
-      acc[r][0] = acc[r][1] = wasm_f32x4_splat(0.0f);
-    } else if (full) {
-      acc[r][0] = wasm_v128_load(y + (int64_t)r * n + p * NR), acc[r][1] = wasm_v128_load(y + (int64_t)r * n + p * NR + 4);
-    } else {
-      float t[NR] __attribute__((aligned(16))) = {0};
-      for (int j = 0; p * NR + j < n; ++j) t[j] = y[(int64_t)r * n + p * NR + j];
-      acc[r][0] = wasm_v128_load(t), acc[r][1] = wasm_v128_load(t + 4);
+    float t[NR] __attribute__((aligned(16))) = {0};
+    const float* from = y + (int64_t)r * n + p * NR;
+    if (!first && !full) {
+      for (int j = 0; p * NR + j < n; ++j) t[j] = from[j];
+      from = t;
     }
+    for (int v = 0; v < NV; ++v) acc[r][v] = first ? wasm_f32x4_splat(0.0f) : wasm_v128_load(from + 4 * v);
   }
   tile(rows, a + k0, k, kn, wp + (int64_t)k0 * NR, acc);
   for (int r = 0; r < rows; ++r) {
     if (last && bias) {
       float t[NR] __attribute__((aligned(16))) = {0};
       for (int j = 0; j < NR && p * NR + j < n; ++j) t[j] = bias[p * NR + j];
-      acc[r][0] = wasm_f32x4_add(acc[r][0], wasm_v128_load(t)), acc[r][1] = wasm_f32x4_add(acc[r][1], wasm_v128_load(t + 4));
+      for (int v = 0; v < NV; ++v) acc[r][v] = wasm_f32x4_add(acc[r][v], wasm_v128_load(t + 4 * v));
     }
     float* out = y + (int64_t)r * n + p * NR;
     if (full) {
-      wasm_v128_store(out, acc[r][0]), wasm_v128_store(out + 4, acc[r][1]);
+      for (int v = 0; v < NV; ++v) wasm_v128_store(out + 4 * v, acc[r][v]);
     } else {
       float t[NR] __attribute__((aligned(16)));
-      wasm_v128_store(t, acc[r][0]), wasm_v128_store(t + 4, acc[r][1]);
+      for (int v = 0; v < NV; ++v) wasm_v128_store(t + 4 * v, acc[r][v]);
       for (int j = 0; p * NR + j < n; ++j) out[j] = t[j];
     }
   }
