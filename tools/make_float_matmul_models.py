@@ -14,6 +14,11 @@ shaped as the interactive model's decoder shapes them, with rows known only thro
   y_dynamic   tokens x image tokens transposed (the second input not a constant: left alone)
   y_symbolic  x ["rows", 16] (rows unknown: left alone) -> MatMul [16, 16]
 
+and attention_projected.onnx, attention between products as a decoder has it (what the tab fuses
+and chunks into a Loop before it splits): x [1, 120, 16] -> q, k, v projections [16, 16] -> two
+heads' attention written op by op -> heads merged -> an output projection [16, 16] + bias, whose
+input comes out of the chunks' Loop.
+
   make_float_matmul_models.py --out DIR
 """
 import argparse
@@ -22,6 +27,9 @@ import os
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+import onnx_graph
+from onnx_graph import tensor
 
 rng = np.random.default_rng(45)
 
@@ -80,6 +88,19 @@ def main():
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     onnx.save(model, os.path.join(args.out, "float_matmuls.onnx"))
+
+    g = onnx_graph.Graph()
+    def heads(t):  # [1, T, 16] -> [1, 2, T, 8]
+        return g.op("Transpose", [g.op("Reshape", [t, g.ints([0, 0, 2, 8])])], perm=[0, 2, 1, 3])
+    def proj(t):
+        return g.op("MatMul", [t, g.const(w(16, 16))])
+    kt = g.op("Transpose", [heads(proj("x"))], perm=[0, 1, 3, 2])
+    scores = g.op("Mul", [g.op("MatMul", [heads(proj("x")), kt]), g.const(np.float32(8 ** -0.5))])
+    o = g.op("MatMul", [g.op("Softmax", [scores], axis=-1), heads(proj("x"))])
+    merged = g.op("Reshape", [g.op("Transpose", [o], perm=[0, 2, 1, 3]), g.ints([0, 0, 16])])
+    g.name(g.op("Add", [proj(merged), g.const(w(16))]), "y")
+    g.save(os.path.join(args.out, "attention_projected.onnx"), [tensor("x", TensorProto.FLOAT, [1, 120, 16])],
+           [tensor("y", TensorProto.FLOAT, [1, 120, 16])], "attention_projected", "sam3cpp-float-matmul-models")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "optimize/onnx_attention.h"
+#include "optimize/onnx_attention_chunks.h"
 #include "optimize/onnx_split_attention.h"
 #include "optimize/onnx_split_linears.h"
 #include "optimize/onnx_split_matmuls.h"
@@ -392,4 +393,37 @@ TEST(SplitMatMuls, ProductsOverFewerRowsThanAskedForStayInTheSegments) {
   // A weight smaller than asked for: only y_image's [40, 24] products and larger pass 900.
   sam3::optimize::split_graph(model, {sam3::optimize::float_matmul_matcher(model, {.min_rows = 100, .min_weight = 900})}, &stats);
   EXPECT_EQ(stats.kernel_steps["matmul"], 2) << "w2 and w_res are 40 x 24 = 960; w1 640 and w3 528 are smaller";
+}
+
+TEST(SplitMatMuls, ProductsAfterChunkedAttentionAreSplitToo) {
+  // The tab fuses attention and loops it over query chunks (a Loop) before it splits: the
+  // output projection reads a value made after that Loop, whose element type the split must
+  // know to make it a segment's output (it did not: nothing was split, "the element type of ...
+  // is not known").
+  const std::string model = sam3::test::read_file(sam3::test::test_models_dir() / "matmuls" / "attention_projected.onnx");
+  sam3::optimize::AttentionChunkStats chunks;
+  const std::string chunked = sam3::optimize::chunk_attention_queries(sam3::optimize::fuse_attention(model, nullptr), 32, &chunks);
+  ASSERT_EQ(chunks.chunked, 1);
+  sam3::optimize::SplitStats stats;
+  const std::string bundle =
+      sam3::optimize::split_graph(chunked, {sam3::optimize::float_matmul_matcher(chunked, {.min_rows = 100, .min_weight = 1})}, &stats);
+  ASSERT_EQ(stats.kernel_steps["matmul"], 4) << "q, k, v and the output projection: " << stats.refused;
+  const Bundle split = read_bundle(bundle);
+  Ort::Session whole = session_of(model);
+  std::mt19937 rng(45);
+  Values feeds = random_feeds(split.header, rng, -2, 2);
+  Values values;
+  ASSERT_NO_THROW(values = run_steps(split, feeds, [&](const json& step, const Values& v) {
+                    return std::pair{step["matmul"]["output"].get<std::string>(), float_matmul(step["matmul"], split.blobs, v)};
+                  }));
+  for (const auto& [name, w] : run(whole, feeds)) {
+    const Value& got = values.at(name);
+    ASSERT_EQ(got.shape, w.shape) << name;
+    for (size_t i = 0; i < w.bytes.size(); i += 4) {
+      float a, b;
+      std::memcpy(&a, w.bytes.data() + i, 4);
+      std::memcpy(&b, got.bytes.data() + i, 4);
+      ASSERT_NEAR(a, b, 1e-5f * std::max(1.0f, std::abs(a))) << name << "[" << i / 4 << "]";
+    }
+  }
 }
