@@ -558,7 +558,8 @@ EMSCRIPTEN_KEEPALIVE void sam3_release_rewritten() {
 //     ONNX file. Attention split out is not chunked (the kernel streams over keys): with
 //     "split_attention" give attention_chunk 0;
 //   - with "split_matmuls", also at its float MatMul nodes by constant weights over at least
-//     "matmul_min_rows" rows (default 1024) for the tab's float kernel (onnx_split_matmuls.h).
+//     "matmul_min_rows" rows (default 1024) by weights of at least "matmul_min_weight" values
+//     (default 4096) for the tab's float kernel (onnx_split_matmuls.h).
 // {"ptr", "bytes", "fused", "chunked", "quantizers", "matmuls", "convs", "skipped", "linears",
 // "attention_steps", "float_matmuls", "segments"}. The bytes
 // stay in the module's memory until sam3_release_rewritten. With "owns_input" the input
@@ -617,6 +618,7 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_rewrite_for_browser(const char* data, std:
     if (options.value("split_matmuls", false)) {
       sam3::optimize::FloatMatMulOptions o;
       o.min_rows = options.value("matmul_min_rows", o.min_rows);
+      o.min_weight = options.value("matmul_min_weight", o.min_weight);
       matchers.push_back(sam3::optimize::float_matmul_matcher(bytes, o));
     }
     if (!matchers.empty()) {
