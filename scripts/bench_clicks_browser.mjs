@@ -107,12 +107,20 @@ async function abRun(runs, baseUrl) {
           r.float += r.m.sessions.decoder.lastTimings?.matmuls ?? 0;
         }
       }
+      // The first 3 clicks' masks again, for the comparison with the CLI (on these pixels, as a PNG).
+      for (const r of models) {
+        r.answers = [];
+        for (const [x, y] of clicks.slice(0, 3)) r.answers.push(await r.m.segment(r.e, { points: [[x, y, "pos"]] }));
+      }
+      const png = new Uint8Array(await (await canvas.convertToBlob({ type: "image/png" })).arrayBuffer());
+      let binary = "";
+      for (let i = 0; i < png.length; i += 8192) binary += String.fromCharCode(...png.subarray(i, i + 8192));
       const median = (v) => {
         v.sort((a, b) => a - b);
         return v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
       };
-      return models.map((r) => ({ click: median(r.times), decode: median(r.decodes), floatMs: r.float / clicks.length, kernel: r.m.floatKernel,
-        rewrites: r.m.rewrites.decoder }));
+      return { png: btoa(binary), runs: models.map((r) => ({ click: median(r.times), decode: median(r.decodes), floatMs: r.float / clicks.length,
+        kernel: r.m.floatKernel, rewrites: r.m.rewrites.decoder, answers: r.answers })) };
     }, { options: runs.map(deviceOptions), W, H, clicks: CLICKS });
   } finally {
     await browser.close();
@@ -252,7 +260,7 @@ try {
     const runs = args.ab.split(",");
     const n = nativeRun();
     const load0 = os.loadavg()[0].toFixed(1);
-    const [a, b] = await abRun(runs, baseUrl);
+    const { png, runs: [a, b] } = await abRun(runs, baseUrl);
     console.log(`${n.header}\nmodels ${args.models}; image ${W}x${H}; A/B in one page, clicks alternated, median of ${N} each; load ${load0} -> ${os.loadavg()[0].toFixed(1)}\n`);
     console.log("| run | click ms (median) | decoder run ms (median) | in the float kernel ms | click / native |");
     console.log("|---|---:|---:|---:|---:|");
@@ -261,6 +269,27 @@ try {
       console.log(`| ${run} (float products: ${r.kernel?.build ? `the tab's kernel, ${r.kernel.build}, ${r.rewrites?.float_matmuls} products, ${r.rewrites?.segments} segments` : "ONNX Runtime Web's"}) | ${Math.round(r.click)} | ${Math.round(r.decode)} | ${r.floatMs.toFixed(1)} | ${(r.click / n.click).toFixed(2)} |`);
     }
     console.log(`\n${runs[1]} / ${runs[0]}: ${(b.click / a.click).toFixed(3)} (clicks)`);
+    // Each run's first 3 clicks against the CLI's on the same pixels: same masks, mask IoU, largest score difference.
+    const { maskIou } = await import(path.join(repo, "tests/web/coco_rle.mjs"));
+    writeFileSync(path.join(imageDir, "stretched.png"), Buffer.from(png, "base64"));
+    const cli = path.join(path.dirname(args.bench), "sam3");
+    for (const [run, r] of [[runs[0], a], [runs[1], b]]) {
+      let iou = 1, score = 0, same = true;
+      CLICKS.slice(0, 3).forEach(([x, y], i) => {
+        const out = spawnSync(cli, ["segment", "--models", args.models, "--image", path.join(imageDir, "stretched.png"), "--json",
+          "--point", `${x},${y}`], { encoding: "utf8", maxBuffer: 1 << 28 });
+        if (out.status !== 0) throw new Error(`sam3 segment failed: ${out.stderr}`);
+        const want = JSON.parse(out.stdout).images[0].prompts[0], got = r.answers[i];
+        same &&= want.instances.length === got.instances.length;
+        score = Math.max(score, Math.abs((want.object_score ?? 0) - (got.object_score ?? 0)));
+        want.instances.forEach((w, k) => {
+          if (!got.instances[k]) return;
+          iou = Math.min(iou, maskIou(got.instances[k].mask, w.mask));
+          score = Math.max(score, Math.abs(got.instances[k].score - w.score));
+        });
+      });
+      console.log(`${run} against the CLI (3 clicks): ${same ? "the same masks" : "a different number of masks"}, lowest mask IoU ${iou.toFixed(4)}, largest score difference ${score.toFixed(4)}`);
+    }
   }
   const R = args.ab ? 0 : Number(args.rounds);
   const load = () => os.loadavg()[0].toFixed(1);

@@ -9,7 +9,7 @@
 // as any run does).
 //
 //   node scripts/bench_float_product.mjs [--shapes 5184x256x256,5184x256x2048] [--rounds 8] [--web build/web] [--tab-only]
-//        [--kernels NAME=FILE.wasm,...]   (other builds of the kernels' module beside the two, e.g. other tile sizes)
+//        [--threads N] [--kernels NAME=FILE.wasm,...]   (other builds of the kernels' module beside the two, e.g. other tile sizes)
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -28,7 +28,7 @@ process.env.ORT_DISABLE_TELEMETRY ??= "1";
 const { values: args } = parseArgs({ options: {
   shapes: { type: "string", default: "5184x256x256,5184x256x2048" }, rounds: { type: "string", default: "8" },
   web: { type: "string", default: path.join(repo, "build/web") }, "tab-only": { type: "boolean", default: false },
-  kernels: { type: "string", default: "" }, ort: { type: "string", default: path.join(repo, ".deps/onnxruntime-web") },
+  kernels: { type: "string", default: "" }, threads: { type: "string", default: "1" }, ort: { type: "string", default: path.join(repo, ".deps/onnxruntime-web") },
 } });
 const shapes = args.shapes.split(",").map((s) => s.split("x").map(Number));
 const rounds = Number(args.rounds);
@@ -55,7 +55,7 @@ async function native() {
   const ort = require("onnxruntime-node");
   const out = [];
   for (const [i, [m, k]] of shapes.entries()) {
-    const s = await ort.InferenceSession.create(files[i], { intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: "sequential" });
+    const s = await ort.InferenceSession.create(files[i], { intraOpNumThreads: Number(args.threads), interOpNumThreads: 1, executionMode: "sequential" });
     const x = new ort.Tensor("float32", Float32Array.from({ length: m * k }, (_, j) => Math.sin(j)), [1, m, k]);
     let best = Infinity;
     for (let r = 0; r < rounds + 2; ++r) {
@@ -81,14 +81,14 @@ async function browser() {
   try {
     const page = await b.newPage();
     await page.goto(`${baseUrl}/`);
-    return await page.evaluate(async ({ shapes, names, rounds, extra }) => {
+    return await page.evaluate(async ({ shapes, names, rounds, extra, threads }) => {
       const ort = await import("/web/ort/ort.wasm.min.mjs");
       ort.env.wasm.wasmPaths = "/web/ort/";
-      ort.env.wasm.numThreads = 1;
+      ort.env.wasm.numThreads = threads;
       const { Kernels } = await import("/web/sam3-int8.mjs");
       const kernels = {};
       const urls = [["relaxed", "/web/int8-relaxed.wasm"], ["simd128", "/web/int8-simd128.wasm"], ...extra];
-      for (const [build, url] of urls) kernels[build] = await Kernels.create(new Uint8Array(await (await fetch(url)).arrayBuffer()), 1);
+      for (const [build, url] of urls) kernels[build] = await Kernels.create(new Uint8Array(await (await fetch(url)).arrayBuffer()), threads);
       const out = [];
       for (const [i, [m, k, n]] of shapes.entries()) {
         const bytes = new Uint8Array(await (await fetch(`/files/${names[i]}`)).arrayBuffer());
@@ -123,7 +123,7 @@ async function browser() {
       }
       return { out, ua: navigator.userAgent.match(/Chrome\/[\d.]+/)?.[0] };
     }, { shapes, names: files.map((f) => path.basename(f)), rounds,
-      extra: extra.map(([name, file]) => [name, `/extra/${name}/${path.basename(file)}`]) });
+      extra: extra.map(([name, file]) => [name, `/extra/${name}/${path.basename(file)}`]), threads: Number(args.threads) });
   } finally {
     await b.close();
     await stopStatic(server);
@@ -137,7 +137,7 @@ try {
   const n = args["tab-only"] ? shapes.map(() => NaN) : await native();
   const tab = await browser();
   const load1 = os.loadavg()[0].toFixed(1);
-  console.log(`${cpu}, ${tab.ua}, one thread, best of ${rounds}; load average ${load0} -> ${load1}`);
+  console.log(`${cpu}, ${tab.ua}, ${args.threads} thread(s), best of ${rounds}; load average ${load0} -> ${load1}`);
   console.log("| product | native ONNX Runtime | ONNX Runtime Web MatMul | the kernel, relaxed | the kernel, SIMD128 |");
   console.log("|---|---:|---:|---:|---:|");
   for (const [i, [m, k, nn]] of shapes.entries()) {
