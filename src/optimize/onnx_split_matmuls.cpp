@@ -124,14 +124,37 @@ class StaticDims {
   }
 
   void set(const Node& n, size_t output, Dims d) {
-    if (output < n.outputs.size() && !n.outputs[output].empty() && !dims_.contains(n.outputs[output])) dims_[n.outputs[output]] = std::move(d);
+    if (output < n.outputs.size() && !n.outputs[output].empty() && !dims_.contains(n.outputs[output]))
+      dims_[n.outputs[output]] = std::move(d);
   }
 
   void visit(const Node& n) {
-    static const std::set<std::string> kSame = {"Relu",    "Gelu",      "Sigmoid", "Tanh",    "Erf",     "Sqrt", "Exp",      "Log",
-                                                "Neg",     "Abs",       "Softmax", "Cast",    "Identity", "Sin", "Cos",      "Dropout",
-                                                "Reciprocal", "Floor",  "Ceil",    "Round",   "Clip",    "FastGelu", "QuickGelu",
-                                                "LayerNormalization", "SimplifiedLayerNormalization", "SkipLayerNormalization"};
+    static const std::set<std::string> kSame = {"Relu",
+                                                "Gelu",
+                                                "Sigmoid",
+                                                "Tanh",
+                                                "Erf",
+                                                "Sqrt",
+                                                "Exp",
+                                                "Log",
+                                                "Neg",
+                                                "Abs",
+                                                "Softmax",
+                                                "Cast",
+                                                "Identity",
+                                                "Sin",
+                                                "Cos",
+                                                "Dropout",
+                                                "Reciprocal",
+                                                "Floor",
+                                                "Ceil",
+                                                "Round",
+                                                "Clip",
+                                                "FastGelu",
+                                                "QuickGelu",
+                                                "LayerNormalization",
+                                                "SimplifiedLayerNormalization",
+                                                "SkipLayerNormalization"};
     static const std::set<std::string> kBroadcast = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Where", "Equal", "Less", "Greater"};
     const std::string& op = n.op;
     if (n.inputs.empty() || n.outputs.empty()) return;
@@ -348,7 +371,8 @@ std::optional<std::string> float_bytes(std::string_view tensor, std::int64_t cou
   if (h.data_type != kFloat || h.external || h.elements() != count) return std::nullopt;
   std::string out;
   for (const auto& f : parse(tensor)) {
-    if (f.number == kTensorRawData && f.wire == 2) return f.bytes.size() == static_cast<size_t>(count) * 4 ? std::optional(std::string(f.bytes)) : std::nullopt;
+    if (f.number == kTensorRawData && f.wire == 2)
+      return f.bytes.size() == static_cast<size_t>(count) * 4 ? std::optional(std::string(f.bytes)) : std::nullopt;
     if (f.number == kTensorFloatData) out.append(f.bytes);  // packed (wire 2) or one value (wire 5)
   }
   if (out.size() != static_cast<size_t>(count) * 4) return std::nullopt;
@@ -373,7 +397,8 @@ void match(const GraphView& g, const Declared& declared, const FloatMatMulOption
     if (rows < options.min_rows) continue;
     auto weight = float_bytes(*w, k * n);
     if (!weight) continue;
-    KernelStep s{.kind = "matmul", .first = static_cast<int>(i), .nodes = {static_cast<int>(i)}, .inputs = {mm.inputs[0]}, .output = mm.outputs[0]};
+    KernelStep s{
+        .kind = "matmul", .first = static_cast<int>(i), .nodes = {static_cast<int>(i)}, .inputs = {mm.inputs[0]}, .output = mm.outputs[0]};
     std::string bias;
     // An Add of a constant bias of n floats, the product's only reader.
     const auto r = g.readers(mm.outputs[0]);

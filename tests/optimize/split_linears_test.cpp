@@ -333,7 +333,8 @@ Value float_matmul(const json& f, const std::string& blobs, const Values& values
 TEST(SplitMatMuls, TheSegmentsAndTheProductsBetweenThemGiveTheWholeGraphsOutputs) {
   const std::string model = sam3::test::read_file(sam3::test::test_models_dir() / "matmuls" / "float_matmuls.onnx");
   sam3::optimize::SplitStats stats;
-  const std::string bundle = sam3::optimize::split_graph(model, {sam3::optimize::float_matmul_matcher(model, {.min_rows = 100, .min_weight = 1})}, &stats);
+  const std::string bundle =
+      sam3::optimize::split_graph(model, {sam3::optimize::float_matmul_matcher(model, {.min_rows = 100, .min_weight = 1})}, &stats);
   // y_image's three products (the first with its bias; rows through Expand, whose first size
   // is unknown) and y_flat's (rows through Reshape's -1; its bias of rank 3 would broadcast the
   // output: left in the segment).
@@ -365,10 +366,12 @@ TEST(SplitMatMuls, TheSegmentsAndTheProductsBetweenThemGiveTheWholeGraphsOutputs
     fill("image", {1, 16, 12, 10});
     fill("tokens", {1, 7, 16});
     fill("x", {5, 16});
-    feeds["labels"] = Value{ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, {1, objects, 2}, std::vector<std::uint8_t>(static_cast<size_t>(objects) * 16)};
+    feeds["labels"] =
+        Value{ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, {1, objects, 2}, std::vector<std::uint8_t>(static_cast<size_t>(objects) * 16)};
     Values values;
     ASSERT_NO_THROW(values = run_steps(split, feeds, [&](const json& step, const Values& v) {
-                      if (!step.contains("matmul")) throw std::runtime_error("a step that is neither a segment nor a product: " + step.dump());
+                      if (!step.contains("matmul"))
+                        throw std::runtime_error("a step that is neither a segment nor a product: " + step.dump());
                       return std::pair{step["matmul"]["output"].get<std::string>(), float_matmul(step["matmul"], split.blobs, v)};
                     }));
     for (const auto& [name, w] : run(whole, feeds)) {
@@ -387,7 +390,8 @@ TEST(SplitMatMuls, TheSegmentsAndTheProductsBetweenThemGiveTheWholeGraphsOutputs
 TEST(SplitMatMuls, ProductsOverFewerRowsThanAskedForStayInTheSegments) {
   const std::string model = sam3::test::read_file(sam3::test::test_models_dir() / "matmuls" / "float_matmuls.onnx");
   sam3::optimize::SplitStats stats;
-  EXPECT_EQ(sam3::optimize::split_graph(model, {sam3::optimize::float_matmul_matcher(model, {.min_rows = 121, .min_weight = 1})}, &stats), "");
+  EXPECT_EQ(sam3::optimize::split_graph(model, {sam3::optimize::float_matmul_matcher(model, {.min_rows = 121, .min_weight = 1})}, &stats),
+            "");
   EXPECT_EQ(stats.kernel_steps["matmul"], 0);
   EXPECT_EQ(sam3::optimize::split_graph(model, {sam3::optimize::float_matmul_matcher(model)}, &stats), "") << "default: 1024 rows";
   // A weight smaller than asked for: only y_image's [40, 24] products and larger pass 900.
