@@ -15,8 +15,13 @@
 //
 // --rounds N alternates N native and tab runs (each ratio from runs close in time; the median
 // printed); --profile profiles the last round's tab run. Devices: wasm (the module as it loads),
-// wasm-attnoff (attentionKernel "off", explicitly), webgpu. (The interactive model's decoder is
-// never split at its attention: docs/browser.md, "Decode and clicks per operator".)
+// wasm-attnoff (attentionKernel "off", explicitly), wasm-float / wasm-floatoff (floatKernel
+// "auto" / "off": the tab's float product for the image-side projections), webgpu. (The
+// interactive model's decoder is never split at its attention: docs/browser.md, "Decode and
+// clicks per operator".)
+// --ab A,B (two WASM devices): A/B in one page instead: both models loaded side by side, the
+// image encoded by each, then their clicks alternated (A, B, A, B, ...): the medians compare
+// runs made at the same moments, on a machine whose load moves.
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -44,7 +49,7 @@ const { values: args } = parseArgs({
     width: { type: "string", default: "1280" }, height: { type: "string", default: "960" },
     clicks: { type: "string", default: "20" }, "points-per-side": { type: "string", default: "16" },
     devices: { type: "string", default: "wasm" }, profile: { type: "boolean", default: false },
-    rounds: { type: "string", default: "1" },
+    rounds: { type: "string", default: "1" }, ab: { type: "string" },
   },
 });
 if (!args.models) {
@@ -70,9 +75,62 @@ function nativeRun() {
   }
 }
 
+function deviceOptions(run) {
+  return { "wasm-attnoff": { attentionKernel: "off" }, "wasm-float": { floatKernel: "auto" }, "wasm-floatoff": { floatKernel: "off" } }[run] ?? {};
+}
+
+// --ab: both devices' models in one page, clicks alternated -> {a, b: {click, decode, float}}.
+async function abRun(runs, baseUrl) {
+  const home = mkdtempSync(path.join(os.tmpdir(), "sam3-bench-clicks-home-"));
+  const browser = await chromium.launch({ executablePath: process.env.SAM3_CHROMIUM || "/usr/bin/chromium",
+    args: ["--no-sandbox", "--disable-quic", "--no-first-run", "--disable-background-networking"], env: chromiumHomeEnv(home) });
+  try {
+    const page = await browser.newPage();
+    await page.goto(`${baseUrl}/`);
+    return await page.evaluate(async ({ options, W, H, clicks }) => {
+      const { Sam3 } = await import("/web/sam3-browser.mjs");
+      const bitmap = await createImageBitmap(await (await fetch("/img/image")).blob());
+      const canvas = new OffscreenCanvas(W, H);
+      canvas.getContext("2d").drawImage(bitmap, 0, 0, W, H);
+      const image = canvas.getContext("2d").getImageData(0, 0, W, H);
+      const models = [];
+      for (const o of options) {
+        const m = await Sam3.load("/models/", { device: "wasm", cache: false, ...o });
+        models.push({ m, e: await m.encode(image), times: [], decodes: [], float: 0 });
+      }
+      for (const [x, y] of clicks) {
+        for (const r of models) {
+          const t = performance.now();
+          await r.m.segment(r.e, { points: [[x, y, "pos"]] });
+          r.times.push(performance.now() - t);
+          r.decodes.push(r.m.lastTimings.decode);
+          r.float += r.m.sessions.decoder.lastTimings?.matmuls ?? 0;
+        }
+      }
+      // The first 3 clicks' masks again, for the comparison with the CLI (on these pixels, as a PNG).
+      for (const r of models) {
+        r.answers = [];
+        for (const [x, y] of clicks.slice(0, 3)) r.answers.push(await r.m.segment(r.e, { points: [[x, y, "pos"]] }));
+      }
+      const png = new Uint8Array(await (await canvas.convertToBlob({ type: "image/png" })).arrayBuffer());
+      let binary = "";
+      for (let i = 0; i < png.length; i += 8192) binary += String.fromCharCode(...png.subarray(i, i + 8192));
+      const median = (v) => {
+        v.sort((a, b) => a - b);
+        return v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+      };
+      return { png: btoa(binary), runs: models.map((r) => ({ click: median(r.times), decode: median(r.decodes), floatMs: r.float / clicks.length,
+        kernel: r.m.floatKernel, rewrites: r.m.rewrites.decoder, answers: r.answers })) };
+    }, { options: runs.map(deviceOptions), W, H, clicks: CLICKS });
+  } finally {
+    await browser.close();
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
 async function browserRun(run, baseUrl, profiling) {
   const device = run.startsWith("wasm") ? "wasm" : run;
-  const options = run === "wasm-attnoff" ? { attentionKernel: "off" } : {};
+  const options = deviceOptions(run);
   const flags = ["--no-sandbox", "--disable-quic", "--no-first-run", "--disable-background-networking"];
   if (device === "webgpu") flags.push("--enable-unsafe-webgpu", "--use-webgpu-adapter=swiftshader");
   const home = mkdtempSync(path.join(os.tmpdir(), "sam3-bench-clicks-home-"));
@@ -95,7 +153,7 @@ async function browserRun(run, baseUrl, profiling) {
       const e = await m.encode(image);
       const encode = performance.now() - t;
       const times = [], decodes = [], cores = [];
-      let attention = 0;  // ms in the tab's attention kernel over the clicks (copies included)
+      let attention = 0, floatMs = 0;  // ms in the tab's attention and float kernels over the clicks (copies included)
       for (const [x, y] of clicks) {
         t = performance.now();
         await m.segment(e, { points: [[x, y, "pos"]] });
@@ -103,6 +161,7 @@ async function browserRun(run, baseUrl, profiling) {
         decodes.push(m.lastTimings.decode);
         cores.push(m.lastTimings.postprocess);
         attention += m.sessions.decoder.lastTimings?.attention ?? 0;
+        floatMs += m.sessions.decoder.lastTimings?.matmuls ?? 0;
       }
       const median = (v) => {
         v.sort((a, b) => a - b);
@@ -116,10 +175,12 @@ async function browserRun(run, baseUrl, profiling) {
       t = performance.now();
       const all = await m.segment(e, { everything: true, points_per_side: P });
       return { device: m.device, threads: crossOriginIsolated ? navigator.hardwareConcurrency : 1, encode, click, decode, core,
-        everything: performance.now() - t, masks: all.instances.length, attention: m.attentionKernel, attentionMs: attention / clicks.length };
+        everything: performance.now() - t, masks: all.instances.length, attention: m.attentionKernel, attentionMs: attention / clicks.length,
+        float: m.floatKernel, floatMs: floatMs / clicks.length };
     }, { device, options, W, H, clicks: CLICKS, P, profiling });
     const ops = profiling ? profileByOp(lines) : null;
     if (ops && r.attentionMs) ops["(the tab's attention kernel)"] = { n: N, ms: r.attentionMs * N };
+    if (ops && r.floatMs) ops["(the tab's float kernel, copies included)"] = { n: N, ms: r.floatMs * N };
     return { ...r, run, ops };
   } finally {
     await browser.close();
@@ -195,7 +256,42 @@ const { server, baseUrl } = await startStatic({
 try {
   // Rounds alternate native and tab runs, so that each ratio compares runs made close in time
   // on a machine whose load changes (the median of the rounds' ratios is the reading).
-  const R = Number(args.rounds);
+  if (args.ab) {
+    const runs = args.ab.split(",");
+    const n = nativeRun();
+    const load0 = os.loadavg()[0].toFixed(1);
+    const { png, runs: [a, b] } = await abRun(runs, baseUrl);
+    console.log(`${n.header}\nmodels ${args.models}; image ${W}x${H}; A/B in one page, clicks alternated, median of ${N} each; load ${load0} -> ${os.loadavg()[0].toFixed(1)}\n`);
+    console.log("| run | click ms (median) | decoder run ms (median) | in the float kernel ms | click / native |");
+    console.log("|---|---:|---:|---:|---:|");
+    console.log(`| native (sam3-bench-clicks) | ${Math.round(n.click)} | | | 1.00 |`);
+    for (const [run, r] of [[runs[0], a], [runs[1], b]]) {
+      console.log(`| ${run} (float products: ${r.kernel?.build ? `the tab's kernel, ${r.kernel.build}, ${r.rewrites?.float_matmuls} products, ${r.rewrites?.segments} segments` : "ONNX Runtime Web's"}) | ${Math.round(r.click)} | ${Math.round(r.decode)} | ${r.floatMs.toFixed(1)} | ${(r.click / n.click).toFixed(2)} |`);
+    }
+    console.log(`\n${runs[1]} / ${runs[0]}: ${(b.click / a.click).toFixed(3)} (clicks)`);
+    // Each run's first 3 clicks against the CLI's on the same pixels: same masks, mask IoU, largest score difference.
+    const { maskIou } = await import(path.join(repo, "tests/web/coco_rle.mjs"));
+    writeFileSync(path.join(imageDir, "stretched.png"), Buffer.from(png, "base64"));
+    const cli = path.join(path.dirname(args.bench), "sam3");
+    for (const [run, r] of [[runs[0], a], [runs[1], b]]) {
+      let iou = 1, score = 0, same = true;
+      CLICKS.slice(0, 3).forEach(([x, y], i) => {
+        const out = spawnSync(cli, ["segment", "--models", args.models, "--image", path.join(imageDir, "stretched.png"), "--json",
+          "--point", `${x},${y}`], { encoding: "utf8", maxBuffer: 1 << 28 });
+        if (out.status !== 0) throw new Error(`sam3 segment failed: ${out.stderr}`);
+        const want = JSON.parse(out.stdout).images[0].prompts[0], got = r.answers[i];
+        same &&= want.instances.length === got.instances.length;
+        score = Math.max(score, Math.abs((want.object_score ?? 0) - (got.object_score ?? 0)));
+        want.instances.forEach((w, k) => {
+          if (!got.instances[k]) return;
+          iou = Math.min(iou, maskIou(got.instances[k].mask, w.mask));
+          score = Math.max(score, Math.abs(got.instances[k].score - w.score));
+        });
+      });
+      console.log(`${run} against the CLI (3 clicks): ${same ? "the same masks" : "a different number of masks"}, lowest mask IoU ${iou.toFixed(4)}, largest score difference ${score.toFixed(4)}`);
+    }
+  }
+  const R = args.ab ? 0 : Number(args.rounds);
   const load = () => os.loadavg()[0].toFixed(1);
   const profiled = [];
   const ratios = {};
@@ -210,10 +306,11 @@ try {
     for (const device of args.devices.split(",")) {
       const r = await browserRun(device, baseUrl, args.profile && round === R);
       const how = r.device === "webgpu" ? "WebGPU (SwiftShader)"
-        : `WASM (${r.threads} threads, attention: ${r.attention?.build ? `the tab's kernel, ${r.attention.build}` : "ONNX Runtime Web's"})`;
+        : `WASM (${r.threads} threads, attention: ${r.attention?.build ? `the tab's kernel, ${r.attention.build}` : "ONNX Runtime Web's"}, `
+          + `float products: ${r.float?.build ? `the tab's kernel, ${r.float.build}` : "ONNX Runtime Web's"})`;
       (ratios[how] ??= []).push(r.click / n.click);
       console.log(`| ${round} | browser ${how} | ${Math.round(r.encode)} | ${Math.round(r.click)} (${Math.round(r.decode)} + ${Math.round(r.core)}) | ${Math.round(r.everything)} | ${(r.click / n.click).toFixed(2)} | ${load()} |`);
-      if (r.ops) profiled.push({ label: r.device === "webgpu" ? "WebGPU" : r.run === "wasm-attnoff" ? "tab (ORT attention)" : "tab", ops: r.ops });
+      if (r.ops) profiled.push({ label: r.device === "webgpu" ? "WebGPU" : r.float?.build ? "tab (float kernel)" : "tab", ops: r.ops });
     }
   }
   for (const [how, v] of Object.entries(ratios)) {
@@ -221,7 +318,7 @@ try {
     const mid = v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
     console.log(`\nclick / native, browser ${how}: median ${mid.toFixed(2)} of ${v.length} round(s) (${v.map((x) => x.toFixed(2)).join(", ")})`);
   }
-  if (args.profile) {
+  if (args.profile && !args.ab) {
     const native = await nativeProfile();
     console.log(`\nThe decoder per click, by operator (ONNX Runtime's profiles, mean of ${N} runs; native: ${native.file} on onnxruntime-node, ${os.cpus().length} threads, ${native.ms.toFixed(1)} ms a run)\n`);
     console.log(profileTable(native, profiled));

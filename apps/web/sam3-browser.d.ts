@@ -39,6 +39,13 @@ export interface LoadOptions {
    * (the relaxed build where the int8 probe passes, else SIMD128); "relaxed" or "simd128"
    * forced. Never for the interactive model's decoder. */
   attentionKernel?: "auto" | "off" | "relaxed" | "simd128";
+  /** On WASM, the decoders' float products by constant weights over at least floatMinRows rows
+   * (default 1024: the interactive model's image-side projections) in the tab's own float
+   * kernel (the same module): "off" (default, docs/browser.md "The tab's own float product");
+   * "auto" (the relaxed build where the int8 probe passes, else SIMD128); "relaxed" or
+   * "simd128" forced. */
+  floatKernel?: "auto" | "off" | "relaxed" | "simd128";
+  floatMinRows?: number;
   /** More ONNX Runtime Web session options (e.g. enableProfiling). */
   sessionOptions?: Record<string, unknown>;
   onProgress?: (p: Progress) => void;
@@ -152,12 +159,15 @@ export class Sam3Model {
   /** Per network ("image", "text", "decoder", ...): what the rewrites did (empty when all are
    * off); cached: the rewritten graph came from Cache Storage. */
   readonly rewrites: Record<string, { fused: number; chunked: number; quantizers: number; matmuls: number; convs: number;
-    skipped: number; linears: number; attention_steps: number; segments: number; split_refused?: string; cached?: boolean }>;
+    skipped: number; linears: number; attention_steps: number; float_matmuls: number; segments: number; split_refused?: string; cached?: boolean }>;
   /** The int8 kernel the image encoder runs its linear layers in (null: ONNX Runtime Web's), and why. */
   readonly int8Kernel: { build: "relaxed" | "simd128" | null; reason: string };
   /** The attention kernel the decoders run their attention in (null: ONNX Runtime Web's), the
    * networks split for it, and why. */
   readonly attentionKernel: { build: "relaxed" | "simd128" | null; parts: string[]; reason: string };
+  /** The float kernel the decoders run their large float products in (null: ONNX Runtime Web's),
+   * the networks split for it, and why. */
+  readonly floatKernel: { build: "relaxed" | "simd128" | null; parts: string[]; reason: string };
   /** Why this device: "asked for", "no WebGPU adapter in this browser", "a GPU adapter (...)",
    * or a software adapter passed over for WASM. */
   readonly deviceReason: string;

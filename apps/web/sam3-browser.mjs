@@ -420,16 +420,16 @@ async function pickDevice(requested) {
   return { device: "webgpu", reason: `a GPU adapter (${name})` };
 }
 
-// -> {kernel, build, int8: {on, reason}, attention: {on, reason}, module}: the tab's own kernels
-// (sam3-int8.mjs: the int8 product and attention in one module) on WASM where the choices and the
+// -> {kernel, build, int8: {on, reason}, attention: {on, reason}, float: {on, reason}, module}: the tab's own kernels
+// (sam3-int8.mjs: the int8 product, attention and the float product in one module) on WASM where the choices and the
 // CPU allow them ("auto": the probe decides the build; "relaxed" or "simd128": forced; "off").
-async function loadKernels(device, int8, attention, threads) {
-  const none = (reason) => ({ kernel: null, int8: { on: false, reason }, attention: { on: false, reason } });
+async function loadKernels(device, int8, attention, float, threads) {
+  const none = (reason) => ({ kernel: null, int8: { on: false, reason }, attention: { on: false, reason }, float: { on: false, reason } });
   if (device !== "wasm") return none("WebGPU runs these operators");
-  if (int8 === "off" && attention === "off") return none("asked for");
+  if (int8 === "off" && attention === "off" && float === "off") return none("asked for");
   const module = await import("./sam3-int8.mjs").catch(() => null);
   if (!module) return none("sam3-int8.mjs is not served beside the module");
-  const loaded = await module.Kernels.load({ int8, attention, threads }).catch((e) => none(`the kernels did not load (${e.message})`));
+  const loaded = await module.Kernels.load({ int8, attention, float, threads }).catch((e) => none(`the kernels did not load (${e.message})`));
   return { ...loaded, module };
 }
 
@@ -472,7 +472,8 @@ export class Sam3 {
   // loaded, total}), vocabulary (URL of a fallback vocabulary), threads (WASM threads; default
   // one per core), fuseAttention (attention as MultiHeadAttention; default true),
   // attentionChunk (its queries per chunk on WASM, more over fewer keys; default 256, 0 for none), int8Kernel and
-  // attentionKernel (the tab's own kernels on WASM: "auto", "off", "relaxed", "simd128"; defaults "auto" and "off"), int8AsFloat (the
+  // attentionKernel, floatKernel (the tab's own kernels on WASM: "auto", "off", "relaxed", "simd128"; defaults "auto", "off" and
+  // "off"), floatMinRows (the float products the float kernel takes: over at least this many rows; default 1024), int8AsFloat (the
   // int8 products as float operators; default on WebGPU only), logSeverityLevel (ONNX
   // Runtime's, default 3), sessionOptions (more ONNX Runtime session options, e.g.
   // enableProfiling)}.
@@ -513,17 +514,22 @@ export class Sam3 {
     const threads = globalThis.crossOriginIsolated ? ort.env.wasm.numThreads : 1;
     // Attention in the tab's kernel only when asked for: measured no faster than ONNX Runtime
     // Web's here (docs/browser.md), and it adds segments.
-    const kernels = await loadKernels(device, options.int8Kernel ?? "auto", options.attentionKernel ?? "off", threads);
+    const kernels = await loadKernels(device, options.int8Kernel ?? "auto", options.attentionKernel ?? "off", options.floatKernel ?? "off",
+      threads);
     // Not the interactive model's decoder: its attention is a tenth of a click (over 7 or so
     // prompt tokens), less than what the segments around it cost (measured: docs/browser.md).
+    // The float kernel: the decoders' float products by constant weights over many rows (the
+    // interactive model's image-side projections; docs/browser.md, "The tab's own float product").
     const splitOf = (part) => ({ linears: kernels.int8.on && part !== "text",
-      attention: kernels.attention.on && part !== "image" && part !== "text" && !chosen.interactive });
+      attention: kernels.attention.on && part !== "image" && part !== "text" && !chosen.interactive,
+      matmuls: kernels.float.on && part !== "image" && part !== "text" });
     const rewriteOf = (part) => {
-      const { linears, attention } = splitOf(part);
+      const { linears, attention, matmuls } = splitOf(part);
       return { ...rewrite, ...(linears ? { split_linears: true } : {}),
-        ...(attention ? { split_attention: true, attention_chunk: 0 } : {}) };
+        ...(attention ? { split_attention: true, attention_chunk: 0 } : {}),
+        ...(matmuls ? { split_matmuls: true, matmul_min_rows: options.floatMinRows ?? 1024 } : {}) };
     };
-    const rewritingOf = (part) => rewrite.fuse_attention || rewrite.int8_as_float || splitOf(part).linears || splitOf(part).attention;
+    const rewritingOf = (part) => rewrite.fuse_attention || rewrite.int8_as_float || Object.values(splitOf(part)).some(Boolean);
     const rewriting = Object.keys(chosen.parts).some(rewritingOf);
     // One cache key per rewrite (OptimizedGraphs keys its entries by the rewrite's options).
     const graphsByRewrite = new Map();
@@ -608,7 +614,7 @@ export class Sam3 {
     const imageFile = chosen.parts.image;
     model.timingKey = JSON.stringify([await src.identity(imageFile) ?? imageFile, device, model.ortBuild,
       device === "wasm" ? (globalThis.crossOriginIsolated ? ort.env.wasm.numThreads : 1) : 0, rewrite,
-      ...(kernels.kernel ? [kernels.build, kernels.int8.on, kernels.attention.on] : [])]);
+      ...(kernels.kernel ? [kernels.build, kernels.int8.on, kernels.attention.on, kernels.float.on] : [])]);
     model.deviceReason = deviceReason;
     const split = (part) => Boolean(kernels.kernel) && sessions[part] instanceof kernels.module.SplitSession;
     model.int8Kernel = { build: split("image") && kernels.int8.on ? kernels.build : null, reason: !kernels.int8.on || split("image")
@@ -619,6 +625,9 @@ export class Sam3 {
       reason: !kernels.attention.on || attentionParts.length ? kernels.attention.reason
         : chosen.interactive ? "the interactive model's attention is left to ONNX Runtime Web (a small part of a click)"
           : "no network has attention to run in it" };
+    const floatParts = Object.keys(sessions).filter((p) => splitOf(p).matmuls && split(p) && (rewrites[p]?.float_matmuls ?? 0) > 0);
+    model.floatKernel = { build: floatParts.length ? kernels.build : null, parts: floatParts,
+      reason: !kernels.float.on || floatParts.length ? kernels.float.reason : "no decoder has a float product large enough to run in it" };
     if (kernels.kernel && !Object.keys(sessions).some(split)) kernels.kernel.release();  // nothing was split: the kernel's threads go
     if (vocab) model.setVocabulary(vocab.bytes, vocab.name);
     model.name = folderName(src);

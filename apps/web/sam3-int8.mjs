@@ -4,8 +4,9 @@
 // instance per thread, and SplitSession, which runs a graph split at the steps these kernels
 // compute (the core's split bundle, optimize/onnx_split_graph.h) as ONNX Runtime Web segments
 // with the kernel steps in between: int8 linear layers, bit for bit what ONNX Runtime computes,
-// and MultiHeadAttention, within float rounding.
+// MultiHeadAttention and float products by constant weights (float_gemm.c), within float rounding.
 const MR = 4;  // the int8 kernel's rows per tile: threads get multiples of it
+const FLOAT_MR = 6;  // the float kernel's (float_gemm.c)
 const STACK = 1 << 16;
 const ORT_TYPES = { 1: "float32", 2: "uint8", 3: "int8", 6: "int32", 7: "int64", 9: "bool", 10: "float16", 11: "float64" };
 const MAX_HEAD = 512;  // attention.c's largest head size
@@ -15,20 +16,21 @@ function align(n, to) {
 }
 
 export class Kernels {
-  // The module for this CPU and what runs in it. int8 and attention: "auto" (int8's default),
-  // "off" (attention's default) or a build forced ("relaxed" or "simd128", tests). The build:
-  // the relaxed one where the probe finds the CPU's relaxed dot product exact, else SIMD128 (a
-  // forced choice wins); none when neither kernel would run. The int8
-  // products run in it only with the relaxed build (SIMD128's is as fast as ONNX Runtime Web's
-  // own) or when forced; attention runs in either build (relaxed SIMD's multiply-add is fused
-  // or not: both are within float rounding).
-  // -> {kernel (or null), build, int8: {on, reason}, attention: {on, reason}}.
-  static async load({ int8 = "auto", attention = "off", threads = 1, baseUrl = import.meta.url } = {}) {
-    const none = (reason) => ({ kernel: null, build: null, int8: { on: false, reason }, attention: { on: false, reason } });
-    if (int8 === "off" && attention === "off") return none("asked for");
+  // The module for this CPU and what runs in it. int8, attention and float (the float product):
+  // "auto", "off" or a build forced ("relaxed" or "simd128", tests); defaults "auto" (int8) and
+  // "off" (attention, float). The build: the relaxed one where the probe finds the CPU's relaxed
+  // dot product exact, else SIMD128 (a forced choice wins); none when no kernel would run. The
+  // int8 products run in it only with the relaxed build (SIMD128's is as fast as ONNX Runtime
+  // Web's own) or when forced; attention and the float product run in either build (relaxed
+  // SIMD's multiply-add is fused or not: both are within float rounding).
+  // -> {kernel (or null), build, int8: {on, reason}, attention: {on, reason}, float: {on, reason}}.
+  static async load({ int8 = "auto", attention = "off", float = "off", threads = 1, baseUrl = import.meta.url } = {}) {
+    const none = (reason) => ({ kernel: null, build: null, int8: { on: false, reason }, attention: { on: false, reason },
+      float: { on: false, reason } });
+    if (int8 === "off" && attention === "off" && float === "off") return none("asked for");
     if (!globalThis.crossOriginIsolated) return none("the page is not cross-origin isolated (no shared memory)");
     const fetchBuild = async (name) => new Uint8Array(await (await fetch(new URL(`./int8-${name}.wasm`, baseUrl))).arrayBuffer());
-    const forced = [int8, attention].find((c) => c === "relaxed" || c === "simd128");
+    const forced = [int8, attention, float].find((c) => c === "relaxed" || c === "simd128");
     let build = forced, exact = false, why = "asked for";
     if (!forced) {
       const bytes = await fetchBuild("relaxed").catch(() => null);
@@ -43,10 +45,11 @@ export class Kernels {
           : "no relaxed SIMD in this browser";
     }
     const int8On = int8 !== "off" && (int8 !== "auto" || exact);
+    const floatPart = (choice) => ({ on: choice !== "off", reason: choice === "off" || forced ? "asked for" : `the ${build} build (${why})` });
     const reasons = {
       int8: { on: int8On, reason: int8 === "off" ? "asked for" : int8On ? why : `${why}: ONNX Runtime Web's own int8 kernel runs` },
-      attention: { on: attention !== "off", reason: attention === "off" ? "asked for" : forced ? "asked for" : `the ${build} build (${why})` } };
-    if (!int8On && attention === "off") return { kernel: null, build: null, ...reasons };  // (nothing to run: no threads started)
+      attention: floatPart(attention), float: floatPart(float) };
+    if (!int8On && attention === "off" && float === "off") return { kernel: null, build: null, ...reasons };  // (nothing to run: no threads started)
     const kernel = await Kernels.create(await fetchBuild(build), threads);
     kernel.build = build;
     return { kernel, build, ...reasons };
@@ -72,6 +75,8 @@ export class Kernels {
     for (let i = 0; i < 8; ++i) await this.gemm(L, new Uint8Array(m * k), m, 0, 1, true);
     const d = { B: 1, S: 16 * Math.max(1, this.workers.length), L: 256, H: 2, dh: 32, dv: 32, scale: 0 };
     for (let i = 0; i < 8; ++i) await this.attention(new Float32Array(d.S * 64), new Float32Array(d.L * 64), new Float32Array(d.L * 64), d, true);
+    const F = this.addMatMul({ weight: new Float32Array(256 * 64), k: 256, n: 64, bias: new Float32Array(64) });
+    for (let i = 0; i < 8; ++i) await this.matmul(F, new Float32Array(m * 256), m, true);
   }
 
   constructor(module, memory, exports) {
@@ -83,6 +88,7 @@ export class Kernels {
     this.scratch = { at: 0, bytes: 0 };  // a product's activation and output (grown, never freed)
     this.attentionScratch = { at: 0, bytes: 0 };  // an attention's q, k, v, output and each thread's own
     this.staging = { at: 0, bytes: 0 };  // a weight before packing
+    this.floatScratch = { at: 0, bytes: 0 };  // a float product's activation and output
   }
 
   alloc(bytes) {
@@ -128,6 +134,28 @@ export class Kernels {
     new Float32Array(this.memory.buffer, L.scales, scales.length).set(scales);
     if (bias) new Float32Array(this.memory.buffer, L.bias, n).set(bias);
     return L;
+  }
+
+  // A constant float weight w [k, n] (Float32Array, row-major) and an optional bias (Float32Array(n)), packed once.
+  addMatMul({ weight, k, n, bias }) {
+    if (weight.byteLength > this.staging.bytes) this.staging = { at: this.alloc(weight.byteLength), bytes: weight.byteLength };
+    new Float32Array(this.memory.buffer, this.staging.at, k * n).set(weight);
+    const F = { k, n, packed: this.alloc(this.e.sam3_float_packed_size(k, n) * 4), bias: bias ? this.alloc(n * 4) : 0 };
+    this.e.sam3_float_pack(this.staging.at, k, n, F.packed);
+    if (bias) new Float32Array(this.memory.buffer, F.bias, n).set(bias);
+    return F;
+  }
+
+  // y [m, n] = a [m, k] (Float32Array) times the packed weight (+ its bias) -> Float32Array: a copy,
+  // or with `view` the kernel's own memory, valid until the next matmul.
+  async matmul(F, a, m, view = false) {
+    const need = align(m * F.k * 4, 64) + m * F.n * 4;
+    if (need > this.floatScratch.bytes) this.floatScratch = { at: this.alloc(need), bytes: need };
+    const pa = this.floatScratch.at, py = pa + align(m * F.k * 4, 64);
+    new Float32Array(this.memory.buffer, pa, m * F.k).set(a.subarray(0, m * F.k));
+    await this.parallel("sam3_float_gemm", m, FLOAT_MR, (m0, m1) => [pa, m0, m1, F.k, F.packed, F.n, F.bias, py]);
+    const y = new Float32Array(this.memory.buffer, py, m * F.n);
+    return view ? y : y.slice();
   }
 
   // y [m, n] = the linear's product of a [m, k] (uint8, zero point za, scale sa) -> Float32Array:
@@ -217,6 +245,10 @@ export class SplitSession {
         s.steps.push({ segment: step.segment, session });
       } else if (step.attention) {
         s.steps.push({ attention: step.attention });
+      } else if (step.matmul) {
+        const f = step.matmul;
+        const f32 = (b) => new Float32Array(blob(b).slice().buffer);
+        s.steps.push({ matmul: f, kernel: kernel.addMatMul({ weight: f32(f.weight), k: f.k, n: f.n, bias: f.bias ? f32(f.bias) : null }) });
       } else if (step.linear) {
         const l = step.linear;
         const f32 = (b) => new Float32Array(blob(b).slice().buffer);
@@ -240,14 +272,14 @@ export class SplitSession {
     this.lastUse = new Map();  // value -> the last step reading it
     header.steps.forEach((step, i) => {
       const reads = step.segment ? step.segment.inputs : step.attention ? [step.attention.q, step.attention.k, step.attention.v]
-        : [step.linear.x, step.linear.scale, step.linear.zero_point];
+        : step.matmul ? [step.matmul.x] : [step.linear.x, step.linear.scale, step.linear.zero_point];
       for (const v of reads) this.lastUse.set(v, i);
     });
   }
 
   async run(feeds) {
-    // ms of the last run: ONNX Runtime's part, the int8 kernel's, the attention kernel's, each step's
-    const timings = { segments: 0, linears: 0, attention: 0, steps: [] };
+    // ms of the last run: ONNX Runtime's part, the int8 kernel's, the attention kernel's, the float kernel's, each step's
+    const timings = { segments: 0, linears: 0, attention: 0, matmuls: 0, steps: [] };
     this.lastTimings = timings;
     const values = new Map(Object.entries(feeds));
     const kept = new Set(this.outputNames);
@@ -273,6 +305,19 @@ export class SplitSession {
         const o = await this.kernel.attention(q.data, k.data, v.data, { B, S, L, H, dh: D / H, dv: v.dims[2] / H, scale: a.scale }, view);
         values.set(a.output, new this.ort.Tensor("float32", o, [B, S, v.dims[2]]));
         timings.attention += performance.now() - t0;
+        timings.steps.push(performance.now() - t0);
+      } else if (step.matmul) {
+        const f = step.matmul;
+        const t0 = performance.now();
+        const x = values.get(f.x);
+        if (x.type !== "float32" || x.dims.at(-1) !== f.k) {
+          throw new Error(`float product '${f.output}': the activation is ${x.type} [${x.dims}], its weight [${f.k}, ${f.n}] float32`);
+        }
+        const m = x.data.length / f.k;
+        const view = this.lastUse.get(f.output) === i + 1 && Boolean(this.steps[i + 1]?.segment) && !kept.has(f.output);
+        const y = await this.kernel.matmul(step.kernel, x.data, m, view);
+        values.set(f.output, new this.ort.Tensor("float32", y, [...x.dims.slice(0, -1), f.n]));
+        timings.matmuls += performance.now() - t0;
         timings.steps.push(performance.now() - t0);
       } else {
         const l = step.linear;

@@ -20,6 +20,7 @@
 #include "optimize/onnx_int8_as_float.h"
 #include "optimize/onnx_split_attention.h"
 #include "optimize/onnx_split_linears.h"
+#include "optimize/onnx_split_matmuls.h"
 #include "pure/result_document.h"  // the result document written as text, COCO RLE masks
 #include "predictor/postprocess.h"
 #include "predictor/preprocess.h"
@@ -555,9 +556,12 @@ EMSCRIPTEN_KEEPALIVE void sam3_release_rewritten() {
 //     and/or its MultiHeadAttention nodes for the tab's own kernels (optimize/onnx_split_graph.h,
 //     onnx_split_linears.h, onnx_split_attention.h): the answer is then a split bundle, not an
 //     ONNX file. Attention split out is not chunked (the kernel streams over keys): with
-//     "split_attention" give attention_chunk 0.
+//     "split_attention" give attention_chunk 0;
+//   - with "split_matmuls", also at its float MatMul nodes by constant weights over at least
+//     "matmul_min_rows" rows (default 1024) by weights of at least "matmul_min_weight" values
+//     (default 4096) for the tab's float kernel (onnx_split_matmuls.h).
 // {"ptr", "bytes", "fused", "chunked", "quantizers", "matmuls", "convs", "skipped", "linears",
-// "attention_steps", "segments"}. The bytes
+// "attention_steps", "float_matmuls", "segments"}. The bytes
 // stay in the module's memory until sam3_release_rewritten. With "owns_input" the input
 // (malloc'ed by the caller) belongs to the module: it is freed as soon as a rewritten copy
 // exists, so that the module holds at most two copies of a large file, never three, and when
@@ -607,14 +611,21 @@ EMSCRIPTEN_KEEPALIVE const char* sam3_rewrite_for_browser(const char* data, std:
       stats["skipped"] = int8.skipped;
       if (int8.matmuls + int8.convs > 0) current = std::move(floats);
     }
-    stats["linears"] = 0, stats["attention_steps"] = 0, stats["segments"] = 0;
+    stats["linears"] = 0, stats["attention_steps"] = 0, stats["float_matmuls"] = 0, stats["segments"] = 0;
     std::vector<sam3::optimize::KernelMatcher> matchers;
     if (options.value("split_linears", false)) matchers.push_back(sam3::optimize::match_int8_linears);
     if (options.value("split_attention", false)) matchers.push_back(sam3::optimize::match_attention);
+    if (options.value("split_matmuls", false)) {
+      sam3::optimize::FloatMatMulOptions o;
+      o.min_rows = options.value("matmul_min_rows", o.min_rows);
+      o.min_weight = options.value("matmul_min_weight", o.min_weight);
+      matchers.push_back(sam3::optimize::float_matmul_matcher(bytes, o));
+    }
     if (!matchers.empty()) {
       sam3::optimize::SplitStats split;
       std::string bundle = sam3::optimize::split_graph(bytes, matchers, &split);
       stats["linears"] = split.kernel_steps["linear"], stats["attention_steps"] = split.kernel_steps["attention"];
+      stats["float_matmuls"] = split.kernel_steps["matmul"];
       stats["segments"] = split.segments;
       if (!split.refused.empty()) stats["split_refused"] = split.refused;
       if (!bundle.empty()) {

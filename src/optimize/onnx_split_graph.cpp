@@ -188,6 +188,10 @@ class ElementTypes {
       }
     };
     const std::string& op = n.op;
+    if (op == "Loop") {
+      loop(n);
+      return;
+    }
     if (op == "Shape" || op == "Size" || op == "NonZero" || op == "ArgMax" || op == "ArgMin")
       set(0, kInt64);
     else if (op == "Cast")
@@ -211,6 +215,36 @@ class ElementTypes {
     } else if (kSameAsFirst.contains(op)) {
       for (size_t o = 0; o < n.outputs.size(); ++o) {
         if (o == 0 || op == "Split" || op == "SkipLayerNormalization") set(o, first());
+      }
+    }
+  }
+
+  // A Loop's outputs (its body's outputs after the condition): their declared types, else what
+  // the body's nodes make of the types they read (the attention chunks' Loop, onnx_attention_chunks.h,
+  // declares none).
+  void loop(const Node& n) {
+    for (const auto& a : n.attributes) {
+      std::string_view name, body;
+      for (const auto& af : parse(a.bytes)) {
+        if (af.number == kAttrName && af.wire == 2) name = af.bytes;
+        if (af.number == kAttrG && af.wire == 2) body = af.bytes;
+      }
+      if (name != "body" || body.empty()) continue;
+      const auto fields = parse(body);
+      std::vector<std::string> outs;
+      for (const auto& f : fields) {
+        if (f.wire != 2 || (f.number != kGraphInput && f.number != kGraphOutput && f.number != kGraphValueInfo)) continue;
+        declare(f.bytes);
+        if (f.number == kGraphOutput) {
+          for (const auto& vf : parse(f.bytes)) {
+            if (vf.number == kValueInfoName && vf.wire == 2) outs.emplace_back(vf.bytes);
+          }
+        }
+      }
+      const GraphView inner(fields);
+      for (const auto& bn : inner.nodes()) infer(bn, inner);
+      for (size_t o = 0; o < n.outputs.size() && o + 1 < outs.size(); ++o) {
+        if (!n.outputs[o].empty() && !types_.contains(n.outputs[o]) && of(outs[o + 1]) != 0) types_[n.outputs[o]] = of(outs[o + 1]);
       }
     }
   }

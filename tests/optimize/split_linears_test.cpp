@@ -12,8 +12,10 @@
 #include <stdexcept>
 
 #include "optimize/onnx_attention.h"
+#include "optimize/onnx_attention_chunks.h"
 #include "optimize/onnx_split_attention.h"
 #include "optimize/onnx_split_linears.h"
+#include "optimize/onnx_split_matmuls.h"
 #include "runtime/session.h"
 #include "sam3/error.h"
 #include "support/files.h"
@@ -291,4 +293,141 @@ TEST(SplitAttention, TheSegmentsAndAttentionBetweenThemGiveTheWholeGraphsOutputs
   }
   expect_attention_split_equals_whole("projected.fuse2.onnx", 2);
   expect_attention_split_equals_whole("masked.fuse0.onnx", 0);  // a mask added to the scores: not fused, not split
+}
+
+// The same splitter at float products by constant weights (optimize/onnx_split_matmuls.h, the
+// browser's float kernel): float_matmuls.onnx (tools/make_float_matmul_models.py) split, the
+// segments run on ONNX Runtime with each product (and its bias) computed here in double between
+// them, gives the whole graph's outputs within float rounding; the products over a few rows, over
+// rows it cannot know, and by a second input that is not a constant stay in the segments.
+namespace {
+
+Value float_matmul(const json& f, const std::string& blobs, const Values& values) {
+  auto blob = [&](const json& b) { return std::string_view(blobs).substr(b["offset"].get<size_t>(), b["bytes"].get<size_t>()); };
+  auto at = [](std::string_view s, std::int64_t i) {
+    float v;
+    std::memcpy(&v, s.data() + 4 * i, 4);
+    return static_cast<double>(v);
+  };
+  const Value& x = values.at(f["x"]);
+  const auto k = f["k"].get<std::int64_t>(), n = f["n"].get<std::int64_t>();
+  const std::string_view xs(reinterpret_cast<const char*>(x.bytes.data()), x.bytes.size());
+  const std::int64_t m = static_cast<std::int64_t>(x.bytes.size()) / 4 / k;
+  const auto w = blob(f["weight"]);
+  const std::string_view bias = f["bias"].is_null() ? std::string_view() : blob(f["bias"]);
+  Value y{ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, x.shape, std::vector<std::uint8_t>(static_cast<size_t>(m * n) * 4)};
+  y.shape.back() = n;
+  for (std::int64_t r = 0; r < m; ++r) {
+    for (std::int64_t c = 0; c < n; ++c) {
+      double sum = bias.empty() ? 0 : at(bias, c);
+      for (std::int64_t i = 0; i < k; ++i) sum += at(xs, r * k + i) * at(w, i * n + c);
+      const float v = static_cast<float>(sum);
+      std::memcpy(y.bytes.data() + 4 * (r * n + c), &v, 4);
+    }
+  }
+  return y;
+}
+
+}  // namespace
+
+TEST(SplitMatMuls, TheSegmentsAndTheProductsBetweenThemGiveTheWholeGraphsOutputs) {
+  const std::string model = sam3::test::read_file(sam3::test::test_models_dir() / "matmuls" / "float_matmuls.onnx");
+  sam3::optimize::SplitStats stats;
+  const std::string bundle =
+      sam3::optimize::split_graph(model, {sam3::optimize::float_matmul_matcher(model, {.min_rows = 100, .min_weight = 1})}, &stats);
+  // y_image's three products (the first with its bias; rows through Expand, whose first size
+  // is unknown) and y_flat's (rows through Reshape's -1; its bias of rank 3 would broadcast the
+  // output: left in the segment).
+  ASSERT_EQ(stats.kernel_steps["matmul"], 4) << stats.refused;
+  EXPECT_EQ(stats.segments, 3);
+  const Bundle split = read_bundle(bundle);
+  int with_bias = 0;
+  for (const auto& step : split.header["steps"]) {
+    if (!step.contains("matmul")) continue;
+    EXPECT_EQ(step["matmul"]["rows"], 120) << step.dump();
+    with_bias += step["matmul"]["bias"].is_null() ? 0 : 1;
+  }
+  EXPECT_EQ(with_bias, 1);
+  Ort::Session whole = session_of(model);
+  std::mt19937 rng(45);
+  for (const std::int64_t objects : {1, 3}) {
+    Values feeds;
+    auto fill = [&](const std::string& name, std::vector<std::int64_t> shape) {
+      Value v{ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, shape, {}};
+      std::int64_t count = 1;
+      for (auto d : shape) count *= d;
+      std::uniform_real_distribution<float> draw(-2, 2);
+      for (std::int64_t i = 0; i < count; ++i) {
+        const float x = draw(rng);
+        v.bytes.insert(v.bytes.end(), reinterpret_cast<const std::uint8_t*>(&x), reinterpret_cast<const std::uint8_t*>(&x) + 4);
+      }
+      feeds[name] = std::move(v);
+    };
+    fill("image", {1, 16, 12, 10});
+    fill("tokens", {1, 7, 16});
+    fill("x", {5, 16});
+    feeds["labels"] =
+        Value{ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, {1, objects, 2}, std::vector<std::uint8_t>(static_cast<size_t>(objects) * 16)};
+    Values values;
+    ASSERT_NO_THROW(values = run_steps(split, feeds, [&](const json& step, const Values& v) {
+                      if (!step.contains("matmul"))
+                        throw std::runtime_error("a step that is neither a segment nor a product: " + step.dump());
+                      return std::pair{step["matmul"]["output"].get<std::string>(), float_matmul(step["matmul"], split.blobs, v)};
+                    }));
+    for (const auto& [name, w] : run(whole, feeds)) {
+      const Value& got = values.at(name);
+      ASSERT_EQ(got.shape, w.shape) << name;
+      for (size_t i = 0; i < w.bytes.size(); i += 4) {
+        float a, b;
+        std::memcpy(&a, w.bytes.data() + i, 4);
+        std::memcpy(&b, got.bytes.data() + i, 4);
+        ASSERT_NEAR(a, b, 1e-5f * std::max(1.0f, std::abs(a))) << name << "[" << i / 4 << "] with " << objects << " objects";
+      }
+    }
+  }
+}
+
+TEST(SplitMatMuls, ProductsOverFewerRowsThanAskedForStayInTheSegments) {
+  const std::string model = sam3::test::read_file(sam3::test::test_models_dir() / "matmuls" / "float_matmuls.onnx");
+  sam3::optimize::SplitStats stats;
+  EXPECT_EQ(sam3::optimize::split_graph(model, {sam3::optimize::float_matmul_matcher(model, {.min_rows = 121, .min_weight = 1})}, &stats),
+            "");
+  EXPECT_EQ(stats.kernel_steps["matmul"], 0);
+  EXPECT_EQ(sam3::optimize::split_graph(model, {sam3::optimize::float_matmul_matcher(model)}, &stats), "") << "default: 1024 rows";
+  // A weight smaller than asked for: only y_image's [40, 24] products and larger pass 900.
+  sam3::optimize::split_graph(model, {sam3::optimize::float_matmul_matcher(model, {.min_rows = 100, .min_weight = 900})}, &stats);
+  EXPECT_EQ(stats.kernel_steps["matmul"], 2) << "w2 and w_res are 40 x 24 = 960; w1 640 and w3 528 are smaller";
+}
+
+TEST(SplitMatMuls, ProductsAfterChunkedAttentionAreSplitToo) {
+  // The tab fuses attention and loops it over query chunks (a Loop) before it splits: the
+  // output projection reads a value made after that Loop, whose element type the split must
+  // know to make it a segment's output (it did not: nothing was split, "the element type of ...
+  // is not known").
+  const std::string model = sam3::test::read_file(sam3::test::test_models_dir() / "matmuls" / "attention_projected.onnx");
+  sam3::optimize::AttentionChunkStats chunks;
+  const std::string chunked = sam3::optimize::chunk_attention_queries(sam3::optimize::fuse_attention(model, nullptr), 32, &chunks);
+  ASSERT_EQ(chunks.chunked, 1);
+  sam3::optimize::SplitStats stats;
+  const std::string bundle =
+      sam3::optimize::split_graph(chunked, {sam3::optimize::float_matmul_matcher(chunked, {.min_rows = 100, .min_weight = 1})}, &stats);
+  ASSERT_EQ(stats.kernel_steps["matmul"], 4) << "q, k, v and the output projection: " << stats.refused;
+  const Bundle split = read_bundle(bundle);
+  Ort::Session whole = session_of(model);
+  std::mt19937 rng(45);
+  Values feeds = random_feeds(split.header, rng, -2, 2);
+  Values values;
+  ASSERT_NO_THROW(values = run_steps(split, feeds, [&](const json& step, const Values& v) {
+                    return std::pair{step["matmul"]["output"].get<std::string>(), float_matmul(step["matmul"], split.blobs, v)};
+                  }));
+  for (const auto& [name, w] : run(whole, feeds)) {
+    const Value& got = values.at(name);
+    ASSERT_EQ(got.shape, w.shape) << name;
+    for (size_t i = 0; i < w.bytes.size(); i += 4) {
+      float a, b;
+      std::memcpy(&a, w.bytes.data() + i, 4);
+      std::memcpy(&b, got.bytes.data() + i, 4);
+      ASSERT_NEAR(a, b, 1e-5f * std::max(1.0f, std::abs(a))) << name << "[" << i / 4 << "]";
+    }
+  }
 }

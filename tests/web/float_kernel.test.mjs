@@ -1,0 +1,73 @@
+// The tab's own float product (apps/web/kernels/float_gemm.c, in int8-relaxed.wasm and
+// int8-simd128.wasm) against the product computed here in float64: both builds, shapes that
+// reach every path of the kernel (a short last row tile, a partial last column panel, more
+// depths than one depth block (512) and more columns than one column block (128), with and
+// without a bias), and the rows split between calls as threads split them. Runs in node (V8,
+// the same WebAssembly as Chromium's), no browser. The bound: 2e-6 of sum |a w| over a dot
+// product (float32 sums of up to 1100 terms round by far less; a dropped depth block or a
+// misplaced column is off by whole terms).
+import assert from "node:assert/strict";
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { test } from "node:test";
+import { pathToFileURL } from "node:url";
+import v8 from "node:v8";
+
+v8.setFlagsFromString("--experimental-wasm-relaxed-simd");  // (node 20: V8 12 without it on by default)
+const WEB = process.env.SAM3_WEB_DIR ?? path.join(process.env.SAM3_WEB_OUT ?? "build", "web");
+const BUILT = existsSync(path.join(WEB, "int8-relaxed.wasm")) && existsSync(path.join(WEB, "sam3-int8.mjs"));
+
+// A reproducible stream of numbers in [lo, hi).
+function numbers(count, seed, lo, hi) {
+  const out = new Float32Array(count);
+  let x = seed >>> 0;
+  for (let i = 0; i < count; ++i) {
+    x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
+    out[i] = lo + (hi - lo) * (x / 2 ** 32);
+  }
+  return out;
+}
+
+const CASES = [
+  { name: "a short row tile, a partial column panel, a bias", m: 13, k: 37, n: 21, bias: true },
+  { name: "two depth blocks (512 + 88), one column", m: 7, k: 600, n: 1, bias: false },
+  { name: "three column blocks (128 + 128 + 44), a bias", m: 9, k: 64, n: 300, bias: true },
+  { name: "depth and column blocks together, a bias", m: 50, k: 1100, n: 140, bias: true },
+  { name: "one row", m: 1, k: 256, n: 256, bias: false },
+];
+
+for (const build of ["relaxed", "simd128"]) {
+  test(`float product kernel (${build}) equals the float64 product`, { skip: !BUILT && "the tab's kernels are not built (clang-22)" }, async () => {
+    const { Kernels } = await import(pathToFileURL(path.join(path.resolve(WEB), "sam3-int8.mjs")).href);
+    const kernel = await Kernels.create(readFileSync(path.join(WEB, `int8-${build}.wasm`)), 1);
+    try {
+      for (const [i, c] of CASES.entries()) {
+        const a = numbers(c.m * c.k, 11 + i, -2, 2), w = numbers(c.k * c.n, 23 + i, -1, 1);
+        const bias = c.bias ? numbers(c.n, 37 + i, -3, 3) : null;
+        const F = kernel.addMatMul({ weight: w, k: c.k, n: c.n, bias });
+        const whole = await kernel.matmul(F, a, c.m);
+        // The rows split in two calls as two threads split them.
+        await kernel.matmul(F, a, c.m, true);
+        const pa = kernel.floatScratch.at, py = pa + Math.ceil((c.m * c.k * 4) / 64) * 64;
+        new Float32Array(kernel.memory.buffer, py, c.m * c.n).fill(NaN);
+        const cut = Math.floor(c.m / 2);
+        for (const [m0, m1] of [[0, cut], [cut, c.m]]) kernel.e.sam3_float_gemm(pa, m0, m1, c.k, F.packed, c.n, F.bias, py);
+        const split = new Float32Array(kernel.memory.buffer, py, c.m * c.n).slice();
+        for (const [label, got] of [["whole", whole], ["split rows", split]]) {
+          let worst = 0;
+          for (let r = 0; r < c.m; ++r) {
+            for (let j = 0; j < c.n; ++j) {
+              let want = bias ? bias[j] : 0, size = bias ? Math.abs(bias[j]) : 0;
+              for (let q = 0; q < c.k; ++q) want += a[r * c.k + q] * w[q * c.n + j], size += Math.abs(a[r * c.k + q] * w[q * c.n + j]);
+              // Math.max keeps a NaN: a row or column left unwritten fails.
+              worst = Math.max(worst, Math.abs(got[r * c.n + j] - want) / size);
+            }
+          }
+          assert.ok(worst <= 2e-6, `${c.name} (${label}): largest difference ${worst} of sum |a w|`);
+        }
+      }
+    } finally {
+      kernel.release();
+    }
+  });
+}
