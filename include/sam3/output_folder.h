@@ -6,7 +6,8 @@
 // back by the next one. Only entries that sam3 itself created there (listed in the folder's
 // `.sam3-outputs.json`) are ever replaced; anything else of that name is refused, and so is a
 // folder of sam3's that holds a file sam3 did not write there. One process at a time updates a
-// folder (`.sam3-lock`).
+// folder (`.sam3-lock`); a user's file under either name of sam3's is refused, never replaced,
+// and a refused run leaves an existing folder as it was.
 #pragma once
 
 #include <filesystem>
@@ -46,6 +47,9 @@ class OutputFolderUpdate {
   // if `root/entry` exists and was not created by sam3, or is sam3's folder but holds a path
   // sam3 did not write there (commit() checks that again).
   std::filesystem::path stage(const std::string& entry);
+  // What stage() refuses, checked without writing anything: a front checks every entry it will
+  // write before it claims or clears anything (a clash must not cost a partial run).
+  void check(const std::string& entry) const;
   // Claims `entry` for what sam3 writes in place, file by file (records, a resumable log):
   // throws kIo as stage() does if it exists and is not sam3's, else records it as sam3's.
   std::filesystem::path claim(const std::string& entry);
@@ -69,7 +73,7 @@ class OutputFolderUpdate {
   std::set<std::string> owned_;                            // entries sam3 created in root_
   std::map<std::string, std::set<std::string>> contents_;  // what sam3 wrote inside its folders
   std::vector<std::string> staged_, retired_;
-  bool committed_ = false, created_root_ = false;
+  bool committed_ = false, created_root_ = false, created_lock_ = false, recorded_ = false;
 
   void check_owned(const std::string& entry) const;
   void ensure_staging();

@@ -163,12 +163,37 @@ std::string unique_file_name(const std::string& base, std::set<std::string>& use
   return name;
 }
 
+// A file of a user's that bears the name of sam3's lock or record (sam3 would overwrite it):
+// sam3's lock holds "sam3 (pid N)" or nothing (a process killed as it wrote it), its record is
+// a JSON object written_by sam3.
+void refuse_foreign_control_files(const fs::path& root) {
+  const auto refuse = [&](const char* name) {
+    throw Error(ErrorCode::kIo, (root / name).string() + ": exists and was not written by sam3 (sam3 keeps its " +
+                                    (std::string(name) == kLock ? "lock" : "record of what it wrote") +
+                                    " under that name); move it away or choose another output folder");
+  };
+  std::error_code ec;
+  if (exists_no_follow(root / kLock)) {
+    std::ifstream in(root / kLock, std::ios::binary);
+    std::string head(5, '\0');
+    in.read(head.data(), 5);
+    head.resize(static_cast<size_t>(in.gcount()));
+    if (!fs::is_regular_file(fs::symlink_status(root / kLock, ec)) || (!head.empty() && head != "sam3 ")) refuse(kLock);
+  }
+  if (exists_no_follow(root / kManifest)) {
+    const auto j = read_json_file(root / kManifest);
+    if (!j.is_object() || j.value("written_by", std::string()) != "sam3") refuse(kManifest);
+  }
+}
+
 OutputFolderUpdate::OutputFolderUpdate(fs::path root) : root_(std::move(root)) {
   std::error_code ec;
   created_root_ = !exists_no_follow(root_);
   if (!created_root_ && !fs::is_directory(root_, ec)) {
     throw Error(ErrorCode::kIo, root_.string() + ": exists and is not a folder; choose a folder for the outputs");
   }
+  if (!created_root_) refuse_foreign_control_files(root_);
+  created_lock_ = !exists_no_follow(root_ / kLock);
   fs::create_directories(root_, ec);
   if (ec) throw Error(ErrorCode::kIo, root_.string() + ": cannot create the output folder (" + ec.message() + ")");
   std::string holder;
@@ -189,7 +214,10 @@ OutputFolderUpdate::~OutputFolderUpdate() {
   if (created_root_ && !committed_) {                   // a failed first run leaves no folder behind
     lock_.reset();
     fs::remove(root_ / kLock, ec);
-    fs::remove(root_, ec);  // only if empty
+    fs::remove(root_, ec);                                  // only if empty
+  } else if (created_lock_ && !committed_ && !recorded_) {  // a refused run leaves a user's folder as it was
+    lock_.reset();
+    fs::remove(root_ / kLock, ec);
   }
 }
 
@@ -225,6 +253,7 @@ void OutputFolderUpdate::add_owned(const std::set<std::string>& entries, const C
   std::set<std::string> owned = owned_;
   owned.insert(entries.begin(), entries.end());
   if (owned != owned_ || contents != contents_) write_manifest(root_, owned, contents);
+  recorded_ = true;
   owned_ = std::move(owned);
   contents_ = contents;
 }
@@ -266,6 +295,11 @@ fs::path OutputFolderUpdate::claim(const std::string& entry) {
   check_owned(entry);
   add_owned({entry}, contents_);
   return root_ / entry;
+}
+
+void OutputFolderUpdate::check(const std::string& entry) const {
+  check_owned(entry);
+  check_replaceable(entry);
 }
 
 void OutputFolderUpdate::release(const std::string& entry) {

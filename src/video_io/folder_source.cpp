@@ -126,22 +126,23 @@ std::vector<fs::path> list_video_files(const fs::path& folder) {
 
 void check_prompt_frames(const fs::path& path, const VideoInfo& info, int every, const std::vector<std::int64_t>& frames) {
   if (every < 1) return;
+  std::error_code ec;
+  if (fs::is_directory(path, ec) && info.frame_count > 0) {
+    const std::int64_t last = (info.frame_count - 1) * every;  // the last source index tracked
+    for (size_t i = 0; i < frames.size(); ++i) {
+      if (frames[i] <= last) continue;
+      throw Error(ErrorCode::kInvalidArgument, "object" + std::to_string(i + 1) + " is on frame " + std::to_string(frames[i]) + ", but " +
+                                                   info.name + " has frames 0 to " + std::to_string(last) +
+                                                   (every > 1 ? " tracked (every " + std::to_string(every) + ")" : std::string()) +
+                                                   ": give a frame the video has");
+    }
+  }
   for (size_t i = 0; i < frames.size(); ++i) {
     if (frames[i] < 0 || frames[i] % every == 0) continue;
     throw Error(ErrorCode::kInvalidArgument, "object" + std::to_string(i + 1) + " is on frame " + std::to_string(frames[i]) +
                                                  ", which a stride of " + std::to_string(every) + " skips (it tracks frames 0, " +
                                                  std::to_string(every) + ", " + std::to_string(2 * every) +
                                                  ", ...): give a frame it keeps, or another stride");
-  }
-  std::error_code ec;
-  if (!fs::is_directory(path, ec) || info.frame_count <= 0) return;
-  const std::int64_t last = (info.frame_count - 1) * every;  // the last source index tracked
-  for (size_t i = 0; i < frames.size(); ++i) {
-    if (frames[i] <= last) continue;
-    throw Error(ErrorCode::kInvalidArgument, "object" + std::to_string(i + 1) + " is on frame " + std::to_string(frames[i]) + ", but " +
-                                                 info.name + " has frames 0 to " + std::to_string(last) +
-                                                 (every > 1 ? " tracked (every " + std::to_string(every) + ")" : std::string()) +
-                                                 ": give a frame the video has");
   }
 }
 

@@ -208,6 +208,11 @@ VideoOutputs::VideoOutputs(const fs::path& folder, const VideoInfo& info, VideoO
     s.writing_key = key;
   }
   s.update = std::make_unique<OutputFolderUpdate>(folder);
+  // A user's file of an output's name is refused now, before a partial run is claimed or cleared.
+  for (auto& sink : s.sinks) {
+    for (const auto& entry : sink.sink->entries()) s.update->check(entry);
+  }
+  s.update->check(kRunRecord);
   s.work = s.update->claim(kPartialEntry);
   nlohmann::json saved = read_json_file(s.work / kProgressFile);
   if (!saved.is_null()) {

@@ -227,6 +227,43 @@ TEST(OutputFolderUpdate, OneWriterAtATime) {
   }
 }
 
+// A new user's finding (session 16): a user's .sam3-lock or .sam3-outputs.json was overwritten.
+TEST(OutputFolderUpdate, AUsersFileUnderTheNameOfSam3sLockOrRecordIsRefusedNotReplaced) {
+  for (const auto& [name, text] : {std::pair{".sam3-lock", "my lock notes\n"}, std::pair{".sam3-outputs.json", "{\"not\": \"sam3\"}\n"}}) {
+    const auto root = sam3::test::fresh_test_dir("sam3_outdir");
+    sam3::write_file_atomic(root / name, text);
+    const auto before = snapshot(root);
+    try {
+      OutputFolderUpdate u(root);
+      ADD_FAILURE() << name << " of a user's was taken as sam3's";
+    } catch (const sam3::Error& e) {
+      EXPECT_EQ(e.code(), sam3::ErrorCode::kIo);
+      EXPECT_NE(std::string(e.what()).find(std::string(name) + ": exists and was not written by sam3"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(snapshot(root), before) << name;
+  }
+  // sam3's own lock left by a killed run, and its record, are sam3's.
+  const auto root = sam3::test::fresh_test_dir("sam3_outdir");
+  commit_version(root, "v1");
+  sam3::write_file_atomic(root / ".sam3-lock", "sam3 (pid 1)\n");
+  EXPECT_NO_THROW(commit_version(root, "v2"));
+  EXPECT_EQ(read_file(root / "result.json"), "result v2");
+}
+
+// A refused update of a folder that existed leaves it as it was: no lock, record or staging.
+TEST(OutputFolderUpdate, ARefusedUpdateLeavesAnExistingFolderAsItWas) {
+  const auto root = sam3::test::fresh_test_dir("sam3_outdir");
+  sam3::write_file_atomic(root / "result.json", "the user's");
+  const auto before = snapshot(root);
+  {
+    OutputFolderUpdate u(root);
+    EXPECT_THROW(u.check("result.json"), sam3::Error);
+    EXPECT_THROW(u.stage("result.json"), sam3::Error);
+  }
+  EXPECT_EQ(snapshot(root), before);
+  EXPECT_FALSE(fs::exists(root / ".sam3-lock"));
+}
+
 TEST(OutputFolderUpdate, AFileWhereTheFolderShouldBeIsRefused) {
   const auto root = sam3::test::fresh_test_dir("sam3_outdir");
   sam3::write_file_atomic(root / "file", "x");

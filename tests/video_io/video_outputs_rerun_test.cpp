@@ -93,6 +93,34 @@ TEST(VideoOutputsRerun, APartialRunOfAChangedSourceIsNotResumedButRedone) {
   EXPECT_EQ(warned.find("other settings"), std::string::npos) << "one true reason: " << warned;
 }
 
+// A new user's findings (session 16): a rerun refused for a user's tracks.json in the folder
+// had already cleared the partial run of other settings, and a refused first run left sam3's
+// lock, record and an empty partial folder in the user's folder.
+TEST(VideoOutputsRerun, AUsersFileOfAnOutputsNameCostsNeitherThePartialRunNorTheFolder) {
+  TempDir dir("sam3_vrerun");
+  const fs::path user = dir / "user";
+  fs::create_directories(user);
+  std::ofstream(user / "tracks.json") << "mine\n";
+  EXPECT_EQ(code_of([&] { sam3::VideoOutputs(user, info(), options()); }), ErrorCode::kIo);
+  std::vector<std::string> left;
+  for (const auto& e : fs::directory_iterator(user)) left.push_back(e.path().filename().string());
+  EXPECT_EQ(left, std::vector<std::string>{"tracks.json"}) << "the refused run left files of its own";
+  EXPECT_EQ(read_file(user / "tracks.json"), "mine\n");
+
+  const fs::path out = dir / "out";
+  {
+    sam3::VideoOutputs run(out, info(), options());
+    for (int f = 0; f < 5; ++f) run.write(frame_of(f).first, frame_of(f).second);
+  }  // stopped: a partial run
+  std::ofstream(out / "tracks.json") << "mine\n";
+  auto other = options();
+  other.labels = {"bus"};  // other settings: a run that gets through starts over
+  EXPECT_EQ(code_of([&] { sam3::VideoOutputs(out, info(), other); }), ErrorCode::kIo);
+  fs::remove(out / "tracks.json");
+  sam3::VideoOutputs again(out, info(), options());
+  EXPECT_EQ(again.resume_point().committed_frames, 5) << "the partial run survived the refusal";
+}
+
 // Issue 42 item 15: a tracks.json that could not be written at the end (a full disk) made the
 // next run track everything again ("another video or other settings").
 TEST(VideoOutputsRerun, AFinishThatFailsIsFinishedByTheNextRunWithoutTrackingAgain) {
