@@ -205,7 +205,20 @@ TEST(CvatTrackerMemory, ASessionOverAClientsShareIsA429SayingWhatToDo) {
   const std::string message = body["error"];
   EXPECT_NE(message.find("a tracking session of 1 object needs"), std::string::npos) << message;
   EXPECT_NE(message.find("--cvat-tracker-client-memory"), std::string::npos) << message;
-  EXPECT_NE(message.find("fewer objects"), std::string::npos) << message;
+  // One object cannot be made fewer (it advised "start tracking fewer objects at once"): the share
+  // and who can change it.
+  EXPECT_EQ(message.find("fewer objects"), std::string::npos) << message;
+  EXPECT_NE(message.find("share of 1 MB"), std::string::npos) << message;
+  EXPECT_NE(message.find("raise sam3 serve --cvat-tracker-client-memory and --cvat-tracker-memory to at least"), std::string::npos)
+      << "both are 1 MB: " << message;
+  // Two objects can be one and one.
+  const json two = {{"image", sam3::base64_encode(frame_png(0))},
+                    {"shapes", json::array({rectangle(truth("red", 0)), rectangle(truth("blue", 0))})},
+                    {"states", json::array()}};
+  auto r2 = c.Post("/api/function_invocations", invoke_headers(), two.dump(), "application/json");
+  ASSERT_TRUE(r2);
+  EXPECT_EQ(r2->status, 429) << r2->body;
+  EXPECT_NE(r2->body.find("fewer objects"), std::string::npos) << r2->body;
   EXPECT_EQ(server->stop(SIGTERM), 0);
 }
 
