@@ -73,6 +73,9 @@ class LabelStudioVideo : public ::testing::Test {
     ASSERT_GT(server_->port(), 0) << server_->first_line();
   }
   static void TearDownTestSuite() {
+    // Stopped as an operator stops it (a SIGKILL could come before a worker dropped its copy of the
+    // last task's video, leaving /tmp/sam3-ls-video-* behind under load).
+    EXPECT_EQ(server_->stop(SIGTERM), 0);
     delete server_;
     delete ls_;
     delete other_;
@@ -321,6 +324,7 @@ TEST_F(LabelStudioVideo, AVideoProjectOnAServerWithoutTheVideoBundleSaysWhatItNe
   ASSERT_GT(image_only->port(), 0);
   const json refused = predict(task("/data/upload/1/clip.mp4"), nullptr, 400, image_only);
   EXPECT_EQ(refused["error"]["code"], "no_video_model") << refused.dump();
+  EXPECT_EQ(image_only->stop(SIGTERM), 0);
   delete image_only;
 }
 
