@@ -86,7 +86,7 @@ void add_serve_command(CLI::App& app, Runner& run) {
       ->capture_default_str()
       ->check(CLI::Range(1, 256));
   cmd->add_option("--label-studio-video-frames", ls.video_frames,
-                  "Label Studio video tasks: frames tracked after a keyframe's box, or from the start with the labels as prompts")
+                  "Frames a Label Studio video task tracks: after a keyframe's box, or from the first with the labels as prompts")
       ->capture_default_str()
       ->check(CLI::Range(1, 100000));
   cmd->add_option("--cvat-label", args->cvat_labels,
@@ -98,15 +98,15 @@ void add_serve_command(CLI::App& app, Runner& run) {
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 24));
   cmd->add_option("--cvat-tracker-client-memory", args->options.cvat_tracker_client_memory_mb,
-                  "MB of that one client (a peer address) may hold; its own least recently used sessions make room")
+                  "MB of CVAT tracker sessions one client (a peer address) may hold; its own least recently used make room (docs/cvat.md)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 24));
   cmd->add_option("--cvat-tracker-sessions", args->options.cvat_tracker_sessions,
-                  "CVAT tracker sessions one client may hold; its least recently used is dropped beyond it")
+                  "CVAT tracker sessions one client (a peer address) may hold; its least recently used is dropped beyond it")
       ->capture_default_str()
       ->check(CLI::Range(1, 10000));
   cmd->add_option("--cvat-tracker-idle", args->options.cvat_tracker_idle_s,
-                  "Seconds another client's session must be unused before a new session may drop it")
+                  "Seconds a CVAT client's tracker session must go unused before another client's new session may drop it (docs/cvat.md)")
       ->capture_default_str()
       ->check(CLI::Range(1, 7 * 24 * 3600));
   cmd->callback([args, &run] {

@@ -165,6 +165,13 @@ TEST_F(Cvat, ErrorsAreTheStatusCodesCvatRelays) {
   const std::string good = json{{"image", sam3::base64_encode(png_)}}.dump();
   EXPECT_EQ(invoke(cvat_headers(), good), 400) << "no x-nuclio-function-name, as Nuclio's dashboard answers";
   EXPECT_EQ(invoke(cvat_headers("openvino-mask-rcnn"), good), 404);
+  // The tracker on a server without SAM 3.1's video bundle is a function this server does not
+  // have (it is not listed), as Nuclio answers one not deployed: 404 (it was 400), with the reason.
+  const auto tracker = c.Post("/api/function_invocations", cvat_headers("sam3-tracker"),
+                              json{{"image", sam3::base64_encode(png_)}, {"shapes", json::array()}}.dump(), "application/json");
+  ASSERT_TRUE(tracker);
+  EXPECT_EQ(tracker->status, 404) << tracker->body;
+  EXPECT_NE(tracker->body.find("video bundle"), std::string::npos) << tracker->body;
   EXPECT_EQ(invoke(cvat_headers("sam3-detector"), json{{"image", "bm90IGFuIGltYWdl"}}.dump()), 415) << "not an image";
   EXPECT_EQ(invoke(cvat_headers("sam3-detector"), json{{"image", 7}}.dump()), 400);
   EXPECT_EQ(invoke(cvat_headers("sam3-detector"), json{{"image", sam3::base64_encode(png_)}, {"threshold", 3}}.dump()), 400);

@@ -205,8 +205,37 @@ TEST(CvatTrackerMemory, ASessionOverAClientsShareIsA429SayingWhatToDo) {
   const std::string message = body["error"];
   EXPECT_NE(message.find("a tracking session of 1 object needs"), std::string::npos) << message;
   EXPECT_NE(message.find("--cvat-tracker-client-memory"), std::string::npos) << message;
-  EXPECT_NE(message.find("fewer objects"), std::string::npos) << message;
+  // One object cannot be made fewer (it advised "start tracking fewer objects at once"): the share
+  // and who can change it.
+  EXPECT_EQ(message.find("fewer objects"), std::string::npos) << message;
+  EXPECT_NE(message.find("share of 1 MB"), std::string::npos) << message;
+  EXPECT_NE(message.find("raise sam3 serve --cvat-tracker-client-memory and --cvat-tracker-memory to at least"), std::string::npos)
+      << "both are 1 MB: " << message;
+  // Two objects are tracked in one group, as one is: fewer would not help either.
+  const json two = {{"image", sam3::base64_encode(frame_png(0))},
+                    {"shapes", json::array({rectangle(truth("red", 0)), rectangle(truth("blue", 0))})},
+                    {"states", json::array()}};
+  auto r2 = c.Post("/api/function_invocations", invoke_headers(), two.dump(), "application/json");
+  ASSERT_TRUE(r2);
+  EXPECT_EQ(r2->status, 429) << r2->body;
+  EXPECT_EQ(r2->body.find("fewer objects"), std::string::npos) << r2->body;
   EXPECT_EQ(server->stop(SIGTERM), 0);
+
+  // A share that holds one group of objects but not two: 17 objects (two groups) are told to be fewer.
+  const size_t needs = message.find(" needs ") + 7;
+  const std::string group_mb = std::to_string(std::stoi(message.substr(needs)) + 1);
+  std::unique_ptr<ServerProcess> roomier(sam3::test::start_serve(
+      "sam3.1-video", {"--cvat-tracker-memory", group_mb, "--cvat-tracker-client-memory", group_mb, "--threads", "1"}));
+  ASSERT_GT(roomier->port(), 0) << roomier->first_line();
+  httplib::Client c2("127.0.0.1", roomier->port());
+  c2.set_read_timeout(120, 0);
+  json many = {{"image", sam3::base64_encode(frame_png(0))}, {"shapes", json::array()}, {"states", json::array()}};
+  for (int i = 0; i < 17; ++i) many["shapes"].push_back(json::array({2 * i, 2 * i, 2 * i + 20, 2 * i + 20}));
+  auto r17 = c2.Post("/api/function_invocations", invoke_headers(), many.dump(), "application/json");
+  ASSERT_TRUE(r17);
+  EXPECT_EQ(r17->status, 429) << r17->body;
+  EXPECT_NE(r17->body.find("track fewer objects at once (they are tracked in 2 groups"), std::string::npos) << r17->body;
+  EXPECT_EQ(roomier->stop(SIGTERM), 0);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 
 #include "api_error.h"
 #include "protocols/label_studio_config.h"
+#include "protocols/label_studio_video.h"
 
 namespace {
 
@@ -52,6 +53,25 @@ TEST(LabelStudioConfig, RefusesWhatItCannotServeSayingWhy) {
                  "unsupported_label_config", "toName");
   expect_refused("<View><Image name='i' value='$image'/><BrushLabels name='b' toName='i'/></View>", "unsupported_label_config",
                  "Label value");
+}
+
+// The frame rate keyframe times are written with: the <Video> tag's framerate, read as Label
+// Studio's editor reads it (Video.js afterCreate), so a time is what the editor itself would write.
+TEST(LabelStudioConfig, AVideosFramerateIsReadAsTheEditorReadsIt) {
+  const auto rate = [](const std::string& attribute, const nlohmann::ordered_json& data) {
+    const auto config =
+        parse_video_label_config("<View><Video name='v' value='$video'" + attribute + "/><VideoRectangle name='b' toName='v'/></View>");
+    return label_studio_framerate(*config, data);
+  };
+  const nlohmann::ordered_json none = nlohmann::ordered_json::object();
+  EXPECT_EQ(rate(" framerate='25.0'", none), 25.0);
+  EXPECT_EQ(rate(" frameRate='29.97'", none), 29.97) << "attribute names are case-insensitive";
+  EXPECT_EQ(rate("", none), 24.0) << "the editor's default";
+  EXPECT_EQ(rate(" framerate='fast'", none), 24.0) << "not a number";
+  EXPECT_EQ(rate(" framerate='0.04'", none), 25.0) << "below 1: a frame's duration";
+  EXPECT_EQ(rate(" framerate='$fps'", {{"fps", "30"}}), 30.0) << "a task data key";
+  EXPECT_EQ(rate(" framerate='$fps'", {{"fps", 12.5}}), 12.5);
+  EXPECT_EQ(rate(" framerate='$fps'", none), 24.0);
 }
 
 }  // namespace

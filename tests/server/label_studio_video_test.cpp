@@ -73,6 +73,9 @@ class LabelStudioVideo : public ::testing::Test {
     ASSERT_GT(server_->port(), 0) << server_->first_line();
   }
   static void TearDownTestSuite() {
+    // Stopped as an operator stops it (a SIGKILL could come before a worker dropped its copy of the
+    // last task's video, leaving /tmp/sam3-ls-video-* behind under load).
+    EXPECT_EQ(server_->stop(SIGTERM), 0);
     delete server_;
     delete ls_;
     delete other_;
@@ -132,7 +135,7 @@ ServerProcess* LabelStudioVideo::server_ = nullptr;
 TEST_F(LabelStudioVideo, ABoxOnAKeyframeComesBackAsItsSequenceThroughTheNextTenFrames) {
   // As the editor sends a smart VideoRectangle: red's box drawn on frame 3 (Label Studio counts from 1).
   json keyframe = truth("red", 2);
-  keyframe.update({{"frame", 3}, {"enabled", true}, {"rotation", 0}, {"time", 0.2}});
+  keyframe.update({{"frame", 3}, {"enabled", true}, {"rotation", 0}, {"time", 0.3}});
   const json context = {
       {"result", json::array({{{"id", "r3dB0x"},
                                {"from_name", "box"},
@@ -160,7 +163,11 @@ TEST_F(LabelStudioVideo, ABoxOnAKeyframeComesBackAsItsSequenceThroughTheNextTenF
     EXPECT_EQ(item["frame"], 3 + k);
     EXPECT_EQ(item["enabled"], true);
     EXPECT_EQ(item["rotation"], 0);
-    EXPECT_NEAR(item["time"].get<double>(), (2 + k) / 10.0, 1e-3);
+    // As Label Studio writes a keyframe's time (frame / the Video tag's framerate), without float
+    // noise: frame 4 is "0.4", never 0.30000000000000004-like products of the stream's time base.
+    const int frame = 3 + k;
+    const std::string time = frame < 10 ? "0." + std::to_string(frame) : std::to_string(frame / 10) + "." + std::to_string(frame % 10);
+    EXPECT_EQ(item["time"].dump(), time) << "frame " << frame;
     expect_near(item, truth("red", 2 + k), 3.0, "frame " + std::to_string(3 + k));
   }
 }
@@ -216,6 +223,83 @@ TEST_F(LabelStudioVideo, AVideoUrlOnAnAllowedHostIsFetchedAndOthersAreRefused) {
   EXPECT_NE(refused.dump().find("--fetch-host"), std::string::npos) << refused.dump();
   const json broken = predict(task(other_->url() + "/not-a-video.mp4"), context, 400);
   EXPECT_EQ(broken["error"]["code"], "invalid_video") << broken.dump();
+  // Named as the task names it, never by the server's private copy (it said "/tmp/sam3-ls-video-XXXXXX/video").
+  const std::string message = broken["error"]["message"];
+  EXPECT_NE(message.find(other_->url() + "/not-a-video.mp4"), std::string::npos) << message;
+  EXPECT_EQ(message.find(fs::temp_directory_path().string()), std::string::npos) << message;
+  EXPECT_EQ(message.find("sam3-ls-video"), std::string::npos) << message;
+}
+
+// A region whose keyframe the tracker finds nothing from (a box on the background, on the last
+// frame, partly outside the frame) comes back as the annotator drew it: Label Studio replaces the
+// region with the answer's, so an empty result would lose nothing of sam3's but tell nothing either.
+TEST_F(LabelStudioVideo, ABoxTheTrackerFindsNothingFromComesBackAsDrawn) {
+  json background = {{"frame", 3}, {"x", 50}, {"y", 5}, {"width", 10}, {"height", 10}, {"enabled", true}, {"rotation", 0}, {"time", 0.3}};
+  json last = truth("red", kFrames - 1);
+  last.update({{"frame", kFrames}, {"enabled", true}, {"rotation", 0}, {"time", 3.0}});
+  json outside = {{"frame", 3}, {"x", 95}, {"y", 5}, {"width", 12.5}, {"height", 10}, {"enabled", true}, {"rotation", 0}, {"time", 0.3}};
+  for (const auto& [name, keyframe] :
+       {std::pair{"on the background", background}, {"on the last frame", last}, {"partly outside", outside}}) {
+    const json context = {
+        {"result",
+         json::array({{{"id", "drawn"},
+                       {"from_name", "box"},
+                       {"to_name", "video"},
+                       {"type", "videorectangle"},
+                       {"origin", "manual"},
+                       {"value", {{"framesCount", kFrames}, {"duration", 3.0}, {"sequence", {keyframe}}, {"labels", {"Car"}}}}}})}};
+    const json answer = predict(task("/data/upload/1/clip.mp4"), context);
+    const json& result = answer["results"][0]["result"];
+    ASSERT_EQ(result.size(), 1u) << "the region " << name << " was not answered: " << answer.dump();
+    EXPECT_EQ(result[0]["id"], "drawn") << name;
+    EXPECT_EQ(result[0]["value"]["labels"], json::array({"Car"})) << name;
+    ASSERT_GE(result[0]["value"]["sequence"].size(), 1u) << name;
+    EXPECT_EQ(result[0]["value"]["sequence"][0], keyframe) << name << ": its keyframe as drawn";
+  }
+}
+
+// A keyframe past the video's end names the region and the video's true length (the count of the
+// frames after the keyframe was given: "(it has 0)").
+TEST_F(LabelStudioVideo, AKeyframePastTheEndIsRefusedWithTheVideosLength) {
+  json on_red = truth("red", 0);
+  on_red.update({{"frame", 1}, {"enabled", true}, {"rotation", 0}, {"time", 0.1}});
+  for (const std::int64_t frame : {std::int64_t{kFrames} + 1, std::int64_t{1000000}}) {
+    json past = on_red;
+    past["frame"] = frame;
+    const json alone = {{"result", json::array({{{"id", "a"}, {"type", "videorectangle"}, {"value", {{"sequence", {past}}}}}})}};
+    const json refused = predict(task("/data/upload/1/clip.mp4"), alone, 400);
+    EXPECT_EQ(refused["error"]["code"], "invalid_context") << refused.dump();
+    const std::string message = refused["error"]["message"];
+    EXPECT_NE(message.find("no frame " + std::to_string(frame) + " (it has " + std::to_string(kFrames) + ")"), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("params.context.result[0]"), std::string::npos) << message;
+    // Beside a region the video has: the one past the end is still named.
+    const json beside = {{"result", json::array({{{"id", "a"}, {"type", "videorectangle"}, {"value", {{"sequence", {on_red}}}}},
+                                                 {{"id", "b"}, {"type", "videorectangle"}, {"value", {{"sequence", {past}}}}}})}};
+    const json named = predict(task("/data/upload/1/clip.mp4"), beside, 400);
+    EXPECT_NE(named.dump().find("params.context.result[1]"), std::string::npos) << named.dump();
+  }
+}
+
+// A <Video> project without the <VideoRectangle> sam3 answers in: the message says what to add
+// (it said "the label config has no <Image> tag").
+TEST_F(LabelStudioVideo, AVideoConfigWithoutAVideoRectangleSaysWhatToAdd) {
+  const std::string config = R"(<View>
+  <Labels name="videoLabels" toName="video"><Label value="Car"/></Labels>
+  <Video name="video" value="$video" framerate="10.0"/>
+</View>)";
+  httplib::Client c("127.0.0.1", server_->port());
+  for (const auto& [path, body] : {std::pair<std::string, json>{"/setup", {{"project", "1.1700000000"}, {"schema", config}}},
+                                   {"/predict", {{"tasks", task("/data/upload/1/clip.mp4")}, {"label_config", config}}}}) {
+    auto r = c.Post(path, body.dump(), "application/json");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400) << path << ": " << r->body;
+    const json error = json::parse(r->body, nullptr, false)["error"];
+    EXPECT_EQ(error["code"], "unsupported_label_config") << path;
+    const std::string message = error["message"];
+    EXPECT_EQ(message.find("no <Image>"), std::string::npos) << path << ": " << message;
+    EXPECT_NE(message.find("<VideoRectangle name=\"box\" toName=\"video\"/>"), std::string::npos) << path << ": " << message;
+  }
 }
 
 TEST_F(LabelStudioVideo, ConnectingAVideoProjectIsAccepted) {
@@ -240,6 +324,7 @@ TEST_F(LabelStudioVideo, AVideoProjectOnAServerWithoutTheVideoBundleSaysWhatItNe
   ASSERT_GT(image_only->port(), 0);
   const json refused = predict(task("/data/upload/1/clip.mp4"), nullptr, 400, image_only);
   EXPECT_EQ(refused["error"]["code"], "no_video_model") << refused.dump();
+  EXPECT_EQ(image_only->stop(SIGTERM), 0);
   delete image_only;
 }
 

@@ -6,7 +6,9 @@
 #include <atomic>
 #include <chrono>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 
 #include "sam3/base64.h"
@@ -234,6 +236,41 @@ TEST(ServerLifecycle, NonLocalBindNeedsAKey) {
   const auto r = sam3::test::run_command(kSam3 + " serve --models " + models() + " --host 0.0.0.0 --port 0");
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_NE(r.err.find("--api-key"), std::string::npos) << r.err;
+}
+
+// `sam3 serve --help`: every option has its line of description, and the labeling tools' options
+// say which tool they are for (a new user read "MB of that one client (a peer address) may hold" and
+// "Seconds another client's session must be unused ..." as saying nothing).
+TEST(ServerLifecycle, HelpDescribesEveryOptionOnItsOwn) {
+  const auto r = sam3::test::run_command(kSam3 + " serve --help");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::map<std::string, std::string> described;  // option -> its description
+  std::istringstream lines(r.out);
+  std::string line, pending;
+  while (std::getline(lines, line)) {
+    if (!pending.empty()) {  // CLI11 puts a long header's description on the next line
+      described[pending] = line.substr(std::min(line.size(), line.find_first_not_of(' ')));
+      pending.clear();
+      continue;
+    }
+    if (!line.starts_with("  -")) continue;
+    const std::string option = line.substr(2, line.find_first_of(" ,", 2) - 2);
+    const size_t gap = line.find("  ", 2);
+    if (gap == std::string::npos)
+      pending = option;
+    else
+      described[option] = line.substr(std::min(line.size(), line.find_first_not_of(' ', gap)));
+  }
+  ASSERT_GT(described.size(), 30u) << r.out;
+  for (const auto& [option, text] : described) EXPECT_GE(text.size(), 8u) << option << " has no description: \"" << text << "\"";
+  for (const auto& [option, tool] : std::vector<std::pair<std::string, std::string>>{{"--label-studio-video-frames", "Label Studio"},
+                                                                                     {"--cvat-tracker-memory", "CVAT"},
+                                                                                     {"--cvat-tracker-client-memory", "CVAT"},
+                                                                                     {"--cvat-tracker-sessions", "CVAT"},
+                                                                                     {"--cvat-tracker-idle", "CVAT"}}) {
+    ASSERT_TRUE(described.count(option)) << option << " is not in: " << r.out;
+    EXPECT_NE(described[option].find(tool), std::string::npos) << option << ": " << described[option];
+  }
 }
 
 TEST(ServerLifecycle, ServesThePageAndTheOpenApiDescription) {

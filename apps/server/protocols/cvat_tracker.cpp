@@ -31,15 +31,26 @@ std::string megabytes(std::uint64_t bytes) { return std::to_string((bytes + (1u 
 
 }  // namespace
 
-ApiError CvatTracker::refusal_error(TrackerSessions::Refusal refusal, size_t objects, std::uint64_t bytes,
+ApiError CvatTracker::refusal_error(TrackerSessions::Refusal refusal, size_t objects, int buckets, std::uint64_t bytes,
                                     const std::string& client) const {
   const TrackerBudget& b = sessions_.budget();
   const std::string session = "a tracking session of " + std::to_string(objects) + " object" + (objects == 1 ? "" : "s") + " needs " +
                               megabytes(bytes) + " of memory once its memory bank is full";
   if (refusal == TrackerSessions::Refusal::kOverClientShare) {
+    // The session alone is over the client's share (never above the whole budget; the client's own
+    // older sessions are dropped as needed, so finishing them would not help): say the share, and
+    // what the client can do (fewer objects only when they fill several groups and one group fits:
+    // one object, or two in one group, need the same) and what the operator can.
+    const std::uint64_t group = buckets > 1 ? bytes / static_cast<std::uint64_t>(buckets) : bytes;
+    const std::string fewer = buckets > 1 && group <= b.client_bytes
+                                  ? "track fewer objects at once (they are tracked in " + std::to_string(buckets) + " groups of about " +
+                                        megabytes(group) + " each), or "
+                                  : "";
+    const std::string flags = "--cvat-tracker-client-memory" + std::string(bytes > b.total_bytes ? " and --cvat-tracker-memory" : "");
     return ApiError(429, "tracker_memory_exceeded",
-                    session + ", more than one client may hold (" + megabytes(b.client_bytes) +
-                        ", sam3 serve --cvat-tracker-client-memory); start tracking fewer objects at once, or raise the share");
+                    session + ", more than one client's share of " + megabytes(b.client_bytes) +
+                        " (sam3 serve --cvat-tracker-client-memory) holds, even with none of its other sessions kept; " + fewer +
+                        "have the server's operator raise sam3 serve " + flags + " to at least " + megabytes(bytes));
   }
   return ApiError(503, "tracker_memory_full",
                   session + " but the tracker's memory (" + megabytes(b.total_bytes) +
@@ -100,7 +111,11 @@ HttpResponse CvatTracker::track(Api& api, const HttpRequest& req) {
   api.check_objects(shapes.size(), "the tracker's shapes");
   const auto model = api.ready_model();
   if (!model->tracks_video()) {
-    throw ApiError(400, "no_video_model", "sam3-tracker needs SAM 3.1's video bundle (ailia-models) as sam3 serve --models");
+    // Not deployed here (nor listed): Nuclio answers 404 for a function it does not have.
+    throw ApiError(404, "no_video_model",
+                   "no function sam3-tracker on this server: it needs SAM 3.1's video bundle (ailia-models) as sam3 serve --models; "
+                   "this server holds " +
+                       std::string(model->layout().id()) + " (GET /api/functions lists its functions)");
   }
   ImageLoadOptions load;
   load.max_pixels = api.options().max_pixels;
@@ -169,9 +184,10 @@ HttpResponse CvatTracker::track(Api& api, const HttpRequest& req) {
       frame->index = 0;
       started->tracker->push(*frame);  // the objects' first memories; CVAT keeps its own rectangles here
       started->next_index = 1;
-      const std::uint64_t bytes = started->tracker->stats().memory_bank_limit_bytes;
+      const VideoTrackerStats stats = started->tracker->stats();
+      const std::uint64_t bytes = stats.memory_bank_limit_bytes;
       const auto added = sessions_.add(std::move(started), client, bytes);
-      if (added.id.empty()) throw refusal_error(added.refusal, starting.size(), bytes, client);
+      if (added.id.empty()) throw refusal_error(added.refusal, starting.size(), stats.buckets, bytes, client);
       started_id = added.id;
     }
     try {

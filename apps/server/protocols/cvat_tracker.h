@@ -32,7 +32,10 @@ class CvatTracker {
  private:
   HttpResponse track(Api& api, const HttpRequest& req);
   // The answer to a session the budget refused: 429 over the client's share, 503 when full.
-  ApiError refusal_error(TrackerSessions::Refusal refusal, size_t objects, std::uint64_t bytes, const std::string& client) const;
+  // `buckets`: the groups the session's objects are tracked in (its bytes are about that many
+  // groups' worth; fewer objects help only when one group fits the client's share).
+  ApiError refusal_error(TrackerSessions::Refusal refusal, size_t objects, int buckets, std::uint64_t bytes,
+                         const std::string& client) const;
   TrackerSessions sessions_;
 };
 

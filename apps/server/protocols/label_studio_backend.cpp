@@ -143,6 +143,16 @@ class TemporaryVideo {
   TemporaryVideo& operator=(const TemporaryVideo&) = delete;
   std::string path() const { return (dir_ / "video").string(); }
 
+  // `message` with this copy's paths replaced by `name`: a client is told of its task's video,
+  // never of the server's private files.
+  std::string named(std::string message, const std::string& name) const {
+    for (const std::string& own : {path(), dir_.string()}) {
+      for (size_t at = message.find(own); at != std::string::npos; at = message.find(own, at + name.size()))
+        message.replace(at, own.size(), name);
+    }
+    return message;
+  }
+
  private:
   std::filesystem::path dir_;
 };
@@ -245,15 +255,22 @@ class LabelStudioBackend {
                        "task " + std::to_string(id) + " has no \"" + config.data_key + "\" in its data; the label config's <Video name=\"" +
                            config.video_name + "\" value=\"$" + config.data_key + "\"> must name the task's video key");
       }
-      auto video =
-          std::make_shared<TemporaryVideo>(images_.fetch(data[config.data_key].get_ref<const std::string&>(), id, project, budget));
-      auto regions = api_.run_on_worker(req, [model, config, job, video](const JobStop& stop) {
+      const std::string& ref = data[config.data_key].get_ref<const std::string&>();
+      auto video = std::make_shared<TemporaryVideo>(images_.fetch(ref, id, project, budget));
+      // The task's video as the task names it (a data: URI by its kind only).
+      std::string name = "task " + std::to_string(id) + "'s video ";
+      if (ref.starts_with("data:"))
+        name += "(its data: URI)";
+      else
+        name.append("\"").append(ref, 0, 200).append("\"");
+      const double framerate = label_studio_framerate(config, data);
+      auto regions = api_.run_on_worker(req, [model, config, job, video, name, framerate](const JobStop& stop) {
         try {
-          return track_video_task(model, config, job, video->path(), stop.stopping(VideoTrackerOptions{}));
+          return track_video_task(model, config, job, video->path(), framerate, stop.stopping(VideoTrackerOptions{}));
         } catch (const Error& e) {
           if (e.code() == ErrorCode::kCancelled) throw;
           // The video itself is bad (not a video FFmpeg reads, a box off its frame): the task's fault.
-          throw ApiError(400, "invalid_video", "task's video: " + std::string(e.what()));
+          throw ApiError(400, "invalid_video", video->named(e.what(), name));
         }
       });
       results.push_back({{"model_version", api_.model_version()}, {"score", 0.0}, {"result", std::move(regions)}});

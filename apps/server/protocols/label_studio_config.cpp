@@ -88,7 +88,10 @@ LabelConfig parse_label_config(const std::string& xml) {
   }
   if (config.image_name.empty()) {
     throw ApiError(400, "unsupported_label_config",
-                   images.empty()     ? "the label config has no <Image> tag; sam3 segments images, " + std::string(kDocs)
+                   images.empty()
+                       ? "the label config has no <Image> tag; sam3 segments images (and tracks a <Video> with a <VideoRectangle> "
+                         "on SAM 3.1's bundle), " +
+                             std::string(kDocs)
                    : controls.empty() ? "the label config has no <BrushLabels>, <PolygonLabels> or <RectangleLabels> control; add "
                                         "one with toName set to the Image's name, " +
                                             std::string(kDocs)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <pugixml.hpp>
 
@@ -29,8 +30,13 @@ double percent(const json& item, const char* key, const std::string& where) {
 
 double round2(double v) { return std::round(v * 100.0) / 100.0; }
 
-// A box in percent of the frame, as Label Studio's sequence items hold it.
-json sequence_item(std::int64_t index, double time_s, const Box& box, int width, int height, bool enabled) {
+// Seconds to the microsecond, which is all a frame's time needs: written as the shortest decimal
+// that reads back (frame 3 at 10 fps is 0.3, where the stream's 3 x 0.1 was 0.30000000000000004).
+double microseconds(double s) { return std::round(s * 1e6) / 1e6; }
+
+// A box in percent of the frame, as Label Studio's sequence items hold it; its time is the frame
+// (from 1) over the editor's frame rate, as Label Studio's editor writes it (VideoRegion serialize).
+json sequence_item(std::int64_t index, double framerate, const Box& box, int width, int height, bool enabled) {
   return {{"frame", index + 1},
           {"x", round2(100.0 * box.x0 / width)},
           {"y", round2(100.0 * box.y0 / height)},
@@ -38,7 +44,33 @@ json sequence_item(std::int64_t index, double time_s, const Box& box, int width,
           {"height", round2(100.0 * (box.y1 - box.y0) / height)},
           {"enabled", enabled},
           {"rotation", 0},
-          {"time", time_s}};
+          {"time", microseconds(static_cast<double>(index + 1) / framerate)}};
+}
+
+// An attribute by name, whatever its case (Label Studio reads frameRate as framerate).
+std::string attribute_ci(const pugi::xml_node& node, const char* name) {
+  for (const auto& a : node.attributes())
+    if (to_lower(a.name()) == name) return a.value();
+  return "";
+}
+
+// "the video has no frame 41 (it has 40)", naming the keyframe that asked for it.
+ApiError no_such_frame(const std::string& where, std::int64_t frame, std::int64_t frames) {
+  return ApiError(400, "invalid_context",
+                  where + " is a keyframe on frame " + std::to_string(frame) + ", but the video has no frame " + std::to_string(frame) +
+                      " (it has " + std::to_string(frames) +
+                      "): Label Studio's frames must be the video's own; check the <Video> "
+                      "tag's framerate against the video's");
+}
+
+// The frames in the video at `path`: its container's count (or estimate), else (or when that
+// proved wrong) counted by decoding: only when a keyframe past the end needs the number said.
+std::int64_t count_frames(const std::string& path, bool trust_container) {
+  auto source = open_video_file(path);
+  if (trust_container && source->info().frame_count > 0) return source->info().frame_count;
+  std::int64_t n = 0;
+  while (source->next()) ++n;
+  return n;
 }
 
 }  // namespace
@@ -47,6 +79,7 @@ std::optional<VideoLabelConfig> parse_video_label_config(const std::string& xml)
   pugi::xml_document doc;
   if (xml.empty() || !doc.load_buffer(xml.data(), xml.size())) return std::nullopt;  // the image parser says what is wrong
   std::vector<pugi::xml_node> videos, boxes, labels, text_areas;
+  bool images = false;
   for (const pugi::xpath_node& found : doc.select_nodes("//*")) {
     const pugi::xml_node node = found.node();
     const std::string tag = tag_of(node);
@@ -58,8 +91,25 @@ std::optional<VideoLabelConfig> parse_video_label_config(const std::string& xml)
       labels.push_back(node);
     else if (tag == "textarea")
       text_areas.push_back(node);
+    else if (tag == "image")
+      images = true;
   }
-  if (boxes.empty()) return std::nullopt;
+  if (boxes.empty()) {
+    // A video project sam3 could answer but for its boxes (an image config goes to the image parser).
+    for (const auto& video : videos) {
+      const std::string name = video.attribute("name").as_string(), value = video.attribute("value").as_string();
+      if (images || name.empty() || !value.starts_with("$")) continue;
+      throw ApiError(400, "unsupported_label_config",
+                     "the label config's <Video name=\"" + name +
+                         "\"> has no <VideoRectangle> on it: sam3 answers a video project "
+                         "with boxes tracked through the frames; add <VideoRectangle name=\"box\" toName=\"" +
+                         name + "\"/> (and <Labels name=\"videoLabels\" toName=\"" + name +
+                         "\"> with a <Label value=\"...\"/> for each "
+                         "object, its predicted_values the words sam3 looks for), " +
+                         std::string(kDocs));
+    }
+    return std::nullopt;
+  }
   VideoLabelConfig config;
   for (const auto& box : boxes) {
     for (const auto& video : videos) {
@@ -70,6 +120,7 @@ std::optional<VideoLabelConfig> parse_video_label_config(const std::string& xml)
       config.video_name = video.attribute("name").as_string();
       config.data_key = value.substr(1);
       config.box_name = box.attribute("name").as_string();
+      config.framerate = attribute_ci(video, "framerate");
     }
   }
   if (config.video_name.empty()) {
@@ -91,6 +142,25 @@ std::optional<VideoLabelConfig> parse_video_label_config(const std::string& xml)
     if (node.attribute("toName").as_string() == config.video_name) config.text_areas.push_back(node.attribute("name").as_string());
   }
   return config;
+}
+
+double label_studio_framerate(const VideoLabelConfig& config, const json& task_data) {
+  json value = config.framerate;
+  if (config.framerate.starts_with("$")) {  // a task data key, as the editor's parseValue reads it
+    const std::string key = config.framerate.substr(1);
+    value = task_data.is_object() && task_data.contains(key) ? task_data[key] : json();
+  }
+  double rate = 0;
+  if (value.is_number()) {
+    rate = value.get<double>();
+  } else if (value.is_string()) {
+    const std::string text(trim(value.get_ref<const std::string&>()));
+    char* end = nullptr;
+    rate = text.empty() ? 0 : std::strtod(text.c_str(), &end);
+    if (end && *end != '\0') rate = 0;  // Number("25fps") is NaN
+  }
+  if (!std::isfinite(rate) || rate <= 0) return 24.0;
+  return rate < 1 ? 1 / rate : rate;
 }
 
 VideoJob read_video_job(const VideoLabelConfig& config, const json& context, std::int64_t after) {
@@ -117,6 +187,7 @@ VideoJob read_video_job(const VideoLabelConfig& config, const json& context, std
       // The latest enabled keyframe is the box the object starts from.
       const json* latest = nullptr;
       std::int64_t latest_frame = 0;
+      std::string latest_at;
       for (size_t k = 0; k < value["sequence"].size(); ++k) {
         const json& key = value["sequence"][k];
         const std::string at = where + ".value.sequence[" + std::to_string(k) + "]";
@@ -128,11 +199,13 @@ VideoJob read_video_job(const VideoLabelConfig& config, const json& context, std
         if (!latest || key["frame"].get<std::int64_t>() >= latest_frame) {
           latest = &key;
           latest_frame = key["frame"].get<std::int64_t>();
+          latest_at = at;
         }
       }
       if (!latest) throw ApiError(400, "invalid_context", where + ".value.sequence has no enabled keyframe to track from");
       const std::string at = where + ".value.sequence";
       VideoJob::Boxed boxed{item,
+                            latest_at,
                             latest_frame - 1,
                             percent(*latest, "x", at),
                             percent(*latest, "y", at),
@@ -189,10 +262,16 @@ VideoJob read_video_job(const VideoLabelConfig& config, const json& context, std
 }
 
 json track_video_task(const std::shared_ptr<const Model>& model, const VideoLabelConfig& config, const VideoJob& job,
-                      const std::string& path, VideoTrackerOptions options) {
+                      const std::string& path, double framerate, VideoTrackerOptions options) {
   auto source = open_video_file(path, {.start_index = job.first_frame});
   const VideoInfo info = source->info();
   const int width = info.width, height = info.height;
+  // The video's frames: the source counts those from the first tracked one on (none when that
+  // one is past the end, and 0 when the container says nothing: then they are counted).
+  std::int64_t frames_count = info.frame_count > 0 ? job.first_frame + info.frame_count : 0;
+  if (frames_count == 0 && job.first_frame > 0) frames_count = count_frames(path, true);
+  for (const auto& b : job.boxed)
+    if (frames_count > 0 && b.frame >= frames_count) throw no_such_frame(b.where, b.frame + 1, frames_count);
   VideoPrompts prompts;
   prompts.texts = job.texts;
   for (const auto& b : job.boxed) {
@@ -210,7 +289,7 @@ json track_video_task(const std::shared_ptr<const Model>& model, const VideoLabe
     Box last_box;
   };
   std::map<int, Track> tracks;
-  std::int64_t frames = 0;
+  std::int64_t frames = 0, last_index = -1;
   double last_time = 0;
   const auto take = [&](const std::vector<VideoFrameResult>& results) {
     for (const auto& r : results) {
@@ -219,57 +298,74 @@ json track_video_task(const std::shared_ptr<const Model>& model, const VideoLabe
         Track& t = entry.second;
         if (t.last_seen == r.index - 1 &&
             std::none_of(r.objects.begin(), r.objects.end(), [&](const TrackedObject& o) { return o.id == id; }))
-          t.sequence.push_back(sequence_item(r.index, r.time_s, t.last_box, width, height, false));
+          t.sequence.push_back(sequence_item(r.index, framerate, t.last_box, width, height, false));
       }
       for (const auto& o : r.objects) {
         Track& t = tracks[o.id];
         t.prompt = o.prompt;
         t.last_seen = r.index;
         t.last_box = o.box;
-        t.sequence.push_back(sequence_item(r.index, r.time_s, o.box, width, height, true));
+        t.sequence.push_back(sequence_item(r.index, framerate, o.box, width, height, true));
       }
     }
   };
+  bool ended = true;  // the video ended before the last frame to track
   while (auto frame = source->next()) {
-    if (frame->index > job.last_frame) break;
+    if (frame->index > job.last_frame) {
+      ended = false;
+      break;
+    }
     take(tracker.push(*frame));
     ++frames;
+    last_index = frame->index;
     last_time = frame->time_s;
   }
+  if (ended && frames_count == 0) frames_count = last_index + 1;  // counted to the end
+  // A container's count can be wrong (an estimate from its duration): the frames decoded say last.
+  for (const auto& b : job.boxed)
+    if (ended && b.frame > last_index) throw no_such_frame(b.where, b.frame + 1, frames > 0 ? last_index + 1 : count_frames(path, false));
   if (frames == 0) {
     throw ApiError(400, "invalid_context",
-                   "the video has no frame " + std::to_string(job.first_frame + 1) + " (it has " + std::to_string(info.frame_count) + ")");
+                   "the video has no frame " + std::to_string(job.first_frame + 1) + " (it has " + std::to_string(frames_count) + ")");
   }
   take(tracker.finish());
-  // The source counts the frames it yields from the first tracked one on.
-  const std::int64_t frames_count = info.frame_count > 0 ? job.first_frame + info.frame_count : job.first_frame + frames;
+  if (frames_count == 0) frames_count = job.first_frame + frames;
   const double fps = info.fps > 0 ? info.fps : (last_time > 0 ? frames / last_time : 25.0);
-  json results = json::array();
-  const size_t texts = job.texts.size();
-  for (auto& [id, t] : tracks) {
-    json region;
-    json value = {{"framesCount", frames_count}, {"duration", frames_count / fps}};
-    if (t.prompt >= 0 && static_cast<size_t>(t.prompt) >= texts) {
-      // A boxed region: its own keyframes, then the tracked frames after its keyframe.
-      const auto& boxed = job.boxed.at(static_cast<size_t>(t.prompt) - texts);
-      region = boxed.region;
-      json sequence = boxed.region["value"]["sequence"];
-      for (auto& item : t.sequence)
-        if (item["frame"].get<std::int64_t>() > boxed.frame + 1) sequence.push_back(std::move(item));
-      value["sequence"] = std::move(sequence);
-      const json& old = boxed.region["value"];
-      for (const char* key : {"labels", "videorectangle"})
-        if (old.contains(key)) value[key] = old[key];
-    } else {
-      region = {{"id", "sam3-track-" + std::to_string(id)}, {"origin", "prediction"}};
-      value["sequence"] = std::move(t.sequence);
-      value["labels"] = {job.text_labels.at(static_cast<size_t>(t.prompt))};
-    }
+  const json common = {{"framesCount", frames_count}, {"duration", microseconds(static_cast<double>(frames_count) / fps)}};
+  const auto finish = [&](json region, json value) {
     region["from_name"] = config.box_name;
     region["to_name"] = config.video_name;
     region["type"] = "videorectangle";
     region["value"] = std::move(value);
-    results.push_back(std::move(region));
+    return region;
+  };
+  json results = json::array();
+  const size_t texts = job.texts.size();
+  // Every boxed region, in the context's order: as sent (its id, labels and keyframes), with the
+  // frames its object was tracked on after its keyframe; as sent when none was.
+  for (size_t k = 0; k < job.boxed.size(); ++k) {
+    const auto& boxed = job.boxed[k];
+    const json& old = boxed.region["value"];
+    json value = common;
+    value["sequence"] = old["sequence"];
+    for (auto& entry : tracks) {
+      Track& t = entry.second;
+      if (t.prompt < 0 || static_cast<size_t>(t.prompt) != texts + k) continue;
+      for (auto& item : t.sequence)
+        if (item["frame"].get<std::int64_t>() > boxed.frame + 1) value["sequence"].push_back(std::move(item));
+      break;  // one object a box
+    }
+    for (const char* key : {"labels", "videorectangle"})
+      if (old.contains(key)) value[key] = old[key];
+    results.push_back(finish(boxed.region, std::move(value)));
+  }
+  // The texts' instances, each its own region.
+  for (auto& [id, t] : tracks) {
+    if (t.prompt < 0 || static_cast<size_t>(t.prompt) >= texts) continue;
+    json value = common;
+    value["sequence"] = std::move(t.sequence);
+    value["labels"] = {job.text_labels.at(static_cast<size_t>(t.prompt))};
+    results.push_back(finish({{"id", "sam3-track-" + std::to_string(id)}, {"origin", "prediction"}}, std::move(value)));
   }
   return results;
 }

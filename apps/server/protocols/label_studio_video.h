@@ -21,19 +21,27 @@ struct VideoLabelConfig {
   std::string video_name;               // the Video tag's name (regions' to_name)
   std::string data_key;                 // the task data key of its video ("$video" -> "video")
   std::string box_name;                 // the VideoRectangle's name (regions' from_name)
+  std::string framerate;                // the Video tag's framerate as written ("25.0", "$fps"; empty: Label Studio's 24)
   std::vector<LabelValue> labels;       // the Labels on the video: values and their predicted_values
   std::vector<std::string> text_areas;  // TextArea names on the video (an annotator's prompt)
 };
 
-// The video part of a label config: nullopt when no <VideoRectangle> names a <Video> whose value
-// is a task key (an image project). Throws ApiError(400) for a video config sam3 cannot answer.
+// The video part of a label config: nullopt for an image project (no <VideoRectangle>, and an
+// <Image> or no <Video>). Throws ApiError(400) for a video config sam3 cannot answer: one whose
+// <VideoRectangle> names no <Video>, or a <Video> without <VideoRectangle> (the message shows it).
 std::optional<VideoLabelConfig> parse_video_label_config(const std::string& xml);
+
+// The frame rate Label Studio's editor counts a task's keyframes with: the Video tag's framerate
+// (or the task data it names, "$fps"), read as the editor reads it (24 when absent or not a
+// number, 1/x below 1).
+double label_studio_framerate(const VideoLabelConfig& config, const nlohmann::ordered_json& task_data);
 
 // What to track in one task's video: the boxes of the context's videorectangle regions (each on
 // its latest keyframe), or texts with the label each one's instances get.
 struct VideoJob {
   struct Boxed {
     nlohmann::ordered_json region;               // the context's region, answered with its sequence extended
+    std::string where;                           // that keyframe in the request, for messages
     std::int64_t frame = 0;                      // its latest keyframe, from 0
     double x = 0, y = 0, width = 0, height = 0;  // that keyframe's box, percent
   };
@@ -48,8 +56,12 @@ struct VideoJob {
 VideoJob read_video_job(const VideoLabelConfig& config, const nlohmann::ordered_json& context, std::int64_t after);
 
 // Tracks the job through the video file at `path` with the SAM 3.1 model and returns Label
-// Studio's result list (videorectangle regions). `options` carry the worker's stop.
+// Studio's result list (videorectangle regions): every boxed region of the context, in its order,
+// as sent with the tracked frames appended (as sent when nothing was tracked), then the texts'
+// tracks. Keyframe times are frame / `framerate` (label_studio_framerate), as the editor writes
+// them. Throws ApiError(400, "invalid_context") for a keyframe past the video's last frame.
+// `options` carry the worker's stop.
 nlohmann::ordered_json track_video_task(const std::shared_ptr<const Model>& model, const VideoLabelConfig& config, const VideoJob& job,
-                                        const std::string& path, VideoTrackerOptions options);
+                                        const std::string& path, double framerate, VideoTrackerOptions options);
 
 }  // namespace sam3::server::label_studio
