@@ -48,6 +48,11 @@ std::vector<ExecutionProvider> execution_providers(const ModelSelection& selecti
 std::filesystem::path resolve_model_dir(const ModelSelection& selection) {
   if (!selection.dir.empty()) return selection.dir;
   if (const char* env = std::getenv("SAM3_MODELS"); env && *env) return env;
+  if (!selection.registry_default) {  // the registry's default is an image model: a download that could not be used
+    throw Error(ErrorCode::kModelNotFound,
+                "video tracking runs SAM 3.1's ONNX bundle as ailia-models publishes it; give its folder with --models DIR "
+                "or $SAM3_MODELS (docs/video.md says where its files are)");
+  }
   const ModelStore store(hub_options_from_environment());
   const RegistryEntry& entry = default_registry_entry();
   if (store.state(entry) == ModelState::kComplete) return store.model_dir(entry);

@@ -18,6 +18,7 @@ struct ModelSelection {
   bool offline = false;
   std::vector<std::string> providers;  // --provider, as given (each checked when parsed)
   std::string precision = "exact";     // --precision
+  bool registry_default = true;        // false: no --models and no $SAM3_MODELS is an error, not a download
 };
 
 void add_model_options(CLI::App& cmd, ModelSelection& selection);

@@ -44,7 +44,7 @@ int track_videos(const fs::path& folder, const fs::path& out, const TrackJob& jo
       if (e.code() == ErrorCode::kCancelled) {
         std::printf("%zu videos: %d tracked, %d already done, %d failed, interrupted -> %s\n", mine.size(), tracked, done, failed,
                     out.c_str());
-        return 130;
+        return error_traits(ErrorCode::kCancelled).exit_code;
       }
       std::fprintf(stderr, "%s: %s\n", mine[i].name.c_str(), e.what());
       ++failed;

@@ -50,13 +50,15 @@ int run_track(TrackArgs& a) {
   if (videos) return track_videos(a.video, a.out, job, k, n);
   try {
     const auto s = track_video(a.video, a.out, job);
-    std::printf("%s: %lld frames%s -> %s\n", fs::path(a.video).filename().c_str(), static_cast<long long>(s.frames), s.resumed().c_str(),
+    fs::path shown = fs::absolute(a.video).lexically_normal();  // "frames/" and "./frames/." name their folder
+    if (!shown.has_filename()) shown = shown.parent_path();
+    std::printf("%s: %lld frames%s -> %s\n", shown.filename().c_str(), static_cast<long long>(s.frames), s.resumed().c_str(),
                 a.out.c_str());
   } catch (const Error& e) {
-    if (e.code() == ErrorCode::kCancelled) {
-      std::fprintf(stderr, "interrupted: run the same command again to continue from the last checkpoint\n");
-    }
-    throw;
+    if (e.code() != ErrorCode::kCancelled) throw;
+    // Ctrl-C or SIGTERM: the hint alone, not an error line naming the graph that was stopped.
+    std::fprintf(stderr, "interrupted: run the same command again to continue from the last checkpoint\n");
+    return error_traits(ErrorCode::kCancelled).exit_code;
   }
   return kOk;
 }
@@ -69,6 +71,8 @@ void add_track_command(CLI::App& app, Runner& run) {
                                  "Track every instance of a text prompt, or clicked/boxed objects, through a video "
                                  "(SAM 3.1's ONNX bundle)");
   add_model_options(*cmd, args->models);
+  args->models.registry_default = false;
+  cmd->get_option("--models")->description("SAM 3.1's bundle folder (ailia-models' files, docs/video.md); default $SAM3_MODELS");
   cmd->add_option("video", args->video,
                   "Video file (anything FFmpeg decodes), folder of frames (images in natural order) "
                   "or folder of video files (one sub-folder of --out each)")

@@ -43,7 +43,9 @@ class FolderSource final : public FrameSource {
         skipped_before_first_.insert(i);
       }
     }
-    info_.name = folder.filename().empty() ? folder.parent_path().filename().string() : folder.filename().string();
+    fs::path named = fs::absolute(folder).lexically_normal();  // "frames/", "./frames/." and "." name their folder
+    if (!named.has_filename()) named = named.parent_path();
+    info_.name = named.filename().string();
     info_.width = first_->width;
     info_.height = first_->height;
     info_.fps = options_.fps > 0 ? options_.fps : 25.0;

@@ -163,6 +163,19 @@ TEST(TrackRerunCli, AMistypedBoxOrPointLeavesAPartialRunAsItWas) {
   }
 }
 
+// A new user's finding (session 16): without --models, sam3 track began to download the
+// registry's default model (887 MB, an image model it cannot track with).
+TEST(TrackRerunCli, WithoutModelsItSaysWhichBundleItNeedsAndDownloadsNothing) {
+  const auto dir = sam3::test::fresh_test_dir("sam3_track_rerun");
+  write_frames(dir / "clip", 2);
+  const auto r = run_command("env -u SAM3_MODELS HOME=" + quote(dir.string()) + " " + std::string(SAM3_CLI_PATH) + " track " +
+                             quote((dir / "clip").string()) + " --prompt car --offline --out " + quote((dir / "out").string()));
+  EXPECT_EQ(r.exit_code, 4) << r.err;
+  EXPECT_NE(r.err.find("video tracking runs SAM 3.1's ONNX bundle"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("download"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "out"));
+}
+
 // Issue 42 item 10: a 729-byte GIF declaring 15000x15000 ended in std::bad_alloc at 8.4 GB,
 // exit 1, "unexpected failure" naming no file. Here under a 4 GB address-space limit (as a
 // Slurm job's memory limit would be).

@@ -172,6 +172,12 @@ TEST_F(Cvat, ErrorsAreTheStatusCodesCvatRelays) {
   ASSERT_TRUE(tracker);
   EXPECT_EQ(tracker->status, 404) << tracker->body;
   EXPECT_NE(tracker->body.find("video bundle"), std::string::npos) << tracker->body;
+  // The same for the interactor on a server without an interactive model (it answered 400).
+  const auto interactor = c.Post("/api/function_invocations", cvat_headers("sam3-interactor"),
+                                 json{{"image", sam3::base64_encode(png_)}, {"pos_points", {{4, 4}}}}.dump(), "application/json");
+  ASSERT_TRUE(interactor);
+  EXPECT_EQ(interactor->status, 404) << interactor->body;
+  EXPECT_NE(interactor->body.find("--interactive-models"), std::string::npos) << interactor->body;
   EXPECT_EQ(invoke(cvat_headers("sam3-detector"), json{{"image", "bm90IGFuIGltYWdl"}}.dump()), 415) << "not an image";
   EXPECT_EQ(invoke(cvat_headers("sam3-detector"), json{{"image", 7}}.dump()), 400);
   EXPECT_EQ(invoke(cvat_headers("sam3-detector"), json{{"image", sam3::base64_encode(png_)}, {"threshold", 3}}.dump()), 400);

@@ -319,7 +319,15 @@ void add_cvat_routes(Api& api, const std::vector<CvatLabel>& labels, TrackerBudg
                  [&api, shared, tracker](const HttpRequest& req) {
                    const std::string name = req.header("x-nuclio-function-name");
                    if (name.empty()) return nuclio_error(400, "Function name must be provided");
-                   if (name == kCvatInteractor) return interact(api, req);
+                   if (name == kCvatInteractor) {
+                     // Not deployed here (nor listed): Nuclio answers 404 for a function it does not have.
+                     if (!api.has_click_model()) {
+                       return nuclio_error(404,
+                                           "no function sam3-interactor on this server: it needs an interactive model "
+                                           "(sam3 serve --interactive-models DIR)");
+                     }
+                     return interact(api, req);
+                   }
                    if (name == kCvatTracker) return tracker->invoke(api, req);
                    if (name != kCvatDetector || shared->empty()) {
                      return nuclio_error(404, "no function \"" + name + "\" here; GET /api/functions lists them");
