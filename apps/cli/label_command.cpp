@@ -64,23 +64,25 @@ struct LabelArgs {
 // A folder of videos, as `sam3 track FOLDER` does it (the same job, shards and skipping of
 // finished videos), so that a Slurm array of `sam3 label --video --shard K/N` labels many videos.
 int run_videos(const LabelArgs& a) {
+  // Options that do not go together are usage errors (exit 2), as sam3 track's.
+  const auto usage = [](const std::string& message) {
+    print_error(message);
+    return kUsage;
+  };
   if (a.inputs.size() != 1) {
-    throw Error(ErrorCode::kInvalidArgument, "--video takes one folder of video files, got " + std::to_string(a.inputs.size()) +
-                                                 " inputs (sam3 track VIDEO for one video)");
+    return usage("--video takes one folder of video files, got " + std::to_string(a.inputs.size()) +
+                 " inputs (sam3 track VIDEO for one video)");
   }
   if (!a.box_prompt_file.empty() || a.everything) {
-    throw Error(ErrorCode::kInvalidArgument,
-                "--video tracks text prompts (--prompt); objects clicked or boxed on a frame are "
-                "sam3 track's --point and --box");
+    return usage("--video tracks text prompts (--prompt); objects clicked or boxed on a frame are sam3 track's --point and --box");
   }
   if (!a.image_options.empty()) {
     std::string names;
     for (const auto& o : a.image_options) names += (names.empty() ? "" : ", ") + o;
-    throw Error(ErrorCode::kInvalidArgument, names +
-                                                 ": for images, not videos; the tracker's settings are sam3 track's "
-                                                 "(sam3 track FOLDER --shard K/N takes them all)");
+    return usage(names +
+                 ": for images, not videos; the tracker's settings are sam3 track's (sam3 track FOLDER --shard K/N takes them all)");
   }
-  if (a.prompts.empty()) throw Error(ErrorCode::kInvalidArgument, "--video needs a text to track: --prompt car");
+  if (a.prompts.empty()) return usage("--video needs a text to track: --prompt car");
   std::error_code ec;
   if (!fs::is_directory(a.inputs[0], ec) || list_video_files(a.inputs[0]).empty()) {
     throw Error(ErrorCode::kInvalidArgument, "--video: " + a.inputs[0] +

@@ -160,7 +160,7 @@ void concatenate_videos(const std::vector<std::filesystem::path>& parts, const s
   AVStream* stream = nullptr;
   std::vector<std::uint8_t> extradata;
   PacketPtr packet(av_packet_alloc());
-  std::int64_t last_dts = AV_NOPTS_VALUE;
+  std::int64_t last_dts = AV_NOPTS_VALUE, spacing = 0;
   for (const auto& part : parts) {
     AVFormatContext* in_raw = nullptr;
     rc = open_local_input(&in_raw, part.string());
@@ -189,8 +189,17 @@ void concatenate_videos(const std::vector<std::filesystem::path>& parts, const s
     const AVRational rate = in_stream->avg_frame_rate.num > 0 ? in_stream->avg_frame_rate : in_stream->r_frame_rate;
     while ((rc = av_read_frame(input.get(), packet.get())) >= 0) {
       av_packet_rescale_ts(packet.get(), in_stream->time_base, stream->time_base);
-      // Matroska may not store a block's duration; mp4 would drop a last frame without one.
-      if (packet->duration <= 0 && rate.num > 0) packet->duration = av_rescale_q(1, av_inv_q(rate), stream->time_base);
+      if (last_dts != AV_NOPTS_VALUE && packet->dts != AV_NOPTS_VALUE && packet->dts > last_dts) spacing = packet->dts - last_dts;
+      // Matroska may not store a block's duration; mp4 would drop a last frame without one. The
+      // spacing of the frames so far, else the part's rate: a part of one frame (the last of an
+      // interrupted run) has no rate of its own (FFmpeg guesses 1000/s: a last frame of 1 ms).
+      if (packet->duration <= 0) {
+        if (spacing > 0) {
+          packet->duration = spacing;
+        } else if (rate.num > 0) {
+          packet->duration = av_rescale_q(1, av_inv_q(rate), stream->time_base);
+        }
+      }
       if (last_dts != AV_NOPTS_VALUE && packet->dts != AV_NOPTS_VALUE && packet->dts <= last_dts) {
         packet->dts = last_dts + 1;  // a rounding tie at a join
         if (packet->pts != AV_NOPTS_VALUE && packet->pts < packet->dts) packet->pts = packet->dts;

@@ -112,7 +112,9 @@ TEST(TrackRerunCli, UsageErrorsExit2) {
     const auto r = run_command(track(dir / "videos", out, args));
     EXPECT_EQ(r.exit_code, 2) << args << ": " << r.err;
   }
-  for (const std::string args : {"--prompt car --shard 3/2", "--prompt car --format bogus"}) {
+  // The last three: options of images, or none to track (a new user's finding: they exited 3).
+  for (const std::string args :
+       {"--prompt car --shard 3/2", "--prompt car --format bogus", "--prompt car --threshold 0.5", "--everything", "--shard 1/1"}) {
     const auto r = run_command(label_videos(dir / "videos", out, args));
     EXPECT_EQ(r.exit_code, 2) << "label --video " << args << ": " << r.err;
   }
