@@ -5,26 +5,9 @@
 // rescaling), an explicit scale, and the rows split between calls as threads split them. Runs
 // in node (V8, the same WebAssembly as Chromium's), no browser.
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
-import path from "node:path";
 import { test } from "node:test";
-import { pathToFileURL } from "node:url";
-import v8 from "node:v8";
 
-v8.setFlagsFromString("--experimental-wasm-relaxed-simd");  // (node 20: V8 12 without it on by default)
-const WEB = process.env.SAM3_WEB_DIR ?? path.join(process.env.SAM3_WEB_OUT ?? "build", "web");
-const BUILT = existsSync(path.join(WEB, "int8-relaxed.wasm")) && existsSync(path.join(WEB, "sam3-int8.mjs"));
-
-// A reproducible stream of numbers in [lo, hi).
-function numbers(count, seed, lo, hi) {
-  const out = new Float32Array(count);
-  let x = seed >>> 0;
-  for (let i = 0; i < count; ++i) {
-    x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
-    out[i] = lo + (hi - lo) * (x / 2 ** 32);
-  }
-  return out;
-}
+import { BUILT, loadKernel, numbers } from "./kernel_in_node.mjs";
 
 function reference(q, k, v, { B, S, L, H, dh, dv, scale }) {
   const s = scale || 1 / Math.sqrt(dh);
@@ -63,8 +46,7 @@ const CASES = [
 
 for (const build of ["relaxed", "simd128"]) {
   test(`attention kernel (${build}) equals float64 attention`, { skip: !BUILT && "the tab's kernels are not built (clang-22)" }, async () => {
-    const { Kernels } = await import(pathToFileURL(path.join(path.resolve(WEB), "sam3-int8.mjs")).href);
-    const kernel = await Kernels.create(readFileSync(path.join(WEB, `int8-${build}.wasm`)), 1);
+    const kernel = await loadKernel(build);
     try {
       for (const [n, c] of CASES.entries()) {
         const d = { B: c.B, S: c.S, L: c.L, H: c.H, dh: c.dh, dv: c.dv, scale: c.scale ?? 0 };

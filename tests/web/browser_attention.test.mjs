@@ -13,38 +13,20 @@
 // test models' decoders have no attention to fuse; the bench files' do: docs/browser.md,
 // "The tab's own attention kernel", checks them against the CLI.)
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
-import path from "node:path";
 import { after, before, test } from "node:test";
-import { fileURLToPath } from "node:url";
 
-import { startStatic, stopStatic } from "./static_server.mjs";
-import { launchBrowser } from "./support.mjs";
+import { KERNELS_BUILT as BUILT, openSplitPages } from "./split_page.mjs";
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const repo = path.resolve(here, "../..");
-const MODELS = process.env.SAM3_TEST_MODELS;
-const WEB = path.join(process.env.SAM3_WEB_OUT, "web");
-const ORT_WEB = process.env.SAM3_ORT_WEB ?? path.join(repo, ".deps/onnxruntime-web");
-const BUILT = existsSync(path.join(WEB, "int8-relaxed.wasm")) && existsSync(path.join(WEB, "int8-simd128.wasm"));
-
-let server, baseUrl, browser, page;
+let tab, page;
 
 before(async () => {
   if (!BUILT) return;
-  ({ server, baseUrl } = await startStatic({
-    routes: { "/web/ort/": ORT_WEB, "/web/": WEB, "/models/": MODELS },
-    pages: { "/": "<!doctype html><title>sam3 attention kernel test</title>" },
-  }));
-  browser = await launchBrowser();
-  page = await browser.newPage();
-  page.on("console", (m) => { if (m.type() === "error" && !/status of 404/.test(m.text())) console.error("[page]", m.text()); });
-  await page.goto(`${baseUrl}/`);
+  tab = await openSplitPages("sam3 attention kernel test");
+  [page] = tab.pages;
 });
 
 after(async () => {
-  await browser?.close();
-  if (server) await stopStatic(server);
+  await tab?.close();
 });
 
 // In the page: each file rewritten for the kernel and run both ways on inputs over several
@@ -56,47 +38,26 @@ function compareInPage(build, files) {
     ort.env.wasm.wasmPaths = "/web/ort/";
     ort.env.wasm.numThreads = 2;
     const { Kernels, SplitSession, readBundle } = await import("/web/sam3-int8.mjs");
+    const { seededRandom, uniformTensor, rewriteForBrowser, largestRelativeDifference } = await import("/page/split.mjs");
     const core = await (await import("/web/sam3.mjs")).default();
     const { kernel } = await Kernels.load({ int8: "off", attention: build, threads: 2 });
     const report = { build: kernel.build, threads: kernel.workers.length, files: {} };
     for (const file of files) {
       const bytes = new Uint8Array(await (await fetch(file)).arrayBuffer());
-      const p = core._malloc(bytes.byteLength);
-      core.HEAPU8.set(bytes, p);
-      const options = JSON.stringify({ fuse_attention: true, split_attention: true, attention_chunk: 0 });
-      const o = core._malloc(options.length + 1);
-      core.stringToUTF8(options, o, options.length + 1);
-      const answer = JSON.parse(core.UTF8ToString(core._sam3_rewrite_for_browser(p, bytes.byteLength, o)));
-      core._free(o);
-      core._free(p);
-      const rewritten = answer.bytes ? core.HEAPU8.slice(answer.ptr, answer.ptr + answer.bytes) : null;
-      core._sam3_release_rewritten();
+      const { answer, rewritten } = rewriteForBrowser(core, bytes, { fuse_attention: true, split_attention: true, attention_chunk: 0 });
       const r = (report.files[file] = { steps: answer.attention_steps ?? answer.error, worst: 0, compared: 0 });
       const bundle = rewritten && readBundle(rewritten);
       if (!bundle) continue;
       const original = await ort.InferenceSession.create(bytes, { executionProviders: ["wasm"] });
       const split = await SplitSession.create(ort, bundle, { executionProviders: ["wasm"] }, kernel);
-      let seed = 0x5eed;
-      const random = () => {  // mulberry32
-        seed = (seed + 0x6d2b79f5) | 0;
-        let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-        t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-        return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-      };
+      const random = seededRandom();
       for (const [lo, hi] of [[-1, 1], [-6, 6], [0.5, 3]]) {
         const feeds = {};
-        original.inputMetadata.forEach((m) => {
-          const n = m.shape.reduce((a, b) => a * b, 1);
-          feeds[m.name] = new ort.Tensor("float32", Float32Array.from({ length: n }, () => lo + random() * (hi - lo)), m.shape);
-        });
+        original.inputMetadata.forEach((m) => (feeds[m.name] = uniformTensor(ort, random, m.shape, lo, hi)));
         const want = await original.run(feeds), got = await split.run(feeds);
-        for (const name of original.outputNames) {
-          const a = want[name].data, b = got[name].data;
-          if (a.length !== b.length) r.worst = Infinity;
-          // Math.max keeps a NaN: an overflow fails the test.
-          for (let i = 0; i < a.length; ++i) r.worst = Math.max(r.worst, Math.abs(a[i] - b[i]) / Math.max(1, Math.abs(a[i])));
-          r.compared += a.length;
-        }
+        const d = largestRelativeDifference(want, got, original.outputNames);
+        r.worst = Math.max(r.worst, d.worst);
+        r.compared += d.compared;
       }
       await original.release();
       for (const step of split.steps) await step.session?.release();

@@ -5,48 +5,35 @@
 // layers gives the CLI's results.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, before, test } from "node:test";
-import { fileURLToPath } from "node:url";
 
 import { maskIou } from "./coco_rle.mjs";
-import { startStatic, stopStatic } from "./static_server.mjs";
-import { launchBrowser, launchBrowserWith, scenePng } from "./support.mjs";
+import { KERNELS_BUILT as BUILT, openSplitPages, repo } from "./split_page.mjs";
+import { scenePng } from "./support.mjs";
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const repo = path.resolve(here, "../..");
 const CLI = process.env.SAM3_CLI;
 const MODELS = process.env.SAM3_TEST_MODELS;
-const WEB = path.join(process.env.SAM3_WEB_OUT, "web");
-const ORT_WEB = process.env.SAM3_ORT_WEB ?? path.join(repo, ".deps/onnxruntime-web");
-const BUILT = existsSync(path.join(WEB, "int8-relaxed.wasm")) && existsSync(path.join(WEB, "int8-simd128.wasm"));
 // V8 lowers relaxed SIMD's dot product to one VNNI instruction on x86 CPUs with AVX-VNNI.
 const AVX_VNNI = os.arch() === "x64" && /\bavx_vnni\b/.test(readFileSync("/proc/cpuinfo", "utf8"));
 
-let tmp, server, baseUrl;
+let tmp, tab;
 const pages = {};  // "vnni" (V8's default lowering) and "no-vnni"
 
 before(async () => {
   if (!BUILT) return;
   tmp = mkdtempSync(path.join(os.tmpdir(), "sam3-int8-"));
   writeFileSync(path.join(tmp, "scene.png"), scenePng());
-  ({ server, baseUrl } = await startStatic({
-    routes: { "/web/ort/": ORT_WEB, "/web/": WEB, "/models/": MODELS, "/data/": path.join(repo, "data"), "/test/": tmp },
-    pages: { "/": "<!doctype html><title>sam3 int8 kernel test</title>" },
-  }));
-  for (const [name, browser] of [["vnni", await launchBrowser()], ["no-vnni", await launchBrowserWith(["--js-flags=--no-enable-avx-vnni"])]]) {
-    const page = await browser.newPage();
-    page.on("console", (m) => { if (m.type() === "error" && !/status of 404/.test(m.text())) console.error(`[${name}]`, m.text()); });
-    await page.goto(`${baseUrl}/`);
-    pages[name] = { browser, page };
-  }
+  tab = await openSplitPages("sam3 int8 kernel test", { routes: { "/data/": path.join(repo, "data"), "/test/": tmp },
+    browserFlags: [[], ["--js-flags=--no-enable-avx-vnni"]] });
+  pages.vnni = { page: tab.pages[0] };
+  pages["no-vnni"] = { page: tab.pages[1] };
 });
 
 after(async () => {
-  for (const { browser } of Object.values(pages)) await browser.close();
-  if (server) await stopStatic(server);
+  await tab?.close();
   if (tmp) rmSync(tmp, { recursive: true, force: true });
 });
 
@@ -60,6 +47,7 @@ function compareInPage(page, build, files) {
     ort.env.wasm.wasmPaths = "/web/ort/";
     ort.env.wasm.numThreads = 2;
     const { Kernels, SplitSession, readBundle } = await import("/web/sam3-int8.mjs");
+    const { seededRandom, uniformTensor, rewriteForBrowser } = await import("/page/split.mjs");
     const core = await (await import("/web/sam3.mjs")).default();
     const { kernel } = await Kernels.load({ int8: build, threads: 2 });
     const probe = await Kernels.load({ int8: "auto" });
@@ -67,27 +55,16 @@ function compareInPage(page, build, files) {
     const report = { build, exact: kernel.exact(), probe: probe.int8.on ? probe.build : null, outputs: {}, linears: {} };
     for (const file of files) {
       const bytes = new Uint8Array(await (await fetch(file)).arrayBuffer());
-      const p = core._malloc(bytes.byteLength);
-      core.HEAPU8.set(bytes, p);
-      const options = "{\"split_linears\":true}";
-      const o = core._malloc(options.length + 1);
-      core.stringToUTF8(options, o, options.length + 1);
-      const answer = JSON.parse(core.UTF8ToString(core._sam3_rewrite_for_browser(p, bytes.byteLength, o)));
-      core._free(o);
-      core._free(p);
-      const bundle = core.HEAPU8.slice(answer.ptr, answer.ptr + answer.bytes);
-      core._sam3_release_rewritten();
+      const { answer, rewritten: bundle } = rewriteForBrowser(core, bytes, { split_linears: true });
       report.linears[file] = answer.linears;
       const original = await ort.InferenceSession.create(bytes, { executionProviders: ["wasm"] });
       const split = await SplitSession.create(ort, readBundle(bundle), { executionProviders: ["wasm"] }, kernel);
       const out = (report.outputs[file] = {});
       // Zero points 0, 255 and between; a constant input; a wide range.
+      const random = seededRandom();
       for (const [lo, hi] of [[-1, 1], [0.5, 3], [-7, -0.1], [2, 2], [-1e4, 3e4]]) {
         const feeds = {};
-        original.inputMetadata.forEach((m) => {
-          const n = m.shape.reduce((a, b) => a * b, 1);
-          feeds[m.name] = new ort.Tensor("float32", Float32Array.from({ length: n }, () => lo + Math.random() * (hi - lo)), m.shape);
-        });
+        original.inputMetadata.forEach((m) => (feeds[m.name] = uniformTensor(ort, random, m.shape, lo, hi)));
         const want = await original.run(feeds), got = await split.run(feeds);
         for (const name of original.outputNames) {
           const a = want[name].data, b = got[name].data;

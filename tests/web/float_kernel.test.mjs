@@ -7,26 +7,9 @@
 // product (float32 sums of up to 1100 terms round by far less; a dropped depth block or a
 // misplaced column is off by whole terms).
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
-import path from "node:path";
 import { test } from "node:test";
-import { pathToFileURL } from "node:url";
-import v8 from "node:v8";
 
-v8.setFlagsFromString("--experimental-wasm-relaxed-simd");  // (node 20: V8 12 without it on by default)
-const WEB = process.env.SAM3_WEB_DIR ?? path.join(process.env.SAM3_WEB_OUT ?? "build", "web");
-const BUILT = existsSync(path.join(WEB, "int8-relaxed.wasm")) && existsSync(path.join(WEB, "sam3-int8.mjs"));
-
-// A reproducible stream of numbers in [lo, hi).
-function numbers(count, seed, lo, hi) {
-  const out = new Float32Array(count);
-  let x = seed >>> 0;
-  for (let i = 0; i < count; ++i) {
-    x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
-    out[i] = lo + (hi - lo) * (x / 2 ** 32);
-  }
-  return out;
-}
+import { BUILT, loadKernel, numbers } from "./kernel_in_node.mjs";
 
 const CASES = [
   { name: "a short row tile, a partial column panel, a bias", m: 13, k: 37, n: 21, bias: true },
@@ -38,8 +21,7 @@ const CASES = [
 
 for (const build of ["relaxed", "simd128"]) {
   test(`float product kernel (${build}) equals the float64 product`, { skip: !BUILT && "the tab's kernels are not built (clang-22)" }, async () => {
-    const { Kernels } = await import(pathToFileURL(path.join(path.resolve(WEB), "sam3-int8.mjs")).href);
-    const kernel = await Kernels.create(readFileSync(path.join(WEB, `int8-${build}.wasm`)), 1);
+    const kernel = await loadKernel(build);
     try {
       for (const [i, c] of CASES.entries()) {
         const a = numbers(c.m * c.k, 11 + i, -2, 2), w = numbers(c.k * c.n, 23 + i, -1, 1);
