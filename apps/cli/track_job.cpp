@@ -153,6 +153,12 @@ std::string track_usage_error(const TrackArgs& a) {
                                     {"--boundary-margin", o.boundary_margin}}) {
     if (!std::isfinite(value)) return std::string(name) + " must be a number, got " + std::to_string(value);
   }
+  // A text twice would track each instance twice and name two labels alike (MOTS' labels.txt).
+  for (size_t i = 0; i < a.prompts.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (a.prompts[j] == a.prompts[i]) return "--prompt '" + a.prompts[i] + "' is given twice: give each text once";
+    }
+  }
   return "";
 }
 

@@ -364,6 +364,12 @@ TEST_F(TrackCli, SamLabelVideoShardsAFolderOfVideosAsSamTrackDoes) {
   const auto track = run_command(track_command(dir_ / "videos", out, "--prompt car --format json,mots"));
   EXPECT_NE(track.out.find("0 tracked, 2 already done"), std::string::npos) << "the same settings: " << track.out;
 
+  // A folder of videos given without --video: it said "0 images" and wrote an empty coco.json.
+  const auto as_images = run_command(std::string(SAM3_CLI_PATH) + " label " + quote((dir_ / "videos").string()) +
+                                     " --prompt car --models " + quote(kModels) + " --out " + quote((dir_ / "as-images").string()));
+  EXPECT_EQ(as_images.exit_code, 3) << as_images.err;
+  EXPECT_NE(as_images.err.find("add --video to track them"), std::string::npos) << as_images.err;
+  EXPECT_FALSE(fs::exists(dir_ / "as-images"));
   // Usage errors, exit 2 as sam3 track's (docs/video.md; they exited 3).
   auto r = label("--video --prompt car --threshold 0.3");
   EXPECT_EQ(r.exit_code, 2) << "an option for images";

@@ -107,8 +107,8 @@ TEST(TrackRerunCli, UsageErrorsExit2) {
   const auto dir = sam3::test::fresh_test_dir("sam3_track_rerun");
   write_video(dir / "videos" / "a.mp4", 2);
   const auto out = dir / "out";
-  for (const std::string args :
-       {"--prompt car --shard 3/2", "--prompt car --format bogus", "--point 1,2", "--box 1,2,3@0", "--prompt car --fps nan"}) {
+  for (const std::string args : {"--prompt car --shard 3/2", "--prompt car --format bogus", "--point 1,2", "--box 1,2,3@0",
+                                 "--prompt car --fps nan", "--prompt car --prompt car"}) {
     const auto r = run_command(track(dir / "videos", out, args));
     EXPECT_EQ(r.exit_code, 2) << args << ": " << r.err;
   }
