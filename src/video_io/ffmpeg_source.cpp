@@ -81,7 +81,9 @@ class FfmpegSource final : public FrameSource {
     // The first frame is decoded now: a file with nothing decodable fails here, and the size
     // is the decoded one (some containers do not state it).
     pending_ = decode_next();
-    if (!pending_) throw Error(ErrorCode::kImageCorrupt, path.string() + ": no frame could be decoded");
+    if (!pending_)
+      throw Error(ErrorCode::kImageCorrupt,
+                  path.string() + ": no frame could be decoded; check that it plays (ffmpeg -i FILE -f null -) or re-encode it");
     first_width_ = pending_->width;
     first_height_ = pending_->height;
     check_pixels(first_width_, first_height_);
@@ -121,7 +123,7 @@ class FfmpegSource final : public FrameSource {
     const AVCodec* codec = nullptr;
     const int found = av_find_best_stream(input_.get(), AVMEDIA_TYPE_VIDEO, -1, -1, &codec, 0);
     if (found == AVERROR_STREAM_NOT_FOUND || (found >= 0 && (input_->streams[found]->disposition & AV_DISPOSITION_ATTACHED_PIC))) {
-      throw Error(ErrorCode::kImageUnsupported, path_.string() + ": has no video stream");
+      throw Error(ErrorCode::kImageUnsupported, path_.string() + ": has no video stream (a sound or subtitle file?); give a video file");
     }
     if (found < 0 || codec == nullptr) {
       const auto* params = found >= 0 ? input_->streams[found]->codecpar : nullptr;
