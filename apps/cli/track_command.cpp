@@ -50,10 +50,7 @@ int run_track(TrackArgs& a) {
   if (videos) return track_videos(a.video, a.out, job, k, n);
   try {
     const auto s = track_video(a.video, a.out, job);
-    fs::path shown = fs::absolute(a.video).lexically_normal();  // "frames/" and "./frames/." name their folder
-    if (!shown.has_filename()) shown = shown.parent_path();
-    std::printf("%s: %lld frames%s -> %s\n", shown.filename().c_str(), static_cast<long long>(s.frames), s.resumed().c_str(),
-                a.out.c_str());
+    std::printf("%s: %lld frames%s -> %s\n", s.name.c_str(), static_cast<long long>(s.frames), s.resumed().c_str(), a.out.c_str());
   } catch (const Error& e) {
     if (e.code() != ErrorCode::kCancelled) throw;
     // Ctrl-C or SIGTERM: the hint alone, not an error line naming the graph that was stopped.

@@ -35,6 +35,7 @@ TrackSummary track_video_or_throw(const fs::path& video, const fs::path& out, co
   outputs_options.source_json = video_source_identity(video);
   VideoOutputs outputs(out, source->info(), outputs_options);
   TrackSummary summary;
+  summary.name = source->info().name;
   const ResumePoint& from = outputs.resume_point();
   if (from.committed_frames > 0) summary.resumed_after = from.last_committed_index;
   if (from.complete) {  // an earlier run wrote every frame and its finish failed: only finish

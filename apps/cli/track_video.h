@@ -23,6 +23,7 @@ struct TrackJob {
 };
 
 struct TrackSummary {
+  std::string name;                 // the video's, as its source names it (a folder's own name for "frames/")
   std::int64_t frames = 0;          // results the tracker gave (re-run ones included); finished_only: those written before
   std::int64_t resumed_after = -1;  // the last frame an interrupted run had written; -1: a fresh run
   std::int64_t restarted_at = 0;    // the first frame tracked (a resumed run tracks a window again)

@@ -252,6 +252,20 @@ Value attention(const json& a, const Values& values) {
   return out;
 }
 
+// Every output of `want` (the whole graph's) within 1e-5 of `got`'s, relative to max(1, |value|).
+void expect_outputs_close(const Values& want, const Values& got, const std::string& what) {
+  for (const auto& [name, w] : want) {
+    const Value& g = got.at(name);
+    ASSERT_EQ(g.shape, w.shape) << what << " " << name;
+    for (size_t i = 0; i < w.bytes.size(); i += 4) {
+      float a, b;
+      std::memcpy(&a, w.bytes.data() + i, 4);
+      std::memcpy(&b, g.bytes.data() + i, 4);
+      ASSERT_NEAR(a, b, 1e-5f * std::max(1.0f, std::abs(a))) << what << " " << name << "[" << i / 4 << "]";
+    }
+  }
+}
+
 void expect_attention_split_equals_whole(const std::string& file, int steps) {
   const std::string model = sam3::test::read_file(sam3::test::test_models_dir() / "attention" / file);
   const std::string fused = sam3::optimize::fuse_attention(model, nullptr);
@@ -272,16 +286,7 @@ void expect_attention_split_equals_whole(const std::string& file, int steps) {
                       throw std::runtime_error("a step that is neither a segment nor attention: " + step.dump());
                     return std::pair{step["attention"]["output"].get<std::string>(), attention(step["attention"], v)};
                   }));
-  for (const auto& [name, w] : run(whole, feeds)) {
-    const Value& got = values.at(name);
-    ASSERT_EQ(got.shape, w.shape) << file << " " << name;
-    for (size_t i = 0; i < w.bytes.size(); i += 4) {
-      float a, b;
-      std::memcpy(&a, w.bytes.data() + i, 4);
-      std::memcpy(&b, got.bytes.data() + i, 4);
-      ASSERT_NEAR(a, b, 1e-5f * std::max(1.0f, std::abs(a))) << file << " " << name << "[" << i / 4 << "]";
-    }
-  }
+  expect_outputs_close(run(whole, feeds), values, file);
 }
 
 }  // namespace
@@ -374,16 +379,7 @@ TEST(SplitMatMuls, TheSegmentsAndTheProductsBetweenThemGiveTheWholeGraphsOutputs
                         throw std::runtime_error("a step that is neither a segment nor a product: " + step.dump());
                       return std::pair{step["matmul"]["output"].get<std::string>(), float_matmul(step["matmul"], split.blobs, v)};
                     }));
-    for (const auto& [name, w] : run(whole, feeds)) {
-      const Value& got = values.at(name);
-      ASSERT_EQ(got.shape, w.shape) << name;
-      for (size_t i = 0; i < w.bytes.size(); i += 4) {
-        float a, b;
-        std::memcpy(&a, w.bytes.data() + i, 4);
-        std::memcpy(&b, got.bytes.data() + i, 4);
-        ASSERT_NEAR(a, b, 1e-5f * std::max(1.0f, std::abs(a))) << name << "[" << i / 4 << "] with " << objects << " objects";
-      }
-    }
+    expect_outputs_close(run(whole, feeds), values, "with " + std::to_string(objects) + " objects:");
   }
 }
 
@@ -420,14 +416,5 @@ TEST(SplitMatMuls, ProductsAfterChunkedAttentionAreSplitToo) {
   ASSERT_NO_THROW(values = run_steps(split, feeds, [&](const json& step, const Values& v) {
                     return std::pair{step["matmul"]["output"].get<std::string>(), float_matmul(step["matmul"], split.blobs, v)};
                   }));
-  for (const auto& [name, w] : run(whole, feeds)) {
-    const Value& got = values.at(name);
-    ASSERT_EQ(got.shape, w.shape) << name;
-    for (size_t i = 0; i < w.bytes.size(); i += 4) {
-      float a, b;
-      std::memcpy(&a, w.bytes.data() + i, 4);
-      std::memcpy(&b, got.bytes.data() + i, 4);
-      ASSERT_NEAR(a, b, 1e-5f * std::max(1.0f, std::abs(a))) << name << "[" << i / 4 << "]";
-    }
-  }
+  expect_outputs_close(run(whole, feeds), values, "after chunked attention:");
 }

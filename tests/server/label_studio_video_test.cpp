@@ -114,6 +114,17 @@ class LabelStudioVideo : public ::testing::Test {
     return {};
   }
 
+  // Interactive mode's context as the editor sends one drawn VideoRectangle labelled Car.
+  static json drawn_region(const std::string& id, const json& keyframe) {
+    return {{"result",
+             json::array({{{"id", id},
+                           {"from_name", "box"},
+                           {"to_name", "video"},
+                           {"type", "videorectangle"},
+                           {"origin", "manual"},
+                           {"value", {{"framesCount", kFrames}, {"duration", 3.0}, {"sequence", {keyframe}}, {"labels", {"Car"}}}}}})}};
+  }
+
   // Within `tolerance` percent on each of x, y, width, height.
   static void expect_near(const json& item, const json& want, double tolerance, const std::string& what) {
     for (const char* k : {"x", "y", "width", "height"})
@@ -136,14 +147,7 @@ TEST_F(LabelStudioVideo, ABoxOnAKeyframeComesBackAsItsSequenceThroughTheNextTenF
   // As the editor sends a smart VideoRectangle: red's box drawn on frame 3 (Label Studio counts from 1).
   json keyframe = truth("red", 2);
   keyframe.update({{"frame", 3}, {"enabled", true}, {"rotation", 0}, {"time", 0.3}});
-  const json context = {
-      {"result", json::array({{{"id", "r3dB0x"},
-                               {"from_name", "box"},
-                               {"to_name", "video"},
-                               {"type", "videorectangle"},
-                               {"origin", "manual"},
-                               {"value", {{"framesCount", kFrames}, {"duration", 3.0}, {"sequence", {keyframe}}, {"labels", {"Car"}}}}}})}};
-  const json answer = predict(task("/data/upload/1/clip.mp4"), context);
+  const json answer = predict(task("/data/upload/1/clip.mp4"), drawn_region("r3dB0x", keyframe));
   ASSERT_EQ(answer["results"].size(), 1u);
   const json& result = answer["results"][0]["result"];
   ASSERT_EQ(result.size(), 1u) << result.dump();
@@ -240,15 +244,7 @@ TEST_F(LabelStudioVideo, ABoxTheTrackerFindsNothingFromComesBackAsDrawn) {
   json outside = {{"frame", 3}, {"x", 95}, {"y", 5}, {"width", 12.5}, {"height", 10}, {"enabled", true}, {"rotation", 0}, {"time", 0.3}};
   for (const auto& [name, keyframe] :
        {std::pair{"on the background", background}, {"on the last frame", last}, {"partly outside", outside}}) {
-    const json context = {
-        {"result",
-         json::array({{{"id", "drawn"},
-                       {"from_name", "box"},
-                       {"to_name", "video"},
-                       {"type", "videorectangle"},
-                       {"origin", "manual"},
-                       {"value", {{"framesCount", kFrames}, {"duration", 3.0}, {"sequence", {keyframe}}, {"labels", {"Car"}}}}}})}};
-    const json answer = predict(task("/data/upload/1/clip.mp4"), context);
+    const json answer = predict(task("/data/upload/1/clip.mp4"), drawn_region("drawn", keyframe));
     const json& result = answer["results"][0]["result"];
     ASSERT_EQ(result.size(), 1u) << "the region " << name << " was not answered: " << answer.dump();
     EXPECT_EQ(result[0]["id"], "drawn") << name;

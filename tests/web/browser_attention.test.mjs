@@ -34,13 +34,8 @@ after(async () => {
 // max(1, |value|) over the outputs), compared}}}.
 function compareInPage(build, files) {
   return page.evaluate(async ({ build, files }) => {
-    const ort = await import("/web/ort/ort.wasm.min.mjs");
-    ort.env.wasm.wasmPaths = "/web/ort/";
-    ort.env.wasm.numThreads = 2;
-    const { Kernels, SplitSession, readBundle } = await import("/web/sam3-int8.mjs");
-    const { seededRandom, uniformTensor, rewriteForBrowser, largestRelativeDifference } = await import("/page/split.mjs");
-    const core = await (await import("/web/sam3.mjs")).default();
-    const { kernel } = await Kernels.load({ int8: "off", attention: build, threads: 2 });
+    const { loadRuntime, seededRandom, uniformTensor, rewriteForBrowser, largestRelativeDifference } = await import("/page/split.mjs");
+    const { ort, SplitSession, readBundle, core, kernel } = await loadRuntime({ int8: "off", attention: build });
     const report = { build: kernel.build, threads: kernel.workers.length, files: {} };
     for (const file of files) {
       const bytes = new Uint8Array(await (await fetch(file)).arrayBuffer());

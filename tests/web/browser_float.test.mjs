@@ -29,13 +29,8 @@ after(async () => {
 // segments, worst (largest |difference| / max(1, |value|) over the outputs), compared}.
 function compareInPage(build, file) {
   return page.evaluate(async ({ build, file }) => {
-    const ort = await import("/web/ort/ort.wasm.min.mjs");
-    ort.env.wasm.wasmPaths = "/web/ort/";
-    ort.env.wasm.numThreads = 2;
-    const { Kernels, SplitSession, readBundle } = await import("/web/sam3-int8.mjs");
-    const { seededRandom, uniformTensor, rewriteForBrowser, largestRelativeDifference } = await import("/page/split.mjs");
-    const core = await (await import("/web/sam3.mjs")).default();
-    const { kernel } = await Kernels.load({ int8: "off", float: build, threads: 2 });
+    const { loadRuntime, seededRandom, uniformTensor, rewriteForBrowser, largestRelativeDifference } = await import("/page/split.mjs");
+    const { ort, SplitSession, readBundle, core, kernel } = await loadRuntime({ int8: "off", float: build });
     const bytes = new Uint8Array(await (await fetch(file)).arrayBuffer());
     const { answer, rewritten } = rewriteForBrowser(core, bytes,
       { fuse_attention: true, split_matmuls: true, matmul_min_rows: 100, matmul_min_weight: 1 });

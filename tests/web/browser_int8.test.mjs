@@ -43,13 +43,8 @@ after(async () => {
 // values, values]}}, linears}.
 function compareInPage(page, build, files) {
   return page.evaluate(async ({ build, files }) => {
-    const ort = await import("/web/ort/ort.wasm.min.mjs");
-    ort.env.wasm.wasmPaths = "/web/ort/";
-    ort.env.wasm.numThreads = 2;
-    const { Kernels, SplitSession, readBundle } = await import("/web/sam3-int8.mjs");
-    const { seededRandom, uniformTensor, rewriteForBrowser } = await import("/page/split.mjs");
-    const core = await (await import("/web/sam3.mjs")).default();
-    const { kernel } = await Kernels.load({ int8: build, threads: 2 });
+    const { loadRuntime, seededRandom, uniformTensor, rewriteForBrowser } = await import("/page/split.mjs");
+    const { ort, Kernels, SplitSession, readBundle, core, kernel } = await loadRuntime({ int8: build });
     const probe = await Kernels.load({ int8: "auto" });
     probe.kernel?.release();
     const report = { build, exact: kernel.exact(), probe: probe.int8.on ? probe.build : null, outputs: {}, linears: {} };

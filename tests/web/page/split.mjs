@@ -44,3 +44,15 @@ export function largestRelativeDifference(want, got, names) {
   }
   return { worst, compared };
 }
+
+// ONNX Runtime Web (WASM, two threads), the module and the tab's kernels as Kernels.load(options)
+// gives them (on two threads).
+export async function loadRuntime(kernelOptions) {
+  const ort = await import("/web/ort/ort.wasm.min.mjs");
+  ort.env.wasm.wasmPaths = "/web/ort/";
+  ort.env.wasm.numThreads = 2;
+  const { Kernels, SplitSession, readBundle } = await import("/web/sam3-int8.mjs");
+  const core = await (await import("/web/sam3.mjs")).default();
+  const { kernel } = await Kernels.load({ threads: 2, ...kernelOptions });
+  return { ort, Kernels, SplitSession, readBundle, core, kernel };
+}
