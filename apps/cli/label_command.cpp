@@ -296,10 +296,11 @@ int run_label(LabelArgs& a) {
   mo.intra_op_threads = a.threads;
   mo.precision = precision_of(a.models.precision);
   auto model = Model::load(resolve_model_dir(a.models), mo);
-  Labeler labeler(model, a.config, a.out);
-
+  // Taken before the Labeler claims the folder (its lock, config.json): a Ctrl-C from then on
+  // stops between images and releases the lock, never kills the run with the lock held.
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
+  Labeler labeler(model, a.config, a.out);
   LabelProgressPrinter printer;
   const bool quiet = sam3::log_level() >= LogLevel::kError;  // -q: only errors on stderr
   const auto s = labeler.run(inputs, quiet ? std::function<void(const LabelProgress&)>() : std::ref(printer), &g_stop);
