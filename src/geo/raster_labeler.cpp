@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 #include "geo/seam_merge.h"
 #include "label/tile_prompts.h"
+#include "pure/prompt_rules.h"
 #include "sam3/error.h"
 #include "geo/map_label.h"
 
@@ -93,15 +93,9 @@ std::vector<LabelCategory> boxes_on_grid(const Raster& raster, std::vector<Label
 void check_exemplar_boxes(const Raster& raster, const std::vector<LabelCategory>& categories) {
   for (const auto& c : categories) {
     for (size_t i = 0; i < c.prompt.boxes.size(); ++i) {
-      const Box& b = c.prompt.boxes[i].box;
-      if (!(b.x0 >= 0 && b.y0 >= 0 && b.x1 > b.x0 && b.y1 > b.y0 && b.x1 <= raster.source_width() && b.y1 <= raster.source_height())) {
-        char text[160];
-        std::snprintf(text, sizeof text, "(%g, %g, %g, %g)", b.x0, b.y0, b.x1, b.y1);
-        throw Error(ErrorCode::kInvalidArgument, "box " + std::to_string(i + 1) + " of '" + c.name + "' " + text +
-                                                     " must satisfy 0 <= x0 < x1 <= " + std::to_string(raster.source_width()) +
-                                                     " and 0 <= y0 < y1 <= " + std::to_string(raster.source_height()) + " (pixels of " +
-                                                     raster.path().filename().string() + ")");
-      }
+      const auto refusal = pure::box_refusal("box " + std::to_string(i + 1) + " of '" + c.name + "'", c.prompt.boxes[i].box,
+                                             raster.source_width(), raster.source_height(), raster.path().filename().string());
+      if (!refusal.empty()) throw Error(ErrorCode::kInvalidArgument, refusal);
     }
   }
 }

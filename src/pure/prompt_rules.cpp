@@ -1,9 +1,35 @@
 #include "pure/prompt_rules.h"
 
+#include <cstdio>
+
 #include "sam3/error.h"
 #include "sam3/prompt_json.h"
 
 namespace sam3::pure {
+namespace {
+
+std::string number(float v) {  // 999.5, not 999.500000
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", static_cast<double>(v));
+  return text;
+}
+
+}  // namespace
+
+std::string point_refusal(const std::string& name, float x, float y, int width, int height, const std::string& picture) {
+  if (x >= 0 && y >= 0 && x <= static_cast<float>(width) && y <= static_cast<float>(height)) return "";
+  const std::string w = std::to_string(width), h = std::to_string(height);
+  return name + " (" + number(x) + ", " + number(y) + ") is outside the " + w + "x" + h + " " + picture + "; x must be 0.." + w +
+         " and y 0.." + h + " (pixels)";
+}
+
+std::string box_refusal(const std::string& name, const Box& b, int width, int height, const std::string& picture) {
+  const bool inside = b.x0 >= 0 && b.y0 >= 0 && b.x1 <= static_cast<float>(width) && b.y1 <= static_cast<float>(height);
+  if (b.x1 > b.x0 && b.y1 > b.y0 && inside) return "";
+  const std::string w = std::to_string(width), h = std::to_string(height);
+  return name + " (" + number(b.x0) + ", " + number(b.y0) + ", " + number(b.x1) + ", " + number(b.y1) + ") must satisfy 0 <= x0 < x1 <= " +
+         w + " and 0 <= y0 < y1 <= " + h + " (pixels x0,y0,x1,y1 of the " + w + "x" + h + " " + picture + ")";
+}
 
 // NaN passes every comparison-based range check, so each bound is tested for what it must be.
 void check_options(const SegmentOptions& o) {
@@ -27,14 +53,8 @@ void check_options(const SegmentOptions& o) {
 
 void check_boxes(const std::vector<BoxPrompt>& boxes, int width, int height) {
   for (size_t i = 0; i < boxes.size(); ++i) {
-    const Box& b = boxes[i].box;
-    const bool inside = b.x0 >= 0 && b.y0 >= 0 && b.x1 <= width && b.y1 <= height;
-    if (!(b.x1 > b.x0 && b.y1 > b.y0) || !inside) {
-      throw Error(ErrorCode::kInvalidArgument, "box " + std::to_string(i + 1) + " (" + std::to_string(b.x0) + "," + std::to_string(b.y0) +
-                                                   "," + std::to_string(b.x1) + "," + std::to_string(b.y1) +
-                                                   ") must satisfy 0 <= x0 < x1 <= " + std::to_string(width) +
-                                                   " and 0 <= y0 < y1 <= " + std::to_string(height) + " (pixel x0,y0,x1,y1 of this image)");
-    }
+    const auto refusal = box_refusal("box " + std::to_string(i + 1), boxes[i].box, width, height, "image");
+    if (!refusal.empty()) throw Error(ErrorCode::kInvalidArgument, refusal);
   }
 }
 

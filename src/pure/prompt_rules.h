@@ -9,6 +9,14 @@
 
 namespace sam3::pure {
 
+// The place rule of every prompt given in a picture's pixels (text prompts' exemplar boxes, clicks,
+// video prompts, map exemplars): a point lies in [0, width] x [0, height]; a box has x0 < x1 and
+// y0 < y1 and lies inside too (NaN fails both). Each returns "" when the rule holds, else the
+// refusal, starting with `name` ("box 2", "object 1, point 1"); `picture` names what the pixels
+// are of ("image", "frames", a file's name).
+std::string point_refusal(const std::string& name, float x, float y, int width, int height, const std::string& picture);
+std::string box_refusal(const std::string& name, const Box& box, int width, int height, const std::string& picture);
+
 // Throw kInvalidArgument saying which value is wrong and what it must be.
 void check_options(const SegmentOptions& options);
 void check_boxes(const std::vector<BoxPrompt>& boxes, int width, int height);

@@ -10,6 +10,7 @@
 
 #include "core/parallel.h"
 #include "predictor/postprocess.h"
+#include "pure/prompt_rules.h"
 #include "predictor/preprocess.h"
 #include "pure/contract.h"
 #include "sam3/error.h"
@@ -38,20 +39,14 @@ void check_prompt(const InteractivePrompt& p, size_t index, int width, int heigh
       throw Error(ErrorCode::kInvalidArgument,
                   point + " (" + fmt(pt.x) + ", " + fmt(pt.y) + ") is not a pair of numbers; give pixel coordinates x,y");
     }
-    if (pt.x < 0 || pt.y < 0 || pt.x > width || pt.y > height) {
-      throw Error(ErrorCode::kInvalidArgument, point + " (" + fmt(pt.x) + ", " + fmt(pt.y) + ") is outside the " + std::to_string(width) +
-                                                   "x" + std::to_string(height) + " image; x must be 0.." + std::to_string(width) +
-                                                   " and y 0.." + std::to_string(height) + " (pixels)");
+    if (const auto refusal = point_refusal(point, pt.x, pt.y, width, height, "image"); !refusal.empty()) {
+      throw Error(ErrorCode::kInvalidArgument, refusal);
     }
     positive = positive || pt.positive;
   }
   if (p.box) {
-    const Box& b = *p.box;
-    const bool finite = std::isfinite(b.x0) && std::isfinite(b.y0) && std::isfinite(b.x1) && std::isfinite(b.y1);
-    if (!finite || !(b.x1 > b.x0 && b.y1 > b.y0) || b.x0 < 0 || b.y0 < 0 || b.x1 > width || b.y1 > height) {
-      throw Error(ErrorCode::kInvalidArgument, object + "'s box (" + fmt(b.x0) + ", " + fmt(b.y0) + ", " + fmt(b.x1) + ", " + fmt(b.y1) +
-                                                   ") must satisfy 0 <= x0 < x1 <= " + std::to_string(width) +
-                                                   " and 0 <= y0 < y1 <= " + std::to_string(height) + " (pixel x0,y0,x1,y1 of this image)");
+    if (const auto refusal = box_refusal(object + "'s box", *p.box, width, height, "image"); !refusal.empty()) {
+      throw Error(ErrorCode::kInvalidArgument, refusal);
     }
   } else if (!positive) {
     throw Error(ErrorCode::kInvalidArgument,

@@ -6,13 +6,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <set>
 
 #include "core/timer.h"
 #include "model/video_decoder.h"
 #include "predictor/postprocess.h"
+#include "pure/prompt_rules.h"
 #include "pure/video/area_shrinkage.h"
 #include "pure/video/concept_book.h"
 #include "pure/video/hole_filling.h"
@@ -60,12 +60,6 @@ void check_options(const VideoTrackerOptions& o) {
 
 // An object prompt as the outputs name it (their labels: object1, object2, ...).
 std::string object_name(size_t i) { return "object" + std::to_string(i + 1); }
-
-std::string number(float v) {  // 999, not 999.000000
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", v);
-  return text;
-}
 
 // One prompt's objects: a text's concept (with its detector), or the clicked objects.
 struct Track {
@@ -218,23 +212,17 @@ void VideoTracker::Impl::check_frame(const VideoFrame& frame) {
 }
 
 void VideoTracker::Impl::check_places(const VideoPrompts& prompts, int width, int height) {
-  auto outside = [&](float x, float y) { return !(x >= 0 && y >= 0 && x <= width && y <= height); };
-  const std::string size = std::to_string(width) + "x" + std::to_string(height);
-  for (size_t i = 0; i < prompts.objects.size(); ++i) {
+  for (size_t i = 0; i < prompts.objects.size(); ++i) {  // every frame of a video has one size
     const auto& o = prompts.objects[i];
-    const std::string where = " frame " + std::to_string(o.frame) + " (" + size + ", points and boxes in its pixels)";
-    for (const auto& p : o.points) {
-      if (outside(p.x, p.y)) invalid(object_name(i) + ": point (" + number(p.x) + ", " + number(p.y) + ") is outside" + where);
+    const std::string on = " on frame " + std::to_string(o.frame);
+    for (size_t j = 0; j < o.points.size(); ++j) {
+      const auto& p = o.points[j];
+      const auto refusal = pure::point_refusal(object_name(i) + "'s point " + std::to_string(j + 1) + on, p.x, p.y, width, height, "frame");
+      if (!refusal.empty()) invalid(refusal);
     }
     if (!o.box) continue;
-    const auto& b = *o.box;
-    if (b.x1 <= b.x0 || b.y1 <= b.y0) {
-      invalid(object_name(i) + ": the box (" + number(b.x0) + ", " + number(b.y0) + ", " + number(b.x1) + ", " + number(b.y1) +
-              ") is empty: give x0,y0,x1,y1 with x0 < x1 and y0 < y1");
-    }
-    if (outside(b.x0, b.y0) || outside(b.x1, b.y1)) {
-      invalid(object_name(i) + ": the box (" + number(b.x0) + ", " + number(b.y0) + ", " + number(b.x1) + ", " + number(b.y1) +
-              ") reaches outside" + where);
+    if (const auto refusal = pure::box_refusal(object_name(i) + "'s box" + on, *o.box, width, height, "frame"); !refusal.empty()) {
+      invalid(refusal);
     }
   }
 }

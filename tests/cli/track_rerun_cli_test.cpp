@@ -152,8 +152,9 @@ TEST(TrackRerunCli, AMistypedBoxOrPointLeavesAPartialRunAsItWas) {
   };
   const auto before = listing();
   const std::pair<const char*, const char*> mistakes[] = {
-      {"--prompt car --box 1000,1000,1100,1100@0", "object1: the box (1000, 1000, 1100, 1100) reaches outside frame 0"},
-      {"--prompt car --box 40,30,20,10@0", "object1: the box (40, 30, 20, 10) is empty"},
+      {"--prompt car --box 1000,1000,1100,1100@0", "object1's box on frame 0 (1000, 1000, 1100, 1100) must satisfy 0 <= x0 < x1 <= "},
+      {"--prompt car --box 40,30,20,10@0", "object1's box on frame 0 (40, 30, 20, 10) must satisfy 0 <= x0 < x1"},
+      {"--prompt car --point 10,900@0", "object1's point 1 on frame 0 (10, 900) is outside the "},
       {"--prompt car --point 10,10@3 --every 2", "object1 is on frame 3, which a stride of 2 skips"},
   };
   for (const auto& [args, message] : mistakes) {

@@ -165,7 +165,7 @@ def test_track_out_a_mistyped_box_leaves_a_partial_run_as_it_was(model, tmp_path
     run.close()
     before = files_under(out)
     assert any(name.startswith("sam3-video.partial/") for name in before)
-    with pytest.raises(sam3cpp.InvalidArgumentError, match="reaches outside frame 0"):
+    with pytest.raises(sam3cpp.InvalidArgumentError, match=r"object1's box on frame 0 \(1000, 1000, 1100, 1100\) must satisfy"):
         list(model.track(frames, "car", objects=[{"frame": 0, "box": (1000, 1000, 1100, 1100)}], out=out, formats="json",
                          checkpoint_every=2, **SHORT))
     assert files_under(out) == before, "the partial run was touched"
