@@ -166,7 +166,16 @@ sam3::Image image_from_object(const py::object& obj, std::int64_t max_pixels) {
   if (py::hasattr(obj, "convert") && py::hasattr(obj, "size")) {  // PIL.Image: its size is known before converting
     const auto size = obj.attr("size").cast<std::pair<std::int64_t, std::int64_t>>();
     check_pixels(size.first, size.second, max_pixels, "the image");
-    return image_from_array(py::module_::import("numpy").attr("asarray")(obj.attr("convert")("RGB")), max_pixels);
+    const auto np = py::module_::import("numpy");
+    const std::string mode = py::hasattr(obj, "mode") ? py::str(obj.attr("mode")).cast<std::string>() : "";
+    // Pillow's convert("RGB") clips 16-bit and 32-bit integer pixels at 255 (a white image): they
+    // take their high byte, as the file loader does for 16-bit PNG and TIFF.
+    if (mode == "I" || mode.rfind("I;16", 0) == 0) {
+      const py::object wide = np.attr("asarray")(obj).attr("astype")("int64");
+      return image_from_array(np.attr("clip")(wide.attr("__rshift__")(8), 0, 255).attr("astype")("uint8"), max_pixels);
+    }
+    if (mode == "F") invalid("a PIL image of mode F (floating point) has no 8-bit pixels: scale it to 0..255 and convert it to \"L\" or \"RGB\"");
+    return image_from_array(np.attr("asarray")(obj.attr("convert")("RGB")), max_pixels);
   }
   invalid("image must be a path, a numpy uint8 array (HxW, HxWx3, HxWx4) or a PIL.Image");
 }

@@ -236,11 +236,29 @@ def tokenize(text: str) -> dict:
     return _native.tokenize(text, _vocabulary())
 
 
+def _paths(given) -> list:
+    """One path (str or os.PathLike) or a sequence of them: a str is one path, never its letters."""
+    if isinstance(given, (str, bytes)) or hasattr(given, "__fspath__"):
+        return [os.fspath(given)]
+    return [os.fspath(g) for g in given]
+
+
+def _texts(given) -> list:
+    """One prompt or a sequence of them: "car" is the prompt car, never c, a and r."""
+    if isinstance(given, str):
+        return [given]
+    texts = list(given)
+    for t in texts:
+        if not isinstance(t, str):
+            raise InvalidArgumentError(f"prompts must be a str or a list of str, got {t!r} in the list")
+    return texts
+
+
 def label(inputs, prompts, out, *, model: Model, formats: str = "coco", threshold: float = 0.5, progress=None) -> dict:
     """Batch-labels images (files, folders, list files) into `out` as `sam3 label` does: one category per
     prompt, formats "coco,yolo,masks,geojson", resumable. progress(dict) is called as images finish;
     an exception raised in it stops the run after the image in flight and is raised again."""
-    return _native.label([os.fspath(i) for i in inputs], list(prompts), os.fspath(out), model=model, formats=formats,
+    return _native.label(_paths(inputs), _texts(prompts), os.fspath(out), model=model, formats=formats,
                          threshold=threshold, progress=progress)
 
 
@@ -261,7 +279,7 @@ def label_map(rasters, prompts, out, *, model: Model, formats: str = "gpkg", thr
         kind, low, high = "fixed", float(scale[0]), float(scale[1])
     else:
         raise InvalidArgumentError(f"scale must be 'auto', 'minmax', ('percentile', low, high) or (min, max), got {scale!r}")
-    return _native.label_map([os.fspath(r) for r in rasters], list(prompts), os.fspath(out), model=model,
+    return _native.label_map(_paths(rasters), _texts(prompts), os.fspath(out), model=model,
                              formats=formats, threshold=threshold, tile=tile, overlap=overlap, bands=list(bands),
                              scale=kind, low=low, high=high, gsd=gsd, t_srs=t_srs, raster_out=raster_out,
                              allow_network=allow_network, progress=progress)

@@ -94,3 +94,20 @@ def test_bad_clicks_raise_with_the_point(tracker, scene):
         tracker.segment(embedding, "red", points=[(10, 10)])
     with pytest.raises(sam3cpp.InvalidArgumentError, match="not text"):
         tracker.segment(embedding, "red")
+
+
+def test_a_16_bit_pil_image_is_the_same_picture_as_its_file(tracker, tmp_path):
+    """Pillow's convert("RGB") clips 16-bit pixels at 255: the image given as a PIL image was white."""
+    from PIL import Image
+    gray16 = np.zeros((480, 640), np.uint16)
+    gray16[100:220, 100:220] = 60000  # a bright square (high byte 234) on black
+    path = tmp_path / "gray16.png"
+    Image.fromarray(gray16).save(path)
+    opened = Image.open(path)
+    assert opened.mode.startswith("I"), opened.mode
+    from_path = tracker.segment(str(path), points=[(160, 160)])
+    from_pil = tracker.segment(opened, points=[(160, 160)])
+    assert iou(from_path.masks[0], 100, 220, 100, 220) > 0.9, "the file's square is the clicked object"
+    assert np.array_equal(from_pil.masks, from_path.masks)
+    with pytest.raises(sam3cpp.InvalidArgumentError, match="mode F"):
+        tracker.encode(Image.fromarray(gray16.astype(np.float32)))

@@ -231,6 +231,18 @@ def test_label_a_folder_with_progress(model, tmp_path):
         sam3cpp.label([images], ["car"], tmp_path / "out2", model=model, progress=stop)
 
 
+def test_one_prompt_and_one_input_are_not_taken_letter_by_letter(model, tmp_path):
+    images = tmp_path / "images"
+    images.mkdir()
+    Image.fromarray(scene()).save(images / "img.png")
+    summary = sam3cpp.label(str(images), "red", tmp_path / "out", model=model)
+    assert summary["processed"] == 1
+    coco = json.loads((tmp_path / "out" / "coco.json").read_text())
+    assert [c["name"] for c in coco["categories"]] == ["red"], "a str prompt was split into its letters"
+    with pytest.raises(sam3cpp.InvalidArgumentError, match="prompts must be a str or a list of str"):
+        sam3cpp.label(images, ["red", 3], tmp_path / "out2", model=model)
+
+
 def test_registry_models_are_never_downloaded_unasked(tmp_path, monkeypatch):
     monkeypatch.setenv("SAM3_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # the discard port: nothing listens
