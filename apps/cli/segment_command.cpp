@@ -223,9 +223,9 @@ int run_segment(const SegmentArgs& args) {
   if (model->kind() == ModelKind::kInteractive) {
     objects = interactive_prompts(args);
     clicks.emplace(model);
-  } else if (!args.points.empty() || args.everything) {
+  } else if (!args.points.empty() || args.everything || args.multimask) {
     throw Error(ErrorCode::kInvalidArgument,
-                std::string(args.everything ? "--everything" : "--point") +
+                std::string(args.everything ? "--everything" : args.multimask ? "--multimask" : "--point") +
                     " needs SAM3's interactive model (onnx-community/sam3-tracker-ONNX: vision_encoder.onnx and "
                     "prompt_encoder_mask_decoder.onnx); " +
                     model_dir.string() + " holds a text-prompted " + layout_name(model->layout()) + " model");
@@ -315,9 +315,11 @@ void add_segment_command(CLI::App& app, Runner& run) {
   cmd->add_option("--box", args->boxes,
                   "Exemplar box x0,y0,x1,y1[,neg] in pixels; repeatable; applies to every prompt "
                   "(interactive model: the object's box; boxes alone are one object each)");
-  cmd->add_option("--point", args->points, "Interactive model: a click X,Y[,neg] on the object; repeatable (one object)");
-  cmd->add_flag("--multimask", args->multimask, "Interactive model: all three candidate masks, best first");
-  cmd->add_flag("--everything", args->everything, "Interactive model: every object (SAM's automatic mask generator)");
+  auto* point = cmd->add_option("--point", args->points, "Interactive model: a click X,Y[,neg] on the object; repeatable (one object)");
+  auto* multimask = cmd->add_flag("--multimask", args->multimask, "Interactive model: all three candidate masks, best first");
+  auto* everything = cmd->add_flag("--everything", args->everything, "Interactive model: every object (SAM's automatic mask generator)");
+  // --everything prompts the whole image: a click, box or text beside it would be dropped unsaid.
+  everything->excludes(point)->excludes(multimask)->excludes("--box")->excludes("--prompt");
   cmd->add_option("--points-per-side", args->everything_options.points_per_side, "--everything: grid points per side")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
@@ -334,6 +336,7 @@ void add_segment_command(CLI::App& app, Runner& run) {
                   "--everything: SAM's crop layers for small objects (layer i encodes 2^i x 2^i crops)")
       ->check(CLI::Range(0, sam3::kMaxCropLayers))
       ->capture_default_str();
+  for (const char* name : {"--points-per-side", "--pred-iou", "--stability", "--box-nms", "--crop-layers"}) cmd->get_option(name)->needs(everything);
   cmd->add_option("-t,--threshold", args->options.score_threshold, "Keep instances scoring above this")
       ->check(number_in(0, 1))
       ->capture_default_str();

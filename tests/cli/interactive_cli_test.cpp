@@ -94,6 +94,26 @@ TEST_F(InteractiveCli, EverythingWithCropLayersKeepsEachSquareOnce) {
   EXPECT_NE(bad.err.find("crop-layers"), std::string::npos) << bad.err;
 }
 
+// Options that would be dropped unsaid: --everything prompts the whole image (a click or box
+// beside it was left out of the answer), the grid's options need it, --multimask needs clicks.
+TEST_F(InteractiveCli, OptionsThatWouldBeIgnoredAreRefused) {
+  const std::pair<const char*, const char*> usage[] = {
+      {"--everything --point 10,10", "--point excludes --everything"},
+      {"--everything --box 20,20,60,60", "--box excludes --everything"},
+      {"--everything --multimask", "excludes --everything"},
+      {"--point 160,160 --points-per-side 4", "--points-per-side requires --everything"},
+      {"--point 160,160 --crop-layers 1", "--crop-layers requires --everything"},
+  };
+  for (const auto& [args, message] : usage) {
+    const auto r = segment(args);
+    EXPECT_EQ(r.exit_code, 2) << args << ": " << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << args << ": " << r.err;
+  }
+  const auto r = segment("--prompt red --multimask", "usls");
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("--multimask needs SAM3's interactive model"), std::string::npos) << r.err;
+}
+
 TEST_F(InteractiveCli, BadClicksExit3WithTheReason) {
   auto r = segment("--point 700,20");
   EXPECT_EQ(r.exit_code, 3);
