@@ -174,7 +174,8 @@ sam3::Image image_from_object(const py::object& obj, std::int64_t max_pixels) {
       const py::object wide = np.attr("asarray")(obj).attr("astype")("int64");
       return image_from_array(np.attr("clip")(wide.attr("__rshift__")(8), 0, 255).attr("astype")("uint8"), max_pixels);
     }
-    if (mode == "F") invalid("a PIL image of mode F (floating point) has no 8-bit pixels: scale it to 0..255 and convert it to \"L\" or \"RGB\"");
+    if (mode == "F")
+      invalid("a PIL image of mode F (floating point) has no 8-bit pixels: scale it to 0..255 and convert it to \"L\" or \"RGB\"");
     return image_from_array(np.attr("asarray")(obj.attr("convert")("RGB")), max_pixels);
   }
   invalid("image must be a path, a numpy uint8 array (HxW, HxWx3, HxWx4) or a PIL.Image");

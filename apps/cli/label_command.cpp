@@ -324,8 +324,8 @@ void add_label_command(CLI::App& app, Runner& run) {
   cmd->add_option("inputs", args->inputs, "Image files, folders (recursive) or list files (.txt, one path per line)");
   cmd->add_option("-p,--prompt", args->prompts, "A category to find, e.g. car; repeatable");
   cmd->add_option("--box-prompt", args->box_prompt_file, "JSON list of categories with exemplar boxes")->check(CLI::ExistingFile);
-  auto* everything =
-      cmd->add_flag("--everything", args->everything, "Interactive model: every object, category \"object\" (SAM's automatic mask generator)");
+  auto* everything = cmd->add_flag("--everything", args->everything,
+                                   "Interactive model: every object, category \"object\" (SAM's automatic mask generator)");
   auto& e = args->everything_options;
   cmd->add_option("--points-per-side", e.points_per_side, "--everything: grid points per side")
       ->check(CLI::Range(1, 256))
@@ -342,7 +342,8 @@ void add_label_command(CLI::App& app, Runner& run) {
   cmd->add_option("--crop-layers", e.crop_layers, "--everything: SAM's crop layers for small objects (layer i encodes 2^i x 2^i crops)")
       ->check(CLI::Range(0, sam3::kMaxCropLayers))
       ->capture_default_str();
-  for (const char* name : {"--points-per-side", "--pred-iou", "--stability", "--box-nms", "--crop-layers"}) cmd->get_option(name)->needs(everything);
+  for (const char* name : {"--points-per-side", "--pred-iou", "--stability", "--box-nms", "--crop-layers"})
+    cmd->get_option(name)->needs(everything);
   auto* formats = cmd->add_option("--format", args->formats,
                                   "Outputs: coco,yolo,masks,geojson for images; gpkg,fgb,shp[,geojson] for georeferenced rasters (maps); "
                                   "json,davis,mots,overlay for --video (default json,davis)")

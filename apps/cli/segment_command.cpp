@@ -225,7 +225,9 @@ int run_segment(const SegmentArgs& args) {
     clicks.emplace(model);
   } else if (!args.points.empty() || args.everything || args.multimask) {
     throw Error(ErrorCode::kInvalidArgument,
-                std::string(args.everything ? "--everything" : args.multimask ? "--multimask" : "--point") +
+                std::string(args.everything  ? "--everything"
+                            : args.multimask ? "--multimask"
+                                             : "--point") +
                     " needs SAM3's interactive model (onnx-community/sam3-tracker-ONNX: vision_encoder.onnx and "
                     "prompt_encoder_mask_decoder.onnx); " +
                     model_dir.string() + " holds a text-prompted " + layout_name(model->layout()) + " model");
@@ -285,6 +287,7 @@ int run_segment(const SegmentArgs& args) {
       write_image_outputs(image_dirs[i], runs[i], image_answer);
     }
     write_file_atomic(update->stage("result.json"), answer_json(answer) + "\n");
+    update->retire_unstaged();  // an earlier run's other images: the folder is this run's answer
     update->commit();
   }
   if (args.json) {
@@ -336,7 +339,8 @@ void add_segment_command(CLI::App& app, Runner& run) {
                   "--everything: SAM's crop layers for small objects (layer i encodes 2^i x 2^i crops)")
       ->check(CLI::Range(0, sam3::kMaxCropLayers))
       ->capture_default_str();
-  for (const char* name : {"--points-per-side", "--pred-iou", "--stability", "--box-nms", "--crop-layers"}) cmd->get_option(name)->needs(everything);
+  for (const char* name : {"--points-per-side", "--pred-iou", "--stability", "--box-nms", "--crop-layers"})
+    cmd->get_option(name)->needs(everything);
   cmd->add_option("-t,--threshold", args->options.score_threshold, "Keep instances scoring above this")
       ->check(number_in(0, 1))
       ->capture_default_str();

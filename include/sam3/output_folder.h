@@ -57,6 +57,11 @@ class OutputFolderUpdate {
   // (an output an earlier run wrote and this one does not: it would mix two runs). Not sam3's
   // entry, or sam3's folder holding a user's file (a warning): left as it is.
   void retire(const std::string& entry);
+  // retire() for every entry of sam3's this update has not staged: for a front that stages all
+  // it writes (sam3 segment --out), so that the folder holds this run's outputs alone (a rerun on
+  // fewer images left the others beside a result.json that no longer listed them). Not for a
+  // front that claims entries (claimed entries are not staged).
+  void retire_unstaged();
   // Gives up a claimed entry its caller has removed (a run that wrote nothing): no longer
   // recorded as sam3's, and the record itself goes when it lists nothing.
   void release(const std::string& entry);

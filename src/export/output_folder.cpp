@@ -291,6 +291,13 @@ void OutputFolderUpdate::retire(const std::string& entry) {
   retired_.push_back(entry);
 }
 
+void OutputFolderUpdate::retire_unstaged() {
+  const std::set<std::string> owned = owned_;  // retire() reads owned_
+  for (const auto& entry : owned) {
+    if (std::find(staged_.begin(), staged_.end(), entry) == staged_.end()) retire(entry);
+  }
+}
+
 fs::path OutputFolderUpdate::claim(const std::string& entry) {
   check_owned(entry);
   add_owned({entry}, contents_);

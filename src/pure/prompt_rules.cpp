@@ -27,8 +27,9 @@ std::string box_refusal(const std::string& name, const Box& b, int width, int he
   const bool inside = b.x0 >= 0 && b.y0 >= 0 && b.x1 <= static_cast<float>(width) && b.y1 <= static_cast<float>(height);
   if (b.x1 > b.x0 && b.y1 > b.y0 && inside) return "";
   const std::string w = std::to_string(width), h = std::to_string(height);
-  return name + " (" + number(b.x0) + ", " + number(b.y0) + ", " + number(b.x1) + ", " + number(b.y1) + ") must satisfy 0 <= x0 < x1 <= " +
-         w + " and 0 <= y0 < y1 <= " + h + " (pixels x0,y0,x1,y1 of the " + w + "x" + h + " " + picture + ")";
+  return name + " (" + number(b.x0) + ", " + number(b.y0) + ", " + number(b.x1) + ", " + number(b.y1) +
+         ") must satisfy 0 <= x0 < x1 <= " + w + " and 0 <= y0 < y1 <= " + h + " (pixels x0,y0,x1,y1 of the " + w + "x" + h + " " +
+         picture + ")";
 }
 
 // NaN passes every comparison-based range check, so each bound is tested for what it must be.

@@ -254,6 +254,30 @@ TEST_F(SegmentCli, ASecondRunThatCannotWriteLeavesTheFirstRunsOutputsExactly) {
   EXPECT_FALSE(fs::exists(out / "scene" / "red")) << "the image folder is replaced whole";
 }
 
+// A rerun on fewer images: the folder is this run's answer alone (the other image's folder stayed
+// beside a result.json that no longer listed it); a folder of sam3's holding a user's file stays.
+TEST_F(SegmentCli, ARerunOnFewerImagesLeavesOnlyItsOwnImagesFolders) {
+  const auto out = dir_ / "out";
+  const auto other = dir_ / "other.png";
+  fs::copy_file(image_, other);
+  const auto both =
+      run_command(segment("-i " + quote(image_.string()) + " -i " + quote(other.string()) + " -p red --out " + quote(out.string())));
+  ASSERT_EQ(both.exit_code, 0) << both.err;
+  ASSERT_TRUE(fs::exists(out / "other" / "red" / "result.json"));
+  const auto one = run_command(segment("-i " + quote(image_.string()) + " -p red --out " + quote(out.string())));
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_FALSE(fs::exists(out / "other")) << "an earlier run's image is mixed into this run's folder";
+  EXPECT_TRUE(fs::exists(out / "scene" / "red" / "result.json"));
+  EXPECT_EQ(nlohmann::json::parse(sam3::test::read_file(out / "result.json"))["images"].size(), 1u);
+
+  ASSERT_EQ(run_command(segment("-i " + quote(other.string()) + " -p red --out " + quote(out.string()))).exit_code, 0);
+  std::ofstream(out / "other" / "notes.txt") << "mine";
+  const auto again = run_command(segment("-i " + quote(image_.string()) + " -p red --out " + quote(out.string())));
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(sam3::test::read_file(out / "other" / "notes.txt"), "mine") << "a user's file was removed";
+  EXPECT_NE(again.err.find("not written by sam3"), std::string::npos) << again.err;
+}
+
 TEST_F(SegmentCli, AnyCommandLineLengthAndThreadCountWork) {
   // ONNX Runtime's start-up parses the whole command line recursively: 30 KB once overflowed the stack.
   const std::string long_prompt(30000, 'a');

@@ -48,7 +48,8 @@ TEST(PlaceRule, PointsAndBoxesInsideThePictureOnly) {
   using sam3::pure::box_refusal;
   using sam3::pure::point_refusal;
   const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
-  for (const auto& [x, y] : {std::pair{0.f, 0.f}, {640.f, 480.f}, {319.5f, 0.25f}}) EXPECT_EQ(point_refusal("p", x, y, 640, 480, "image"), "");
+  for (const auto& [x, y] : {std::pair{0.f, 0.f}, {640.f, 480.f}, {319.5f, 0.25f}})
+    EXPECT_EQ(point_refusal("p", x, y, 640, 480, "image"), "");
   for (const auto& [x, y] : {std::pair{-0.5f, 1.f}, {1.f, 480.5f}, {640.1f, 1.f}, {nan, 1.f}, {1.f, inf}}) {
     EXPECT_NE(point_refusal("p", x, y, 640, 480, "image"), "") << x << "," << y;
   }
