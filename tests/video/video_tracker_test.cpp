@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cstdio>
 #include <map>
 #include <optional>
 #include <set>
@@ -312,6 +313,8 @@ TEST(VideoTracker, LaterObjectsJoinTheFirstBucketAndKeepTheirIdsAfterTheJoinFram
     EXPECT_FALSE(yellow_ids.contains(0)) << "pack " << pack;
     stats[pack] = tracker.stats();
   }
+  std::printf("memory attentions over %d frames: %lld packed, %lld a bucket per start frame\n", test::kFrames,
+              static_cast<long long>(stats[true].bucket_frames), static_cast<long long>(stats[false].bucket_frames));
   EXPECT_EQ(stats[true].objects, 4);
   EXPECT_EQ(stats[true].packed, 2) << "green and yellow";
   EXPECT_EQ(stats[true].buckets, 1);
