@@ -163,7 +163,7 @@ void Bucket::remember(const VideoDecoder& bundle, const FrameNeck& neck, const S
     for (auto& id : slots_)
       if (id > 0 && ending(id)) id = kRetired;
   };
-  if (std::none_of(slots_.begin(), slots_.end(), [&](int id) { return id > 0 && !ending(id); })) {
+  if (!joining && std::none_of(slots_.begin(), slots_.end(), [&](int id) { return id > 0 && !ending(id); })) {
     retire();  // every object ends here: the bucket is dropped, its memory of this frame never read
     return;
   }
