@@ -192,7 +192,7 @@ void bind_video(py::module_& m, sam3::Image (*image_of)(const py::object&)) {
                        const py::object& detection_threshold, const py::object& new_object_threshold, const py::object& hotstart_delay,
                        const py::object& hotstart_unmatched, const py::object& hotstart_duplicate,
                        const py::object& confirmation_detections, const py::object& boundary_margin, const py::object& max_objects,
-                       const py::object& recondition_every, const py::object& fill_hole_area) {
+                       const py::object& recondition_every, const py::object& fill_hole_area, const py::object& pack_new_objects) {
              // The bounds of sam3 track's options: hotstart_delay frames are held (with their
              // masks) until final, so an unbounded delay grows memory with the video.
              sam3::VideoTrackerOptions o;
@@ -206,13 +206,17 @@ void bind_video(py::module_& m, sam3::Image (*image_of)(const py::object&)) {
              o.max_objects = bounded(max_objects, "max_objects", 0LL, 100000LL);
              o.recondition_every = bounded(recondition_every, "recondition_every", 0LL, 1000000LL);
              o.fill_hole_area = bounded(fill_hole_area, "fill_hole_area", 0LL, 1000000LL);
+             if (!py::isinstance<py::bool_>(pack_new_objects))
+               invalid("pack_new_objects must be True or False, got " + std::string(py::repr(pack_new_objects)));
+             o.pack_new_objects = pack_new_objects.cast<bool>();
              sam3::VideoPrompts prompts{std::move(texts), objects_from(objects)};
              py::gil_scoped_release release;
              return std::make_unique<PyTracker>(PyTracker{std::make_unique<sam3::VideoTracker>(std::move(model), std::move(prompts), o)});
            }),
            "model"_a, "texts"_a, "objects"_a, py::kw_only(), "detection_threshold"_a = 0.4f, "new_object_threshold"_a = 0.65f,
            "hotstart_delay"_a = 15, "hotstart_unmatched"_a = 8, "hotstart_duplicate"_a = 8, "confirmation_detections"_a = 3,
-           "boundary_margin"_a = 0.025f, "max_objects"_a = 0, "recondition_every"_a = 16, "fill_hole_area"_a = 0)
+           "boundary_margin"_a = 0.025f, "max_objects"_a = 0, "recondition_every"_a = 16, "fill_hole_area"_a = 0,
+           "pack_new_objects"_a = true)
       .def(
           "push",
           [](PyTracker& t, const py::object& image, const py::object& index, double time) {

@@ -22,8 +22,9 @@ the real ones are 1152).
                               mask prompt's mean colour) -> 4 candidate masks of that colour
                               (candidate 1 the best by iou_pred; the others 30 lower), sam tokens
                               = the colour, object_score_logits 5.
-  sam3.1_memory_encoder.onnx  per slot k (masks channel k, -1..1 as the host sends them, pooled
-                              to cells c): sum(c x pure colour sum) and sum(c x pure share), in
+  sam3.1_memory_encoder.onnx  per slot k (masks channel k, -1..1 as the host sends them, its
+                              positive part, so an empty slot's 0 is nothing, pooled to cells
+                              c): sum(c x pure colour sum) and sum(c x pure share), in
                               channels 8+4k..8+4k+3 of vision_features (constant over space); the
                               encoder's prop_fpn2 holds each 14x14 cell's mean colour (0..2), the
                               mean of its pure pixels (a palette colour; 3..5) and their share (6), so
@@ -265,7 +266,10 @@ def make_mask_decoder(out, m, f):
 
 def make_memory_encoder(out, m, f, mem):
     g = Graph()
-    probs = g.op("Mul", [g.op("Add", [channels(g, "masks", 0, SLOTS), g.const(np.float32(1.0))]), g.const(np.float32(0.5))])
+    # The mask's positive part (sigmoid x 2 - 1 > 0: more likely in than out) weighs each pixel: an
+    # empty slot's 0 (SAM 3.1's mux of a slot with no object, as on the frames before an object
+    # joined a bucket) holds nothing, where (mask + 1) / 2 read it as half of every object there.
+    probs = g.op("Relu", [channels(g, "masks", 0, SLOTS)])
     k = mem // f
     small = g.op("AveragePool", [probs], kernel_shape=[k, k], strides=[k, k])            # [1,16,f,f]
     lit_rgb = g.op("Mul", [channels(g, "pix_feat", 3, 3), g.const(np.float32(2.0))])    # [1,3,f,f]

@@ -117,6 +117,10 @@ void add_track_command(CLI::App& app, Runner& run) {
                   "Re-prompt confidently tracked objects with their detection every N frames (0: off)")
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
+  cmd->add_flag("--pack-new-objects,!--no-pack-new-objects", o.pack_new_objects,
+                "Objects starting on a later frame join free slots of an existing bucket, as SAM 3.1 (default; "
+                "--no-pack-new-objects: a new bucket for each frame on which objects start)")
+      ->capture_default_str();
   cmd->add_option("--fill-hole-area", o.fill_hole_area, "Fill holes and drop specks up to this many mask pixels (288x288; 0: off)")
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();

@@ -107,7 +107,8 @@ nlohmann::json settings_of(const TrackArgs& a, const nlohmann::json& model) {
           {"max_objects", o.max_objects},
           {"recondition", {o.recondition_every, o.recondition_iom, o.recondition_detection_score, o.recondition_track_score}},
           {"fill_hole_area", o.fill_hole_area},
-          {"shrinkage_min_ratio", o.shrinkage_min_ratio}};
+          {"shrinkage_min_ratio", o.shrinkage_min_ratio},
+          {"pack_new_objects", o.pack_new_objects}};
 }
 
 }  // namespace

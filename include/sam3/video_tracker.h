@@ -86,6 +86,12 @@ struct VideoTrackerOptions {
   // would shrink below this fraction of its area is suppressed (_suppress_shrinked_masks'
   // shrink_threshold, always on in the official code); 0: off.
   float shrinkage_min_ratio = 0.3f;
+  // Objects a detection starts on a later frame go into free (never used) slots of an existing
+  // bucket of their prompt, the one with the fewest free slots that holds all of that frame's
+  // new objects, as SAM 3.1 does (is_multiplex_dynamic, _tracker_add_new_objects): fewer
+  // buckets, so fewer memory-attention, tracking-decoder and memory-encoder calls a frame.
+  // false: a new bucket for every frame on which objects start. docs/video.md, "Buckets".
+  bool pack_new_objects = true;
   StopToken stop;  // ends push() mid-frame with kCancelled
 };
 
@@ -103,6 +109,8 @@ struct VideoTrackerStats {
   int conditioning_frames = 0;     // memory frames held as conditioning ones now (at most 4 a bucket)
   std::int64_t reconditioned = 0;  // objects re-prompted by a detection, summed over frames
   std::int64_t shrunk = 0;         // masks suppressed before memory encoding by the area-shrinkage rule (empty ones too)
+  std::int64_t packed = 0;         // objects started in free slots of an existing bucket (pack_new_objects)
+  std::int64_t bucket_frames = 0;  // memory-attention (and tracking-decoder) calls: one a bucket a frame, summed over frames
 };
 
 class VideoTracker {

@@ -92,7 +92,8 @@ class Model(_native.Model):
         y) or (x, y, positive)], "box": (x0, y0, x1, y1)} in frame pixels (prompt = len(texts) +
         position). options: detection_threshold, new_object_threshold, hotstart_delay,
         hotstart_unmatched, hotstart_duplicate, confirmation_detections, boundary_margin,
-        max_objects, recondition_every, fill_hole_area.
+        max_objects, recondition_every, fill_hole_area, pack_new_objects (True: later objects join
+        free slots of an existing bucket, as SAM 3.1).
 
         out: a folder to write the results into as `sam3 track --out` does, in `formats` (any of
         "json", "davis", "mots", "overlay"; overlay_encoder "auto", "h264", "mpeg4" or "png"),

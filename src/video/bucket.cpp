@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "predictor/postprocess.h"
 #include "pure/video/hole_filling.h"
@@ -45,9 +46,7 @@ Bucket::Bucket(const VideoDecoder& bundle, const FrameNeck& neck, const std::vec
   const size_t plane = static_cast<size_t>(bundle.memory_side()) * bundle.memory_side();
   Floats masks32(2 * kSlots * plane, 0.0f);
   std::vector<bool> no_object(kSlots, true);
-  const auto& bias = bundle.constant("no_obj_ptr_linear_bias");
-  Floats ptrs(kSlots * kChannels);
-  for (int k = 0; k < kSlots; ++k) std::copy(bias.begin(), bias.end(), &ptrs[k * kChannels]);  // empty slots: the no-object pointer
+  Floats ptrs(kSlots * kChannels, 0.0f);  // free slots' pointers are 0 (the official mux of an empty slot)
   for (size_t k = 0; k < ids.size(); ++k) {
     slots_[k] = ids[k];
     no_object[k] = false;
@@ -111,17 +110,15 @@ void Bucket::propagate(const VideoDecoder& bundle, const FrameNeck& neck) {
 }
 
 // This frame's pointers as the bank keeps them: live appearing slots as projected; live
-// slots not appearing through the no-object linear map; free and retired slots the map's bias.
+// slots not appearing through the no-object linear map; free and retired slots 0 (SAM 3.1's
+// mux gives an empty or REMOVED slot zeros; ailia's driver gives them the map's bias).
 Floats Bucket::slot_pointers(const VideoDecoder& bundle) const {
   const auto& w = bundle.constant("no_obj_ptr_linear_weight");
   const auto& b = bundle.constant("no_obj_ptr_linear_bias");
-  Floats ptrs(kSlots * kChannels);
+  Floats ptrs(kSlots * kChannels, 0.0f);
   for (int k = 0; k < kSlots; ++k) {
     float* dst = &ptrs[k * kChannels];
-    if (slots_[k] <= 0) {
-      std::copy(b.begin(), b.end(), dst);
-      continue;
-    }
+    if (slots_[k] <= 0) continue;
     const float* src = &projected_[k * kChannels];
     if (appearing(k)) {
       std::copy_n(src, kChannels, dst);
@@ -159,16 +156,36 @@ bool Bucket::memory_plane(const VideoDecoder& bundle, const SlotMemory& memory, 
   return std::any_of(out, out + plane, [](float v) { return v > 0.0f; });
 }
 
-void Bucket::remember(const VideoDecoder& bundle, const FrameNeck& neck, const SlotMemory& memory, const std::vector<int>& removed) {
+void Bucket::remember(const VideoDecoder& bundle, const FrameNeck& neck, const SlotMemory& memory, const std::vector<int>& removed,
+                      const JoiningObjects* joining) {
+  const auto ending = [&](int id) { return std::find(removed.begin(), removed.end(), id) != removed.end(); };
+  const auto retire = [&] {
+    for (auto& id : slots_)
+      if (id > 0 && ending(id)) id = kRetired;
+  };
+  if (!joining && std::none_of(slots_.begin(), slots_.end(), [&](int id) { return id > 0 && !ending(id); })) {
+    retire();  // every object ends here: the bucket is dropped, its memory of this frame never read
+    return;
+  }
   const size_t plane = static_cast<size_t>(bundle.memory_side()) * bundle.memory_side();
-  for (int k = 0; k < kSlots; ++k) {
-    if (slots_[k] > 0 && std::find(removed.begin(), removed.end(), slots_[k]) != removed.end()) slots_[k] = kRetired;
+  std::vector<int> joined;  // the joining objects' slots
+  if (joining) {
+    joined = pure::video::lowest_free_slots(slots_, static_cast<int>(joining->ids.size()));
+    if (joined.size() != joining->ids.size()) throw std::logic_error("more objects join a bucket than it has free slots");
+    for (size_t i = 0; i < joined.size(); ++i) slots_[joined[i]] = joining->ids[i];
   }
   const bool conditioning = !memory.pointers.empty();
   Floats masks32(2 * kSlots * plane, 0.0f);
   std::vector<bool> no_object(kSlots, true);
   for (int k = 0; k < kSlots; ++k) {
     if (slots_[k] <= 0) continue;
+    const auto j = std::find(joined.begin(), joined.end(), k);
+    if (j != joined.end()) {  // a joining object: its detection's mask, flagged as conditioning (conditioning_objects)
+      memory_mask(joining->masks[j - joined.begin()], bundle.mask_side(), bundle.memory_side(), &masks32[k * plane]);
+      no_object[k] = std::none_of(&masks32[k * plane], &masks32[(k + 1) * plane], [](float v) { return v > 0.0f; });
+      std::fill_n(&masks32[(kSlots + k) * plane], plane, 1.0f);
+      continue;
+    }
     const bool inside = memory_plane(bundle, memory, k, &masks32[k * plane]);
     const bool reconditioned = memory.pointers.contains(k);
     // The official code gives the encoder an object score from the mask's area; a slot the
@@ -178,7 +195,10 @@ void Bucket::remember(const VideoDecoder& bundle, const FrameNeck& neck, const S
   }
   Floats pointers = slot_pointers(bundle);
   for (const auto& [k, p] : memory.pointers) std::copy(p.begin(), p.end(), &pointers[k * kChannels]);
+  for (size_t i = 0; i < joined.size(); ++i)
+    std::copy(joining->pointers[i].begin(), joining->pointers[i].end(), &pointers[joined[i] * kChannels]);
   MemoryFrame frame = encode(bundle, neck, masks32, no_object, std::move(pointers));
+  retire();
   if (conditioning) {
     conds_.push_back(std::move(frame));
     while (conds_.size() > kConditioningFrames) conds_.pop_front();
@@ -211,6 +231,8 @@ MemoryFrame Bucket::encode(const VideoDecoder& bundle, const FrameNeck& neck, co
   f.mem = to_rows(feat, hw);
   f.mem_pos = to_rows(pos, hw);
   f.pointers = std::move(pointers);
+  const size_t plane = static_cast<size_t>(bundle.memory_side()) * bundle.memory_side();
+  for (int k = 0; k < kSlots; ++k) f.flagged[k] = masks32[(kSlots + k) * plane] > 0.0f;
   return f;
 }
 

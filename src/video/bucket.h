@@ -4,8 +4,9 @@
 // which some were reconditioned: the 4 most recent, max_cond_frames_in_attn), the non-
 // conditioning frames of the last 6, and the object pointers of the conditioning frames and of
 // the non-conditioning frames of the last 15, laid out as ailia's driver lays them out
-// (MemoryBank.build_memory_inputs, which has one conditioning frame). A slot is never reused:
-// the bank still remembers its object for 6 frames (and in its conditioning frames).
+// (MemoryBank.build_memory_inputs, which has one conditioning frame). Objects starting on a
+// later frame may join free slots (join()); a slot is never reused: the bank still remembers
+// its object for 6 frames (and in its conditioning frames).
 #pragma once
 
 #include <array>
@@ -17,6 +18,7 @@
 
 #include "model/video_decoder.h"
 #include "pure/families/sam31_video.h"
+#include "pure/video/bucket_placement.h"
 
 namespace sam3::video {
 
@@ -41,11 +43,12 @@ struct MemoryFrame {
   std::shared_ptr<const Floats> img, img_pos;  // [HW,256]
   Floats mem, mem_pos;                         // [HW,256]
   Floats pointers;                             // [16,256]
+  std::array<bool, kSlots> flagged{};          // slots whose conditioning-flag channel was 1 (new or reconditioned)
 };
 
 // What a slot holds: kFree (never used), an object id (> 0), or kRetired (its object ended).
-inline constexpr int kFree = 0;
-inline constexpr int kRetired = -1;
+inline constexpr int kFree = pure::video::kFreeSlot;
+inline constexpr int kRetired = pure::video::kRetiredSlot;
 inline constexpr int kConditioningFrames = 4;  // max_cond_frames_in_attn
 
 // What this frame's memory holds per slot: the decoder's mask unless `masks` replaces it
@@ -58,6 +61,13 @@ struct SlotMemory {
   std::array<bool, kSlots> shrunk{};
   std::map<int, Floats> masks;     // slot -> [M,M] logits
   std::map<int, Floats> pointers;  // slot -> [256]
+};
+
+// Objects that join a bucket's free slots on this frame (packing): their ids, masks ([M,M]
+// logits: the detection's) and pointers ([256]: the interactive decoder's), in slot order.
+struct JoiningObjects {
+  std::vector<int> ids;
+  std::vector<Floats> masks, pointers;
 };
 
 class Bucket {
@@ -80,14 +90,23 @@ class Bucket {
   // The memory encoder's input plane of `slot` ([S,S], S = memory_side()) as `memory` says;
   // returns whether any pixel is inside (the official code's object score for the encoder).
   bool memory_plane(const VideoDecoder& bundle, const SlotMemory& memory, int slot, float* out) const;
-  // Encodes this frame's memory as `memory` says, then retires the slots of `removed` objects.
-  // A slot with nothing inside (or not appearing) gets the no-object embedding.
-  void remember(const VideoDecoder& bundle, const FrameNeck& neck, const SlotMemory& memory, const std::vector<int>& removed);
+  // Encodes this frame's memory as `memory` says, then retires the slots of `removed` objects
+  // (as officially: objects removed on a frame are in that frame's memory; a bucket left with
+  // no object encodes nothing, it is dropped). A slot with nothing inside (or not appearing)
+  // gets the no-object embedding. `joining` objects (at most free_slots()) take the lowest
+  // free slots first and are encoded with the others from their masks, their conditioning-flag
+  // channels set; the frame stays a non-conditioning one (SAM 3.1's add_new_masks on a frame
+  // already tracked), so their start memory leaves the bank after 6 frames.
+  void remember(const VideoDecoder& bundle, const FrameNeck& neck, const SlotMemory& memory, const std::vector<int>& removed,
+                const JoiningObjects* joining = nullptr);
   std::size_t memory_bytes() const;
   // What the bank can come to once full: memory_bytes() of every frame it may hold, and those
   // frames' neck rows (shared with other buckets, so counted here as an upper bound).
   std::size_t memory_bytes_limit() const;
   int conditioning_frames() const { return static_cast<int>(conds_.size()); }
+  // The bank as it stands (oldest first): what a test inspects of a join.
+  const std::deque<MemoryFrame>& conditioning_memory() const { return conds_; }
+  const std::deque<MemoryFrame>& recent_memory() const { return recent_; }
 
  private:
   Floats slot_pointers(const VideoDecoder& bundle) const;

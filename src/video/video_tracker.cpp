@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "core/timer.h"
@@ -14,6 +15,7 @@
 #include "predictor/postprocess.h"
 #include "pure/prompt_rules.h"
 #include "pure/video/area_shrinkage.h"
+#include "pure/video/bucket_placement.h"
 #include "pure/video/concept_book.h"
 #include "pure/video/hole_filling.h"
 #include "pure/video/output_delay.h"
@@ -356,6 +358,7 @@ void VideoTracker::Impl::step(Track& track, const video::FrameNeck& neck, pure::
   for (size_t b = 0; b < track.buckets.size(); ++b) {
     auto& bucket = track.buckets[b];
     bucket.propagate(*bundle, neck);
+    ++stats.bucket_frames;
     bucket.fill_holes(*bundle, options.fill_hole_area);
     for (int k = 0; k < kSlots; ++k) {
       if (bucket.slots()[k] <= 0) continue;
@@ -428,9 +431,38 @@ void VideoTracker::Impl::step(Track& track, const video::FrameNeck& neck, pure::
       pending.objects.push_back(std::move(o));
     }
   }
-  // 6. Memory of this frame (reconditioned objects make it a conditioning frame of their
-  // bucket); masks the non-overlap would shrink too much suppressed; removed objects' slots
-  // retired; empty buckets dropped.
+  // 6. New objects from detections: their pointers from the interactive decoder with the
+  // detection's mask as the prompt. Their output masks have holes filled; their memory takes
+  // the detection's own mask.
+  t0 = core::Clock::now();
+  video::JoiningObjects fresh;
+  for (size_t i = 0; i < plan.new_detections.size(); ++i) {
+    const Floats& logits = det_logits[plan.new_detections[i]];
+    const int id = plan.new_ids[i];
+    const float score = dets[plan.new_detections[i]].score;
+    track.first_scores[id] = score;
+    fresh.ids.push_back(id);
+    fresh.masks.push_back(logits);
+    fresh.pointers.push_back(pointer_from_mask(logits, neck));
+    Floats shown = logits;
+    pure::video::fill_holes_and_remove_sprinkles(shown.data(), bundle->mask_side(), bundle->mask_side(), options.fill_hole_area);
+    pending.objects.push_back({id, track.prompt, score, score, bundle->mask_side(), bundle->mask_side(), std::move(shown)});
+    ++stats.objects;
+  }
+  // Where they go (pack_new_objects, SAM 3.1's _tracker_add_new_objects): all together into
+  // the bucket with the fewest free slots that holds them and keeps an object past this frame,
+  // or new buckets.
+  std::optional<size_t> host;
+  if (options.pack_new_objects && !fresh.ids.empty()) {
+    std::vector<pure::video::BucketSlots> slots;
+    for (const auto& b : track.buckets) slots.push_back(b.slots());
+    host = pure::video::bucket_for_new_objects(slots, plan.removed, static_cast<int>(fresh.ids.size()));
+  }
+  stats.new_objects_ms += core::ms_since(t0);
+  // 7. Memory of this frame (reconditioned objects make it a conditioning frame of their
+  // bucket; objects joining a bucket are encoded with it, flagged, in a non-conditioning
+  // frame); masks the non-overlap would shrink too much suppressed; removed objects' slots
+  // retired after; empty buckets dropped.
   t0 = core::Clock::now();
   std::vector<video::SlotMemory> memory(track.buckets.size());
   for (size_t b = 0; b < track.buckets.size(); ++b) {
@@ -447,33 +479,20 @@ void VideoTracker::Impl::step(Track& track, const video::FrameNeck& neck, pure::
   }
   suppress_shrunk(track, memory);
   const std::vector<int> removed(plan.removed.begin(), plan.removed.end());
-  for (size_t b = 0; b < track.buckets.size(); ++b) track.buckets[b].remember(*bundle, neck, memory[b], removed);
+  for (size_t b = 0; b < track.buckets.size(); ++b)
+    track.buckets[b].remember(*bundle, neck, memory[b], removed, host == b ? &fresh : nullptr);
   std::erase_if(track.buckets, [](const Bucket& b) { return !b.live(); });
+  if (host) stats.packed += static_cast<std::int64_t>(fresh.ids.size());
   stats.memory_ms += core::ms_since(t0);
-  // 7. New objects from detections: their pointers from the interactive decoder with the
-  // detection's mask as the prompt; new buckets of up to 16 whose conditioning frame is this
-  // one. Their output masks have holes filled; their memory takes the detection's own mask.
+  // 8. Objects not packed start new buckets of up to 16 whose conditioning frame is this one.
+  if (host) return;
   t0 = core::Clock::now();
-  std::vector<int> ids;
-  std::vector<Floats> new_masks, pointers;
-  for (size_t i = 0; i < plan.new_detections.size(); ++i) {
-    const Floats& logits = det_logits[plan.new_detections[i]];
-    const int id = plan.new_ids[i];
-    const float score = dets[plan.new_detections[i]].score;
-    track.first_scores[id] = score;
-    ids.push_back(id);
-    new_masks.push_back(logits);
-    pointers.push_back(pointer_from_mask(logits, neck));
-    Floats shown = logits;
-    pure::video::fill_holes_and_remove_sprinkles(shown.data(), bundle->mask_side(), bundle->mask_side(), options.fill_hole_area);
-    pending.objects.push_back({id, track.prompt, score, score, bundle->mask_side(), bundle->mask_side(), std::move(shown)});
-    ++stats.objects;
-  }
+  const auto& ids = fresh.ids;
   for (size_t start = 0; start < ids.size(); start += kSlots) {
     const size_t end = std::min(ids.size(), start + kSlots);
     track.buckets.emplace_back(*bundle, neck, std::vector<int>(ids.begin() + start, ids.begin() + end),
-                               std::vector<Floats>(new_masks.begin() + start, new_masks.begin() + end),
-                               std::vector<Floats>(pointers.begin() + start, pointers.begin() + end));
+                               std::vector<Floats>(fresh.masks.begin() + start, fresh.masks.begin() + end),
+                               std::vector<Floats>(fresh.pointers.begin() + start, fresh.pointers.begin() + end));
   }
   stats.new_objects_ms += core::ms_since(t0);
 }

@@ -256,6 +256,32 @@ TEST_F(TrackCli, AKilledRunResumedKeepsTheIdsAndMasksOfAnUninterruptedOne) {
   EXPECT_EQ(frames, sam3::test::kFrames) << "the overlay's segments joined, each frame once";
 }
 
+// --no-pack-new-objects: a bucket per start frame, as before packing (docs/video.md, "Buckets").
+// On the generated bundle each slot follows its own colour, so packing green and yellow into
+// red and blue's bucket changes neither which objects are shown nor their ids; the settings
+// record which was run (a resume with the other starts over).
+TEST_F(TrackCli, PackingNewObjectsOrNotGivesTheSameIdsAndIsRecorded) {
+  ASSERT_EQ(full_run().exit_code, 0) << full_run().err;
+  const auto r = run_command(track_command(video(), dir_ / "out", "--prompt car --no-pack-new-objects --format json" + kShortHotstart));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto packed = read_json(full() / "tracks.json"), separate = read_json(dir_ / "out" / "tracks.json");
+  EXPECT_EQ(packed["settings"]["pack_new_objects"], true) << "SAM 3.1's default";
+  EXPECT_EQ(separate["settings"]["pack_new_objects"], false);
+  expect_stable_ids(separate, 4);
+  ASSERT_EQ(separate["frames"].size(), packed["frames"].size());
+  for (size_t f = 0; f < packed["frames"].size(); ++f) {
+    const auto &a = packed["frames"][f]["objects"], &b = separate["frames"][f]["objects"];
+    ASSERT_EQ(a.size(), b.size()) << "frame " << f;
+    for (size_t k = 0; k < a.size(); ++k) {
+      EXPECT_EQ(a[k]["id"], b[k]["id"]) << "frame " << f;
+      EXPECT_GT(sam3::video_io::mask_iou(sam3::rle_decode(a[k]["mask"]["counts"], kHeight, kWidth),
+                                         sam3::rle_decode(b[k]["mask"]["counts"], kHeight, kWidth)),
+                0.9)
+          << "frame " << f << " object " << a[k]["id"];
+    }
+  }
+}
+
 TEST_F(TrackCli, FpsOnAVideoFileIsNotSilentlyIgnored) {
   const auto r = run_command(track_command(video(), dir_ / "out", "--prompt car --fps 30 --format json"));
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -203,3 +203,19 @@ def test_track_bounds_and_writers_are_typed_errors(model, tmp_path):
     assert "this process" in str(second.value) and f"pid {os.getpid()}" not in str(second.value), str(second.value)
     run.close()
     assert list(model.track([frame(i) for i in range(8)], "car", out=tmp_path / "w", **SHORT)), "once closed, free again"
+
+
+def test_track_pack_new_objects_is_a_bool_keyword(model):
+    """pack_new_objects (docs/video.md, "Buckets"): the tracker option, True or False only; with a
+    square entering on frame 3, packed or not, the same ids."""
+    def entering(i):
+        f = frame(i)
+        if i >= 3:
+            f[80:100, 40:60] = (0, 255, 0)
+        return f
+    runs = {pack: [r.ids.tolist() for r in model.track((entering(i) for i in range(10)), "car", pack_new_objects=pack, **SHORT)]
+            for pack in (True, False)}
+    assert runs[True] == runs[False]
+    assert len(runs[True][-1]) == 3, runs[True]
+    with pytest.raises(sam3cpp.InvalidArgumentError, match="pack_new_objects must be True or False"):
+        list(model.track([frame(0)], "car", pack_new_objects=1))

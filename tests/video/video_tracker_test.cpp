@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cstdio>
 #include <map>
 #include <optional>
 #include <set>
@@ -282,6 +283,47 @@ TEST(VideoTracker, ThirtyTwoObjectsTakeTwoBucketsWithStableIds) {
     all.insert(set.begin(), set.end());
   }
   EXPECT_EQ(all.size(), 32u) << "one id per square";
+}
+
+// SAM 3.1 packs objects that start on later frames into free slots of a bucket
+// (pack_new_objects, docs/video.md "Buckets"): on the scene, green (frame 8) and yellow
+// (frame 14) join red and blue's bucket, so every frame runs one memory attention where a
+// bucket per start frame ran up to three; green keeps its id from its start, through the
+// frames where its start memory is in the bank (the 6 after frame 8), and after it has left.
+TEST(VideoTracker, LaterObjectsJoinTheFirstBucketAndKeepTheirIdsAfterTheJoinFrameLeavesTheBank) {
+  const auto green = test::scene()[1], yellow = test::scene()[3];
+  std::map<bool, VideoTrackerStats> stats;
+  for (bool pack : {true, false}) {
+    VideoTrackerOptions options;
+    options.recondition_every = 0;  // reconditioning makes conditioning frames of its own
+    options.pack_new_objects = pack;
+    VideoTracker tracker(video_model(), {.texts = {"car"}}, options);
+    const auto results = run(tracker);
+    ASSERT_EQ(results.size(), static_cast<size_t>(test::kFrames));
+    std::set<int> green_early, green_late, yellow_ids;
+    for (const auto& r : results) {
+      const int g = id_at_centre(r, green), y = id_at_centre(r, yellow);
+      if (g >= 0) (r.index <= 8 + 6 ? green_early : green_late).insert(g);
+      if (y >= 0) yellow_ids.insert(y);
+    }
+    EXPECT_EQ(green_early.size(), 1u) << "pack " << pack;
+    EXPECT_EQ(green_late, green_early) << "green's id after its join frame left the bank, pack " << pack;
+    EXPECT_FALSE(green_early.contains(0)) << "green found on every frame it is visible, pack " << pack;
+    EXPECT_EQ(yellow_ids.size(), 1u) << "pack " << pack;
+    EXPECT_FALSE(yellow_ids.contains(0)) << "pack " << pack;
+    stats[pack] = tracker.stats();
+  }
+  std::printf("memory attentions over %d frames: %lld packed, %lld a bucket per start frame\n", test::kFrames,
+              static_cast<long long>(stats[true].bucket_frames), static_cast<long long>(stats[false].bucket_frames));
+  EXPECT_EQ(stats[true].objects, 4);
+  EXPECT_EQ(stats[true].packed, 2) << "green and yellow";
+  EXPECT_EQ(stats[true].buckets, 1);
+  EXPECT_EQ(stats[true].bucket_frames, test::kFrames - 1) << "one memory attention on every frame after the first";
+  EXPECT_EQ(stats[false].packed, 0);
+  EXPECT_EQ(stats[false].buckets, 3) << "a bucket per start frame";
+  EXPECT_GT(stats[false].bucket_frames, stats[true].bucket_frames + 2 * 12);
+  EXPECT_EQ(stats[true].conditioning_frames, 1) << "a join frame is no conditioning frame: the bucket keeps its first";
+  EXPECT_EQ(stats[false].conditioning_frames, 3);
 }
 
 TEST(VideoTracker, AnAbsentConceptFindsNothing) {

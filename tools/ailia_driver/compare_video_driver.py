@@ -56,11 +56,13 @@ SCENES = {
         },
     },
     # Where the rules differ (docs/video.md, "Which reference, where they differ"):
-    # green enters at frame 6 and crosses red (new objects' memory); blue is gone on frames
-    # 8-19 and back at 20, yellow moves to the left edge and stays there from frame 16, where
-    # both drop its detections (keep-alive hides both in the driver only); cyan sits on the edge
-    # from frame 0 (sam3 starts it on frame 0, where SAM 3.1 does not check the edge, so the
-    # later objects' ids are one higher; hot-start removes it unshown).
+    # green enters at frame 6 and crosses red (both pack it into the bucket of frame 0's
+    # objects; the confirmation differs); blue is gone on frames 8-19 and back at 20 (keep-alive
+    # hides it in the driver until its credit is above 0 again), yellow moves to the left edge
+    # and stays there from frame 16, where both drop its detections (keep-alive hides it in the
+    # driver only); cyan sits on the edge from frame 0 (sam3 starts it on frame 0, where SAM 3.1
+    # does not check the edge, so the later objects' ids are one higher; hot-start removes it
+    # unshown).
     "differ": {
         "frames": 30,
         "squares": [square((255, 0, 0), 0, 29, 30, 90, 4.0, 0.5, 40),
@@ -69,32 +71,29 @@ SCENES = {
                     square((0, 0, 255), 20, 29, 200, 20),
                     square((255, 255, 0), 0, 29, 60, 170, -4.0, 0.0, 20, xmin=-6),
                     square((0, 255, 255), 0, 29, 0, 200, side=12)],
-        # Each difference and the row of docs/video.md's table that explains it.
+        # Each difference and the row of docs/video.md's table that explains it. (Until
+        # 2026-12-07 the generated memory read an empty slot as half of every object, so the
+        # driver lost green, which it packs into its one bucket, and filled that bucket with
+        # objects started on green's detections: see docs/video.md.)
         "expected": {
-            ("green", "only sam3 shows it", "6-29"):
-                "new objects' memory: the driver's one bucket remembers the new slot from frames before "
-                "the object existed; its track never finds green (with the generated memory since 2026-12-03 "
-                "it is empty, so keep-alive hides it and hot-start never removes it), and the detection "
-                "starts another object the next frame, until the bucket holds 16",
-            ("blue", "only sam3 shows it", "20-29"):
-                "new objects' memory and new objects (only while fewer than 16): the driver's objects started "
-                "on green's detections have empty tracks (their slot is remembered only from frames where its "
-                "mask channel held nothing), so they are never unmatched nor removed and fill its bucket by "
-                "frame 18; from then on it runs no detector, blue's track is never matched again after its "
-                "return and keep-alive keeps it hidden; SAM 3.1 hides nothing by keep-alive",
-            ("red", "only sam3 shows it", "26-29"):
-                "new objects (only while fewer than 16): with its bucket full of green's spurious objects the "
-                "driver runs no detector from frame 18, red's track goes unmatched and the driver hides it "
-                "when its keep-alive credit is spent; SAM 3.1 hides nothing by it",
+            ("green", "only sam3 shows it", "6"):
+                "confirmation: the driver's new objects start at 0 consecutive detections, SAM 3.1 counts "
+                "the start frame as the first, so the driver confirms green, and shows it, one frame later",
+            ("blue", "only sam3 shows it", "20-23"):
+                "keep-alive: blue is gone on frames 8-19, so its credit falls to the minimum (-4); back on "
+                "frame 20 it gains 1 a matched frame, and the driver hides it until the credit is above 0 "
+                "(frame 24); SAM 3.1 hides nothing by it",
             ("yellow", "only sam3 shows it", "23-29"):
                 "keep-alive: both drop yellow's detections once its centre is within 2.5% of the edge "
                 "(frame 16 on), so its track goes unmatched; the driver hides it when its credit is spent, "
                 "SAM 3.1 hides nothing by it (and hot-start removal is over: yellow started on frame 0)",
-            ("red", "driver id 2, sam3 id 3", "0-25"):
+            ("red", "driver id 2, sam3 id 3", "0-29"):
                 "frame 0 (no track yet): the driver drops the edge detection (cyan) on frame 0, SAM 3.1 "
                 "checks no edge there and starts it as id 2 (never shown: its edge detections never match it, so it is "
                 "never confirmed and hot-start removes it after 8 unmatched frames)",
             ("yellow", "driver id 3, sam3 id 4", "0-22"):
+                "frame 0 (no track yet): as red, cyan took id 2",
+            ("green", "driver id 4, sam3 id 5", "7-29"):
                 "frame 0 (no track yet): as red, cyan took id 2",
         },
     },

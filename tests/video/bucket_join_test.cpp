@@ -1,0 +1,90 @@
+// One bucket on the generated SAM 3.1 bundle, an object joining its free slot on a later frame
+// as SAM 3.1 packs it (video/bucket.h, JoiningObjects; the official add_new_masks on a frame
+// already tracked): the join frame stays a non-conditioning memory frame flagged for the new
+// slot only, holds the new object's interactive pointer, and the frames before it hold the slot
+// as empty (pointer 0); the object is still followed once its join frame has left the bank.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "model/video_decoder.h"
+#include "video/bucket.h"
+#include "video/synthetic_video.h"
+
+namespace sam3::video {
+namespace {
+
+struct Encoded {
+  std::unique_ptr<const detail::EncodedFrame> frame;
+  FrameNeck neck;
+};
+
+Encoded encode(const VideoDecoder& bundle, int index) {
+  Encoded e;
+  e.frame = bundle.encode_frame(test::frame_of(index).image);
+  e.neck.frame = e.frame.get();
+  e.neck.rows = e.frame->rows;
+  e.neck.pos_rows = e.frame->pos_rows;
+  e.neck.t = index;
+  return e;
+}
+
+// The interactive decoder clicked on the square's centre: its mask and pointer.
+detail::PromptedObject click(const VideoDecoder& bundle, const Encoded& e, const test::Square& s, int index) {
+  const auto box = *test::where(s, index);
+  const float sx = static_cast<float>(bundle.input_size()) / test::kWidth, sy = static_cast<float>(bundle.input_size()) / test::kHeight;
+  return bundle.prompt(*e.frame, {(box[0] + box[2]) / 2.0f * sx, (box[1] + box[3]) / 2.0f * sy}, {1}, nullptr);
+}
+
+bool all_zero(const Floats& pointers, int slot) {
+  return std::all_of(pointers.begin() + slot * kChannels, pointers.begin() + (slot + 1) * kChannels, [](float v) { return v == 0.0f; });
+}
+
+TEST(BucketJoin, ALaterObjectJoinsAFreeSlotInANonConditioningFrameFlaggedForItAlone) {
+  const auto model = Model::load(std::string(SAM3_TEST_MODELS_DIR) + "/sam3.1-video");
+  const auto bundle = detail::video_decoder(model);
+  const auto scene = test::scene();
+  const auto &red = scene[0], &green = scene[1];  // green enters on frame 8
+  const auto first = encode(*bundle, 0);
+  auto r = click(*bundle, first, red, 0);
+  Bucket bucket(*bundle, first.neck, {1}, {r.mask}, {r.pointer});
+  constexpr int kJoin = 9, kLast = kJoin + 8;
+  Floats joined_pointer;
+  for (int i = 1; i <= kLast; ++i) {
+    const auto e = encode(*bundle, i);
+    bucket.propagate(*bundle, e.neck);
+    if (i == kJoin) {
+      auto g = click(*bundle, e, green, i);
+      joined_pointer = g.pointer;
+      const JoiningObjects joining{{2}, {g.mask}, {g.pointer}};
+      bucket.remember(*bundle, e.neck, {}, {}, &joining);
+      EXPECT_EQ(bucket.slots()[1], 2) << "the lowest free slot";
+      EXPECT_EQ(bucket.conditioning_frames(), 1) << "the join frame is not a conditioning frame";
+      const auto& joined = bucket.recent_memory().back();
+      EXPECT_EQ(joined.t, kJoin);
+      for (int k = 0; k < kSlots; ++k) EXPECT_EQ(joined.flagged[k], k == 1) << "flag channel of slot " << k;
+      EXPECT_EQ(Floats(joined.pointers.begin() + kChannels, joined.pointers.begin() + 2 * kChannels), joined_pointer)
+          << "the new slot's pointer is the interactive decoder's";
+      for (const auto& f : bucket.recent_memory())
+        if (f.t < kJoin) EXPECT_TRUE(all_zero(f.pointers, 1)) << "frame " << f.t << " holds the slot empty";
+      EXPECT_TRUE(all_zero(bucket.conditioning_memory().front().pointers, 1));
+      EXPECT_FALSE(bucket.conditioning_memory().front().flagged[1]);
+      continue;
+    }
+    if (i > kJoin) EXPECT_TRUE(bucket.appearing(1)) << "green on frame " << i;
+    bucket.remember(*bundle, e.neck, {}, {});
+  }
+  EXPECT_TRUE(std::none_of(bucket.recent_memory().begin(), bucket.recent_memory().end(), [](const MemoryFrame& f) { return f.t == kJoin; }))
+      << "the join frame has left the bank";
+  // Green's mask on the last tracked frame covers green's centre, red's does not.
+  const auto box = *test::where(green, kLast);
+  const int m = bundle->mask_side();
+  const int cx = (box[0] + box[2]) / 2 * m / test::kWidth, cy = (box[1] + box[3]) / 2 * m / test::kHeight;
+  const auto& masks = bucket.outputs().masks;
+  const size_t plane = static_cast<size_t>(m) * m;
+  EXPECT_GT(masks[plane + cy * m + cx], 0.0f) << "slot 1 follows green";
+  EXPECT_LT(masks[cy * m + cx], 0.0f) << "slot 0 does not";
+}
+
+}  // namespace
+}  // namespace sam3::video
