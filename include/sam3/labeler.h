@@ -79,8 +79,9 @@ struct LabelInput {
 // Files, folders (recursive, image extensions) and list files (.txt/.lst: one path per
 // line). Sorted by name. A file reached twice is one input; different files with one name
 // (img.png in two folders) are named by their paths instead. Folders that sam3 wrote, and
-// `exclude` (the output folder), are skipped. Throws kInvalidArgument for a path that does
-// not exist.
+// `exclude` (the output folder), are skipped. A name like an image's that is no regular file
+// (a FIFO, a dangling link, a link loop) is an input, to be recorded as a failure. Throws
+// kInvalidArgument for a path that does not exist, and when no image is found at all.
 std::vector<LabelInput> collect_label_inputs(const std::vector<std::string>& inputs, const std::filesystem::path& exclude = {});
 // Deterministic share K of N (1-based K) by a hash of the name: the same on every machine.
 std::vector<LabelInput> shard_label_inputs(const std::vector<LabelInput>& inputs, int k, int n);

@@ -38,8 +38,9 @@ bool same_place(const fs::path& a, const fs::path& b) {
 void add_path(const fs::path& p, const std::string& name, const fs::path& exclude, std::vector<LabelInput>& out) {
   std::error_code ec;
   const auto status = fs::status(p, ec);
-  if (ec && ec != std::errc::no_such_file_or_directory) {
-    throw Error(ErrorCode::kInvalidArgument, p.string() + ": cannot be read (" + ec.message() + ")");
+  if (ec && ec != std::errc::no_such_file_or_directory) {  // a symlink loop, no permission: a failure with its reason
+    out.push_back({p, name});
+    return;
   }
   if (fs::is_directory(status)) {
     fs::recursive_directory_iterator it(p, fs::directory_options::skip_permission_denied, ec), end;
@@ -48,8 +49,10 @@ void add_path(const fs::path& p, const std::string& name, const fs::path& exclud
       std::error_code type_ec;
       if (e.is_directory(type_ec)) {
         if (same_place(e.path(), exclude) || is_sam3_output(e.path())) it.disable_recursion_pending();
-      } else if (e.is_regular_file(type_ec) && is_image_extension(e.path())) {
-        out.push_back({e.path(), fs::relative(e.path(), p).generic_string()});
+      } else if (is_image_extension(e.path())) {
+        // Not only regular files: a FIFO, a dangling link or a link loop named like an image is
+        // recorded as a failure with its reason (the labeler opens no such file), never skipped unsaid.
+        out.push_back({e.path(), e.path().lexically_relative(p).generic_string()});  // links not followed
       }
     }
     if (ec) throw Error(ErrorCode::kInvalidArgument, p.string() + ": cannot list the folder (" + ec.message() + ")");
@@ -85,7 +88,8 @@ std::vector<LabelInput> collect_label_inputs(const std::vector<std::string>& inp
     std::vector<LabelInput> found;
     const fs::path arg = fs::path(input).lexically_normal();
     add_path(arg, arg.filename().string(), exclude, found);
-    const fs::path from = fs::is_directory(arg) ? arg : arg.parent_path();
+    std::error_code ec;
+    const fs::path from = fs::is_directory(arg, ec) ? arg : arg.parent_path();
     for (auto& in : found) {
       if (!seen.insert(canonical_name(in.path)).second) continue;  // the same file reached twice is one input
       out.push_back(std::move(in));
@@ -101,6 +105,14 @@ std::vector<LabelInput> collect_label_inputs(const std::vector<std::string>& inp
       if (uses[out[i].name] < 2) continue;
       out[i].name = pass == 0 ? (fs::path(origin[i]).filename() / out[i].name).generic_string() : canonical_name(out[i].path);
     }
+  }
+  if (out.empty()) {
+    std::string given;
+    for (size_t i = 0; i < inputs.size() && i < 3; ++i) given += (i ? ", " : "") + inputs[i];
+    if (inputs.size() > 3) given += " and " + std::to_string(inputs.size() - 3) + " more";
+    throw Error(ErrorCode::kInvalidArgument, "no images in " + (given.empty() ? std::string("the inputs") : given) +
+                                                 ": sam3 label reads .jpg, .jpeg, .png, .webp, .bmp, .tif and .tiff files in folders "
+                                                 "(and their subfolders) and the paths listed in .txt or .lst files");
   }
   std::sort(out.begin(), out.end(), [](const LabelInput& a, const LabelInput& b) { return a.name < b.name; });
   return out;

@@ -163,6 +163,34 @@ TEST_F(LabelCli, SpecialFilesAreRecordedAsFailuresAndTheBatchGoesOn) {
     EXPECT_TRUE(failed.contains(p)) << p << " not in failures.json: " << failures.dump();
   }
   EXPECT_EQ(coco_names(root_ / "out").size(), 2u) << "the good images are labeled";
+
+  // The folder alone: what is named like an image but is no file is recorded, not skipped unsaid.
+  fs::create_symlink("gone.png", dir / "dangling.png");
+  const auto walked =
+      run_command(kSam3 + " label " + quote(dir.string()) + " --models " + quote((sam3::test::test_models_dir() / "usls").string()) +
+                  " -p red --out " + quote((root_ / "walk").string()));
+  EXPECT_EQ(walked.exit_code, 1) << walked.err;
+  std::set<std::string> walk_failed;
+  for (const auto& f : json::parse(read_file(root_ / "walk" / "failures.json"))) walk_failed.insert(f["path"]);
+  for (const char* name : {"pipe.png", "loop_a.png", "loop_b.png", "dangling.png"}) {
+    EXPECT_TRUE(walk_failed.contains((dir / name).string())) << name << " was skipped unsaid";
+  }
+  // A link loop given by name is a failure of its own, not the end of the batch.
+  const auto named =
+      run_command(kSam3 + " label " + quote((dir / "loop_a.png").string()) + " " + quote((dir / "img101.png").string()) + " --models " +
+                  quote((sam3::test::test_models_dir() / "usls").string()) + " -p red --out " + quote((root_ / "named").string()));
+  EXPECT_EQ(named.exit_code, 1) << named.err;
+  EXPECT_EQ(coco_names(root_ / "named").size(), 1u) << named.err;
+}
+
+TEST_F(LabelCli, AFolderWithoutImagesIsAnErrorNotAnEmptyDataset) {
+  fs::create_directories(root_ / "empty");
+  std::ofstream(root_ / "empty" / "notes.txt.bak") << "not an image";
+  const auto r = run_command(kSam3 + " label " + quote((root_ / "empty").string()) + " --models " +
+                             quote((sam3::test::test_models_dir() / "usls").string()) + " -p red --out " + quote((root_ / "out").string()));
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("no images in " + (root_ / "empty").string()), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(root_ / "out")) << "an empty dataset was written";
 }
 
 TEST_F(LabelCli, BoxFilesAndShardsAreReadStrictly) {

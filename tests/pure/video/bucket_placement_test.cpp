@@ -73,8 +73,8 @@ TEST(BucketPlacement, TiesGoToTheFirstBucket) {
 
 TEST(BucketPlacement, RetiredSlotsAreNeverReusedAndCountAsTaken) {
   Buckets b;
-  b.start(16);                          // a full bucket
-  b.end({1, 2, 3});                     // three end: their slots retire
+  b.start(16);       // a full bucket
+  b.end({1, 2, 3});  // three end: their slots retire
   EXPECT_EQ(free_slots(b.slots[0]), 0) << "a retired slot is not free";
   EXPECT_EQ(b.slots[0][0], kRetiredSlot);
   EXPECT_EQ(b.start(1), 1u) << "the one new object opens a bucket: retired slots are not refilled";
@@ -95,7 +95,7 @@ TEST(BucketPlacement, ABucketWhoseObjectsAllEndOnThisFrameTakesNone) {
   // The official code would pack into it and, once its first frame's objects are all removed,
   // stop with "No points are provided"; sam3 leaves it to be dropped.
   Buckets b;
-  b.start(2);  // bucket 0: ids 1, 2
+  b.start(2);       // bucket 0: ids 1, 2
   b.start(15, {});  // does not fit (14 free): bucket 1, ids 3..17, 1 free
   EXPECT_EQ(b.start(1, {3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17}), 0u)
       << "bucket 1 had the fewest free slots, but every object of it ends on this frame";
