@@ -147,29 +147,31 @@ export class Kernels {
   }
 
   // y [m, n] = a [m, k] (Float32Array) times the packed weight (+ its bias) -> Float32Array: a copy,
-  // or with `view` the kernel's own memory, valid until the next matmul.
-  async matmul(F, a, m, view = false) {
-    const need = align(m * F.k * 4, 64) + m * F.n * 4;
+  // or with `view` the kernel's own memory, valid until the next matmul; with `outAt` (an address
+  // of m x n floats in this memory, from alloc) written there instead, and a view of it returned.
+  async matmul(F, a, m, view = false, outAt = 0) {
+    const need = align(m * F.k * 4, 64) + (outAt ? 0 : m * F.n * 4);
     if (need > this.floatScratch.bytes) this.floatScratch = { at: this.alloc(need), bytes: need };
-    const pa = this.floatScratch.at, py = pa + align(m * F.k * 4, 64);
+    const pa = this.floatScratch.at, py = outAt || pa + align(m * F.k * 4, 64);
     new Float32Array(this.memory.buffer, pa, m * F.k).set(a.subarray(0, m * F.k));
     await this.parallel("sam3_float_gemm", m, FLOAT_MR, (m0, m1) => [pa, m0, m1, F.k, F.packed, F.n, F.bias, py]);
     const y = new Float32Array(this.memory.buffer, py, m * F.n);
-    return view ? y : y.slice();
+    return view || outAt ? y : y.slice();
   }
 
   // y [m, n] = the linear's product of a [m, k] (uint8, zero point za, scale sa) -> Float32Array:
   // a copy, or with `view` the kernel's own memory, valid until the next gemm (ONNX Runtime Web
-  // copies its inputs into its own memory when it runs, so a view fed to the next run is enough).
-  async gemm(L, a, m, za, sa, view = false) {
-    const need = align(m * L.k + 16, 64) + m * L.n * 4;
+  // copies its inputs into its own memory when it runs, so a view fed to the next run is enough);
+  // with `outAt` (an address of m x n floats in this memory) written there, and a view returned.
+  async gemm(L, a, m, za, sa, view = false, outAt = 0) {
+    const need = align(m * L.k + 16, 64) + (outAt ? 0 : m * L.n * 4);
     if (need > this.scratch.bytes) this.scratch = { at: this.alloc(need), bytes: need };
-    const pa = this.scratch.at, py = pa + align(m * L.k + 16, 64);
+    const pa = this.scratch.at, py = outAt || pa + align(m * L.k + 16, 64);
     new Uint8Array(this.memory.buffer).set(a, pa);
     const args = (m0, m1) => [pa, m0, m1, L.k, za, L.packed, L.colSum, L.zeroOffset, L.n, sa, L.scales, L.scaleCount, L.bias, py];
     await this.parallel("sam3_int8_gemm", m, MR, (m0, m1) => args(m0, m1));
     const y = new Float32Array(this.memory.buffer, py, m * L.n);
-    return view ? y : y.slice();
+    return view || outAt ? y : y.slice();
   }
 
   // Rows 0..m of `fn` split across the threads (in multiples of `step`), each thread called with
@@ -190,27 +192,51 @@ export class Kernels {
 
   // Attention as com.microsoft.MultiHeadAttention computes it from query q [B, S, H x dh], key k
   // [B, L, H x dh] and value v [B, L, H x dv] (Float32Arrays) -> out [B, S, H x dv]: a copy, or with
-  // `view` the kernel's own memory, valid until the next attention. scale 0: 1 / sqrt(dh).
-  async attention(q, k, v, { B, S, L, H, dh, dv, scale }, view = false) {
+  // `view` the kernel's own memory, valid until the next attention; with `outAt` (an address of
+  // B x S x H x dv floats in this memory) written there, and a view returned. scale 0: 1 / sqrt(dh).
+  async attention(q, k, v, { B, S, L, H, dh, dv, scale }, view = false, outAt = 0) {
     if (dh > MAX_HEAD) throw new Error(`attention: head size ${dh} is over the kernel's ${MAX_HEAD}`);
     const threads = Math.max(1, this.workers.length);
     const own = align(this.e.sam3_attention_scratch(L, H, dh, dv), 64);
-    const sizes = [q.length, k.length, v.length, B * S * H * dv].map((n) => align(n * 4, 64));
+    const sizes = [q.length, k.length, v.length, outAt ? 0 : B * S * H * dv].map((n) => align(n * 4, 64));
     const need = sizes.reduce((a, b) => a + b, 0) + threads * own;
     if (need > this.attentionScratch.bytes) this.attentionScratch = { at: this.alloc(need), bytes: need };
     let at = this.attentionScratch.at;
-    const [pq, pk, pv, po] = sizes.map((n) => ((at += n), at - n));
+    const [pq, pk, pv, scratchOut] = sizes.map((n) => ((at += n), at - n));
+    const po = outAt || scratchOut;
     const f32 = new Float32Array(this.memory.buffer);
     f32.set(q, pq / 4), f32.set(k, pk / 4), f32.set(v, pv / 4);
     this.lastAttention = { q: pq, k: pk, v: pv, out: po, scratch: Array.from({ length: threads }, (_, i) => at + i * own) };  // (tests)
     await this.parallel("sam3_attention", B * S, 4, (r0, r1, i) => [pq, pk, pv, po, B, S, L, H, dh, dv, scale, r0, r1, at + i * own]);
     const out = new Float32Array(this.memory.buffer, po, B * S * H * dv);
-    return view ? out : out.slice();
+    return view || outAt ? out : out.slice();
   }
 
   release() {
     for (const w of this.workers) w.terminate();
     this.workers = [];
+  }
+}
+
+// Blocks of the kernels' memory for kernel steps' outputs, reused: taken for an output and given
+// back after its last reader; the smallest free block that fits, else a new one (the kernels'
+// memory never shrinks, so the blocks of one run are those of the next).
+class KernelOutputs {
+  constructor(kernel) {
+    this.kernel = kernel;
+    this.free = [];
+  }
+
+  take(bytes) {
+    let best = -1;
+    this.free.forEach((b, i) => {
+      if (b.bytes >= bytes && (best < 0 || b.bytes < this.free[best].bytes)) best = i;
+    });
+    return best >= 0 ? this.free.splice(best, 1)[0] : { at: this.kernel.alloc(bytes), bytes };
+  }
+
+  give(block) {
+    this.free.push(block);
   }
 }
 
@@ -270,6 +296,7 @@ export class SplitSession {
     this.inputMetadata = metadata(header.inputs);
     this.outputMetadata = metadata(header.outputs);
     this.lastUse = new Map();  // value -> the last step reading it
+    this.blocks = new KernelOutputs(kernel);
     header.steps.forEach((step, i) => {
       const reads = step.segment ? step.segment.inputs : step.attention ? [step.attention.q, step.attention.k, step.attention.v]
         : step.matmul ? [step.matmul.x] : [step.linear.x, step.linear.scale, step.linear.zero_point];
@@ -278,11 +305,37 @@ export class SplitSession {
   }
 
   async run(feeds) {
-    // ms of the last run: ONNX Runtime's part, the int8 kernel's, the attention kernel's, the float kernel's, each step's
-    const timings = { segments: 0, linears: 0, attention: 0, matmuls: 0, steps: [] };
+    // ms of the last run: ONNX Runtime's part, the int8 kernel's, the attention kernel's, the float
+    // kernel's, each step's; and the bytes copied out of the kernels' memory (the graph's outputs).
+    const timings = { segments: 0, linears: 0, attention: 0, matmuls: 0, steps: [], copiedOut: 0 };
     this.lastTimings = timings;
     const values = new Map(Object.entries(feeds));
     const kept = new Set(this.outputNames);
+    // Each kernel step's output stays in the kernels' memory, in a block held until its last reader
+    // ran, and goes to its readers as a view: a copy out would be a new JavaScript array on every
+    // run, whose fresh memory costs more than the copy (docs/browser.md, "What a segment costs").
+    // Only the graph's outputs are copied (the blocks are reused by the next run).
+    const held = new Map();  // value -> its block
+    const outAt = (name, bytes) => {
+      if (kept.has(name)) {
+        timings.copiedOut += bytes;
+        return 0;
+      }
+      const block = this.blocks.take(bytes);
+      held.set(name, block);
+      return block.at;
+    };
+    try {
+      await this.runSteps(feeds, values, kept, timings, outAt, held);
+    } finally {
+      for (const block of held.values()) this.blocks.give(block);
+    }
+    const outputs = {};
+    for (const name of this.outputNames) outputs[name] = values.get(name);
+    return outputs;
+  }
+
+  async runSteps(feeds, values, kept, timings, outAt, held) {
     for (const [i, step] of this.steps.entries()) {
       if (step.segment) {
         const inputs = {};
@@ -301,8 +354,8 @@ export class SplitSession {
           throw new Error(`attention '${a.output}': query ${q.dims}, key ${k.dims} and value ${v.dims} are not [B, S, H x dh], [B, L, H x dh], [B, L, H x dv] for ${a.heads} heads`);
         }
         const [B, S, D] = q.dims, L = k.dims[1], H = a.heads;
-        const view = this.lastUse.get(a.output) === i + 1 && Boolean(this.steps[i + 1]?.segment) && !kept.has(a.output);
-        const o = await this.kernel.attention(q.data, k.data, v.data, { B, S, L, H, dh: D / H, dv: v.dims[2] / H, scale: a.scale }, view);
+        const o = await this.kernel.attention(q.data, k.data, v.data, { B, S, L, H, dh: D / H, dv: v.dims[2] / H, scale: a.scale }, false,
+          outAt(a.output, B * S * v.dims[2] * 4));
         values.set(a.output, new this.ort.Tensor("float32", o, [B, S, v.dims[2]]));
         timings.attention += performance.now() - t0;
         timings.steps.push(performance.now() - t0);
@@ -314,8 +367,7 @@ export class SplitSession {
           throw new Error(`float product '${f.output}': the activation is ${x.type} [${x.dims}], its weight [${f.k}, ${f.n}] float32`);
         }
         const m = x.data.length / f.k;
-        const view = this.lastUse.get(f.output) === i + 1 && Boolean(this.steps[i + 1]?.segment) && !kept.has(f.output);
-        const y = await this.kernel.matmul(step.kernel, x.data, m, view);
+        const y = await this.kernel.matmul(step.kernel, x.data, m, false, outAt(f.output, m * f.n * 4));
         values.set(f.output, new this.ort.Tensor("float32", y, [...x.dims.slice(0, -1), f.n]));
         timings.matmuls += performance.now() - t0;
         timings.steps.push(performance.now() - t0);
@@ -325,9 +377,8 @@ export class SplitSession {
         const x = values.get(l.x);
         if (x.dims.at(-1) !== l.k) throw new Error(`int8 product '${l.output}': the activation's last dimension is ${x.dims.at(-1)}, its weight's ${l.k}`);
         const m = x.data.length / l.k;
-        // Read by the next step alone, a segment: it may read the kernel's memory (no copy).
-        const view = this.lastUse.get(l.output) === i + 1 && Boolean(this.steps[i + 1]?.segment) && !kept.has(l.output);
-        const y = await this.kernel.gemm(step.kernel, x.data, m, values.get(l.zero_point).data[0], values.get(l.scale).data[0], view);
+        const y = await this.kernel.gemm(step.kernel, x.data, m, values.get(l.zero_point).data[0], values.get(l.scale).data[0], false,
+          outAt(l.output, m * l.n * 4));
         values.set(l.output, new this.ort.Tensor("float32", y, [...x.dims.slice(0, -1), l.n]));
         timings.linears += performance.now() - t0;
         timings.steps.push(performance.now() - t0);
@@ -335,10 +386,14 @@ export class SplitSession {
       for (const [v, last] of this.lastUse) {
         if (last === i && !kept.has(v) && !(v in feeds)) values.delete(v);
       }
+      // Blocks whose value has no reader left (or none at all) go back.
+      for (const [v, block] of held) {
+        if ((this.lastUse.get(v) ?? -1) <= i) {
+          held.delete(v);
+          this.blocks.give(block);
+        }
+      }
     }
-    const outputs = {};
-    for (const name of this.outputNames) outputs[name] = values.get(name);
-    return outputs;
   }
 
   endProfiling() {
