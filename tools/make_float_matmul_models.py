@@ -13,6 +13,10 @@ shaped as the interactive model's decoder shapes them, with rows known only thro
   y_tokens    tokens [1, 7, 16] (7 rows: left alone) -> MatMul [16, 40] + bias
   y_dynamic   tokens x image tokens transposed (the second input not a constant: left alone)
   y_symbolic  x ["rows", 16] (rows unknown: left alone) -> MatMul [16, 16]
+  y_gated     y_image + a gate made from image alone (Sigmoid, Reshape, Transpose, ReduceSum over
+              channels: "gate" [1, 120, 1]), as the decoder's upscaling is made from the image
+              embeddings and read only after the products: the split makes the gate in the segment
+              reading it, not carried out of the first one
 
 and attention_projected.onnx, attention between products as a decoder has it (what the tab fuses
 and chunks into a Loop before it splits): x [1, 120, 16] -> q, k, v projections [16, 16] -> two
@@ -76,6 +80,11 @@ def main():
         helper.make_node("Transpose", ["tokens_img"], ["tokens_img_t"], perm=[0, 2, 1]),
         helper.make_node("MatMul", ["tokens", "tokens_img_t"], ["y_dynamic"]),
         helper.make_node("MatMul", ["x", "w5"], ["y_symbolic"]),
+        helper.make_node("Sigmoid", ["image"], ["image_gate"]),
+        helper.make_node("Reshape", ["image_gate", "shape_tokens"], ["gate_chw"]),
+        helper.make_node("Transpose", ["gate_chw"], ["gate_tokens"], perm=[0, 2, 1]),
+        helper.make_node("ReduceSum", ["gate_tokens", "two"], ["gate"], keepdims=1),
+        helper.make_node("Add", ["y_image", "gate"], ["y_gated"]),
     ]
     inputs = [
         helper.make_tensor_value_info("image", TensorProto.FLOAT, [1, 16, 12, 10]),
@@ -83,7 +92,7 @@ def main():
         helper.make_tensor_value_info("tokens", TensorProto.FLOAT, [1, 7, 16]),
         helper.make_tensor_value_info("x", TensorProto.FLOAT, ["rows", 16]),
     ]
-    outputs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in ("y_image", "y_flat", "y_tokens", "y_dynamic", "y_symbolic")]
+    outputs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in ("y_image", "y_flat", "y_tokens", "y_dynamic", "y_symbolic", "y_gated")]
     graph = helper.make_graph(nodes, "float_matmuls", inputs, outputs, inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8

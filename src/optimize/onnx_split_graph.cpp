@@ -374,7 +374,9 @@ std::string split_graph(std::string_view model_bytes, const std::vector<KernelMa
   // outputs) should cross: the decoder's upscaling, computed from the image embeddings in the
   // segment after the transformer's first products, carried its 10.6 MB output to the last one.
   // Nodes making only integer or boolean values (shapes, indices: small) stay where they are,
-  // so that a Shape of a large value does not hold that value back in an early segment.
+  // so that a Shape of a large value does not hold that value back in an early segment; so do
+  // nodes making a graph output (it leaves ONNX Runtime wherever it is made, and made late it
+  // would have its inputs carried there).
   {
     std::map<std::string, std::vector<int>> node_readers;    // value -> the nodes reading it
     std::map<std::string, int> kernel_reader;                // value -> the level of the first kernel step reading it
@@ -399,7 +401,7 @@ std::string split_graph(std::string_view model_bytes, const std::vector<KernelMa
       int late = levels;
       for (const auto& o : outs) {
         if (o.empty()) continue;
-        if (outputs.contains(o)) late = std::min(late, levels - 1);
+        if (outputs.contains(o)) late = std::min(late, node_level[i]);  // (leaves ONNX Runtime wherever it is made)
         if (auto it = kernel_reader.find(o); it != kernel_reader.end()) late = std::min(late, it->second);
         if (auto it = node_readers.find(o); it != node_readers.end()) {
           for (int j : it->second) late = std::min(late, node_level[static_cast<size_t>(j)]);
