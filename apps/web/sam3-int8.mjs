@@ -136,13 +136,23 @@ export class Kernels {
     return L;
   }
 
-  // A constant float weight w [k, n] (Float32Array, row-major) and an optional bias (Float32Array(n)), packed once.
-  addMatMul({ weight, k, n, bias }) {
+  // A constant float weight w [k, n] (Float32Array, row-major) and an optional bias (Float32Array(n)), packed once;
+  // `pre` (a Float32Array, or its address from an earlier addMatMul's F.pre): a constant added to
+  // the activation before the product, repeated over its rows (an Add the split took in: x_add).
+  addMatMul({ weight, k, n, bias, pre = null }) {
     if (weight.byteLength > this.staging.bytes) this.staging = { at: this.alloc(weight.byteLength), bytes: weight.byteLength };
     new Float32Array(this.memory.buffer, this.staging.at, k * n).set(weight);
-    const F = { k, n, packed: this.alloc(this.e.sam3_float_packed_size(k, n) * 4), bias: bias ? this.alloc(n * 4) : 0 };
+    const F = { k, n, packed: this.alloc(this.e.sam3_float_packed_size(k, n) * 4), bias: bias ? this.alloc(n * 4) : 0,
+      pre: 0, preCount: 0 };
     this.e.sam3_float_pack(this.staging.at, k, n, F.packed);
     if (bias) new Float32Array(this.memory.buffer, F.bias, n).set(bias);
+    if (pre instanceof Float32Array) {
+      F.pre = this.alloc(pre.byteLength);
+      F.preCount = pre.length;
+      new Float32Array(this.memory.buffer, F.pre, pre.length).set(pre);
+    } else if (pre) {
+      [F.pre, F.preCount] = [pre.at, pre.count];
+    }
     return F;
   }
 
@@ -154,6 +164,7 @@ export class Kernels {
     if (need > this.floatScratch.bytes) this.floatScratch = { at: this.alloc(need), bytes: need };
     const pa = this.floatScratch.at, py = outAt || pa + align(m * F.k * 4, 64);
     new Float32Array(this.memory.buffer, pa, m * F.k).set(a.subarray(0, m * F.k));
+    if (F.pre) this.e.sam3_float_add_periodic(pa, m * F.k, F.pre, F.preCount);
     await this.parallel("sam3_float_gemm", m, FLOAT_MR, (m0, m1) => [pa, m0, m1, F.k, F.packed, F.n, F.bias, py]);
     const y = new Float32Array(this.memory.buffer, py, m * F.n);
     return view || outAt ? y : y.slice();
@@ -261,6 +272,7 @@ export class SplitSession {
   static async create(ort, bundle, sessionOptions, kernel) {
     const { header, blob } = bundle;
     const s = new SplitSession(ort, header, kernel);
+    const added = new Map();  // x_add blob offset -> its copy in the kernels' memory
     for (const step of header.steps) {
       if (step.segment) {
         // Memory arenas off: a hundred sessions would each keep their largest activations. No
@@ -274,7 +286,12 @@ export class SplitSession {
       } else if (step.matmul) {
         const f = step.matmul;
         const f32 = (b) => new Float32Array(blob(b).slice().buffer);
-        s.steps.push({ matmul: f, kernel: kernel.addMatMul({ weight: f32(f.weight), k: f.k, n: f.n, bias: f.bias ? f32(f.bias) : null }) });
+        // An Add taken into the product (x_add): one copy in the kernels' memory for the steps sharing its blob.
+        const shared = f.x_add ? added.get(f.x_add.offset) : null;
+        const F = kernel.addMatMul({ weight: f32(f.weight), k: f.k, n: f.n, bias: f.bias ? f32(f.bias) : null,
+          pre: shared ?? (f.x_add ? f32(f.x_add) : null) });
+        if (f.x_add && !shared) added.set(f.x_add.offset, { at: F.pre, count: F.preCount });
+        s.steps.push({ matmul: f, kernel: F });
       } else if (step.linear) {
         const l = step.linear;
         const f32 = (b) => new Float32Array(blob(b).slice().buffer);
@@ -365,6 +382,10 @@ export class SplitSession {
         const x = values.get(f.x);
         if (x.type !== "float32" || x.dims.at(-1) !== f.k) {
           throw new Error(`float product '${f.output}': the activation is ${x.type} [${x.dims}], its weight [${f.k}, ${f.n}] float32`);
+        }
+        const added = f.x_add_shape ?? [];
+        if (added.length > x.dims.length || added.some((d, j) => x.dims[x.dims.length - added.length + j] !== d)) {
+          throw new Error(`float product '${f.output}': the activation [${x.dims}] does not end in [${added}], the constant added to it`);
         }
         const m = x.data.length / f.k;
         const y = await this.kernel.matmul(step.kernel, x.data, m, false, outAt(f.output, m * f.n * 4));

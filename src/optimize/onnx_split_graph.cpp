@@ -437,10 +437,13 @@ std::string split_graph(std::string_view model_bytes, const std::vector<KernelMa
   }
 
   std::string blobs;
+  std::map<std::string_view, json> written;  // blob bytes -> where: steps sharing a constant share its blob
   auto blob = [&](std::string_view bytes) {
+    if (auto it = written.find(bytes); it != written.end()) return it->second;
     while (blobs.size() % 16) blobs.push_back('\0');
     json b = {{"offset", blobs.size()}, {"bytes", bytes.size()}};
     blobs.append(bytes);
+    written.emplace(bytes, b);
     return b;
   };
   json steps = json::array();

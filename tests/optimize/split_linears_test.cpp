@@ -315,8 +315,18 @@ Value float_matmul(const json& f, const std::string& blobs, const Values& values
     std::memcpy(&v, s.data() + 4 * i, 4);
     return static_cast<double>(v);
   };
-  const Value& x = values.at(f["x"]);
+  Value x = values.at(f["x"]);
   const auto k = f["k"].get<std::int64_t>(), n = f["n"].get<std::int64_t>();
+  if (f.contains("x_add")) {  // an Add of a constant taken in: x + C, C repeated over x's leading dimensions
+    const auto c = blob(f["x_add"]);
+    for (size_t i = 0; i < x.bytes.size(); i += 4) {
+      float v, a;
+      std::memcpy(&v, x.bytes.data() + i, 4);
+      std::memcpy(&a, c.data() + i % c.size(), 4);
+      v += a;
+      std::memcpy(x.bytes.data() + i, &v, 4);
+    }
+  }
   const std::string_view xs(reinterpret_cast<const char*>(x.bytes.data()), x.bytes.size());
   const std::int64_t m = static_cast<std::int64_t>(x.bytes.size()) / 4 / k;
   const auto w = blob(f["weight"]);
@@ -343,17 +353,29 @@ TEST(SplitMatMuls, TheSegmentsAndTheProductsBetweenThemGiveTheWholeGraphsOutputs
       sam3::optimize::split_graph(model, {sam3::optimize::float_matmul_matcher(model, {.min_rows = 100, .min_weight = 1})}, &stats);
   // y_image's three products (the first with its bias; rows through Expand, whose first size
   // is unknown) and y_flat's (rows through Reshape's -1; its bias of rank 3 would broadcast the
-  // output: left in the segment).
-  ASSERT_EQ(stats.kernel_steps["matmul"], 4) << stats.refused;
+  // output: left in the segment); y_pe's two, which take keys + pe in (x_add, one blob), and y_pe_kept's.
+  ASSERT_EQ(stats.kernel_steps["matmul"], 7) << stats.refused;
   EXPECT_EQ(stats.segments, 3);
   const Bundle split = read_bundle(bundle);
   int with_bias = 0;
+  std::set<std::string> added, added_blobs;
   for (const auto& step : split.header["steps"]) {
     if (!step.contains("matmul")) continue;
     EXPECT_EQ(step["matmul"]["rows"], 120) << step.dump();
     with_bias += step["matmul"]["bias"].is_null() ? 0 : 1;
+    if (!step["matmul"].contains("x_add")) continue;
+    added.insert(step["matmul"]["output"].get<std::string>());
+    added_blobs.insert(step["matmul"]["x_add"].dump());
+    EXPECT_EQ(step["matmul"]["x"], "keys");
+    EXPECT_EQ(step["matmul"]["x_add_shape"], json({120, 16}));
   }
   EXPECT_EQ(with_bias, 1);
+  EXPECT_EQ(added, (std::set<std::string>{"q_pe", "k_pe"})) << "pe_keys is read by y_relu too: its Add stays";
+  EXPECT_EQ(added_blobs.size(), 1u) << "the two steps share pe's blob";
+  for (const auto& step : split.header["steps"]) {
+    if (!step.contains("segment")) continue;
+    for (const auto& o : step["segment"]["outputs"]) EXPECT_NE(o, "keys_pe") << "the sum taken into the products stays inside";
+  }
   Ort::Session whole = session_of(model);
   std::mt19937 rng(45);
   for (const std::int64_t objects : {1, 3}) {
