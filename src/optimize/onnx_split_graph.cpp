@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "optimize/graph_pieces.h"
@@ -437,13 +438,18 @@ std::string split_graph(std::string_view model_bytes, const std::vector<KernelMa
   }
 
   std::string blobs;
-  std::map<std::string_view, json> written;  // blob bytes -> where: steps sharing a constant share its blob
+  // Blobs written, by their bytes' hash -> their offsets: steps sharing a constant share its blob
+  // (compared with what `blobs` holds, which outlives every step's and segment's own bytes).
+  std::unordered_multimap<size_t, size_t> written;
   auto blob = [&](std::string_view bytes) {
-    if (auto it = written.find(bytes); it != written.end()) return it->second;
+    const size_t hash = std::hash<std::string_view>{}(bytes);
+    for (auto [it, end] = written.equal_range(hash); it != end; ++it) {
+      if (std::string_view(blobs).substr(it->second, bytes.size()) == bytes) return json{{"offset", it->second}, {"bytes", bytes.size()}};
+    }
     while (blobs.size() % 16) blobs.push_back('\0');
     json b = {{"offset", blobs.size()}, {"bytes", bytes.size()}};
+    written.emplace(hash, blobs.size());
     blobs.append(bytes);
-    written.emplace(bytes, b);
     return b;
   };
   json steps = json::array();
