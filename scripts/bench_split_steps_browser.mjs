@@ -25,7 +25,7 @@ const { values: args } = parseArgs({
     model: { type: "string" }, web: { type: "string", default: path.join(repo, "build/web") },
     ort: { type: "string", default: path.join(repo, ".deps/onnxruntime-web") },
     runs: { type: "string", default: "6" }, "cpu-profile": { type: "boolean", default: false },
-    "ort-profile": { type: "boolean", default: false },
+    "ort-profile": { type: "boolean", default: false }, "feeds-experiment": { type: "string" },
     split: { type: "string", default: '{"split_matmuls": true, "matmul_min_rows": 1024}' },
     options: { type: "string", default: "{}" },
   },
@@ -76,7 +76,7 @@ try {
   const R = Number(args.runs);
   const result = await page.evaluate(async (R) => {
     const { w, s, feeds, answer } = globalThis.bench;
-    const whole = [], split = [], steps = [];
+    const whole = [], split = [], steps = [], products = [];
     for (let i = 0; i < R; ++i) {
       let t = performance.now();
       await w.run(feeds);
@@ -85,6 +85,7 @@ try {
       await s.run(feeds);
       split.push(performance.now() - t);
       steps.push(s.lastTimings.steps.map((x) => Math.round(x)));
+      products.push(s.lastTimings.matmuls + s.lastTimings.linears + s.lastTimings.attention);
     }
     const kinds = s.steps.map((st) => (st.segment ? `segment (${st.segment.inputs.length} in, ${st.segment.outputs?.length ?? "?"} out)`
       : st.matmul ? "float product" : st.linear ? "int8 product" : "attention"));
@@ -104,16 +105,67 @@ try {
     });
     await s.run(feeds);
     s.steps.forEach((st, i) => { if (st.session) st.session.run = orig[i]; });
-    return { whole, split, steps, kinds, stats: answer, sizes: [...sizes], fresh, kernelCopies: s.lastTimings.copiedOut };
+    return { whole, split, steps, kinds, stats: answer, sizes: [...sizes], fresh, kernelCopies: s.lastTimings.copiedOut, products };
   }, R);
   console.log(`model ${args.model}; split ${args.split}; session options ${args.options}; load ${load0} -> ${os.loadavg()[0].toFixed(1)}`);
   console.log(`rewrite: ${JSON.stringify(result.stats)}`);
   const med = (v) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)];
   console.log(`whole ms: ${result.whole.map(Math.round).join(" ")} (median ${Math.round(med(result.whole))})`);
-  console.log(`split ms: ${result.split.map(Math.round).join(" ")} (median ${Math.round(med(result.split))})`);
+  console.log(`split ms: ${result.split.map(Math.round).join(" ")} (median ${Math.round(med(result.split))}); `
+    + `in the kernels: ${result.products.map(Math.round).join(" ")} (median ${Math.round(med(result.products))})`);
   result.kinds.forEach((k, i) => console.log(`  step ${i} ${k}: ${result.steps.map((r) => r[i]).join(" ")}`));
   for (const [i, text] of result.sizes) console.log(`  step ${i}: ${text}`);
   console.log(`a split run's segments return ${(result.fresh / 1e6).toFixed(1)} MB of new arrays; copied out of the kernels' memory: ${result.kernelCopies === undefined ? "(not counted)" : `${(result.kernelCopies / 1e6).toFixed(1)} MB`}`);
+
+  if (args["feeds-experiment"] !== undefined) {
+    // One segment run alone, its inputs given three ways (the run's own: ONNX Runtime's arrays and
+    // views of the kernels' shared memory; all as arrays of their own; all in a SharedArrayBuffer),
+    // and with every output fetched or only the smallest: ms a run, best and median of 7.
+    const lines2 = await page.evaluate(async (i) => {
+      const { s, feeds } = globalThis.bench;
+      const step = s.steps[i];
+      let captured = null;
+      const run = step.session.run.bind(step.session);
+      step.session.run = async (f, ...rest) => {
+        captured = Object.fromEntries(Object.entries(f).map(([n, t]) => [n, t]));
+        captured = Object.fromEntries(Object.entries(captured).map(([n, t]) => [n, new globalThis.bench.rt.ort.Tensor(t.type, t.data.slice(), t.dims)]));
+        return run(f, ...rest);
+      };
+      await s.run(feeds);
+      step.session.run = run;
+      const ort = globalThis.bench.rt.ort;
+      const shared = Object.fromEntries(Object.entries(captured).map(([n, t]) => {
+        const sab = new t.data.constructor(new SharedArrayBuffer(t.data.byteLength));
+        sab.set(t.data);
+        return [n, new ort.Tensor(t.type, sab, t.dims)];
+      }));
+      const outputs = step.session.outputNames;
+      const out = [];
+      const timeIt = async (label, f, fetch) => {
+        const ms = [];
+        for (let r = 0; r < 7; ++r) {
+          const t0 = performance.now();
+          await (fetch ? step.session.run(f, fetch) : step.session.run(f));
+          ms.push(performance.now() - t0);
+        }
+        ms.sort((a, b) => a - b);
+        out.push(`  ${label}: best ${ms[0].toFixed(1)} ms, median ${ms[3].toFixed(1)}`);
+      };
+      const bytes = (f) => (Object.values(f).reduce((a, t) => a + t.data.byteLength, 0) / 1e6).toFixed(1);
+      out.push(`step ${i}: inputs ${bytes(captured)} MB, outputs ${outputs.join(", ")}`);
+      let smallest = null, least = Infinity;
+      const all = await step.session.run(captured);
+      for (const [n, t] of Object.entries(all)) if (t.data.byteLength < least) [smallest, least] = [n, t.data.byteLength];
+      out.push(`  outputs ${(Object.values(all).reduce((a, t) => a + t.data.byteLength, 0) / 1e6).toFixed(1)} MB; the smallest ${smallest}`);
+      for (let round = 0; round < 2; ++round) {
+        await timeIt("inputs as arrays of their own, every output", captured);
+        await timeIt("inputs in a SharedArrayBuffer, every output", shared);
+        await timeIt(`inputs as arrays of their own, only ${smallest}`, captured, [smallest]);
+      }
+      return out;
+    }, Number(args["feeds-experiment"]));
+    console.log(lines2.join("\n"));
+  }
 
   if (args["ort-profile"]) {
     // ONNX Runtime's own account of each session's runs (sessions made with enableProfiling):
@@ -131,9 +183,16 @@ try {
       }
       const sum = (f) => events.filter(f).reduce((a, e) => a + e.dur / 1000, 0);
       const runs = events.filter((e) => e.name === "model_run").length || 1;
+      // MatMuls over at least 1024 rows (what the float kernel takes), from their output shapes.
+      const rows = (e) => {
+        const shape = Object.values(e.args?.output_type_shape?.[0] ?? {})[0] ?? [];
+        return shape.slice(0, -1).reduce((a, b) => a * b, 1);
+      };
+      const big = sum((e) => e.cat === "Node" && e.name.endsWith("_kernel_time") && e.args?.op_name === "MatMul" && rows(e) >= 1024);
       console.log(`  ${which === "w" ? "whole graph" : `step ${which}`}: ${runs} runs; model_run ${(sum((e) => e.name === "model_run") / runs).toFixed(1)} ms a run, `
         + `kernels ${(sum((e) => e.cat === "Node" && e.name.endsWith("_kernel_time")) / runs).toFixed(1)}, `
-        + `SequentialExecutor ${(sum((e) => e.name === "SequentialExecutor::Execute") / runs).toFixed(1)}`);
+        + `SequentialExecutor ${(sum((e) => e.name === "SequentialExecutor::Execute") / runs).toFixed(1)}`
+        + (big ? `; MatMul over >= 1024 rows ${(big / runs).toFixed(1)}` : ""));
     }
   }
 
