@@ -328,22 +328,25 @@ export class SplitSession {
     this.lastTimings = timings;
     const values = new Map(Object.entries(feeds));
     const kept = new Set(this.outputNames);
-    // Each kernel step's output stays in the kernels' memory, in a block held until its last reader
-    // ran, and goes to its readers as a view: a copy out would be a new JavaScript array on every
-    // run, whose fresh memory costs more than the copy (docs/browser.md, "What a segment costs").
-    // Only the graph's outputs are copied (the blocks are reused by the next run).
+    // Each kernel step's output stays in the kernels' memory and goes to its readers as a view: a
+    // copy out would be a new JavaScript array on every run, whose fresh memory costs more than the
+    // copy (docs/browser.md, "What a segment costs"). Read by the next step alone, a segment, it is
+    // left in the kernel's scratch (valid until that kernel's next call, after the segment: every
+    // product of the image encoder); else in a block held until its last reader ran (reused by the
+    // next run). Only the graph's outputs are copied. -> the kernel call's [view, outAt].
     const held = new Map();  // value -> its block
-    const outAt = (name, bytes) => {
+    const place = (i, name, bytes) => {
       if (kept.has(name)) {
         timings.copiedOut += bytes;
-        return 0;
+        return [false, 0];
       }
+      if (this.lastUse.get(name) === i + 1 && this.steps[i + 1]?.segment) return [true, 0];
       const block = this.blocks.take(bytes);
       held.set(name, block);
-      return block.at;
+      return [false, block.at];
     };
     try {
-      await this.runSteps(feeds, values, kept, timings, outAt, held);
+      await this.runSteps(feeds, values, kept, timings, place, held);
     } finally {
       for (const block of held.values()) this.blocks.give(block);
     }
@@ -352,7 +355,7 @@ export class SplitSession {
     return outputs;
   }
 
-  async runSteps(feeds, values, kept, timings, outAt, held) {
+  async runSteps(feeds, values, kept, timings, place, held) {
     for (const [i, step] of this.steps.entries()) {
       if (step.segment) {
         const inputs = {};
@@ -371,8 +374,8 @@ export class SplitSession {
           throw new Error(`attention '${a.output}': query ${q.dims}, key ${k.dims} and value ${v.dims} are not [B, S, H x dh], [B, L, H x dh], [B, L, H x dv] for ${a.heads} heads`);
         }
         const [B, S, D] = q.dims, L = k.dims[1], H = a.heads;
-        const o = await this.kernel.attention(q.data, k.data, v.data, { B, S, L, H, dh: D / H, dv: v.dims[2] / H, scale: a.scale }, false,
-          outAt(a.output, B * S * v.dims[2] * 4));
+        const o = await this.kernel.attention(q.data, k.data, v.data, { B, S, L, H, dh: D / H, dv: v.dims[2] / H, scale: a.scale },
+          ...place(i, a.output, B * S * v.dims[2] * 4));
         values.set(a.output, new this.ort.Tensor("float32", o, [B, S, v.dims[2]]));
         timings.attention += performance.now() - t0;
         timings.steps.push(performance.now() - t0);
@@ -388,7 +391,7 @@ export class SplitSession {
           throw new Error(`float product '${f.output}': the activation [${x.dims}] does not end in [${added}], the constant added to it`);
         }
         const m = x.data.length / f.k;
-        const y = await this.kernel.matmul(step.kernel, x.data, m, false, outAt(f.output, m * f.n * 4));
+        const y = await this.kernel.matmul(step.kernel, x.data, m, ...place(i, f.output, m * f.n * 4));
         values.set(f.output, new this.ort.Tensor("float32", y, [...x.dims.slice(0, -1), f.n]));
         timings.matmuls += performance.now() - t0;
         timings.steps.push(performance.now() - t0);
@@ -398,8 +401,8 @@ export class SplitSession {
         const x = values.get(l.x);
         if (x.dims.at(-1) !== l.k) throw new Error(`int8 product '${l.output}': the activation's last dimension is ${x.dims.at(-1)}, its weight's ${l.k}`);
         const m = x.data.length / l.k;
-        const y = await this.kernel.gemm(step.kernel, x.data, m, values.get(l.zero_point).data[0], values.get(l.scale).data[0], false,
-          outAt(l.output, m * l.n * 4));
+        const y = await this.kernel.gemm(step.kernel, x.data, m, values.get(l.zero_point).data[0], values.get(l.scale).data[0],
+          ...place(i, l.output, m * l.n * 4));
         values.set(l.output, new this.ort.Tensor("float32", y, [...x.dims.slice(0, -1), l.n]));
         timings.linears += performance.now() - t0;
         timings.steps.push(performance.now() - t0);
