@@ -379,8 +379,8 @@ std::string split_graph(std::string_view model_bytes, const std::vector<KernelMa
   // nodes making a graph output (it leaves ONNX Runtime wherever it is made, and made late it
   // would have its inputs carried there).
   {
-    std::map<std::string, std::vector<int>> node_readers;    // value -> the nodes reading it
-    std::map<std::string, int> kernel_reader;                // value -> the level of the first kernel step reading it
+    std::map<std::string, std::vector<int>> node_readers;  // value -> the nodes reading it
+    std::map<std::string, int> kernel_reader;              // value -> the level of the first kernel step reading it
     for (size_t i = 0; i < nodes.size(); ++i) {
       if (node_level[i] < 0) continue;
       for (const auto& v : reads[i]) node_readers[v].push_back(static_cast<int>(i));

@@ -405,7 +405,8 @@ void fold_constant_adds(const GraphView& g, StaticDims& dims, std::vector<Kernel
     while (!cd.empty() && cd.front() == 1) cd.erase(cd.begin());
     const Dims* ad = dims.of(a);
     if (!ad || ad->size() < ch.dims.size() || ad->size() < cd.size()) continue;
-    if (!std::equal(cd.begin(), cd.end(), ad->end() - static_cast<std::ptrdiff_t>(cd.size()))) continue;  // (an unknown size: -1, never equal)
+    if (!std::equal(cd.begin(), cd.end(), ad->end() - static_cast<std::ptrdiff_t>(cd.size())))
+      continue;  // (an unknown size: -1, never equal)
     auto values = float_bytes(*c, ch.elements());
     if (!values) continue;
     for (size_t i : readers) {

@@ -448,8 +448,8 @@ TEST(SplitMatMuls, AValueReadOnlyAfterTheProductsIsMadeInTheSegmentReadingIt) {
           << "segment " << segment << " gives out '" << name << "', which no kernel step reads";
     }
     for (const auto& i : step["segment"]["inputs"]) EXPECT_NE(i, "gate") << "segment " << segment << " reads the gate from another";
-    gate_made |= segment == stats.segments && std::find(step["segment"]["inputs"].begin(), step["segment"]["inputs"].end(), "image") !=
-                                                  step["segment"]["inputs"].end();
+    gate_made |= segment == stats.segments &&
+                 std::find(step["segment"]["inputs"].begin(), step["segment"]["inputs"].end(), "image") != step["segment"]["inputs"].end();
   }
   EXPECT_TRUE(gate_made) << "the last segment reads the image (to make the gate)";
 }
