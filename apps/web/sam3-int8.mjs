@@ -89,6 +89,7 @@ export class Kernels {
     this.attentionScratch = { at: 0, bytes: 0 };  // an attention's q, k, v, output and each thread's own
     this.staging = { at: 0, bytes: 0 };  // a weight before packing
     this.floatScratch = { at: 0, bytes: 0 };  // a float product's activation and output
+    this.residualScratch = { at: 0, bytes: 0 };  // a residual added to a product, copied in
   }
 
   alloc(bytes) {
@@ -183,6 +184,19 @@ export class Kernels {
     await this.parallel("sam3_int8_gemm", m, MR, (m0, m1) => args(m0, m1));
     const y = new Float32Array(this.memory.buffer, py, m * L.n);
     return view || outAt ? y : y.slice();
+  }
+
+  // y (a view of this memory) += r (a Float32Array whose length divides y's), r repeated over y's
+  // leading rows: a residual connection taken into a product, one float addition a value as ONNX
+  // Runtime's Add. r is read where it is when it is a view of this memory, else copied in first.
+  addInto(y, r) {
+    let pr = r.byteOffset;
+    if (r.buffer !== this.memory.buffer) {
+      if (r.byteLength > this.residualScratch.bytes) this.residualScratch = { at: this.alloc(r.byteLength), bytes: r.byteLength };
+      pr = this.residualScratch.at;
+      new Float32Array(this.memory.buffer, pr, r.length).set(r);
+    }
+    this.e.sam3_float_add_periodic(y.byteOffset, y.length, pr, r.length);
   }
 
   // Rows 0..m of `fn` split across the threads (in multiples of `step`), each thread called with
@@ -316,7 +330,7 @@ export class SplitSession {
     this.blocks = new KernelOutputs(kernel);
     header.steps.forEach((step, i) => {
       const reads = step.segment ? step.segment.inputs : step.attention ? [step.attention.q, step.attention.k, step.attention.v]
-        : step.matmul ? [step.matmul.x] : [step.linear.x, step.linear.scale, step.linear.zero_point];
+        : step.matmul ? [step.matmul.x] : [step.linear.x, step.linear.scale, step.linear.zero_point, ...(step.linear.residual ? [step.linear.residual] : [])];
       for (const v of reads) this.lastUse.set(v, i);
     });
   }
@@ -400,10 +414,22 @@ export class SplitSession {
         const t0 = performance.now();
         const x = values.get(l.x);
         if (x.dims.at(-1) !== l.k) throw new Error(`int8 product '${l.output}': the activation's last dimension is ${x.dims.at(-1)}, its weight's ${l.k}`);
-        const m = x.data.length / l.k;
-        const y = await this.kernel.gemm(step.kernel, x.data, m, values.get(l.zero_point).data[0], values.get(l.scale).data[0],
-          ...place(i, l.output, m * l.n * 4));
-        values.set(l.output, new this.ort.Tensor("float32", y, [...x.dims.slice(0, -1), l.n]));
+        const m = x.data.length / l.k, dims = [...x.dims.slice(0, -1), l.n];
+        const r = l.residual ? values.get(l.residual) : null;
+        const rd = r ? r.dims.slice(r.dims.findIndex((d) => d !== 1) < 0 ? r.dims.length : r.dims.findIndex((d) => d !== 1)) : [];
+        if (r && (r.type !== "float32" || rd.length > dims.length || rd.some((d, j) => dims[dims.length - rd.length + j] !== d))) {
+          throw new Error(`int8 product '${l.output}': the residual '${l.residual}' (${r.type} [${r.dims}]) does not fit its output [${dims}]`);
+        }
+        // (With a residual the product is made in the kernels' memory, the residual added there,
+        // and copied out only when it is a graph output.)
+        const [view, at] = place(i, l.output, m * l.n * 4);
+        let y = await this.kernel.gemm(step.kernel, x.data, m, values.get(l.zero_point).data[0], values.get(l.scale).data[0],
+          view || Boolean(r), at);
+        if (r) {
+          this.kernel.addInto(y, r.data);
+          if (!view && !at) y = y.slice();
+        }
+        values.set(l.output, new this.ort.Tensor("float32", y, dims));
         timings.linears += performance.now() - t0;
         timings.steps.push(performance.now() - t0);
       }

@@ -104,6 +104,16 @@ Value linear(const json& l, const std::string& blobs, const Values& values) {
       std::memcpy(y.bytes.data() + 4 * (r * n + c), &v, 4);
     }
   }
+  if (l.contains("residual")) {  // a residual taken in: added after, repeated over the leading rows when shorter
+    const Value& res = values.at(l["residual"]);
+    const std::string_view rs(reinterpret_cast<const char*>(res.bytes.data()), res.bytes.size());
+    for (size_t i = 0; i < y.bytes.size(); i += 4) {
+      float v;
+      std::memcpy(&v, y.bytes.data() + i, 4);
+      v = v + f(rs, (i % rs.size()) / 4);
+      std::memcpy(y.bytes.data() + i, &v, 4);
+    }
+  }
   return y;
 }
 
@@ -215,6 +225,30 @@ TEST(SplitLinears, SegmentsOfTheSameSizeKeepTheirOwnBytes) {
   // next segment, made in the same memory, for the one before it: the tab ran block 1's segment
   // in block 2's place ("input ... is missing", on the bench tracker's image encoder).
   expect_split_equals_whole("int8_blocks.onnx", 4, 5, {"y"});
+}
+
+TEST(SplitLinears, AResidualAddedAfterTheProductIsTakenIn) {
+  // x + linear(Relu(x)), four times: each block's sum was made in the segment after its product
+  // and left ONNX Runtime there (in the tab a new array on every run: the image encoder's
+  // residual stream, 21 MB a block). Taken into the product (the kernel adds it), only the
+  // quantizers' outputs (and the graph's output y) leave a segment, and the sums stay in the
+  // kernels' memory.
+  const std::string model = sam3::test::read_file(sam3::test::test_models_dir() / "int8" / "int8_blocks.onnx");
+  sam3::optimize::SplitLinearsStats stats;
+  const Bundle split = read_bundle(sam3::optimize::split_at_int8_linears(model, &stats));
+  ASSERT_EQ(stats.linears, 4) << stats.refused;
+  std::set<std::string> quantized;
+  int residuals = 0;
+  for (const auto& step : split.header["steps"]) {
+    if (!step.contains("linear")) continue;
+    for (const char* f : {"x", "scale", "zero_point"}) quantized.insert(step["linear"][f].get<std::string>());
+    residuals += step["linear"].contains("residual") ? 1 : 0;
+  }
+  EXPECT_EQ(residuals, 4);
+  for (const auto& step : split.header["steps"]) {
+    if (!step.contains("segment")) continue;
+    for (const auto& o : step["segment"]["outputs"]) EXPECT_TRUE(quantized.contains(o) || o == "y") << "a segment gives out " << o;
+  }
 }
 
 TEST(SplitLinears, GraphsWithoutLinearsAreLeftAlone) {
