@@ -13,6 +13,14 @@ shaped as the interactive model's decoder shapes them, with rows known only thro
   y_tokens    tokens [1, 7, 16] (7 rows: left alone) -> MatMul [16, 40] + bias
   y_dynamic   tokens x image tokens transposed (the second input not a constant: left alone)
   y_symbolic  x ["rows", 16] (rows unknown: left alone) -> MatMul [16, 16]
+  y_gated     y_image + a gate made from image alone (Sigmoid, Reshape, Transpose, ReduceSum over
+              channels: "gate" [1, 120, 1]), as the decoder's upscaling is made from the image
+              embeddings and read only after the products: the split makes the gate in the segment
+              reading it, not carried out of the first one
+  y_pe        keys + pe (a constant [1, 120, 16], as the decoder adds its positional encoding) read
+              by two products [16, 24] alone: the Add taken into both (x_add, one blob)
+  y_pe_kept   pe + keys (the constant first) read by a product [16, 24] and by y_relu (Relu): the
+              Add stays in the segment (its sum is read elsewhere)
 
 and attention_projected.onnx, attention between products as a decoder has it (what the tab fuses
 and chunks into a Loop before it splits): x [1, 120, 16] -> q, k, v projections [16, 16] -> two
@@ -53,6 +61,7 @@ def main():
         const("shape_tokens", np.array([1, 16, 120], np.int64)), const("shape_flat", np.array([-1, 16], np.int64)),
         const("tail", np.array([120, 16], np.int64)), const("one", np.array([1], np.int64)), const("two", np.array([2], np.int64)),
         const("zero", np.array([0], np.int64)), const("w_res", w(40, 24)),
+        const("pe", rng.normal(0, 1, (1, 120, 16)).astype(np.float32)), const("wq", w(16, 24)), const("wk", w(16, 24)),
     ]
     nodes = [
         helper.make_node("Reshape", ["image", "shape_tokens"], ["chw"]),
@@ -76,6 +85,18 @@ def main():
         helper.make_node("Transpose", ["tokens_img"], ["tokens_img_t"], perm=[0, 2, 1]),
         helper.make_node("MatMul", ["tokens", "tokens_img_t"], ["y_dynamic"]),
         helper.make_node("MatMul", ["x", "w5"], ["y_symbolic"]),
+        helper.make_node("Sigmoid", ["image"], ["image_gate"]),
+        helper.make_node("Reshape", ["image_gate", "shape_tokens"], ["gate_chw"]),
+        helper.make_node("Transpose", ["gate_chw"], ["gate_tokens"], perm=[0, 2, 1]),
+        helper.make_node("ReduceSum", ["gate_tokens", "two"], ["gate"], keepdims=1),
+        helper.make_node("Add", ["y_image", "gate"], ["y_gated"]),
+        helper.make_node("Add", ["keys", "pe"], ["keys_pe"]),
+        helper.make_node("MatMul", ["keys_pe", "wq"], ["q_pe"]),
+        helper.make_node("MatMul", ["keys_pe", "wk"], ["k_pe"]),
+        helper.make_node("Add", ["q_pe", "k_pe"], ["y_pe"]),
+        helper.make_node("Add", ["pe", "keys"], ["pe_keys"]),
+        helper.make_node("MatMul", ["pe_keys", "wq"], ["y_pe_kept"]),
+        helper.make_node("Relu", ["pe_keys"], ["y_relu"]),
     ]
     inputs = [
         helper.make_tensor_value_info("image", TensorProto.FLOAT, [1, 16, 12, 10]),
@@ -83,7 +104,7 @@ def main():
         helper.make_tensor_value_info("tokens", TensorProto.FLOAT, [1, 7, 16]),
         helper.make_tensor_value_info("x", TensorProto.FLOAT, ["rows", 16]),
     ]
-    outputs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in ("y_image", "y_flat", "y_tokens", "y_dynamic", "y_symbolic")]
+    outputs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in ("y_image", "y_flat", "y_tokens", "y_dynamic", "y_symbolic", "y_gated", "y_pe", "y_pe_kept", "y_relu")]
     graph = helper.make_graph(nodes, "float_matmuls", inputs, outputs, inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8

@@ -33,6 +33,10 @@ linear layers, src/optimize/onnx_split_linears.h) chained over three segments:
                 residual: y_chain = that + x_e (x_e crosses two segments)
   y_odd         x_f [7, 301] x int8 [301, 5] (K not a multiple of 4), zero point -3
 
+and int8_blocks.onnx, four residual blocks alike (x [2, 9, 24] -> x + linear(Relu(x)), uint8
+[24, 24] each): segments of the same size, whose bytes the split must not mistake for one another
+(it did: a blob-sharing map kept views of freed segments).
+
   make_int8_models.py --out DIR
 """
 import argparse
@@ -78,6 +82,7 @@ def main():
            "int8 products", "sam3cpp make_int8_models.py")
     linears(os.path.join(args.out, "linears.onnx"))
     linears_bias(os.path.join(args.out, "linears_bias.onnx"))
+    int8_blocks(os.path.join(args.out, "int8_blocks.onnx"))
 
 
 def linears(path):
@@ -139,6 +144,18 @@ def linears_bias(path):
     inputs = [tensor("x_d", F, [2, 9, 40]), tensor("x_e", F, [33]), tensor("x_f", F, [7, 301])]
     shapes = {"y_bias": [2, 9, 24], "y_columns": [2, 9, 24], "y_chain": [2, 9, 33], "y_odd": [7, 5]}
     g.save(path, inputs, [tensor(n, F, shapes[n]) for n in outs], "quantized linears with biases", "sam3cpp make_int8_models.py")
+
+
+def int8_blocks(path):
+    g = onnx_graph.Graph()
+    x = "x"
+    for _ in range(4):
+        xq, xs, xzp = g.op("DynamicQuantizeLinear", [g.op("Relu", [x])], outputs=3)
+        acc = g.op("MatMulInteger", [xq, g.const(rng.integers(0, 256, (24, 24)), np.uint8), xzp])
+        y = g.op("Mul", [g.op("Cast", [acc], to=TensorProto.FLOAT), g.op("Mul", [xs, g.const(np.float32(0.01))])])
+        x = g.op("Add", [x, y])
+    g.name(x, "y")
+    g.save(path, [tensor("x", F, [2, 9, 24])], [tensor("y", F, [2, 9, 24])], "residual int8 blocks alike", "sam3cpp make_int8_models.py")
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ const ABI = 5;  // sam3_wasm.h's SAM3_WASM_ABI: the module this wrapper speaks t
 // Rewritten graphs (Rewriter, sam3-rewrite-worker.mjs), keyed by their file's identity and the rewrite's options.
 // The version changes with what the core's rewrites write, so an old graph is never reused.
 const OPTIMIZED_CACHE_NAME = "sam3-optimized-v1";
-const REWRITE_VERSION = 4;
+const REWRITE_VERSION = 5;  // 5: the split places nodes late and takes Adds into products (x_add, residual)
 // The ONNX Runtime Web build each device runs (docs/browser.md, "Which build"): the WebGPU
 // provider's own build for WebGPU, the CPU-only build for WASM.
 const ORT_BUILDS = { wasm: "ort.wasm.min.mjs", webgpu: "ort.webgpu.min.mjs" };

@@ -89,6 +89,7 @@ export class Kernels {
     this.attentionScratch = { at: 0, bytes: 0 };  // an attention's q, k, v, output and each thread's own
     this.staging = { at: 0, bytes: 0 };  // a weight before packing
     this.floatScratch = { at: 0, bytes: 0 };  // a float product's activation and output
+    this.residualScratch = { at: 0, bytes: 0 };  // a residual added to a product, copied in
   }
 
   alloc(bytes) {
@@ -136,40 +137,66 @@ export class Kernels {
     return L;
   }
 
-  // A constant float weight w [k, n] (Float32Array, row-major) and an optional bias (Float32Array(n)), packed once.
-  addMatMul({ weight, k, n, bias }) {
+  // A constant float weight w [k, n] (Float32Array, row-major) and an optional bias (Float32Array(n)), packed once;
+  // `pre` (a Float32Array, or its address from an earlier addMatMul's F.pre): a constant added to
+  // the activation before the product, repeated over its rows (an Add the split took in: x_add).
+  addMatMul({ weight, k, n, bias, pre = null }) {
     if (weight.byteLength > this.staging.bytes) this.staging = { at: this.alloc(weight.byteLength), bytes: weight.byteLength };
     new Float32Array(this.memory.buffer, this.staging.at, k * n).set(weight);
-    const F = { k, n, packed: this.alloc(this.e.sam3_float_packed_size(k, n) * 4), bias: bias ? this.alloc(n * 4) : 0 };
+    const F = { k, n, packed: this.alloc(this.e.sam3_float_packed_size(k, n) * 4), bias: bias ? this.alloc(n * 4) : 0,
+      pre: 0, preCount: 0 };
     this.e.sam3_float_pack(this.staging.at, k, n, F.packed);
     if (bias) new Float32Array(this.memory.buffer, F.bias, n).set(bias);
+    if (pre instanceof Float32Array) {
+      F.pre = this.alloc(pre.byteLength);
+      F.preCount = pre.length;
+      new Float32Array(this.memory.buffer, F.pre, pre.length).set(pre);
+    } else if (pre) {
+      [F.pre, F.preCount] = [pre.at, pre.count];
+    }
     return F;
   }
 
   // y [m, n] = a [m, k] (Float32Array) times the packed weight (+ its bias) -> Float32Array: a copy,
-  // or with `view` the kernel's own memory, valid until the next matmul.
-  async matmul(F, a, m, view = false) {
-    const need = align(m * F.k * 4, 64) + m * F.n * 4;
+  // or with `view` the kernel's own memory, valid until the next matmul; with `outAt` (an address
+  // of m x n floats in this memory, from alloc) written there instead, and a view of it returned.
+  async matmul(F, a, m, view = false, outAt = 0) {
+    const need = align(m * F.k * 4, 64) + (outAt ? 0 : m * F.n * 4);
     if (need > this.floatScratch.bytes) this.floatScratch = { at: this.alloc(need), bytes: need };
-    const pa = this.floatScratch.at, py = pa + align(m * F.k * 4, 64);
+    const pa = this.floatScratch.at, py = outAt || pa + align(m * F.k * 4, 64);
     new Float32Array(this.memory.buffer, pa, m * F.k).set(a.subarray(0, m * F.k));
+    if (F.pre) this.e.sam3_float_add_periodic(pa, m * F.k, F.pre, F.preCount);
     await this.parallel("sam3_float_gemm", m, FLOAT_MR, (m0, m1) => [pa, m0, m1, F.k, F.packed, F.n, F.bias, py]);
     const y = new Float32Array(this.memory.buffer, py, m * F.n);
-    return view ? y : y.slice();
+    return view || outAt ? y : y.slice();
   }
 
   // y [m, n] = the linear's product of a [m, k] (uint8, zero point za, scale sa) -> Float32Array:
   // a copy, or with `view` the kernel's own memory, valid until the next gemm (ONNX Runtime Web
-  // copies its inputs into its own memory when it runs, so a view fed to the next run is enough).
-  async gemm(L, a, m, za, sa, view = false) {
-    const need = align(m * L.k + 16, 64) + m * L.n * 4;
+  // copies its inputs into its own memory when it runs, so a view fed to the next run is enough);
+  // with `outAt` (an address of m x n floats in this memory) written there, and a view returned.
+  async gemm(L, a, m, za, sa, view = false, outAt = 0) {
+    const need = align(m * L.k + 16, 64) + (outAt ? 0 : m * L.n * 4);
     if (need > this.scratch.bytes) this.scratch = { at: this.alloc(need), bytes: need };
-    const pa = this.scratch.at, py = pa + align(m * L.k + 16, 64);
+    const pa = this.scratch.at, py = outAt || pa + align(m * L.k + 16, 64);
     new Uint8Array(this.memory.buffer).set(a, pa);
     const args = (m0, m1) => [pa, m0, m1, L.k, za, L.packed, L.colSum, L.zeroOffset, L.n, sa, L.scales, L.scaleCount, L.bias, py];
     await this.parallel("sam3_int8_gemm", m, MR, (m0, m1) => args(m0, m1));
     const y = new Float32Array(this.memory.buffer, py, m * L.n);
-    return view ? y : y.slice();
+    return view || outAt ? y : y.slice();
+  }
+
+  // y (a view of this memory) += r (a Float32Array whose length divides y's), r repeated over y's
+  // leading rows: a residual connection taken into a product, one float addition a value as ONNX
+  // Runtime's Add. r is read where it is when it is a view of this memory, else copied in first.
+  addInto(y, r) {
+    let pr = r.byteOffset;
+    if (r.buffer !== this.memory.buffer) {
+      if (r.byteLength > this.residualScratch.bytes) this.residualScratch = { at: this.alloc(r.byteLength), bytes: r.byteLength };
+      pr = this.residualScratch.at;
+      new Float32Array(this.memory.buffer, pr, r.length).set(r);
+    }
+    this.e.sam3_float_add_periodic(y.byteOffset, y.length, pr, r.length);
   }
 
   // Rows 0..m of `fn` split across the threads (in multiples of `step`), each thread called with
@@ -190,27 +217,51 @@ export class Kernels {
 
   // Attention as com.microsoft.MultiHeadAttention computes it from query q [B, S, H x dh], key k
   // [B, L, H x dh] and value v [B, L, H x dv] (Float32Arrays) -> out [B, S, H x dv]: a copy, or with
-  // `view` the kernel's own memory, valid until the next attention. scale 0: 1 / sqrt(dh).
-  async attention(q, k, v, { B, S, L, H, dh, dv, scale }, view = false) {
+  // `view` the kernel's own memory, valid until the next attention; with `outAt` (an address of
+  // B x S x H x dv floats in this memory) written there, and a view returned. scale 0: 1 / sqrt(dh).
+  async attention(q, k, v, { B, S, L, H, dh, dv, scale }, view = false, outAt = 0) {
     if (dh > MAX_HEAD) throw new Error(`attention: head size ${dh} is over the kernel's ${MAX_HEAD}`);
     const threads = Math.max(1, this.workers.length);
     const own = align(this.e.sam3_attention_scratch(L, H, dh, dv), 64);
-    const sizes = [q.length, k.length, v.length, B * S * H * dv].map((n) => align(n * 4, 64));
+    const sizes = [q.length, k.length, v.length, outAt ? 0 : B * S * H * dv].map((n) => align(n * 4, 64));
     const need = sizes.reduce((a, b) => a + b, 0) + threads * own;
     if (need > this.attentionScratch.bytes) this.attentionScratch = { at: this.alloc(need), bytes: need };
     let at = this.attentionScratch.at;
-    const [pq, pk, pv, po] = sizes.map((n) => ((at += n), at - n));
+    const [pq, pk, pv, scratchOut] = sizes.map((n) => ((at += n), at - n));
+    const po = outAt || scratchOut;
     const f32 = new Float32Array(this.memory.buffer);
     f32.set(q, pq / 4), f32.set(k, pk / 4), f32.set(v, pv / 4);
     this.lastAttention = { q: pq, k: pk, v: pv, out: po, scratch: Array.from({ length: threads }, (_, i) => at + i * own) };  // (tests)
     await this.parallel("sam3_attention", B * S, 4, (r0, r1, i) => [pq, pk, pv, po, B, S, L, H, dh, dv, scale, r0, r1, at + i * own]);
     const out = new Float32Array(this.memory.buffer, po, B * S * H * dv);
-    return view ? out : out.slice();
+    return view || outAt ? out : out.slice();
   }
 
   release() {
     for (const w of this.workers) w.terminate();
     this.workers = [];
+  }
+}
+
+// Blocks of the kernels' memory for kernel steps' outputs, reused: taken for an output and given
+// back after its last reader; the smallest free block that fits, else a new one (the kernels'
+// memory never shrinks, so the blocks of one run are those of the next).
+class KernelOutputs {
+  constructor(kernel) {
+    this.kernel = kernel;
+    this.free = [];
+  }
+
+  take(bytes) {
+    let best = -1;
+    this.free.forEach((b, i) => {
+      if (b.bytes >= bytes && (best < 0 || b.bytes < this.free[best].bytes)) best = i;
+    });
+    return best >= 0 ? this.free.splice(best, 1)[0] : { at: this.kernel.alloc(bytes), bytes };
+  }
+
+  give(block) {
+    this.free.push(block);
   }
 }
 
@@ -235,6 +286,7 @@ export class SplitSession {
   static async create(ort, bundle, sessionOptions, kernel) {
     const { header, blob } = bundle;
     const s = new SplitSession(ort, header, kernel);
+    const added = new Map();  // x_add blob offset -> its copy in the kernels' memory
     for (const step of header.steps) {
       if (step.segment) {
         // Memory arenas off: a hundred sessions would each keep their largest activations. No
@@ -248,7 +300,12 @@ export class SplitSession {
       } else if (step.matmul) {
         const f = step.matmul;
         const f32 = (b) => new Float32Array(blob(b).slice().buffer);
-        s.steps.push({ matmul: f, kernel: kernel.addMatMul({ weight: f32(f.weight), k: f.k, n: f.n, bias: f.bias ? f32(f.bias) : null }) });
+        // An Add taken into the product (x_add): one copy in the kernels' memory for the steps sharing its blob.
+        const shared = f.x_add ? added.get(f.x_add.offset) : null;
+        const F = kernel.addMatMul({ weight: f32(f.weight), k: f.k, n: f.n, bias: f.bias ? f32(f.bias) : null,
+          pre: shared ?? (f.x_add ? f32(f.x_add) : null) });
+        if (f.x_add && !shared) added.set(f.x_add.offset, { at: F.pre, count: F.preCount });
+        s.steps.push({ matmul: f, kernel: F });
       } else if (step.linear) {
         const l = step.linear;
         const f32 = (b) => new Float32Array(blob(b).slice().buffer);
@@ -270,19 +327,49 @@ export class SplitSession {
     this.inputMetadata = metadata(header.inputs);
     this.outputMetadata = metadata(header.outputs);
     this.lastUse = new Map();  // value -> the last step reading it
+    this.blocks = new KernelOutputs(kernel);
     header.steps.forEach((step, i) => {
       const reads = step.segment ? step.segment.inputs : step.attention ? [step.attention.q, step.attention.k, step.attention.v]
-        : step.matmul ? [step.matmul.x] : [step.linear.x, step.linear.scale, step.linear.zero_point];
+        : step.matmul ? [step.matmul.x] : [step.linear.x, step.linear.scale, step.linear.zero_point, ...(step.linear.residual ? [step.linear.residual] : [])];
       for (const v of reads) this.lastUse.set(v, i);
     });
   }
 
   async run(feeds) {
-    // ms of the last run: ONNX Runtime's part, the int8 kernel's, the attention kernel's, the float kernel's, each step's
-    const timings = { segments: 0, linears: 0, attention: 0, matmuls: 0, steps: [] };
+    // ms of the last run: ONNX Runtime's part, the int8 kernel's, the attention kernel's, the float
+    // kernel's, each step's; and the bytes copied out of the kernels' memory (the graph's outputs).
+    const timings = { segments: 0, linears: 0, attention: 0, matmuls: 0, steps: [], copiedOut: 0 };
     this.lastTimings = timings;
     const values = new Map(Object.entries(feeds));
     const kept = new Set(this.outputNames);
+    // Each kernel step's output stays in the kernels' memory and goes to its readers as a view: a
+    // copy out would be a new JavaScript array on every run, whose fresh memory costs more than the
+    // copy (docs/browser.md, "What a segment costs"). Read by the next step alone, a segment, it is
+    // left in the kernel's scratch (valid until that kernel's next call, after the segment: every
+    // product of the image encoder); else in a block held until its last reader ran (reused by the
+    // next run). Only the graph's outputs are copied. -> the kernel call's [view, outAt].
+    const held = new Map();  // value -> its block
+    const place = (i, name, bytes) => {
+      if (kept.has(name)) {
+        timings.copiedOut += bytes;
+        return [false, 0];
+      }
+      if (this.lastUse.get(name) === i + 1 && this.steps[i + 1]?.segment) return [true, 0];
+      const block = this.blocks.take(bytes);
+      held.set(name, block);
+      return [false, block.at];
+    };
+    try {
+      await this.runSteps(feeds, values, kept, timings, place, held);
+    } finally {
+      for (const block of held.values()) this.blocks.give(block);
+    }
+    const outputs = {};
+    for (const name of this.outputNames) outputs[name] = values.get(name);
+    return outputs;
+  }
+
+  async runSteps(feeds, values, kept, timings, place, held) {
     for (const [i, step] of this.steps.entries()) {
       if (step.segment) {
         const inputs = {};
@@ -301,8 +388,8 @@ export class SplitSession {
           throw new Error(`attention '${a.output}': query ${q.dims}, key ${k.dims} and value ${v.dims} are not [B, S, H x dh], [B, L, H x dh], [B, L, H x dv] for ${a.heads} heads`);
         }
         const [B, S, D] = q.dims, L = k.dims[1], H = a.heads;
-        const view = this.lastUse.get(a.output) === i + 1 && Boolean(this.steps[i + 1]?.segment) && !kept.has(a.output);
-        const o = await this.kernel.attention(q.data, k.data, v.data, { B, S, L, H, dh: D / H, dv: v.dims[2] / H, scale: a.scale }, view);
+        const o = await this.kernel.attention(q.data, k.data, v.data, { B, S, L, H, dh: D / H, dv: v.dims[2] / H, scale: a.scale },
+          ...place(i, a.output, B * S * v.dims[2] * 4));
         values.set(a.output, new this.ort.Tensor("float32", o, [B, S, v.dims[2]]));
         timings.attention += performance.now() - t0;
         timings.steps.push(performance.now() - t0);
@@ -313,9 +400,12 @@ export class SplitSession {
         if (x.type !== "float32" || x.dims.at(-1) !== f.k) {
           throw new Error(`float product '${f.output}': the activation is ${x.type} [${x.dims}], its weight [${f.k}, ${f.n}] float32`);
         }
+        const added = f.x_add_shape ?? [];
+        if (added.length > x.dims.length || added.some((d, j) => x.dims[x.dims.length - added.length + j] !== d)) {
+          throw new Error(`float product '${f.output}': the activation [${x.dims}] does not end in [${added}], the constant added to it`);
+        }
         const m = x.data.length / f.k;
-        const view = this.lastUse.get(f.output) === i + 1 && Boolean(this.steps[i + 1]?.segment) && !kept.has(f.output);
-        const y = await this.kernel.matmul(step.kernel, x.data, m, view);
+        const y = await this.kernel.matmul(step.kernel, x.data, m, ...place(i, f.output, m * f.n * 4));
         values.set(f.output, new this.ort.Tensor("float32", y, [...x.dims.slice(0, -1), f.n]));
         timings.matmuls += performance.now() - t0;
         timings.steps.push(performance.now() - t0);
@@ -324,21 +414,36 @@ export class SplitSession {
         const t0 = performance.now();
         const x = values.get(l.x);
         if (x.dims.at(-1) !== l.k) throw new Error(`int8 product '${l.output}': the activation's last dimension is ${x.dims.at(-1)}, its weight's ${l.k}`);
-        const m = x.data.length / l.k;
-        // Read by the next step alone, a segment: it may read the kernel's memory (no copy).
-        const view = this.lastUse.get(l.output) === i + 1 && Boolean(this.steps[i + 1]?.segment) && !kept.has(l.output);
-        const y = await this.kernel.gemm(step.kernel, x.data, m, values.get(l.zero_point).data[0], values.get(l.scale).data[0], view);
-        values.set(l.output, new this.ort.Tensor("float32", y, [...x.dims.slice(0, -1), l.n]));
+        const m = x.data.length / l.k, dims = [...x.dims.slice(0, -1), l.n];
+        const r = l.residual ? values.get(l.residual) : null;
+        const rd = r ? r.dims.slice(r.dims.findIndex((d) => d !== 1) < 0 ? r.dims.length : r.dims.findIndex((d) => d !== 1)) : [];
+        if (r && (r.type !== "float32" || rd.length > dims.length || rd.some((d, j) => dims[dims.length - rd.length + j] !== d))) {
+          throw new Error(`int8 product '${l.output}': the residual '${l.residual}' (${r.type} [${r.dims}]) does not fit its output [${dims}]`);
+        }
+        // (With a residual the product is made in the kernels' memory, the residual added there,
+        // and copied out only when it is a graph output.)
+        const [view, at] = place(i, l.output, m * l.n * 4);
+        let y = await this.kernel.gemm(step.kernel, x.data, m, values.get(l.zero_point).data[0], values.get(l.scale).data[0],
+          view || Boolean(r), at);
+        if (r) {
+          this.kernel.addInto(y, r.data);
+          if (!view && !at) y = y.slice();
+        }
+        values.set(l.output, new this.ort.Tensor("float32", y, dims));
         timings.linears += performance.now() - t0;
         timings.steps.push(performance.now() - t0);
       }
       for (const [v, last] of this.lastUse) {
         if (last === i && !kept.has(v) && !(v in feeds)) values.delete(v);
       }
+      // Blocks whose value has no reader left (or none at all) go back.
+      for (const [v, block] of held) {
+        if ((this.lastUse.get(v) ?? -1) <= i) {
+          held.delete(v);
+          this.blocks.give(block);
+        }
+      }
     }
-    const outputs = {};
-    for (const name of this.outputNames) outputs[name] = values.get(name);
-    return outputs;
   }
 
   endProfiling() {

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "optimize/graph_pieces.h"
@@ -365,6 +366,51 @@ std::string split_graph(std::string_view model_bytes, const std::vector<KernelMa
   }
   const int last = *std::max_element(node_level.begin(), node_level.end());
   const int levels = std::max(last, *std::max_element(kernel_level.begin(), kernel_level.end())) + 1;
+  const ElementTypes types(graph, g);
+
+  // Then each node as late as its readers allow: in the segment of its first reader, or the one
+  // before the first kernel step reading it. A value made in one segment and read in a later one
+  // leaves ONNX Runtime Web as a new JavaScript array (fresh memory, first touched on every run:
+  // docs/browser.md, "What a segment costs"), so only what a kernel step reads (and the graph's
+  // outputs) should cross: the decoder's upscaling, computed from the image embeddings in the
+  // segment after the transformer's first products, carried its 10.6 MB output to the last one.
+  // Nodes making only integer or boolean values (shapes, indices: small) stay where they are,
+  // so that a Shape of a large value does not hold that value back in an early segment; so do
+  // nodes making a graph output (it leaves ONNX Runtime wherever it is made, and made late it
+  // would have its inputs carried there).
+  {
+    std::map<std::string, std::vector<int>> node_readers;  // value -> the nodes reading it
+    std::map<std::string, int> kernel_reader;              // value -> the level of the first kernel step reading it
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      if (node_level[i] < 0) continue;
+      for (const auto& v : reads[i]) node_readers[v].push_back(static_cast<int>(i));
+    }
+    for (size_t k = 0; k < kernels.size(); ++k) {
+      for (const auto& v : kernels[k].inputs) {
+        auto [it, fresh] = kernel_reader.emplace(v, kernel_level[k]);
+        if (!fresh) it->second = std::min(it->second, kernel_level[k]);
+      }
+    }
+    auto small = [&](const std::string& v) {
+      const int t = types.of(v);
+      return t == kInt64 || t == kInt32 || t == kBool;
+    };
+    for (size_t i = nodes.size(); i-- > 0;) {
+      if (node_level[i] < 0) continue;
+      const auto& outs = nodes[i].outputs;
+      if (std::all_of(outs.begin(), outs.end(), [&](const std::string& o) { return o.empty() || small(o); })) continue;
+      int late = levels;
+      for (const auto& o : outs) {
+        if (o.empty()) continue;
+        if (outputs.contains(o)) late = std::min(late, node_level[i]);  // (leaves ONNX Runtime wherever it is made)
+        if (auto it = kernel_reader.find(o); it != kernel_reader.end()) late = std::min(late, it->second);
+        if (auto it = node_readers.find(o); it != node_readers.end()) {
+          for (int j : it->second) late = std::min(late, node_level[static_cast<size_t>(j)]);
+        }
+      }
+      if (late < levels) node_level[i] = std::max(node_level[i], late);
+    }
+  }
 
   // Who needs each value: segments (by level) and kernel steps.
   std::map<std::string, std::set<int>> needed_in;  // value -> levels of the segments reading it
@@ -391,11 +437,18 @@ std::string split_graph(std::string_view model_bytes, const std::vector<KernelMa
     }
   }
 
-  const ElementTypes types(graph, g);
   std::string blobs;
+  // Blobs written, by their bytes' hash -> their offsets: steps sharing a constant share its blob
+  // (compared with what `blobs` holds, which outlives every step's and segment's own bytes).
+  std::unordered_multimap<size_t, size_t> written;
   auto blob = [&](std::string_view bytes) {
+    const size_t hash = std::hash<std::string_view>{}(bytes);
+    for (auto [it, end] = written.equal_range(hash); it != end; ++it) {
+      if (std::string_view(blobs).substr(it->second, bytes.size()) == bytes) return json{{"offset", it->second}, {"bytes", bytes.size()}};
+    }
     while (blobs.size() % 16) blobs.push_back('\0');
     json b = {{"offset", blobs.size()}, {"bytes", bytes.size()}};
+    written.emplace(hash, blobs.size());
     blobs.append(bytes);
     return b;
   };

@@ -20,6 +20,7 @@ struct Linear {
   int first = 0;        // the MatMulInteger's index: where the linear's inputs are all known
   std::set<int> nodes;  // the pattern's nodes, left out of the segments
   std::string weight, w_zero_point, w_scale, bias, output;
+  std::string residual;  // the value added after the bias (an Add of a value made at run time), or empty
   std::int64_t k = 0, n = 0;
   bool is_signed = false;
 };
@@ -108,6 +109,20 @@ std::optional<Linear> match(const GraphView& g, int index) {
       }
     }
   }
+  // Then an optional Add of a value made at run time (a residual connection): taken in, the sum
+  // stays in the kernels' memory, where the next product's residual reads it, instead of leaving
+  // ONNX Runtime Web as a new array (docs/browser.md, "What a segment costs"). The kernel adds it
+  // as ONNX Runtime's Add does, one float addition a value.
+  if (const Node* add = only(l.output);
+      is_op(add, "Add") && add->inputs.size() == 2 && add->outputs.size() == 1 && !add->outputs[0].empty()) {
+    const std::string& r = add->inputs[0] == l.output ? add->inputs[1] : add->inputs[0];
+    if (!r.empty() && r != l.output && !g.constant_tensor(r)) {
+      l.residual = r;
+      l.nodes.insert(g.index(add));
+      l.output = add->outputs[0];
+      l.first = g.index(add);  // (where r is known too)
+    }
+  }
   return l;
 }
 
@@ -123,6 +138,10 @@ void match_int8_linears(const onnx::GraphView& g, std::vector<KernelStep>& steps
     const auto& q = l->quantizer->outputs;
     KernelStep s{.kind = "linear", .first = l->first, .nodes = l->nodes, .inputs = {q[0], q[1], q[2]}, .output = l->output};
     s.fields = {{"x", q[0]}, {"scale", q[1]}, {"zero_point", q[2]}, {"k", l->k}, {"n", l->n}, {"signed", l->is_signed}};
+    if (!l->residual.empty()) {
+      s.inputs.push_back(l->residual);
+      s.fields["residual"] = l->residual;
+    }
     s.blobs = {{"weight", std::move(l->weight)},
                {"w_zero_point", std::move(l->w_zero_point)},
                {"w_scale", std::move(l->w_scale)},

@@ -5,14 +5,15 @@
 // linear layer is what quantize_dynamic writes (and ONNX Runtime fuses into
 // DynamicQuantizeMatMul):
 //     DynamicQuantizeLinear(x) -> MatMulInteger(x_q, W, x_zp[, w_zp]) -> Cast(float)
-//       -> Mul(., Mul(x_scale, w_scale)) [-> Add(., bias)]
+//       -> Mul(., Mul(x_scale, w_scale)) [-> Add(., bias)] [-> Add(., r)]
 // with W a constant 2-D uint8/int8 matrix stored in the file, w_zp and w_scale constants of one
-// value or one per column, bias a constant of N floats; each intermediate read by the next node
-// only. Anything else stays in the segments as it was.
+// value or one per column, bias a constant of N floats, r a value made at run time (a residual
+// connection: the kernel adds it, so the sum never leaves the kernels' memory); each
+// intermediate read by the next node only. Anything else stays in the segments as it was.
 //
 // Its bundle steps: {"linear": {x, scale, zero_point (the quantizer's outputs), output, k, n,
 // signed, weight: {offset, bytes} ([k, n] as stored), w_zero_point, w_scale, bias: {offset,
-// bytes} or null}}.
+// bytes} or null, and with a residual taken in, residual (r's name)}}.
 #pragma once
 
 #include <string>

@@ -379,8 +379,53 @@ std::optional<std::string> float_bytes(std::string_view tensor, std::int64_t cou
   return out;
 }
 
+// Products whose activation is Add(a, C), C a constant, read by these products alone (the
+// decoder's keys plus their positional encoding, made for each product reading them): each
+// product takes a and adds C itself (x_add, right-aligned as ONNX broadcasts it: C without its
+// leading 1s must be a's last dimensions, known). The sum then never leaves ONNX Runtime Web (a
+// new array on every run, docs/browser.md "What a segment costs"): a, which the graph goes on
+// reading, crosses in its place. The kernel's float addition is ONNX Runtime's, bit for bit.
+void fold_constant_adds(const GraphView& g, StaticDims& dims, std::vector<KernelStep>& steps, size_t first) {
+  std::map<std::string, std::vector<size_t>> by_x;  // an activation -> the new steps reading it
+  for (size_t i = first; i < steps.size(); ++i) by_x[steps[i].inputs[0]].push_back(i);
+  for (const auto& [x, readers] : by_x) {
+    const Node* add = g.producer(x);
+    if (!is_op(add, "Add") || add->inputs.size() != 2 || add->outputs.size() != 1) continue;
+    const bool c_first = static_cast<bool>(g.constant_tensor(add->inputs[0]));
+    const std::string& a = add->inputs[c_first ? 1 : 0];
+    const auto c = g.constant_tensor(add->inputs[c_first ? 0 : 1]);
+    if (!c || a.empty() || g.constant_tensor(a) || a == add->inputs[c_first ? 0 : 1]) continue;
+    // Every reader of x is one of these products (no graph output, no other node).
+    const auto r = g.readers(x);
+    std::set<int> products;
+    for (size_t i : readers) products.insert(steps[i].first);
+    if (r.size() != readers.size() || !std::all_of(r.begin(), r.end(), [&](int i) { return products.contains(i); })) continue;
+    const auto ch = tensor_header(*c);
+    std::vector<std::int64_t> cd(ch.dims.begin(), ch.dims.end());
+    while (!cd.empty() && cd.front() == 1) cd.erase(cd.begin());
+    const Dims* ad = dims.of(a);
+    if (!ad || ad->size() < ch.dims.size() || ad->size() < cd.size()) continue;
+    if (!std::equal(cd.begin(), cd.end(), ad->end() - static_cast<std::ptrdiff_t>(cd.size())))
+      continue;  // (an unknown size: -1, never equal)
+    auto values = float_bytes(*c, ch.elements());
+    if (!values) continue;
+    for (size_t i : readers) {
+      KernelStep& s = steps[i];
+      s.inputs = {a};
+      s.fields["x"] = a;
+      s.fields["x_add_shape"] = cd;
+      s.blobs.emplace_back("x_add", *values);
+    }
+    // The Add is left out of the segments, with the first product (the one it comes before).
+    KernelStep& owner = steps[readers.front()];
+    owner.nodes.insert(g.index(add));
+    owner.first = g.index(add);
+  }
+}
+
 void match(const GraphView& g, const Declared& declared, const FloatMatMulOptions& options, std::vector<KernelStep>& steps) {
   StaticDims dims(g, declared);
+  const size_t first = steps.size();
   for (size_t i = 0; i < g.nodes().size(); ++i) {
     const Node& mm = g.nodes()[i];
     if (!is_op(&mm, "MatMul") || mm.inputs.size() != 2 || mm.outputs.size() != 1 || mm.inputs[0].empty() || mm.outputs[0].empty()) continue;
@@ -419,6 +464,7 @@ void match(const GraphView& g, const Declared& declared, const FloatMatMulOption
     s.blobs = {{"weight", std::move(*weight)}, {"bias", std::move(bias)}};
     steps.push_back(std::move(s));
   }
+  fold_constant_adds(g, dims, steps, first);
 }
 
 }  // namespace

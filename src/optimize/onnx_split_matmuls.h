@@ -9,9 +9,14 @@
 // run, its inputs copied in and its outputs out), which a product over a few prompt tokens does
 // not pay back. Anything else stays in the segments as it was.
 //
+// An Add of a constant before the product, read by such products alone (Add(a, C), C's shape
+// without its leading 1s known to be a's last dimensions), is taken into each: the step reads a
+// and adds C (x_add) before the product, so the sum never leaves ONNX Runtime Web.
+//
 // Its bundle steps (optimize/onnx_split_graph.h): {"matmul": {x, output, k, n, rows (the known
 // lower bound), weight: {offset, bytes} ([k, n] floats, little-endian), bias: {offset, bytes} or
-// null}}.
+// null, and with an Add taken in x_add: {offset, bytes} (C's floats; steps sharing C share the
+// blob) and x_add_shape (C's dimensions without its leading 1s)}}.
 #pragma once
 
 #include <cstdint>

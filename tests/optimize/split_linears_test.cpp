@@ -9,6 +9,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <set>
 #include <stdexcept>
 
 #include "optimize/onnx_attention.h"
@@ -103,6 +104,16 @@ Value linear(const json& l, const std::string& blobs, const Values& values) {
       std::memcpy(y.bytes.data() + 4 * (r * n + c), &v, 4);
     }
   }
+  if (l.contains("residual")) {  // a residual taken in: added after, repeated over the leading rows when shorter
+    const Value& res = values.at(l["residual"]);
+    const std::string_view rs(reinterpret_cast<const char*>(res.bytes.data()), res.bytes.size());
+    for (size_t i = 0; i < y.bytes.size(); i += 4) {
+      float v;
+      std::memcpy(&v, y.bytes.data() + i, 4);
+      v = v + f(rs, (i % rs.size()) / 4);
+      std::memcpy(y.bytes.data() + i, &v, 4);
+    }
+  }
   return y;
 }
 
@@ -145,6 +156,14 @@ Values run_steps(const Bundle& b, const Values& feeds,
     if (step.contains("segment")) {
       const auto& s = step["segment"];
       Ort::Session session = session_of(std::string_view(b.blobs).substr(s["offset"].get<size_t>(), s["bytes"].get<size_t>()));
+      // The blob is the segment the header describes (its inputs, its outputs).
+      Ort::AllocatorWithDefaultOptions allocator;
+      std::set<std::string> names, listed(s["inputs"].begin(), s["inputs"].end());
+      for (size_t i = 0; i < session.GetInputCount(); ++i) names.insert(session.GetInputNameAllocated(i, allocator).get());
+      if (names != listed) throw std::runtime_error("a segment's blob reads other inputs than its header lists: " + s.dump());
+      names.clear(), listed = std::set<std::string>(s["outputs"].begin(), s["outputs"].end());
+      for (size_t i = 0; i < session.GetOutputCount(); ++i) names.insert(session.GetOutputNameAllocated(i, allocator).get());
+      if (names != listed) throw std::runtime_error("a segment's blob makes other outputs than its header lists: " + s.dump());
       Values in;
       for (const auto& name : s["inputs"]) in[name] = values.at(name);
       for (auto& [name, v] : run(session, in)) values[name] = std::move(v);
@@ -198,6 +217,38 @@ TEST(SplitLinears, TheSegmentsAndTheKernelsArithmeticGiveTheWholeGraphsOutputs) 
   expect_split_equals_whole("linears.onnx", 4, 2, {"y_published", "y_per_column", "y_conv", "y_kept"});
   // linears_bias.onnx: biases either side, per-column scales, a chain over three segments.
   expect_split_equals_whole("linears_bias.onnx", 4, 3, {"y_bias", "y_columns"});
+}
+
+TEST(SplitLinears, SegmentsOfTheSameSizeKeepTheirOwnBytes) {
+  // Four residual blocks alike: their segments are as long as one another. The bundle shares the
+  // blobs of identical bytes, and a map holding views of each segment's freed bytes took the
+  // next segment, made in the same memory, for the one before it: the tab ran block 1's segment
+  // in block 2's place ("input ... is missing", on the bench tracker's image encoder).
+  expect_split_equals_whole("int8_blocks.onnx", 4, 5, {"y"});
+}
+
+TEST(SplitLinears, AResidualAddedAfterTheProductIsTakenIn) {
+  // x + linear(Relu(x)), four times: each block's sum was made in the segment after its product
+  // and left ONNX Runtime there (in the tab a new array on every run: the image encoder's
+  // residual stream, 21 MB a block). Taken into the product (the kernel adds it), only the
+  // quantizers' outputs (and the graph's output y) leave a segment, and the sums stay in the
+  // kernels' memory.
+  const std::string model = sam3::test::read_file(sam3::test::test_models_dir() / "int8" / "int8_blocks.onnx");
+  sam3::optimize::SplitLinearsStats stats;
+  const Bundle split = read_bundle(sam3::optimize::split_at_int8_linears(model, &stats));
+  ASSERT_EQ(stats.linears, 4) << stats.refused;
+  std::set<std::string> quantized;
+  int residuals = 0;
+  for (const auto& step : split.header["steps"]) {
+    if (!step.contains("linear")) continue;
+    for (const char* f : {"x", "scale", "zero_point"}) quantized.insert(step["linear"][f].get<std::string>());
+    residuals += step["linear"].contains("residual") ? 1 : 0;
+  }
+  EXPECT_EQ(residuals, 4);
+  for (const auto& step : split.header["steps"]) {
+    if (!step.contains("segment")) continue;
+    for (const auto& o : step["segment"]["outputs"]) EXPECT_TRUE(quantized.contains(o) || o == "y") << "a segment gives out " << o;
+  }
 }
 
 TEST(SplitLinears, GraphsWithoutLinearsAreLeftAlone) {
@@ -314,8 +365,18 @@ Value float_matmul(const json& f, const std::string& blobs, const Values& values
     std::memcpy(&v, s.data() + 4 * i, 4);
     return static_cast<double>(v);
   };
-  const Value& x = values.at(f["x"]);
+  Value x = values.at(f["x"]);
   const auto k = f["k"].get<std::int64_t>(), n = f["n"].get<std::int64_t>();
+  if (f.contains("x_add")) {  // an Add of a constant taken in: x + C, C repeated over x's leading dimensions
+    const auto c = blob(f["x_add"]);
+    for (size_t i = 0; i < x.bytes.size(); i += 4) {
+      float v, a;
+      std::memcpy(&v, x.bytes.data() + i, 4);
+      std::memcpy(&a, c.data() + i % c.size(), 4);
+      v += a;
+      std::memcpy(x.bytes.data() + i, &v, 4);
+    }
+  }
   const std::string_view xs(reinterpret_cast<const char*>(x.bytes.data()), x.bytes.size());
   const std::int64_t m = static_cast<std::int64_t>(x.bytes.size()) / 4 / k;
   const auto w = blob(f["weight"]);
@@ -342,17 +403,29 @@ TEST(SplitMatMuls, TheSegmentsAndTheProductsBetweenThemGiveTheWholeGraphsOutputs
       sam3::optimize::split_graph(model, {sam3::optimize::float_matmul_matcher(model, {.min_rows = 100, .min_weight = 1})}, &stats);
   // y_image's three products (the first with its bias; rows through Expand, whose first size
   // is unknown) and y_flat's (rows through Reshape's -1; its bias of rank 3 would broadcast the
-  // output: left in the segment).
-  ASSERT_EQ(stats.kernel_steps["matmul"], 4) << stats.refused;
+  // output: left in the segment); y_pe's two, which take keys + pe in (x_add, one blob), and y_pe_kept's.
+  ASSERT_EQ(stats.kernel_steps["matmul"], 7) << stats.refused;
   EXPECT_EQ(stats.segments, 3);
   const Bundle split = read_bundle(bundle);
   int with_bias = 0;
+  std::set<std::string> added, added_blobs;
   for (const auto& step : split.header["steps"]) {
     if (!step.contains("matmul")) continue;
     EXPECT_EQ(step["matmul"]["rows"], 120) << step.dump();
     with_bias += step["matmul"]["bias"].is_null() ? 0 : 1;
+    if (!step["matmul"].contains("x_add")) continue;
+    added.insert(step["matmul"]["output"].get<std::string>());
+    added_blobs.insert(step["matmul"]["x_add"].dump());
+    EXPECT_EQ(step["matmul"]["x"], "keys");
+    EXPECT_EQ(step["matmul"]["x_add_shape"], json({120, 16}));
   }
   EXPECT_EQ(with_bias, 1);
+  EXPECT_EQ(added, (std::set<std::string>{"q_pe", "k_pe"})) << "pe_keys is read by y_relu too: its Add stays";
+  EXPECT_EQ(added_blobs.size(), 1u) << "the two steps share pe's blob";
+  for (const auto& step : split.header["steps"]) {
+    if (!step.contains("segment")) continue;
+    for (const auto& o : step["segment"]["outputs"]) EXPECT_NE(o, "keys_pe") << "the sum taken into the products stays inside";
+  }
   Ort::Session whole = session_of(model);
   std::mt19937 rng(45);
   for (const std::int64_t objects : {1, 3}) {
@@ -381,6 +454,38 @@ TEST(SplitMatMuls, TheSegmentsAndTheProductsBetweenThemGiveTheWholeGraphsOutputs
                     }));
     expect_outputs_close(run(whole, feeds), values, "with " + std::to_string(objects) + " objects:");
   }
+}
+
+TEST(SplitMatMuls, AValueReadOnlyAfterTheProductsIsMadeInTheSegmentReadingIt) {
+  // y_gated adds to y_image a gate made from the image alone. Placed in the first segment (after
+  // the last kernel step it depends on: none), the gate left ONNX Runtime there and came back in
+  // the last one: in the tab a new array on every run, whose fresh memory costs more than the
+  // work (the decoder's upscaling, 10.6 MB a click). Made where it is read, only what the kernel
+  // steps read and the graph's outputs leave a segment.
+  const std::string model = sam3::test::read_file(sam3::test::test_models_dir() / "matmuls" / "float_matmuls.onnx");
+  sam3::optimize::SplitStats stats;
+  const Bundle split = read_bundle(
+      sam3::optimize::split_graph(model, {sam3::optimize::float_matmul_matcher(model, {.min_rows = 100, .min_weight = 1})}, &stats));
+  std::set<std::string> kernel_inputs, graph_outputs;
+  for (const auto& o : split.header["outputs"]) graph_outputs.insert(o["name"]);
+  for (const auto& step : split.header["steps"]) {
+    if (step.contains("matmul")) kernel_inputs.insert(step["matmul"]["x"].get<std::string>());
+  }
+  int segment = 0;
+  bool gate_made = false;
+  for (const auto& step : split.header["steps"]) {
+    if (!step.contains("segment")) continue;
+    ++segment;
+    for (const auto& o : step["segment"]["outputs"]) {
+      const std::string name = o;
+      EXPECT_TRUE(kernel_inputs.contains(name) || graph_outputs.contains(name))
+          << "segment " << segment << " gives out '" << name << "', which no kernel step reads";
+    }
+    for (const auto& i : step["segment"]["inputs"]) EXPECT_NE(i, "gate") << "segment " << segment << " reads the gate from another";
+    gate_made |= segment == stats.segments &&
+                 std::find(step["segment"]["inputs"].begin(), step["segment"]["inputs"].end(), "image") != step["segment"]["inputs"].end();
+  }
+  EXPECT_TRUE(gate_made) << "the last segment reads the image (to make the gate)";
 }
 
 TEST(SplitMatMuls, ProductsOverFewerRowsThanAskedForStayInTheSegments) {

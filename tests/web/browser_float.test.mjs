@@ -6,8 +6,11 @@
 // SplitSession with the kernel on two threads, both builds, gives ONNX Runtime Web's outputs for
 // the file as written within float rounding (sums of 16 to 40 products of values near 1:
 // differences of a few 1e-7; a wrong column, bias or row split is off by 1e-1 or more); the
-// products over 7 rows, over unknown rows and by a non-constant are not split. The inputs come
-// from a seeded generator.
+// products over 7 rows, over unknown rows and by a non-constant are not split. Every product's
+// output reaches the segments reading it as a view of the kernels' memory, the one read two steps
+// later too (a copy out of it was a new array on every run: fresh memory, docs/browser.md "What a
+// segment costs"), and the kernels' memory does not grow from one run to the next (its blocks
+// are reused). The inputs come from a seeded generator.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 
@@ -40,6 +43,23 @@ function compareInPage(build, file) {
     if (!bundle) return r;
     const original = await ort.InferenceSession.create(bytes, { executionProviders: ["wasm"] });
     const split = await SplitSession.create(ort, bundle, { executionProviders: ["wasm"] }, kernel);
+    // How each product's output reaches the segments reading it: a view of the kernels' (shared)
+    // memory, or a copy (a JavaScript array of its own).
+    const products = new Set(bundle.header.steps.filter((s) => s.matmul).map((s) => s.matmul.output));
+    r.fed = { views: 0, copies: [] };
+    for (const step of split.steps) {
+      if (!step.session) continue;
+      const run = step.session.run.bind(step.session);
+      step.session.run = (feeds, ...rest) => {
+        for (const [name, t] of Object.entries(feeds)) {
+          if (!products.has(name)) continue;
+          if (t.data.buffer instanceof SharedArrayBuffer) r.fed.views++;
+          else r.fed.copies.push(name);
+        }
+        return run(feeds, ...rest);
+      };
+    }
+    r.memory = [];
     const random = seededRandom();
     for (const [objects, lo, hi] of [[1, -1, 1], [3, -2, 2], [2, 0.5, 3]]) {
       const feeds = { image: uniformTensor(ort, random, [1, 16, 12, 10], lo, hi), tokens: uniformTensor(ort, random, [1, 7, 16], lo, hi),
@@ -48,6 +68,7 @@ function compareInPage(build, file) {
       const d = largestRelativeDifference(want, got, original.outputNames);
       r.worst = Math.max(r.worst, d.worst);
       r.compared += d.compared;
+      r.memory.push(kernel.top);
     }
     r.timings = split.lastTimings;
     await original.release();
@@ -63,10 +84,13 @@ for (const build of ["relaxed", "simd128"]) {
     t.diagnostic(`largest relative difference ${got.worst} over ${got.compared} values`);
     assert.equal(got.build, build);
     assert.equal(got.threads, 2, "rows split between two threads");
-    assert.equal(got.steps, 4, "y_image's three products and y_flat's; not y_tokens (7 rows), y_symbolic (rows unknown), y_dynamic");
+    assert.equal(got.steps, 7, "y_image's three products, y_flat's, y_pe's two (keys + pe taken in) and y_pe_kept's; not y_tokens (7 rows), y_symbolic (rows unknown), y_dynamic");
     assert.equal(got.segments, 3);
     assert.ok(got.timings.matmuls > 0, "the products ran in the kernel");
     assert.ok(got.compared > 0, "compared");
     assert.ok(got.worst <= 1e-5, `largest relative difference ${got.worst} (float rounding stays below 1e-5)`);
+    assert.deepEqual(got.fed.copies, [], "every product's output read by a segment is fed to it as a view of the kernels' memory");
+    assert.ok(got.fed.views >= 3 * 2, `products' outputs fed to segments as views: ${got.fed.views} in 3 runs`);
+    assert.equal(got.memory[2], got.memory[1], `the kernels' memory after the second and third runs (${got.memory}): the blocks are reused`);
   });
 }

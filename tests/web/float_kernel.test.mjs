@@ -53,3 +53,31 @@ for (const build of ["relaxed", "simd128"]) {
     }
   });
 }
+
+// An Add of a constant taken into the product (x_add, optimize/onnx_split_matmuls.h): c added to
+// every row group of a before the product, one float32 addition a value as ONNX Runtime's Add
+// computes it (a sum rounded once to float32: Math.fround(a + c), bit for bit), for a constant
+// shorter than a row, one row long, and several rows long (c repeated over the leading rows),
+// counts not multiples of the kernel's 4 lanes; the product then reads the sum.
+for (const build of ["relaxed", "simd128"]) {
+  test(`float product kernel (${build}) adds a constant before the product as ONNX Runtime's Add does`, { skip: !BUILT && "the tab's kernels are not built (clang-22)" }, async () => {
+    const kernel = await loadKernel(build);
+    try {
+      for (const [i, { m, k, count }] of [{ m: 6, k: 12, count: 3 }, { m: 5, k: 37, count: 37 }, { m: 9, k: 10, count: 30 }].entries()) {
+        const a = numbers(m * k, 51 + i, -2, 2), c = numbers(count, 61 + i, -1e3, 1e3);
+        const want = a.map((x, j) => Math.fround(x + c[j % count]));
+        const at = kernel.alloc(m * k * 4), pc = kernel.alloc(count * 4);
+        new Float32Array(kernel.memory.buffer, at, m * k).set(a);
+        new Float32Array(kernel.memory.buffer, pc, count).set(c);
+        kernel.e.sam3_float_add_periodic(at, m * k, pc, count);
+        assert.deepEqual(new Float32Array(kernel.memory.buffer, at, m * k).slice(), want, `m ${m}, k ${k}, constant of ${count}`);
+        // Through matmul: the product of the sum, against the product of want (same kernel, same order).
+        const w = numbers(k * 4, 71 + i, -1, 1);
+        const plain = kernel.addMatMul({ weight: w, k, n: 4 }), added = kernel.addMatMul({ weight: w, k, n: 4, pre: c });
+        assert.deepEqual(await kernel.matmul(added, a, m), await kernel.matmul(plain, want, m), `the product reads the sum (constant of ${count})`);
+      }
+    } finally {
+      kernel.release();
+    }
+  });
+}

@@ -123,3 +123,15 @@ __attribute__((export_name("sam3_float_gemm"))) void sam3_float_gemm(const float
     }
   }
 }
+
+// x[i] += c[i % count] for i < n, n a multiple of count: an Add of a constant before the product,
+// broadcast as ONNX broadcasts c over x's leading dimensions (optimize/onnx_split_matmuls.h's
+// x_add). One IEEE addition per value, as ONNX Runtime's Add: the same sums bit for bit.
+__attribute__((export_name("sam3_float_add_periodic"))) void sam3_float_add_periodic(float* x, int32_t n, const float* c, int32_t count) {
+  for (int32_t i = 0; i + count <= n; i += count) {
+    float* r = x + i;
+    int32_t j = 0;
+    for (; j + 4 <= count; j += 4) wasm_v128_store(r + j, wasm_f32x4_add(wasm_v128_load(r + j), wasm_v128_load(c + j)));
+    for (; j < count; ++j) r[j] += c[j];
+  }
+}
