@@ -116,6 +116,7 @@ std::vector<LabelCategory> read_box_prompts(const std::string& file) {
     return Error(ErrorCode::kInvalidArgument,
                  file + ": " + why + R"(; expected [{"name": "car", "text": "car", "boxes": [[x0, y0, x1, y1, "pos"|"neg"]]}])");
   };
+  if (j.is_discarded()) throw bad("not valid JSON");
   if (!j.is_array()) throw bad("not a JSON list");
   std::vector<LabelCategory> out;
   for (size_t i = 0; i < j.size(); ++i) {
@@ -390,7 +391,7 @@ void add_label_command(CLI::App& app, Runner& run) {
   });
 
   auto* merge = cmd->add_subcommand("merge", "Combine shard output folders into one (same categories)");
-  merge->add_option("dirs", args->merge_dirs, "Shard output folders")->required()->check(CLI::ExistingDirectory);
+  merge->add_option("SHARD_DIR", args->merge_dirs, "Shard output folders")->required()->check(CLI::ExistingDirectory);
   merge->add_option("-o,--out", args->out, "Merged output folder")->required();
   merge->add_flag("--allow-fewer", args->allow_fewer,
                   "Replace an output folder whose labels cover images these shards do not (they drop out of its "
@@ -400,7 +401,16 @@ void add_label_command(CLI::App& app, Runner& run) {
       if (is_map_shard_dir(args->merge_dirs.front())) return run_map_merge(args->merge_dirs, args->out);
       std::vector<fs::path> dirs(args->merge_dirs.begin(), args->merge_dirs.end());
       merge_label_dirs(dirs, args->out, {args->allow_fewer});
-      std::printf("merged %zu folders -> %s\n", dirs.size(), args->out.c_str());
+      std::printf("merged %zu folder%s -> %s\n", dirs.size(), dirs.size() == 1 ? "" : "s", args->out.c_str());
+      // As a single run ends: images that failed in a shard fail the merge too (exit 1, listed).
+      const auto failures_file = fs::path(args->out) / "failures.json";
+      std::ifstream in(failures_file);
+      const auto failures = in ? nlohmann::json::parse(in, nullptr, false) : nlohmann::json::array();
+      if (failures.is_array() && !failures.empty()) {
+        std::printf("%zu image%s failed in the shards: listed in %s\n", failures.size(), failures.size() == 1 ? "" : "s",
+                    failures_file.c_str());
+        return static_cast<int>(kFailure);
+      }
       return static_cast<int>(kOk);
     };
   });

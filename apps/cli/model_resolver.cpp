@@ -11,7 +11,7 @@ namespace sam3::cli {
 
 void add_model_options(CLI::App& cmd, ModelSelection& selection) {
   cmd.add_option("-m,--models", selection.dir,
-                 "Model directory (usls or samexporter layout); default $SAM3_MODELS, else the default model "
+                 "Model folder (any generation `sam3 models inspect` recognises); default $SAM3_MODELS, else the default model "
                  "(downloaded on first use)");
   cmd.add_flag("--offline", selection.offline, "Never download a model");
   cmd.add_option("--provider", selection.providers,

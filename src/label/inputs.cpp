@@ -153,7 +153,8 @@ unsigned parse_label_formats(const std::string& list) {
     else if (f == "geojson")
       formats |= kFormatGeoJson;
     else if (!f.empty())
-      throw Error(ErrorCode::kInvalidArgument, "unknown format '" + f + "'; use coco, yolo, masks, geojson");
+      throw Error(ErrorCode::kInvalidArgument,
+                  "unknown format '" + f + "'; use coco, yolo, masks, geojson for images (gpkg, fgb, shp for georeferenced rasters)");
     start = comma + 1;
   }
   if (!formats) throw Error(ErrorCode::kInvalidArgument, "no output format; use --format coco,yolo,masks,geojson");

@@ -209,6 +209,26 @@ TEST_F(LabelCli, ShardsMergedEqualASingleRun) {
   EXPECT_NE(mixed.err.find("shards must share one configuration"), std::string::npos) << mixed.err;
 }
 
+// A shard that exited 1 (an image failed): its merge says so and exits 1 too, as one run would.
+TEST_F(LabelCli, AMergeOfShardsWithAFailedImageSaysSoAndExits1) {
+  make_images(4);
+  std::ofstream(root_ / "images" / "broken.png") << "not a png";
+  std::string shard_dirs;
+  int failed_shards = 0;
+  for (int k = 1; k <= 2; ++k) {
+    const std::string name = "shard" + std::to_string(k);
+    const auto r = run_command(label("--shard " + std::to_string(k) + "/2", name));
+    failed_shards += r.exit_code == 1;
+    shard_dirs += " " + quote((root_ / name).string());
+  }
+  ASSERT_EQ(failed_shards, 1) << "the broken image is in one shard";
+  const auto merge = run_command(kSam3 + " label merge" + shard_dirs + " --out " + quote((root_ / "merged").string()));
+  EXPECT_EQ(merge.exit_code, 1) << merge.out << merge.err;
+  EXPECT_NE(merge.out.find("merged 2 folders"), std::string::npos) << merge.out;
+  EXPECT_NE(merge.out.find("1 image failed in the shards"), std::string::npos) << merge.out;
+  EXPECT_EQ(json::parse(read_file(root_ / "merged" / "failures.json")).size(), 1u);
+}
+
 TEST_F(LabelCli, BadArgumentsAreClear) {
   make_images(1);
   auto r = run_command(label("--format coco,pdf"));
