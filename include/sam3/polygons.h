@@ -19,8 +19,10 @@ struct Polygon {
 };
 
 // One polygon per connected component, rings simplified with Douglas-Peucker at `tolerance`
-// pixels (0 keeps every boundary pixel); rings with fewer than 3 points are dropped.
-// Coordinates are pixel centres of the boundary pixels, in the mask's pixel frame.
+// pixels (0 keeps every boundary pixel); holes with fewer than 3 points are dropped.
+// Coordinates are pixel centres of the boundary pixels, in the mask's pixel frame. A component
+// whose outline has no area (a line one pixel wide, a single pixel) is its pixels' rectangle,
+// the smallest rotated one around their centres grown by half a pixel each side.
 std::vector<Polygon> mask_to_polygons(const Mask& mask, double tolerance = 1.0);
 
 double ring_area(const Ring& ring);       // absolute shoelace area

@@ -19,6 +19,20 @@ Ring to_ring(const std::vector<cv::Point>& contour, double tolerance) {
   return ring;
 }
 
+// A component thinner than its outline (a line of pixels, one pixel) traces as a ring of no
+// area: its pixels' rectangle instead, the smallest rotated one around their centres grown by
+// half a pixel each side, so that no instance drops out of the polygon formats.
+Ring pixel_rectangle(const std::vector<cv::Point>& contour) {
+  cv::RotatedRect r = cv::minAreaRect(contour);
+  r.size.width += 1;
+  r.size.height += 1;
+  cv::Point2f corners[4];
+  r.points(corners);
+  Ring ring;
+  for (const auto& c : corners) ring.push_back({c.x, c.y});
+  return ring;
+}
+
 }  // namespace
 
 std::vector<Polygon> mask_to_polygons(const Mask& mask, double tolerance) {
@@ -39,7 +53,7 @@ std::vector<Polygon> mask_to_polygons(const Mask& mask, double tolerance) {
     if (hierarchy[i][3] >= 0) continue;  // holes are collected under their outer ring
     Polygon poly;
     poly.outer = to_ring(contours[i], tolerance);
-    if (poly.outer.size() < 3) continue;
+    if (poly.outer.size() < 3 || ring_area(poly.outer) <= 0) poly.outer = pixel_rectangle(contours[i]);
     for (int h = hierarchy[i][2]; h >= 0; h = hierarchy[static_cast<size_t>(h)][0]) {
       Ring hole = to_ring(contours[static_cast<size_t>(h)], tolerance);
       if (hole.size() >= 3) poly.holes.push_back(std::move(hole));
