@@ -11,8 +11,8 @@
 //
 // Results come out in frame order, `hotstart_delay` frames behind the input (an object that
 // dies or duplicates another within that window is removed before it is ever shown). Memory
-// is bounded by the memory bank (per bucket of 16 objects: at most 4 conditioning and 6
-// recent frame memories, 19 frames of object pointers), not by the video's length. docs/video.md has the per-frame loop and which
+// is bounded by the memory bank (per bucket of 16 objects: 1 conditioning and 6 recent
+// frame memories, 16 frames of object pointers), not by the video's length. docs/video.md has the per-frame loop and which
 // reference (SAM 3.1's official code or ailia's driver) each rule follows.
 #pragma once
 
@@ -106,7 +106,7 @@ struct VideoTrackerStats {
   // recent and pointer frame held, with the frame features they refer to counted per bucket):
   // what a server that keeps trackers reserves for one (CVAT's tracker sessions).
   std::size_t memory_bank_limit_bytes = 0;
-  int conditioning_frames = 0;     // memory frames held as conditioning ones now (at most 4 a bucket)
+  int conditioning_frames = 0;     // memory frames held as conditioning ones now (1 a bucket: its first)
   std::int64_t reconditioned = 0;  // objects re-prompted by a detection, summed over frames
   std::int64_t shrunk = 0;         // masks suppressed before memory encoding by the area-shrinkage rule (empty ones too)
   std::int64_t packed = 0;         // objects started in free slots of an existing bucket (pack_new_objects)

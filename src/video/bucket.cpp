@@ -168,44 +168,40 @@ void Bucket::remember(const VideoDecoder& bundle, const FrameNeck& neck, const S
     return;
   }
   const size_t plane = static_cast<size_t>(bundle.memory_side()) * bundle.memory_side();
-  std::vector<int> joined;  // the joining objects' slots
+  // Joining objects take the lowest free slots and, from then on, go the way reconditioned
+  // ones do: their own mask and pointer, flagged (SAM 3.1's add_new_masks on a frame already
+  // tracked, whether it adds objects or reconditions them).
+  SlotMemory given = memory;
   if (joining) {
-    joined = pure::video::lowest_free_slots(slots_, static_cast<int>(joining->ids.size()));
+    const auto joined = pure::video::lowest_free_slots(slots_, static_cast<int>(joining->ids.size()));
     if (joined.size() != joining->ids.size()) throw std::logic_error("more objects join a bucket than it has free slots");
-    for (size_t i = 0; i < joined.size(); ++i) slots_[joined[i]] = joining->ids[i];
+    for (size_t i = 0; i < joined.size(); ++i) {
+      slots_[joined[i]] = joining->ids[i];
+      given.empty[joined[i]] = given.shrunk[joined[i]] = false;  // the rules saw no object there
+      given.masks[joined[i]] = joining->masks[i];
+      given.pointers[joined[i]] = joining->pointers[i];
+    }
   }
-  const bool conditioning = !memory.pointers.empty();
   Floats masks32(2 * kSlots * plane, 0.0f);
   std::vector<bool> no_object(kSlots, true);
   for (int k = 0; k < kSlots; ++k) {
     if (slots_[k] <= 0) continue;
-    const auto j = std::find(joined.begin(), joined.end(), k);
-    if (j != joined.end()) {  // a joining object: its detection's mask, flagged as conditioning (conditioning_objects)
-      memory_mask(joining->masks[j - joined.begin()], bundle.mask_side(), bundle.memory_side(), &masks32[k * plane]);
-      no_object[k] = std::none_of(&masks32[k * plane], &masks32[(k + 1) * plane], [](float v) { return v > 0.0f; });
-      std::fill_n(&masks32[(kSlots + k) * plane], plane, 1.0f);
-      continue;
-    }
-    const bool inside = memory_plane(bundle, memory, k, &masks32[k * plane]);
-    const bool reconditioned = memory.pointers.contains(k);
+    const bool inside = memory_plane(bundle, given, k, &masks32[k * plane]);
+    const bool flagged = given.pointers.contains(k);  // conditioning_objects
     // The official code gives the encoder an object score from the mask's area; a slot the
     // tracker does not see appearing keeps the no-object embedding as in ailia's driver.
-    no_object[k] = !inside || (!appearing(k) && !reconditioned);
-    if (reconditioned) std::fill_n(&masks32[(kSlots + k) * plane], plane, 1.0f);  // conditioning flag
+    no_object[k] = !inside || (!appearing(k) && !flagged);
+    if (flagged) std::fill_n(&masks32[(kSlots + k) * plane], plane, 1.0f);
   }
   Floats pointers = slot_pointers(bundle);
-  for (const auto& [k, p] : memory.pointers) std::copy(p.begin(), p.end(), &pointers[k * kChannels]);
-  for (size_t i = 0; i < joined.size(); ++i)
-    std::copy(joining->pointers[i].begin(), joining->pointers[i].end(), &pointers[joined[i] * kChannels]);
+  for (const auto& [k, p] : given.pointers) std::copy(p.begin(), p.end(), &pointers[k * kChannels]);
   MemoryFrame frame = encode(bundle, neck, masks32, no_object, std::move(pointers));
   retire();
-  if (conditioning) {
-    conds_.push_back(std::move(frame));
-    while (conds_.size() > kConditioningFrames) conds_.pop_front();
-  } else {
-    recent_pointers_.emplace_back(neck.t, frame.pointers);
-    recent_.push_back(std::move(frame));
-  }
+  // Always a recent (non-conditioning) frame: officially only a frame not tracked yet (the
+  // bucket's first) is a conditioning one (is_init_cond_frame; add_all_frames_to_correct_as_cond
+  // is off).
+  recent_pointers_.emplace_back(neck.t, frame.pointers);
+  recent_.push_back(std::move(frame));
   // Next frame attends to the non-conditioning frames of its last 6 (memories) and 15 (pointers).
   while (!recent_.empty() && neck.t - recent_.front().t > kMaskMemories - 2) recent_.pop_front();
   while (!recent_pointers_.empty() && neck.t - recent_pointers_.front().first > kObjectPointers - 2) recent_pointers_.pop_front();
@@ -249,7 +245,7 @@ std::size_t Bucket::memory_bytes_limit() const {
   const MemoryFrame& f = conds_.front();  // every frame of a bank has the same sizes
   const std::size_t frame = (f.mem.size() + f.mem_pos.size() + f.pointers.size()) * sizeof(float);
   const std::size_t rows = ((f.img ? f.img->size() : 0) + (f.img_pos ? f.img_pos->size() : 0)) * sizeof(float);
-  const std::size_t frames = kConditioningFrames + (kMaskMemories - 1), pointer_frames = kObjectPointers - 1;
+  const std::size_t frames = 1 + (kMaskMemories - 1), pointer_frames = kObjectPointers - 1;  // the first frame and 6 recent ones
   return frames * (frame + rows) + pointer_frames * f.pointers.size() * sizeof(float);
 }
 

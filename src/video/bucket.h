@@ -1,12 +1,13 @@
 // One multiplex bucket: up to 16 objects that SAM 3.1's tracker carries together (one memory
 // attention, one tracking-decoder and one memory-encoder call per frame for all of them), and
-// its memory bank: the conditioning frames (the one its objects started on, and frames on
-// which some were reconditioned: the 4 most recent, max_cond_frames_in_attn), the non-
-// conditioning frames of the last 6, and the object pointers of the conditioning frames and of
-// the non-conditioning frames of the last 15, laid out as ailia's driver lays them out
-// (MemoryBank.build_memory_inputs, which has one conditioning frame). Objects starting on a
-// later frame may join free slots (join()); a slot is never reused: the bank still remembers
-// its object for 6 frames (and in its conditioning frames).
+// its memory bank: its one conditioning frame (the frame it started on), the non-conditioning
+// frames of the last 6, and the object pointers of the conditioning frame and of the non-
+// conditioning frames of the last 15, laid out as ailia's driver lays them out
+// (MemoryBank.build_memory_inputs). Objects starting on a later frame may join free slots, and
+// reconditioned objects take a detection's mask: both flag their slots in that frame's memory,
+// which stays a non-conditioning one (SAM 3.1's add_new_masks on a frame already tracked), so
+// officially no bucket ever has more than its first frame as a conditioning frame. A slot is
+// never reused: the bank still remembers its object for 6 frames (and in its conditioning frame).
 #pragma once
 
 #include <array>
@@ -49,13 +50,12 @@ struct MemoryFrame {
 // What a slot holds: kFree (never used), an object id (> 0), or kRetired (its object ended).
 inline constexpr int kFree = pure::video::kFreeSlot;
 inline constexpr int kRetired = pure::video::kRetiredSlot;
-inline constexpr int kConditioningFrames = 4;  // max_cond_frames_in_attn
 
 // What this frame's memory holds per slot: the decoder's mask unless `masks` replaces it
 // (a reconditioned object), `empty` suppresses it (-10 everywhere: the occlusion rule) or
 // `shrunk` does (logits clamped to at most -10: the area-shrinkage rule). Slots in `pointers`
-// (reconditioned) take that pointer and make this frame a conditioning frame of the bucket,
-// flagged for those slots.
+// (reconditioned) take that pointer and are flagged (conditioning-flag channel 1) in this
+// frame's memory, which stays a non-conditioning one.
 struct SlotMemory {
   std::array<bool, kSlots> empty{};
   std::array<bool, kSlots> shrunk{};
@@ -92,18 +92,18 @@ class Bucket {
   bool memory_plane(const VideoDecoder& bundle, const SlotMemory& memory, int slot, float* out) const;
   // Encodes this frame's memory as `memory` says, then retires the slots of `removed` objects
   // (as officially: objects removed on a frame are in that frame's memory; a bucket left with
-  // no object encodes nothing, it is dropped). A slot with nothing inside (or not appearing)
-  // gets the no-object embedding. `joining` objects (at most free_slots()) take the lowest
-  // free slots first and are encoded with the others from their masks, their conditioning-flag
-  // channels set; the frame stays a non-conditioning one (SAM 3.1's add_new_masks on a frame
-  // already tracked), so their start memory leaves the bank after 6 frames.
+  // no object encodes nothing, it is dropped), and keeps it as a non-conditioning frame. A slot
+  // with nothing inside (or not appearing, unless flagged) gets the no-object embedding.
+  // `joining` objects (at most the free slots) take the lowest free slots first and are then
+  // encoded as reconditioned ones are: their masks, their pointers, their flag channels set.
+  // So a join or reconditioning frame leaves the bank after 6 frames (its pointers after 15).
   void remember(const VideoDecoder& bundle, const FrameNeck& neck, const SlotMemory& memory, const std::vector<int>& removed,
                 const JoiningObjects* joining = nullptr);
   std::size_t memory_bytes() const;
   // What the bank can come to once full: memory_bytes() of every frame it may hold, and those
   // frames' neck rows (shared with other buckets, so counted here as an upper bound).
   std::size_t memory_bytes_limit() const;
-  int conditioning_frames() const { return static_cast<int>(conds_.size()); }
+  int conditioning_frames() const { return static_cast<int>(conds_.size()); }  // 1: the first frame
   // The bank as it stands (oldest first): what a test inspects of a join.
   const std::deque<MemoryFrame>& conditioning_memory() const { return conds_; }
   const std::deque<MemoryFrame>& recent_memory() const { return recent_; }
@@ -114,7 +114,7 @@ class Bucket {
                      Floats pointers) const;
 
   std::array<int, kSlots> slots_{};
-  std::deque<MemoryFrame> conds_;                                // at most 4, oldest first
+  std::deque<MemoryFrame> conds_;                                // the first frame only
   std::deque<MemoryFrame> recent_;                               // non-conditioning, at most 6
   std::deque<std::pair<std::int64_t, Floats>> recent_pointers_;  // non-conditioning, at most 15
   SlotOutputs out_;

@@ -459,10 +459,10 @@ void VideoTracker::Impl::step(Track& track, const video::FrameNeck& neck, pure::
     host = pure::video::bucket_for_new_objects(slots, plan.removed, static_cast<int>(fresh.ids.size()));
   }
   stats.new_objects_ms += core::ms_since(t0);
-  // 7. Memory of this frame (reconditioned objects make it a conditioning frame of their
-  // bucket; objects joining a bucket are encoded with it, flagged, in a non-conditioning
-  // frame); masks the non-overlap would shrink too much suppressed; removed objects' slots
-  // retired after; empty buckets dropped.
+  // 7. Memory of this frame, a non-conditioning one (reconditioned objects and objects
+  // joining a bucket are encoded with it from their own masks and pointers, flagged); masks
+  // the non-overlap would shrink too much suppressed; removed objects' slots retired after;
+  // empty buckets dropped.
   t0 = core::Clock::now();
   std::vector<video::SlotMemory> memory(track.buckets.size());
   for (size_t b = 0; b < track.buckets.size(); ++b) {

@@ -3,6 +3,8 @@
 // already tracked): the join frame stays a non-conditioning memory frame flagged for the new
 // slot only, holds the new object's interactive pointer, and the frames before it hold the slot
 // as empty (pointer 0); the object is still followed once its join frame has left the bank.
+// A reconditioned object (the official add_new_masks(reconditioning=True), also on a frame
+// already tracked) goes the same way: flagged in a non-conditioning frame.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -84,6 +86,45 @@ TEST(BucketJoin, ALaterObjectJoinsAFreeSlotInANonConditioningFrameFlaggedForItAl
   const size_t plane = static_cast<size_t>(m) * m;
   EXPECT_GT(masks[plane + cy * m + cx], 0.0f) << "slot 1 follows green";
   EXPECT_LT(masks[cy * m + cx], 0.0f) << "slot 0 does not";
+}
+
+TEST(BucketRecondition, AReconditionedSlotIsFlaggedInANonConditioningFrameThatLeavesTheBank) {
+  const auto model = Model::load(std::string(SAM3_TEST_MODELS_DIR) + "/sam3.1-video");
+  const auto bundle = detail::video_decoder(model);
+  const auto scene = test::scene();
+  const auto &red = scene[0], &blue = scene[2];  // both from frame 0, blue until frame 11
+  const auto first = encode(*bundle, 0);
+  auto r = click(*bundle, first, red, 0), b = click(*bundle, first, blue, 0);
+  Bucket bucket(*bundle, first.neck, {1, 2}, {r.mask, b.mask}, {r.pointer, b.pointer});
+  constexpr int kRecondition = 4, kLast = 11;
+  for (int i = 1; i <= kLast; ++i) {
+    const auto e = encode(*bundle, i);
+    bucket.propagate(*bundle, e.neck);
+    if (i == kRecondition) {  // red re-prompted with its clicked mask, as a detection would
+      auto again = click(*bundle, e, red, i);
+      SlotMemory memory;
+      memory.masks[0] = again.mask;
+      memory.pointers[0] = again.pointer;
+      bucket.remember(*bundle, e.neck, memory, {});
+      const auto& f = bucket.recent_memory().back();
+      EXPECT_EQ(f.t, kRecondition) << "the reconditioned frame is a recent (non-conditioning) one";
+      for (int k = 0; k < kSlots; ++k) EXPECT_EQ(f.flagged[k], k == 0) << "flag channel of slot " << k;
+      EXPECT_EQ(Floats(f.pointers.begin(), f.pointers.begin() + kChannels), again.pointer)
+          << "the reconditioned slot's pointer is the interactive decoder's";
+      EXPECT_FALSE(all_zero(f.pointers, 1)) << "blue's pointer is the tracker's";
+    } else {
+      bucket.remember(*bundle, e.neck, {}, {});
+    }
+    ASSERT_EQ(bucket.conditioning_frames(), 1) << "frame " << i << ": the bucket's first frame only";
+    EXPECT_EQ(bucket.conditioning_memory().front().t, 0);
+  }
+  EXPECT_TRUE(std::none_of(bucket.recent_memory().begin(), bucket.recent_memory().end(), [](const MemoryFrame& f) {
+    return f.t == kRecondition || f.flagged[0];
+  })) << "the reconditioned frame has left the bank after 6 frames";
+  const auto box = *test::where(red, kLast);
+  const int m = bundle->mask_side();
+  const int cx = (box[0] + box[2]) / 2 * m / test::kWidth, cy = (box[1] + box[3]) / 2 * m / test::kHeight;
+  EXPECT_GT(bucket.outputs().masks[cy * m + cx], 0.0f) << "slot 0 still follows red";
 }
 
 }  // namespace

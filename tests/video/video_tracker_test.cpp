@@ -178,7 +178,7 @@ TEST(VideoTracker, ResultsWaitForTheHotStartDelay) {
 TEST(VideoTracker, TheMemoryBankStopsGrowing) {
   // The first 8 frames again and again (red and blue, no new object): once the bank holds its
   // 6 recent frames and 15 pointer frames, it no longer grows with the video. (Reconditioning
-  // adds conditioning frames, up to 4: the next test.)
+  // adds none: the next test.)
   VideoTrackerOptions options;
   options.recondition_every = 0;
   VideoTracker tracker(video_model(), {.texts = {"car"}}, options);
@@ -195,26 +195,35 @@ TEST(VideoTracker, TheMemoryBankStopsGrowing) {
   EXPECT_EQ(stats.memory_bank_bytes, at16);
 }
 
-TEST(VideoTracker, ReconditioningKeepsAtMostFourConditioningFrames) {
-  // Reconditioning every second frame on the first 8 frames again and again: each
-  // reconditioned frame becomes a conditioning frame of the bucket; the 4 most recent are kept.
-  VideoTrackerOptions options;
-  options.recondition_every = 2;
-  VideoTracker tracker(video_model(), {.texts = {"car"}}, options);
+TEST(VideoTracker, AReconditionedFrameStaysANonConditioningOne) {
+  // Reconditioning every second frame on the first 8 frames again and again. As in SAM 3.1
+  // (add_new_masks(reconditioning=True) on a frame already tracked is stored with the
+  // non-conditioning frames), the bucket's only conditioning frame stays the one it started
+  // on, and its bank no bigger than without reconditioning. (Until 2026-12-07 each
+  // reconditioned frame became a conditioning frame, up to 4.)
+  std::map<int, VideoTrackerStats> at24;
   std::set<int> ids;
-  for (int i = 0; i < 24; ++i) {
-    auto frame = test::frame_of(i % 8);
-    frame.index = i;
-    for (const auto& r : tracker.push(frame))
-      for (const auto& o : r.objects) ids.insert(o.id);
-    EXPECT_LE(tracker.stats().conditioning_frames, 4) << "frame " << i;
+  for (int every : {2, 0}) {
+    VideoTrackerOptions options;
+    options.recondition_every = every;
+    VideoTracker tracker(video_model(), {.texts = {"car"}}, options);
+    for (int i = 0; i < 24; ++i) {
+      auto frame = test::frame_of(i % 8);
+      frame.index = i;
+      for (const auto& r : tracker.push(frame))
+        for (const auto& o : r.objects)
+          if (every) ids.insert(o.id);
+      EXPECT_EQ(tracker.stats().conditioning_frames, tracker.stats().buckets) << "frame " << i << ", every " << every;
+    }
+    at24[every] = tracker.stats();
+    for (const auto& r : tracker.finish())
+      for (const auto& o : r.objects)
+        if (every) ids.insert(o.id);
   }
-  for (const auto& r : tracker.finish())
-    for (const auto& o : r.objects) ids.insert(o.id);
-  const auto stats = tracker.stats();
-  EXPECT_EQ(stats.buckets, 1);
-  EXPECT_GE(stats.reconditioned, 8) << "red and blue, confidently detected and tracked, on most even frames";
-  EXPECT_EQ(stats.conditioning_frames, 4);
+  EXPECT_EQ(at24[2].buckets, 1);
+  EXPECT_GE(at24[2].reconditioned, 8) << "red and blue, confidently detected and tracked, on most even frames";
+  EXPECT_EQ(at24[2].conditioning_frames, 1);
+  EXPECT_EQ(at24[2].memory_bank_bytes, at24[0].memory_bank_bytes) << "the reconditioned frames are among the 6 recent ones";
   EXPECT_EQ(ids, (std::set<int>{1, 2})) << "reconditioning keeps the ids";
 }
 

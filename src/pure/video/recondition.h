@@ -3,8 +3,9 @@
 // _recondition_masklets): every `recondition_every` processed frames, a track that exactly one
 // confident detection covers (IoM >= recondition_iom, neither of them matching another one at
 // that level) and whose tracker score is high is re-prompted with that detection: its mask on
-// this frame becomes the detection's where the two disagree, its memory on this frame becomes a
-// conditioning one, its pointer comes from the interactive decoder on the detection's mask.
+// this frame becomes the detection's where the two disagree, its slot is flagged in this frame's
+// memory (which stays a non-conditioning one), its pointer comes from the interactive decoder on
+// the detection's mask.
 // This file decides which tracks and blends the masks; the tracker does the rest. No ONNX
 // Runtime here.
 #pragma once
