@@ -251,18 +251,17 @@ int run_label(LabelArgs& a) {
   }
   if (asks_for_maps(a.formats)) return run_map(a);
   a.config.formats = parse_label_formats(a.formats);
-  const auto all = collect_label_inputs(a.inputs, a.out);
-  if (all.empty()) {  // a folder of videos given as images: say what would label it
-    for (const auto& input : a.inputs) {
-      std::error_code ec;
-      if (!fs::is_directory(input, ec)) continue;
-      if (const auto videos = list_video_files(input); !videos.empty()) {
-        throw Error(ErrorCode::kInvalidArgument, input + " holds no image but " + std::to_string(videos.size()) + " video file" +
-                                                     (videos.size() == 1 ? "" : "s") +
-                                                     ": add --video to track them (sam3 track's outputs, a folder each)");
-      }
-    }
+  // A folder of videos given as images: say what would label it, before "no images".
+  for (const auto& input : a.inputs) {
+    std::error_code ec;
+    if (!fs::is_directory(input, ec)) continue;
+    const auto videos = list_video_files(input);
+    if (videos.empty() || !collect_label_inputs({input}, a.out, /*allow_none=*/true).empty()) continue;
+    throw Error(ErrorCode::kInvalidArgument, input + " holds no image but " + std::to_string(videos.size()) + " video file" +
+                                                 (videos.size() == 1 ? "" : "s") +
+                                                 ": add --video to track them (sam3 track's outputs, a folder each)");
   }
+  const auto all = collect_label_inputs(a.inputs, a.out);
   if (a.config.formats & kFormatGeoJson) {
     if (auto rasters = georeferenced_inputs(all, a.config.formats)) {
       a.inputs = std::move(*rasters);

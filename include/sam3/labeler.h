@@ -81,8 +81,10 @@ struct LabelInput {
 // (img.png in two folders) are named by their paths instead. Folders that sam3 wrote, and
 // `exclude` (the output folder), are skipped. A name like an image's that is no regular file
 // (a FIFO, a dangling link, a link loop) is an input, to be recorded as a failure. Throws
-// kInvalidArgument for a path that does not exist, and when no image is found at all.
-std::vector<LabelInput> collect_label_inputs(const std::vector<std::string>& inputs, const std::filesystem::path& exclude = {});
+// kInvalidArgument for a path that does not exist, and when no image is found at all (unless
+// `allow_none`).
+std::vector<LabelInput> collect_label_inputs(const std::vector<std::string>& inputs, const std::filesystem::path& exclude = {},
+                                             bool allow_none = false);
 // Deterministic share K of N (1-based K) by a hash of the name: the same on every machine.
 std::vector<LabelInput> shard_label_inputs(const std::vector<LabelInput>& inputs, int k, int n);
 // What LabelConfig::shard records for share K of N of `all` (throws as shard_label_inputs).

@@ -80,7 +80,7 @@ std::string canonical_name(const fs::path& p) {
 
 }  // namespace
 
-std::vector<LabelInput> collect_label_inputs(const std::vector<std::string>& inputs, const fs::path& exclude) {
+std::vector<LabelInput> collect_label_inputs(const std::vector<std::string>& inputs, const fs::path& exclude, bool allow_none) {
   std::vector<LabelInput> out;
   std::vector<std::string> origin;  // per input: the name of the argument it came from
   std::set<std::string> seen;
@@ -106,7 +106,7 @@ std::vector<LabelInput> collect_label_inputs(const std::vector<std::string>& inp
       out[i].name = pass == 0 ? (fs::path(origin[i]).filename() / out[i].name).generic_string() : canonical_name(out[i].path);
     }
   }
-  if (out.empty()) {
+  if (out.empty() && !allow_none) {
     std::string given;
     for (size_t i = 0; i < inputs.size() && i < 3; ++i) given += (i ? ", " : "") + inputs[i];
     if (inputs.size() > 3) given += " and " + std::to_string(inputs.size() - 3) + " more";
