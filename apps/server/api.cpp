@@ -12,6 +12,7 @@
 #include "sam3/export.h"
 #include "sam3/instance_merge.h"
 #include "sam3/log.h"
+#include "sam3/prompt_check.h"
 #include "sam3/version.h"
 #include "http/multipart.h"
 #include "segment_request.h"
@@ -445,6 +446,18 @@ HttpResponse Api::handle_segment(const HttpRequest& req) {
   std::shared_ptr<const CachedImage> text_entry, click_entry;
   if (text) text_entry = embedding_for(req, text->shared_model(), id, bytes, &text_cached);
   if (click) click_entry = embedding_for(req, click->shared_model(), id, bytes, &click_cached);
+  // The library's rules for prompts in pixels, naming each as the body does (prompts[2].points[0]),
+  // before the models count them their own way ("object 1, point 1").
+  for (size_t i = 0; i < request.order.size(); ++i) {
+    const PromptItem& item = request.order[i];
+    const std::string where = "prompts[" + std::to_string(i) + "]";
+    if (item.kind == PromptItem::kConcept) {
+      check_concept_boxes(request.prompts[item.index], where, text_entry->embedding.width(), text_entry->embedding.height());
+    } else if (item.kind == PromptItem::kObject) {
+      check_interactive_prompt(request.objects[item.index], json_prompt_names(where), click_entry->embedding.width(),
+                               click_entry->embedding.height());
+    }
+  }
 
   struct Answers {
     std::vector<PromptResult> concepts, everything;

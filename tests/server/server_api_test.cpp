@@ -155,6 +155,47 @@ TEST_F(ServerApi, EveryErrorHasItsStatusAndShape) {
   expect_error(c.Get("/v2/nothing"), 404, "not_found");
 }
 
+// Both an image_id and an inline image: which one was meant cannot be told (the trial's request
+// was answered for the id, the upload silently ignored).
+TEST_F(ServerApi, AnImageIdAndAnInlineImageTogetherAreRefused) {
+  auto c = client();
+  const auto id = upload(scene_png());
+  const auto r = c.Post("/v1/segment", json{{"image_id", id}, {"image", sam3::base64_encode(scene_png(2))}, {"prompts", {"red"}}}.dump(),
+                        "application/json");
+  expect_error(r, 400, "invalid_request");
+  if (r) EXPECT_NE(body_of(r)["error"]["message"].get<std::string>().find("not both"), std::string::npos) << r->body;
+}
+
+// A misspelled key is refused, naming it, where it was and the keys that are known: "treshold"
+// was answered with the default threshold, "bozes" with no boxes, "multimask" inside a prompt
+// ignored (a new user's trial).
+TEST_F(ServerApi, UnknownKeysAreRefusedNamingTheKeyAndWhereItWas) {
+  auto c = client();
+  const auto id = upload(scene_png());
+  const auto message = [&](const json& request) {
+    const auto r = c.Post("/v1/segment", request.dump(), "application/json");
+    expect_error(r, 400, "invalid_request");
+    return r ? body_of(r)["error"]["message"].get<std::string>() : std::string();
+  };
+  auto m = message({{"image_id", id}, {"prompts", {"red"}}, {"treshold", 0.9}});
+  EXPECT_NE(m.find("the body has an unknown key \"treshold\""), std::string::npos) << m;
+  EXPECT_NE(m.find("\"threshold\""), std::string::npos) << "the known keys are listed: " << m;
+  m = message({{"image_id", id}, {"prompts", {{{"text", "car"}, {"bozes", {{1, 1, 5, 5}}}}}}});
+  EXPECT_NE(m.find("prompts[0] has an unknown key \"bozes\""), std::string::npos) << m;
+  EXPECT_NE(m.find("\"boxes\""), std::string::npos) << m;
+  m = message({{"image_id", id}, {"prompts", {"red", {{"points", {{10, 20}}}, {"multimask", true}}}}});
+  EXPECT_NE(m.find("prompts[1] has an unknown key \"multimask\""), std::string::npos) << m;
+  EXPECT_NE(m.find("beside \"prompts\""), std::string::npos) << "says where multimask goes: " << m;
+  // The known keys still work.
+  const auto r = c.Post("/v1/segment",
+                        json{{"image_id", id}, {"prompts", {{{"text", "red"}, {"boxes", json::array()}}}}, {"threshold", 0.5}, {"nms", 0.5},
+                             {"mask_format", "rle"}, {"polygon_tolerance", 1}, {"multimask", false}}
+                            .dump(),
+                        "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+}
+
 TEST_F(ServerApi, ConcurrentRequestsAllSucceedWithTheSameAnswer) {
   const auto id = upload(scene_png());
   std::atomic<int> ok{0}, wrong{0};
