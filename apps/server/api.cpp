@@ -171,7 +171,15 @@ Dispatch Api::screen(const HttpRequest& head) const {
     if (const auto o = allowed_origin(head); !o.empty()) r.headers.emplace_back("Access-Control-Allow-Origin", o);
     return Dispatch{std::move(r), true};
   };
-  if (!host_allowed(head.header("host"))) {
+  // HTTP/1.0 may leave Host out (HTTP/1.1 may not): such a request is answered when it comes
+  // from this machine to a server bound to it (no browser leaves Host out, so no page elsewhere
+  // reaches the server through DNS rebinding this way).
+  const bool no_host_on_loopback = !head.find_header("host") && head.version == 10 && is_loopback_host(options_.host) &&
+                                   is_loopback_host(head.peer);
+  if (!head.find_header("host") && head.version != 10) {
+    return reject(ApiError(400, "bad_request", "HTTP/1.1 requests must send a Host header"));
+  }
+  if (!no_host_on_loopback && !host_allowed(head.header("host"))) {
     return reject(ApiError(403, "forbidden_host",
                            "this server answers only to its own host names; add the name "
                            "with --allowed-host if it is yours"));
@@ -251,7 +259,7 @@ HttpResponse Api::handle(const HttpRequest& request) {
   return r;
 }
 
-void Api::load_model() {
+bool Api::load_model() {
   try {
     ModelOptions mo;
     mo.providers = options_.providers;
@@ -273,11 +281,18 @@ void Api::load_model() {
     model_ = std::move(model);
     interactive_model_ = std::move(interactive);
     log(LogLevel::kInfo, "model ready");
-  } catch (const std::exception& e) {
+    return true;
+  } catch (const std::exception&) {  // the server stops and sam3 serve reports it (server.cpp)
     std::lock_guard lock(model_mutex_);
     load_failed_ = true;
-    log(LogLevel::kError, std::string("cannot load the model: ") + e.what());
+    load_error_ = std::current_exception();
+    return false;
   }
+}
+
+std::exception_ptr Api::load_error() {
+  std::lock_guard lock(model_mutex_);
+  return load_error_;
 }
 
 void Api::check_alive(const HttpRequest& req) const {
