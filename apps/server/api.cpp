@@ -433,12 +433,20 @@ HttpResponse Api::handle_images(const HttpRequest& req) {
   bool cached = false;
   const auto t0 = std::chrono::steady_clock::now();
   auto entry = encode_bytes(req, bytes, &cached);
-  return json_response(
-      200, {{"image_id", entry->id},
-            {"width", entry->embedding.width()},
-            {"height", entry->embedding.height()},
-            {"cached", cached},
-            {"encode_ms", cached ? 0.0 : std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()}});
+  json answer = {{"image_id", entry->id},
+                 {"width", entry->embedding.width()},
+                 {"height", entry->embedding.height()},
+                 {"cached", cached},
+                 {"encode_ms", cached ? 0.0 : std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()}};
+  // ?preview=png: the image as the server decoded it, as a PNG, for a page whose browser cannot
+  // draw the format (Chromium draws no TIFF): the overlays then sit on the image, not on white.
+  if (req.query == "preview=png") {
+    ImageLoadOptions load;
+    load.max_pixels = options_.max_pixels;
+    const Image image = decode_image({reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()}, "uploaded image", load);
+    answer["preview_png"] = base64_encode(encode_rgb_png(image));
+  }
+  return json_response(200, answer);
 }
 
 HttpResponse Api::handle_segment(const HttpRequest& req) {
