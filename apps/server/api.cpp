@@ -12,6 +12,7 @@
 #include "sam3/export.h"
 #include "sam3/instance_merge.h"
 #include "sam3/log.h"
+#include "sam3/prompt_check.h"
 #include "sam3/version.h"
 #include "http/multipart.h"
 #include "segment_request.h"
@@ -170,7 +171,15 @@ Dispatch Api::screen(const HttpRequest& head) const {
     if (const auto o = allowed_origin(head); !o.empty()) r.headers.emplace_back("Access-Control-Allow-Origin", o);
     return Dispatch{std::move(r), true};
   };
-  if (!host_allowed(head.header("host"))) {
+  // HTTP/1.0 may leave Host out (HTTP/1.1 may not): such a request is answered when it comes
+  // from this machine to a server bound to it (no browser leaves Host out, so no page elsewhere
+  // reaches the server through DNS rebinding this way).
+  const bool no_host_on_loopback = !head.find_header("host") && head.version == 10 && is_loopback_host(options_.host) &&
+                                   is_loopback_host(head.peer);
+  if (!head.find_header("host") && head.version != 10) {
+    return reject(ApiError(400, "bad_request", "HTTP/1.1 requests must send a Host header"));
+  }
+  if (!no_host_on_loopback && !host_allowed(head.header("host"))) {
     return reject(ApiError(403, "forbidden_host",
                            "this server answers only to its own host names; add the name "
                            "with --allowed-host if it is yours"));
@@ -250,7 +259,7 @@ HttpResponse Api::handle(const HttpRequest& request) {
   return r;
 }
 
-void Api::load_model() {
+bool Api::load_model() {
   try {
     ModelOptions mo;
     mo.providers = options_.providers;
@@ -272,11 +281,18 @@ void Api::load_model() {
     model_ = std::move(model);
     interactive_model_ = std::move(interactive);
     log(LogLevel::kInfo, "model ready");
-  } catch (const std::exception& e) {
+    return true;
+  } catch (const std::exception&) {  // the server stops and sam3 serve reports it (server.cpp)
     std::lock_guard lock(model_mutex_);
     load_failed_ = true;
-    log(LogLevel::kError, std::string("cannot load the model: ") + e.what());
+    load_error_ = std::current_exception();
+    return false;
   }
+}
+
+std::exception_ptr Api::load_error() {
+  std::lock_guard lock(model_mutex_);
+  return load_error_;
 }
 
 void Api::check_alive(const HttpRequest& req) const {
@@ -417,12 +433,20 @@ HttpResponse Api::handle_images(const HttpRequest& req) {
   bool cached = false;
   const auto t0 = std::chrono::steady_clock::now();
   auto entry = encode_bytes(req, bytes, &cached);
-  return json_response(
-      200, {{"image_id", entry->id},
-            {"width", entry->embedding.width()},
-            {"height", entry->embedding.height()},
-            {"cached", cached},
-            {"encode_ms", cached ? 0.0 : std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()}});
+  json answer = {{"image_id", entry->id},
+                 {"width", entry->embedding.width()},
+                 {"height", entry->embedding.height()},
+                 {"cached", cached},
+                 {"encode_ms", cached ? 0.0 : std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()}};
+  // ?preview=png: the image as the server decoded it, as a PNG, for a page whose browser cannot
+  // draw the format (Chromium draws no TIFF): the overlays then sit on the image, not on white.
+  if (req.query == "preview=png") {
+    ImageLoadOptions load;
+    load.max_pixels = options_.max_pixels;
+    const Image image = decode_image({reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()}, "uploaded image", load);
+    answer["preview_png"] = base64_encode(encode_rgb_png(image));
+  }
+  return json_response(200, answer);
 }
 
 HttpResponse Api::handle_segment(const HttpRequest& req) {
@@ -445,6 +469,18 @@ HttpResponse Api::handle_segment(const HttpRequest& req) {
   std::shared_ptr<const CachedImage> text_entry, click_entry;
   if (text) text_entry = embedding_for(req, text->shared_model(), id, bytes, &text_cached);
   if (click) click_entry = embedding_for(req, click->shared_model(), id, bytes, &click_cached);
+  // The library's rules for prompts in pixels, naming each as the body does (prompts[2].points[0]),
+  // before the models count them their own way ("object 1, point 1").
+  for (size_t i = 0; i < request.order.size(); ++i) {
+    const PromptItem& item = request.order[i];
+    const std::string where = "prompts[" + std::to_string(i) + "]";
+    if (item.kind == PromptItem::kConcept) {
+      check_concept_boxes(request.prompts[item.index], where, text_entry->embedding.width(), text_entry->embedding.height());
+    } else if (item.kind == PromptItem::kObject) {
+      check_interactive_prompt(request.objects[item.index], json_prompt_names(where), click_entry->embedding.width(),
+                               click_entry->embedding.height());
+    }
+  }
 
   struct Answers {
     std::vector<PromptResult> concepts, everything;

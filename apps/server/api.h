@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -63,7 +64,9 @@ class Api {
   const ServerOptions& options() const { return options_; }
   Dispatch screen(const HttpRequest& head) const;
   HttpResponse handle(const HttpRequest& request);
-  void load_model();  // run on a background thread
+  // Run on a background thread; false when a model cannot be loaded (load_error() says why).
+  bool load_model();
+  std::exception_ptr load_error();
   void stop_workers() { queue_.stop(); }
 
   // What protocol adapters build on.
@@ -136,6 +139,7 @@ class Api {
   std::shared_ptr<const Model> model_;
   std::shared_ptr<const Model> interactive_model_;  // a second model, for clicks
   bool load_failed_ = false;
+  std::exception_ptr load_error_;
 };
 
 template <typename F>

@@ -1,5 +1,7 @@
 #include "segment_request.h"
 
+#include <algorithm>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "api_error.h"
@@ -24,13 +26,31 @@ float number_in(const json& j, const char* key, float lo, float hi, float fallba
   return v;
 }
 
+// The body's keys: one misspelled ("treshold") would otherwise be dropped and the request
+// answered without it.
+constexpr const char* kBodyKeys[] = {"image_id",  "image",          "prompts",       "multimask",  "threshold",        "mask_threshold",
+                                     "nms",       "min_area",       "max_instances", "mask_format", "polygon_tolerance"};
+
+void refuse_unknown_keys(const json& body) {
+  for (const auto& [key, value] : body.items()) {
+    if (std::find(std::begin(kBodyKeys), std::end(kBodyKeys), key) != std::end(kBodyKeys)) continue;
+    std::string known;
+    for (const char* k : kBodyKeys) known += std::string(known.empty() ? "" : ", ") + "\"" + k + "\"";
+    bad("the body has an unknown key " + json(key).dump() + "; the keys of POST /v1/segment are " + known);
+  }
+}
+
 }  // namespace
 
 SegmentRequest parse_segment_request(const std::string& body) {
   const json j = parse_request_json<json>(body);
   if (j.is_discarded()) throw ApiError(400, "invalid_json", "the body is not valid JSON");
   if (!j.is_object()) bad("the body must be a JSON object");
+  refuse_unknown_keys(j);
   SegmentRequest r;
+  if (j.contains("image_id") && j.contains("image")) {  // which one was meant cannot be told
+    bad("give one of \"image_id\" (from POST /v1/images) and \"image\" (base64), not both");
+  }
   if (j.contains("image_id")) {
     if (!j["image_id"].is_string()) bad("\"image_id\" must be a string");
     r.image_id = j["image_id"].get<std::string>();
@@ -52,7 +72,11 @@ SegmentRequest parse_segment_request(const std::string& body) {
   try {
     entries = parse_prompts_json(j["prompts"].dump());
   } catch (const Error& e) {
-    bad(e.what());
+    std::string message = e.what();
+    if (message.find("unknown key \"multimask\"") != std::string::npos) {
+      message += " (\"multimask\" is a key of the body, beside \"prompts\": it asks every clicked object for three masks)";
+    }
+    bad(message);
   }
   for (auto& e : entries) {
     switch (e.kind) {

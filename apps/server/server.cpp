@@ -17,6 +17,7 @@
 #include "web_app.h"
 #include "sam3/error.h"
 #include "sam3/log.h"
+#include "sam3/model_inspect.h"
 
 namespace sam3::server {
 
@@ -41,7 +42,40 @@ bool is_loopback_host(const std::string& host) {
   return all;
 }
 
+namespace {
+
+// A --host that does not resolve is said as such, before the loopback rule (which would call it
+// "not only this machine").
+void check_host_resolves(const std::string& host) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* list = nullptr;
+  const int status = ::getaddrinfo(host.c_str(), nullptr, &hints, &list);
+  if (list) ::freeaddrinfo(list);
+  if (status != 0) {
+    throw Error(ErrorCode::kInvalidArgument, "--host " + host + " does not resolve (" + ::gai_strerror(status) +
+                                                 "); give an address of this machine (127.0.0.1, ::1, 0.0.0.0) or a name that resolves");
+  }
+}
+
+// The model folders, before the server listens (a mistyped folder never leaves a server that can
+// never answer): what Model::load checks before it opens a file. The load itself runs in the
+// background (/health says "loading" meanwhile); if it fails, the server stops.
+void check_model_folders(const ServerOptions& options) {
+  check_model_folder(options.model_dir);
+  if (options.interactive_model_dir.empty()) return;
+  if (const Layout layout = check_model_folder(options.interactive_model_dir); !(layout == Layout::kTracker)) {
+    throw Error(ErrorCode::kModelMismatch, "--interactive-models " + options.interactive_model_dir.string() + " holds a text-prompted " +
+                                               layout_name(layout) +
+                                               " model, not SAM3's interactive one (vision_encoder.onnx, prompt_encoder_mask_decoder.onnx)");
+  }
+}
+
+}  // namespace
+
 int run_server(const ServerOptions& options) {
+  check_host_resolves(options.host);
   if (!is_loopback_host(options.host) && options.api_key.empty() && !options.insecure) {
     throw Error(ErrorCode::kInvalidArgument,
                 "refusing to listen on " + options.host +
@@ -70,6 +104,7 @@ int run_server(const ServerOptions& options) {
   // A provider this ONNX Runtime lacks is refused now, not found later by the background load
   // (after the mask: trying a provider starts ONNX Runtime's threads).
   resolve_execution_providers(options.providers);
+  check_model_folders(options);
 
   Api api(options);
   add_label_studio_routes(api, options.label_studio);
@@ -95,7 +130,9 @@ int run_server(const ServerOptions& options) {
   const int port = http.listen(options.host, options.port);
   api.set_port(port);
 
-  std::thread loader([&api] { api.load_model(); });
+  std::thread loader([&api, &http] {
+    if (!api.load_model()) http.stop();  // run() returns; the error is thrown below
+  });
   std::thread watcher([&http, signals] {
     int sig = 0;
     sigwait(&signals, &sig);
@@ -119,6 +156,9 @@ int run_server(const ServerOptions& options) {
     pthread_kill(watcher.native_handle(), SIGTERM);  // run ended without a signal: wake the watcher
     watcher.join();
   }
+  // A model that cannot load ends sam3 serve with the library's error (exit 4 for a model's, as
+  // sam3 segment): a server that could never answer is not left running.
+  if (const auto error = api.load_error()) std::rethrow_exception(error);
   return 0;
 }
 

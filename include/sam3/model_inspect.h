@@ -37,6 +37,12 @@ struct ModelInspection {
   std::string int8_kernels;  // what runs the int8 products with these options (sam3::int8_kernels())
 };
 
+// What Model::load checks before it opens a file, at once: the folder exists and its file names
+// are those of a layout sam3 knows, every file of it present. Throws as Model::load would
+// (kModelNotFound, saying what is missing); returns the layout (Layout::kTracker for the
+// interactive model). For a front that checks its folders before it starts (sam3 serve).
+Layout check_model_folder(const std::filesystem::path& directory);
+
 // Throws only for a path that is not a folder; everything else is reported in the result.
 ModelInspection inspect_model(const std::filesystem::path& directory, const ModelOptions& options = {});
 

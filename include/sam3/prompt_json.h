@@ -15,7 +15,8 @@ namespace sam3 {
 
 // One entry of a "prompts" list: a concept (a string, or {"text", "boxes": [[x0, y0, x1, y1,
 // "pos"|"neg"], ...]}), a clicked object ({"points": [[x, y, "pos"|"neg"], ...], "box":
-// [x0, y0, x1, y1]}), or {"everything": true, "points_per_side": N}.
+// [x0, y0, x1, y1]}), or {"everything": true, "points_per_side": N}. A key an entry does not
+// take is refused, naming it ("prompts[0] has an unknown key \"bozes\"; a concept takes ...").
 struct PromptEntry {
   enum class Kind { kConcept, kObject, kEverything };
   Kind kind = Kind::kConcept;
@@ -34,8 +35,8 @@ inline constexpr int kMaxMaxInstances = 1'000'000;              // max_instances
 
 // JSON text of an object -> segment options, with one set of bounds for every front:
 // "threshold", "mask_threshold", "nms" (0 to 1), "min_area" (whole pixels, 0 to 10^12),
-// "max_instances" (whole, 0 to 10^6; 0 keeps all). Missing keys keep `defaults`' values; other
-// keys are ignored. Errors name the key under `where` (none when empty).
+// "max_instances" (whole, 0 to 10^6; 0 keeps all). Missing keys keep `defaults`' values; any
+// other key is refused, naming it. Errors name the key under `where` (none when empty).
 SegmentOptions parse_segment_options_json(std::string_view json, const std::string& where = "", const SegmentOptions& defaults = {});
 
 }  // namespace sam3

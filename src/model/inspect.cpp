@@ -42,6 +42,8 @@ OnnxFileDescription describe_file(const std::filesystem::path& file, const runti
 
 }  // namespace
 
+Layout check_model_folder(const std::filesystem::path& directory) { return detail::detect_layout(directory).layout; }
+
 ModelInspection inspect_model(const std::filesystem::path& directory, const ModelOptions& options) {
   std::error_code ec;
   if (!std::filesystem::is_directory(directory, ec)) {

@@ -1,5 +1,6 @@
 #include "pure/prompt_json.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <type_traits>
@@ -37,6 +38,18 @@ double number_in(const json& j, const std::string& where, double lo, double hi, 
   return v;
 }
 
+// A key `j` does not take is refused, naming it, where it was and the keys that are known: a
+// misspelled "treshold" or "bozes" would otherwise be dropped and the request answered without it.
+void refuse_unknown_keys(const json& j, const std::string& where, std::initializer_list<const char*> known, const std::string& what,
+                         const std::string& also = "") {
+  for (const auto& [key, value] : j.items()) {
+    if (std::find_if(known.begin(), known.end(), [&](const char* k) { return key == k; }) != known.end()) continue;
+    std::string names;
+    for (const char* k : known) names += std::string(names.empty() ? "" : ", ") + "\"" + k + "\"";
+    bad(where + " has an unknown key " + json(key).dump() + "; the keys of " + what + " are " + names + also);
+  }
+}
+
 }  // namespace
 
 BoxPrompt box_from_json(const json& j, const std::string& where) {
@@ -60,6 +73,7 @@ Prompt concept_from_json(const json& j, const std::string& where) {
     return prompt;
   }
   if (!j.is_object()) bad(where + " must be a string or {\"text\", \"boxes\"}");
+  refuse_unknown_keys(j, where, {"text", "boxes"}, "a concept", " (a clicked object's: \"points\", \"box\")");
   if (j.contains("text") && !j["text"].is_null()) {
     if (!j["text"].is_string()) bad(where + ".text must be a string");
     prompt.text = j["text"].get<std::string>();
@@ -75,6 +89,10 @@ Prompt concept_from_json(const json& j, const std::string& where) {
 
 InteractivePrompt object_from_json(const json& j, const std::string& where) {
   InteractivePrompt object;
+  if (j.contains("text") || j.contains("boxes")) {
+    bad(where + " mixes a concept (text, boxes) with a clicked object (points, box); send them as two prompts");
+  }
+  refuse_unknown_keys(j, where, {"points", "box"}, "a clicked object");
   if (j.contains("points")) {
     if (!j["points"].is_array()) bad(where + ".points must be a list of [x, y, \"pos\"|\"neg\"]");
     if (j["points"].size() > static_cast<size_t>(kMaxPointsPerObject)) {
@@ -84,14 +102,15 @@ InteractivePrompt object_from_json(const json& j, const std::string& where) {
       object.points.push_back(point_from_json(j["points"][i], where + ".points[" + std::to_string(i) + "]"));
     }
   }
+  if (object.points.empty() && !(j.contains("box") && !j["box"].is_null())) {  // its own message, not "negative points only"
+    bad(where + (j.contains("points") ? ".points is empty" : " has no \"points\" and no \"box\"") +
+        ": give at least one click [x, y] on the object, or a \"box\" around it");
+  }
   if (j.contains("box") && !j["box"].is_null()) {
     const auto& b = j["box"];
     if (!b.is_array() || b.size() != 4) bad(where + ".box must be [x0, y0, x1, y1] (pixels)");
     object.box = Box{coordinate(b, 0, where + ".box"), coordinate(b, 1, where + ".box"), coordinate(b, 2, where + ".box"),
                      coordinate(b, 3, where + ".box")};
-  }
-  if (j.contains("text") || j.contains("boxes")) {
-    bad(where + " mixes a concept (text, boxes) with a clicked object (points, box); send them as two prompts");
   }
   return object;
 }
@@ -127,6 +146,8 @@ PromptEntry prompt_entry_from_json(const json& j, const std::string& where) {
 
 SegmentOptions segment_options_from_json(const json& j, const std::string& where, const SegmentOptions& defaults) {
   if (!j.is_object()) bad((where.empty() ? "the options" : where) + " must be an object");
+  refuse_unknown_keys(j, where.empty() ? "the options" : where, {"threshold", "mask_threshold", "nms", "min_area", "max_instances"},
+                     "segment options");
   const std::string prefix = where.empty() ? "" : where + ".";
   SegmentOptions o = defaults;
   const auto read = [&](const char* key, double lo, double hi, bool whole, auto& field) {

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "sam3/error.h"
+#include "sam3/prompt_check.h"
 #include "sam3/prompt_json.h"
 
 namespace sam3::pure {
@@ -72,6 +73,13 @@ std::string checked_prompt_text(const Prompt& prompt, const SegmentOptions& opti
 }  // namespace sam3::pure
 
 namespace sam3 {
+
+void check_concept_boxes(const Prompt& prompt, const std::string& where, int width, int height) {
+  for (size_t j = 0; j < prompt.boxes.size(); ++j) {
+    const auto refusal = pure::box_refusal(where + ".boxes[" + std::to_string(j) + "]", prompt.boxes[j].box, width, height, "image");
+    if (!refusal.empty()) throw Error(ErrorCode::kInvalidArgument, refusal);
+  }
+}
 
 std::optional<bool> parse_polarity(std::string_view word) noexcept {
   std::string lower;

@@ -14,6 +14,7 @@
 #include "predictor/preprocess.h"
 #include "pure/contract.h"
 #include "sam3/error.h"
+#include "sam3/prompt_check.h"
 
 namespace sam3::pure {
 namespace {
@@ -24,36 +25,10 @@ std::string fmt(float v) {
   return buf;
 }
 
-void check_prompt(const InteractivePrompt& p, size_t index, int width, int height) {
+// The CLI's names: objects and points counted from 1.
+InteractivePromptNames counted_names(size_t index) {
   const std::string object = "object " + std::to_string(index + 1);
-  if (p.points.size() > static_cast<size_t>(kMaxPointsPerObject)) {
-    throw Error(ErrorCode::kInvalidArgument, object + " has " + std::to_string(p.points.size()) + " points; at most " +
-                                                 std::to_string(kMaxPointsPerObject) +
-                                                 " points per object (a few clicks are what the model was trained on)");
-  }
-  bool positive = false;
-  for (size_t j = 0; j < p.points.size(); ++j) {
-    const PointPrompt& pt = p.points[j];
-    const std::string point = object + ", point " + std::to_string(j + 1);
-    if (!std::isfinite(pt.x) || !std::isfinite(pt.y)) {
-      throw Error(ErrorCode::kInvalidArgument,
-                  point + " (" + fmt(pt.x) + ", " + fmt(pt.y) + ") is not a pair of numbers; give pixel coordinates x,y");
-    }
-    if (const auto refusal = point_refusal(point, pt.x, pt.y, width, height, "image"); !refusal.empty()) {
-      throw Error(ErrorCode::kInvalidArgument, refusal);
-    }
-    positive = positive || pt.positive;
-  }
-  if (p.box) {
-    if (const auto refusal = box_refusal(object + "'s box", *p.box, width, height, "image"); !refusal.empty()) {
-      throw Error(ErrorCode::kInvalidArgument, refusal);
-    }
-  } else if (!positive) {
-    throw Error(ErrorCode::kInvalidArgument,
-                object +
-                    " has neither a positive point nor a box: negative points only say what the object is not; "
-                    "add a positive point (x,y) on it or a box around it");
-  }
+  return {object, [object](size_t j) { return object + ", point " + std::to_string(j + 1); }, object + "'s box"};
 }
 
 struct Group {
@@ -201,7 +176,7 @@ std::vector<TrackerRun> Tracker::object_runs(const std::vector<InteractivePrompt
     throw Error(ErrorCode::kInvalidArgument,
                 std::to_string(prompts.size()) + " objects in one call; at most " + std::to_string(kMaxObjectsPerCall));
   }
-  for (size_t i = 0; i < prompts.size(); ++i) check_prompt(prompts[i], i, width, height);
+  for (size_t i = 0; i < prompts.size(); ++i) check_interactive_prompt(prompts[i], counted_names(i), width, height);
   const float sx = static_cast<float>(width_) / width, sy = static_cast<float>(height_) / height;
   std::vector<TrackerRun> runs;
   for (const Group& g : group_objects(prompts)) runs.push_back({g.members, make_batch(prompts, g, sx, sy)});
@@ -358,3 +333,45 @@ std::vector<CompactInstance> Tracker::deduplicate(std::vector<CompactInstance> c
 }
 
 }  // namespace sam3::pure
+
+namespace sam3 {
+
+InteractivePromptNames json_prompt_names(const std::string& where) {
+  return {where, [where](size_t j) { return where + ".points[" + std::to_string(j) + "]"; }, where + ".box"};
+}
+
+void check_interactive_prompt(const InteractivePrompt& p, const InteractivePromptNames& names, int width, int height) {
+  if (p.points.size() > static_cast<size_t>(kMaxPointsPerObject)) {
+    throw Error(ErrorCode::kInvalidArgument, names.object + " has " + std::to_string(p.points.size()) + " points; at most " +
+                                                 std::to_string(kMaxPointsPerObject) +
+                                                 " points per object (a few clicks are what the model was trained on)");
+  }
+  bool positive = false;
+  for (size_t j = 0; j < p.points.size(); ++j) {
+    const PointPrompt& pt = p.points[j];
+    const std::string point = names.point(j);
+    if (!std::isfinite(pt.x) || !std::isfinite(pt.y)) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  point + " (" + pure::fmt(pt.x) + ", " + pure::fmt(pt.y) + ") is not a pair of numbers; give pixel coordinates x,y");
+    }
+    if (const auto refusal = pure::point_refusal(point, pt.x, pt.y, width, height, "image"); !refusal.empty()) {
+      throw Error(ErrorCode::kInvalidArgument, refusal);
+    }
+    positive = positive || pt.positive;
+  }
+  if (p.box) {
+    if (const auto refusal = pure::box_refusal(names.box, *p.box, width, height, "image"); !refusal.empty()) {
+      throw Error(ErrorCode::kInvalidArgument, refusal);
+    }
+  } else if (p.points.empty()) {
+    throw Error(ErrorCode::kInvalidArgument,
+                names.object + " has no point and no box: add a positive point (x,y) on the object or a box around it");
+  } else if (!positive) {
+    throw Error(ErrorCode::kInvalidArgument,
+                names.object +
+                    " has neither a positive point nor a box: negative points only say what the object is not; "
+                    "add a positive point (x,y) on it or a box around it");
+  }
+}
+
+}  // namespace sam3

@@ -18,6 +18,8 @@ std::string error_of(const std::string& json) {
   return {};
 }
 
+std::string options_error_of(const std::string& json);
+
 TEST(PromptJson, EveryKindOfEntry) {
   const auto entries = sam3::parse_prompts_json(
       R"(["car", {"text": "bus", "boxes": [[1, 2, 30, 40], [5, 6, 7, 8, "NEG"]]}, {"boxes": [[0, 0, 9, 9]]},
@@ -66,11 +68,27 @@ std::string options_error_of(const std::string& json) {
   return {};
 }
 
+// A misspelled key was dropped and the prompt answered without it (a new user's trial: "bozes",
+// "treshold", "multimask" inside a prompt): refused, naming the key, where it was and the keys known.
+TEST(PromptJson, UnknownKeysAreRefusedNamingTheKnownOnes) {
+  auto m = error_of(R"(["a", {"text": "car", "bozes": [[1, 1, 5, 5]]}])");
+  EXPECT_NE(m.find("prompts[1] has an unknown key \"bozes\"; the keys of a concept are \"text\", \"boxes\""), std::string::npos) << m;
+  m = error_of(R"([{"points": [[1, 2]], "multimask": true}])");
+  EXPECT_NE(m.find("prompts[0] has an unknown key \"multimask\"; the keys of a clicked object are \"points\", \"box\""),
+            std::string::npos)
+      << m;
+  m = error_of(R"([{"points": []}])");
+  EXPECT_NE(m.find("prompts[0].points is empty"), std::string::npos) << m;
+  m = options_error_of(R"({"treshold": 0.9})");
+  EXPECT_NE(m.find("options has an unknown key \"treshold\""), std::string::npos) << m;
+  EXPECT_NE(m.find("\"threshold\", \"mask_threshold\", \"nms\", \"min_area\", \"max_instances\""), std::string::npos) << m;
+}
+
 TEST(SegmentOptionsJson, EveryFrontReadsTheSameNamesWithTheSameBounds) {
   sam3::SegmentOptions defaults;
   defaults.score_threshold = 0.3f;
   const auto o = sam3::parse_segment_options_json(
-      R"({"mask_threshold": 0.25, "nms": 0.7, "min_area": 1e3, "max_instances": 12, "text": "kept for the caller"})", "", defaults);
+      R"({"mask_threshold": 0.25, "nms": 0.7, "min_area": 1e3, "max_instances": 12})", "", defaults);
   EXPECT_EQ(o.score_threshold, 0.3f) << "a missing key keeps the default";
   EXPECT_EQ(o.mask_threshold, 0.25f);
   EXPECT_EQ(o.nms_iou, 0.7f);

@@ -97,7 +97,7 @@ TEST_F(InteractiveServer, BadClicksAreA400NamingThePoint) {
   auto r = post(json::array({{{"points", json::array({json::array({700, 20})})}}}));
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 400) << r->body;
-  EXPECT_NE(r->body.find("object 1, point 1 (700, 20) is outside the 640x480 image"), std::string::npos) << r->body;
+  EXPECT_NE(r->body.find("prompts[0].points[0] (700, 20) is outside the 640x480 image"), std::string::npos) << r->body;
   r = post(json::array({{{"points", json::array({json::array({10, 20, "neg"})})}}}));
   EXPECT_EQ(r->status, 400);
   EXPECT_NE(r->body.find("neither a positive point nor a box"), std::string::npos) << r->body;
@@ -118,6 +118,38 @@ TEST_F(InteractiveServer, BadClicksAreA400NamingThePoint) {
   r = post(json::array({{{"text", "red"}, {"points", json::array({json::array({10, 20})})}}}));
   EXPECT_EQ(r->status, 400);
   EXPECT_NE(r->body.find("two prompts"), std::string::npos) << r->body;
+}
+
+// The server's messages name the body's own JSON path, counted as the body's list is (a new
+// user's trial read "object 1, point 1" for the second prompt, beside "prompts[0].points[0]"
+// from the codec); an empty points list has its own message (it got "negative points only say
+// what the object is not" though no point was given).
+TEST_F(InteractiveServer, ClickAndBoxMessagesNameThePathInTheBody) {
+  const std::string png = sam3::encode_rgb_png(scene_.image);
+  const std::string id = body_of(client().Post("/v1/images", png, "image/png"))["image_id"];
+  const auto post = [&](const json& prompts) {
+    return client().Post("/v1/segment", json{{"image_id", id}, {"prompts", prompts}}.dump(), "application/json");
+  };
+  const json inside = {{"points", json::array({json::array({10, 20})})}};
+  auto r = post(json::array({"red", inside, {{"points", json::array({json::array({10, 20}), json::array({700, 20})})}}}));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400) << r->body;
+  EXPECT_NE(r->body.find("prompts[2].points[1] (700, 20) is outside"), std::string::npos) << r->body;
+  r = post(json::array({"red", {{"points", json::array({json::array({10, 20, "neg"})})}}}));
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->body.find("prompts[1] has neither a positive point nor a box"), std::string::npos) << r->body;
+  r = post(json::array({inside, {{"box", json::array({0, 0, 900, 20})}}}));
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->body.find("prompts[1].box"), std::string::npos) << r->body;
+  r = post(json::array({inside, {{"text", "red"}, {"boxes", json::array({json::array({0, 0, 900, 20})})}}}));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400) << r->body;
+  EXPECT_NE(r->body.find("prompts[1].boxes[0]"), std::string::npos) << r->body;
+  r = post(json::array({{{"points", json::array()}}}));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400) << r->body;
+  EXPECT_NE(r->body.find("prompts[0].points is empty"), std::string::npos) << r->body;
+  EXPECT_EQ(r->body.find("negative points"), std::string::npos) << "no point was given: " << r->body;
 }
 
 TEST(InteractiveServerTextOnly, ClicksWithoutAnInteractiveModelSayHowToGetOne) {

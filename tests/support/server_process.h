@@ -7,8 +7,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 extern char** environ;
@@ -64,6 +67,20 @@ class ServerProcess {
     ::waitpid(pid_, &status, 0);
     exited_ = true;
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+  // The exit code once the process has ended within `limit` (-1 if killed by a signal); nullopt
+  // while it still runs.
+  std::optional<int> exit_within(std::chrono::milliseconds limit) {
+    for (auto waited = std::chrono::milliseconds(0); waited <= limit; waited += std::chrono::milliseconds(50)) {
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        exited_ = true;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return std::nullopt;
   }
 
   int port() const { return port_; }

@@ -20,6 +20,7 @@ struct HttpRequest {
   std::vector<std::pair<std::string, std::string>> headers;  // names in lower case
   std::string body;
   std::string peer;  // the client's address ("127.0.0.1", "::1"); empty when unknown
+  int version = 11;  // HTTP/1.0: 10, HTTP/1.1: 11
   // True once the client has closed its connection (work for it can be dropped).
   std::function<bool()> client_gone = [] { return false; };
   // When its headers arrived: a request's time limit counts from here, across everything it does.

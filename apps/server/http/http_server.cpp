@@ -2,6 +2,7 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <boost/asio.hpp>
@@ -99,6 +100,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   bool stopping = false;                       // I/O thread only
   std::chrono::milliseconds drain_timeout{10'000};
   std::atomic<int> in_flight{0};
+  int goodbyes = 0;  // 503s to requests given up at shutdown, still being written (I/O thread only)
   HandlerPool pool;
 
   Impl(HttpLimits l, Screen s, Handler h) : limits(l), screen(std::move(s)), handler(std::move(h)), pool(l.handler_threads) {}
@@ -120,7 +122,22 @@ class Session : public std::enable_shared_from_this<Session> {
   bool waiting() const { return state_ == State::kReadingHeader && buffer_.size() == 0; }
   bool handling() const { return state_ == State::kHandling || state_ == State::kWriting; }
 
+  // A request still running when the shutdown's drain time is over is answered 503 now; its
+  // handler's late answer is dropped. False when it is not running (nothing to say).
+  bool give_up() {
+    if (state_ != State::kHandling) return false;
+    abandoned_ = true;
+    respond(error_response(503, "shutting_down",
+                           "the server is shutting down and this request did not finish within its --shutdown-timeout; retry "
+                           "once it runs again"));
+    return true;
+  }
+
   void close() {
+    if (abandoned_ && !said_goodbye_) {
+      said_goodbye_ = true;
+      if (--server_.goodbyes == 0) server_.drain_timer.cancel();  // every 503 written: the loop may end
+    }
     state_ = State::kClosed;
     beast::error_code ec;
     stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
@@ -171,6 +188,7 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     keep_alive_ = msg.keep_alive();
     version_ = msg.version();
+    request_.version = static_cast<int>(version_);
     beast::error_code peer_ec;
     const auto peer = stream_.socket().remote_endpoint(peer_ec);
     if (!peer_ec) request_.peer = peer.address().to_string();
@@ -216,6 +234,7 @@ class Session : public std::enable_shared_from_this<Session> {
       HttpResponse response = call_safely(self->server_.handler, self->request_);
       net::post(self->server_.ioc, [self, response = std::move(response)]() mutable {
         --self->server_.in_flight;
+        if (self->abandoned_) return;  // answered 503 at shutdown already
         self->respond(std::move(response));
       });
     });
@@ -339,6 +358,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::shared_ptr<Outgoing> out_;
   State state_ = State::kReadingHeader;
   bool keep_alive_ = false, quick_ = false;
+  bool abandoned_ = false, said_goodbye_ = false;  // given up at shutdown (give_up())
   unsigned version_ = 11;
   std::array<char, 16384> scratch_{};
 };
@@ -436,7 +456,15 @@ void HttpServer::stop() {
     if (!any) return;  // the I/O loop ends as the closed sessions go
     impl->drain_timer.expires_after(impl->drain_timeout);
     impl->drain_timer.async_wait([impl](beast::error_code e) {
-      if (!e) impl->ioc.stop();  // requests still running after the drain time are abandoned
+      if (e) return;
+      // Requests still running after the drain time are abandoned: each is answered 503, given a
+      // few seconds to be written, then the loop ends without waiting for their handlers.
+      for (const auto& w : impl->sessions) {
+        if (auto s = w.lock(); s && s->give_up()) ++impl->goodbyes;
+      }
+      if (impl->goodbyes == 0) return impl->ioc.stop();
+      impl->drain_timer.expires_after(std::min(impl->limits.write_timeout, std::chrono::milliseconds(5'000)));
+      impl->drain_timer.async_wait([impl](beast::error_code) { impl->ioc.stop(); });
     });
   });
 }

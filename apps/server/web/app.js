@@ -18,23 +18,40 @@ const state = {
   drag: null,
   lastResponse: null,
   clicks: false,      // click mode (the server has SAM3's interactive model)
+  clicksOnly: false,  // the model takes clicks only (SAM3's interactive model alone)
+  retry: null,        // what failed for want of the API key, run again once it is typed
   object: null,       // the object being clicked: {points: [[x, y, "pos"|"neg"]], box, prompt}
   local: null,        // computing in this browser: {model, embedding}
   inBrowser: false,   // /app/ or an export: everything is computed here, nothing goes to a server
 };
 
 // ---- API -------------------------------------------------------------------------------
+// The key of a server started with --api-key, kept for this tab's session only.
 function authHeaders() {
-  const key = localStorage.getItem("sam3-api-key");
+  const key = sessionStorage.getItem("sam3-api-key");
   return key ? { Authorization: `Bearer ${key}` } : {};
+}
+
+// The server wants its key: the page asks for it in the field at the top (not the message
+// meant for programs about "Authorization: Bearer").
+function askForKey() {
+  const had = Boolean(sessionStorage.getItem("sam3-api-key"));
+  $("api-key").hidden = false;
+  $("api-key").focus();
+  const pill = $("model-status");
+  pill.textContent = had ? "API key refused" : "API key needed";
+  pill.className = "pill error";
+  return had ? "the server refused this API key; type the right one in the \"API key\" field at the top"
+    : "this server needs its API key: type it in the \"API key\" field at the top (kept for this tab only)";
 }
 
 async function api(path, options = {}) {
   const response = await fetch(path, { ...options, headers: { ...authHeaders(), ...(options.headers || {}) } });
   const body = await response.json().catch(() => ({}));
   if (response.status === 401) {
-    $("api-key").hidden = false;
-    $("api-key").focus();
+    const e = new Error(askForKey());
+    e.needsKey = true;
+    throw e;
   }
   if (!response.ok) {
     const message = body.error ? body.error.message : `HTTP ${response.status}`;
@@ -88,10 +105,22 @@ async function pollHealth() {
     const response = await fetch("/health");
     const body = await response.json();
     if (response.ok) {
-      const info = await api("/v1/info").catch(() => null);
+      let info = null;
+      try {
+        info = await api("/v1/info");
+      } catch (e) {
+        if (e.needsKey) { setStatus(e.message, true); return; }  // polled again once the key is typed
+      }
       pill.textContent = info ? `${info.model.layout} model ready` : "ready";
       $("click-row").hidden = !(info && (info.interactive_model || info.model.interactive));
       pill.className = "pill ready";
+      // The interactive model alone takes clicks only: the page starts in click mode, as /app/ does.
+      state.clicksOnly = Boolean(info && info.model.interactive && !info.interactive_model);
+      if (state.clicksOnly) {
+        TEXT_MODE.placeholder ??= $("prompt-input").placeholder;
+        TEXT_MODE.tagline ??= document.querySelector(".tagline").textContent;
+        setClickMode(true, true);
+      }
       if (info) $("versions").textContent = `sam3cpp ${info.versions.sam3cpp} · ONNX Runtime ${info.versions.onnxruntime}`;
       return;
     }
@@ -198,6 +227,9 @@ function clearForAnotherModel() {
 async function startBrowser(config, source) {
   const pill = $("model-status");
   state.inBrowser = true;
+  // The tab decodes images with the browser, which draws no TIFF: the drop zone promises what it takes.
+  document.querySelector("#drop-zone span").textContent = "or click to choose a JPEG, PNG, WebP or BMP";
+  $("file-input").accept = "image/jpeg,image/png,image/webp,image/bmp";
   TEXT_MODE.placeholder ??= $("prompt-input").placeholder;
   TEXT_MODE.tagline ??= document.querySelector(".tagline").textContent;
   const previous = state.local?.model;
@@ -291,25 +323,33 @@ async function loadFile(file) {
     if (state.inBrowser) {  // the tab's model failed to load: the image never goes to a server instead
       throw new Error("no model is loaded in this browser, so nothing can be computed; choose a model folder (nothing is sent to a server)");
     }
-    const info = await api("/v1/images", {
+    // A format this browser cannot draw (Chromium and TIFF): the server sends the image it decoded as a PNG.
+    const info = await api(bitmap ? "/v1/images" : "/v1/images?preview=png", {
       method: "POST",
       // The server recognises the format from the bytes; odd browser types must not get in the way.
       headers: { "Content-Type": file.type.startsWith("image/") ? file.type : "application/octet-stream" },
       body: file,
     });
-    state.image = { id: info.image_id, width: info.width, height: info.height, bitmap };
+    let shown = bitmap;
+    if (!shown && info.preview_png) {
+      const png = Uint8Array.from(atob(info.preview_png), (c) => c.charCodeAt(0));
+      shown = await createImageBitmap(new Blob([png], { type: "image/png" })).catch(() => null);
+    }
+    state.image = { id: info.image_id, width: info.width, height: info.height, bitmap: shown };
     state.boxes = [];
     state.object = null;
     state.prompts = state.prompts.filter((p) => !p.object);
     for (const p of state.prompts) p.instances = [];
     setStatus(info.cached ? "Image already encoded (cache hit)." : `Image encoded in ${(info.encode_ms / 1000).toFixed(1)} s.`);
-    $("prompt-input").disabled = false;
-    $("add-prompt").disabled = false;
+    if (!shown) setStatus("This browser cannot show this image, so the outlines are drawn on a blank canvas; a PNG or JPEG of it shows both.", true);
+    $("prompt-input").disabled = state.clicksOnly;  // no words for the interactive model
+    $("add-prompt").disabled = state.clicksOnly;
     $("prompt-input").focus();
     resizeCanvas();
     await runAll();
   } catch (e) {
     setStatus(e.message, true);
+    if (e.needsKey) state.retry = () => loadFile(file);  // sent again once the key is typed
     if (!state.image) resetStage();
   } finally {
     setBusy(null);
@@ -814,9 +854,13 @@ function init() {
       undoClick();
     }
   });
-  $("api-key").addEventListener("change", (e) => {
-    localStorage.setItem("sam3-api-key", e.target.value);
-    pollHealth();
+  $("api-key").addEventListener("change", async (e) => {
+    sessionStorage.setItem("sam3-api-key", e.target.value);
+    setStatus("");
+    await pollHealth();
+    const retry = state.retry;
+    state.retry = null;
+    if (retry && $("model-status").classList.contains("ready")) retry();
   });
   window.addEventListener("resize", fitCanvas);
   installCanvasHandlers();
