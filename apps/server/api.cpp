@@ -174,8 +174,8 @@ Dispatch Api::screen(const HttpRequest& head) const {
   // HTTP/1.0 may leave Host out (HTTP/1.1 may not): such a request is answered when it comes
   // from this machine to a server bound to it (no browser leaves Host out, so no page elsewhere
   // reaches the server through DNS rebinding this way).
-  const bool no_host_on_loopback = !head.find_header("host") && head.version == 10 && is_loopback_host(options_.host) &&
-                                   is_loopback_host(head.peer);
+  const bool no_host_on_loopback =
+      !head.find_header("host") && head.version == 10 && is_loopback_host(options_.host) && is_loopback_host(head.peer);
   if (!head.find_header("host") && head.version != 10) {
     return reject(ApiError(400, "bad_request", "HTTP/1.1 requests must send a Host header"));
   }

@@ -28,8 +28,8 @@ float number_in(const json& j, const char* key, float lo, float hi, float fallba
 
 // The body's keys: one misspelled ("treshold") would otherwise be dropped and the request
 // answered without it.
-constexpr const char* kBodyKeys[] = {"image_id",  "image",          "prompts",       "multimask",  "threshold",        "mask_threshold",
-                                     "nms",       "min_area",       "max_instances", "mask_format", "polygon_tolerance"};
+constexpr const char* kBodyKeys[] = {"image_id", "image",    "prompts",       "multimask",   "threshold",        "mask_threshold",
+                                     "nms",      "min_area", "max_instances", "mask_format", "polygon_tolerance"};
 
 void refuse_unknown_keys(const json& body) {
   for (const auto& [key, value] : body.items()) {

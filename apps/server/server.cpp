@@ -66,9 +66,9 @@ void check_model_folders(const ServerOptions& options) {
   check_model_folder(options.model_dir);
   if (options.interactive_model_dir.empty()) return;
   if (const Layout layout = check_model_folder(options.interactive_model_dir); !(layout == Layout::kTracker)) {
-    throw Error(ErrorCode::kModelMismatch, "--interactive-models " + options.interactive_model_dir.string() + " holds a text-prompted " +
-                                               layout_name(layout) +
-                                               " model, not SAM3's interactive one (vision_encoder.onnx, prompt_encoder_mask_decoder.onnx)");
+    throw Error(ErrorCode::kModelMismatch,
+                "--interactive-models " + options.interactive_model_dir.string() + " holds a text-prompted " + layout_name(layout) +
+                    " model, not SAM3's interactive one (vision_encoder.onnx, prompt_encoder_mask_decoder.onnx)");
   }
 }
 

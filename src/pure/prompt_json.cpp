@@ -42,7 +42,8 @@ double number_in(const json& j, const std::string& where, double lo, double hi, 
 // misspelled "treshold" or "bozes" would otherwise be dropped and the request answered without it.
 void refuse_unknown_keys(const json& j, const std::string& where, std::initializer_list<const char*> known, const std::string& what,
                          const std::string& also = "") {
-  for (const auto& [key, value] : j.items()) {
+  for (const auto& item : j.items()) {
+    const std::string& key = item.key();  // not a structured binding: clang 14 (emscripten's) cannot capture one
     if (std::find_if(known.begin(), known.end(), [&](const char* k) { return key == k; }) != known.end()) continue;
     std::string names;
     for (const char* k : known) names += std::string(names.empty() ? "" : ", ") + "\"" + k + "\"";
@@ -147,7 +148,7 @@ PromptEntry prompt_entry_from_json(const json& j, const std::string& where) {
 SegmentOptions segment_options_from_json(const json& j, const std::string& where, const SegmentOptions& defaults) {
   if (!j.is_object()) bad((where.empty() ? "the options" : where) + " must be an object");
   refuse_unknown_keys(j, where.empty() ? "the options" : where, {"threshold", "mask_threshold", "nms", "min_area", "max_instances"},
-                     "segment options");
+                      "segment options");
   const std::string prefix = where.empty() ? "" : where + ".";
   SegmentOptions o = defaults;
   const auto read = [&](const char* key, double lo, double hi, bool whole, auto& field) {

@@ -74,8 +74,7 @@ TEST(PromptJson, UnknownKeysAreRefusedNamingTheKnownOnes) {
   auto m = error_of(R"(["a", {"text": "car", "bozes": [[1, 1, 5, 5]]}])");
   EXPECT_NE(m.find("prompts[1] has an unknown key \"bozes\"; the keys of a concept are \"text\", \"boxes\""), std::string::npos) << m;
   m = error_of(R"([{"points": [[1, 2]], "multimask": true}])");
-  EXPECT_NE(m.find("prompts[0] has an unknown key \"multimask\"; the keys of a clicked object are \"points\", \"box\""),
-            std::string::npos)
+  EXPECT_NE(m.find("prompts[0] has an unknown key \"multimask\"; the keys of a clicked object are \"points\", \"box\""), std::string::npos)
       << m;
   m = error_of(R"([{"points": []}])");
   EXPECT_NE(m.find("prompts[0].points is empty"), std::string::npos) << m;
@@ -87,8 +86,8 @@ TEST(PromptJson, UnknownKeysAreRefusedNamingTheKnownOnes) {
 TEST(SegmentOptionsJson, EveryFrontReadsTheSameNamesWithTheSameBounds) {
   sam3::SegmentOptions defaults;
   defaults.score_threshold = 0.3f;
-  const auto o = sam3::parse_segment_options_json(
-      R"({"mask_threshold": 0.25, "nms": 0.7, "min_area": 1e3, "max_instances": 12})", "", defaults);
+  const auto o =
+      sam3::parse_segment_options_json(R"({"mask_threshold": 0.25, "nms": 0.7, "min_area": 1e3, "max_instances": 12})", "", defaults);
   EXPECT_EQ(o.score_threshold, 0.3f) << "a missing key keeps the default";
   EXPECT_EQ(o.mask_threshold, 0.25f);
   EXPECT_EQ(o.nms_iou, 0.7f);

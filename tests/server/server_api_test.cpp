@@ -188,8 +188,13 @@ TEST_F(ServerApi, UnknownKeysAreRefusedNamingTheKeyAndWhereItWas) {
   EXPECT_NE(m.find("beside \"prompts\""), std::string::npos) << "says where multimask goes: " << m;
   // The known keys still work.
   const auto r = c.Post("/v1/segment",
-                        json{{"image_id", id}, {"prompts", {{{"text", "red"}, {"boxes", json::array()}}}}, {"threshold", 0.5}, {"nms", 0.5},
-                             {"mask_format", "rle"}, {"polygon_tolerance", 1}, {"multimask", false}}
+                        json{{"image_id", id},
+                             {"prompts", {{{"text", "red"}, {"boxes", json::array()}}}},
+                             {"threshold", 0.5},
+                             {"nms", 0.5},
+                             {"mask_format", "rle"},
+                             {"polygon_tolerance", 1},
+                             {"multimask", false}}
                             .dump(),
                         "application/json");
   ASSERT_TRUE(r);
