@@ -251,17 +251,19 @@ int run_label(LabelArgs& a) {
   }
   if (asks_for_maps(a.formats)) return run_map(a);
   a.config.formats = parse_label_formats(a.formats);
-  // A folder of videos given as images: say what would label it, before "no images".
-  for (const auto& input : a.inputs) {
-    std::error_code ec;
-    if (!fs::is_directory(input, ec)) continue;
-    const auto videos = list_video_files(input);
-    if (videos.empty() || !collect_label_inputs({input}, a.out, /*allow_none=*/true).empty()) continue;
-    throw Error(ErrorCode::kInvalidArgument, input + " holds no image but " + std::to_string(videos.size()) + " video file" +
-                                                 (videos.size() == 1 ? "" : "s") +
-                                                 ": add --video to track them (sam3 track's outputs, a folder each)");
+  const auto all = collect_label_inputs(a.inputs, a.out, /*allow_none=*/true);
+  if (all.empty()) {
+    for (const auto& input : a.inputs) {  // a folder of videos given as images: say what would label it
+      std::error_code ec;
+      if (!fs::is_directory(input, ec)) continue;
+      if (const auto videos = list_video_files(input); !videos.empty()) {
+        throw Error(ErrorCode::kInvalidArgument, input + " holds no image but " + std::to_string(videos.size()) + " video file" +
+                                                     (videos.size() == 1 ? "" : "s") +
+                                                     ": add --video to track them (sam3 track's outputs, a folder each)");
+      }
+    }
+    collect_label_inputs(a.inputs, a.out);  // throws the library's "no images" naming the inputs
   }
-  const auto all = collect_label_inputs(a.inputs, a.out);
   if (a.config.formats & kFormatGeoJson) {
     if (auto rasters = georeferenced_inputs(all, a.config.formats)) {
       a.inputs = std::move(*rasters);
@@ -399,15 +401,11 @@ void add_label_command(CLI::App& app, Runner& run) {
     run = [args] {
       if (is_map_shard_dir(args->merge_dirs.front())) return run_map_merge(args->merge_dirs, args->out);
       std::vector<fs::path> dirs(args->merge_dirs.begin(), args->merge_dirs.end());
-      merge_label_dirs(dirs, args->out, {args->allow_fewer});
+      const auto failed = merge_label_dirs(dirs, args->out, {args->allow_fewer});
       std::printf("merged %zu folder%s -> %s\n", dirs.size(), dirs.size() == 1 ? "" : "s", args->out.c_str());
-      // As a single run ends: images that failed in a shard fail the merge too (exit 1, listed).
-      const auto failures_file = fs::path(args->out) / "failures.json";
-      std::ifstream in(failures_file);
-      const auto failures = in ? nlohmann::json::parse(in, nullptr, false) : nlohmann::json::array();
-      if (failures.is_array() && !failures.empty()) {
-        std::printf("%zu image%s failed in the shards: listed in %s\n", failures.size(), failures.size() == 1 ? "" : "s",
-                    failures_file.c_str());
+      if (failed > 0) {  // as a single run ends: images that failed in a shard fail the merge too
+        std::printf("%zu image%s failed in the shards: listed in %s\n", failed, failed == 1 ? "" : "s",
+                    (fs::path(args->out) / "failures.json").c_str());
         return static_cast<int>(kFailure);
       }
       return static_cast<int>(kOk);

@@ -134,8 +134,9 @@ struct LabelMergeOptions {
 // in name order, identical to what a single run writes. Refuses (kInvalidArgument, before
 // writing anything) shards of other settings, of another input list, of two N, a shard given
 // twice or missing (naming them), folders without a shard record, and an out_dir whose outputs
-// would lose images (see LabelMergeOptions).
-void merge_label_dirs(const std::vector<std::filesystem::path>& shard_dirs, const std::filesystem::path& out_dir,
-                      const LabelMergeOptions& options = {});
+// would lose images (see LabelMergeOptions). Returns how many images failed in the shards (the
+// merged failures.json lists them).
+std::size_t merge_label_dirs(const std::vector<std::filesystem::path>& shard_dirs, const std::filesystem::path& out_dir,
+                             const LabelMergeOptions& options = {});
 
 }  // namespace sam3

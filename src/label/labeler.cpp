@@ -133,8 +133,9 @@ void stage_label_outputs(OutputFolderUpdate& update, unsigned formats) {
 }
 
 // Rebuilds coco.json, failures.json and the per-format folders from the records of the
-// folder's inputs, all swapped in together (never a mix of two runs, no stale files).
-void write_label_outputs(OutputFolderUpdate& update) {
+// folder's inputs, all swapped in together (never a mix of two runs, no stale files). Returns
+// how many images failures.json lists.
+std::size_t write_label_outputs(OutputFolderUpdate& update) {
   const fs::path& out = update.root();
   const auto config = label::read_config(out);
   const auto names = label::read_input_names(out);
@@ -160,6 +161,7 @@ void write_label_outputs(OutputFolderUpdate& update) {
   }
   write_file_atomic(ctx.out / "failures.json", failures.dump(2) + "\n");
   update.commit();
+  return failures.size();
 }
 
 // Locks the folder and claims the record folders (refusing a folder that is not sam3's).
@@ -297,7 +299,7 @@ LabelSummary Labeler::run(const std::vector<LabelInput>& inputs, const std::func
   return summary;
 }
 
-void merge_label_dirs(const std::vector<fs::path>& shard_dirs, const fs::path& out_dir, const LabelMergeOptions& options) {
+std::size_t merge_label_dirs(const std::vector<fs::path>& shard_dirs, const fs::path& out_dir, const LabelMergeOptions& options) {
   if (shard_dirs.empty()) throw Error(ErrorCode::kInvalidArgument, "give the shard folders to merge");
   const auto first = label::read_config(shard_dirs.front());
   std::vector<std::string> names;
@@ -345,7 +347,7 @@ void merge_label_dirs(const std::vector<fs::path>& shard_dirs, const fs::path& o
   label::write_input_names(out_dir, names);
   const auto shard = label::read_shard(shard_dirs.front());  // checked above: every share of one input list
   label::write_shard(out_dir, {1, 1, shard->inputs_id, shard->inputs});
-  write_label_outputs(*folder);
+  return write_label_outputs(*folder);
 }
 
 }  // namespace sam3

@@ -1,5 +1,6 @@
 #include "pure/prompt_rules.h"
 
+#include <cmath>
 #include <cstdio>
 
 #include "sam3/error.h"
@@ -7,15 +8,12 @@
 #include "sam3/prompt_json.h"
 
 namespace sam3::pure {
-namespace {
 
 std::string number(float v) {  // 999.5, not 999.500000
   char text[32];
   std::snprintf(text, sizeof text, "%g", static_cast<double>(v));
   return text;
 }
-
-}  // namespace
 
 std::string point_refusal(const std::string& name, float x, float y, int width, int height, const std::string& picture) {
   if (x >= 0 && y >= 0 && x <= static_cast<float>(width) && y <= static_cast<float>(height)) return "";
@@ -53,9 +51,9 @@ void check_options(const SegmentOptions& o) {
   }
 }
 
-void check_boxes(const std::vector<BoxPrompt>& boxes, int width, int height) {
+void check_boxes(const std::vector<BoxPrompt>& boxes, int width, int height, const std::function<std::string(size_t)>& name) {
   for (size_t i = 0; i < boxes.size(); ++i) {
-    const auto refusal = box_refusal("box " + std::to_string(i + 1), boxes[i].box, width, height, "image");
+    const auto refusal = box_refusal(name ? name(i) : "box " + std::to_string(i + 1), boxes[i].box, width, height, "image");
     if (!refusal.empty()) throw Error(ErrorCode::kInvalidArgument, refusal);
   }
 }
@@ -75,9 +73,44 @@ std::string checked_prompt_text(const Prompt& prompt, const SegmentOptions& opti
 namespace sam3 {
 
 void check_concept_boxes(const Prompt& prompt, const std::string& where, int width, int height) {
-  for (size_t j = 0; j < prompt.boxes.size(); ++j) {
-    const auto refusal = pure::box_refusal(where + ".boxes[" + std::to_string(j) + "]", prompt.boxes[j].box, width, height, "image");
-    if (!refusal.empty()) throw Error(ErrorCode::kInvalidArgument, refusal);
+  pure::check_boxes(prompt.boxes, width, height, [&](size_t j) { return where + ".boxes[" + std::to_string(j) + "]"; });
+}
+
+InteractivePromptNames json_prompt_names(const std::string& where) {
+  return {where, [where](size_t j) { return where + ".points[" + std::to_string(j) + "]"; }, where + ".box"};
+}
+
+void check_interactive_prompt(const InteractivePrompt& p, const InteractivePromptNames& names, int width, int height) {
+  if (p.points.size() > static_cast<size_t>(kMaxPointsPerObject)) {
+    throw Error(ErrorCode::kInvalidArgument, names.object + " has " + std::to_string(p.points.size()) + " points; at most " +
+                                                 std::to_string(kMaxPointsPerObject) +
+                                                 " points per object (a few clicks are what the model was trained on)");
+  }
+  bool positive = false;
+  for (size_t j = 0; j < p.points.size(); ++j) {
+    const PointPrompt& pt = p.points[j];
+    const std::string point = names.point(j);
+    if (!std::isfinite(pt.x) || !std::isfinite(pt.y)) {
+      throw Error(ErrorCode::kInvalidArgument,
+                  point + " (" + pure::number(pt.x) + ", " + pure::number(pt.y) + ") is not a pair of numbers; give pixel coordinates x,y");
+    }
+    if (const auto refusal = pure::point_refusal(point, pt.x, pt.y, width, height, "image"); !refusal.empty()) {
+      throw Error(ErrorCode::kInvalidArgument, refusal);
+    }
+    positive = positive || pt.positive;
+  }
+  if (p.box) {
+    if (const auto refusal = pure::box_refusal(names.box, *p.box, width, height, "image"); !refusal.empty()) {
+      throw Error(ErrorCode::kInvalidArgument, refusal);
+    }
+  } else if (p.points.empty()) {
+    throw Error(ErrorCode::kInvalidArgument,
+                names.object + " has no point and no box: add a positive point (x,y) on the object or a box around it");
+  } else if (!positive) {
+    throw Error(ErrorCode::kInvalidArgument,
+                names.object +
+                    " has neither a positive point nor a box: negative points only say what the object is not; "
+                    "add a positive point (x,y) on it or a box around it");
   }
 }
 
