@@ -7,11 +7,13 @@
 #include "predictor/postprocess.h"
 #include "pure/video/hole_filling.h"
 #include "pure/video/mask_prompt.h"
+#include "pure/video/non_overlap.h"
 
 namespace sam3::video {
 namespace {
 
 constexpr float kSuppressedLogit = -10.0f;  // NO_OBJ_LOGIT of the official code
+constexpr float kNoObjectScore = -1024.0f;  // NO_OBJ_SCORE: the mask of an object the tracker does not see
 
 // [256, HW] -> [HW, 256].
 Floats to_rows(const Floats& chw, size_t hw) {
@@ -156,6 +158,55 @@ bool Bucket::memory_plane(const VideoDecoder& bundle, const SlotMemory& memory, 
   return std::any_of(out, out + plane, [](float v) { return v > 0.0f; });
 }
 
+// A join frame as SAM 3.1 re-encodes it once objects are added to it (video_tracking_multiplex_demo.py
+// _consolidate_temp_output_across_obj, then _encode_new_memory): the masks of every object of
+// the bucket, the old ones' raw decoder logits (NO_OBJ_SCORE where the tracker does not see them;
+// the occlusion and area-shrinkage suppressions of the memory step are not applied there), a
+// reconditioned one's given mask, the new ones' detection masks binarised to +-1024; resized to
+// the memory side, kept apart per pixel (the highest logit wins, pure/video/non_overlap.h), then
+// sigmoid x 2 - 1. The official code resizes to 1008 for the non-overlap and its memory encoder
+// to 1152; this resizes once, to the memory side. Old objects take the no-object embedding by
+// the tracker's score, new ones by their mask's area (their score is +-10 from it).
+MemoryInput Bucket::join_input(const VideoDecoder& bundle, const SlotMemory& memory, const JoiningObjects& joining) const {
+  const auto free = pure::video::lowest_free_slots(slots_, static_cast<int>(joining.ids.size()));
+  if (free.size() != joining.ids.size()) throw std::logic_error("more objects join a bucket than it has free slots");
+  std::map<int, size_t> joined;  // slot -> joining object
+  for (size_t i = 0; i < free.size(); ++i) joined[free[i]] = i;
+  const int m = bundle.mask_side(), side = bundle.memory_side();
+  const size_t mask_plane = static_cast<size_t>(m) * m, plane = static_cast<size_t>(side) * side;
+  MemoryInput in{Floats(2 * kSlots * plane, 0.0f), std::vector<bool>(kSlots, true)};
+  const auto empty = [](const Floats& logits) { return std::none_of(logits.begin(), logits.end(), [](float v) { return v > 0.0f; }); };
+  std::vector<float*> planes;
+  Floats logits(mask_plane);
+  for (int k = 0; k < kSlots; ++k) {
+    const auto join = joined.find(k);
+    const auto own = memory.masks.find(k);
+    if (join != joined.end()) {
+      const Floats& detection = joining.masks[join->second];
+      in.no_object[k] = empty(detection);
+      for (size_t i = 0; i < mask_plane; ++i) logits[i] = detection[i] > 0.0f ? -kNoObjectScore : kNoObjectScore;
+    } else if (slots_[k] <= 0) {
+      continue;
+    } else if (own != memory.masks.end()) {
+      logits = own->second;
+      in.no_object[k] = empty(logits);
+    } else if (appearing(k)) {
+      logits.assign(out_.masks.begin() + k * mask_plane, out_.masks.begin() + (k + 1) * mask_plane);
+      in.no_object[k] = false;
+    } else {
+      std::fill(logits.begin(), logits.end(), kNoObjectScore);
+    }
+    float* dst = &in.masks32[k * plane];
+    predictor::resize_bilinear(logits.data(), m, m, side, side, dst);
+    planes.push_back(dst);
+    if (join != joined.end() || memory.pointers.contains(k)) std::fill_n(&in.masks32[(kSlots + k) * plane], plane, 1.0f);
+  }
+  pure::video::keep_highest_per_pixel(planes, plane);
+  for (float* p : planes)
+    for (size_t i = 0; i < plane; ++i) p[i] = 2.0f / (1.0f + std::exp(-p[i])) - 1.0f;
+  return in;
+}
+
 void Bucket::remember(const VideoDecoder& bundle, const FrameNeck& neck, const SlotMemory& memory, const std::vector<int>& removed,
                       const JoiningObjects* joining) {
   const auto ending = [&](int id) { return std::find(removed.begin(), removed.end(), id) != removed.end(); };
@@ -168,34 +219,31 @@ void Bucket::remember(const VideoDecoder& bundle, const FrameNeck& neck, const S
     return;
   }
   const size_t plane = static_cast<size_t>(bundle.memory_side()) * bundle.memory_side();
-  // Joining objects take the lowest free slots and, from then on, go the way reconditioned
-  // ones do: their own mask and pointer, flagged (SAM 3.1's add_new_masks on a frame already
-  // tracked, whether it adds objects or reconditions them).
-  SlotMemory given = memory;
+  MemoryInput in;
+  Floats pointers = slot_pointers(bundle);
   if (joining) {
-    const auto joined = pure::video::lowest_free_slots(slots_, static_cast<int>(joining->ids.size()));
-    if (joined.size() != joining->ids.size()) throw std::logic_error("more objects join a bucket than it has free slots");
-    for (size_t i = 0; i < joined.size(); ++i) {
-      slots_[joined[i]] = joining->ids[i];
-      given.empty[joined[i]] = given.shrunk[joined[i]] = false;  // the rules saw no object there
-      given.masks[joined[i]] = joining->masks[i];
-      given.pointers[joined[i]] = joining->pointers[i];
+    // Joining objects take the lowest free slots, with their pointers, flagged (SAM 3.1's
+    // add_new_masks on a frame already tracked).
+    in = join_input(bundle, memory, *joining);
+    const auto free = pure::video::lowest_free_slots(slots_, static_cast<int>(joining->ids.size()));
+    for (size_t i = 0; i < free.size(); ++i) {
+      slots_[free[i]] = joining->ids[i];
+      std::copy(joining->pointers[i].begin(), joining->pointers[i].end(), &pointers[free[i] * kChannels]);
+    }
+  } else {
+    in = {Floats(2 * kSlots * plane, 0.0f), std::vector<bool>(kSlots, true)};
+    for (int k = 0; k < kSlots; ++k) {
+      if (slots_[k] <= 0) continue;
+      const bool inside = memory_plane(bundle, memory, k, &in.masks32[k * plane]);
+      const bool flagged = memory.pointers.contains(k);  // conditioning_objects (reconditioned)
+      // The official code gives the encoder an object score from the mask's area; a slot the
+      // tracker does not see appearing keeps the no-object embedding as in ailia's driver.
+      in.no_object[k] = !inside || (!appearing(k) && !flagged);
+      if (flagged) std::fill_n(&in.masks32[(kSlots + k) * plane], plane, 1.0f);
     }
   }
-  Floats masks32(2 * kSlots * plane, 0.0f);
-  std::vector<bool> no_object(kSlots, true);
-  for (int k = 0; k < kSlots; ++k) {
-    if (slots_[k] <= 0) continue;
-    const bool inside = memory_plane(bundle, given, k, &masks32[k * plane]);
-    const bool flagged = given.pointers.contains(k);  // conditioning_objects
-    // The official code gives the encoder an object score from the mask's area; a slot the
-    // tracker does not see appearing keeps the no-object embedding as in ailia's driver.
-    no_object[k] = !inside || (!appearing(k) && !flagged);
-    if (flagged) std::fill_n(&masks32[(kSlots + k) * plane], plane, 1.0f);
-  }
-  Floats pointers = slot_pointers(bundle);
-  for (const auto& [k, p] : given.pointers) std::copy(p.begin(), p.end(), &pointers[k * kChannels]);
-  MemoryFrame frame = encode(bundle, neck, masks32, no_object, std::move(pointers));
+  for (const auto& [k, p] : memory.pointers) std::copy(p.begin(), p.end(), &pointers[k * kChannels]);
+  MemoryFrame frame = encode(bundle, neck, in.masks32, in.no_object, std::move(pointers));
   retire();
   // Always a recent (non-conditioning) frame: officially only a frame not tracked yet (the
   // bucket's first) is a conditioning one (is_init_cond_frame; add_all_frames_to_correct_as_cond

@@ -70,6 +70,13 @@ struct JoiningObjects {
   std::vector<Floats> masks, pointers;
 };
 
+// The memory encoder's input of a frame: 16 mask planes (sigmoid x 2 - 1 at the memory side),
+// then 16 conditioning-flag planes; and the slots that take the no-object embedding.
+struct MemoryInput {
+  Floats masks32;
+  std::vector<bool> no_object;
+};
+
 class Bucket {
  public:
   // Starts a bucket on `neck`'s frame with `ids` (at most 16) whose masks ([M,M] logits) and
@@ -94,11 +101,15 @@ class Bucket {
   // (as officially: objects removed on a frame are in that frame's memory; a bucket left with
   // no object encodes nothing, it is dropped), and keeps it as a non-conditioning frame. A slot
   // with nothing inside (or not appearing, unless flagged) gets the no-object embedding.
-  // `joining` objects (at most the free slots) take the lowest free slots first and are then
-  // encoded as reconditioned ones are: their masks, their pointers, their flag channels set.
-  // So a join or reconditioning frame leaves the bank after 6 frames (its pointers after 15).
+  // `joining` objects (at most the free slots) take the lowest free slots first, flagged, with
+  // their pointers, and the frame is encoded as SAM 3.1 re-encodes a frame objects join (see
+  // join_planes: raw masks, kept apart per pixel). A join or reconditioning frame leaves the
+  // bank after 6 frames (its pointers after 15).
   void remember(const VideoDecoder& bundle, const FrameNeck& neck, const SlotMemory& memory, const std::vector<int>& removed,
                 const JoiningObjects* joining = nullptr);
+  // The memory input of this frame with `joining` objects in the lowest free slots, as remember
+  // encodes it (SAM 3.1's re-encode of a frame objects join: see bucket.cpp).
+  MemoryInput join_input(const VideoDecoder& bundle, const SlotMemory& memory, const JoiningObjects& joining) const;
   std::size_t memory_bytes() const;
   // What the bank can come to once full: memory_bytes() of every frame it may hold, and those
   // frames' neck rows (shared with other buckets, so counted here as an upper bound).

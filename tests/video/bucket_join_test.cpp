@@ -3,8 +3,10 @@
 // already tracked): the join frame stays a non-conditioning memory frame flagged for the new
 // slot only, holds the new object's interactive pointer, and the frames before it hold the slot
 // as empty (pointer 0); the object is still followed once its join frame has left the bank.
-// A reconditioned object (the official add_new_masks(reconditioning=True), also on a frame
-// already tracked) goes the same way: flagged in a non-conditioning frame.
+// The join frame's memory is encoded as SAM 3.1 re-encodes it: the old objects' raw masks (no
+// occlusion suppression), the new ones' binarised, kept apart per pixel. A reconditioned object
+// (the official add_new_masks(reconditioning=True), also on a frame already tracked) goes the
+// same way: flagged in a non-conditioning frame.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -86,6 +88,58 @@ TEST(BucketJoin, ALaterObjectJoinsAFreeSlotInANonConditioningFrameFlaggedForItAl
   const size_t plane = static_cast<size_t>(m) * m;
   EXPECT_GT(masks[plane + cy * m + cx], 0.0f) << "slot 1 follows green";
   EXPECT_LT(masks[cy * m + cx], 0.0f) << "slot 0 does not";
+}
+
+// Logits of a mask side x mask side plane: +5 inside the frame-pixel box [x0, y0, x1, y1), -5 outside.
+Floats box_logits(int m, int x0, int y0, int x1, int y1) {
+  Floats logits(static_cast<size_t>(m) * m, -5.0f);
+  for (int y = y0 * m / test::kHeight; y < y1 * m / test::kHeight; ++y)
+    for (int x = x0 * m / test::kWidth; x < x1 * m / test::kWidth; ++x) logits[static_cast<size_t>(y) * m + x] = 5.0f;
+  return logits;
+}
+
+TEST(BucketJoin, TheJoinFrameTakesTheRawMasksKeptApartPerPixel) {
+  const auto model = Model::load(std::string(SAM3_TEST_MODELS_DIR) + "/sam3.1-video");
+  const auto bundle = detail::video_decoder(model);
+  const auto scene = test::scene();
+  const auto& red = scene[0];
+  const auto first = encode(*bundle, 0);
+  auto r = click(*bundle, first, red, 0);
+  Bucket bucket(*bundle, first.neck, {1}, {r.mask}, {r.pointer});
+  constexpr int kJoin = 3;
+  for (int i = 1; i < kJoin; ++i) {
+    const auto e = encode(*bundle, i);
+    bucket.propagate(*bundle, e.neck);
+    bucket.remember(*bundle, e.neck, {}, {});
+  }
+  const auto e = encode(*bundle, kJoin);
+  bucket.propagate(*bundle, e.neck);
+  ASSERT_TRUE(bucket.appearing(0));
+  // Red, occluded by the rules (its memory would be suppressed on another frame), and two new
+  // objects: one elsewhere, one over the left half of red.
+  const auto box = *test::where(red, kJoin);
+  const int mid = (box[0] + box[2]) / 2, cy = (box[1] + box[3]) / 2;
+  const int m = bundle->mask_side();
+  SlotMemory memory;
+  memory.empty[0] = true;
+  const JoiningObjects joining{
+      {2, 3}, {box_logits(m, 0, 0, 10, 10), box_logits(m, box[0] - 2, box[1] - 2, mid, box[3] + 2)}, {r.pointer, r.pointer}};
+  const auto in = bucket.join_input(*bundle, memory, joining);
+  const int side = bundle->memory_side();
+  const size_t plane = static_cast<size_t>(side) * side;
+  const auto at = [&](int slot, int x, int y) {
+    return in.masks32[slot * plane + static_cast<size_t>(y * side / test::kHeight) * side + x * side / test::kWidth];
+  };
+  const int left = (box[0] + mid) / 2, right = (mid + box[2]) / 2;
+  EXPECT_GT(at(2, left, cy), 0.99f) << "the new object over red's left half holds it (binarised: +-1024)";
+  EXPECT_LT(at(0, left, cy), -0.999f) << "red loses the pixels the new object wins (clamped to -10)";
+  EXPECT_GT(at(0, right, cy), 0.0f) << "red keeps its right half: its raw mask, not the occlusion's suppression";
+  EXPECT_LT(at(2, right, cy), 0.0f);
+  EXPECT_GT(at(1, 2, 2), 0.99f) << "the new object elsewhere";
+  for (int k = 0; k < kSlots; ++k) {
+    EXPECT_EQ(in.masks32[(kSlots + k) * plane], k == 1 || k == 2 ? 1.0f : 0.0f) << "flag channel of slot " << k;
+    EXPECT_EQ(in.no_object[k], k > 2) << "no-object embedding of slot " << k;
+  }
 }
 
 TEST(BucketRecondition, AReconditionedSlotIsFlaggedInANonConditioningFrameThatLeavesTheBank) {
