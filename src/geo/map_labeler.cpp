@@ -174,6 +174,20 @@ void check_job(const MapLabelJob& job) {
   }
 }
 
+// Map outputs place objects on the ground: a raster with no geotransform (in the file or a world
+// file) would get pixel rows as map coordinates, upside down in a GIS, in a CRS the GeoPackage
+// calls "undefined". Refused before any work; pixel coordinates are the image outputs' job.
+void check_georeferenced(const Raster& raster) {
+  if (raster.georeferenced()) return;
+  const std::string name = raster.path().string();
+  throw Error(ErrorCode::kInvalidArgument,
+              name +
+                  " has no georeferencing (no geotransform in the file, no world file beside it), so map outputs (gpkg, fgb, shp, "
+                  "geojson) could not place its objects on the ground: give it some (a world file beside it: .pgw for a PNG, .jgw "
+                  "for a JPEG, .tfw for a TIFF, or .wld; or gdal_translate -a_srs EPSG:CODE -a_ullr ULX ULY LRX LRY " +
+                  name + " geo.tif), or label it as an image, in pixel coordinates (--format coco, yolo, masks, or geojson alone)");
+}
+
 }  // namespace
 
 std::vector<MapFormat> parse_map_formats(const std::string& list) {
@@ -222,7 +236,10 @@ MapRunSummary MapLabeler::run(const MapLabelJob& job, const std::function<void(c
   label::check_categories_fit(*model_, job.categories);  // "everything" needs the interactive model, prompts the other
   label::check_categories_distinct(job.categories);
   std::vector<Raster> rasters;
-  for (const auto& path : job.rasters) rasters.push_back(Raster::open(path, job.raster));
+  for (const auto& path : job.rasters) {
+    rasters.push_back(Raster::open(path, job.raster));
+    check_georeferenced(rasters.back());
+  }
   // Every size a run allocates by is checked before it starts (and before the folder is made):
   // a grid of too many tiles, a class raster too large to index, boxes outside the raster.
   std::vector<geo::MapLabelOptions> options_of(rasters.size());

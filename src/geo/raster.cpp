@@ -232,6 +232,15 @@ Raster Raster::open(const std::filesystem::path& path, const RasterOptions& opti
   CPLErrorReset();
   impl->dataset.reset(GDALDataset::Open(path.c_str(), GDAL_OF_RASTER | GDAL_OF_READONLY | GDAL_OF_VERBOSE_ERROR,
                                         options.allow_network ? nullptr : local_raster_drivers().List()));
+  if (!impl->dataset && !virtual_name && std::filesystem::is_directory(path, ec)) {
+    // GDAL reads a few formats from folders (Zarr, ArcInfo grids); any other is a folder of files.
+    throw Error(ErrorCode::kImageUnreadable,
+                path.string() +
+                    " is a folder, and GDAL reads no raster from it: give the raster files in it (sam3 label takes a folder's "
+                    ".tif, .tiff, .png, .jpg ... files itself; name others, e.g. " +
+                    (path / "*.jp2").string() + "), or join them in a VRT (gdalbuildvrt mosaic.vrt " + (path / "*.tif").string() +
+                    "), which also merges objects across the files' edges");
+  }
   if (!impl->dataset) {
     throw Error(ErrorCode::kImageUnreadable, path.string() + ": GDAL cannot open it as a raster (" + last_gdal_error() +
                                                  "); is it a format the installed GDAL reads (gdalinfo " + path.string() + ")?");
@@ -307,11 +316,21 @@ Raster Raster::open(const std::filesystem::path& path, const RasterOptions& opti
     auto& g = impl->geotransform;
     const double pixel_m = std::sqrt(std::abs(g[1] * g[5] - g[2] * g[4])) * srs.GetLinearUnits();
     impl->factor = pixel_m / options.gsd_m;
-    // Sizes in double first: an int cast of an out-of-range value is undefined.
+    // Sizes in double first (finite or inf, never wrapped): an int cast of an out-of-range value is undefined.
     const double w = std::round(impl->width * impl->factor), h = std::round(impl->height * impl->factor);
     char size[128], gsd[64];
-    std::snprintf(size, sizeof size, "%.6g x %.6g pixels", w, h);
+    std::snprintf(size, sizeof size, w < 1e15 && h < 1e15 ? "%.0f x %.0f pixels" : "%.3g x %.3g pixels", w, h);
     std::snprintf(gsd, sizeof gsd, "%g m (the raster has %g m)", options.gsd_m, pixel_m);
+    // The finest --gsd allowed is printed to 6 digits: that value, typed back, must pass.
+    if (!(impl->factor <= kMaxGsdUpsample * (1 + 1e-6))) {
+      char why[512];
+      std::snprintf(why, sizeof why,
+                    ", enlarged %.4g times a side. Upsampling adds no detail, only tiles (their count grows with the square), "
+                    "so sam3 enlarges at most %g times (enough to bring a coarse raster's small objects to the model's scale): "
+                    "give --gsd %.6g or coarser (or leave --gsd out to read it at its own %g m)",
+                    impl->factor, kMaxGsdUpsample, pixel_m / kMaxGsdUpsample, pixel_m);
+      throw Error(ErrorCode::kInvalidArgument, path.string() + ": --gsd " + gsd + " would read it as " + size + why);
+    }
     if (!(w <= std::numeric_limits<int>::max() && h <= std::numeric_limits<int>::max())) {
       throw Error(ErrorCode::kInvalidArgument, path.string() + ": --gsd " + gsd + " would read it as " + size +
                                                    "; GDAL's limit is 2147483647 a side: give a coarser --gsd");
