@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <string_view>
@@ -171,6 +172,14 @@ void check_job(const MapLabelJob& job) {
   }
   if (!job.raster_out.empty() && std::filesystem::path(job.raster_out).filename() != job.raster_out) {
     throw Error(ErrorCode::kInvalidArgument, "--raster-out is a file name inside --out, e.g. classes.tif");
+  }
+  if (!job.raster_out.empty()) {  // always a GeoTIFF: classes.png would be one under another name
+    std::string ext = std::filesystem::path(job.raster_out).extension().string();
+    for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (ext != ".tif" && ext != ".tiff") {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "--raster-out " + job.raster_out + ": the class raster is a GeoTIFF; name it .tif or .tiff, e.g. classes.tif");
+    }
   }
 }
 

@@ -31,6 +31,12 @@ std::string last_gdal_error() {
   return m && *m ? m : "unknown GDAL error";
 }
 
+// What to do when GDAL opens a file but cannot read its pixels.
+std::string unreadable_hint(const std::filesystem::path& path) {
+  return "check that the file is whole and that the files it refers to (a VRT's sources) are there; gdalinfo -checksum " + path.string() +
+         " reads every pixel";
+}
+
 std::vector<int> default_bands(GDALDataset& ds) {
   const int n = ds.GetRasterCount();
   int r = 0, g = 0, b = 0;
@@ -54,7 +60,7 @@ std::vector<int> default_bands(GDALDataset& ds) {
   return {1, 1, 1};  // one band (or two: gray and alpha) shown as gray
 }
 
-BandScale scale_of(GDALRasterBand& band, const RasterOptions& o) {
+BandScale scale_of(const std::filesystem::path& path, GDALRasterBand& band, const RasterOptions& o) {
   const bool byte = band.GetRasterDataType() == GDT_Byte;
   if ((o.scale == RasterOptions::Scale::kAuto && byte)) return {0, 1};
   if (o.scale == RasterOptions::Scale::kFixed) {
@@ -62,7 +68,8 @@ BandScale scale_of(GDALRasterBand& band, const RasterOptions& o) {
   }
   double min = 0, max = 0, mean = 0, sd = 0;
   if (band.ComputeStatistics(TRUE, &min, &max, &mean, &sd, nullptr, nullptr) != CE_None) {
-    throw Error(ErrorCode::kImageCorrupt, "cannot compute band statistics: " + last_gdal_error());
+    throw Error(ErrorCode::kImageCorrupt, path.string() + ": cannot compute the band statistics that --scale needs (" + last_gdal_error() +
+                                              "): " + unreadable_hint(path));
   }
   if (o.scale == RasterOptions::Scale::kPercentile && max > min) {
     constexpr int kBuckets = 1024;
@@ -303,7 +310,7 @@ Raster Raster::open(const std::filesystem::path& path, const RasterOptions& opti
   for (int i = 1; i <= ds.GetRasterCount(); ++i) {
     if (ds.GetRasterBand(i)->GetColorInterpretation() == GCI_AlphaBand) impl->alpha = i;
   }
-  for (int b : impl->bands) impl->scales.push_back(scale_of(*ds.GetRasterBand(b), options));
+  for (int b : impl->bands) impl->scales.push_back(scale_of(path, *ds.GetRasterBand(b), options));
   impl->width = ds.GetRasterXSize();
   impl->height = ds.GetRasterYSize();
   if (options.gsd_m > 0) {
@@ -392,7 +399,7 @@ Image Raster::read(const TileRect& r, std::vector<std::uint8_t>* valid) const {
     GDALRasterBand* band = ds.GetRasterBand(impl_->bands[c]);
     if (band->RasterIO(GF_Read, x0, y0, ww, wh, values.data(), w, h, GDT_Float64, 0, 0, resample) != CE_None) {
       throw Error(ErrorCode::kImageCorrupt, impl_->path.string() + ": cannot read pixels " + std::to_string(r.x0) + "," +
-                                                std::to_string(r.y0) + " (" + last_gdal_error() + ")");
+                                                std::to_string(r.y0) + " (" + last_gdal_error() + "): " + unreadable_hint(impl_->path));
     }
     int has_nodata = 0;
     const double nodata = band->GetNoDataValue(&has_nodata);

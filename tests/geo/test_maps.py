@@ -803,3 +803,22 @@ def test_a_folder_of_rasters_is_labelled_as_its_files_and_a_folder_of_none_says_
     assert r.returncode != 0 and "is a folder" in r.stderr and "gdalbuildvrt" in r.stderr, r.stderr
     assert "not recognized" not in r.stderr, "not GDAL's raw message"
     assert not (tmp_path / "none").exists()
+
+
+def test_a_raster_out_not_named_tif_and_a_truncated_raster_are_refused_saying_what_to_do(tmp_path):
+    # --raster-out classes.png wrote a GeoTIFF under a PNG's name; a truncated GeoTIFF gave GDAL's
+    # "IReadBlock failed" and nothing more.
+    write_raster(tmp_path / "utm.tif", objects={0: RED})
+    for name in ("classes.png", "classes"):
+        r = run_cli("label", tmp_path / "utm.tif", "--models", MODELS, "-p", "red", "--format", "gpkg", "--raster-out", name,
+                    "--out", tmp_path / "out")
+        assert r.returncode == 3 and f"--raster-out {name}" in r.stderr and "classes.tif" in r.stderr, r.stderr
+        assert not (tmp_path / "out").exists(), "refused at once: no folder"
+    # 16-bit: the statistics for --scale fail first; 8-bit: the first tile's read.
+    gdal.Translate(str(tmp_path / "byte.tif"), str(tmp_path / "utm.tif"), outputType=gdal.GDT_Byte, creationOptions=["TILED=YES"])
+    for source, words in (("utm.tif", "band statistics"), ("byte.tif", "cannot read pixels")):
+        truncated = tmp_path / f"truncated-{source}"
+        truncated.write_bytes((tmp_path / source).read_bytes()[:20000])
+        r = run_cli("label", truncated, "--models", MODELS, "-p", "red", "--format", "gpkg", "--out", tmp_path / "cut")
+        assert r.returncode != 0 and words in r.stderr and f"gdalinfo -checksum {truncated}" in r.stderr, r.stderr
+        assert not list((tmp_path / "cut").glob("labels*")), "no outputs from a run that failed"
