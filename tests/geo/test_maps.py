@@ -822,3 +822,26 @@ def test_a_raster_out_not_named_tif_and_a_truncated_raster_are_refused_saying_wh
         r = run_cli("label", truncated, "--models", MODELS, "-p", "red", "--format", "gpkg", "--out", tmp_path / "cut")
         assert r.returncode != 0 and words in r.stderr and f"gdalinfo -checksum {truncated}" in r.stderr, r.stderr
         assert not list((tmp_path / "cut").glob("labels*")), "no outputs from a run that failed"
+
+
+def test_a_world_file_without_a_crs_is_an_undefined_cartesian_frame_never_mixed_with_a_crs(tmp_path):
+    # A world file without a .prj gave a GeoPackage "Undefined geographic SRS" (a GIS reads its
+    # metres as degrees), and beside a GeoTIFF in one run its features were written unconverted
+    # into the GeoTIFF's CRS.
+    (tmp_path / "rasters").mkdir()
+    write_raster(tmp_path / "rasters" / "utm.tif", objects={0: RED})
+    png = tmp_path / "rasters" / "scene.png"
+    gdal.Translate(str(png), str(tmp_path / "rasters" / "utm.tif"), format="PNG", outputType=gdal.GDT_Byte,
+                   scaleParams=[[0, 4000, 0, 255]])
+    for aux in png.parent.glob("scene.png.aux.xml"):  # the GeoTIFF's CRS would be kept there
+        aux.unlink()
+    (png.parent / "scene.wld").unlink(missing_ok=True)
+    (png.parent / "scene.pgw").write_text(f"{PIXEL}\n0\n0\n{-PIXEL}\n{ORIGIN[0] + PIXEL / 2}\n{ORIGIN[1] - PIXEL / 2}\n")
+    label([png], tmp_path / "png", "--format", "gpkg")
+    import sqlite3
+    with sqlite3.connect(tmp_path / "png" / "labels.gpkg") as db:
+        ids = {row[0] for row in db.execute("SELECT srs_id FROM gpkg_geometry_columns")}
+    assert ids == {-1}, f"srs_id {ids}: -1 is GeoPackage's undefined Cartesian frame, 0 its undefined geographic one"
+    r = run_cli("label", png.parent, "--models", MODELS, "-p", "red", "--format", "gpkg", "--out", tmp_path / "mixed")
+    assert r.returncode == 3 and "utm.tif has a CRS and" in r.stderr and "scene.png has none" in r.stderr, r.stderr
+    assert not (tmp_path / "mixed").exists(), "refused at once: no folder"
