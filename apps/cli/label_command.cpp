@@ -176,7 +176,7 @@ class LabelProgressPrinter {
 // Rasters to georeferenced vectors (label_map.h): tiles read window by window.
 int run_map(const LabelArgs& a) {
   MapLabelJob job;
-  job.rasters.assign(a.inputs.begin(), a.inputs.end());
+  job.rasters = map_raster_inputs(a.inputs, a.out);
   job.categories = a.config.categories;
   job.formats = map_formats(a.formats);
   job.out = a.out;

@@ -24,6 +24,11 @@ bool is_georeferenced(const std::filesystem::path& path);
 bool maps_built();
 // Whether a folder was written by a map shard (`sam3 label merge` of map shards).
 bool is_map_shard_dir(const std::filesystem::path& dir);
+// The rasters of the inputs: a folder (recursive) or a .txt/.lst list file stands for the image
+// files in it, as for `sam3 label` on images (sam3::collect_label_inputs, skipping `out`); a
+// folder without any is kept (GDAL reads a few formats from folders); anything else as given
+// (GDAL names such as /vsizip/... included).
+std::vector<std::filesystem::path> map_raster_inputs(const std::vector<std::string>& inputs, const std::filesystem::path& out);
 // --bands "1,2,3" and --scale "minmax" | "percentile:2,98" | "A,B" into the raster options.
 RasterOptions parse_raster_options(const std::string& bands, const std::string& scale);
 int run_map_label(const MapLabelJob& job, const ModelSelection& models, int threads, const std::atomic<bool>* stop);

@@ -73,7 +73,9 @@ struct MapRunSummary {
 class MapLabeler {
  public:
   explicit MapLabeler(std::shared_ptr<const Model> model);
-  // Checks everything first (rasters, boxes, sizes) and makes no folder when it refuses.
+  // Checks everything first (rasters, boxes, sizes) and makes no folder when it refuses. Every
+  // raster must be georeferenced (a geotransform in the file or a world file beside it): one
+  // without is refused (kInvalidArgument), as its objects would have no place on the ground.
   // Throws sam3::Error; `stop` is checked between tiles.
   MapRunSummary run(const MapLabelJob& job, const std::function<void(const MapProgress&)>& progress = {},
                     const std::atomic<bool>* stop = nullptr) const;

@@ -14,6 +14,13 @@
 
 namespace sam3 {
 
+// The most a --gsd finer than the raster's own may enlarge it, per side. Upsampling adds no
+// detail: it makes coarse imagery's small objects (a 10 m pixel's houses) big enough for the
+// model, which 16 times does (a 1008-pixel model tile then still spans 63 of the raster's
+// pixels, about the smallest tile sam3 takes, 64); finer only spreads the same pixels over more
+// tiles, their count growing with the square (--gsd 0.0001 on a 0.75 m raster: 56 million times the pixels).
+inline constexpr double kMaxGsdUpsample = 16;
+
 struct RasterOptions {
   std::vector<int> bands;  // 1-based; empty: red, green, blue by colour interpretation, else 1, 2, 3
   // How band values become 0..255: kAuto keeps 8-bit bands and stretches others min-max;
@@ -22,7 +29,8 @@ struct RasterOptions {
   enum class Scale { kAuto, kMinMax, kPercentile, kFixed } scale = Scale::kAuto;
   double low = 2, high = 98;
   // Read as if resampled to this ground sample distance in metres (0: the raster's own), so
-  // objects look as they do in photos at the scale the model knows; needs a projected CRS.
+  // objects look as they do in photos at the scale the model knows; needs a projected CRS, and
+  // upsamples at most kMaxGsdUpsample times.
   double gsd_m = 0;
   // GDAL reads network paths (/vsicurl/, /vsis3/, /vsigs/, /vsiaz/, http(s)://, ...) and web
   // service drivers (WMS, WMTS, ...) only when this is set: a raster name, or a VRT's source,
@@ -48,10 +56,11 @@ struct BandScale {
 
 class Raster {
  public:
-  // Throws kImageUnreadable (cannot open), kInvalidArgument (bands, a non-finite or negative
-  // option, a --gsd giving under 1 or over 2147483647 pixels a side, a network name not
-  // allowed), kImageUnsupported (no band, a degenerate geotransform: zero or non-finite pixel
-  // size, not invertible).
+  // Throws kImageUnreadable (cannot open; a folder GDAL reads no raster from says so),
+  // kInvalidArgument (bands, a non-finite or negative option, a --gsd upsampling more than
+  // kMaxGsdUpsample times or giving under 1 or over 2147483647 pixels a side, a network name
+  // not allowed), kImageUnsupported (no band, a degenerate geotransform: zero or non-finite
+  // pixel size, not invertible).
   static Raster open(const std::filesystem::path& path, const RasterOptions& options = {});
   Raster(Raster&&) noexcept;
   Raster& operator=(Raster&&) noexcept;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <string_view>
@@ -172,6 +173,28 @@ void check_job(const MapLabelJob& job) {
   if (!job.raster_out.empty() && std::filesystem::path(job.raster_out).filename() != job.raster_out) {
     throw Error(ErrorCode::kInvalidArgument, "--raster-out is a file name inside --out, e.g. classes.tif");
   }
+  if (!job.raster_out.empty()) {  // always a GeoTIFF: classes.png would be one under another name
+    std::string ext = std::filesystem::path(job.raster_out).extension().string();
+    for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (ext != ".tif" && ext != ".tiff") {
+      throw Error(ErrorCode::kInvalidArgument,
+                  "--raster-out " + job.raster_out + ": the class raster is a GeoTIFF; name it .tif or .tiff, e.g. classes.tif");
+    }
+  }
+}
+
+// Map outputs place objects on the ground: a raster with no geotransform (in the file or a world
+// file) would get pixel rows as map coordinates, upside down in a GIS, in a CRS the GeoPackage
+// calls "undefined". Refused before any work; pixel coordinates are the image outputs' job.
+void check_georeferenced(const Raster& raster) {
+  if (raster.georeferenced()) return;
+  const std::string name = raster.path().string();
+  throw Error(ErrorCode::kInvalidArgument,
+              name +
+                  " has no georeferencing (no geotransform in the file, no world file beside it), so map outputs (gpkg, fgb, shp, "
+                  "geojson) could not place its objects on the ground: give it some (a world file beside it: .pgw for a PNG, .jgw "
+                  "for a JPEG, .tfw for a TIFF, or .wld; or gdal_translate -a_srs EPSG:CODE -a_ullr ULX ULY LRX LRY " +
+                  name + " geo.tif), or label it as an image, in pixel coordinates (--format coco, yolo, masks, or geojson alone)");
 }
 
 }  // namespace
@@ -222,7 +245,10 @@ MapRunSummary MapLabeler::run(const MapLabelJob& job, const std::function<void(c
   label::check_categories_fit(*model_, job.categories);  // "everything" needs the interactive model, prompts the other
   label::check_categories_distinct(job.categories);
   std::vector<Raster> rasters;
-  for (const auto& path : job.rasters) rasters.push_back(Raster::open(path, job.raster));
+  for (const auto& path : job.rasters) {
+    rasters.push_back(Raster::open(path, job.raster));
+    check_georeferenced(rasters.back());
+  }
   // Every size a run allocates by is checked before it starts (and before the folder is made):
   // a grid of too many tiles, a class raster too large to index, boxes outside the raster.
   std::vector<geo::MapLabelOptions> options_of(rasters.size());

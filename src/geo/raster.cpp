@@ -31,6 +31,12 @@ std::string last_gdal_error() {
   return m && *m ? m : "unknown GDAL error";
 }
 
+// What to do when GDAL opens a file but cannot read its pixels.
+std::string unreadable_hint(const std::filesystem::path& path) {
+  return "check that the file is whole and that the files it refers to (a VRT's sources) are there; gdalinfo -checksum " + path.string() +
+         " reads every pixel";
+}
+
 std::vector<int> default_bands(GDALDataset& ds) {
   const int n = ds.GetRasterCount();
   int r = 0, g = 0, b = 0;
@@ -54,7 +60,7 @@ std::vector<int> default_bands(GDALDataset& ds) {
   return {1, 1, 1};  // one band (or two: gray and alpha) shown as gray
 }
 
-BandScale scale_of(GDALRasterBand& band, const RasterOptions& o) {
+BandScale scale_of(const std::filesystem::path& path, GDALRasterBand& band, const RasterOptions& o) {
   const bool byte = band.GetRasterDataType() == GDT_Byte;
   if ((o.scale == RasterOptions::Scale::kAuto && byte)) return {0, 1};
   if (o.scale == RasterOptions::Scale::kFixed) {
@@ -62,7 +68,8 @@ BandScale scale_of(GDALRasterBand& band, const RasterOptions& o) {
   }
   double min = 0, max = 0, mean = 0, sd = 0;
   if (band.ComputeStatistics(TRUE, &min, &max, &mean, &sd, nullptr, nullptr) != CE_None) {
-    throw Error(ErrorCode::kImageCorrupt, "cannot compute band statistics: " + last_gdal_error());
+    throw Error(ErrorCode::kImageCorrupt, path.string() + ": cannot compute the band statistics that --scale needs (" + last_gdal_error() +
+                                              "): " + unreadable_hint(path));
   }
   if (o.scale == RasterOptions::Scale::kPercentile && max > min) {
     constexpr int kBuckets = 1024;
@@ -232,6 +239,15 @@ Raster Raster::open(const std::filesystem::path& path, const RasterOptions& opti
   CPLErrorReset();
   impl->dataset.reset(GDALDataset::Open(path.c_str(), GDAL_OF_RASTER | GDAL_OF_READONLY | GDAL_OF_VERBOSE_ERROR,
                                         options.allow_network ? nullptr : local_raster_drivers().List()));
+  if (!impl->dataset && !virtual_name && std::filesystem::is_directory(path, ec)) {
+    // GDAL reads a few formats from folders (Zarr, ArcInfo grids); any other is a folder of files.
+    throw Error(ErrorCode::kImageUnreadable,
+                path.string() +
+                    " is a folder, and GDAL reads no raster from it: give the raster files in it (sam3 label takes a folder's "
+                    ".tif, .tiff, .png, .jpg ... files itself; name others, e.g. " +
+                    (path / "*.jp2").string() + "), or join them in a VRT (gdalbuildvrt mosaic.vrt " + (path / "*.tif").string() +
+                    "), which also merges objects across the files' edges");
+  }
   if (!impl->dataset) {
     throw Error(ErrorCode::kImageUnreadable, path.string() + ": GDAL cannot open it as a raster (" + last_gdal_error() +
                                                  "); is it a format the installed GDAL reads (gdalinfo " + path.string() + ")?");
@@ -294,7 +310,7 @@ Raster Raster::open(const std::filesystem::path& path, const RasterOptions& opti
   for (int i = 1; i <= ds.GetRasterCount(); ++i) {
     if (ds.GetRasterBand(i)->GetColorInterpretation() == GCI_AlphaBand) impl->alpha = i;
   }
-  for (int b : impl->bands) impl->scales.push_back(scale_of(*ds.GetRasterBand(b), options));
+  for (int b : impl->bands) impl->scales.push_back(scale_of(path, *ds.GetRasterBand(b), options));
   impl->width = ds.GetRasterXSize();
   impl->height = ds.GetRasterYSize();
   if (options.gsd_m > 0) {
@@ -307,11 +323,21 @@ Raster Raster::open(const std::filesystem::path& path, const RasterOptions& opti
     auto& g = impl->geotransform;
     const double pixel_m = std::sqrt(std::abs(g[1] * g[5] - g[2] * g[4])) * srs.GetLinearUnits();
     impl->factor = pixel_m / options.gsd_m;
-    // Sizes in double first: an int cast of an out-of-range value is undefined.
+    // Sizes in double first (finite or inf, never wrapped): an int cast of an out-of-range value is undefined.
     const double w = std::round(impl->width * impl->factor), h = std::round(impl->height * impl->factor);
     char size[128], gsd[64];
-    std::snprintf(size, sizeof size, "%.6g x %.6g pixels", w, h);
+    std::snprintf(size, sizeof size, w < 1e15 && h < 1e15 ? "%.0f x %.0f pixels" : "%.3g x %.3g pixels", w, h);
     std::snprintf(gsd, sizeof gsd, "%g m (the raster has %g m)", options.gsd_m, pixel_m);
+    // The finest --gsd allowed is printed to 6 digits: that value, typed back, must pass.
+    if (!(impl->factor <= kMaxGsdUpsample * (1 + 1e-6))) {
+      char why[512];
+      std::snprintf(why, sizeof why,
+                    ", enlarged %.4g times a side. Upsampling adds no detail, only tiles (their count grows with the square), "
+                    "so sam3 enlarges at most %g times (enough to bring a coarse raster's small objects to the model's scale): "
+                    "give --gsd %.6g or coarser (or leave --gsd out to read it at its own %g m)",
+                    impl->factor, kMaxGsdUpsample, pixel_m / kMaxGsdUpsample, pixel_m);
+      throw Error(ErrorCode::kInvalidArgument, path.string() + ": --gsd " + gsd + " would read it as " + size + why);
+    }
     if (!(w <= std::numeric_limits<int>::max() && h <= std::numeric_limits<int>::max())) {
       throw Error(ErrorCode::kInvalidArgument, path.string() + ": --gsd " + gsd + " would read it as " + size +
                                                    "; GDAL's limit is 2147483647 a side: give a coarser --gsd");
@@ -373,7 +399,7 @@ Image Raster::read(const TileRect& r, std::vector<std::uint8_t>* valid) const {
     GDALRasterBand* band = ds.GetRasterBand(impl_->bands[c]);
     if (band->RasterIO(GF_Read, x0, y0, ww, wh, values.data(), w, h, GDT_Float64, 0, 0, resample) != CE_None) {
       throw Error(ErrorCode::kImageCorrupt, impl_->path.string() + ": cannot read pixels " + std::to_string(r.x0) + "," +
-                                                std::to_string(r.y0) + " (" + last_gdal_error() + ")");
+                                                std::to_string(r.y0) + " (" + last_gdal_error() + "): " + unreadable_hint(impl_->path));
     }
     int has_nodata = 0;
     const double nodata = band->GetNoDataValue(&has_nodata);

@@ -98,6 +98,12 @@ std::vector<int> write_map_vectors(const VectorOutput& output, const std::vector
   } else if (!parts.empty()) {
     out_srs = crs_of(*parts.front().raster);
   }
+  // No CRS (a world file without a .prj): a GeoPackage layer without one is "Undefined
+  // geographic SRS" (srs_id 0), which a GIS reads as degrees; map units are "Undefined Cartesian
+  // SRS" (srs_id -1), which GDAL writes for this local frame.
+  OGRSpatialReference undefined_cartesian;
+  undefined_cartesian.importFromWkt(R"(LOCAL_CS["Undefined cartesian SRS",UNIT["unknown",0]])");
+  OGRSpatialReference* layer_srs = out_srs ? out_srs.get() : driver_name == "GPKG" ? &undefined_cartesian : nullptr;
   OGRSpatialReference equal_area;  // m² for rasters in geographic coordinates
   equal_area.importFromEPSG(6933);
   equal_area.SetAxisMappingStrategy(OAMS_TRADITIONAL_GIS_ORDER);
@@ -108,7 +114,7 @@ std::vector<int> write_map_vectors(const VectorOutput& output, const std::vector
   std::vector<OGRLayer*> layers;
   char** layer_options = geojson ? CSLSetNameValue(nullptr, "RFC7946", "YES") : nullptr;
   auto make_layer = [&](const std::string& name) {
-    OGRLayer* l = ds->CreateLayer(name.c_str(), out_srs.get(), wkbMultiPolygon, layer_options);
+    OGRLayer* l = ds->CreateLayer(name.c_str(), layer_srs, wkbMultiPolygon, layer_options);
     if (!l) throw Error(ErrorCode::kIo, output.path.string() + ": cannot create layer " + name + " (" + gdal_error() + ")");
     for (auto [field, type] : {std::pair{"source", OFTString}, std::pair{"class", OFTString}, std::pair{"score", OFTReal},
                                std::pair{"area", OFTReal}, std::pair{"area_m2", OFTReal}, std::pair{"tile", OFTInteger}}) {
@@ -132,6 +138,14 @@ std::vector<int> write_map_vectors(const VectorOutput& output, const std::vector
     if (!srs && out_srs && !wanted.empty()) {
       throw Error(ErrorCode::kInvalidArgument, raster.path().string() + ": has no CRS, so it cannot be written in " + wanted +
                                                    "; write a .gpkg or .fgb in its own frame, or give it a CRS");
+    }
+    if (wanted.empty() && (srs != nullptr) != (out_srs != nullptr)) {  // one output, one frame
+      const Raster& with = srs ? raster : *parts.front().raster;
+      const Raster& without = srs ? *parts.front().raster : raster;
+      throw Error(ErrorCode::kInvalidArgument,
+                  with.path().string() + " has a CRS and " + without.path().string() +
+                      " has none (a world file without a .prj), so their features cannot share one output: give it its CRS (a .prj "
+                      "beside it, or gdal_edit.py -a_srs EPSG:CODE), or label them in separate runs");
     }
     std::unique_ptr<OGRCoordinateTransformation> to_out, to_equal_area;
     if (srs && out_srs && !srs->IsSame(out_srs.get())) to_out.reset(OGRCreateCoordinateTransformation(srs.get(), out_srs.get()));

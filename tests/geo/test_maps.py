@@ -16,6 +16,8 @@ CLI = os.environ["SAM3_CLI"]
 MODELS = Path(os.environ["SAM3_TEST_MODELS"]) / "usls"
 ORIGIN = (500000.0, 4100000.0)  # UTM 33N
 PIXEL = 0.5                      # metres
+# A VRT's <GeoTransform> at ORIGIN and PIXEL: map outputs need georeferencing.
+VRT_GEOTRANSFORM = f"<GeoTransform>{ORIGIN[0]}, {PIXEL}, 0, {ORIGIN[1]}, 0, {-PIXEL}</GeoTransform>"
 
 # Objects in pixels (x0, y0, x1, y1) on a 1200 x 800 raster tiled 600 with overlap 100: each lies
 # inside one quadrant of the tiles that see it (the test model answers one instance per quadrant).
@@ -480,13 +482,13 @@ def test_gsd_far_out_of_range_and_huge_declared_rasters_are_refused_at_once_nami
         assert not (tmp_path / "out").exists()
     # A 1 KB VRT declaring 2147483647 x 2147483647 pixels: refused at once, in bounded memory.
     vrt = tmp_path / "huge.vrt"
-    vrt.write_text('<VRTDataset rasterXSize="2147483647" rasterYSize="2147483647">'
+    vrt.write_text('<VRTDataset rasterXSize="2147483647" rasterYSize="2147483647">' + VRT_GEOTRANSFORM +
                    '<VRTRasterBand dataType="Byte" band="1"/></VRTDataset>')
     r = run_cli("label", vrt, "--models", MODELS, "-p", "red", "--format", "gpkg", "--out", tmp_path / "out")
     assert r.returncode == 3 and "2147483647 x 2147483647 pixels" in r.stderr and "tiles" in r.stderr, r.stderr
     assert not (tmp_path / "out").exists()
     # A class raster too large to index is refused before the run, not after it.
-    vrt.write_text('<VRTDataset rasterXSize="20000000" rasterYSize="20000000">'
+    vrt.write_text('<VRTDataset rasterXSize="20000000" rasterYSize="20000000">' + VRT_GEOTRANSFORM +
                    '<VRTRasterBand dataType="Byte" band="1"/></VRTDataset>')
     r = run_cli("label", vrt, "--models", MODELS, "-p", "red", "--format", "gpkg", "--tile", "1000", "--raster-out",
                 "classes.tif", "--out", tmp_path / "out")
@@ -513,7 +515,7 @@ def test_sigterm_ends_a_huge_lazy_run_at_once_and_a_second_run_on_the_folder_is_
     # 20,000,000 x 20,000,000 pixels of nodata: 494 million tiles of 1000, computed one by one
     # (listing them would take 8 GB; the run is capped at 6).
     vrt = tmp_path / "sparse.vrt"
-    vrt.write_text('<VRTDataset rasterXSize="20000000" rasterYSize="20000000">'
+    vrt.write_text('<VRTDataset rasterXSize="20000000" rasterYSize="20000000">' + VRT_GEOTRANSFORM +
                    '<VRTRasterBand dataType="Byte" band="1"><NoDataValue>0</NoDataValue></VRTRasterBand></VRTDataset>')
     out = tmp_path / "out"
     args = [CLI, "label", str(vrt), "--models", str(MODELS), "-p", "red", "--format", "gpkg", "--tile", "1000",
@@ -729,3 +731,117 @@ def test_the_rule_across_prompts_is_the_clis(tmp_path):
         same = [w for w in want["red"] if abs(map_box(*w["box"])[0] - env[0]) <= 2 * PIXEL
                 and abs(map_box(*w["box"])[3] - env[3]) <= 2 * PIXEL]
         assert same and abs(same[0]["score"] - f.GetField("score")) < 1e-4, (env, want["red"])
+
+
+# ---- A new user's trial: absurd upsampling, an image with no georeferencing, a folder ----
+
+def test_gsd_upsamples_at_most_16_times_and_refuses_more_at_once_naming_the_sizes_and_the_finest_gsd(tmp_path):
+    # --gsd 0.0001 on a 0.75 m raster was taken: 7500 times a side, 1.4 billion tiles of
+    # bilinear blur, and hundreds of MB of tile records before anyone noticed.
+    write_raster(tmp_path / "utm.tif", objects={0: RED})
+    r = run_cli("label", tmp_path / "utm.tif", "--models", MODELS, "-p", "red", "--format", "gpkg", "--gsd", "0.0001",
+                "--out", tmp_path / "out", timeout=60)
+    assert r.returncode == 3, f"exit {r.returncode}: {r.stderr}"
+    for words in ("6000000 x 4000000 pixels", "the raster has 0.5 m", "5000 times", "at most 16 times",
+                  "--gsd 0.03125 or coarser"):
+        assert words in r.stderr, f"{words!r} not in {r.stderr}"
+    assert not (tmp_path / "out").exists(), "refused before any work: no folder, no tile records"
+    # 16 times, the finest the message offers, runs: coarse imagery's small objects made bigger.
+    ds = create_utm(tmp_path / "coarse.tif", 60, 40, 3, gdal.GDT_Byte, ())
+    pixels = np.zeros((3, 40, 60), np.uint8)
+    pixels[0, 5:15, 5:15] = 255
+    for b in range(3):
+        ds.GetRasterBand(b + 1).WriteArray(pixels[b])
+    ds = None
+    r = label([tmp_path / "coarse.tif"], tmp_path / "x16", "--format", "gpkg", "--gsd", "0.03125")
+    _, _, feats = features(tmp_path / "x16" / "labels.gpkg", "red")
+    assert len(feats) == 1, r.stdout
+    env = feats[0].GetGeometryRef().GetEnvelope()
+    assert abs(env[0] - map_box(5, 5, 15, 15)[0]) < 0.5 and abs(env[3] - map_box(5, 5, 15, 15)[3]) < 0.5
+
+
+def test_a_raster_without_georeferencing_is_refused_for_map_formats_before_any_work(tmp_path):
+    # A plain PNG asked for a GeoPackage was written in pixel rows as map coordinates, in the
+    # GeoPackage's "Undefined geographic SRS", without a word.
+    write_raster(tmp_path / "utm.tif", objects={0: RED})
+    png = tmp_path / "plain.png"
+    gdal.Translate(str(png), str(tmp_path / "utm.tif"), format="PNG", outputType=gdal.GDT_Byte, scaleParams=[[0, 4000, 0, 255]])
+    for aux in tmp_path.glob("plain.png.aux.xml"):  # GDAL keeps the GeoTIFF's georeferencing there
+        aux.unlink()
+    assert gdal.Open(str(png)).GetGeoTransform(can_return_null=True) is None
+    for fmt in ("gpkg", "fgb,geojson", "shp"):
+        r = run_cli("label", png, "--models", MODELS, "-p", "red", "--format", fmt, "--out", tmp_path / "out")
+        assert r.returncode == 3, f"{fmt}: exit {r.returncode}: {r.stderr}"
+        assert "plain.png has no georeferencing" in r.stderr and "world file" in r.stderr and "--format coco" in r.stderr, r.stderr
+        assert not (tmp_path / "out").exists(), "refused at once: no folder"
+    # What the message offers: pixel coordinates from the image path, said in the document.
+    r = run_cli("label", png, "--models", MODELS, "-p", "red", "--format", "geojson", "--out", tmp_path / "pixels")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads((tmp_path / "pixels" / "geojson" / "plain.geojson").read_text())
+    assert doc["properties"]["coordinates"].startswith("pixel"), doc["properties"]
+
+
+def test_a_folder_of_rasters_is_labelled_as_its_files_and_a_folder_of_none_says_what_to_give(tmp_path):
+    # A folder was handed to GDAL whole: "`tiles' not recognized as a supported file format".
+    write_raster(tmp_path / "whole.tif", objects={0: RED, 2: BLUE})
+    tiles = tmp_path / "tiles"
+    (tiles / "east").mkdir(parents=True)
+    gdal.Translate(str(tiles / "west.tif"), str(tmp_path / "whole.tif"), srcWin=[0, 0, 600, 800])
+    gdal.Translate(str(tiles / "east" / "east.tif"), str(tmp_path / "whole.tif"), srcWin=[600, 0, 600, 800])
+    (tiles / "notes.md").write_text("not a raster")
+    r = label([tiles], tmp_path / "out", "--format", "gpkg")
+    assert r.stdout.startswith("2 rasters"), r.stdout
+    _, _, reds = features(tmp_path / "out" / "labels.gpkg", "red")
+    assert sorted({f.GetField("source") for f in reds}) == ["east.tif", "west.tif"], "a red object in each half"
+    # A list file is read as the image path reads it too.
+    (tmp_path / "list.txt").write_text("tiles/west.tif\ntiles/east/east.tif\n")
+    r = label([tmp_path / "list.txt"], tmp_path / "listed", "--format", "gpkg")
+    assert r.stdout.startswith("2 rasters"), r.stdout
+    # A folder without image files: GDAL reads no raster from it; the message says what to give.
+    (tmp_path / "empty").mkdir()
+    r = run_cli("label", tmp_path / "empty", "--models", MODELS, "-p", "red", "--format", "gpkg", "--out", tmp_path / "none")
+    assert r.returncode != 0 and "is a folder" in r.stderr and "gdalbuildvrt" in r.stderr, r.stderr
+    assert "not recognized" not in r.stderr, "not GDAL's raw message"
+    assert not (tmp_path / "none").exists()
+
+
+def test_a_raster_out_not_named_tif_and_a_truncated_raster_are_refused_saying_what_to_do(tmp_path):
+    # --raster-out classes.png wrote a GeoTIFF under a PNG's name; a truncated GeoTIFF gave GDAL's
+    # "IReadBlock failed" and nothing more.
+    write_raster(tmp_path / "utm.tif", objects={0: RED})
+    for name in ("classes.png", "classes"):
+        r = run_cli("label", tmp_path / "utm.tif", "--models", MODELS, "-p", "red", "--format", "gpkg", "--raster-out", name,
+                    "--out", tmp_path / "out")
+        assert r.returncode == 3 and f"--raster-out {name}" in r.stderr and "classes.tif" in r.stderr, r.stderr
+        assert not (tmp_path / "out").exists(), "refused at once: no folder"
+    # 16-bit: the statistics for --scale fail first; 8-bit: the first tile's read.
+    gdal.Translate(str(tmp_path / "byte.tif"), str(tmp_path / "utm.tif"), outputType=gdal.GDT_Byte, creationOptions=["TILED=YES"])
+    for source, words in (("utm.tif", "band statistics"), ("byte.tif", "cannot read pixels")):
+        truncated = tmp_path / f"truncated-{source}"
+        truncated.write_bytes((tmp_path / source).read_bytes()[:20000])
+        r = run_cli("label", truncated, "--models", MODELS, "-p", "red", "--format", "gpkg", "--out", tmp_path / "cut")
+        assert r.returncode != 0 and words in r.stderr and f"gdalinfo -checksum {truncated}" in r.stderr, r.stderr
+        assert not list((tmp_path / "cut").glob("labels*")), "no outputs from a run that failed"
+
+
+def test_a_world_file_without_a_crs_is_an_undefined_cartesian_frame_never_mixed_with_a_crs(tmp_path):
+    # A world file without a .prj gave a GeoPackage "Undefined geographic SRS" (a GIS reads its
+    # metres as degrees), and beside a GeoTIFF in one run its features were written unconverted
+    # into the GeoTIFF's CRS.
+    (tmp_path / "rasters").mkdir()
+    write_raster(tmp_path / "rasters" / "utm.tif", objects={0: RED})
+    png = tmp_path / "rasters" / "scene.png"
+    gdal.Translate(str(png), str(tmp_path / "rasters" / "utm.tif"), format="PNG", outputType=gdal.GDT_Byte,
+                   scaleParams=[[0, 4000, 0, 255]])
+    for aux in png.parent.glob("scene.png.aux.xml"):  # the GeoTIFF's CRS would be kept there
+        aux.unlink()
+    (png.parent / "scene.wld").unlink(missing_ok=True)
+    (png.parent / "scene.pgw").write_text(f"{PIXEL}\n0\n0\n{-PIXEL}\n{ORIGIN[0] + PIXEL / 2}\n{ORIGIN[1] - PIXEL / 2}\n")
+    label([png], tmp_path / "png", "--format", "gpkg")
+    import sqlite3
+    with sqlite3.connect(tmp_path / "png" / "labels.gpkg") as db:
+        ids = {row[0] for row in db.execute("SELECT srs_id FROM gpkg_geometry_columns")}
+    assert ids == {-1}, f"srs_id {ids}: -1 is GeoPackage's undefined Cartesian frame, 0 its undefined geographic one"
+    r = run_cli("label", png.parent, "--models", MODELS, "-p", "red", "--format", "gpkg", "--out", tmp_path / "mixed")
+    assert r.returncode == 3 and "utm.tif has a CRS and" in r.stderr and "scene.png has none" in r.stderr, r.stderr
+    assert not (tmp_path / "mixed").exists(), "refused at once: no folder"
