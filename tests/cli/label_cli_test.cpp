@@ -108,6 +108,21 @@ TEST_F(LabelCli, PolygonsInCoco) {
   }
 }
 
+// A new user's trial: the progress line said "ETA 0:00" before any image was labeled, and a
+// prompt over SAM3's 32 tokens was cut without a word.
+TEST_F(LabelCli, ProgressShowsNoEtaBeforeAnImageIsDoneAndACutPromptIsToldOnce) {
+  make_images(3);
+  std::string text = "red";
+  for (int i = 0; i < 39; ++i) text += " red";  // 42 tokens
+  const auto r = run_command(label("-p " + quote(text)));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("sam3 label: 0/3 images, 0.00 img/s, ETA --\n"), std::string::npos) << r.err;
+  const std::string warning = "prompt \"" + text + "\" has 42 tokens, more than SAM3's limit of 32";
+  const auto at = r.err.find(warning);
+  ASSERT_NE(at, std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find(warning, at + 1), std::string::npos) << "told once for the 3 images: " << r.err;
+}
+
 TEST_F(LabelCli, CorruptFileIsListedAndTheRestIsLabeled) {
   make_images(2);
   std::ofstream(root_ / "images" / "broken.jpg") << "\xFF\xD8\xFF\xE0 not really";
