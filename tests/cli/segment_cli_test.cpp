@@ -360,6 +360,17 @@ TEST_F(SegmentCli, APromptCutToSam3sContextIsReportedOnceForEveryImage) {
   EXPECT_EQ(nlohmann::json::parse(r.out)["images"][0]["prompts"][0]["text"], text) << "the answer keeps the prompt as given";
 }
 
+// CLI11 said "--threads: At Most 1 required but received 2" for a repeated one-value option.
+TEST_F(SegmentCli, AOneValueOptionGivenTwiceSaysSo) {
+  auto r = run_command(segment("-i " + quote(image_.string()) + " -p red --threads 1 --threads 2"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--threads given twice: it takes one value, give it once"), std::string::npos) << r.err;
+  r = run_command(kSam3 + " label in --out a --out b --out c -p red");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--out given 3 times"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("At Most"), std::string::npos) << r.err;
+}
+
 // Timings were printed with every digit of a double (52.782753999999992) in the answer JSON.
 TEST_F(SegmentCli, TimingsInTheAnswerAreRoundedToHundredthsOfAMillisecond) {
   const auto r = run_command(segment("--image " + quote(image_.string()) + " --prompt red --json"));
