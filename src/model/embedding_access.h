@@ -2,8 +2,11 @@
 // Users only hold and copy embeddings (sam3/model.h).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 
+#include "core/hash.h"
+#include "sam3/image.h"
 #include "sam3/model.h"
 
 namespace sam3::detail {
@@ -22,6 +25,12 @@ struct EmbeddingAccess {
   }
   static const EmbeddingData* data(const ImageEmbedding& e) { return e.data_.get(); }
 };
+
+// The hash of an image's pixels an embedding keeps (EmbeddingData::pixels_hash; never 0).
+inline std::uint64_t pixels_hash(const Image& image) {
+  const std::uint64_t h = core::fnv1a64({reinterpret_cast<const char*>(image.rgb.data()), image.rgb.size()});
+  return h ? h : 1;
+}
 
 // The embedding's tensors for a model of `layout`. Throws kInvalidArgument when the embedding
 // is empty or was made by a model of another layout (its tensors would not fit the decoder).
