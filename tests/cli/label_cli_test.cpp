@@ -85,8 +85,11 @@ TEST_F(LabelCli, ExportsDecodeBackToTheMasks) {
   EXPECT_EQ(geo["properties"]["coordinates"], "map, from the world file map.pgw; no CRS");
   const auto& feature = geo["features"][0];
   EXPECT_EQ(feature["properties"]["category"], "red");
+  // Always MultiPolygon, as the maps' outputs: one geometry type a layer (GIS tools, GDAL's
+  // GeoJSON to GeoPackage or Shapefile); an instance of one part was a Polygon.
+  for (const auto& f : geo["features"]) EXPECT_EQ(f["geometry"]["type"], "MultiPolygon");
   sam3::Ring ring;
-  for (const auto& p : feature["geometry"]["coordinates"][0]) {
+  for (const auto& p : feature["geometry"]["coordinates"][0][0]) {
     ring.push_back({static_cast<float>((p[0].get<double>() - 1000.0) / 2.0), static_cast<float>((5000.0 - p[1].get<double>()) / 2.0)});
   }
   const double mask_area = feature["properties"]["area_px"];
