@@ -399,7 +399,8 @@ PYBIND11_MODULE(_native, m) {
       .def_property_readonly("width", [](const Embedding& e) { return e.value.width(); })
       .def_property_readonly("height", [](const Embedding& e) { return e.value.height(); })
       .def_property_readonly("timings", [](const Embedding& e) {
-        return py::dict("preprocess_ms"_a = sam3::rounded_ms(e.value.preprocess_ms()), "encode_ms"_a = sam3::rounded_ms(e.value.encode_ms()));
+        return py::dict("preprocess_ms"_a = sam3::rounded_ms(e.value.preprocess_ms()),
+                        "encode_ms"_a = sam3::rounded_ms(e.value.encode_ms()));
       });
 
   py::class_<sam3::Model, std::shared_ptr<sam3::Model>>(m, "Model", "A SAM3 ONNX model folder, loaded once and shared by threads.")

@@ -76,9 +76,9 @@ int run_path(const ModelsArgs& args) {
   const ModelStore store(hub_options_from_environment());
   const auto& entry = entry_named(args.name);
   if (const auto state = store.state(entry); state != ModelState::kComplete) {
-    throw Error(ErrorCode::kModelNotFound, entry.name + (state == ModelState::kPartial ? " is only partly downloaded" : " is not downloaded") +
-                                               " (it goes in " + store.model_dir(entry).string() + "); `sam3 models pull " + entry.name +
-                                               "` downloads it");
+    throw Error(ErrorCode::kModelNotFound,
+                entry.name + (state == ModelState::kPartial ? " is only partly downloaded" : " is not downloaded") + " (it goes in " +
+                    store.model_dir(entry).string() + "); `sam3 models pull " + entry.name + "` downloads it");
   }
   std::printf("%s\n", store.model_dir(entry).c_str());
   return kOk;

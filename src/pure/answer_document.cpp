@@ -50,10 +50,13 @@ std::string answer_json(const Answer& answer) {
     append_image(out, answer.images[i], i);
   }
   const AnswerTimings& t = answer.timings_ms;
-  const json timings = {
-      {"load", rounded_ms(t.load)},     {"preprocess", rounded_ms(t.preprocess)},   {"encode_image", rounded_ms(t.encode_image)},
-      {"encode_text", rounded_ms(t.encode_text)}, {"decode", rounded_ms(t.decode)}, {"postprocess", rounded_ms(t.postprocess)},
-      {"image_cached", t.image_cached}};
+  const json timings = {{"load", rounded_ms(t.load)},
+                        {"preprocess", rounded_ms(t.preprocess)},
+                        {"encode_image", rounded_ms(t.encode_image)},
+                        {"encode_text", rounded_ms(t.encode_text)},
+                        {"decode", rounded_ms(t.decode)},
+                        {"postprocess", rounded_ms(t.postprocess)},
+                        {"image_cached", t.image_cached}};
   out += "],\"timings_ms\":" + timings.dump() + "}";
   return out;
 }

@@ -349,8 +349,8 @@ TEST_F(SegmentCli, MessagesSayWhatIsActuallyWrong) {
 TEST_F(SegmentCli, APromptCutToSam3sContextIsReportedOnceForEveryImage) {
   std::string text = "red";
   for (int i = 0; i < 39; ++i) text += " red";  // 40 words, 42 tokens with the start and end tokens
-  const auto r = run_command(segment("-i " + quote(image_.string()) + " -i " + quote(image_.string()) + " -p " + quote(text) +
-                                     " -p blue --json"));
+  const auto r =
+      run_command(segment("-i " + quote(image_.string()) + " -i " + quote(image_.string()) + " -p " + quote(text) + " -p blue --json"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string warning = "sam3: warning: prompt \"" + text + "\" has 42 tokens, more than SAM3's limit of 32";
   const auto at = r.err.find(warning);
