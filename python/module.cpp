@@ -17,6 +17,7 @@
 #include "bind_label_map.h"
 #include "bind_video.h"
 #include "bind_video_io.h"
+#include "sam3/answer_json.h"
 #include "sam3/error.h"
 #include "sam3/export.h"
 #include "sam3/hub.h"
@@ -384,8 +385,10 @@ PYBIND11_MODULE(_native, m) {
           "float32 array N")
       .def_property_readonly("timings",
                              [](const Result& r) {
-                               return py::dict("encode_text_ms"_a = r.timings.encode_text_ms, "decode_ms"_a = r.timings.decode_ms,
-                                               "postprocess_ms"_a = r.timings.postprocess_ms, "text_cached"_a = r.timings.text_cached);
+                               return py::dict("encode_text_ms"_a = sam3::rounded_ms(r.timings.encode_text_ms),
+                                               "decode_ms"_a = sam3::rounded_ms(r.timings.decode_ms),
+                                               "postprocess_ms"_a = sam3::rounded_ms(r.timings.postprocess_ms),
+                                               "text_cached"_a = r.timings.text_cached);
                              })
       .def_readonly("object_score", &Result::object_score,
                     "clicks: the model's confidence that there is an object at all (0..1); None for text prompts")
@@ -396,7 +399,8 @@ PYBIND11_MODULE(_native, m) {
       .def_property_readonly("width", [](const Embedding& e) { return e.value.width(); })
       .def_property_readonly("height", [](const Embedding& e) { return e.value.height(); })
       .def_property_readonly("timings", [](const Embedding& e) {
-        return py::dict("preprocess_ms"_a = e.value.preprocess_ms(), "encode_ms"_a = e.value.encode_ms());
+        return py::dict("preprocess_ms"_a = sam3::rounded_ms(e.value.preprocess_ms()),
+                        "encode_ms"_a = sam3::rounded_ms(e.value.encode_ms()));
       });
 
   py::class_<sam3::Model, std::shared_ptr<sam3::Model>>(m, "Model", "A SAM3 ONNX model folder, loaded once and shared by threads.")
@@ -543,7 +547,7 @@ PYBIND11_MODULE(_native, m) {
         if (it == cache->end()) it = cache->emplace(vocabulary.string(), sam3::ClipTokenizer::from_file(vocabulary)).first;
         const auto t = it->second.encode(text);
         return py::dict("ids"_a = std::vector<std::int64_t>(t.ids.begin(), t.ids.end()),
-                        "mask"_a = std::vector<std::int64_t>(t.mask.begin(), t.mask.end()));
+                        "mask"_a = std::vector<std::int64_t>(t.mask.begin(), t.mask.end()), "tokens"_a = t.tokens);
       },
       "text"_a, "vocabulary"_a);
 

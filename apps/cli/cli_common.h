@@ -22,6 +22,11 @@ int exit_code_for(ErrorCode code);
 // "sam3: error: <message>" on stderr.
 void print_error(const std::string& message);
 
+// CLI11's message for a command-line error, in sam3's words where CLI11's are obscure: an option
+// that takes one value given twice says so ("--threads given 2 times: give it once"), not "At
+// Most 1 required but received 2". For CLI::App::failure_message, set once on the main app.
+std::string usage_failure_message(const CLI::App* app, const CLI::Error& e);
+
 // A subcommand registers itself and sets `run` when it is the one selected.
 using Runner = std::function<int()>;
 void add_segment_command(CLI::App& app, Runner& run);

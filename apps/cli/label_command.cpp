@@ -15,6 +15,7 @@
 #include "label_map.h"
 #include "model_resolver.h"
 #include "number_options.h"
+#include "progress_bar.h"
 #include "sam3/labeler.h"
 #include "sam3/log.h"
 #include "sam3/prompt_json.h"
@@ -154,10 +155,10 @@ class LabelProgressPrinter {
     last_ = now;
     const int finished = p.done + p.skipped;
     const int remaining = p.total - finished;
-    const int eta = p.images_per_second > 0 ? static_cast<int>(remaining / p.images_per_second) : 0;
     char line[256];
-    std::snprintf(line, sizeof line, "%d/%d images%s, %.2f img/s, ETA %d:%02d", finished, p.total,
-                  p.failed ? (" (" + std::to_string(p.failed) + " failed)").c_str() : "", p.images_per_second, eta / 60, eta % 60);
+    std::snprintf(line, sizeof line, "%d/%d images%s, %.2f img/s, %s", finished, p.total,
+                  p.failed ? (" (" + std::to_string(p.failed) + " failed)").c_str() : "", p.images_per_second,
+                  eta_text(remaining, p.done > 0 ? p.images_per_second : 0).c_str());
     if (tty_) {
       const int pct = p.total ? 100 * finished / p.total : 100;
       std::fprintf(stderr, "\r[%-20s] %s  %-30.30s", std::string(static_cast<size_t>(pct / 5), '#').c_str(), line, p.current.c_str());

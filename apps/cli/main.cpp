@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   app.add_flag("-v,--verbose", verbose, "More diagnostics on stderr");
   app.add_flag("-q,--quiet", quiet, "Only errors on stderr");
 
+  app.failure_message(usage_failure_message);  // every subcommand's errors go through the main app's
   Runner run;
   add_segment_command(app, run);
   add_tokenize_command(app, run);

@@ -70,9 +70,17 @@ int run_verify(const ModelsArgs& args) {
   return kOk;
 }
 
+// Scripts pass what it prints as --models: a folder that is not there (yet) would only fail later,
+// as a missing model folder; so it fails here, saying how to get the model.
 int run_path(const ModelsArgs& args) {
   const ModelStore store(hub_options_from_environment());
-  std::printf("%s\n", store.model_dir(entry_named(args.name)).c_str());
+  const auto& entry = entry_named(args.name);
+  if (const auto state = store.state(entry); state != ModelState::kComplete) {
+    throw Error(ErrorCode::kModelNotFound,
+                entry.name + (state == ModelState::kPartial ? " is only partly downloaded" : " is not downloaded") + " (it goes in " +
+                    store.model_dir(entry).string() + "); `sam3 models pull " + entry.name + "` downloads it");
+  }
+  std::printf("%s\n", store.model_dir(entry).c_str());
   return kOk;
 }
 
@@ -198,7 +206,7 @@ void add_models_command(CLI::App& app, Runner& run) {
   auto* verify = cmd->add_subcommand("verify", "Re-hash a model's files against the recorded checksums");
   verify->add_option("name", args->name, name_help);
   verify->callback([args, &run] { run = [args] { return run_verify(*args); }; });
-  auto* path = cmd->add_subcommand("path", "Print a model's local directory (and nothing else)");
+  auto* path = cmd->add_subcommand("path", "Print a downloaded model's local directory (and nothing else); fails if it is not downloaded");
   path->add_option("name", args->name, name_help);
   path->callback([args, &run] { run = [args] { return run_path(*args); }; });
   auto* optimize = cmd->add_subcommand("optimize", "Prepare a model for this host: int8 weights on VNNI/AMX CPUs, saved optimized graphs");

@@ -2,8 +2,8 @@
 
 #include <unistd.h>
 
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <string>
 
@@ -25,6 +25,15 @@ std::string human_bytes(std::int64_t bytes) {
   return buf;
 }
 
+std::string eta_text(double remaining, double per_second) {
+  if (!(per_second > 0) || !(remaining >= 0)) return "ETA --";
+  const double seconds = std::min(remaining / per_second, 99.0 * 3600);  // a rate of a few items a day shows 5940:00
+  const int eta = static_cast<int>(seconds);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "ETA %d:%02d", eta / 60, eta % 60);
+  return buf;
+}
+
 ProgressBar::ProgressBar() : tty_(::isatty(STDERR_FILENO) != 0) {}
 
 void ProgressBar::update(const DownloadProgress& p) {
@@ -42,12 +51,7 @@ void ProgressBar::update(const DownloadProgress& p) {
   }
   if (p.bytes_per_second > 0) {
     line += "  " + human_bytes(static_cast<std::int64_t>(p.bytes_per_second)) + "/s";
-    if (p.total > p.done) {
-      const int eta = static_cast<int>((p.total - p.done) / p.bytes_per_second);
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "  ETA %d:%02d", eta / 60, eta % 60);
-      line += buf;
-    }
+    if (p.total > p.done) line += "  " + eta_text(static_cast<double>(p.total - p.done), p.bytes_per_second);
   }
   std::fprintf(stderr, "\r%-100s", line.c_str());
   std::fflush(stderr);
@@ -65,10 +69,9 @@ void FrameProgress::update(std::int64_t done, std::int64_t total) {
   char buf[160];
   if (total > 0) {
     const int filled = static_cast<int>(20 * std::min<std::int64_t>(done, total) / total);
-    const int eta = fps > 0 ? static_cast<int>((total - done) / fps) : 0;
-    std::snprintf(buf, sizeof buf, "  %s [%s%s] %lld/%lld frames  %.2f fps  ETA %d:%02d", label_.c_str(), std::string(filled, '#').c_str(),
-                  std::string(20 - filled, '.').c_str(), static_cast<long long>(done), static_cast<long long>(total), fps, eta / 60,
-                  eta % 60);
+    std::snprintf(buf, sizeof buf, "  %s [%s%s] %lld/%lld frames  %.2f fps  %s", label_.c_str(), std::string(filled, '#').c_str(),
+                  std::string(20 - filled, '.').c_str(), static_cast<long long>(done), static_cast<long long>(total), fps,
+                  eta_text(static_cast<double>(total - done), done > 0 ? fps : 0).c_str());
   } else {
     std::snprintf(buf, sizeof buf, "  %s %lld frames  %.2f fps", label_.c_str(), static_cast<long long>(done), fps);
   }

@@ -1,6 +1,9 @@
 // A download/verify progress line on a terminal (stderr), silent when stderr is not a TTY.
 #pragma once
 
+#include <cstdint>
+#include <string>
+
 #include "sam3/hub.h"
 
 namespace sam3::cli {
@@ -35,5 +38,8 @@ class FrameProgress {
 };
 
 std::string human_bytes(std::int64_t bytes);
+// "ETA m:ss" for `remaining` items at `per_second`; "ETA --" while there is no rate yet (nothing
+// finished): an ETA of 0:00 before the first item read as "almost done".
+std::string eta_text(double remaining, double per_second);
 
 }  // namespace sam3::cli

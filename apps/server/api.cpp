@@ -433,11 +433,12 @@ HttpResponse Api::handle_images(const HttpRequest& req) {
   bool cached = false;
   const auto t0 = std::chrono::steady_clock::now();
   auto entry = encode_bytes(req, bytes, &cached);
-  json answer = {{"image_id", entry->id},
-                 {"width", entry->embedding.width()},
-                 {"height", entry->embedding.height()},
-                 {"cached", cached},
-                 {"encode_ms", cached ? 0.0 : std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()}};
+  json answer = {
+      {"image_id", entry->id},
+      {"width", entry->embedding.width()},
+      {"height", entry->embedding.height()},
+      {"cached", cached},
+      {"encode_ms", cached ? 0.0 : rounded_ms(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count())}};
   // ?preview=png: the image as the server decoded it, as a PNG, for a page whose browser cannot
   // draw the format (Chromium draws no TIFF): the overlays then sit on the image, not on white.
   if (req.query == "preview=png") {
@@ -561,7 +562,7 @@ HttpResponse Api::handle_info() {
                {"input_size", model_->input_size()},
                {"input_width", model_->input_width()},
                {"input_height", model_->input_height()},
-               {"load_ms", model_->load_ms()},
+               {"load_ms", rounded_ms(model_->load_ms())},
                {"image_encodes", s.image_encodes},
                {"text_encodes", s.text_encodes},
                {"decodes", s.decodes},

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "api_error.h"
 #include "assets.h"
 #include "static_files.h"
 
@@ -55,17 +56,18 @@ const std::vector<std::pair<std::string, std::string>>& isolation_headers() {
   return h;
 }
 
-std::string web_app_config(const std::string& models_url, const std::string& vocabulary_url) {
+std::string web_app_config(const std::string& models_url, const std::string& vocabulary_url, const std::vector<std::string>& files) {
   nlohmann::ordered_json j;
   j["models"] = models_url.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(models_url);
   j["vocabulary"] = vocabulary_url.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(vocabulary_url);
+  if (!files.empty()) j["files"] = files;
   return j.dump();
 }
 
 void add_web_app_routes(Api& api, const ServerOptions& options, const WebAppFiles& files) {
   const std::filesystem::path models = options.model_dir, vocabulary = options.fallback_vocabulary;
-  const std::string config = web_app_config("/models/", vocabulary.empty() ? "" : "/app/vocabulary/" + vocabulary.filename().string());
-  const auto app = [files, vocabulary, config](const HttpRequest& r) {
+  const std::string vocabulary_url = vocabulary.empty() ? "" : "/app/vocabulary/" + vocabulary.filename().string();
+  const auto app = [&api, files, vocabulary, vocabulary_url](const HttpRequest& r) {
     const std::string rel = r.path.substr(std::string("/app/").size());
     const auto& h = isolation_headers();
     if (rel.empty() || rel == "index.html") return serve_bytes(r, embedded("/")->data, "text/html; charset=utf-8", h);
@@ -73,7 +75,14 @@ void add_web_app_routes(Api& api, const ServerOptions& options, const WebAppFile
       const Asset* a = embedded("/" + rel);
       return serve_bytes(r, a->data, a->content_type, h);
     }
-    if (rel == "config.json") return serve_bytes(r, config, "application/json", h);
+    if (rel == "config.json") {
+      std::vector<std::string> names;  // none while the model loads: the page then probes
+      try {
+        for (const auto& name : model_file_names(*api.ready_model())) names.push_back(name);
+      } catch (const ApiError&) {
+      }
+      return serve_bytes(r, web_app_config("/models/", vocabulary_url, names), "application/json", h);
+    }
     if (rel.starts_with("vocabulary/")) {
       if (vocabulary.empty() || rel.substr(11) != vocabulary.filename().string()) return serve_file(r, {}, rel, h);
       return serve_file(r, vocabulary.parent_path(), rel.substr(11), h);
@@ -98,7 +107,11 @@ void add_web_app_routes(Api& api, const ServerOptions& options, const WebAppFile
     return serve_file(r, models, r.path.substr(std::string("/models/").size()), isolation_headers(),
                       [&names](const std::string& name) { return names.contains(name); });
   };
+  // The page at / is the same page as /app/'s and a static export's, which asks for config.json
+  // to know where it computes: null says "on this server" (it was a 404 in the console).
+  const auto no_config = [](const HttpRequest& r) { return serve_bytes(r, "null", "application/json", {}); };
   for (const char* method : {"GET", "HEAD"}) {
+    api.add_route({method, "/config.json", true, false, {}, no_config, {}});
     Api::Route a{method, "/app/", false, false, {}, app, {}};
     a.prefix = true;
     api.add_route(a);

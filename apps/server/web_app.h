@@ -24,8 +24,9 @@ WebAppFiles default_web_app_files();
 // The headers that make a page cross-origin isolated.
 const std::vector<std::pair<std::string, std::string>>& isolation_headers();
 
-// The app's config.json: where its models are ("models": a URL prefix or null: pick a folder).
-std::string web_app_config(const std::string& models_url, const std::string& vocabulary_url);
+// The app's config.json: where its models are ("models": a URL prefix or null: pick a folder)
+// and, when known, the files there ("files", so that the page probes no name).
+std::string web_app_config(const std::string& models_url, const std::string& vocabulary_url, const std::vector<std::string>& files = {});
 
 // GET and HEAD of /app/... and /models/... on `api`.
 void add_web_app_routes(Api& api, const ServerOptions& options, const WebAppFiles& files);

@@ -18,6 +18,10 @@ export interface LoadOptions {
   ortUrl?: string;           // default: ./ort/ort.wasm.min.mjs (WASM) or ./ort/ort.webgpu.min.mjs (WebGPU) beside this module
   cache?: boolean;           // keep downloaded files and their rewritten graphs in Cache Storage (default true)
   vocabulary?: string;       // URL of a vocabulary when the folder holds none
+  /** The names of the files under a URL source (relative, "onnx/x.onnx" for a subfolder), when
+   * the host lists them (sam3 serve's /app/config.json "files"): looked up instead of probed by
+   * name (HEAD requests, most of them 404s in the console). */
+  files?: string[];
   threads?: number;          // WASM threads (default: one per core; needs cross-origin isolation)
   logSeverityLevel?: 0 | 1 | 2 | 3 | 4;  // ONNX Runtime Web's log (0: verbose)
   /** Rewrite the int8 products (DynamicQuantizeLinear -> MatMulInteger/ConvInteger) into float

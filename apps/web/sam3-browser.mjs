@@ -167,9 +167,13 @@ class UrlSource {
     this.where = this.prefix;
     this.cache = options.cache !== false && typeof caches !== "undefined";
     this.onProgress = options.onProgress;
+    // The folder's file names when the host lists them (sam3 serve's config.json): the
+    // candidates are then looked up, not probed (a probe per candidate name, most of them 404s).
+    this.files = options.files ? new Set(options.files) : null;
   }
 
   async names(candidates) {
+    if (this.files) return candidates.filter((n) => this.files.has(n));
     const found = await Promise.all(candidates.map(async (name) => {
       if (this.cache && (await (await caches.open(CACHE_NAME)).match(this.prefix + name))) return name;
       const r = await fetch(this.prefix + name, { method: "HEAD" }).catch(() => null);

@@ -53,4 +53,8 @@ struct Answer {
 // image_id, or an entry that is not a JSON object's text.
 std::string answer_json(const Answer& answer);
 
+// A time in milliseconds as answers print it: to the hundredth (the clocks measure no finer; a
+// double's every digit, 52.782753999999992, only hides the number).
+double rounded_ms(double ms);
+
 }  // namespace sam3

@@ -174,6 +174,9 @@ struct PreparedImage {
   int input_width = 0, input_height = 0;  // the encoder's input size
   std::vector<float> planes;              // [3, input_height, input_width], 0..255
   double preprocess_ms = 0;
+  // The original pixels' hash (0: not known): the embedding keeps it, so that crop layers of
+  // "everything" refuse another image of the same size (its crops would not match the whole).
+  std::uint64_t pixels_hash = 0;
 };
 
 class Model {

@@ -20,6 +20,7 @@ struct TokenizedText {
   std::array<std::int64_t, kContextLength> ids{};   // [SOT, bpe..., EOT, 0...]
   std::array<std::int64_t, kContextLength> mask{};  // 1 where id != 0 (SAM3's own rule)
   int length = 0;                                   // SOT..EOT inclusive
+  int tokens = 0;  // what the whole text needs, SOT and EOT included: over kContextLength, it was cut to fit
 };
 
 // CLIP's vocabulary as sam3 ships it (bpe_simple_vocab_16e6.txt.gz): under $SAM3_DATA_DIR/clip
@@ -40,6 +41,8 @@ class ClipTokenizer {
 
   // Cleans (ftfy-like fixes, html-unescape twice, whitespace collapse, lowercase), splits,
   // applies BPE and packs into 32 slots. Throws sam3::Error(kInvalidText) on invalid UTF-8.
+  // A text too long for the 32 slots is cut, as SAM3 does; the first time this tokenizer cuts a
+  // text, a warning (sam3/log.h) names it, its token count and the limit.
   TokenizedText encode(std::string_view text) const;
 
   // The cleaned text and the BPE pieces, for debugging and tests.

@@ -233,7 +233,8 @@ def read_video(path, *, every: int = 1, fps: float = 0.0, start: int = 0):
 
 
 def tokenize(text: str) -> dict:
-    """The 32 token ids and attention mask SAM3's text encoder receives for `text`."""
+    """The 32 token ids and attention mask SAM3's text encoder receives for `text`, and `tokens`: how many
+    the whole text needs (over 32, the ids hold its first 32, as SAM3 cuts it)."""
     return _native.tokenize(text, _vocabulary())
 
 

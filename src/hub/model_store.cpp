@@ -138,7 +138,9 @@ std::string ModelStore::manual_download_help(const RegistryEntry& entry) const {
   }
   std::string help = "download these files by hand";
   for (const auto& f : entry.files) help += "\n  " + options_.endpoint + "/" + entry.repo + "/resolve/" + entry.revision + "/" + f;
-  help += "\ninto " + model_dir(entry).string() + " (or any folder, then run 'sam3 models import FOLDER', or pass --models FOLDER)";
+  help += "\ninto " + model_dir(entry).string() +
+          " (or into any folder, then run 'sam3 models import FOLDER', or load the model from that folder: --models "
+          "FOLDER, sam3cpp.Model(FOLDER))";
   return help;
 }
 

@@ -1,6 +1,7 @@
-// GeoJSON per image: one Feature per instance (Polygon or MultiPolygon with holes), in pixel
-// coordinates, or in map coordinates when the image has a world file (.wld, .jgw, .pgw, .tfw,
-// ...): X = A*x + B*y + C, Y = D*x + E*y + F, coordinates of pixel centres. Neither has a CRS;
+// GeoJSON per image: one Feature per instance, always a MultiPolygon (its parts, holes kept; one
+// geometry type a layer, as GIS tools and the maps' outputs have it), in pixel coordinates, or
+// in map coordinates when the image has a world file (.wld, .jgw, .pgw, .tfw, ...):
+// X = A*x + B*y + C, Y = D*x + E*y + F, coordinates of pixel centres. Neither has a CRS;
 // the document's "coordinates" property says which. (A raster georeferenced by its own content
 // never comes here: `sam3 label` labels it as a map, through GDAL.)
 #include <array>
@@ -72,7 +73,6 @@ void write_geojson(const OutputContext& ctx, const std::vector<ItemRecord>& item
         polygons.push_back(std::move(rings));
       }
       if (polygons.empty()) continue;
-      const bool single = polygons.size() == 1;
       features.push_back({{"type", "Feature"},
                           {"properties",
                            {{"id", i + 1},
@@ -80,7 +80,7 @@ void write_geojson(const OutputContext& ctx, const std::vector<ItemRecord>& item
                             {"category_id", inst.category + 1},
                             {"score", inst.score},
                             {"area_px", inst.mask.area()}}},
-                          {"geometry", {{"type", single ? "Polygon" : "MultiPolygon"}, {"coordinates", single ? polygons[0] : polygons}}}});
+                          {"geometry", {{"type", "MultiPolygon"}, {"coordinates", std::move(polygons)}}}});
     }
     ojson doc = {{"type", "FeatureCollection"},
                  {"properties",

@@ -157,7 +157,7 @@ unsigned parse_label_formats(const std::string& list) {
                   "unknown format '" + f + "'; use coco, yolo, masks, geojson for images (gpkg, fgb, shp for georeferenced rasters)");
     start = comma + 1;
   }
-  if (!formats) throw Error(ErrorCode::kInvalidArgument, "no output format; use --format coco,yolo,masks,geojson");
+  if (!formats) throw Error(ErrorCode::kInvalidArgument, "no output format; give one or more of coco, yolo, masks, geojson");
   return formats;
 }
 

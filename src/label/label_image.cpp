@@ -56,8 +56,8 @@ void check_categories_fit(const Model& model, const std::vector<LabelCategory>& 
     if (!c.everything && interactive) {
       throw Error(ErrorCode::kInvalidArgument,
                   "\"" + c.name + "\" is a text or box prompt, but " + model.directory().string() +
-                      " holds SAM3's interactive model, which takes clicks: label with --everything, or give a "
-                      "text-prompted SAM3 model for prompts");
+                      " holds SAM3's interactive model, which takes clicks, not prompts: give a text-prompted SAM3 "
+                      "model (or label every object: sam3 label --everything)");
     }
   }
 }

@@ -213,7 +213,7 @@ void check_label_shards(const std::vector<fs::path>& shard_dirs) {
 
 Labeler::Labeler(std::shared_ptr<const Model> model, LabelConfig config, fs::path out_dir)
     : model_(std::move(model)), config_(std::move(config)), out_(std::move(out_dir)) {
-  if (config_.categories.empty()) throw Error(ErrorCode::kInvalidArgument, "no categories: give --prompt TEXT (repeatable)");
+  if (config_.categories.empty()) throw Error(ErrorCode::kInvalidArgument, "no categories: give at least one prompt");
   const auto& tiles = config_.tiles;
   if (tiles.mode == TileOptions::Mode::kFixed && tiles.tile < kMinTile) {
     throw Error(ErrorCode::kInvalidArgument,

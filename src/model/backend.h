@@ -23,6 +23,7 @@ struct EmbeddingData {
   std::map<std::string, Ort::Value> features;
   int width = 0, height = 0;
   Layout layout = Layout::kUsls;  // of the model that encoded it: another layout cannot decode it
+  std::uint64_t pixels_hash = 0;  // of the image it was encoded from (PreparedImage's; 0: not known)
 };
 
 // The interactive generation's rules are the pure core's (pure/tracker.h); a backend that

@@ -84,6 +84,11 @@ PromptResult InteractiveSegmenter::segment_everything(const Image& image, const 
                 "and pass both");
   }
   detail::checked_embedding(embedding, model_->layout());
+  if (const auto encoded = detail::EmbeddingAccess::data(embedding)->pixels_hash; encoded != 0 && encoded != detail::pixels_hash(image)) {
+    throw Error(ErrorCode::kInvalidArgument,
+                "the image given with the embedding is not the one it was encoded from (same size, other pixels): its crops "
+                "would be mixed with another image's objects; encode this image and pass both");
+  }
   pure::Tracker::check_everything_options(options);  // before any crop is encoded
   detail::ModelState& state = detail::ModelAccess::state(*model_);
   PromptResult result;

@@ -75,13 +75,13 @@ ModelFiles detect_layout(const std::filesystem::path& dir) {
   std::error_code ec;
   if (std::filesystem::is_regular_file(dir, ec)) {
     throw Error(ErrorCode::kModelNotFound, dir.string() +
-                                               ": is a file, not a model folder; pass --models the folder "
-                                               "that holds the SAM3 .onnx files");
+                                               ": is a file, not a model folder; give the folder that holds "
+                                               "the SAM3 .onnx files");
   }
   if (!std::filesystem::is_directory(dir, ec)) {
     throw Error(ErrorCode::kModelNotFound, dir.string() +
-                                               ": model directory does not exist; pass --models DIR with the SAM3 ONNX "
-                                               "files, or fetch them with 'sam3 models pull'");
+                                               ": model directory does not exist; give a folder that holds the "
+                                               "SAM3 ONNX files, or fetch them with 'sam3 models pull'");
   }
   check_model_folder_entries(dir);
   if (auto tracker = find_tracker(dir)) return *tracker;

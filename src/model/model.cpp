@@ -154,6 +154,7 @@ PreparedImage Model::prepare(const Image& image) const {
   p.input_width = input_width();
   p.input_height = input_height();
   p.planes = predictor::resize_planar(image, p.input_width, p.input_height);
+  p.pixels_hash = detail::pixels_hash(image);
   p.preprocess_ms = core::ms_since(t0);
   return p;
 }
@@ -172,6 +173,7 @@ ImageEmbedding Model::encode(PreparedImage prepared, const EncodeOptions& option
   data->width = prepared.width;
   data->height = prepared.height;
   data->layout = layout();
+  data->pixels_hash = prepared.pixels_hash;
   std::size_t bytes = 0;
   for (const auto& [name, value] : data->features) {
     const auto info = value.GetTensorTypeAndShapeInfo();

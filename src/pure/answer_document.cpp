@@ -1,5 +1,6 @@
 // The answer envelope around the prompts' entries (sam3/answer_json.h), in the pure core: the
 // browser module writes its answers with it too.
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "sam3/answer_json.h"
@@ -38,6 +39,8 @@ void append_image(std::string& out, const AnswerImage& image, size_t index) {
 
 }  // namespace
 
+double rounded_ms(double ms) { return std::round(ms * 100) / 100; }
+
 std::string answer_json(const Answer& answer) {
   std::string out = "{\"model\":" + model_value(answer.model).dump();
   if (answer.interactive_model) out += ",\"interactive_model\":" + model_value(*answer.interactive_model).dump();
@@ -47,9 +50,13 @@ std::string answer_json(const Answer& answer) {
     append_image(out, answer.images[i], i);
   }
   const AnswerTimings& t = answer.timings_ms;
-  const json timings = {
-      {"load", t.load},     {"preprocess", t.preprocess},   {"encode_image", t.encode_image}, {"encode_text", t.encode_text},
-      {"decode", t.decode}, {"postprocess", t.postprocess}, {"image_cached", t.image_cached}};
+  const json timings = {{"load", rounded_ms(t.load)},
+                        {"preprocess", rounded_ms(t.preprocess)},
+                        {"encode_image", rounded_ms(t.encode_image)},
+                        {"encode_text", rounded_ms(t.encode_text)},
+                        {"decode", rounded_ms(t.decode)},
+                        {"postprocess", rounded_ms(t.postprocess)},
+                        {"image_cached", t.image_cached}};
   out += "],\"timings_ms\":" + timings.dump() + "}";
   return out;
 }

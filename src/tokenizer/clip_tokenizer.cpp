@@ -1,9 +1,12 @@
+#include <algorithm>
 #include <climits>
 #include <mutex>
 #include <shared_mutex>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "sam3/error.h"
+#include "sam3/log.h"
 #include "sam3/tokenizer.h"
 #include "tokenizer/pretokenizer.h"
 #include "tokenizer/text_cleaner.h"
@@ -18,10 +21,13 @@ struct ClipTokenizer::Impl {
   mutable std::shared_mutex cache_mutex;
   mutable std::unordered_map<std::string, std::vector<std::string>> cache;  // word -> pieces
   static constexpr size_t kCacheLimit = 1 << 16;
+  mutable std::mutex cut_mutex;
+  mutable std::unordered_set<std::string> cut_texts;  // texts already warned about, told once (bounded)
 
   std::vector<std::string> bpe_uncached(const std::string& word) const;
   std::vector<std::string> bpe(const std::string& word) const;
   std::vector<std::string> word_pieces(std::string_view text) const;
+  void warn_cut(std::string_view text, int tokens) const;  // once per text
 };
 
 std::vector<std::string> ClipTokenizer::Impl::bpe_uncached(const std::string& word) const {
@@ -85,6 +91,17 @@ std::vector<std::string> ClipTokenizer::Impl::word_pieces(std::string_view text)
   return out;
 }
 
+void ClipTokenizer::Impl::warn_cut(std::string_view text, int tokens) const {
+  {
+    std::lock_guard lock(cut_mutex);
+    if (cut_texts.size() >= kCacheLimit) cut_texts.clear();
+    if (!cut_texts.emplace(text).second) return;
+  }
+  log(LogLevel::kWarning, "prompt \"" + std::string(text) + "\" has " + std::to_string(tokens) + " tokens, more than SAM3's limit of " +
+                              std::to_string(kContextLength) + ": it was cut to " + std::to_string(kContextLength) +
+                              " (as SAM3 cuts it); shorten it to use all its words");
+}
+
 ClipTokenizer::ClipTokenizer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 ClipTokenizer::ClipTokenizer(ClipTokenizer&&) noexcept = default;
 ClipTokenizer& ClipTokenizer::operator=(ClipTokenizer&&) noexcept = default;
@@ -105,10 +122,12 @@ std::vector<std::string> ClipTokenizer::pieces(std::string_view text) const { re
 
 TokenizedText ClipTokenizer::encode(std::string_view text) const {
   TokenizedText out;
+  const auto pieces = impl_->word_pieces(text);
+  out.tokens = static_cast<int>(std::min<size_t>(pieces.size(), INT_MAX - 2)) + 2;
   int n = 0;
   out.ids[static_cast<size_t>(n++)] = kStartOfText;
-  for (const auto& piece : impl_->word_pieces(text)) {
-    if (n == kContextLength - 1) break;  // keep the end token last
+  for (const auto& piece : pieces) {
+    if (n == kContextLength - 1) break;  // SAM3's rule: cut, keeping the end token last
     auto it = impl_->vocab.encoder.find(piece);
     if (it == impl_->vocab.encoder.end()) {
       throw Error(ErrorCode::kTokenizer, "token '" + piece +
@@ -120,6 +139,7 @@ TokenizedText ClipTokenizer::encode(std::string_view text) const {
   out.ids[static_cast<size_t>(n++)] = kEndOfText;
   out.length = n;
   for (size_t i = 0; i < out.ids.size(); ++i) out.mask[i] = out.ids[i] != 0 ? 1 : 0;
+  if (out.tokens > kContextLength) impl_->warn_cut(text, out.tokens);
   return out;
 }
 

@@ -85,8 +85,11 @@ TEST_F(LabelCli, ExportsDecodeBackToTheMasks) {
   EXPECT_EQ(geo["properties"]["coordinates"], "map, from the world file map.pgw; no CRS");
   const auto& feature = geo["features"][0];
   EXPECT_EQ(feature["properties"]["category"], "red");
+  // Always MultiPolygon, as the maps' outputs: one geometry type a layer (GIS tools, GDAL's
+  // GeoJSON to GeoPackage or Shapefile); an instance of one part was a Polygon.
+  for (const auto& f : geo["features"]) EXPECT_EQ(f["geometry"]["type"], "MultiPolygon");
   sam3::Ring ring;
-  for (const auto& p : feature["geometry"]["coordinates"][0]) {
+  for (const auto& p : feature["geometry"]["coordinates"][0][0]) {
     ring.push_back({static_cast<float>((p[0].get<double>() - 1000.0) / 2.0), static_cast<float>((5000.0 - p[1].get<double>()) / 2.0)});
   }
   const double mask_area = feature["properties"]["area_px"];
@@ -106,6 +109,21 @@ TEST_F(LabelCli, PolygonsInCoco) {
     for (size_t i = 0; i + 1 < flat.size(); i += 2) ring.push_back({flat[i].get<float>(), flat[i + 1].get<float>()});
     EXPECT_NEAR(sam3::ring_area(ring), a["area"].get<double>(), a["area"].get<double>() * 0.15);
   }
+}
+
+// A new user's trial: the progress line said "ETA 0:00" before any image was labeled, and a
+// prompt over SAM3's 32 tokens was cut without a word.
+TEST_F(LabelCli, ProgressShowsNoEtaBeforeAnImageIsDoneAndACutPromptIsToldOnce) {
+  make_images(3);
+  std::string text = "red";
+  for (int i = 0; i < 39; ++i) text += " red";  // 42 tokens
+  const auto r = run_command(label("-p " + quote(text)));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("sam3 label: 0/3 images, 0.00 img/s, ETA --\n"), std::string::npos) << r.err;
+  const std::string warning = "prompt \"" + text + "\" has 42 tokens, more than SAM3's limit of 32";
+  const auto at = r.err.find(warning);
+  ASSERT_NE(at, std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find(warning, at + 1), std::string::npos) << "told once for the 3 images: " << r.err;
 }
 
 TEST_F(LabelCli, CorruptFileIsListedAndTheRestIsLabeled) {

@@ -102,7 +102,7 @@ TEST_F(LabelEverything, TheWrongModelOrPromptsBesideAreRefusedAtOnce) {
   EXPECT_FALSE(fs::exists(root_ / "out" / "items")) << "refused before any image";
   r = label("-p red");
   EXPECT_EQ(r.exit_code, 3);
-  EXPECT_NE(r.err.find("label with --everything"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("label every object: sam3 label --everything"), std::string::npos) << r.err;
   r = label("--everything -p red");
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_NE(r.err.find("takes no --prompt"), std::string::npos) << r.err;

@@ -68,6 +68,14 @@ TEST_F(ModelsCli, ListPullPathVerify) {
   EXPECT_NE(list.out.find("sam3-browser-int8"), std::string::npos);
   EXPECT_NE(list.out.find("[default]"), std::string::npos);
 
+  // A new user's trial: path printed the folder of a model not downloaded, and the script's
+  // --models "$(sam3 models path ...)" failed later on a missing folder.
+  const auto before = run_command(env() + kSam3 + " models path sam3-browser-int8");
+  EXPECT_EQ(before.exit_code, 4) << before.err;
+  EXPECT_EQ(before.out, "") << "nothing for a script to take as the folder";
+  EXPECT_NE(before.err.find("sam3-browser-int8 is not downloaded"), std::string::npos) << before.err;
+  EXPECT_NE(before.err.find("sam3 models pull sam3-browser-int8"), std::string::npos) << before.err;
+
   const auto pull = run_command(env() + kSam3 + " models pull rusen/sam3-browser-int8");
   ASSERT_EQ(pull.exit_code, 0) << pull.err;
   const auto path = run_command(env() + kSam3 + " models path sam3-browser-int8");

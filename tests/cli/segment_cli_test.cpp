@@ -345,6 +345,45 @@ TEST_F(SegmentCli, MessagesSayWhatIsActuallyWrong) {
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "only sam3's own line: " << r.err;
 }
 
+// SAM3 reads 32 tokens of a prompt; a longer one was cut without a word (a new user's trial).
+TEST_F(SegmentCli, APromptCutToSam3sContextIsReportedOnceForEveryImage) {
+  std::string text = "red";
+  for (int i = 0; i < 39; ++i) text += " red";  // 40 words, 42 tokens with the start and end tokens
+  const auto r =
+      run_command(segment("-i " + quote(image_.string()) + " -i " + quote(image_.string()) + " -p " + quote(text) + " -p blue --json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string warning = "sam3: warning: prompt \"" + text + "\" has 42 tokens, more than SAM3's limit of 32";
+  const auto at = r.err.find(warning);
+  ASSERT_NE(at, std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find(warning, at + 1), std::string::npos) << "told once, not once per image: " << r.err;
+  EXPECT_EQ(r.err.find("\"blue\""), std::string::npos) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["images"][0]["prompts"][0]["text"], text) << "the answer keeps the prompt as given";
+}
+
+// CLI11 said "--threads: At Most 1 required but received 2" for a repeated one-value option.
+TEST_F(SegmentCli, AOneValueOptionGivenTwiceSaysSo) {
+  auto r = run_command(segment("-i " + quote(image_.string()) + " -p red --threads 1 --threads 2"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--threads given twice: it takes one value, give it once"), std::string::npos) << r.err;
+  r = run_command(kSam3 + " label in --out a --out b --out c -p red");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--out given 3 times"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("At Most"), std::string::npos) << r.err;
+}
+
+// Timings were printed with every digit of a double (52.782753999999992) in the answer JSON.
+TEST_F(SegmentCli, TimingsInTheAnswerAreRoundedToHundredthsOfAMillisecond) {
+  const auto r = run_command(segment("--image " + quote(image_.string()) + " --prompt red --json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto timings = nlohmann::json::parse(r.out)["timings_ms"];
+  for (const auto& [key, value] : timings.items()) {
+    if (!value.is_number()) continue;
+    const std::string printed = value.dump();
+    const auto point = printed.find('.');
+    EXPECT_TRUE(point == std::string::npos || printed.size() - point - 1 <= 2) << key << " printed as " << printed;
+  }
+}
+
 }  // namespace
 
 namespace {

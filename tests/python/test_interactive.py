@@ -71,6 +71,16 @@ def test_everything_with_crop_layers_needs_the_image(tracker, scene):
     assert found == 2, "each square once across the image and its crops"
 
 
+def test_everything_with_crop_layers_refuses_another_image_of_the_same_size(tracker, scene):
+    """A new user's trial: the crops of another image were decoded and merged with this one's objects."""
+    embedding = tracker.encode(scene)
+    other = scene.copy()
+    other[300:420, 200:500] = (0, 255, 0)
+    with pytest.raises(sam3cpp.InvalidArgumentError, match="not the one it was encoded from"):
+        tracker.segment_everything(embedding, crop_layers=1, image=other)
+    assert len(tracker.segment_everything(embedding, min_area=200, crop_layers=1, image=scene.copy())) > 0, "the same pixels, another array"
+
+
 def test_bad_clicks_raise_with_the_point(tracker, scene):
     embedding = tracker.encode(scene)
     with pytest.raises(sam3cpp.InvalidArgumentError, match=r"object 1, point 2 \(700, 20\) is outside"):

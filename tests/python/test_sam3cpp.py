@@ -190,6 +190,23 @@ def test_every_error_is_a_typed_python_exception(model, tmp_path):
         sam3cpp.Model(broken)
 
 
+def test_errors_name_pythons_arguments_not_the_clis_flags(model, tmp_path):
+    """A new user's trial: sam3cpp.Model(missing) said "pass --models DIR", a flag Python has not."""
+    (tmp_path / "file.onnx").write_bytes(b"not a folder")
+    (tmp_path / "in").mkdir()
+    Image.fromarray(scene()).save(tmp_path / "in" / "scene.png")
+    calls = [
+        lambda: sam3cpp.Model(tmp_path / "nothing"),
+        lambda: sam3cpp.Model(tmp_path / "file.onnx"),
+        lambda: sam3cpp.label(tmp_path / "in", [], tmp_path / "out", model=model),
+        lambda: sam3cpp.label(tmp_path / "in", "red", tmp_path / "out", model=model, formats=""),
+    ]
+    for call in calls:
+        with pytest.raises(sam3cpp.Error) as info:
+            call()
+        assert "--" not in str(info.value), str(info.value)
+
+
 def test_rle_round_trips_and_reads_pycocotools_dicts():
     rng = np.random.default_rng(1)
     for shape in ((1, 1), (7, 3), (240, 400)):

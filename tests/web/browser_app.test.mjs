@@ -17,6 +17,7 @@ const MODELS = process.env.SAM3_TEST_MODELS;
 const SHOTS = process.env.SAM3_WEB_OUT || os.tmpdir();
 
 let tmp, browser;
+let failedRequests = [];  // the last useApp's responses of status 400 or more (a line each in the console)
 
 before(async () => {
   tmp = mkdtempSync(path.join(os.tmpdir(), "sam3-app-"));
@@ -40,6 +41,8 @@ async function useApp(url, shot) {
   const page = await browser.newPage({ viewport: { width: 1366, height: 800 }, acceptDownloads: true });
   const requests = [];
   page.on("request", (r) => requests.push({ method: r.method(), url: r.url(), size: r.postDataBuffer()?.length ?? 0 }));
+  failedRequests = [];
+  page.on("response", (r) => { if (r.status() >= 400) failedRequests.push(`${r.status()} ${r.request().method()} ${r.url()}`); });
   await page.goto(url);
   await page.locator("#model-status.ready").waitFor({ timeout: 60000 });
   const pill = await page.locator("#model-status").innerText();
@@ -88,6 +91,9 @@ test("sam3 serve's /app/ segments in the browser what sam3 segment finds", async
     }
     const got = await useApp(`${baseUrl}/app/?device=wasm`, "sam3-app.png");
     assertSameAsNative(got, native("usls", "red"));
+    // A new user's trial: the page probed ~81 candidate file names under /models/ (HEAD, 404s in
+    // the console); config.json lists the model's files now.
+    assert.deepEqual(failedRequests, [], "a fresh load of /app/ asks for no missing file");
   } finally {
     await stopServer(server);
   }

@@ -11,12 +11,14 @@ const OUT = process.env.SAM3_WEB_OUT || os.tmpdir();
 
 let server, browser, page, baseUrl;
 const segmentRequests = [];
+const failedRequests = [];  // responses of status 400 or more: a line each in the console
 
 before(async () => {
   ({ server, baseUrl } = await startServer());
   browser = await launchBrowser();
   page = await browser.newPage({ viewport: { width: 1366, height: 800 }, acceptDownloads: true });
   page.on("request", (r) => { if (r.url().endsWith("/v1/segment")) segmentRequests.push(r.url()); });
+  page.on("response", (r) => { if (r.status() >= 400) failedRequests.push(`${r.status()} ${r.url()}`); });
   page.on("pageerror", (e) => { throw e; });
 });
 
@@ -35,6 +37,8 @@ test("upload, prompt, overlay, threshold, negative box, download", async () => {
   await page.goto(baseUrl);
   await page.locator("#model-status.ready").waitFor({ timeout: 20000 });
   assert.match(await page.locator("#model-status").innerText(), /usls model ready/);
+  // A new user's trial: the page at / asked for /config.json (the same page as /app/'s), a 404.
+  assert.deepEqual(failedRequests, [], "a fresh load asks for no missing file");
 
   const file = path.join(OUT, "sam3-web-scene.png");
   fs.writeFileSync(file, scenePng());

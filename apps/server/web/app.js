@@ -252,6 +252,9 @@ async function startBrowser(config, source) {
     const { Sam3 } = await import("./sam3-browser.mjs");
     const model = await Sam3.load(models, {
       device: params.get("device") ?? "auto", vocabulary: config.vocabulary ?? undefined, onProgress: showProgress,
+      // The server lists its model's files: none is probed (a 404 each in the console). Not
+      // for another folder picked with ?models= or from disk.
+      files: models === config.models ? config.files ?? undefined : undefined,
     });
     state.local = { model, embedding: null };
     setStatus("");  // an earlier load's error is no longer true
