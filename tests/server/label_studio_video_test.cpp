@@ -8,6 +8,7 @@
 #include <httplib.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -68,6 +69,11 @@ class LabelStudioVideo : public ::testing::Test {
     other_->http().Get("/not-a-video.mp4",
                        [](const httplib::Request&, httplib::Response& res) { res.set_content(std::string(4096, 'x'), "video/mp4"); });
     for (auto* s : {ls_, other_}) s->start();
+    // The server's temporary folder is the suite's own, so that what it leaves is seen (and
+    // removed with the suite's folder).
+    fs::create_directories(*dir_ / "server-tmp");
+    if (const char* old = std::getenv("TMPDIR")) old_tmpdir_ = new std::string(old);
+    ::setenv("TMPDIR", (*dir_ / "server-tmp").c_str(), 1);
     server_ = sam3::test::start_serve("sam3.1-video", {"--label-studio-url", ls_->url(), "--label-studio-api-key", kToken, "--fetch-host",
                                                        "127.0.0.1:" + std::to_string(other_->port()), "--threads", "1"});
     ASSERT_GT(server_->port(), 0) << server_->first_line();
@@ -76,6 +82,12 @@ class LabelStudioVideo : public ::testing::Test {
     // Stopped as an operator stops it (a SIGKILL could come before a worker dropped its copy of the
     // last task's video, leaving /tmp/sam3-ls-video-* behind under load).
     EXPECT_EQ(server_->stop(SIGTERM), 0);
+    expect_no_copies("after the server stopped");
+    if (old_tmpdir_)
+      ::setenv("TMPDIR", old_tmpdir_->c_str(), 1);
+    else
+      ::unsetenv("TMPDIR");
+    delete old_tmpdir_;
     delete server_;
     delete ls_;
     delete other_;
@@ -95,8 +107,15 @@ class LabelStudioVideo : public ::testing::Test {
     auto r = c.Post("/predict", body.dump(), "application/json");
     EXPECT_TRUE(r) << "no answer";
     if (!r) return {};
+    // Answered: the task's video copy is already gone (a worker dropped it just after the answer,
+    // and a server killed then left /tmp/sam3-ls-video-* behind).
+    expect_no_copies("after an answer " + std::to_string(r->status));
     EXPECT_EQ(r->status, expect) << r->body;
     return json::parse(r->body, nullptr, false);
+  }
+
+  static void expect_no_copies(const std::string& when) {
+    for (const auto& entry : fs::directory_iterator(*dir_ / "server-tmp")) ADD_FAILURE() << when << ": " << entry.path() << " is left";
   }
 
   static json task(const std::string& url) { return json::array({{{"id", 4}, {"data", {{"video", url}}}, {"project", 1}}}); }
@@ -132,12 +151,14 @@ class LabelStudioVideo : public ::testing::Test {
   }
 
   static fs::path* dir_;
+  static std::string* old_tmpdir_;
   static std::string* video_;
   static StandIn *ls_, *other_;
   static ServerProcess* server_;
 };
 
 fs::path* LabelStudioVideo::dir_ = nullptr;
+std::string* LabelStudioVideo::old_tmpdir_ = nullptr;
 std::string* LabelStudioVideo::video_ = nullptr;
 StandIn* LabelStudioVideo::ls_ = nullptr;
 StandIn* LabelStudioVideo::other_ = nullptr;
