@@ -84,8 +84,10 @@ void refuse_unknown_keys(const py::dict& d, const std::string& where) {
       continue;
     std::string message = where + " has an unknown key " + std::string(py::repr(item.first)) +
                           "; the keys of a tracked object are \"frame\", \"points\", \"box\"";
-    if (key == "labels" || key == "point_labels" || key == "label")
-      message += " (a point's sign is its third item: (x, y, False) is a negative click; an object's label is object1, object2, ...)";
+    if (key == "labels" || key == "point_labels")
+      message += " (a point's sign is its third item: (x, y, False) is a negative click)";
+    else if (key == "label")
+      message += " (the outputs label tracked objects object1, object2, ...; a text to track is track(frames, \"car\"))";
     else if (key == "point" || key == "boxes")
       message += " (\"points\": [(x, y), ...], \"box\": (x0, y0, x1, y1))";
     invalid(message);

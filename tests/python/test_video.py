@@ -227,7 +227,7 @@ def test_track_objects_refuse_unknown_keys_and_wrong_shapes(model):
     "points" raised pybind's TypeError. Each is refused naming the key (as the server's JSON
     prompts are) and the keys a tracked object takes, or the shape it must have."""
     known = '"frame", "points", "box"'
-    for key, value, hint in [("labels", [1, 0], "(x, y, False) is a negative click"), ("label", "car", "object1"),
+    for key, value, hint in [("labels", [1, 0], "(x, y, False) is a negative click"), ("label", "car", "object1, object2"),
                              ("point", [(10, 5)], '"points": [(x, y), ...]')]:
         obj = {"frame": 0, "points": [(119, 19), (50, 60)], key: value}
         if key == "point":
