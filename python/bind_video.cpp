@@ -111,10 +111,12 @@ std::vector<sam3::VideoObjectPrompt> objects_from(const py::list& objects) {
       for (size_t k = 0; k < points.size(); ++k) {
         const std::string at = where + "'s point " + std::to_string(k);
         const auto seq = sequence_of(points[k], at, "(x, y) or (x, y, positive): \"points\" is a list of them, e.g. [(160, 80)]");
-        if (seq.size() != 2 && seq.size() != 3) invalid(at + " must be (x, y) or (x, y, positive), got " + std::string(py::repr(points[k])));
+        if (seq.size() != 2 && seq.size() != 3)
+          invalid(at + " must be (x, y) or (x, y, positive), got " + std::string(py::repr(points[k])));
         sam3::PointPrompt pt{number(seq[0], at + "'s x"), number(seq[1], at + "'s y"), true};
         if (seq.size() == 3) {
-          if (!py::isinstance<py::bool_>(seq[2])) invalid(at + "'s third item (positive) must be True or False, got " + std::string(py::repr(seq[2])));
+          if (!py::isinstance<py::bool_>(seq[2]))
+            invalid(at + "'s third item (positive) must be True or False, got " + std::string(py::repr(seq[2])));
           pt.positive = seq[2].cast<bool>();
         }
         o.points.push_back(pt);

@@ -400,7 +400,8 @@ TEST(VideoTracker, ABoxedObjectAndAConceptShareTheFrames) {
 TEST(VideoTracker, ABoxOnAConceptsObjectTakesItOverFromItsFrameWithoutErasingTheFramesBefore) {
   const auto red = test::scene()[0];
   const auto at = *test::where(red, 2);
-  VideoTracker tracker(video_model(), {.texts = {"car"}, .objects = {{2, {}, Box{at[0] - 2.0f, at[1] - 2.0f, at[2] + 2.0f, at[3] + 2.0f}}}});
+  VideoTracker tracker(video_model(),
+                       {.texts = {"car"}, .objects = {{2, {}, Box{at[0] - 2.0f, at[1] - 2.0f, at[2] + 2.0f, at[3] + 2.0f}}}});
   const auto results = run(tracker, 10);
   ASSERT_EQ(results.size(), 10u);
   std::set<int> concept_ids;

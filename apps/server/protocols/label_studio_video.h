@@ -63,9 +63,10 @@ VideoJob read_video_job(const VideoLabelConfig& config, const nlohmann::ordered_
 // Studio's result list (videorectangle regions): every boxed region of the context, in its order,
 // its keyframes as sent (ordered by frame, one a frame) with the tracked frames between its
 // latest enabled keyframe and its stop added, then the texts' tracks. A track's keyframe on the
-// last frame it is seen before it leaves is disabled (the editor shows it there, not after). Keyframe times are frame / `framerate` (label_studio_framerate), as the editor writes
-// them. Throws ApiError(400, "invalid_context") for a keyframe past the video's last frame.
-// `options` carry the worker's stop.
+// last frame it is seen before it leaves is disabled (the editor shows it there, not after).
+// Keyframe times are frame / `framerate` (label_studio_framerate), as the editor writes them.
+// Throws ApiError(400, "invalid_context") for a keyframe past the video's last frame. `options`
+// carry the worker's stop.
 nlohmann::ordered_json track_video_task(const std::shared_ptr<const Model>& model, const VideoLabelConfig& config, const VideoJob& job,
                                         const std::string& path, double framerate, VideoTrackerOptions options);
 
