@@ -3,7 +3,9 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cstring>
+#include <iterator>
 
 #include "sam3/error.h"
 #include "sam3/video_tracker.h"
@@ -61,31 +63,68 @@ float bounded(const py::handle& v, const char* name, double low, double high) {
   return f;
 }
 
+// A list or tuple-like of items (a numpy array too), never a string or a lone number: `what` and the
+// shape it must have are said otherwise (a flat "points": [160, 80] raised pybind's TypeError).
+py::sequence sequence_of(const py::handle& v, const std::string& what, const char* shape) {
+  if (!py::isinstance<py::sequence>(v) || py::isinstance<py::str>(v) || py::isinstance<py::bytes>(v))
+    invalid(what + " must be " + shape + ", got " + std::string(py::repr(v)));
+  return py::reinterpret_borrow<py::sequence>(v);
+}
+
+// The keys a tracked object takes. Any other is refused naming it and these, as the server's JSON
+// prompts refuse theirs (pure/prompt_json.cpp; that codec cannot read these dicts: a frame key,
+// and a point's sign a bool, not "pos"/"neg"): SAM2's "labels" beside "points" was dropped, and
+// its negative clicks taken as positive.
+constexpr const char* kObjectKeys[] = {"frame", "points", "box"};
+
+void refuse_unknown_keys(const py::dict& d, const std::string& where) {
+  for (const auto& item : d) {
+    const std::string key = py::isinstance<py::str>(item.first) ? item.first.cast<std::string>() : std::string(py::repr(item.first));
+    if (py::isinstance<py::str>(item.first) && std::find(std::begin(kObjectKeys), std::end(kObjectKeys), key) != std::end(kObjectKeys))
+      continue;
+    std::string message = where + " has an unknown key " + std::string(py::repr(item.first)) +
+                          "; the keys of a tracked object are \"frame\", \"points\", \"box\"";
+    if (key == "labels" || key == "point_labels")
+      message += " (a point's sign is its third item: (x, y, False) is a negative click)";
+    else if (key == "label")
+      message += " (the outputs label tracked objects object1, object2, ...; a text to track is track(frames, \"car\"))";
+    else if (key == "point" || key == "boxes")
+      message += " (\"points\": [(x, y), ...], \"box\": (x0, y0, x1, y1))";
+    invalid(message);
+  }
+}
+
 // objects=[{"frame": 0, "points": [(x, y) or (x, y, positive)], "box": (x0, y0, x1, y1)}]
 std::vector<sam3::VideoObjectPrompt> objects_from(const py::list& objects) {
   std::vector<sam3::VideoObjectPrompt> out;
   for (const auto& item : objects) {
-    const std::string where = "object " + std::to_string(out.size());
+    const std::string where = "objects[" + std::to_string(out.size()) + "]";
     if (!py::isinstance<py::dict>(item)) invalid(where + " must be a dict with frame and points and/or box");
     const auto d = py::reinterpret_borrow<py::dict>(item);
+    refuse_unknown_keys(d, where);
     sam3::VideoObjectPrompt o;
     if (!d.contains("frame")) invalid(where + ": \"frame\" must be a frame index");
     o.frame = frame_index(d["frame"], where + "'s \"frame\"");
     if (d.contains("points")) {
-      for (const auto& p : d["points"]) {
-        const auto seq = py::reinterpret_borrow<py::sequence>(p);
-        if (seq.size() != 2 && seq.size() != 3) invalid(where + ": a point is (x, y) or (x, y, positive)");
-        sam3::PointPrompt pt{number(seq[0], where + "'s x"), number(seq[1], where + "'s y"), true};
+      const char* shape = "a list of points (x, y) or (x, y, positive), e.g. [(160, 80)]";
+      const auto points = sequence_of(d["points"], where + "'s \"points\"", shape);
+      for (size_t k = 0; k < points.size(); ++k) {
+        const std::string at = where + "'s point " + std::to_string(k);
+        const auto seq = sequence_of(points[k], at, "(x, y) or (x, y, positive): \"points\" is a list of them, e.g. [(160, 80)]");
+        if (seq.size() != 2 && seq.size() != 3)
+          invalid(at + " must be (x, y) or (x, y, positive), got " + std::string(py::repr(points[k])));
+        sam3::PointPrompt pt{number(seq[0], at + "'s x"), number(seq[1], at + "'s y"), true};
         if (seq.size() == 3) {
-          if (!py::isinstance<py::bool_>(seq[2])) invalid(where + ": a point's third item is True or False");
+          if (!py::isinstance<py::bool_>(seq[2]))
+            invalid(at + "'s third item (positive) must be True or False, got " + std::string(py::repr(seq[2])));
           pt.positive = seq[2].cast<bool>();
         }
         o.points.push_back(pt);
       }
     }
     if (d.contains("box") && !d["box"].is_none()) {
-      const auto seq = py::reinterpret_borrow<py::sequence>(d["box"]);
-      if (seq.size() != 4) invalid(where + ": a box is (x0, y0, x1, y1)");
+      const auto seq = sequence_of(d["box"], where + "'s \"box\"", "(x0, y0, x1, y1)");
+      if (seq.size() != 4) invalid(where + "'s \"box\" must be (x0, y0, x1, y1), got " + std::string(py::repr(d["box"])));
       o.box = sam3::Box{number(seq[0], where + "'s x0"), number(seq[1], where + "'s y0"), number(seq[2], where + "'s x1"),
                         number(seq[3], where + "'s y1")};
     }

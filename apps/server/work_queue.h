@@ -18,11 +18,16 @@ class WorkQueue {
   WorkQueue(int workers, std::size_t capacity);
   ~WorkQueue();  // finishes queued jobs, then joins
 
-  // nullopt when the queue is full or stopping.
+  // nullopt when the queue is full or stopping. The job and what it captures are destroyed
+  // before its result is ready: a request's temporary files are gone before it is answered (they
+  // outlived the answer, and a server killed right after it left them behind).
   template <typename F>
   auto submit(F&& job) -> std::optional<std::future<decltype(job())>> {
     using R = decltype(job());
-    auto task = std::make_shared<std::packaged_task<R()>>(std::forward<F>(job));
+    auto task = std::make_shared<std::packaged_task<R()>>([job = std::forward<F>(job)]() mutable {
+      auto run = std::move(job);  // a local: destroyed after the result is made, before it is stored
+      return run();
+    });
     if (!push([task] { (*task)(); })) return std::nullopt;
     return task->get_future();
   }

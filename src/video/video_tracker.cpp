@@ -409,8 +409,11 @@ void VideoTracker::Impl::step(Track& track, const video::FrameNeck& neck, pure::
   const auto plan = track.book.step(t, dets, masks, next_id, room, recond_view.empty() ? nullptr : &recond_view);
   removed_now.insert(plan.removed.begin(), plan.removed.end());
   pending.suppressed.insert(plan.suppressed.begin(), plan.suppressed.end());
+  pending.suppressed.insert(plan.ended.begin(), plan.ended.end());  // the clicked object shows there from this frame on
   pending.unconfirmed.insert(plan.unconfirmed.begin(), plan.unconfirmed.end());
-  for (int id : plan.removed) recond_masks.erase(id), recond_det.erase(id);  // their memory is dropped anyway
+  std::set<int> gone = plan.removed;  // slots retired after this frame's memory
+  gone.insert(plan.ended.begin(), plan.ended.end());
+  for (int id : gone) recond_masks.erase(id), recond_det.erase(id);  // their memory is dropped anyway
   // 5. Output candidates: every tracked object's prediction (reconditioned: the blended mask;
   // occlusion-suppressed: empty).
   for (auto& b : track.buckets) {
@@ -456,7 +459,7 @@ void VideoTracker::Impl::step(Track& track, const video::FrameNeck& neck, pure::
   if (options.pack_new_objects && !fresh.ids.empty()) {
     std::vector<pure::video::BucketSlots> slots;
     for (const auto& b : track.buckets) slots.push_back(b.slots());
-    host = pure::video::bucket_for_new_objects(slots, plan.removed, static_cast<int>(fresh.ids.size()));
+    host = pure::video::bucket_for_new_objects(slots, gone, static_cast<int>(fresh.ids.size()));
   }
   stats.new_objects_ms += core::ms_since(t0);
   // 7. Memory of this frame, a non-conditioning one (reconditioned objects and objects
@@ -478,7 +481,7 @@ void VideoTracker::Impl::step(Track& track, const video::FrameNeck& neck, pure::
     }
   }
   suppress_shrunk(track, memory);
-  const std::vector<int> removed(plan.removed.begin(), plan.removed.end());
+  const std::vector<int> removed(gone.begin(), gone.end());
   for (size_t b = 0; b < track.buckets.size(); ++b)
     track.buckets[b].remember(*bundle, neck, memory[b], removed, host == b ? &fresh : nullptr);
   std::erase_if(track.buckets, [](const Bucket& b) { return !b.live(); });

@@ -219,3 +219,33 @@ def test_track_pack_new_objects_is_a_bool_keyword(model):
     assert len(runs[True][-1]) == 3, runs[True]
     with pytest.raises(sam3cpp.InvalidArgumentError, match="pack_new_objects must be True or False"):
         list(model.track([frame(0)], "car", pack_new_objects=1))
+
+
+def test_track_objects_refuse_unknown_keys_and_wrong_shapes(model):
+    """Trial finding 6: an unknown key was ignored (SAM2's "labels" made a negative click
+    positive; "label" passed; "point" was told "neither a positive point nor a box"), and a flat
+    "points" raised pybind's TypeError. Each is refused naming the key (as the server's JSON
+    prompts are) and the keys a tracked object takes, or the shape it must have."""
+    known = '"frame", "points", "box"'
+    for key, value, hint in [("labels", [1, 0], "(x, y, False) is a negative click"), ("label", "car", "object1, object2"),
+                             ("point", [(10, 5)], '"points": [(x, y), ...]')]:
+        obj = {"frame": 0, "points": [(119, 19), (50, 60)], key: value}
+        if key == "point":
+            del obj["points"]
+        with pytest.raises(sam3cpp.InvalidArgumentError) as refused:
+            list(model.track([frame(0)], objects=[obj]))
+        message = str(refused.value)
+        assert f"objects[0] has an unknown key '{key}'" in message and known in message and hint in message, message
+    for obj, words in [({"frame": 0, "points": [160, 80]}, "objects[0]'s point 0 must be (x, y) or (x, y, positive)"),
+                       ({"frame": 0, "points": 160}, "objects[0]'s \"points\" must be a list of points"),
+                       ({"frame": 0, "points": "160,80"}, "objects[0]'s \"points\" must be a list of points"),
+                       ({"frame": 0, "points": [(1, 2, 0)]}, "third item (positive) must be True or False"),
+                       ({"frame": 0, "box": 5}, "objects[0]'s \"box\" must be (x0, y0, x1, y1)"),
+                       ({"frame": 0, "box": (1, 2, 3)}, "objects[0]'s \"box\" must be (x0, y0, x1, y1)")]:
+        with pytest.raises(sam3cpp.InvalidArgumentError) as refused:
+            list(model.track([frame(0)], objects=[obj]))
+        assert words in str(refused.value), str(refused.value)
+    # The same objects, well formed, track (a numpy array of points too).
+    results = list(model.track((frame(i) for i in range(3)), objects=[{"frame": 0, "points": np.array([[119.0, 19.0]])}],
+                               **SHORT))
+    assert [len(r.ids) for r in results] == [1, 1, 1]

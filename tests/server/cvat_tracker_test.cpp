@@ -184,6 +184,11 @@ TEST_F(CvatTracker, BadInputIsA400NamingWhatIsWrong) {
   expect_400(c.Post("/api/function_invocations", invoke_headers(), payload.dump(), "application/json"), "was started on a 160x120");
   expect_400(c.Post("/api/function_invocations", invoke_headers(), json{{"image", "not base64!"}}.dump(), "application/json"),
              "\"image\" must be the frame's bytes");
+  // Base64 of bytes that are no image: 415, as the detector and interactor answer it (the docs said 400).
+  const auto r = c.Post("/api/function_invocations", invoke_headers(), json{{"image", "aGVsbG8="}}.dump(), "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 415) << r->body;
+  EXPECT_NE(r->body.find("unrecognised image format"), std::string::npos) << r->body;
 }
 
 // A server whose tracker memory cannot hold one session (issue 42, item 8: sessions were

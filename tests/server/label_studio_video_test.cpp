@@ -8,6 +8,7 @@
 #include <httplib.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -68,6 +69,11 @@ class LabelStudioVideo : public ::testing::Test {
     other_->http().Get("/not-a-video.mp4",
                        [](const httplib::Request&, httplib::Response& res) { res.set_content(std::string(4096, 'x'), "video/mp4"); });
     for (auto* s : {ls_, other_}) s->start();
+    // The server's temporary folder is the suite's own, so that what it leaves is seen (and
+    // removed with the suite's folder).
+    fs::create_directories(*dir_ / "server-tmp");
+    if (const char* old = std::getenv("TMPDIR")) old_tmpdir_ = new std::string(old);
+    ::setenv("TMPDIR", (*dir_ / "server-tmp").c_str(), 1);
     server_ = sam3::test::start_serve("sam3.1-video", {"--label-studio-url", ls_->url(), "--label-studio-api-key", kToken, "--fetch-host",
                                                        "127.0.0.1:" + std::to_string(other_->port()), "--threads", "1"});
     ASSERT_GT(server_->port(), 0) << server_->first_line();
@@ -76,6 +82,12 @@ class LabelStudioVideo : public ::testing::Test {
     // Stopped as an operator stops it (a SIGKILL could come before a worker dropped its copy of the
     // last task's video, leaving /tmp/sam3-ls-video-* behind under load).
     EXPECT_EQ(server_->stop(SIGTERM), 0);
+    expect_no_copies("after the server stopped");
+    if (old_tmpdir_)
+      ::setenv("TMPDIR", old_tmpdir_->c_str(), 1);
+    else
+      ::unsetenv("TMPDIR");
+    delete old_tmpdir_;
     delete server_;
     delete ls_;
     delete other_;
@@ -95,8 +107,15 @@ class LabelStudioVideo : public ::testing::Test {
     auto r = c.Post("/predict", body.dump(), "application/json");
     EXPECT_TRUE(r) << "no answer";
     if (!r) return {};
+    // Answered: the task's video copy is already gone (a worker dropped it just after the answer,
+    // and a server killed then left /tmp/sam3-ls-video-* behind).
+    expect_no_copies("after an answer " + std::to_string(r->status));
     EXPECT_EQ(r->status, expect) << r->body;
     return json::parse(r->body, nullptr, false);
+  }
+
+  static void expect_no_copies(const std::string& when) {
+    for (const auto& entry : fs::directory_iterator(*dir_ / "server-tmp")) ADD_FAILURE() << when << ": " << entry.path() << " is left";
   }
 
   static json task(const std::string& url) { return json::array({{{"id", 4}, {"data", {{"video", url}}}, {"project", 1}}}); }
@@ -132,12 +151,14 @@ class LabelStudioVideo : public ::testing::Test {
   }
 
   static fs::path* dir_;
+  static std::string* old_tmpdir_;
   static std::string* video_;
   static StandIn *ls_, *other_;
   static ServerProcess* server_;
 };
 
 fs::path* LabelStudioVideo::dir_ = nullptr;
+std::string* LabelStudioVideo::old_tmpdir_ = nullptr;
 std::string* LabelStudioVideo::video_ = nullptr;
 StandIn* LabelStudioVideo::ls_ = nullptr;
 StandIn* LabelStudioVideo::other_ = nullptr;
@@ -307,6 +328,87 @@ TEST_F(LabelStudioVideo, ConnectingAVideoProjectIsAccepted) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200) << r->body;
   EXPECT_TRUE(json::parse(r->body, nullptr, false).contains("model_version")) << r->body;
+}
+
+// As Label Studio's editor reads a sequence (VideoRegion: closestKeypoint, isInLifespan): in frame
+// order, a disabled keyframe the region's last frame until the next keyframe. The annotator drew
+// red on frame 1 and said on frame 5 that it leaves: sam3 fills frames 2 to 4 and stops (it
+// tracked through frame 5 and on, answering [1, 5(disabled), 2, 3, 4, 5, 6, ...]).
+TEST_F(LabelStudioVideo, ADisabledKeyframeStopsTheTrackingThereAndTheAnswerIsInFrameOrder) {
+  json drawn = truth("red", 0), left = truth("red", 4);
+  drawn.update({{"frame", 1}, {"enabled", true}, {"rotation", 0}, {"time", 0.1}});
+  left.update({{"frame", 5}, {"enabled", false}, {"rotation", 0}, {"time", 0.5}});
+  json context = drawn_region("r", drawn);
+  context["result"][0]["value"]["sequence"].push_back(left);
+  const json answer = predict(task("/data/upload/1/clip.mp4"), context);
+  const json& sequence = answer["results"][0]["result"][0]["value"]["sequence"];
+  ASSERT_EQ(sequence.size(), 5u) << sequence.dump();
+  for (int k = 0; k < 5; ++k) EXPECT_EQ(sequence[k]["frame"], k + 1) << sequence.dump();
+  EXPECT_EQ(sequence[0], drawn);
+  EXPECT_EQ(sequence[4], left) << "the annotator's disabled keyframe stays as sent";
+  for (int k = 1; k < 4; ++k) {
+    EXPECT_EQ(sequence[k]["enabled"], true);
+    expect_near(sequence[k], truth("red", k), 3.0, "frame " + std::to_string(k + 1));
+  }
+}
+
+// Keyframes sent out of order (or two on one frame) come back in frame order, one a frame (they
+// came back as sent with the tracked frames appended: [8, 3, 9, 10, ...]).
+TEST_F(LabelStudioVideo, KeyframesComeBackInFrameOrderOneAFrame) {
+  json late = truth("red", 7), early = truth("red", 2), again = truth("red", 2);
+  late.update({{"frame", 8}, {"enabled", true}, {"rotation", 0}, {"time", 0.8}});
+  early.update({{"frame", 3}, {"enabled", true}, {"rotation", 0}, {"time", 0.3}});
+  again.update({{"frame", 3}, {"enabled", true}, {"rotation", 0}, {"time", 0.3}, {"x", 1.0}});
+  json context = drawn_region("r", late);
+  context["result"][0]["value"]["sequence"].push_back(early);
+  context["result"][0]["value"]["sequence"].push_back(again);
+  const json answer = predict(task("/data/upload/1/clip.mp4"), context);
+  const json& sequence = answer["results"][0]["result"][0]["value"]["sequence"];
+  ASSERT_EQ(sequence.size(), 12u) << "3, 8, then 9 to 18: " << sequence.dump();
+  EXPECT_EQ(sequence[0], early) << "the first sent for frame 3, the one the editor draws";
+  EXPECT_EQ(sequence[1], late);
+  for (size_t k = 0; k < sequence.size(); ++k) EXPECT_EQ(sequence[k]["frame"], k == 0 ? 3 : 7 + static_cast<int>(k)) << sequence.dump();
+}
+
+// A tracked object that leaves: the keyframe of the last frame it is on is disabled, so that the
+// editor shows it there and not after (a disabled keyframe on the next frame showed the last box
+// one frame too long). Blue is on frames 1 to 12 (from 1).
+TEST_F(LabelStudioVideo, AnObjectThatLeavesEndsOnItsLastFrame) {
+  json keyframe = truth("blue", 8);
+  keyframe.update({{"frame", 9}, {"enabled", true}, {"rotation", 0}, {"time", 0.9}});
+  const json answer = predict(task("/data/upload/1/clip.mp4"), drawn_region("b", keyframe));
+  const json& sequence = answer["results"][0]["result"][0]["value"]["sequence"];
+  ASSERT_EQ(sequence.size(), 4u) << "9, then 10 to 12: " << sequence.dump();
+  EXPECT_EQ(sequence[3]["frame"], 12);
+  EXPECT_EQ(sequence[3]["enabled"], false) << sequence.dump();
+  EXPECT_EQ(sequence[2]["enabled"], true) << sequence.dump();
+  expect_near(sequence[3], truth("blue", 11), 3.0, "frame 12");
+}
+
+// A bad value names its keyframe (it said "sequence.x"); a rotated box is refused (Label Studio's
+// SAM2 backend tracks it as if upright, unsaid), naming it and saying what to do.
+TEST_F(LabelStudioVideo, ABadOrRotatedKeyframeIsRefusedNamingIt) {
+  json keyframe = truth("red", 0);
+  keyframe.update({{"frame", 1}, {"enabled", true}, {"rotation", 0}, {"time", 0.1}, {"x", "left"}});
+  json other = keyframe;
+  other["frame"] = 2;
+  json context = drawn_region("r", other);
+  context["result"][0]["value"]["sequence"].push_back(keyframe);  // sent second, on the earlier frame
+  context["result"][0]["value"]["sequence"][0]["enabled"] = false;
+  json refused = predict(task("/data/upload/1/clip.mp4"), context, 400);
+  EXPECT_NE(refused.dump().find("params.context.result[0].value.sequence[1].x must be a number"), std::string::npos) << refused.dump();
+  keyframe["x"] = truth("red", 0)["x"];
+  for (const json& rotation : {json(45), json(-90.5), json("45")}) {
+    keyframe["rotation"] = rotation;
+    refused = predict(task("/data/upload/1/clip.mp4"), drawn_region("r", keyframe), 400);
+    EXPECT_EQ(refused["error"]["code"], "invalid_context");
+    const std::string message = refused["error"]["message"];
+    EXPECT_NE(message.find("params.context.result[0].value.sequence[0].rotation is " + rotation.dump()), std::string::npos) << message;
+    EXPECT_NE(message.find("without rotating it"), std::string::npos) << message;
+  }
+  keyframe["rotation"] = 360;
+  EXPECT_EQ(predict(task("/data/upload/1/clip.mp4"), drawn_region("r", keyframe))["results"][0]["result"][0]["value"]["sequence"].size(),
+            11u);
 }
 
 TEST_F(LabelStudioVideo, ARegionWithoutKeyframesIsRefusedNamingIt) {

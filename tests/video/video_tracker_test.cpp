@@ -393,6 +393,33 @@ TEST(VideoTracker, ABoxedObjectAndAConceptShareTheFrames) {
   }
 }
 
+// A box on a square the concept already tracks, on a later frame: the square is shown on every
+// frame, the concept's object before the box and the boxed object from its frame on (the
+// concept's track went unconfirmed under a detection "over two tracks", and the output delay
+// hid it on frames 0 and 1 as well).
+TEST(VideoTracker, ABoxOnAConceptsObjectTakesItOverFromItsFrameWithoutErasingTheFramesBefore) {
+  const auto red = test::scene()[0];
+  const auto at = *test::where(red, 2);
+  VideoTracker tracker(video_model(),
+                       {.texts = {"car"}, .objects = {{2, {}, Box{at[0] - 2.0f, at[1] - 2.0f, at[2] + 2.0f, at[3] + 2.0f}}}});
+  const auto results = run(tracker, 10);
+  ASSERT_EQ(results.size(), 10u);
+  std::set<int> concept_ids;
+  for (const auto& r : results) {
+    const int id = id_at_centre(r, red);
+    ASSERT_GT(id, 0) << "frame " << r.index << ": nothing on the red square";
+    int on_red = 0, prompt = -1;
+    for (const auto& o : r.objects) {
+      const auto b = *test::where(red, static_cast<int>(r.index));
+      if (o.box.x0 < b[2] && o.box.x1 > b[0] && o.box.y0 < b[3] && o.box.y1 > b[1]) ++on_red, prompt = o.prompt;
+    }
+    EXPECT_EQ(on_red, 1) << "frame " << r.index << ": one object on the red square";
+    EXPECT_EQ(prompt, r.index < 2 ? 0 : 1) << "frame " << r.index << ": car before the box, object1 from it";
+    if (r.index < 2) concept_ids.insert(id);
+  }
+  EXPECT_EQ(concept_ids.size(), 1u) << "one concept object on frames 0 and 1";
+}
+
 TEST(VideoTracker, BadInputGetsTypedErrors) {
   auto code = [](auto&& call) {
     try {

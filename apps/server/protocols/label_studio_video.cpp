@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <pugixml.hpp>
 
 #include "api_error.h"
@@ -184,10 +185,9 @@ VideoJob read_video_job(const VideoLabelConfig& config, const json& context, std
       if (!value.contains("sequence") || !value["sequence"].is_array() || value["sequence"].empty()) {
         throw ApiError(400, "invalid_context", where + ".value.sequence must hold the region's keyframes {frame, x, y, width, height}");
       }
-      // The latest enabled keyframe is the box the object starts from.
-      const json* latest = nullptr;
-      std::int64_t latest_frame = 0;
-      std::string latest_at;
+      // Its keyframes by frame, one a frame (the first sent for a frame, the one the editor draws):
+      // Label Studio's editor reads a sequence in that order.
+      std::vector<std::pair<std::int64_t, size_t>> order;  // (frame, index in the sequence)
       for (size_t k = 0; k < value["sequence"].size(); ++k) {
         const json& key = value["sequence"][k];
         const std::string at = where + ".value.sequence[" + std::to_string(k) + "]";
@@ -195,23 +195,44 @@ VideoJob read_video_job(const VideoLabelConfig& config, const json& context, std
             key["frame"].get<std::int64_t>() > (std::int64_t{1} << 40)) {
           throw ApiError(400, "invalid_context", at + ".frame must be a frame number from 1");
         }
-        if (key.contains("enabled") && key["enabled"].is_boolean() && !key["enabled"].get<bool>()) continue;
-        if (!latest || key["frame"].get<std::int64_t>() >= latest_frame) {
-          latest = &key;
-          latest_frame = key["frame"].get<std::int64_t>();
-          latest_at = at;
+        order.emplace_back(key["frame"].get<std::int64_t>(), k);
+      }
+      std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      order.erase(std::unique(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first == b.first; }), order.end());
+      // The latest enabled keyframe is the box the object starts from; a keyframe after it is a
+      // disabled one, where the annotator said the object leaves: tracking stops there.
+      const auto enabled = [&](size_t k) {
+        const json& key = value["sequence"][k];
+        return !(key.contains("enabled") && key["enabled"].is_boolean() && !key["enabled"].get<bool>());
+      };
+      std::optional<size_t> latest;  // into `order`
+      for (size_t i = 0; i < order.size(); ++i)
+        if (enabled(order[i].second)) latest = i;
+      if (!latest) throw ApiError(400, "invalid_context", where + ".value.sequence has no enabled keyframe to track from");
+      const size_t k = order[*latest].second;
+      const json& key = value["sequence"][k];
+      const std::string at = where + ".value.sequence[" + std::to_string(k) + "]";
+      // Label Studio rotates a box about its top-left corner; the tracker takes upright boxes (Label
+      // Studio's SAM2 backend drops the rotation unsaid and tracks the unrotated box).
+      if (key.contains("rotation")) {
+        const bool number = key["rotation"].is_number() && std::isfinite(key["rotation"].get<double>());
+        if (!number || std::fmod(key["rotation"].get<double>(), 360.0) != 0) {
+          throw ApiError(400, "invalid_context",
+                         at + ".rotation is " + key["rotation"].dump() +
+                             ": sam3 tracks from an upright box; draw the object's box without rotating it (rotation 0)");
         }
       }
-      if (!latest) throw ApiError(400, "invalid_context", where + ".value.sequence has no enabled keyframe to track from");
-      const std::string at = where + ".value.sequence";
       VideoJob::Boxed boxed{item,
-                            latest_at,
-                            latest_frame - 1,
-                            percent(*latest, "x", at),
-                            percent(*latest, "y", at),
-                            percent(*latest, "width", at),
-                            percent(*latest, "height", at)};
-      if (boxed.width <= 0 || boxed.height <= 0) throw ApiError(400, "invalid_context", at + " has a keyframe box without area");
+                            json::array(),
+                            at,
+                            order[*latest].first - 1,
+                            *latest + 1 < order.size() ? order[*latest + 1].first - 1 : -1,
+                            percent(key, "x", at),
+                            percent(key, "y", at),
+                            percent(key, "width", at),
+                            percent(key, "height", at)};
+      for (const auto& [frame, index] : order) boxed.keyframes.push_back(value["sequence"][index]);
+      if (boxed.width <= 0 || boxed.height <= 0) throw ApiError(400, "invalid_context", at + " is a keyframe box without area");
       job.boxed.push_back(std::move(boxed));
     }
     if (job.boxed.empty() && text.empty()) {
@@ -223,9 +244,8 @@ VideoJob read_video_job(const VideoLabelConfig& config, const json& context, std
     job.first_frame = job.last_frame = job.boxed.front().frame;
     for (const auto& b : job.boxed) {
       job.first_frame = std::min(job.first_frame, b.frame);
-      job.last_frame = std::max(job.last_frame, b.frame);
+      job.last_frame = std::max(job.last_frame, b.stop >= 0 ? std::min(b.frame + after, b.stop - 1) : b.frame + after);
     }
-    job.last_frame += after;
     return job;
   }
   // Text prompts: the annotator's text (labelled by the label it names, else by itself), or every
@@ -293,12 +313,12 @@ json track_video_task(const std::shared_ptr<const Model>& model, const VideoLabe
   double last_time = 0;
   const auto take = [&](const std::vector<VideoFrameResult>& results) {
     for (const auto& r : results) {
-      for (auto& entry : tracks) {   // a track not seen on this frame ends here (hidden from this frame on)
+      for (auto& entry : tracks) {   // a track not seen on this frame left after the previous one,
         const int id = entry.first;  // named, not bound: clang 14 cannot capture a structured binding
-        Track& t = entry.second;
+        Track& t = entry.second;     // whose keyframe is disabled: the editor shows a disabled keyframe on its frame, not after
         if (t.last_seen == r.index - 1 &&
             std::none_of(r.objects.begin(), r.objects.end(), [&](const TrackedObject& o) { return o.id == id; }))
-          t.sequence.push_back(sequence_item(r.index, framerate, t.last_box, width, height, false));
+          t.sequence.back()["enabled"] = false;
       }
       for (const auto& o : r.objects) {
         Track& t = tracks[o.id];
@@ -341,20 +361,32 @@ json track_video_task(const std::shared_ptr<const Model>& model, const VideoLabe
   };
   json results = json::array();
   const size_t texts = job.texts.size();
-  // Every boxed region, in the context's order: as sent (its id, labels and keyframes), with the
-  // frames its object was tracked on after its keyframe; as sent when none was.
+  // Every boxed region, in the context's order: as sent (its id, labels and keyframes, ordered by
+  // frame, one a frame), with the frames its object was tracked on after its latest enabled
+  // keyframe and before a disabled one; as sent when none was.
   for (size_t k = 0; k < job.boxed.size(); ++k) {
     const auto& boxed = job.boxed[k];
     const json& old = boxed.region["value"];
     json value = common;
-    value["sequence"] = old["sequence"];
+    json tracked = json::array();
     for (auto& entry : tracks) {
       Track& t = entry.second;
       if (t.prompt < 0 || static_cast<size_t>(t.prompt) != texts + k) continue;
-      for (auto& item : t.sequence)
-        if (item["frame"].get<std::int64_t>() > boxed.frame + 1) value["sequence"].push_back(std::move(item));
+      for (auto& item : t.sequence) {
+        const std::int64_t frame = item["frame"].get<std::int64_t>() - 1;
+        if (frame > boxed.frame && (boxed.stop < 0 || frame < boxed.stop)) tracked.push_back(std::move(item));
+      }
       break;  // one object a box
     }
+    // The tracked keyframes go between the sent ones, all in frame order (none shares a frame).
+    value["sequence"] = json::array();
+    size_t next = 0;
+    for (const auto& sent : boxed.keyframes) {
+      while (next < tracked.size() && tracked[next]["frame"].get<std::int64_t>() < sent["frame"].get<std::int64_t>())
+        value["sequence"].push_back(std::move(tracked[next++]));
+      value["sequence"].push_back(sent);
+    }
+    while (next < tracked.size()) value["sequence"].push_back(std::move(tracked[next++]));
     for (const char* key : {"labels", "videorectangle"})
       if (old.contains(key)) value[key] = old[key];
     results.push_back(finish(boxed.region, std::move(value)));

@@ -41,8 +41,10 @@ double label_studio_framerate(const VideoLabelConfig& config, const nlohmann::or
 struct VideoJob {
   struct Boxed {
     nlohmann::ordered_json region;               // the context's region, answered with its sequence extended
+    nlohmann::ordered_json keyframes;            // its sequence by frame, one keyframe a frame (the first sent for it)
     std::string where;                           // that keyframe in the request, for messages
-    std::int64_t frame = 0;                      // its latest keyframe, from 0
+    std::int64_t frame = 0;                      // its latest enabled keyframe, from 0
+    std::int64_t stop = -1;                      // a disabled keyframe after it (the object left), from 0; -1: none
     double x = 0, y = 0, width = 0, height = 0;  // that keyframe's box, percent
   };
   std::vector<Boxed> boxed;
@@ -52,15 +54,19 @@ struct VideoJob {
 
 // Reads the interactive context (params.context; null for pre-annotation) into a job. Throws
 // ApiError(400, "invalid_context") naming params.context.result[i] for a region without a usable
-// sequence. `after` frames are tracked past the latest keyframe (pre-annotation: from frame 0).
+// sequence, or whose box to track from is rotated. `after` frames are tracked past the latest
+// enabled keyframe (pre-annotation: from frame 0), up to a disabled keyframe after it: as Label
+// Studio's editor reads a sequence, a disabled keyframe is the object's last frame there.
 VideoJob read_video_job(const VideoLabelConfig& config, const nlohmann::ordered_json& context, std::int64_t after);
 
 // Tracks the job through the video file at `path` with the SAM 3.1 model and returns Label
 // Studio's result list (videorectangle regions): every boxed region of the context, in its order,
-// as sent with the tracked frames appended (as sent when nothing was tracked), then the texts'
-// tracks. Keyframe times are frame / `framerate` (label_studio_framerate), as the editor writes
-// them. Throws ApiError(400, "invalid_context") for a keyframe past the video's last frame.
-// `options` carry the worker's stop.
+// its keyframes as sent (ordered by frame, one a frame) with the tracked frames between its
+// latest enabled keyframe and its stop added, then the texts' tracks. A track's keyframe on the
+// last frame it is seen before it leaves is disabled (the editor shows it there, not after).
+// Keyframe times are frame / `framerate` (label_studio_framerate), as the editor writes them.
+// Throws ApiError(400, "invalid_context") for a keyframe past the video's last frame. `options`
+// carry the worker's stop.
 nlohmann::ordered_json track_video_task(const std::shared_ptr<const Model>& model, const VideoLabelConfig& config, const VideoJob& job,
                                         const std::string& path, double framerate, VideoTrackerOptions options);
 

@@ -67,11 +67,13 @@ FramePlan ConceptBook::step(std::int64_t frame, const std::vector<Detection>& de
     }
     // Which tracks a detection matches (keep-alive, duplicates, confirmation) is read after
     // dropping ambiguous pairs at recondition_iom (iom_thresh_recondition): a detection over
-    // several tracks matches none, a track under several detections is matched by none.
+    // several tracks matches none, a track under several detections is matched by none. A
+    // clicked object makes nothing ambiguous: SAM 3.1 tracks it apart from the concept's rules
+    // (its partial propagation), so a concept track it lies on stays matched and confirmed.
     std::vector<int> per_det(nd, 0), per_track(nt, 0);
     for (size_t d = 0; d < nd; ++d)
       for (size_t t = 0; t < nt; ++t)
-        if (iom[d][t] >= o_.recondition_iom) ++per_det[d], ++per_track[t];
+        if (iom[d][t] >= o_.recondition_iom && !user_.contains(tracks[t].id)) ++per_det[d], ++per_track[t];
     for (size_t d = 0; d < nd; ++d) {
       if (per_det[d] > 1) continue;
       for (size_t t = 0; t < nt; ++t) {
@@ -135,7 +137,22 @@ FramePlan ConceptBook::step(std::int64_t frame, const std::vector<Detection>& de
       }
     }
   }
+  // A clicked object started on this frame takes over the track it lies on (IoU >= the
+  // occlusion rule's threshold, SAM 3.1's "one object under two tracks"): that track ends here,
+  // its earlier frames still shown. Officially both are tracked, the concept's cached outputs
+  // merged with the clicked object's by tracker score, and the interactive user removes the
+  // copy; a run has no user to ask, and a tie would give every pixel to the older track.
+  if (o_.occlusion_overlap_iou > 0) {
+    for (const auto& clicked : tracks) {
+      if (!user_.contains(clicked.id) || first_frame_[clicked.id] != frame) continue;
+      for (const auto& t : tracks) {
+        if (user_.contains(t.id) || plan.removed.contains(t.id)) continue;
+        if (mask_iou(t.mask, clicked.mask) >= o_.occlusion_overlap_iou) plan.ended.insert(t.id);
+      }
+    }
+  }
   removed_.insert(plan.removed.begin(), plan.removed.end());
+  removed_.insert(plan.ended.begin(), plan.ended.end());
   // Removed objects leave the pair counts (the official metadata is compacted).
   std::erase_if(overlap_frames_, [&](const auto& kv) { return removed_.contains(kv.first.first) || removed_.contains(kv.first.second); });
 
@@ -146,7 +163,8 @@ FramePlan ConceptBook::step(std::int64_t frame, const std::vector<Detection>& de
   std::vector<std::int64_t> last(nt);
   for (size_t t = 0; t < nt; ++t) {
     auto it = last_occluded_.find(tracks[t].id);
-    last[t] = plan.removed.contains(tracks[t].id) ? kAlwaysOccluded : it != last_occluded_.end() ? it->second : kNeverOccluded;
+    const bool gone = plan.removed.contains(tracks[t].id) || plan.ended.contains(tracks[t].id);
+    last[t] = gone ? kAlwaysOccluded : it != last_occluded_.end() ? it->second : kNeverOccluded;
   }
   const auto& seen = reconditioned ? *reconditioned : tracks;
   if (o_.occlusion_overlap_iou > 0 && nt > 1) {
@@ -161,7 +179,7 @@ FramePlan ConceptBook::step(std::int64_t frame, const std::vector<Detection>& de
   std::map<int, std::int64_t> last_new;
   for (size_t t = 0; t < nt; ++t) {
     const int id = tracks[t].id;
-    if (plan.removed.contains(id)) continue;
+    if (plan.removed.contains(id) || plan.ended.contains(id)) continue;
     last_new[id] = (seen[t].mask.empty() || plan.occluded_suppressed.contains(id)) ? frame : last[t];
   }
   last_occluded_ = std::move(last_new);
@@ -171,7 +189,7 @@ FramePlan ConceptBook::step(std::int64_t frame, const std::vector<Detection>& de
   if (o_.confirmation_detections > 0) {
     std::vector<int> live;
     for (const auto& t : tracks) {
-      if (!plan.removed.contains(t.id)) live.push_back(t.id);
+      if (!plan.removed.contains(t.id) && !plan.ended.contains(t.id)) live.push_back(t.id);
     }
     live.insert(live.end(), plan.new_ids.begin(), plan.new_ids.end());
     const std::set<int> fresh(plan.new_ids.begin(), plan.new_ids.end());

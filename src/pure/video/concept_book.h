@@ -33,6 +33,7 @@ struct FramePlan {
   std::vector<int> new_ids;           // their ids, in the same order
   std::set<int> matched;              // tracks a detection matched
   std::set<int> removed;              // removed on this frame (hot-start): never shown, memory dropped
+  std::set<int> ended;                // taken over by an object clicked on this frame: shown until the frame before, memory dropped
   std::set<int> suppressed;           // hidden on this frame (keep-alive spent; only with keep_alive_suppression), still tracked
   std::set<int> occluded_suppressed;  // overlap a less recently occluded track: their masks count as empty
   std::set<int> unconfirmed;          // live objects not yet confirmed after this frame
@@ -51,11 +52,12 @@ class ConceptBook {
                  int room = -1, const std::vector<TrackMask>* reconditioned = nullptr);
 
   // An object given by clicks or a box: tracked until the video ends, never removed, suppressed
-  // or unconfirmed by the detector's rules (it still blocks detections over it from starting
-  // objects and can make a later duplicate of it be removed).
+  // or unconfirmed by the detector's rules, and making no detection ambiguous (SAM 3.1 tracks
+  // it apart from them). It blocks detections over it from starting objects, can make a later
+  // duplicate of it be removed, and takes over the track it lies on when clicked (`ended`).
   void add_user_object(int id, std::int64_t frame);
 
-  const std::set<int>& removed() const { return removed_; }
+  const std::set<int>& removed() const { return removed_; }  // by hot-start or ended, on any frame so far
   int keep_alive(int id) const;
   bool confirmed(int id) const;
 

@@ -289,6 +289,56 @@ TEST(ConceptBook, ClickedObjectsAreNeverRemovedSuppressedOrUnconfirmed) {
   EXPECT_TRUE(book.step(21, {det(4, 4, 10, 10, 0.9f)}, tracks, next).new_ids.empty());
 }
 
+// SAM 3.1 (Sam3MultiplexTrackingWithInteractivity) tracks a clicked object apart from the
+// concept's rules (propagation_partial) and merges it with the concept's cached outputs, so a
+// clicked object lying beside a concept track under one detection takes nothing from it: the
+// track stays matched and is confirmed (it lost its confirmation, and so every frame it was on,
+// to a detection "over two tracks" that matched neither).
+TEST(ConceptBook, AClickedObjectMakesNoDetectionAmbiguous) {
+  ConceptBook book(defaults());
+  int next = 1;
+  book.add_user_object(9, 0);
+  const TrackMask clicked{9, square(4, 10, 10, 16)};  // under the detection at IoM >= 0.5, IoU with the track < 0.7
+  ASSERT_EQ(book.step(0, {det(4, 4, 10, 10, 0.9f)}, {clicked}, next).new_ids, (std::vector<int>{1}));
+  const std::vector<TrackMask> tracks = {{1, square(4, 4, 10, 10)}, clicked};
+  for (int f = 1; f <= 2; ++f) {
+    const auto plan = book.step(f, {det(4, 4, 10, 16, 0.9f)}, tracks, next);
+    EXPECT_TRUE(plan.matched.contains(1)) << "frame " << f;
+    EXPECT_TRUE(plan.new_ids.empty()) << "frame " << f;
+  }
+  EXPECT_TRUE(book.confirmed(1)) << "matched on its 3 first frames";
+}
+
+// A box or click on an object a concept already tracks takes it over: the concept's track ends
+// on the click's frame (its earlier frames stay shown: it is neither removed by hot-start, which
+// hides every held frame, nor left unconfirmed), and the clicked object is shown from there on.
+TEST(ConceptBook, AnObjectClickedOnAConceptTrackEndsItThereWithoutHidingItsEarlierFrames) {
+  ConceptBook book(defaults());
+  int next = 1;
+  ASSERT_EQ(book.step(0, {det(4, 4, 10, 10, 0.9f)}, {}, next).new_ids, (std::vector<int>{1}));
+  book.step(1, {det(4, 4, 10, 10, 0.9f)}, {{1, square(4, 4, 10, 10)}}, next);
+  book.add_user_object(next++, 2);
+  const std::vector<TrackMask> tracks = {{1, square(4, 4, 10, 10)}, {2, square(4, 4, 10, 11)}, {5, square(20, 20, 26, 26)}};
+  book.add_user_object(5, 2);  // clicked on this frame too, away from the track: ends nothing
+  const auto plan = book.step(2, {det(4, 4, 10, 10, 0.9f)}, tracks, next);
+  EXPECT_EQ(plan.ended, (std::set<int>{1}));
+  EXPECT_TRUE(plan.removed.empty()) << "removal would hide it on frames 0 and 1";
+  EXPECT_FALSE(plan.unconfirmed.contains(1)) << "frame 0 reads its confirmation on frame 2";
+  EXPECT_TRUE(plan.new_ids.empty());
+  // A concept track that drifts under an object clicked on an earlier frame is left alone; so is
+  // one only partly under a new one (IoU < 0.7), e.g. a person whose hat was boxed.
+  ConceptBook drift(defaults());
+  next = 1;
+  drift.add_user_object(7, 0);
+  drift.step(0, {det(4, 4, 10, 10, 0.9f)}, {{7, square(20, 20, 26, 26)}}, next);
+  EXPECT_TRUE(drift.step(1, {}, {{1, square(20, 20, 26, 26)}, {7, square(20, 20, 26, 26)}}, next).ended.empty());
+  ConceptBook part(defaults());
+  next = 1;
+  part.step(0, {det(4, 4, 20, 20, 0.9f)}, {}, next);
+  part.add_user_object(8, 1);
+  EXPECT_TRUE(part.step(1, {}, {{1, square(4, 4, 20, 20)}, {8, square(4, 4, 10, 10)}}, next).ended.empty());
+}
+
 TEST(ConceptBook, TheObjectLimitKeepsTheBestNewDetections) {
   ConceptBook book(defaults());
   int next = 1;
