@@ -171,6 +171,7 @@ VideoTrackerStats VideoTracker::stats() const {
   for (const auto& t : impl_->tracks) {
     s.buckets += static_cast<int>(t.buckets.size());
     for (const auto& b : t.buckets) {
+      for (int id : b.slots()) s.unconfirmed_objects += id > 0 && !t.user && impl_->options.confirmation_detections > 0 && !t.book.confirmed(id);
       s.memory_bank_bytes += b.memory_bytes();
       s.memory_bank_limit_bytes += b.memory_bytes_limit();
       s.conditioning_frames += b.conditioning_frames();
@@ -204,8 +205,10 @@ void VideoTracker::Impl::check_frame(const VideoFrame& frame) {
   for (size_t i = 0; i < prompts.objects.size(); ++i) {
     const auto& o = prompts.objects[i];
     if (!object_prompt_done[i] && o.frame < frame.index) {
-      invalid(object_name(i) + " is on frame " + std::to_string(o.frame) + ", which the video skipped (the next frame is " +
-              std::to_string(frame.index) + "; with a stride, prompt a frame it keeps)");
+      // Strides are refused before reading (check_prompt_frames): a gap here is a frame that
+      // could not be decoded, which a warning has named.
+      invalid(object_name(i) + " is on frame " + std::to_string(o.frame) + ", which the video lacks (the next frame is " +
+              std::to_string(frame.index) + "; a frame that could not be decoded, or one a stride skips): prompt a frame it has");
     }
   }
   // Every frame has the first one's size, so the first frame checks every prompt's place:
