@@ -74,7 +74,9 @@ TrackSummary track_video_or_throw(const fs::path& video, const fs::path& out, co
   }
 
   FrameProgress progress(source->info().name);
-  const std::int64_t total = source->info().frame_count;
+  // An estimated count (Matroska's duration times its rate: 358 for 30 frames of a variable
+  // rate) would give a wrong total and time left: frames done and the rate only.
+  const std::int64_t total = source->info().frame_count_exact ? source->info().frame_count : 0;
   // Frames whose results the hot-start delay still holds: their pixels only when an output
   // needs them (the overlay), else their index and time.
   std::deque<VideoFrame> held;

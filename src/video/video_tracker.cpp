@@ -71,6 +71,7 @@ struct Track {
   pure::video::ConceptBook book;
   std::vector<Bucket> buckets;
   std::map<int, float> first_scores;  // id -> the detection score that started it
+  std::map<int, std::int64_t> started;  // id -> the frame (counted from 0 as pushed) it started on
   std::map<int, int> object_prompts;  // clicked objects: id -> texts + its object prompt's index
   Track(int p, const VideoTrackerOptions& o) : prompt(p), book(o) {}
   int prompt_of(int id) const {
@@ -171,7 +172,14 @@ VideoTrackerStats VideoTracker::stats() const {
   for (const auto& t : impl_->tracks) {
     s.buckets += static_cast<int>(t.buckets.size());
     for (const auto& b : t.buckets) {
-      for (int id : b.slots()) s.unconfirmed_objects += id > 0 && !t.user && impl_->options.confirmation_detections > 0 && !t.book.confirmed(id);
+      // Unconfirmed and started too few frames ago to have been confirmed yet (not those the
+      // detector had every chance to confirm).
+      const int needed = impl_->options.confirmation_detections;
+      for (int id : b.slots()) {
+        const auto from = t.started.find(id);
+        s.unconfirmed_objects += id > 0 && !t.user && needed > 0 && !t.book.confirmed(id) && from != t.started.end() &&
+                                 impl_->t - from->second < needed;
+      }
       s.memory_bank_bytes += b.memory_bytes();
       s.memory_bank_limit_bytes += b.memory_bytes_limit();
       s.conditioning_frames += b.conditioning_frames();
@@ -444,6 +452,7 @@ void VideoTracker::Impl::step(Track& track, const video::FrameNeck& neck, pure::
     const int id = plan.new_ids[i];
     const float score = dets[plan.new_detections[i]].score;
     track.first_scores[id] = score;
+    track.started[id] = t;
     fresh.ids.push_back(id);
     fresh.masks.push_back(logits);
     fresh.pointers.push_back(pointer_from_mask(logits, neck));

@@ -420,7 +420,14 @@ std::optional<VideoFrameResult> VideoOutputs::write_frame(const VideoFrame& fram
   s.max_id = max_id;
   ++s.committed;
   s.last_index = result.index;
-  if (++s.since_checkpoint >= s.options.checkpoint_every) s.checkpoint();
+  if (++s.since_checkpoint >= s.options.checkpoint_every) {
+    try {
+      s.checkpoint();
+    } catch (...) {
+      s.broken = true;  // a flush failed (a full disk, a file-size limit): the last good checkpoint stays the one to resume
+      throw;
+    }
+  }
   return mapped;
 }
 

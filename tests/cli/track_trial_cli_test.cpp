@@ -190,6 +190,9 @@ TEST(TrackTrialCli, AFileSizeLimitIsAnErrorNotASignal) {
   const auto r = run_command("(ulimit -f 1 && exec " + track(dir / "a.mp4", dir / "out", "--prompt car --format json,mots" + kShort) + ")");
   EXPECT_EQ(r.exit_code, 6) << r.err;
   EXPECT_NE(r.err.find("sam3: error: "), std::string::npos) << r.err;
+  const auto again = run_command(track(dir / "a.mp4", dir / "out", "--prompt car --format json,mots" + kShort));
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(again.err.find("cannot resume"), std::string::npos) << again.err;
 }
 
 // Finding 16's small things.

@@ -157,6 +157,37 @@ TEST(VideoOutputsRerun, AFinishThatFailsIsFinishedByTheNextRunWithoutTrackingAga
   EXPECT_FALSE(fs::exists(dir / "sam3-video.partial"));
 }
 
+// A new user's trial (session 18, finding 15): with SIGXFSZ ignored (sam3 track now does, to
+// say what failed), a checkpoint whose flush was cut by a file-size limit was recorded anyway,
+// by the next checkpoint or the destructor's, with more bytes than the file held: the next run
+// found the partial run "shorter than its checkpoint" and started over.
+TEST(VideoOutputsRerun, AWriteCutShortByAFileSizeLimitLeavesTheLastGoodCheckpoint) {
+  TempDir dir("sam3_vrerun");
+  {
+    auto o = options({VideoOutputFormat::kJson});
+    sam3::VideoOutputs out(dir.path(), info(), o);
+    for (int f = 0; f < 4; ++f) out.write(frame_of(f).first, frame_of(f).second);  // checkpoints at 2 and 4
+    const auto record = fs::file_size(dir / "sam3-video.partial" / "json" / "frames.jsonl");
+    rlimit old{};
+    ::getrlimit(RLIMIT_FSIZE, &old);
+    rlimit small = old;
+    small.rlim_cur = record + record / 8;  // room for half a frame more
+    auto previous = std::signal(SIGXFSZ, SIG_IGN);
+    ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+    const auto code = code_of([&] {
+      for (int f = 4; f < 10; ++f) out.write(frame_of(f).first, frame_of(f).second);
+    });
+    ::setrlimit(RLIMIT_FSIZE, &old);
+    std::signal(SIGXFSZ, previous);
+    EXPECT_EQ(code, ErrorCode::kIo);
+  }  // the destructor must not record what the failed flush did not write
+  std::string warned = warnings_of([&] {
+    sam3::VideoOutputs out(dir.path(), info(), options({VideoOutputFormat::kJson}));
+    EXPECT_EQ(out.resume_point().committed_frames, 4) << "the checkpoint before the failure";
+  });
+  EXPECT_EQ(warned, "") << "nothing started over";
+}
+
 // Issue 42 item 16: DAVIS's limit (ids up to 255) was found mid-run and its advice ("write JSON
 // or MOTS") started the run over. Now the frame is refused before any format writes it, and the
 // same run without davis resumes there.
