@@ -178,6 +178,8 @@ class FfmpegSource final : public FrameSource {
       const int got = avcodec_receive_frame(decoder_.get(), frame.get());
       if (got == 0) {
         failures_in_a_row_ = 0;
+        // A frame the decoder concealed (a reference lost with damaged packets): damage is near.
+        if ((frame->flags & AV_FRAME_FLAG_CORRUPT) || frame->decode_error_flags != 0) numbering_->damaged();
         return frame;
       }
       if (got == AVERROR_EOF) {
@@ -207,6 +209,9 @@ class FfmpegSource final : public FrameSource {
         if (!(packet_->flags & AV_PKT_FLAG_DISCARD)) {  // an edit list's leading frames are decoded, never shown
           numbering_->packet(timestamp(packet_->pts != AV_NOPTS_VALUE ? packet_->pts : packet_->dts));
         }
+        // MPEG-TS marks a packet whose data has gaps (its continuity counter jumped): packets, and
+        // the frames in them, may be gone without any decoding error.
+        if (packet_->flags & AV_PKT_FLAG_CORRUPT) numbering_->damaged();
         const int sent = avcodec_send_packet(decoder_.get(), packet_.get());
         if (sent == AVERROR_INVALIDDATA) {
           ++damaged_packets_;

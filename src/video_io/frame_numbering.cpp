@@ -30,7 +30,7 @@ std::int64_t FrameNumbering::frame(std::optional<std::int64_t> pts) {
       const double steps = static_cast<double>(*pts - *last_pts_) / frame_ticks_;
       const double whole = std::round(steps);
       const bool on_grid = whole >= 1 && std::abs(steps - whole) < 0.1;
-      if (near_damage && regular_ && on_grid) {
+      if (near_damage && regular_ && on_grid && skipped == 0) {  // no packet read accounts for the gap
         index = std::max(index, next_ - 1 + static_cast<std::int64_t>(whole));
       } else if (!on_grid || whole != 1) {
         regular_ = false;  // a step of other than one frame with no error to explain it: not a constant rate

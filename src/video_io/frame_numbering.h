@@ -6,10 +6,12 @@
 //  - the packets the demuxer read (damaged ones included: MP4's index and Matroska's blocks list
 //    every frame) whose presentation time lies before the frame's and that gave no frame: exact
 //    at any frame rate, constant or variable;
-//  - for a stream that has had a constant rate so far, also the gap in time over the frame
-//    duration (a demuxer that dropped the damaged packets, as MPEG-TS may): the larger wins.
-// Frames are counted as lost only near a decoding error the decoder reported (kDamageReach
-// frames, its reordering depth): packets that give no frame by design (a hidden reference frame)
+//  - when no packet read accounts for the gap and the stream has had a constant rate so far,
+//    the gap in time over the frame duration (a demuxer that dropped the damaged packets, as
+//    MPEG-TS may). Packets come first: a variable-rate stream can look constant on its first
+//    frames (its declared rate is guessed from them) and then pause.
+// Frames are counted as lost only near damage FFmpeg reported (kDamageReach frames: a packet
+// the decoder refused, a frame it concealed, a packet MPEG-TS marks corrupt): packets that give no frame by design (a hidden reference frame)
 // never shift an index, and an intact file is numbered 0, 1, 2, ... whatever its times.
 // No FFmpeg here: times are the stream's ticks.
 #pragma once
@@ -30,7 +32,8 @@ class FrameNumbering {
 
   // A packet of the video stream was read (decodable or not); nullopt: it has no time.
   void packet(std::optional<std::int64_t> pts);
-  // The decoder reported a damaged packet (its frame will not come).
+  // FFmpeg reported damage: a packet the decoder refused (its frame will not come), a frame it
+  // concealed, a packet the demuxer marked corrupt.
   void damaged() { since_damage_ = 0; }
   // The next decoded frame (presentation order; nullopt: no time): its source index.
   std::int64_t frame(std::optional<std::int64_t> pts);

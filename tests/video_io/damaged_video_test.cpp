@@ -82,6 +82,24 @@ TEST(DamagedVideo, FramesAfterUndecodableOnesKeepTheirSourceIndexAndTheWarningSa
   EXPECT_EQ(r.warned.find("cut short"), std::string::npos) << "frames lost in the middle are not a file cut short:\n" << r.warned;
 }
 
+// MPEG-TS drops damaged packets itself (no decoding error for them, only a packet marked
+// corrupt): the frames after the gap are numbered from their times (a constant rate).
+TEST(DamagedVideo, AnMpegTsFileThatLostPacketsNumbersTheRestFromTheirTimes) {
+  TempDir dir("sam3_vdmg");
+  constexpr int kFrames = 60;
+  sam3::test::write_scene_video(dir / "clip.ts", 96, 64, sam3::test::regular_times(kFrames, 25.0), "mpeg4");
+  std::string bytes = sam3::test::read_file(dir / "clip.ts");
+  for (size_t k = bytes.size() * 4 / 10; k < bytes.size() * 6 / 10; ++k) bytes[k] = static_cast<char>(bytes[k] ^ 0x5a);
+  std::ofstream(dir / "damaged.ts", std::ios::binary) << bytes;
+  const auto r = read_warning(dir / "damaged.ts");
+  ASSERT_GE(r.frames.size(), 20u);
+  ASSERT_LT(r.frames.size(), static_cast<size_t>(kFrames)) << "the damage lost no frame: the test damages too little";
+  for (const auto& f : r.frames) {
+    EXPECT_NEAR(f.time_s, f.index / 25.0, 1e-3) << "frame " << f.index << ": its index and its time disagree";
+  }
+  EXPECT_NE(r.warned.find("could not be decoded (damaged)"), std::string::npos) << r.warned;
+}
+
 TEST(DamagedVideo, AVariableRateMatroskaFileWithNoDeclaredCountIsNotCalledCutShort) {
   std::string encoder = sam3::video_io::find_video_encoder("h264");
   if (encoder.empty()) encoder = "mpeg4";

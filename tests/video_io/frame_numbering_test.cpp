@@ -64,6 +64,15 @@ TEST(FrameNumbering, AConstantRateCountsFramesTheDemuxerDroppedFromTheirTimes) {
   EXPECT_EQ(n.lost(), (Runs{{3, 5}}));
 }
 
+TEST(FrameNumbering, PacketsReadOutweighAConstantRateThatWasOnlyGuessed) {
+  // The first frames 100 ticks apart (the rate FFmpeg guesses), a damaged one, then a pause of
+  // 3 s: the packet read says one frame was lost, not 30.
+  const auto times = ticks({0, 100, 200, 300, 3300, 3400});
+  FrameNumbering n(100);
+  EXPECT_EQ(number(n, times, {3}), (std::vector<std::int64_t>{0, 1, 2, 4, 5}));
+  EXPECT_EQ(n.lost(), (Runs{{3, 3}}));
+}
+
 TEST(FrameNumbering, PacketsThatGiveNoFrameWithoutAnErrorShiftNothing) {
   // A hidden reference frame has a packet of its own and no picture: no error, no lost index.
   FrameNumbering n(0);
