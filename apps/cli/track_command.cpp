@@ -116,16 +116,12 @@ void add_track_command(CLI::App& app, Runner& run) {
   cmd->add_option("--threads", args->threads, "ONNX Runtime threads (0: one per core)");
   // Ranges are checked by track_usage_error, in sam3's words (sam3: error: --every must be ...).
   auto& o = args->options;
-  cmd->add_option("--detection-threshold", o.detection_threshold, "Detections kept for matching")
-      ->capture_default_str();
-  cmd->add_option("--new-object-threshold", o.new_object_threshold, "Score a detection needs to start an object")
-      ->capture_default_str();
+  cmd->add_option("--detection-threshold", o.detection_threshold, "Detections kept for matching")->capture_default_str();
+  cmd->add_option("--new-object-threshold", o.new_object_threshold, "Score a detection needs to start an object")->capture_default_str();
   cmd->add_option("--hotstart-delay", o.hotstart_delay, "Frames results wait so that false starts are removed first")
       ->capture_default_str();
-  cmd->add_option("--hotstart-unmatched", o.hotstart_unmatched, "Unmatched frames that remove a new object")
-      ->capture_default_str();
-  cmd->add_option("--hotstart-duplicate", o.hotstart_duplicate, "Duplicate frames that remove a new object")
-      ->capture_default_str();
+  cmd->add_option("--hotstart-unmatched", o.hotstart_unmatched, "Unmatched frames that remove a new object")->capture_default_str();
+  cmd->add_option("--hotstart-duplicate", o.hotstart_duplicate, "Duplicate frames that remove a new object")->capture_default_str();
   cmd->add_option("--confirmation", o.confirmation_detections, "Consecutive detections that confirm an object (0: off)")
       ->capture_default_str();
   cmd->add_option("--boundary-margin", o.boundary_margin, "Detections centred this close to the edge start nothing (0: off)")

@@ -109,29 +109,30 @@ std::vector<VideoOutputFormat> output_formats(const std::string& list) {
 // rerun without the ignored flag must still resume).
 nlohmann::json settings_of(const TrackArgs& a, const nlohmann::json& model) {
   const auto& o = a.options;
-  return {{"model", model},
-          {"prompts", {{"texts", a.prompts}, {"points", a.points}, {"boxes", a.boxes}}},
-          {"every", a.every},
-          {"fps", frames_folder(a.video) ? a.fps : 0.0},
-          {"detection_threshold", shortest(o.detection_threshold)},
-          {"nms_iom", shortest(o.nms_iom)},
-          {"association_iom", shortest(o.association_iom)},
-          {"track_match_iom", shortest(o.track_match_iom)},
-          {"new_object_threshold", shortest(o.new_object_threshold)},
-          {"hotstart_delay", o.hotstart_delay},
-          {"hotstart_unmatched", o.hotstart_unmatched},
-          {"hotstart_duplicate", o.hotstart_duplicate},
-          {"keep_alive", {o.keep_alive_init, o.keep_alive_min, o.keep_alive_max}},
-          {"keep_alive_suppression", o.keep_alive_suppression},
-          {"occlusion_overlap_iou", shortest(o.occlusion_overlap_iou)},
-          {"boundary_margin", shortest(o.boundary_margin)},
-          {"confirmation_detections", o.confirmation_detections},
-          {"max_objects", o.max_objects},
-          {"recondition",
-           {o.recondition_every, shortest(o.recondition_iom), shortest(o.recondition_detection_score), shortest(o.recondition_track_score)}},
-          {"fill_hole_area", o.fill_hole_area},
-          {"shrinkage_min_ratio", shortest(o.shrinkage_min_ratio)},
-          {"pack_new_objects", o.pack_new_objects}};
+  return {
+      {"model", model},
+      {"prompts", {{"texts", a.prompts}, {"points", a.points}, {"boxes", a.boxes}}},
+      {"every", a.every},
+      {"fps", frames_folder(a.video) ? a.fps : 0.0},
+      {"detection_threshold", shortest(o.detection_threshold)},
+      {"nms_iom", shortest(o.nms_iom)},
+      {"association_iom", shortest(o.association_iom)},
+      {"track_match_iom", shortest(o.track_match_iom)},
+      {"new_object_threshold", shortest(o.new_object_threshold)},
+      {"hotstart_delay", o.hotstart_delay},
+      {"hotstart_unmatched", o.hotstart_unmatched},
+      {"hotstart_duplicate", o.hotstart_duplicate},
+      {"keep_alive", {o.keep_alive_init, o.keep_alive_min, o.keep_alive_max}},
+      {"keep_alive_suppression", o.keep_alive_suppression},
+      {"occlusion_overlap_iou", shortest(o.occlusion_overlap_iou)},
+      {"boundary_margin", shortest(o.boundary_margin)},
+      {"confirmation_detections", o.confirmation_detections},
+      {"max_objects", o.max_objects},
+      {"recondition",
+       {o.recondition_every, shortest(o.recondition_iom), shortest(o.recondition_detection_score), shortest(o.recondition_track_score)}},
+      {"fill_hole_area", o.fill_hole_area},
+      {"shrinkage_min_ratio", shortest(o.shrinkage_min_ratio)},
+      {"pack_new_objects", o.pack_new_objects}};
 }
 
 // The model folder by what it is, not how it was spelt: "models", "./models" and
@@ -192,20 +193,18 @@ std::string track_usage_error(const TrackArgs& a) {
     const char* name;
     double value, lo, hi;
   };
-  for (const Bound& b : {Bound{"--every", static_cast<double>(a.every), 1, 1e6},
-                         Bound{"--checkpoint-every", static_cast<double>(a.checkpoint_every), 1, 1e6},
-                         Bound{"--fps", a.fps, 0, 1000},
-                         Bound{"--threads", static_cast<double>(a.threads), 0, 1024},
-                         Bound{"--detection-threshold", o.detection_threshold, 0, 1},
-                         Bound{"--new-object-threshold", o.new_object_threshold, 0, 1},
-                         Bound{"--hotstart-delay", static_cast<double>(o.hotstart_delay), 0, 1000},
-                         Bound{"--hotstart-unmatched", static_cast<double>(o.hotstart_unmatched), 0, 1000},
-                         Bound{"--hotstart-duplicate", static_cast<double>(o.hotstart_duplicate), 0, 1000},
-                         Bound{"--confirmation", static_cast<double>(o.confirmation_detections), 0, 1000},
-                         Bound{"--boundary-margin", o.boundary_margin, 0, 0.49},
-                         Bound{"--max-objects", static_cast<double>(o.max_objects), 0, 100000},
-                         Bound{"--recondition-every", static_cast<double>(o.recondition_every), 0, 1e6},
-                         Bound{"--fill-hole-area", static_cast<double>(o.fill_hole_area), 0, 1e6}}) {
+  for (const Bound& b :
+       {Bound{"--every", static_cast<double>(a.every), 1, 1e6},
+        Bound{"--checkpoint-every", static_cast<double>(a.checkpoint_every), 1, 1e6}, Bound{"--fps", a.fps, 0, 1000},
+        Bound{"--threads", static_cast<double>(a.threads), 0, 1024}, Bound{"--detection-threshold", o.detection_threshold, 0, 1},
+        Bound{"--new-object-threshold", o.new_object_threshold, 0, 1},
+        Bound{"--hotstart-delay", static_cast<double>(o.hotstart_delay), 0, 1000},
+        Bound{"--hotstart-unmatched", static_cast<double>(o.hotstart_unmatched), 0, 1000},
+        Bound{"--hotstart-duplicate", static_cast<double>(o.hotstart_duplicate), 0, 1000},
+        Bound{"--confirmation", static_cast<double>(o.confirmation_detections), 0, 1000},
+        Bound{"--boundary-margin", o.boundary_margin, 0, 0.49}, Bound{"--max-objects", static_cast<double>(o.max_objects), 0, 100000},
+        Bound{"--recondition-every", static_cast<double>(o.recondition_every), 0, 1e6},
+        Bound{"--fill-hole-area", static_cast<double>(o.fill_hole_area), 0, 1e6}}) {
     if (b.value >= b.lo && b.value <= b.hi) continue;
     char text[160];
     std::snprintf(text, sizeof text, "%s must be from %.10g to %.10g, got %.10g", b.name, b.lo, b.hi, b.value);

@@ -26,8 +26,8 @@ void TrackSummary::print(const std::string& video, const fs::path& out) const {
     std::fprintf(stderr,
                  "%s: %d object%s found on the last frames %s never confirmed (confirmation needs --confirmation frames in a row, "
                  "3 by default) and %s not in the results; --confirmation 0 keeps %s\n",
-                 video.c_str(), unconfirmed, unconfirmed == 1 ? "" : "s", unconfirmed == 1 ? "was" : "were", unconfirmed == 1 ? "is" : "are",
-                 unconfirmed == 1 ? "it" : "them");
+                 video.c_str(), unconfirmed, unconfirmed == 1 ? "" : "s", unconfirmed == 1 ? "was" : "were",
+                 unconfirmed == 1 ? "is" : "are", unconfirmed == 1 ? "it" : "them");
   }
 }
 

@@ -70,9 +70,9 @@ struct Track {
   std::unique_ptr<const detail::VideoText> text;
   pure::video::ConceptBook book;
   std::vector<Bucket> buckets;
-  std::map<int, float> first_scores;  // id -> the detection score that started it
+  std::map<int, float> first_scores;    // id -> the detection score that started it
   std::map<int, std::int64_t> started;  // id -> the frame (counted from 0 as pushed) it started on
-  std::map<int, int> object_prompts;  // clicked objects: id -> texts + its object prompt's index
+  std::map<int, int> object_prompts;    // clicked objects: id -> texts + its object prompt's index
   Track(int p, const VideoTrackerOptions& o) : prompt(p), book(o) {}
   int prompt_of(int id) const {
     const auto it = object_prompts.find(id);
@@ -177,8 +177,8 @@ VideoTrackerStats VideoTracker::stats() const {
       const int needed = impl_->options.confirmation_detections;
       for (int id : b.slots()) {
         const auto from = t.started.find(id);
-        s.unconfirmed_objects += id > 0 && !t.user && needed > 0 && !t.book.confirmed(id) && from != t.started.end() &&
-                                 impl_->t - from->second < needed;
+        s.unconfirmed_objects +=
+            id > 0 && !t.user && needed > 0 && !t.book.confirmed(id) && from != t.started.end() && impl_->t - from->second < needed;
       }
       s.memory_bank_bytes += b.memory_bytes();
       s.memory_bank_limit_bytes += b.memory_bytes_limit();

@@ -255,8 +255,8 @@ class FfmpegSource final : public FrameSource {
       log(LogLevel::kWarning, path_.string() + ": the video ended after " + std::to_string(held) + " of the " +
                                   std::to_string(declared_frames_) + " frames its container declares (a file cut short?)");
     } else if (cut_short_) {  // no count to compare (Matroska): the demuxer met the file's end inside its data
-      log(LogLevel::kWarning, path_.string() + ": the file ends in the middle of its data (a file cut short?); the " +
-                                  frames_text(held) + " before the cut were given");
+      log(LogLevel::kWarning, path_.string() + ": the file ends in the middle of its data (a file cut short?); the " + frames_text(held) +
+                                  " before the cut were given");
     }
   }
 

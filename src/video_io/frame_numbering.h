@@ -11,9 +11,9 @@
 //    MPEG-TS may). Packets come first: a variable-rate stream can look constant on its first
 //    frames (its declared rate is guessed from them) and then pause.
 // Frames are counted as lost only near damage FFmpeg reported (kDamageReach frames: a packet
-// the decoder refused, a frame it concealed, a packet MPEG-TS marks corrupt): packets that give no frame by design (a hidden reference frame)
-// never shift an index, and an intact file is numbered 0, 1, 2, ... whatever its times.
-// No FFmpeg here: times are the stream's ticks.
+// the decoder refused, a frame it concealed, a packet MPEG-TS marks corrupt): packets that give no frame by design (a hidden reference
+// frame) never shift an index, and an intact file is numbered 0, 1, 2, ... whatever its times. No FFmpeg here: times are the stream's
+// ticks.
 #pragma once
 
 #include <cstdint>

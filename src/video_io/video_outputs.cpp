@@ -475,7 +475,8 @@ std::string VideoOutputs::replaced_results(const fs::path& folder, const std::st
     return results + (name == video_name ? " as it was before it changed" : " (another video)");
   }
   if (!record.contains("labels") || record["labels"] != nlohmann::json(one_line_labels(options.labels))) {
-    return results + " with other prompts (" + setting_difference(record.value("labels", nlohmann::json::array()), one_line_labels(options.labels)) + ")";
+    return results + " with other prompts (" +
+           setting_difference(record.value("labels", nlohmann::json::array()), one_line_labels(options.labels)) + ")";
   }
   if (!record.contains("settings") || record["settings"] != settings) {
     return results + " with other settings (" + setting_difference(record.value("settings", nlohmann::json::object()), settings) + ")";

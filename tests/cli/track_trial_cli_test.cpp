@@ -157,8 +157,8 @@ TEST(TrackTrialCli, AResumeSurvivesTheModelFolderSpeltOtherwiseAndSaysWhichSetti
 TEST(TrackTrialCli, OptionsBeforeTheVideoAndAClickPastItsDeclaredEnd) {
   const auto dir = sam3::test::fresh_test_dir("sam3_track_trial");
   write_video(dir / "a.mp4", 3);
-  auto r = run_command(sam3_track("--models " + quote(kModels.string()) + " --prompt car " + quote((dir / "a.mp4").string()) +
-                                  " --out " + quote((dir / "out").string()) + " --format json" + kShort));
+  auto r = run_command(sam3_track("--models " + quote(kModels.string()) + " --prompt car " + quote((dir / "a.mp4").string()) + " --out " +
+                                  quote((dir / "out").string()) + " --format json" + kShort));
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(fs::exists(dir / "out" / "tracks.json"));
   r = run_command(track(dir / "a.mp4", dir / "past", "--point 10,10@50 --format json" + kShort));

@@ -77,8 +77,7 @@ TEST(DamagedVideo, FramesAfterUndecodableOnesKeepTheirSourceIndexAndTheWarningSa
           << "frame " << f.index << " holds another frame's picture";
     }
   }
-  EXPECT_NE(r.warned.find("damaged.mp4: 3 frames could not be decoded (damaged); frames 20-22 are absent"), std::string::npos)
-      << r.warned;
+  EXPECT_NE(r.warned.find("damaged.mp4: 3 frames could not be decoded (damaged); frames 20-22 are absent"), std::string::npos) << r.warned;
   EXPECT_EQ(r.warned.find("cut short"), std::string::npos) << "frames lost in the middle are not a file cut short:\n" << r.warned;
 }
 

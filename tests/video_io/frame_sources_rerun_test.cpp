@@ -134,10 +134,12 @@ TEST(FrameSourcesRerun, AVideoCutShortYieldsTheFramesItHasAndSaysItEndedEarly) {
     // MP4 declares its count; Matroska's is only estimated (not trusted since session 18: a valid
     // variable-rate file was called cut short), and its demuxer says where the data stops.
     if (cut.extension() == ".mp4") {
-      EXPECT_NE(warned.find(" of the " + std::to_string(declared) + " frames its container declares (a file cut short?)"), std::string::npos)
+      EXPECT_NE(warned.find(" of the " + std::to_string(declared) + " frames its container declares (a file cut short?)"),
+                std::string::npos)
           << warned;
     }
-    if (cut.extension() == ".mkv") EXPECT_NE(warned.find("ends in the middle of its data (a file cut short?)"), std::string::npos) << warned;
+    if (cut.extension() == ".mkv")
+      EXPECT_NE(warned.find("ends in the middle of its data (a file cut short?)"), std::string::npos) << warned;
   }
 }
 
