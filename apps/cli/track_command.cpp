@@ -5,6 +5,7 @@
 #include <atomic>
 #include <csignal>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,19 +59,23 @@ int run_track(TrackArgs& a) {
   // One video: done already (the same file, settings and formats) is said and skipped, as a
   // folder of videos skips it; another video's or other settings' finished results are not
   // replaced unless asked (a mistyped --out would lose hours of tracking).
-  if (!a.restart && already_tracked(a.video, a.out, job)) {
+  std::optional<VideoOutputOptions> outputs;
+  try {
+    outputs = outputs_for(a.video, job);
+  } catch (const Error&) {  // a missing or unreadable video: track_video says what is wrong
+  }
+  if (outputs && !a.restart && VideoOutputs::finished(a.out, *outputs)) {
     std::printf("%s: already tracked with these settings and formats in %s; nothing to do (--restart tracks it again)\n",
                 video_name(a.video).c_str(), a.out.c_str());
     return kOk;
   }
-  if (!a.overwrite) {
-    const auto replaced = VideoOutputs::replaced_results(a.out, video_name(a.video), outputs_for(a.video, job));
-    if (!replaced.empty()) {
-      throw Error(ErrorCode::kIo, replaced + "; give another --out, or --overwrite to replace them");
-    }
+  if (outputs && !a.overwrite) {
+    const auto replaced = VideoOutputs::replaced_results(a.out, video_name(a.video), *outputs);
+    if (!replaced.empty()) throw Error(ErrorCode::kIo, replaced + "; give another --out, or --overwrite to replace them");
   }
   try {
-    track_video(a.video, a.out, job).print(video_name(a.video), a.out);
+    const auto summary = track_video(a.video, a.out, job);
+    summary.print(summary.name, a.out);
   } catch (const Error& e) {
     if (e.code() != ErrorCode::kCancelled) throw;
     // Ctrl-C or SIGTERM: the hint alone, not an error line naming the graph that was stopped.
