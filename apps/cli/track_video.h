@@ -48,7 +48,8 @@ bool already_tracked(const std::filesystem::path& video, const std::filesystem::
 // `out` (of the same source: video_source_identity), the frames are read again from
 // VideoOutputs' restart point (or from the earliest clicked/boxed object's frame when that is
 // earlier: the tracker needs the click's frame); one that had tracked every frame is only
-// finished. Refused before the first frame: a click past a folder's last frame, frames too
+// finished. Refused before the first frame: a click past a folder's last frame or a video
+// file's declared one (VideoInfo::frame_count_exact), frames too
 // large for the memory left (sam3/video_memory.h); running out of memory later is
 // kImageTooLarge naming the video and frame. Frames are held for their delayed results only
 // when an output needs their pixels (the overlay).

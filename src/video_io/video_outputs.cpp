@@ -476,7 +476,7 @@ std::string VideoOutputs::replaced_results(const fs::path& folder, const std::st
   }
   if (!record.contains("labels") || record["labels"] != nlohmann::json(one_line_labels(options.labels))) {
     return results + " with other prompts (" +
-           setting_difference(record.value("labels", nlohmann::json::array()), one_line_labels(options.labels)) + ")";
+           setting_difference(record.value("labels", nlohmann::json::array()), one_line_labels(options.labels), "the list of labels") + ")";
   }
   if (!record.contains("settings") || record["settings"] != settings) {
     return results + " with other settings (" + setting_difference(record.value("settings", nlohmann::json::object()), settings) + ")";

@@ -325,4 +325,40 @@ TEST(VideoOutputsRerun, FinishedOnlyForTheSameSourceSettingsAndFormats) {
   EXPECT_FALSE(sam3::VideoOutputs::finished(dir.path(), options())) << "a format's files removed since";
 }
 
+// A new user's trial (session 18, finding 2): another video's run into a folder holding a
+// finished result replaced it silently. replaced_results says what would be lost, naming it.
+TEST(VideoOutputsRerun, ReplacedResultsNameTheFinishedRunAnotherWouldReplace) {
+  TempDir dir("sam3_vrerun");
+  auto settings = options();
+  settings.settings_json = R"({"detection_threshold":0.4,"model":{"directory":"/m"}})";
+  EXPECT_EQ(sam3::VideoOutputs::replaced_results(dir.path(), "frames", settings), "") << "nothing there";
+  {
+    sam3::VideoOutputs out(dir.path(), info(), settings);
+    for (int f = 0; f < 3; ++f) out.write(frame_of(f).first, frame_of(f).second);
+    out.finish();
+  }
+  const std::string folder = dir.path().string();
+  EXPECT_EQ(sam3::VideoOutputs::replaced_results(dir.path(), "frames", settings), "") << "the same run";
+  auto fewer = settings;
+  fewer.formats = {VideoOutputFormat::kJson, VideoOutputFormat::kMots};
+  EXPECT_EQ(sam3::VideoOutputs::replaced_results(dir.path(), "frames", fewer), "") << "other formats lose nothing";
+  auto changed = settings;
+  changed.source_json = R"({"kind":"folder","frames":11,"digest":"bbbb"})";
+  EXPECT_EQ(sam3::VideoOutputs::replaced_results(dir.path(), "frames", changed),
+            folder + " holds the finished results of frames as it was before it changed");
+  EXPECT_EQ(sam3::VideoOutputs::replaced_results(dir.path(), "clip.mp4", changed),
+            folder + " holds the finished results of frames (another video)");
+  auto labels = settings;
+  labels.labels = {"truck"};
+  EXPECT_EQ(sam3::VideoOutputs::replaced_results(dir.path(), "frames", labels),
+            folder + R"( holds the finished results of frames with other prompts (the list of labels was ["car"], now ["truck"]))");
+  auto other = settings;
+  other.settings_json = R"({"detection_threshold":0.5,"model":{"directory":"/m"}})";
+  EXPECT_EQ(sam3::VideoOutputs::replaced_results(dir.path(), "frames", other),
+            folder + " holds the finished results of frames with other settings (detection_threshold was 0.4, now 0.5)");
+  other.settings_json = R"({"detection_threshold":0.4,"model":{"directory":"/models"}})";
+  EXPECT_EQ(sam3::VideoOutputs::replaced_results(dir.path(), "frames", other),
+            folder + R"( holds the finished results of frames with other settings (model.directory was "/m", now "/models"))");
+}
+
 }  // namespace
