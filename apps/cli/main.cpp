@@ -1,5 +1,6 @@
 // sam3: command-line front end over the sam3cpp library.
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <opencv2/core/utils/logger.hpp>
 
@@ -10,6 +11,9 @@
 
 int main(int argc, char** argv) {
   using namespace sam3::cli;
+  // Past a file-size limit (ulimit -f) a write fails with EFBIG and sam3 says so (exit 6), rather
+  // than dying of SIGXFSZ without a word.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"sam3: find every instance of a text prompt in images with Meta's SAM3 (ONNX Runtime)"};
   app.name("sam3");
   app.set_version_flag("--version", [] {

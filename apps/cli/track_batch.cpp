@@ -30,15 +30,11 @@ int track_videos(const fs::path& folder, const fs::path& out, const TrackJob& jo
     const fs::path target = out / safe_file_name(video.stem().string(), "video");
     std::fprintf(stderr, "[%zu/%zu] %s\n", i + 1, mine.size(), mine[i].name.c_str());
     try {
-      // Done: a finished run of this very file (size, time, first bytes), settings and formats.
-      auto outputs = job.outputs;
-      outputs.source_json = video_source_identity(video);
-      if (VideoOutputs::finished(target, outputs)) {
+      if (already_tracked(video, target, job)) {
         ++done;
         continue;
       }
-      const auto s = track_video(video, target, job);
-      std::printf("%s: %lld frames%s -> %s\n", mine[i].name.c_str(), static_cast<long long>(s.frames), s.resumed().c_str(), target.c_str());
+      track_video(video, target, job).print(mine[i].name, target);
       ++tracked;
     } catch (const Error& e) {
       if (e.code() == ErrorCode::kCancelled) {
@@ -46,7 +42,10 @@ int track_videos(const fs::path& folder, const fs::path& out, const TrackJob& jo
                     out.c_str());
         return error_traits(ErrorCode::kCancelled).exit_code;
       }
-      std::fprintf(stderr, "%s: %s\n", mine[i].name.c_str(), e.what());
+      // Most messages start with the video's path already: it is not named twice.
+      const std::string what = e.what();
+      const bool named = what.rfind(video.string(), 0) == 0;
+      std::fprintf(stderr, "%s%s\n", named ? "" : (mine[i].name + ": ").c_str(), what.c_str());
       ++failed;
     }
   }

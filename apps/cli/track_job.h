@@ -23,6 +23,7 @@ struct TrackArgs {
   std::string overlay_encoder = "auto";
   int checkpoint_every = 25;
   bool restart = false;
+  bool overwrite = false;  // replace a finished run of another video or settings in --out
   std::string shard = "1/1";
   std::vector<std::string> prompts, points, boxes;
   int every = 1;
@@ -38,6 +39,9 @@ TrackJob make_track_job(const TrackArgs& args, const std::atomic<bool>* stop);
 // that is NaN): the message, or "" when there is none. Reported as usage errors (exit 2),
 // before the model loads.
 std::string track_usage_error(const TrackArgs& args);
+
+// `input` is a folder of frames (a folder with no video file in it): --fps applies to it only.
+bool frames_folder(const std::string& input);
 
 // "K/N" (1 <= K <= N) -> {K, N}; throws kInvalidArgument naming the text.
 std::pair<int, int> parse_track_shard(const std::string& shard);

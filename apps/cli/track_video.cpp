@@ -1,6 +1,7 @@
 #include "track_video.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <deque>
 #include <new>
 
@@ -18,6 +19,28 @@ std::string TrackSummary::resumed() const {
   return " (resumed after frame " + std::to_string(resumed_after) + ", tracked again from frame " + std::to_string(restarted_at) + ")";
 }
 
+void TrackSummary::print(const std::string& video, const fs::path& out) const {
+  std::printf("%s: %lld frame%s%s -> %s\n", video.c_str(), static_cast<long long>(frames), frames == 1 ? "" : "s", resumed().c_str(),
+              out.c_str());
+  if (unconfirmed > 0) {
+    std::fprintf(stderr,
+                 "%s: %d object%s found on the last frames %s never confirmed (confirmation needs --confirmation frames in a row, "
+                 "3 by default) and %s not in the results; --confirmation 0 keeps %s\n",
+                 video.c_str(), unconfirmed, unconfirmed == 1 ? "" : "s", unconfirmed == 1 ? "was" : "were",
+                 unconfirmed == 1 ? "is" : "are", unconfirmed == 1 ? "it" : "them");
+  }
+}
+
+VideoOutputOptions outputs_for(const fs::path& video, const TrackJob& job) {
+  auto outputs = job.outputs;
+  outputs.source_json = video_source_identity(video);
+  return outputs;
+}
+
+bool already_tracked(const fs::path& video, const fs::path& out, const TrackJob& job) {
+  return VideoOutputs::finished(out, outputs_for(video, job));
+}
+
 namespace {
 
 TrackSummary track_video_or_throw(const fs::path& video, const fs::path& out, const TrackJob& job) {
@@ -31,9 +54,7 @@ TrackSummary track_video_or_throw(const fs::path& video, const fs::path& out, co
   const auto& formats = job.outputs.formats;
   const bool hold_pixels = std::find(formats.begin(), formats.end(), VideoOutputFormat::kOverlay) != formats.end();
   check_video_tracking_memory(source->info(), job.tracker.hotstart_delay, hold_pixels);
-  auto outputs_options = job.outputs;
-  outputs_options.source_json = video_source_identity(video);
-  VideoOutputs outputs(out, source->info(), outputs_options);
+  VideoOutputs outputs(out, source->info(), outputs_for(video, job));
   TrackSummary summary;
   summary.name = source->info().name;
   const ResumePoint& from = outputs.resume_point();
@@ -53,7 +74,9 @@ TrackSummary track_video_or_throw(const fs::path& video, const fs::path& out, co
   }
 
   FrameProgress progress(source->info().name);
-  const std::int64_t total = source->info().frame_count;
+  // An estimated count (Matroska's duration times its rate: 358 for 30 frames of a variable
+  // rate) would give a wrong total and time left: frames done and the rate only.
+  const std::int64_t total = source->info().frame_count_exact ? source->info().frame_count : 0;
   // Frames whose results the hot-start delay still holds: their pixels only when an output
   // needs them (the overlay), else their index and time.
   std::deque<VideoFrame> held;
@@ -86,6 +109,7 @@ TrackSummary track_video_or_throw(const fs::path& video, const fs::path& out, co
   }
   outputs.finish();
   progress.finish();
+  summary.unconfirmed = tracker.stats().unconfirmed_objects;
   return summary;
 }
 

@@ -20,6 +20,10 @@ struct VideoInfo {
   int height = 0;
   double fps = 0;                // 0 when unknown (an image folder without a rate given)
   std::int64_t frame_count = 0;  // frames the source will yield after the stride; 0 when unknown
+  // frame_count is the source's own count (a folder's files, a container's declared frames), not
+  // an estimate (a Matroska file's duration times its rate): only then does a click past it or a
+  // video ending before it mean something is wrong.
+  bool frame_count_exact = false;
 };
 
 // One decoded frame, RGB8 at the video's size.

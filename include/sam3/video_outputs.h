@@ -110,6 +110,14 @@ class VideoOutputs final : public VideoSink {
   // settings and overlay encoder, in at least options.formats, each still there: a batch of
   // videos skips it. An unreadable record is not finished.
   static bool finished(const std::filesystem::path& folder, const VideoOutputOptions& options);
+  // What finishing a run with `options` in `folder` would replace of a finished run there that
+  // is not this one (another video or the same one changed since, other labels, other settings:
+  // results that cannot be had back but by tracking again), as a sentence naming that video and
+  // what differs; "" when nothing would be lost (no finished run, or one of the same video,
+  // labels and settings, in whatever formats). `sam3 track` refuses such a folder unless told.
+  // `video_name`: the name the video's source gives (VideoInfo::name).
+  static std::string replaced_results(const std::filesystem::path& folder, const std::string& video_name,
+                                      const VideoOutputOptions& options);
 
  private:
   struct State;

@@ -31,7 +31,9 @@ struct FrameSourceOptions {
 
 // A video file (any container and codec Debian's FFmpeg decodes). Frames are RGB8 at the
 // displayed size: a rotation in the stream's display matrix (phone videos) is applied; time_s
-// is the presentation time from the stream's start; fps is the stream's average rate.
+// is the presentation time from the stream's start; fps is the stream's average rate. A frame
+// that cannot be decoded (a damaged packet) is skipped with a warning, and the frames after it
+// keep their index in the file (video_io/frame_numbering.h says how it is found).
 // Throws kImageUnreadable (missing or unreadable file), kImageUnsupported (not a video, no
 // video stream, no decoder), kImageCorrupt (nothing decodable), kImageTooLarge, kInvalidArgument
 // (a bad stride or start).
@@ -63,8 +65,9 @@ std::vector<std::filesystem::path> list_video_files(const std::filesystem::path&
 std::string video_source_identity(const std::filesystem::path& path);
 
 // Refuses (kInvalidArgument) an object prompt on a frame the stride `every` skips, or past the
-// last one `path` yields when that is known before reading: a folder of frames (`info` its
-// source's info; a video file's count is its container's estimate, so its end tells).
+// last one `path` yields when that is known before reading (`info` its source's info): a folder
+// of frames, or a video file whose container declares its count (info.frame_count_exact; an
+// estimated count, as Matroska's, is not trusted: the video's end tells).
 // frames[i] is named object<i+1>, as the outputs' labels name it.
 void check_prompt_frames(const std::filesystem::path& path, const VideoInfo& info, int every, const std::vector<std::int64_t>& frames);
 

@@ -100,6 +100,10 @@ struct VideoTrackerStats {
   std::int64_t objects = 0;  // ever started
   int live_objects = 0;      // tracked now
   int buckets = 0;           // multiplex buckets now (16 objects each at most)
+  // Live objects of a text that started fewer than confirmation_detections frames ago and are
+  // not confirmed yet (hidden from the results until they are). After finish(): objects that
+  // started too near the video's end (or in a video of fewer frames) to be confirmed, never shown.
+  int unconfirmed_objects = 0;
   double encode_ms = 0, detect_ms = 0, track_ms = 0, memory_ms = 0, new_objects_ms = 0, output_ms = 0;  // totals
   std::size_t memory_bank_bytes = 0;  // feature tensors held by the memory banks now
   // The most the memory banks of the buckets now can come to once full (every conditioning,

@@ -70,8 +70,9 @@ struct Track {
   std::unique_ptr<const detail::VideoText> text;
   pure::video::ConceptBook book;
   std::vector<Bucket> buckets;
-  std::map<int, float> first_scores;  // id -> the detection score that started it
-  std::map<int, int> object_prompts;  // clicked objects: id -> texts + its object prompt's index
+  std::map<int, float> first_scores;    // id -> the detection score that started it
+  std::map<int, std::int64_t> started;  // id -> the frame (counted from 0 as pushed) it started on
+  std::map<int, int> object_prompts;    // clicked objects: id -> texts + its object prompt's index
   Track(int p, const VideoTrackerOptions& o) : prompt(p), book(o) {}
   int prompt_of(int id) const {
     const auto it = object_prompts.find(id);
@@ -171,6 +172,14 @@ VideoTrackerStats VideoTracker::stats() const {
   for (const auto& t : impl_->tracks) {
     s.buckets += static_cast<int>(t.buckets.size());
     for (const auto& b : t.buckets) {
+      // Unconfirmed and started too few frames ago to have been confirmed yet (not those the
+      // detector had every chance to confirm).
+      const int needed = impl_->options.confirmation_detections;
+      for (int id : b.slots()) {
+        const auto from = t.started.find(id);
+        s.unconfirmed_objects +=
+            id > 0 && !t.user && needed > 0 && !t.book.confirmed(id) && from != t.started.end() && impl_->t - from->second < needed;
+      }
       s.memory_bank_bytes += b.memory_bytes();
       s.memory_bank_limit_bytes += b.memory_bytes_limit();
       s.conditioning_frames += b.conditioning_frames();
@@ -204,8 +213,10 @@ void VideoTracker::Impl::check_frame(const VideoFrame& frame) {
   for (size_t i = 0; i < prompts.objects.size(); ++i) {
     const auto& o = prompts.objects[i];
     if (!object_prompt_done[i] && o.frame < frame.index) {
-      invalid(object_name(i) + " is on frame " + std::to_string(o.frame) + ", which the video skipped (the next frame is " +
-              std::to_string(frame.index) + "; with a stride, prompt a frame it keeps)");
+      // Strides are refused before reading (check_prompt_frames): a gap here is a frame that
+      // could not be decoded, which a warning has named.
+      invalid(object_name(i) + " is on frame " + std::to_string(o.frame) + ", which the video lacks (the next frame is " +
+              std::to_string(frame.index) + "; a frame that could not be decoded, or one a stride skips): prompt a frame it has");
     }
   }
   // Every frame has the first one's size, so the first frame checks every prompt's place:
@@ -444,6 +455,7 @@ void VideoTracker::Impl::step(Track& track, const video::FrameNeck& neck, pure::
     const int id = plan.new_ids[i];
     const float score = dets[plan.new_detections[i]].score;
     track.first_scores[id] = score;
+    track.started[id] = t;
     fresh.ids.push_back(id);
     fresh.masks.push_back(logits);
     fresh.pointers.push_back(pointer_from_mask(logits, neck));

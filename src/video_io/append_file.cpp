@@ -34,6 +34,7 @@ void AppendFile::open(const std::filesystem::path& path, std::int64_t keep_bytes
       if (ec) throw Error(ErrorCode::kIo, path.string() + ": cannot cut back to the last checkpoint (" + ec.message() + ")");
     }
   }
+  failed_ = 0;
   file_ = std::fopen(path.c_str(), "ab");
   if (file_ == nullptr) fail(path, "cannot open for writing", errno);
   size_ = static_cast<std::int64_t>(std::filesystem::file_size(path, ec));
@@ -42,13 +43,21 @@ void AppendFile::open(const std::filesystem::path& path, std::int64_t keep_bytes
 AppendFile::~AppendFile() { close(); }
 
 void AppendFile::append(const std::string& bytes) {
-  if (std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size()) fail(path_, "cannot write (disk full?)", errno);
+  if (failed_ != 0) fail(path_, "cannot write (disk full?)", failed_);
+  if (std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size()) {
+    failed_ = errno != 0 ? errno : EIO;
+    fail(path_, "cannot write (disk full?)", failed_);
+  }
   size_ += static_cast<std::int64_t>(bytes.size());
 }
 
 std::int64_t AppendFile::sync() {
+  if (failed_ != 0) fail(path_, "cannot write (disk full?)", failed_);
   if (file_ == nullptr) return size_;
-  if (std::fflush(file_) != 0 || ::fsync(::fileno(file_)) != 0) fail(path_, "cannot write (disk full?)", errno);
+  if (std::fflush(file_) != 0 || ::fsync(::fileno(file_)) != 0) {
+    failed_ = errno != 0 ? errno : EIO;
+    fail(path_, "cannot write (disk full?)", failed_);
+  }
   return size_;
 }
 

@@ -21,7 +21,9 @@ class AppendFile {
   AppendFile& operator=(const AppendFile&) = delete;
 
   void append(const std::string& bytes);
-  // Flushes to disk; returns the length now durable.
+  // Flushes to disk; returns the length now durable. Once a write or a flush has failed (a full
+  // disk, a file-size limit) every later call throws too: stdio may have dropped what it held,
+  // so no length it returns could be trusted by a checkpoint.
   std::int64_t sync();
   void close();
   const std::filesystem::path& path() const { return path_; }
@@ -30,6 +32,7 @@ class AppendFile {
   std::filesystem::path path_;
   std::FILE* file_ = nullptr;
   std::int64_t size_ = 0;
+  int failed_ = 0;  // the errno of the write or flush that failed; 0 while none has
 };
 
 }  // namespace sam3::video_io

@@ -8,6 +8,7 @@ extern "C" {
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include "core/codecs.h"
@@ -15,6 +16,7 @@ extern "C" {
 #include "sam3/log.h"
 #include "sam3/video_sources.h"
 #include "video_io/ffmpeg_util.h"
+#include "video_io/frame_numbering.h"
 #include "video_io/stride.h"
 
 namespace sam3 {
@@ -57,8 +59,13 @@ class FfmpegSource final : public FrameSource {
     if (!fs::is_regular_file(status)) {
       throw Error(ErrorCode::kImageUnreadable, path.string() + ": not a regular file; give a video file or a folder of images");
     }
+    // FFmpeg would say "moov atom not found" (an MP4) or "invalid data": the plain cause first.
+    if (fs::file_size(path, ec) == 0 && !ec) {
+      throw Error(ErrorCode::kImageUnsupported, path.string() + ": the file is empty (0 bytes); give a video file");
+    }
     AVFormatContext* raw = nullptr;
     take_ffmpeg_error();
+    take_ffmpeg_cut_short();
     int rc = open_local_input(&raw, path.string());
     if (rc < 0) {
       if (rc == AVERROR(EACCES) || rc == AVERROR(ENOENT) || rc == AVERROR(EIO)) {
@@ -75,6 +82,7 @@ class FfmpegSource final : public FrameSource {
     rc = avformat_find_stream_info(input_.get(), nullptr);
     if (rc < 0) throw Error(ErrorCode::kImageCorrupt, path.string() + ": cannot read its streams (" + av_error_text(rc) + ")");
     open_decoder();
+    numbering_.emplace(constant_frame_ticks());
     // The size the stream declares is checked before a frame is decoded: a tiny file may
     // declare a frame of gigabytes (the decoder would allocate it, or fail with an unrelated error).
     check_pixels(stream_->codecpar->width, stream_->codecpar->height, true);
@@ -94,11 +102,12 @@ class FfmpegSource final : public FrameSource {
     const AVRational rate = stream_->avg_frame_rate.num > 0 ? stream_->avg_frame_rate : stream_->r_frame_rate;
     info_.fps = rate.num > 0 && rate.den > 0 ? av_q2d(rate) : 0.0;
     std::int64_t total = stream_->nb_frames;
+    info_.frame_count_exact = total > 0;
     if (total <= 0 && info_.fps > 0 && input_->duration > 0) {  // no count in the container: an estimate
       total = std::llround(static_cast<double>(input_->duration) / AV_TIME_BASE * info_.fps);
     }
     info_.frame_count = total > 0 ? kept_count(options_, total) : 0;
-    declared_frames_ = std::max<std::int64_t>(total, 0);
+    declared_frames_ = info_.frame_count_exact ? total : 0;
   }
 
   const VideoInfo& info() const override { return info_; }
@@ -107,7 +116,8 @@ class FfmpegSource final : public FrameSource {
     for (;;) {
       FramePtr frame = pending_ ? std::move(pending_) : decode_next();
       if (!frame) return std::nullopt;
-      const std::int64_t index = decoded_++;
+      const std::int64_t index = numbering_->frame(timestamp(frame->best_effort_timestamp));
+      last_index_ = index;
       if (!keeps(options_, index)) continue;
       VideoFrame out;
       out.index = index;
@@ -168,6 +178,8 @@ class FfmpegSource final : public FrameSource {
       const int got = avcodec_receive_frame(decoder_.get(), frame.get());
       if (got == 0) {
         failures_in_a_row_ = 0;
+        // A frame the decoder concealed (a reference lost with damaged packets): damage is near.
+        if ((frame->flags & AV_FRAME_FLAG_CORRUPT) || frame->decode_error_flags != 0) numbering_->damaged();
         return frame;
       }
       if (got == AVERROR_EOF) {
@@ -178,24 +190,33 @@ class FfmpegSource final : public FrameSource {
         if (++failures_in_a_row_ > kMaxFailuresInARow) {
           throw Error(ErrorCode::kImageCorrupt, path_.string() + ": decoding failed (" + av_error_text(got) + ") " +
                                                     std::to_string(kMaxFailuresInARow) + " times in a row after frame " +
-                                                    std::to_string(decoded_) + "; re-encode it (ffmpeg -i IN -c:v libx264 OUT.mp4)");
+                                                    std::to_string(last_index_) + "; re-encode it (ffmpeg -i IN -c:v libx264 OUT.mp4)");
         }
         ++damaged_packets_;
+        numbering_->damaged();
         continue;
       }
       if (flushing_) return nullptr;
       const int read = av_read_frame(input_.get(), packet_.get());
       if (read < 0) {  // end of file (or a read error): drain what the decoder holds
+        cut_short_ = take_ffmpeg_cut_short();
         if (read != AVERROR_EOF) log(LogLevel::kWarning, path_.string() + ": reading stopped (" + av_error_text(read) + ")");
         flushing_ = true;
         avcodec_send_packet(decoder_.get(), nullptr);
         continue;
       }
       if (packet_->stream_index == stream_->index) {
+        if (!(packet_->flags & AV_PKT_FLAG_DISCARD)) {  // an edit list's leading frames are decoded, never shown
+          numbering_->packet(timestamp(packet_->pts != AV_NOPTS_VALUE ? packet_->pts : packet_->dts));
+        }
+        // MPEG-TS marks a packet whose data has gaps (its continuity counter jumped): packets, and
+        // the frames in them, may be gone without any decoding error.
+        if (packet_->flags & AV_PKT_FLAG_CORRUPT) numbering_->damaged();
         const int sent = avcodec_send_packet(decoder_.get(), packet_.get());
-        if (sent == AVERROR_INVALIDDATA)
+        if (sent == AVERROR_INVALIDDATA) {
           ++damaged_packets_;
-        else if (sent < 0 && sent != AVERROR(EAGAIN)) {
+          numbering_->damaged();
+        } else if (sent < 0 && sent != AVERROR(EAGAIN)) {
           av_packet_unref(packet_.get());
           throw Error(ErrorCode::kImageCorrupt, path_.string() + ": decoding failed (" + av_error_text(sent) + ")");
         }
@@ -204,18 +225,53 @@ class FfmpegSource final : public FrameSource {
     }
   }
 
-  // At the end: the damaged packets skipped, and a video that ended before the frames its
-  // container declares (a file cut short: the frames it has were given).
+  // At the end: the frames that could not be decoded (their indices are absent; the others keep
+  // theirs), and a video that ended before the frames its container declares (a file cut short:
+  // the frames it has were given). An estimated count (Matroska's duration times its rate) says
+  // nothing about the end.
   void report_end() {
-    if (damaged_packets_ > 0) {
-      log(LogLevel::kWarning, path_.string() + ": " + std::to_string(damaged_packets_) + " damaged packets skipped while decoding");
-      damaged_packets_ = 0;
+    if (ended_) return;
+    ended_ = true;
+    const std::int64_t held = numbering_->finish();
+    const std::int64_t lost = numbering_->lost_frames();
+    if (lost > 0) {
+      std::string runs;
+      const auto& ranges = numbering_->lost();
+      for (size_t i = 0; i < ranges.size() && i < 5; ++i) {
+        const auto [first, last] = ranges[i];
+        if (i > 0) runs += ", ";
+        runs += std::to_string(first);
+        if (last > first) runs += "-" + std::to_string(last);
+      }
+      if (ranges.size() > 5) runs += ", ...";
+      log(LogLevel::kWarning, path_.string() + ": " + frames_text(lost) + " could not be decoded (damaged); frame" +
+                                  (lost > 1 ? "s " : " ") + runs + (lost > 1 ? " are" : " is") +
+                                  " absent from the results, and the other frames keep their indices");
+    } else if (damaged_packets_ > 0) {
+      log(LogLevel::kWarning, path_.string() + ": " + std::to_string(damaged_packets_) + " damaged packet" +
+                                  (damaged_packets_ > 1 ? "s" : "") + " skipped while decoding");
     }
-    if (declared_frames_ > decoded_) {
-      log(LogLevel::kWarning, path_.string() + ": the video ended after " + std::to_string(decoded_) + " of the " +
+    if (declared_frames_ > held) {
+      log(LogLevel::kWarning, path_.string() + ": the video ended after " + std::to_string(held) + " of the " +
                                   std::to_string(declared_frames_) + " frames its container declares (a file cut short?)");
-      declared_frames_ = 0;
+    } else if (cut_short_) {  // no count to compare (Matroska): the demuxer met the file's end inside its data
+      log(LogLevel::kWarning, path_.string() + ": the file ends in the middle of its data (a file cut short?); the " + frames_text(held) +
+                                  " before the cut were given");
     }
+  }
+
+  static std::string frames_text(std::int64_t n) { return std::to_string(n) + (n == 1 ? " frame" : " frames"); }
+
+  // A timestamp of the stream, or nullopt when it has none.
+  static std::optional<std::int64_t> timestamp(std::int64_t ts) { return ts == AV_NOPTS_VALUE ? std::nullopt : std::optional(ts); }
+
+  // A frame's duration in the stream's ticks when it declares a constant rate (its base rate and
+  // its average agree), else 0: FrameNumbering then counts lost frames by packets only.
+  double constant_frame_ticks() const {
+    const AVRational base = stream_->r_frame_rate, average = stream_->avg_frame_rate, tick = stream_->time_base;
+    if (base.num <= 0 || base.den <= 0 || average.num <= 0 || average.den <= 0 || tick.num <= 0 || tick.den <= 0) return 0;
+    if (std::abs(av_q2d(base) / av_q2d(average) - 1) > 0.001) return 0;
+    return 1.0 / (av_q2d(base) * av_q2d(tick));
   }
 
   // Seconds from the stream's start; frames without a timestamp get index / fps.
@@ -270,11 +326,12 @@ class FfmpegSource final : public FrameSource {
   PacketPtr packet_;
   ScalePtr scale_;
   FramePtr pending_;
-  std::int64_t decoded_ = 0;
+  std::optional<FrameNumbering> numbering_;
+  std::int64_t last_index_ = -1;  // the source index of the last frame decoded
   static constexpr int kMaxFailuresInARow = 64;
-  std::int64_t declared_frames_ = 0;  // the container's count before stride (0: unknown)
+  std::int64_t declared_frames_ = 0;  // the container's own count before stride (0: unknown or estimated)
   int first_width_ = 0, first_height_ = 0, rotation_ = 0, damaged_packets_ = 0, failures_in_a_row_ = 0;
-  bool flushing_ = false;
+  bool flushing_ = false, ended_ = false, cut_short_ = false;
   std::array<int, 5> colours_ = {-1, -1, -1, -1, -1};  // size, format, matrix, range set_colours saw
 };
 

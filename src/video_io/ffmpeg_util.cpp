@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <mutex>
 #include <string>
+#include <utility>
 
 #include "sam3/log.h"
 
@@ -11,6 +12,7 @@ namespace sam3::video_io {
 namespace {
 
 thread_local std::string t_last_error;  // FFmpeg's last error line on this thread (its calls log where they run)
+thread_local bool t_cut_short = false;  // a demuxer met the file's end inside its data on this thread
 
 void forward_log(void* avcl, int level, const char* fmt, va_list args) {
   if (level > AV_LOG_WARNING) return;  // FFmpeg's info and debug chatter
@@ -21,6 +23,8 @@ void forward_log(void* avcl, int level, const char* fmt, va_list args) {
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
   if (text.empty()) return;
   if (level <= AV_LOG_ERROR) t_last_error = text;
+  // Matroska's "File ended prematurely", MP4's "... partial file": the demuxers' words for a cut.
+  if (text.find("ended prematurely") != std::string::npos || text.find("partial file") != std::string::npos) t_cut_short = true;
   log(LogLevel::kDebug, "ffmpeg: " + text);
 }
 
@@ -59,6 +63,8 @@ std::string take_ffmpeg_error() {
   text.swap(t_last_error);
   return text;
 }
+
+bool take_ffmpeg_cut_short() { return std::exchange(t_cut_short, false); }
 
 void route_ffmpeg_log() {
   static std::once_flag once;

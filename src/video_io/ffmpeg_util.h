@@ -56,5 +56,8 @@ void route_ffmpeg_log();
 // The last error FFmpeg logged on this thread since the last call ("" if none): its own words
 // for a failure whose code says little ("Picture size 99999x99999 is invalid" came as EBUSY).
 std::string take_ffmpeg_error();
+// Whether a demuxer said, on this thread since the last call, that the file ends inside its data
+// (a file cut short), which a container without a frame count tells no other way.
+bool take_ffmpeg_cut_short();
 
 }  // namespace sam3::video_io

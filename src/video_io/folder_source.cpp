@@ -50,6 +50,7 @@ class FolderSource final : public FrameSource {
     info_.height = first_->height;
     info_.fps = options_.fps > 0 ? options_.fps : 25.0;
     info_.frame_count = video_io::kept_count(options_, static_cast<std::int64_t>(files_.size()));
+    info_.frame_count_exact = true;
   }
 
   const VideoInfo& info() const override { return info_; }
@@ -129,7 +130,8 @@ std::vector<fs::path> list_video_files(const fs::path& folder) {
 void check_prompt_frames(const fs::path& path, const VideoInfo& info, int every, const std::vector<std::int64_t>& frames) {
   if (every < 1) return;
   std::error_code ec;
-  if (fs::is_directory(path, ec) && info.frame_count > 0) {
+  // A folder's count and a container's declared one are known; an estimate (Matroska) is not.
+  if ((info.frame_count_exact || fs::is_directory(path, ec)) && info.frame_count > 0) {
     const std::int64_t last = (info.frame_count - 1) * every;  // the last source index tracked
     for (size_t i = 0; i < frames.size(); ++i) {
       if (frames[i] <= last) continue;

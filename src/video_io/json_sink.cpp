@@ -54,12 +54,21 @@ class JsonSink final : public PartialSink {
     if (!final_file_) return;
     const fs::path target = update.stage(kTracksFile);
     {
+      // frame_count: the frames read, as "frames" lists them. The source's count before reading
+      // may have been an estimate (Matroska's duration times its rate: 358 for 30 frames of a
+      // variable rate) or counted frames that could not be decoded.
+      std::int64_t frames = 0;
+      {
+        std::ifstream count(lines_.path(), std::ios::binary);
+        std::string line;
+        while (std::getline(count, line)) frames += !line.empty();
+      }
       std::ofstream out(target, std::ios::binary | std::ios::trunc);
       nlohmann::json video = {{"name", context_.info.name},
                               {"width", context_.info.width},
                               {"height", context_.info.height},
                               {"fps", context_.info.fps},
-                              {"frame_count", context_.info.frame_count}};
+                              {"frame_count", frames}};
       out << "{\n\"format\": \"sam3-video-tracks\",\n\"version\": 1,\n\"video\": " << video.dump()
           << ",\n\"labels\": " << nlohmann::json(context_.labels).dump() << ",\n\"model\": " << context_.model.dump()
           << ",\n\"settings\": " << context_.settings.dump() << ",\n\"frames\": [";

@@ -51,6 +51,27 @@ struct NamedSink {
   std::unique_ptr<PartialSink> sink;
 };
 
+// The first setting that differs, as "model.directory was \"models\", now \"/data/models\"" (a
+// user who changed nothing on purpose sees what did: a path spelt otherwise, a flag).
+std::string setting_difference(const nlohmann::json& was, const nlohmann::json& now, const std::string& at = "") {
+  if (was.is_object() && now.is_object()) {
+    for (const auto& [key, value] : now.items()) {
+      const std::string name = at.empty() ? key : at + "." + key;
+      if (!was.contains(key)) return name + " is new";
+      if (was[key] != value) return setting_difference(was[key], value, name);
+    }
+    for (const auto& [key, value] : was.items()) {
+      if (!now.contains(key)) return (at.empty() ? key : at + "." + key) + " is no longer set";
+    }
+    return "";
+  }
+  const auto shown = [](const nlohmann::json& v) {
+    auto text = v.dump();
+    return text.size() > 80 ? text.substr(0, 77) + "..." : text;
+  };
+  return (at.empty() ? std::string("they") : at) + " was " + shown(was) + ", now " + shown(now);
+}
+
 // Why a partial run (or a finished one) cannot be continued with `identity`, or "" when it can.
 // Formats are compared apart: a run may drop formats, not add them.
 std::string difference(const nlohmann::json& saved, const nlohmann::json& identity) {
@@ -62,7 +83,9 @@ std::string difference(const nlohmann::json& saved, const nlohmann::json& identi
     return "the video changed since (another file, or frames added, removed or rewritten)";
   }
   if (!saved.contains("labels") || saved["labels"] != identity["labels"]) return "it had other prompts";
-  if (!saved.contains("settings") || saved["settings"] != identity["settings"]) return "it had other settings";
+  if (!saved.contains("settings") || saved["settings"] != identity["settings"]) {
+    return "it had other settings (" + setting_difference(saved.value("settings", nlohmann::json::object()), identity["settings"]) + ")";
+  }
   if (!saved.contains("overlay_encoder") || saved["overlay_encoder"] != identity["overlay_encoder"]) {
     return "it had another overlay encoder";
   }
@@ -397,7 +420,14 @@ std::optional<VideoFrameResult> VideoOutputs::write_frame(const VideoFrame& fram
   s.max_id = max_id;
   ++s.committed;
   s.last_index = result.index;
-  if (++s.since_checkpoint >= s.options.checkpoint_every) s.checkpoint();
+  if (++s.since_checkpoint >= s.options.checkpoint_every) {
+    try {
+      s.checkpoint();
+    } catch (...) {
+      s.broken = true;  // a flush failed (a full disk, a file-size limit): the last good checkpoint stays the one to resume
+      throw;
+    }
+  }
   return mapped;
 }
 
@@ -429,6 +459,29 @@ void VideoOutputs::finish() {
   s.finished = true;
   std::error_code ec;
   fs::remove_all(s.work, ec);
+}
+
+std::string VideoOutputs::replaced_results(const fs::path& folder, const std::string& video_name, const VideoOutputOptions& options) {
+  const nlohmann::json record = read_json_file(folder / kRunRecord);
+  if (record.is_null() || record.value("format", "") != "sam3-video-run") return "";
+  const nlohmann::json source = parse_json_option(options.source_json, "source_json");
+  const nlohmann::json settings = parse_json_option(options.settings_json, "settings_json");
+  std::string name = "another video";
+  if (record.contains("video") && record["video"].is_object() && record["video"].contains("name") && record["video"]["name"].is_string()) {
+    name = record["video"]["name"].get<std::string>();
+  }
+  const std::string results = folder.string() + " holds the finished results of " + name;
+  if (!record.contains("source") || record["source"] != source) {
+    return results + (name == video_name ? " as it was before it changed" : " (another video)");
+  }
+  if (!record.contains("labels") || record["labels"] != nlohmann::json(one_line_labels(options.labels))) {
+    return results + " with other prompts (" +
+           setting_difference(record.value("labels", nlohmann::json::array()), one_line_labels(options.labels), "the list of labels") + ")";
+  }
+  if (!record.contains("settings") || record["settings"] != settings) {
+    return results + " with other settings (" + setting_difference(record.value("settings", nlohmann::json::object()), settings) + ")";
+  }
+  return "";
 }
 
 bool VideoOutputs::finished(const fs::path& folder, const VideoOutputOptions& options) {

@@ -131,11 +131,15 @@ TEST(FrameSourcesRerun, AVideoCutShortYieldsTheFramesItHasAndSaysItEndedEarly) {
     EXPECT_LT(indices.size(), static_cast<size_t>(kFrames)) << cut.filename();
     for (size_t i = 0; i < indices.size(); ++i) EXPECT_EQ(indices[i], static_cast<std::int64_t>(i)) << cut.filename();
     if (warns) EXPECT_NE(warned.find(cut.filename().string()), std::string::npos) << cut.filename() << ": no warning names the file";
-    if (declared > static_cast<std::int64_t>(indices.size())) {  // Matroska: the count its duration implies
-      EXPECT_NE(warned.find("ended after " + std::to_string(indices.size()) + " of the " + std::to_string(declared) + " frames"),
+    // MP4 declares its count; Matroska's is only estimated (not trusted since session 18: a valid
+    // variable-rate file was called cut short), and its demuxer says where the data stops.
+    if (cut.extension() == ".mp4") {
+      EXPECT_NE(warned.find(" of the " + std::to_string(declared) + " frames its container declares (a file cut short?)"),
                 std::string::npos)
           << warned;
     }
+    if (cut.extension() == ".mkv")
+      EXPECT_NE(warned.find("ends in the middle of its data (a file cut short?)"), std::string::npos) << warned;
   }
 }
 

@@ -157,6 +157,37 @@ TEST(VideoOutputsRerun, AFinishThatFailsIsFinishedByTheNextRunWithoutTrackingAga
   EXPECT_FALSE(fs::exists(dir / "sam3-video.partial"));
 }
 
+// A new user's trial (session 18, finding 15): with SIGXFSZ ignored (sam3 track now does, to
+// say what failed), a checkpoint whose flush was cut by a file-size limit was recorded anyway,
+// by the next checkpoint or the destructor's, with more bytes than the file held: the next run
+// found the partial run "shorter than its checkpoint" and started over.
+TEST(VideoOutputsRerun, AWriteCutShortByAFileSizeLimitLeavesTheLastGoodCheckpoint) {
+  TempDir dir("sam3_vrerun");
+  {
+    auto o = options({VideoOutputFormat::kJson});
+    sam3::VideoOutputs out(dir.path(), info(), o);
+    for (int f = 0; f < 4; ++f) out.write(frame_of(f).first, frame_of(f).second);  // checkpoints at 2 and 4
+    const auto record = fs::file_size(dir / "sam3-video.partial" / "json" / "frames.jsonl");
+    rlimit old{};
+    ::getrlimit(RLIMIT_FSIZE, &old);
+    rlimit small = old;
+    small.rlim_cur = record + record / 8;  // room for half a frame more
+    auto previous = std::signal(SIGXFSZ, SIG_IGN);
+    ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+    const auto code = code_of([&] {
+      for (int f = 4; f < 10; ++f) out.write(frame_of(f).first, frame_of(f).second);
+    });
+    ::setrlimit(RLIMIT_FSIZE, &old);
+    std::signal(SIGXFSZ, previous);
+    EXPECT_EQ(code, ErrorCode::kIo);
+  }  // the destructor must not record what the failed flush did not write
+  std::string warned = warnings_of([&] {
+    sam3::VideoOutputs out(dir.path(), info(), options({VideoOutputFormat::kJson}));
+    EXPECT_EQ(out.resume_point().committed_frames, 4) << "the checkpoint before the failure";
+  });
+  EXPECT_EQ(warned, "") << "nothing started over";
+}
+
 // Issue 42 item 16: DAVIS's limit (ids up to 255) was found mid-run and its advice ("write JSON
 // or MOTS") started the run over. Now the frame is refused before any format writes it, and the
 // same run without davis resumes there.
@@ -292,6 +323,42 @@ TEST(VideoOutputsRerun, FinishedOnlyForTheSameSourceSettingsAndFormats) {
   EXPECT_FALSE(sam3::VideoOutputs::finished(dir.path(), other));
   fs::remove_all(dir / "davis");
   EXPECT_FALSE(sam3::VideoOutputs::finished(dir.path(), options())) << "a format's files removed since";
+}
+
+// A new user's trial (session 18, finding 2): another video's run into a folder holding a
+// finished result replaced it silently. replaced_results says what would be lost, naming it.
+TEST(VideoOutputsRerun, ReplacedResultsNameTheFinishedRunAnotherWouldReplace) {
+  TempDir dir("sam3_vrerun");
+  auto settings = options();
+  settings.settings_json = R"({"detection_threshold":0.4,"model":{"directory":"/m"}})";
+  EXPECT_EQ(sam3::VideoOutputs::replaced_results(dir.path(), "frames", settings), "") << "nothing there";
+  {
+    sam3::VideoOutputs out(dir.path(), info(), settings);
+    for (int f = 0; f < 3; ++f) out.write(frame_of(f).first, frame_of(f).second);
+    out.finish();
+  }
+  const std::string folder = dir.path().string();
+  EXPECT_EQ(sam3::VideoOutputs::replaced_results(dir.path(), "frames", settings), "") << "the same run";
+  auto fewer = settings;
+  fewer.formats = {VideoOutputFormat::kJson, VideoOutputFormat::kMots};
+  EXPECT_EQ(sam3::VideoOutputs::replaced_results(dir.path(), "frames", fewer), "") << "other formats lose nothing";
+  auto changed = settings;
+  changed.source_json = R"({"kind":"folder","frames":11,"digest":"bbbb"})";
+  EXPECT_EQ(sam3::VideoOutputs::replaced_results(dir.path(), "frames", changed),
+            folder + " holds the finished results of frames as it was before it changed");
+  EXPECT_EQ(sam3::VideoOutputs::replaced_results(dir.path(), "clip.mp4", changed),
+            folder + " holds the finished results of frames (another video)");
+  auto labels = settings;
+  labels.labels = {"truck"};
+  EXPECT_EQ(sam3::VideoOutputs::replaced_results(dir.path(), "frames", labels),
+            folder + R"( holds the finished results of frames with other prompts (the list of labels was ["car"], now ["truck"]))");
+  auto other = settings;
+  other.settings_json = R"({"detection_threshold":0.5,"model":{"directory":"/m"}})";
+  EXPECT_EQ(sam3::VideoOutputs::replaced_results(dir.path(), "frames", other),
+            folder + " holds the finished results of frames with other settings (detection_threshold was 0.4, now 0.5)");
+  other.settings_json = R"({"detection_threshold":0.4,"model":{"directory":"/models"}})";
+  EXPECT_EQ(sam3::VideoOutputs::replaced_results(dir.path(), "frames", other),
+            folder + R"( holds the finished results of frames with other settings (model.directory was "/m", now "/models"))");
 }
 
 }  // namespace
