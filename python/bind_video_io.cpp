@@ -32,10 +32,10 @@ void bind_video_io(py::module_& m) {
           "info",
           [](const PySource& s) {
             const auto& i = s.source->info();
-            return py::dict("name"_a = i.name, "width"_a = i.width, "height"_a = i.height, "fps"_a = i.fps,
-                            "frame_count"_a = i.frame_count);
+            return py::dict("name"_a = i.name, "width"_a = i.width, "height"_a = i.height, "fps"_a = i.fps, "frame_count"_a = i.frame_count,
+                            "frame_count_exact"_a = i.frame_count_exact);
           },
-          "name, width, height, fps (0: unknown), frame_count (after the stride; 0: unknown)")
+          "name, width, height, fps (0: unknown), frame_count (after the stride; 0: unknown), frame_count_exact (False: an estimate)")
       .def(
           "__iter__", [](PySource& s) -> PySource& { return s; }, py::return_value_policy::reference_internal)
       .def("__next__", [](PySource& s) {
@@ -68,13 +68,15 @@ void bind_video_io(py::module_& m) {
       "path"_a, "What the frames of a video file or folder come from (JSON), for VideoOutputs(source_json=...)");
   m.def(
       "check_prompt_frames",
-      [](const std::string& path, const std::string& name, std::int64_t frame_count, int every, const std::vector<std::int64_t>& frames) {
+      [](const std::string& path, const std::string& name, std::int64_t frame_count, bool frame_count_exact, int every,
+         const std::vector<std::int64_t>& frames) {
         sam3::VideoInfo info;
         info.name = name;
         info.frame_count = frame_count;
+        info.frame_count_exact = frame_count_exact;
         sam3::check_prompt_frames(path, info, every, frames);
       },
-      "path"_a, "name"_a, "frame_count"_a, "every"_a, "frames"_a);
+      "path"_a, "name"_a, "frame_count"_a, "frame_count_exact"_a, "every"_a, "frames"_a);
   m.def(
       "check_video_tracking_memory",
       [](const std::string& name, int width, int height, int hotstart_delay, bool hold_frames) {
@@ -90,10 +92,11 @@ void bind_video_io(py::module_& m) {
   // atomically and resumably; sam3cpp.Model.track(out=...) drives it.
   py::class_<PyOutputs>(m, "VideoOutputs", "One video's results written as sam3 track writes them (docs/video.md, Outputs).")
       .def(py::init([](const std::string& folder, const std::string& name, int width, int height, double fps, std::int64_t frame_count,
-                       const std::vector<std::string>& formats, const std::vector<std::string>& labels, const std::string& model_json,
-                       const std::string& settings_json, int checkpoint_every, bool resume, const std::string& overlay_encoder,
-                       const std::string& source_json) {
+                       bool frame_count_exact, const std::vector<std::string>& formats, const std::vector<std::string>& labels,
+                       const std::string& model_json, const std::string& settings_json, int checkpoint_every, bool resume,
+                       const std::string& overlay_encoder, const std::string& source_json) {
              sam3::VideoInfo info{name, width, height, fps, frame_count};
+             info.frame_count_exact = frame_count_exact;
              sam3::VideoOutputOptions o;
              o.formats.clear();
              for (const auto& f : formats) o.formats.push_back(sam3::parse_video_output_format(f));
@@ -109,8 +112,9 @@ void bind_video_io(py::module_& m) {
              py::gil_scoped_release release;
              return PyOutputs{std::make_unique<sam3::VideoOutputs>(folder, info, std::move(o))};
            }),
-           "folder"_a, py::kw_only(), "name"_a, "width"_a, "height"_a, "fps"_a, "frame_count"_a, "formats"_a, "labels"_a, "model_json"_a,
-           "settings_json"_a, "checkpoint_every"_a = 25, "resume"_a = true, "overlay_encoder"_a = "auto", "source_json"_a = "null")
+           "folder"_a, py::kw_only(), "name"_a, "width"_a, "height"_a, "fps"_a, "frame_count"_a, "frame_count_exact"_a, "formats"_a,
+           "labels"_a, "model_json"_a, "settings_json"_a, "checkpoint_every"_a = 25, "resume"_a = true, "overlay_encoder"_a = "auto",
+           "source_json"_a = "null")
       .def(
           "resume_point",
           [](const PyOutputs& o) {

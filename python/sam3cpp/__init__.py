@@ -165,7 +165,8 @@ class Model(_native.Model):
         _native.check_video_tracking_memory(info["name"], info["width"], info["height"],
                                             options.get("hotstart_delay", 15), hold)
         writer = _native.VideoOutputs(os.fspath(out), name=info["name"], width=info["width"], height=info["height"],
-                                      fps=info["fps"], frame_count=info["frame_count"], formats=list(formats),
+                                      fps=info["fps"], frame_count=info["frame_count"],
+                                      frame_count_exact=info.get("frame_count_exact", False), formats=list(formats),
                                       labels=labels, model_json=json.dumps(model),
                                       settings_json=json.dumps(settings, sort_keys=True),
                                       checkpoint_every=checkpoint_every, resume=not restart,
@@ -209,8 +210,8 @@ class Model(_native.Model):
 
 
 def _check_prompt_frames(frames, info, every, objects):
-    """A click on a frame past a folder's last frame, refused before tracking (sam3 track's check)."""
-    _native.check_prompt_frames(os.fspath(frames), info["name"], info["frame_count"], every,
+    """A click on a frame past a folder's last frame or a file's declared end, refused before tracking (sam3 track's check)."""
+    _native.check_prompt_frames(os.fspath(frames), info["name"], info["frame_count"], info.get("frame_count_exact", False), every,
                                 [o["frame"] for o in objects if isinstance(o, dict) and isinstance(o.get("frame"), int)])
 
 

@@ -92,6 +92,13 @@ def test_track_a_folder_and_a_video_file_as_numpy_frames(model, tmp_path):
     assert len(set(owners(got))) == 1, "the red and the blue square keep their ids"
     assert owners(got)[0][0] != owners(got)[0][1]
 
+    # An MP4 declares its frame count exactly: a click past its end is refused before anything
+    # is tracked or written, as sam3 track refuses it (it was found after the whole video).
+    assert source.info["frame_count_exact"] and source.info["frame_count"] == 10
+    with pytest.raises(sam3cpp.InvalidArgumentError, match="frame 50"):
+        next(model.track(video, objects=[{"frame": 50, "points": [(10, 10)]}], out=tmp_path / "past"))
+    assert not (tmp_path / "past").exists()
+
 
 def test_track_a_missing_video_is_a_typed_error(model, tmp_path):
     with pytest.raises(sam3cpp.ImageUnreadableError, match="none.mp4"):
