@@ -371,6 +371,21 @@ TEST_F(SegmentCli, AOneValueOptionGivenTwiceSaysSo) {
   EXPECT_EQ(r.err.find("At Most"), std::string::npos) << r.err;
 }
 
+// "sam3 label-map x.tif" (no such command) said only CLI11's "A subcommand is required".
+TEST_F(SegmentCli, AnUnknownOrMissingCommandNamesTheCommandsThereAre) {
+  auto r = run_command(kSam3 + " label-map x.tif");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("'label-map' is not a command of sam3: give one of segment, "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("track"), std::string::npos) << r.err;
+  r = run_command(kSam3 + " models pul sam3");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("'pul' is not a command of sam3 models: give one of list, pull,"), std::string::npos) << r.err;
+  r = run_command(kSam3);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("no command given: give one of segment"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("A subcommand is required"), std::string::npos) << r.err;
+}
+
 // Timings were printed with every digit of a double (52.782753999999992) in the answer JSON.
 TEST_F(SegmentCli, TimingsInTheAnswerAreRoundedToHundredthsOfAMillisecond) {
   const auto r = run_command(segment("--image " + quote(image_.string()) + " --prompt red --json"));
