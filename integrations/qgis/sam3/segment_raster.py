@@ -78,7 +78,7 @@ class SegmentRaster(QgsProcessingAlgorithm):
         self.addParameter(QgsProcessingParameterString(
             self.SCALE, "Band values to 8 bits: auto, minmax, percentile:2,98 or MIN,MAX (empty: auto)", optional=True))
         self.addParameter(QgsProcessingParameterNumber(
-            self.GSD, "Resample to this ground sample distance in metres first (0: as it is)",
+            self.GSD, "Resample to this ground sample distance in metres first (0: as it is; at most 16 times finer than the raster's own)",
             QgsProcessingParameterNumber.Double, 0.0, minValue=0.0))
         self.addParameter(QgsProcessingParameterString(
             self.SAM3, "sam3 program (empty: the SAM3_CLI environment variable, else sam3 on PATH)", optional=True))
