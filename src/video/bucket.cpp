@@ -174,7 +174,7 @@ MemoryInput Bucket::join_input(const VideoDecoder& bundle, const SlotMemory& mem
   for (size_t i = 0; i < free.size(); ++i) joined[free[i]] = i;
   const int m = bundle.mask_side(), side = bundle.memory_side();
   const size_t mask_plane = static_cast<size_t>(m) * m, plane = static_cast<size_t>(side) * side;
-  MemoryInput in{Floats(2 * kSlots * plane, 0.0f), std::vector<bool>(kSlots, true)};
+  MemoryInput in{Floats(2 * kSlots * plane, 0.0f), std::vector<bool>(kSlots, true), free};
   const auto empty = [](const Floats& logits) { return std::none_of(logits.begin(), logits.end(), [](float v) { return v > 0.0f; }); };
   std::vector<float*> planes;
   Floats logits(mask_plane);
@@ -225,13 +225,12 @@ void Bucket::remember(const VideoDecoder& bundle, const FrameNeck& neck, const S
     // Joining objects take the lowest free slots, with their pointers, flagged (SAM 3.1's
     // add_new_masks on a frame already tracked).
     in = join_input(bundle, memory, *joining);
-    const auto free = pure::video::lowest_free_slots(slots_, static_cast<int>(joining->ids.size()));
-    for (size_t i = 0; i < free.size(); ++i) {
-      slots_[free[i]] = joining->ids[i];
-      std::copy(joining->pointers[i].begin(), joining->pointers[i].end(), &pointers[free[i] * kChannels]);
+    for (size_t i = 0; i < in.joined.size(); ++i) {
+      slots_[in.joined[i]] = joining->ids[i];
+      std::copy(joining->pointers[i].begin(), joining->pointers[i].end(), &pointers[in.joined[i] * kChannels]);
     }
   } else {
-    in = {Floats(2 * kSlots * plane, 0.0f), std::vector<bool>(kSlots, true)};
+    in = {Floats(2 * kSlots * plane, 0.0f), std::vector<bool>(kSlots, true), {}};
     for (int k = 0; k < kSlots; ++k) {
       if (slots_[k] <= 0) continue;
       const bool inside = memory_plane(bundle, memory, k, &in.masks32[k * plane]);

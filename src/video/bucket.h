@@ -75,6 +75,7 @@ struct JoiningObjects {
 struct MemoryInput {
   Floats masks32;
   std::vector<bool> no_object;
+  std::vector<int> joined;  // a join frame's: the slot each joining object takes, in their order
 };
 
 class Bucket {
